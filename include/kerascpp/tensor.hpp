@@ -1,0 +1,101 @@
+// Tensor: an n-dimensional array with a dtype, a device tag and shared, aligned storage.
+// Copies of a Tensor share storage (like a shared_ptr); clone() makes a deep copy.
+#pragma once
+#include <cstddef>
+#include <cstdint>
+#include <initializer_list>
+#include <memory>
+#include <string>
+#include <vector>
+
+#include "kerascpp/error.hpp"
+
+namespace kerascpp {
+
+enum class DType : std::uint8_t { float32, int32, int64, uint8 };
+std::size_t dtype_size(DType dtype);
+const char* dtype_name(DType dtype);
+
+using Shape = std::vector<std::int64_t>;
+std::string shape_str(const Shape& shape);      // "(None, 28, 28, 1)" style, -1 printed as None
+std::int64_t shape_numel(const Shape& shape);
+
+struct Device {
+  enum class Kind : std::uint8_t { cpu, gpu };
+  Kind kind = Kind::cpu;
+  int index = 0;
+  std::string str() const;                       // "cpu:0", "gpu:1"
+  static Device parse(const std::string& name);  // accepts "cpu", "cpu:1", "gpu:0", "/gpu:0"
+  bool operator==(const Device& o) const { return kind == o.kind && index == o.index; }
+  bool operator!=(const Device& o) const { return !(*this == o); }
+};
+
+// Raw bytes owned by one allocation. Tensors point into it with an offset so that
+// slicing a batch into per-replica shards never copies.
+struct Storage {
+  void* data = nullptr;
+  std::size_t nbytes = 0;
+  Device device;
+  Storage(std::size_t nbytes, Device device);
+  ~Storage();
+  Storage(const Storage&) = delete;
+  Storage& operator=(const Storage&) = delete;
+};
+
+class Tensor {
+ public:
+  Tensor() = default;
+  // Allocates uninitialised memory (use zeros()/full() for defined contents).
+  explicit Tensor(Shape shape, DType dtype = DType::float32, Device device = {});
+
+  static Tensor zeros(Shape shape, DType dtype = DType::float32, Device device = {});
+  static Tensor full(Shape shape, float value);
+  static Tensor from_vector(Shape shape, const std::vector<float>& values);
+  static Tensor from_vector(Shape shape, const std::vector<std::int32_t>& values);
+  static Tensor from_vector(Shape shape, const std::vector<std::int64_t>& values);
+  static Tensor from_vector(Shape shape, const std::vector<std::uint8_t>& values);
+
+  bool defined() const { return static_cast<bool>(storage_); }
+  const Shape& shape() const { return shape_; }
+  int rank() const { return static_cast<int>(shape_.size()); }
+  std::int64_t dim(int axis) const;  // negative axis counts from the end
+  std::int64_t numel() const { return shape_numel(shape_); }
+  std::size_t nbytes() const { return static_cast<std::size_t>(numel()) * dtype_size(dtype_); }
+  DType dtype() const { return dtype_; }
+  Device device() const { return storage_ ? storage_->device : Device{}; }
+
+  void* raw() { return static_cast<char*>(storage_->data) + offset_; }
+  const void* raw() const { return static_cast<const char*>(storage_->data) + offset_; }
+  template <class T> T* data();              // checks that T matches dtype()
+  template <class T> const T* data() const;
+  std::vector<float> to_vector() const;      // any dtype converted to float (for tests and logs)
+
+  Tensor reshape(Shape shape) const;                          // shares storage; -1 infers one dim
+  Tensor slice(std::int64_t begin, std::int64_t end) const;   // rows [begin, end) of axis 0, shared
+  Tensor clone() const;
+  void copy_from(const Tensor& src);   // same shape and dtype required
+  void fill(float value);
+  bool same_storage(const Tensor& other) const { return storage_ == other.storage_; }
+
+ private:
+  std::shared_ptr<Storage> storage_;
+  std::size_t offset_ = 0;
+  Shape shape_;
+  DType dtype_ = DType::float32;
+};
+
+template <class T> struct dtype_of;
+template <> struct dtype_of<float> { static constexpr DType value = DType::float32; };
+template <> struct dtype_of<std::int32_t> { static constexpr DType value = DType::int32; };
+template <> struct dtype_of<std::int64_t> { static constexpr DType value = DType::int64; };
+template <> struct dtype_of<std::uint8_t> { static constexpr DType value = DType::uint8; };
+
+template <class T> T* Tensor::data() {
+  if (dtype_of<T>::value != dtype_)
+    throw Error(std::string("Tensor::data: tensor holds ") + dtype_name(dtype_) + ", requested " +
+                dtype_name(dtype_of<T>::value) + "; convert the tensor first");
+  return static_cast<T*>(raw());
+}
+template <class T> const T* Tensor::data() const { return const_cast<Tensor*>(this)->data<T>(); }
+
+}  // namespace kerascpp

@@ -1,0 +1,69 @@
+#include "tensor/host_allocator.hpp"
+
+#include <cstdlib>
+#include <map>
+#include <mutex>
+#include <new>
+
+namespace kerascpp::detail {
+namespace {
+
+constexpr std::size_t kAlignment = 64;  // cache line; what oneDNN prefers
+constexpr std::size_t kMaxCached = std::size_t(2) << 30;
+
+struct Cache {
+  std::mutex mu;
+  std::multimap<std::size_t, void*> free_blocks;
+  std::size_t cached = 0;
+  ~Cache() {
+    for (auto& [size, ptr] : free_blocks) std::free(ptr);
+  }
+};
+
+Cache& cache() {
+  static Cache* c = new Cache();  // leaked on purpose: tensors may die during static destruction
+  return *c;
+}
+
+std::size_t round_up(std::size_t n) { return (n + kAlignment - 1) / kAlignment * kAlignment; }
+
+}  // namespace
+
+void* host_allocate(std::size_t nbytes) {
+  std::size_t size = round_up(nbytes == 0 ? 1 : nbytes);
+  {
+    Cache& c = cache();
+    std::lock_guard lock(c.mu);
+    auto it = c.free_blocks.find(size);
+    if (it != c.free_blocks.end()) {
+      void* p = it->second;
+      c.free_blocks.erase(it);
+      c.cached -= size;
+      return p;
+    }
+  }
+  void* p = std::aligned_alloc(kAlignment, size);
+  if (!p) throw std::bad_alloc();
+  return p;
+}
+
+void host_release(void* ptr, std::size_t nbytes) {
+  if (!ptr) return;
+  std::size_t size = round_up(nbytes == 0 ? 1 : nbytes);
+  Cache& c = cache();
+  std::lock_guard lock(c.mu);
+  if (c.cached + size > kMaxCached) {
+    std::free(ptr);
+    return;
+  }
+  c.free_blocks.emplace(size, ptr);
+  c.cached += size;
+}
+
+std::size_t host_cached_bytes() {
+  Cache& c = cache();
+  std::lock_guard lock(c.mu);
+  return c.cached;
+}
+
+}  // namespace kerascpp::detail

@@ -1,0 +1,190 @@
+#include "kerascpp/tensor.hpp"
+
+#include <fmt/format.h>
+
+#include <cstring>
+
+#include "tensor/host_allocator.hpp"
+
+namespace kerascpp {
+
+std::size_t dtype_size(DType dtype) {
+  switch (dtype) {
+    case DType::float32: return 4;
+    case DType::int32: return 4;
+    case DType::int64: return 8;
+    case DType::uint8: return 1;
+  }
+  return 0;
+}
+
+const char* dtype_name(DType dtype) {
+  switch (dtype) {
+    case DType::float32: return "float32";
+    case DType::int32: return "int32";
+    case DType::int64: return "int64";
+    case DType::uint8: return "uint8";
+  }
+  return "?";
+}
+
+std::string shape_str(const Shape& shape) {
+  std::string s = "(";
+  for (std::size_t i = 0; i < shape.size(); ++i) {
+    if (i) s += ", ";
+    s += shape[i] < 0 ? std::string("None") : std::to_string(shape[i]);
+  }
+  if (shape.size() == 1) s += ",";
+  return s + ")";
+}
+
+std::int64_t shape_numel(const Shape& shape) {
+  std::int64_t n = 1;
+  for (auto d : shape) n *= d;
+  return n;
+}
+
+std::string Device::str() const {
+  return fmt::format("{}:{}", kind == Kind::cpu ? "cpu" : "gpu", index);
+}
+
+Device Device::parse(const std::string& name) {
+  std::string s = name;
+  if (!s.empty() && s[0] == '/') s = s.substr(1);
+  for (auto& ch : s) ch = static_cast<char>(std::tolower(static_cast<unsigned char>(ch)));
+  if (s.rfind("device:", 0) == 0) s = s.substr(7);
+  Device d;
+  std::string kind = s.substr(0, s.find(':'));
+  if (kind == "cpu") d.kind = Kind::cpu;
+  else if (kind == "gpu" || kind == "cuda") d.kind = Kind::gpu;
+  else throw Error(fmt::format("unknown device '{}': use \"cpu:N\" or \"gpu:N\"", name));
+  auto colon = s.find(':');
+  if (colon != std::string::npos) {
+    try {
+      std::size_t used = 0;
+      d.index = std::stoi(s.substr(colon + 1), &used);
+      if (used != s.size() - colon - 1 || d.index < 0) throw std::invalid_argument("index");
+    } catch (const std::exception&) {
+      throw Error(fmt::format("bad device index in '{}': use \"cpu:N\" or \"gpu:N\"", name));
+    }
+  }
+  return d;
+}
+
+Storage::Storage(std::size_t n, Device dev) : nbytes(n), device(dev) {
+  if (dev.kind != Device::Kind::cpu)
+    throw Error("Storage: only host storage is created here; GPU storage comes from the CUDA backend");
+  data = detail::host_allocate(n);
+}
+
+Storage::~Storage() { detail::host_release(data, nbytes); }
+
+Tensor::Tensor(Shape shape, DType dtype, Device device) : shape_(std::move(shape)), dtype_(dtype) {
+  for (auto d : shape_)
+    if (d < 0) throw Error(fmt::format("Tensor: negative dimension in shape {}", shape_str(shape_)));
+  storage_ = std::make_shared<Storage>(nbytes(), device);
+}
+
+Tensor Tensor::zeros(Shape shape, DType dtype, Device device) {
+  Tensor t(std::move(shape), dtype, device);
+  std::memset(t.raw(), 0, t.nbytes());
+  return t;
+}
+
+Tensor Tensor::full(Shape shape, float value) {
+  Tensor t(std::move(shape));
+  t.fill(value);
+  return t;
+}
+
+namespace {
+template <class T> Tensor from_values(Shape shape, const std::vector<T>& values) {
+  if (shape_numel(shape) != static_cast<std::int64_t>(values.size()))
+    throw Error(fmt::format("Tensor::from_vector: shape {} holds {} values but {} were given",
+                            shape_str(shape), shape_numel(shape), values.size()));
+  Tensor t(std::move(shape), dtype_of<T>::value);
+  if (!values.empty()) std::memcpy(t.raw(), values.data(), values.size() * sizeof(T));
+  return t;
+}
+}  // namespace
+
+Tensor Tensor::from_vector(Shape s, const std::vector<float>& v) { return from_values(std::move(s), v); }
+Tensor Tensor::from_vector(Shape s, const std::vector<std::int32_t>& v) { return from_values(std::move(s), v); }
+Tensor Tensor::from_vector(Shape s, const std::vector<std::int64_t>& v) { return from_values(std::move(s), v); }
+Tensor Tensor::from_vector(Shape s, const std::vector<std::uint8_t>& v) { return from_values(std::move(s), v); }
+
+std::int64_t Tensor::dim(int axis) const {
+  int r = rank();
+  int a = axis < 0 ? axis + r : axis;
+  if (a < 0 || a >= r) throw Error(fmt::format("Tensor::dim: axis {} out of range for shape {}", axis, shape_str(shape_)));
+  return shape_[a];
+}
+
+std::vector<float> Tensor::to_vector() const {
+  std::vector<float> out(static_cast<std::size_t>(numel()));
+  for (std::size_t i = 0; i < out.size(); ++i) {
+    switch (dtype_) {
+      case DType::float32: out[i] = static_cast<const float*>(raw())[i]; break;
+      case DType::int32: out[i] = static_cast<float>(static_cast<const std::int32_t*>(raw())[i]); break;
+      case DType::int64: out[i] = static_cast<float>(static_cast<const std::int64_t*>(raw())[i]); break;
+      case DType::uint8: out[i] = static_cast<const std::uint8_t*>(raw())[i]; break;
+    }
+  }
+  return out;
+}
+
+Tensor Tensor::reshape(Shape shape) const {
+  int infer = -1;
+  std::int64_t known = 1;
+  for (std::size_t i = 0; i < shape.size(); ++i) {
+    if (shape[i] == -1) {
+      if (infer >= 0) throw Error("Tensor::reshape: only one dimension may be -1");
+      infer = static_cast<int>(i);
+    } else {
+      known *= shape[i];
+    }
+  }
+  if (infer >= 0 && known > 0) shape[infer] = numel() / known;
+  if (shape_numel(shape) != numel())
+    throw Error(fmt::format("Tensor::reshape: cannot reshape {} ({} values) to {}", shape_str(shape_), numel(),
+                            shape_str(shape)));
+  Tensor t = *this;
+  t.shape_ = std::move(shape);
+  return t;
+}
+
+Tensor Tensor::slice(std::int64_t begin, std::int64_t end) const {
+  if (rank() == 0 || begin < 0 || end < begin || end > shape_[0])
+    throw Error(fmt::format("Tensor::slice: rows [{}, {}) out of range for shape {}", begin, end, shape_str(shape_)));
+  Tensor t = *this;
+  std::int64_t row = shape_[0] == 0 ? 0 : numel() / shape_[0];
+  t.offset_ += static_cast<std::size_t>(begin * row) * dtype_size(dtype_);
+  t.shape_[0] = end - begin;
+  return t;
+}
+
+Tensor Tensor::clone() const {
+  if (!defined()) return {};
+  Tensor t(shape_, dtype_, device());
+  std::memcpy(t.raw(), raw(), nbytes());
+  return t;
+}
+
+void Tensor::copy_from(const Tensor& src) {
+  if (src.shape_ != shape_ || src.dtype_ != dtype_)
+    throw Error(fmt::format("Tensor::copy_from: destination {} {} but source {} {}", shape_str(shape_),
+                            dtype_name(dtype_), shape_str(src.shape_), dtype_name(src.dtype_)));
+  if (nbytes()) std::memmove(raw(), src.raw(), nbytes());
+}
+
+void Tensor::fill(float value) {
+  auto n = numel();
+  switch (dtype_) {
+    case DType::float32: { auto* p = data<float>(); for (std::int64_t i = 0; i < n; ++i) p[i] = value; break; }
+    case DType::int32: { auto* p = data<std::int32_t>(); for (std::int64_t i = 0; i < n; ++i) p[i] = static_cast<std::int32_t>(value); break; }
+    case DType::int64: { auto* p = data<std::int64_t>(); for (std::int64_t i = 0; i < n; ++i) p[i] = static_cast<std::int64_t>(value); break; }
+    case DType::uint8: { auto* p = data<std::uint8_t>(); for (std::int64_t i = 0; i < n; ++i) p[i] = static_cast<std::uint8_t>(value); break; }
+  }
+}
+
+}  // namespace kerascpp
