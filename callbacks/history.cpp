@@ -1,0 +1,16 @@
+#include "kerascpp/callbacks/callback.hpp"
+#include "kerascpp/model.hpp"
+
+namespace kerascpp::callbacks {
+
+Model& Callback::model() const {
+  if (!model_) throw Error("Callback::model(): this callback is not attached to a model (it is set by fit)");
+  return *model_;
+}
+
+void History::on_epoch_end(int e, const Logs& logs) {
+  epoch.push_back(e);
+  for (auto& [k, v] : logs) history[k].push_back(v);
+}
+
+}  // namespace kerascpp::callbacks

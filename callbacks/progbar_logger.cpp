@@ -1,0 +1,88 @@
+#include <fmt/format.h>
+
+#include <chrono>
+#include <cstdio>
+
+#include "kerascpp/callbacks/callback.hpp"
+
+namespace kerascpp::callbacks {
+namespace {
+
+double now_seconds() {
+  using namespace std::chrono;
+  return duration<double>(steady_clock::now().time_since_epoch()).count();
+}
+
+std::string format_logs(const Logs& logs) {
+  std::string s;
+  for (auto& [k, v] : logs) s += fmt::format(" - {}: {:.4f}", k, v);
+  return s;
+}
+
+std::string format_duration(double seconds) {
+  return seconds >= 1 ? fmt::format("{:.0f}s", seconds) : fmt::format("{:.0f}ms", seconds * 1000);
+}
+
+}  // namespace
+
+void ProgbarLogger::render(std::int64_t done, std::int64_t total, const Logs& logs, bool final_line) {
+  double elapsed = now_seconds() - start_;
+  double per_step = done > 0 ? elapsed / static_cast<double>(done) : 0;
+  std::string bar;
+  if (total > 0) {
+    constexpr int kWidth = 30;
+    int filled = static_cast<int>(kWidth * done / total);
+    bar = fmt::format("{}/{} [{}{}{}]", done, total, std::string(static_cast<std::size_t>(std::max(0, filled - 1)), '='),
+                      filled > 0 ? (done == total ? "=" : ">") : "",
+                      std::string(static_cast<std::size_t>(kWidth - filled), '.'));
+  } else {
+    bar = fmt::format("{}/Unknown", done);
+  }
+  std::string timing = final_line ? fmt::format(" - {} {}/step", format_duration(elapsed), format_duration(per_step))
+                                  : fmt::format(" - ETA: {}", total > 0 ? format_duration(per_step * double(total - done))
+                                                                        : std::string("?"));
+  std::fprintf(stdout, "\r%s%s%s%s", bar.c_str(), timing.c_str(), format_logs(logs).c_str(), final_line ? "\n" : "");
+  std::fflush(stdout);
+}
+
+void ProgbarLogger::on_epoch_begin(int epoch, const Logs&) {
+  if (verbose_ <= 0) return;
+  std::fprintf(stdout, "Epoch %d/%d\n", epoch + 1, epochs_);
+  std::fflush(stdout);
+  start_ = now_seconds();
+  in_fit_ = true;
+}
+
+void ProgbarLogger::on_train_batch_end(std::int64_t batch, const Logs& logs) {
+  last_train_logs_ = logs;
+  if (verbose_ == 1) render(batch + 1, steps_, logs, false);
+}
+
+void ProgbarLogger::on_epoch_end(int, const Logs& logs) {
+  in_fit_ = false;
+  if (verbose_ <= 0) return;
+  std::int64_t total = steps_;
+  if (verbose_ == 1) {
+    render(total > 0 ? total : 0, total, logs, true);
+  } else {
+    std::fprintf(stdout, "%s%s\n", format_duration(now_seconds() - start_).c_str(), format_logs(logs).c_str());
+    std::fflush(stdout);
+  }
+}
+
+void ProgbarLogger::on_test_begin(const Logs&) {
+  if (!in_fit_) start_ = now_seconds();
+}
+
+void ProgbarLogger::on_test_batch_end(std::int64_t batch, const Logs& logs) {
+  if (verbose_ == 1 && !in_fit_) render(batch + 1, test_steps_, logs, false);
+}
+
+void ProgbarLogger::on_test_end(const Logs& logs) {
+  if (verbose_ <= 0 || in_fit_) return;
+  if (verbose_ == 1) render(test_steps_ > 0 ? test_steps_ : 0, test_steps_, logs, true);
+  else std::fprintf(stdout, "%s%s\n", format_duration(now_seconds() - start_).c_str(), format_logs(logs).c_str());
+  std::fflush(stdout);
+}
+
+}  // namespace kerascpp::callbacks

@@ -1,0 +1,90 @@
+// Distribution strategies. A Strategy owns the replicas (one per device, each with its own
+// thread, Backend and thread budget), runs a step on all of them and all-reduces between them.
+// fit/evaluate/predict are written once on top of this interface and never ask how many
+// replicas exist.
+#pragma once
+#include <functional>
+#include <memory>
+#include <string>
+#include <vector>
+
+#include "kerascpp/context.hpp"
+
+namespace kerascpp::distribute {
+
+// How gradients cross devices (the template argument of MirroredStrategy).
+enum class CrossDeviceOpsKind { automatic, shared_memory, reduction_to_one_device, hierarchical_copy, nccl };
+struct Auto { static constexpr CrossDeviceOpsKind kind = CrossDeviceOpsKind::automatic; };
+struct SharedMemoryAllReduce { static constexpr CrossDeviceOpsKind kind = CrossDeviceOpsKind::shared_memory; };
+struct ReductionToOneDevice { static constexpr CrossDeviceOpsKind kind = CrossDeviceOpsKind::reduction_to_one_device; };
+struct HierarchicalCopyAllReduce { static constexpr CrossDeviceOpsKind kind = CrossDeviceOpsKind::hierarchical_copy; };
+struct NcclAllReduce { static constexpr CrossDeviceOpsKind kind = CrossDeviceOpsKind::nccl; };
+const char* cross_device_ops_name(CrossDeviceOpsKind kind);
+
+enum class ReduceOp { SUM, MEAN };
+
+struct StrategyOptions {
+  int threads_per_replica = 0;             // 0: the machine's cores divided among the replicas
+  std::size_t bucket_bytes = 25u << 20;    // gradient fusion bucket size (PyTorch DDP's default)
+};
+
+class StrategyImpl;  // engine-side implementation
+
+class Strategy {
+ public:
+  Strategy();  // default: one replica on cpu:0 using every core
+  int num_replicas_in_sync() const;
+  std::vector<Device> devices() const;
+  std::string describe() const;  // "MirroredStrategy(cpu:0, cpu:1; SharedMemoryAllReduce)"
+  bool is_chief() const { return worker_index() == 0; }
+  int worker_index() const;
+  // Runs fn on every replica in parallel (replica 0 on the calling thread's partner); returns when all
+  // finished. An exception on any replica aborts the others' collectives and is rethrown here.
+  void run(const std::function<void(ReplicaContext&)>& fn) const;
+  // Reduces one value per replica (as returned by run-collected results).
+  double reduce(ReduceOp op, const std::vector<double>& per_replica) const;
+  // Splits `global` rows into num_replicas contiguous shards: sizes differ by at most one and the
+  // first replicas take the extra rows; shards may be empty.
+  std::vector<std::pair<std::int64_t, std::int64_t>> shard_ranges(std::int64_t global_rows) const;
+
+  const std::shared_ptr<StrategyImpl>& impl() const { return impl_; }
+
+ protected:
+  explicit Strategy(std::shared_ptr<StrategyImpl> impl) : impl_(std::move(impl)) {}
+  std::shared_ptr<StrategyImpl> impl_;
+};
+
+std::shared_ptr<StrategyImpl> make_one_device_impl(const std::string& device, StrategyOptions options);
+std::shared_ptr<StrategyImpl> make_mirrored_impl(std::vector<std::string> devices, CrossDeviceOpsKind ops,
+                                                 StrategyOptions options);
+// Local devices: every GPU, or ["cpu:0"] when there is none.
+std::vector<std::string> local_devices();
+
+class OneDeviceStrategy : public Strategy {
+ public:
+  explicit OneDeviceStrategy(const std::string& device = "cpu:0", StrategyOptions options = {})
+      : Strategy(make_one_device_impl(device, options)) {}
+};
+
+template <class CrossDeviceOps = Auto>
+class MirroredStrategy : public Strategy {
+ public:
+  // All local devices (every GPU; the CPU when there is none).
+  MirroredStrategy() : Strategy(make_mirrored_impl({}, CrossDeviceOps::kind, {})) {}
+  // Explicit devices, e.g. {"gpu:0", "gpu:1"} or {"cpu:0", "cpu:1"} (CPU replicas, like TF's logical CPUs).
+  explicit MirroredStrategy(std::vector<std::string> devices, StrategyOptions options = {})
+      : Strategy(make_mirrored_impl(std::move(devices), CrossDeviceOps::kind, options)) {}
+  // `cpu_replicas` CPU replicas.
+  explicit MirroredStrategy(int cpu_replicas, StrategyOptions options = {})
+      : Strategy(make_mirrored_impl(cpu_device_names(cpu_replicas), CrossDeviceOps::kind, options)) {}
+
+ private:
+  static std::vector<std::string> cpu_device_names(int n) {
+    std::vector<std::string> d;
+    for (int i = 0; i < n; ++i) d.push_back("cpu:" + std::to_string(i));
+    if (d.empty()) d.push_back("cpu:-1");  // rejected with a clear error by make_mirrored_impl
+    return d;
+  }
+};
+
+}  // namespace kerascpp::distribute

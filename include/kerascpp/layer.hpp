@@ -1,0 +1,123 @@
+// Layer: the base of every layer, and KerasTensor, the symbolic value the functional API
+// passes between layers. A layer declares its variables in build(), computes its outputs in
+// forward() and its input gradients (and variable gradients) in backward() through the Backend.
+#pragma once
+#include <cstdint>
+#include <memory>
+#include <string>
+#include <vector>
+
+#include "kerascpp/context.hpp"
+#include "kerascpp/variable.hpp"
+
+namespace kerascpp {
+
+class Layer;
+struct Node;
+
+// A symbolic tensor: output `index` of a graph node. Shapes exclude the batch axis.
+class KerasTensor {
+ public:
+  KerasTensor() = default;
+  KerasTensor(std::shared_ptr<Node> node, int index) : node_(std::move(node)), index_(index) {}
+  const Shape& shape() const;  // per-example shape, e.g. {28, 28, 1}
+  DType dtype() const;
+  const std::shared_ptr<Node>& node() const { return node_; }
+  int index() const { return index_; }
+  bool defined() const { return static_cast<bool>(node_); }
+
+ private:
+  std::shared_ptr<Node> node_;
+  int index_ = 0;
+};
+
+// One application of a layer to symbolic inputs.
+struct Node {
+  std::shared_ptr<Layer> layer;
+  std::vector<KerasTensor> inputs;
+  std::vector<Shape> output_shapes;
+  DType output_dtype = DType::float32;
+};
+
+// Per-call scratch a layer keeps between forward and backward (masks, workspaces, statistics).
+struct LayerState {
+  std::vector<Tensor> saved;
+};
+
+class Layer : public std::enable_shared_from_this<Layer> {
+ public:
+  explicit Layer(std::string name = "");
+  virtual ~Layer() = default;
+  Layer(const Layer&) = delete;
+  Layer& operator=(const Layer&) = delete;
+
+  virtual std::string class_name() const = 0;  // Keras class name: "Dense", "Conv2D", ...
+  // Keras' snake_case of class_name(): "dense", "conv2d", "batch_normalization".
+  std::string snake_name() const;
+  const std::string& name() const;  // the user's name, else a unique "dense_1"-style one
+
+  // Checks input shapes (per example, no batch axis) and returns the output shapes; throws a
+  // kerascpp::Error naming the layer and the shapes when they do not fit.
+  virtual std::vector<Shape> compute_output_shapes(const std::vector<Shape>& input_shapes) = 0;
+  // Creates the variables. Called once, on the first call, after compute_output_shapes.
+  virtual void build(const std::vector<Shape>& input_shapes) {}
+  bool built() const { return built_; }
+
+  virtual std::vector<Tensor> forward(ReplicaContext& ctx, const std::vector<Tensor>& inputs, LayerState& state) = 0;
+  // Given dL/d(outputs), returns dL/d(inputs) and writes the variables' gradients for ctx's replica
+  // (first contribution overwrites, see Variable::take_first_grad).
+  virtual std::vector<Tensor> backward(ReplicaContext& ctx, const std::vector<Tensor>& inputs,
+                                       const std::vector<Tensor>& outputs, const std::vector<Tensor>& output_grads,
+                                       LayerState& state) = 0;
+  // A replica with no examples in this step still takes part in collectives (synchronized BN).
+  virtual void forward_empty(ReplicaContext& ctx) {}
+  virtual void backward_empty(ReplicaContext& ctx) {}
+
+  // Keras-style JSON of the constructor arguments, e.g. {"units": 10, "activation": "relu"}.
+  virtual std::string config_json() const { return "{}"; }
+  // Input dtypes other than float32 that the layer accepts (InputLayer accepts anything).
+  virtual bool accepts_any_dtype() const { return false; }
+
+  // Variables in Keras order: trainable first, then non-trainable.
+  std::vector<Variable*> variables();
+  std::vector<Variable*> trainable_variables();
+  std::int64_t count_params() const;
+
+  // Applies the layer symbolically (functional API); builds it on first use.
+  KerasTensor operator()(const KerasTensor& x);
+  KerasTensor operator()(const std::vector<KerasTensor>& xs);
+  std::vector<KerasTensor> call_multi(const std::vector<KerasTensor>& xs);
+
+ protected:
+  Variable& add_weight(const std::string& name, const Shape& shape, const std::string& initializer,
+                       bool trainable, std::uint64_t seed);
+  // "Layer 'dense_1' (Dense)" for error messages.
+  std::string where() const;
+
+ private:
+  mutable std::string name_;
+  bool built_ = false;
+  std::vector<std::unique_ptr<Variable>> variables_;
+};
+
+// Shared handle to a layer, callable like a Keras layer: `LayerRef d = layers::Dense(10); y = d(x);`
+class LayerRef {
+ public:
+  LayerRef() = default;
+  template <class L>
+  LayerRef(std::shared_ptr<L> layer) : layer_(std::move(layer)) {}  // NOLINT: implicit by design
+  KerasTensor operator()(const KerasTensor& x) const { return (*layer_)(x); }
+  KerasTensor operator()(const std::vector<KerasTensor>& xs) const { return (*layer_)(xs); }
+  Layer* operator->() const { return layer_.get(); }
+  Layer& operator*() const { return *layer_; }
+  const std::shared_ptr<Layer>& get() const { return layer_; }
+
+ private:
+  std::shared_ptr<Layer> layer_;
+};
+
+// Builds the name a layer gets when the user gives none: "dense", "dense_1", ... (process-wide, like Keras).
+std::string unique_layer_name(const std::string& snake_class_name);
+std::string to_snake_case(const std::string& class_name);
+
+}  // namespace kerascpp

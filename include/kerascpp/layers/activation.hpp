@@ -1,0 +1,24 @@
+// Activation: applies relu, sigmoid, tanh, softmax (last axis) or linear.
+#pragma once
+#include "kerascpp/layer.hpp"
+
+namespace kerascpp::layers {
+
+class ActivationLayer : public Layer {
+ public:
+  ActivationLayer(const std::string& activation, std::string name);
+  std::string class_name() const override { return "Activation"; }
+  std::vector<Shape> compute_output_shapes(const std::vector<Shape>& in) override;
+  std::vector<Tensor> forward(ReplicaContext& ctx, const std::vector<Tensor>& in, LayerState& st) override;
+  std::vector<Tensor> backward(ReplicaContext& ctx, const std::vector<Tensor>& in, const std::vector<Tensor>& out,
+                               const std::vector<Tensor>& grads, LayerState& st) override;
+  std::string config_json() const override;
+
+ private:
+  std::string activation_name_;
+  Activation activation_ = Activation::linear;
+};
+
+LayerRef Activation(const std::string& activation, std::string name = "");
+
+}  // namespace kerascpp::layers

@@ -1,0 +1,41 @@
+// Dense: y = activation(x · kernel + bias), kernel (in, out) like Keras; applies to the last axis.
+#pragma once
+#include <optional>
+
+#include "kerascpp/layer.hpp"
+
+namespace kerascpp::layers {
+
+struct DenseOptions {
+  std::string activation = "linear";
+  bool use_bias = true;
+  std::string kernel_initializer = "glorot_uniform";
+  std::string bias_initializer = "zeros";
+  std::optional<std::uint64_t> seed;  // initializer seed; default draws from set_random_seed's stream
+  std::string name;
+};
+
+class DenseLayer : public Layer {
+ public:
+  DenseLayer(std::int64_t units, DenseOptions options);
+  std::string class_name() const override { return "Dense"; }
+  std::vector<Shape> compute_output_shapes(const std::vector<Shape>& in) override;
+  void build(const std::vector<Shape>& in) override;
+  std::vector<Tensor> forward(ReplicaContext& ctx, const std::vector<Tensor>& in, LayerState& st) override;
+  std::vector<Tensor> backward(ReplicaContext& ctx, const std::vector<Tensor>& in, const std::vector<Tensor>& out,
+                               const std::vector<Tensor>& grads, LayerState& st) override;
+  std::string config_json() const override;
+  Variable& kernel() { return *kernel_; }
+  Variable* bias() { return bias_; }
+
+ private:
+  std::int64_t units_;
+  DenseOptions options_;
+  Activation activation_;
+  Variable* kernel_ = nullptr;
+  Variable* bias_ = nullptr;
+};
+
+LayerRef Dense(std::int64_t units, DenseOptions options = {});
+
+}  // namespace kerascpp::layers

@@ -1,0 +1,36 @@
+// Input: the entry point of a functional model; Input({28, 28, 1}) is a (None, 28, 28, 1) tensor.
+#pragma once
+#include "kerascpp/layer.hpp"
+
+namespace kerascpp {
+
+class InputLayer : public Layer {
+ public:
+  InputLayer(Shape shape, DType dtype, std::string name);
+  std::string class_name() const override { return "InputLayer"; }
+  std::vector<Shape> compute_output_shapes(const std::vector<Shape>&) override { return {shape_}; }
+  std::vector<Tensor> forward(ReplicaContext&, const std::vector<Tensor>& in, LayerState&) override { return in; }
+  std::vector<Tensor> backward(ReplicaContext&, const std::vector<Tensor>&, const std::vector<Tensor>&,
+                               const std::vector<Tensor>& grads, LayerState&) override {
+    return grads;
+  }
+  std::string config_json() const override;
+  const Shape& shape() const { return shape_; }
+  DType dtype() const { return dtype_; }
+  // The symbolic tensor this layer produces.
+  KerasTensor output();
+
+ private:
+  Shape shape_;
+  DType dtype_;
+  KerasTensor output_;
+};
+
+KerasTensor Input(Shape shape, DType dtype = DType::float32, std::string name = "");
+
+namespace layers {
+// For Sequential models: Sequential({layers::InputLayer({784}), layers::Dense(10)}).
+LayerRef InputLayer(Shape shape, DType dtype = DType::float32, std::string name = "");
+}  // namespace layers
+
+}  // namespace kerascpp

@@ -1,0 +1,27 @@
+// Flatten and Reshape: change the per-example shape without touching the data (views, no copies).
+#pragma once
+#include "kerascpp/layer.hpp"
+
+namespace kerascpp::layers {
+
+class ReshapeLayer : public Layer {
+ public:
+  // target empty = Flatten.
+  ReshapeLayer(Shape target, bool flatten, std::string name);
+  std::string class_name() const override { return flatten_ ? "Flatten" : "Reshape"; }
+  std::vector<Shape> compute_output_shapes(const std::vector<Shape>& in) override;
+  std::vector<Tensor> forward(ReplicaContext& ctx, const std::vector<Tensor>& in, LayerState& st) override;
+  std::vector<Tensor> backward(ReplicaContext& ctx, const std::vector<Tensor>& in, const std::vector<Tensor>& out,
+                               const std::vector<Tensor>& grads, LayerState& st) override;
+  std::string config_json() const override;
+
+ private:
+  Shape target_;
+  bool flatten_;
+  Shape resolved_;
+};
+
+LayerRef Flatten(std::string name = "");
+LayerRef Reshape(Shape target_shape, std::string name = "");  // one dim may be -1
+
+}  // namespace kerascpp::layers

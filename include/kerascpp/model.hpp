@@ -1,0 +1,99 @@
+// Model: a DAG of layers built with the functional API (or Sequential), and the Keras training
+// API on top of it — compile, fit, evaluate, predict — written once for every Strategy.
+#pragma once
+#include <functional>
+#include <iostream>
+#include <memory>
+#include <optional>
+#include <string>
+#include <vector>
+
+#include "kerascpp/callbacks/callback.hpp"
+#include "kerascpp/dataset.hpp"
+#include "kerascpp/distribute.hpp"
+#include "kerascpp/layer.hpp"
+#include "kerascpp/logs.hpp"
+#include "kerascpp/losses.hpp"
+#include "kerascpp/optimizers.hpp"
+
+namespace kerascpp {
+
+struct CompileOptions {
+  optimizers::OptimizerRef optimizer = "rmsprop";  // Keras' compile() default
+  losses::LossRef loss;
+  std::vector<std::string> metrics;                // "accuracy"/"acc", "mae"/"mean_absolute_error"
+  std::optional<distribute::Strategy> distribute;  // default: one replica on cpu:0
+};
+
+struct FitOptions {
+  int epochs = 1;
+  std::int64_t steps_per_epoch = -1;  // -1: until the dataset is exhausted
+  std::optional<Dataset> validation_data;
+  int validation_freq = 1;
+  int initial_epoch = 0;
+  std::vector<callbacks::CallbackRef> callbacks;
+  int verbose = 1;  // 0 silent, 1 progress bar, 2 one line per epoch
+};
+
+struct EvaluateOptions {
+  std::int64_t steps = -1;
+  std::vector<callbacks::CallbackRef> callbacks;
+  int verbose = 1;
+};
+
+struct PredictOptions {
+  std::int64_t steps = -1;
+  std::vector<callbacks::CallbackRef> callbacks;
+  int verbose = 0;
+};
+
+class ModelImpl;
+
+class Model {
+ public:
+  Model(const KerasTensor& input, const KerasTensor& output, std::string name = "");
+  Model(const std::vector<KerasTensor>& inputs, const std::vector<KerasTensor>& outputs, std::string name = "");
+  virtual ~Model();
+
+  const std::string& name() const;
+  void summary(std::ostream& out = std::cout) const;
+  std::string to_json() const;  // Keras-style model config
+  std::vector<std::shared_ptr<Layer>> layers() const;
+  std::vector<Variable*> variables() const;            // per layer: trainable then non-trainable
+  std::vector<Variable*> trainable_variables() const;
+  std::int64_t count_params() const;
+
+  void compile(CompileOptions options);
+  bool compiled() const;
+  callbacks::History fit(const Dataset& data, FitOptions options = {});
+  Logs evaluate(const Dataset& data, EvaluateOptions options = {});
+  Tensor predict(const Dataset& data, PredictOptions options = {});
+  Logs train_on_batch(const Tensor& x, const Tensor& y);
+  Logs test_on_batch(const Tensor& x, const Tensor& y);
+  Tensor predict_on_batch(const Tensor& x);
+
+  optimizers::Optimizer& optimizer() const;
+  const distribute::Strategy& distribute_strategy() const;
+  bool stop_training = false;
+
+  // Weight values (copy 0) in variables() order, and assignment to every replica copy.
+  std::vector<Tensor> get_weights() const;
+  void set_weights(const std::vector<Tensor>& weights);
+
+  ModelImpl& impl() const { return *impl_; }
+
+ protected:
+  Model();  // Sequential builds its graph later
+  std::shared_ptr<ModelImpl> impl_;
+};
+
+// A linear stack of layers. Give the input shape with layers::InputLayer(shape) as the first
+// element, or let the first batch of data build the model.
+class Sequential : public Model {
+ public:
+  Sequential(std::initializer_list<LayerRef> layers, std::string name = "");
+  explicit Sequential(std::vector<LayerRef> layers = {}, std::string name = "");
+  void add(LayerRef layer);
+};
+
+}  // namespace kerascpp

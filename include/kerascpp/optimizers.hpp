@@ -1,0 +1,171 @@
+// Optimizers (SGD, Adam, RMSprop) with Keras 3 defaults and update rules, and learning-rate
+// schedules. Slots are mirrored: one set per replica, updated identically from all-reduced gradients.
+#pragma once
+#include <cstdint>
+#include <memory>
+#include <string>
+#include <vector>
+
+#include "kerascpp/backend.hpp"
+#include "kerascpp/variable.hpp"
+
+namespace kerascpp::optimizers {
+
+namespace schedules {
+class LearningRateSchedule {
+ public:
+  virtual ~LearningRateSchedule() = default;
+  virtual double operator()(std::int64_t step) const = 0;
+};
+
+struct ExponentialDecayOptions {
+  bool staircase = false;
+};
+// lr = initial * decay_rate ^ (step / decay_steps)   (integer division when staircase)
+class ExponentialDecay : public LearningRateSchedule {
+ public:
+  ExponentialDecay(double initial_learning_rate, std::int64_t decay_steps, double decay_rate,
+                   ExponentialDecayOptions options = {});
+  double operator()(std::int64_t step) const override;
+
+ private:
+  double initial_;
+  std::int64_t decay_steps_;
+  double rate_;
+  bool staircase_;
+};
+
+// values[i] while step <= boundaries[i] (values has one more entry than boundaries).
+class PiecewiseConstantDecay : public LearningRateSchedule {
+ public:
+  PiecewiseConstantDecay(std::vector<std::int64_t> boundaries, std::vector<double> values);
+  double operator()(std::int64_t step) const override;
+
+ private:
+  std::vector<std::int64_t> boundaries_;
+  std::vector<double> values_;
+};
+}  // namespace schedules
+
+// A constant learning rate or a schedule.
+class LearningRate {
+ public:
+  LearningRate(double value) : value_(value) {}  // NOLINT: implicit by design
+  template <class S, class = std::enable_if_t<std::is_base_of_v<schedules::LearningRateSchedule, S>>>
+  LearningRate(S schedule) : schedule_(std::make_shared<S>(std::move(schedule))) {}  // NOLINT
+  double at(std::int64_t step) const { return schedule_ ? (*schedule_)(step) : value_; }
+  bool is_schedule() const { return static_cast<bool>(schedule_); }
+
+ private:
+  double value_ = 0;
+  std::shared_ptr<schedules::LearningRateSchedule> schedule_;
+};
+
+class Optimizer {
+ public:
+  explicit Optimizer(LearningRate lr) : lr_(std::move(lr)) {}
+  virtual ~Optimizer() = default;
+  virtual std::string class_name() const = 0;
+  virtual int slots_per_variable() const = 0;
+
+  // Current learning rate (the schedule evaluated at iterations()).
+  double learning_rate() const { return lr_.at(iterations_); }
+  // Replaces the learning rate with a constant (ReduceLROnPlateau, LearningRateScheduler).
+  void set_learning_rate(double lr) { lr_ = LearningRate(lr); }
+  bool has_schedule() const { return lr_.is_schedule(); }
+  std::int64_t iterations() const { return iterations_; }
+  void set_iterations(std::int64_t it) { iterations_ = it; }
+
+  // Creates zero slots for each trainable variable on each replica.
+  void build(const std::vector<Variable*>& trainable, int replicas);
+  bool built() const { return !slots_.empty() || built_empty_; }
+  // Updates replica `replica`'s copy of trainable variable `index` with its (all-reduced) gradient.
+  void apply(Backend& backend, int replica, std::size_t index, Variable& variable);
+  // Call once per step after every replica applied its updates.
+  void finish_step() { ++iterations_; }
+
+  // Slots in Keras order (per variable, interleaved), copy of replica `replica`.
+  std::vector<Tensor*> slot_tensors(int replica);
+
+ protected:
+  virtual void update(Backend& backend, Tensor& w, const Tensor& g, Tensor* slots, double lr,
+                      std::int64_t step) const = 0;
+
+ private:
+  LearningRate lr_;
+  std::int64_t iterations_ = 0;
+  bool built_empty_ = false;
+  // slots_[replica][variable * slots_per_variable + k]
+  std::vector<std::vector<Tensor>> slots_;
+};
+
+struct SGDOptions {
+  double momentum = 0.0;
+  bool nesterov = false;
+};
+class SGD : public Optimizer {
+ public:
+  explicit SGD(LearningRate lr = 0.01, SGDOptions o = {}) : Optimizer(std::move(lr)), o_(o) {}
+  std::string class_name() const override { return "SGD"; }
+  int slots_per_variable() const override { return o_.momentum != 0.0 ? 1 : 0; }
+
+ protected:
+  void update(Backend& b, Tensor& w, const Tensor& g, Tensor* slots, double lr, std::int64_t step) const override;
+
+ private:
+  SGDOptions o_;
+};
+
+struct AdamOptions {
+  double beta_1 = 0.9;
+  double beta_2 = 0.999;
+  double epsilon = 1e-7;
+};
+class Adam : public Optimizer {
+ public:
+  explicit Adam(LearningRate lr = 0.001, AdamOptions o = {}) : Optimizer(std::move(lr)), o_(o) {}
+  std::string class_name() const override { return "Adam"; }
+  int slots_per_variable() const override { return 2; }
+
+ protected:
+  void update(Backend& b, Tensor& w, const Tensor& g, Tensor* slots, double lr, std::int64_t step) const override;
+
+ private:
+  AdamOptions o_;
+};
+
+struct RMSpropOptions {
+  double rho = 0.9;
+  double epsilon = 1e-7;
+};
+class RMSprop : public Optimizer {
+ public:
+  explicit RMSprop(LearningRate lr = 0.001, RMSpropOptions o = {}) : Optimizer(std::move(lr)), o_(o) {}
+  std::string class_name() const override { return "RMSprop"; }
+  int slots_per_variable() const override { return 1; }
+
+ protected:
+  void update(Backend& b, Tensor& w, const Tensor& g, Tensor* slots, double lr, std::int64_t step) const override;
+
+ private:
+  RMSpropOptions o_;
+};
+
+// Shared handle accepted by compile(): an optimizer object or a Keras name ("adam", "sgd", "rmsprop").
+class OptimizerRef {
+ public:
+  OptimizerRef() = default;
+  OptimizerRef(const char* name);         // NOLINT: implicit by design
+  OptimizerRef(const std::string& name);  // NOLINT
+  template <class O, class = std::enable_if_t<std::is_base_of_v<Optimizer, O>>>
+  OptimizerRef(O opt) : opt_(std::make_shared<O>(std::move(opt))) {}  // NOLINT
+  OptimizerRef(std::shared_ptr<Optimizer> opt) : opt_(std::move(opt)) {}  // NOLINT
+  Optimizer* get() const { return opt_.get(); }
+  Optimizer* operator->() const { return opt_.get(); }
+  explicit operator bool() const { return static_cast<bool>(opt_); }
+
+ private:
+  std::shared_ptr<Optimizer> opt_;
+};
+
+}  // namespace kerascpp::optimizers

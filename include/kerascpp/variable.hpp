@@ -1,0 +1,49 @@
+// Variable: a named weight. Under a strategy it is mirrored: one copy (and one gradient)
+// per replica, kept identical by applying the same all-reduced update to every copy.
+#pragma once
+#include <string>
+#include <vector>
+
+#include "kerascpp/tensor.hpp"
+
+namespace kerascpp {
+
+class Variable {
+ public:
+  Variable(std::string name, Tensor initial, bool trainable);
+
+  const std::string& name() const { return name_; }          // "kernel"
+  const std::string& path() const { return path_; }          // "dense_1/kernel"
+  void set_path(std::string p) { path_ = std::move(p); }
+  const Shape& shape() const { return copies_.front().shape(); }
+  bool trainable() const { return trainable_; }
+
+  Tensor& value(int replica = 0) { return copies_.at(static_cast<std::size_t>(replica)); }
+  const Tensor& value(int replica = 0) const { return copies_.at(static_cast<std::size_t>(replica)); }
+  Tensor& grad(int replica) { return grads_.at(static_cast<std::size_t>(replica)); }
+  int num_copies() const { return static_cast<int>(copies_.size()); }
+
+  // Makes exactly `replicas` copies, each equal to copy 0 (called when a strategy takes the model).
+  void mirror(int replicas);
+  // Writes `v` into every copy (loading weights, restoring checkpoints). Shape must match.
+  void assign(const Tensor& v);
+
+  // Gradient bookkeeping for layers that may be called more than once per step: the first
+  // contribution after reset_grads overwrites, later ones accumulate.
+  void reset_grads(int replica) { fresh_.at(static_cast<std::size_t>(replica)) = 1; }
+  bool take_first_grad(int replica) {
+    auto& f = fresh_.at(static_cast<std::size_t>(replica));
+    bool first = f != 0;
+    f = 0;
+    return first;
+  }
+  bool has_grad(int replica) const { return fresh_.at(static_cast<std::size_t>(replica)) == 0; }
+
+ private:
+  std::string name_, path_;
+  bool trainable_;
+  std::vector<Tensor> copies_, grads_;
+  std::vector<char> fresh_;
+};
+
+}  // namespace kerascpp

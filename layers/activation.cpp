@@ -1,0 +1,41 @@
+#include "kerascpp/layers/activation.hpp"
+
+#include "layer_util.hpp"
+
+namespace kerascpp::layers {
+
+ActivationLayer::ActivationLayer(const std::string& activation, std::string name)
+    : Layer(std::move(name)), activation_name_(activation) {
+  activation_ = activation_from_name(activation, "Activation");
+}
+
+std::vector<Shape> ActivationLayer::compute_output_shapes(const std::vector<Shape>& in) {
+  detail::expect_inputs(in, 1, where());
+  return {in[0]};
+}
+
+std::vector<Tensor> ActivationLayer::forward(ReplicaContext& ctx, const std::vector<Tensor>& in, LayerState&) {
+  if (activation_ == Activation::linear) return {in[0]};
+  Tensor y(in[0].shape());
+  ctx.backend->activation_forward(activation_, in[0], y);
+  return {y};
+}
+
+std::vector<Tensor> ActivationLayer::backward(ReplicaContext& ctx, const std::vector<Tensor>&,
+                                              const std::vector<Tensor>& out, const std::vector<Tensor>& grads,
+                                              LayerState&) {
+  if (activation_ == Activation::linear) return {grads[0]};
+  Tensor dx(grads[0].shape());
+  ctx.backend->activation_backward(activation_, out[0], grads[0], dx);
+  return {dx};
+}
+
+std::string ActivationLayer::config_json() const {
+  return fmt::format(R"({{"name": "{}", "activation": "{}"}})", name(), activation_name(activation_));
+}
+
+LayerRef Activation(const std::string& activation, std::string name) {
+  return std::make_shared<ActivationLayer>(activation, std::move(name));
+}
+
+}  // namespace kerascpp::layers

@@ -1,0 +1,190 @@
+#include "kerascpp/layers/batch_normalization.hpp"
+
+#include "layer_util.hpp"
+
+namespace kerascpp::layers {
+
+// Saved state between forward and backward: [0] mean, [1] var (the statistics used to normalise).
+// Moving statistics are mirrored variables: every replica applies the same update from the
+// all-reduced batch statistics, so the copies stay identical even when normalisation uses
+// per-replica statistics (the default, like TensorFlow's MirroredStrategy).
+
+BatchNormalizationLayer::BatchNormalizationLayer(BatchNormalizationOptions options)
+    : Layer(options.name), options_(std::move(options)) {
+  if (!(options_.epsilon > 0.f)) throw Error("BatchNormalization: epsilon must be positive");
+}
+
+std::vector<Shape> BatchNormalizationLayer::compute_output_shapes(const std::vector<Shape>& in) {
+  detail::expect_inputs(in, 1, where());
+  if (in[0].empty())
+    throw Error(fmt::format("{}: input {} has no channel axis; BatchNormalization normalises the last axis", where(),
+                            shape_str(detail::with_batch(-1, in[0]))));
+  if (channels_ && in[0].back() != channels_)
+    throw Error(fmt::format("{}: built for {} channels but called on shape {}", where(), channels_,
+                            shape_str(detail::with_batch(-1, in[0]))));
+  return {in[0]};
+}
+
+void BatchNormalizationLayer::build(const std::vector<Shape>& in) {
+  channels_ = in[0].back();
+  gamma_ = &add_weight("gamma", {channels_}, "ones", true, 0);
+  beta_ = &add_weight("beta", {channels_}, "zeros", true, 0);
+  moving_mean_ = &add_weight("moving_mean", {channels_}, "zeros", false, 0);
+  moving_variance_ = &add_weight("moving_variance", {channels_}, "ones", false, 0);
+}
+
+namespace {
+// Packs per-channel vectors and a count into one tensor so one collective serves them all.
+Tensor pack(const std::vector<Tensor>& parts, double count) {
+  std::int64_t c = parts[0].numel();
+  Tensor t({static_cast<std::int64_t>(parts.size()) * c + 1});
+  float* p = t.data<float>();
+  for (std::size_t i = 0; i < parts.size(); ++i)
+    std::copy_n(parts[i].data<float>(), c, p + static_cast<std::int64_t>(i) * c);
+  p[t.numel() - 1] = static_cast<float>(count);
+  return t;
+}
+}  // namespace
+
+void BatchNormalizationLayer::update_moving_statistics(ReplicaContext& ctx, const Tensor& mean, const Tensor& var) {
+  int r = ctx.replica_id;
+  float m = options_.momentum;
+  float* mm = moving_mean_->value(r).data<float>();
+  float* mv = moving_variance_->value(r).data<float>();
+  const float* bm = mean.data<float>();
+  const float* bv = var.data<float>();
+  for (std::int64_t i = 0; i < channels_; ++i) {
+    mm[i] = mm[i] * m + bm[i] * (1.f - m);
+    mv[i] = mv[i] * m + bv[i] * (1.f - m);
+  }
+}
+
+std::vector<Tensor> BatchNormalizationLayer::forward(ReplicaContext& ctx, const std::vector<Tensor>& in,
+                                                     LayerState& st) {
+  int r = ctx.replica_id;
+  const Tensor& x = in[0];
+  Tensor x2 = x.reshape({-1, channels_});
+  Tensor y(x.shape());
+  Tensor y2 = y.reshape({-1, channels_});
+  if (!ctx.training) {
+    ctx.backend->batchnorm_forward_inference(x2, gamma_->value(r), beta_->value(r), moving_mean_->value(r),
+                                             moving_variance_->value(r), options_.epsilon, y2);
+    return {y};
+  }
+  Tensor mean({channels_}), var({channels_});
+  double count = static_cast<double>(x2.dim(0));
+  bool collective = ctx.cross && ctx.num_replicas > 1;
+  if (options_.synchronized && collective) {
+    Tensor sum({channels_}), sumsq({channels_});
+    ctx.backend->batchnorm_sums(x2, sum, sumsq);
+    Tensor packed = pack({sum, sumsq}, count);
+    ctx.cross->all_reduce_sum(r, {packed});
+    const float* p = packed.data<float>();
+    double total = p[2 * channels_];
+    for (std::int64_t c = 0; c < channels_; ++c) {
+      double mu = p[c] / total;
+      mean.data<float>()[c] = static_cast<float>(mu);
+      var.data<float>()[c] = static_cast<float>(std::max(0.0, p[channels_ + c] / total - mu * mu));
+    }
+    ctx.backend->batchnorm_forward_inference(x2, gamma_->value(r), beta_->value(r), mean, var, options_.epsilon, y2);
+    update_moving_statistics(ctx, mean, var);
+  } else {
+    ctx.backend->batchnorm_forward_training(x2, gamma_->value(r), beta_->value(r), options_.epsilon, y2, mean, var);
+    if (collective) {
+      // Moving statistics follow the example-weighted average of the replicas' batch statistics.
+      Tensor weighted_mean = mean.clone(), weighted_var = var.clone();
+      ctx.backend->scale(weighted_mean, static_cast<float>(count));
+      ctx.backend->scale(weighted_var, static_cast<float>(count));
+      Tensor packed = pack({weighted_mean, weighted_var}, count);
+      ctx.cross->all_reduce_sum(r, {packed});
+      const float* p = packed.data<float>();
+      float total = p[2 * channels_];
+      Tensor avg_mean({channels_}), avg_var({channels_});
+      for (std::int64_t c = 0; c < channels_; ++c) {
+        avg_mean.data<float>()[c] = p[c] / total;
+        avg_var.data<float>()[c] = p[channels_ + c] / total;
+      }
+      update_moving_statistics(ctx, avg_mean, avg_var);
+    } else {
+      update_moving_statistics(ctx, mean, var);
+    }
+  }
+  st.saved = {mean, var};
+  return {y};
+}
+
+void BatchNormalizationLayer::forward_empty(ReplicaContext& ctx) {
+  if (!ctx.training || !ctx.cross || ctx.num_replicas < 2) return;
+  int r = ctx.replica_id;
+  Tensor zeros = Tensor::zeros({channels_});
+  Tensor packed = pack({zeros, zeros}, 0.0);
+  ctx.cross->all_reduce_sum(r, {packed});
+  const float* p = packed.data<float>();
+  double total = p[2 * channels_];
+  Tensor mean({channels_}), var({channels_});
+  for (std::int64_t c = 0; c < channels_; ++c) {
+    double mu = p[c] / total;
+    mean.data<float>()[c] = static_cast<float>(mu);
+    var.data<float>()[c] = options_.synchronized ? static_cast<float>(std::max(0.0, p[channels_ + c] / total - mu * mu))
+                                                 : static_cast<float>(p[channels_ + c] / total);
+  }
+  update_moving_statistics(ctx, mean, var);
+}
+
+std::vector<Tensor> BatchNormalizationLayer::backward(ReplicaContext& ctx, const std::vector<Tensor>& in,
+                                                      const std::vector<Tensor>&, const std::vector<Tensor>& grads,
+                                                      LayerState& st) {
+  int r = ctx.replica_id;
+  Tensor x2 = in[0].reshape({-1, channels_});
+  Tensor dy2 = grads[0].reshape({-1, channels_});
+  const Tensor& mean = st.saved.at(0);
+  const Tensor& var = st.saved.at(1);
+  Tensor dx(in[0].shape());
+  Tensor dx2 = dx.reshape({-1, channels_});
+  Tensor dgamma({channels_}), dbeta({channels_});
+  if (options_.synchronized && ctx.cross && ctx.num_replicas > 1) {
+    Tensor sum_dy({channels_}), sum_dy_xmu({channels_});
+    ctx.backend->batchnorm_backward_sums(dy2, x2, mean, sum_dy, sum_dy_xmu);
+    // Local parameter gradients (the strategy all-reduces them with every other gradient).
+    dbeta.copy_from(sum_dy);
+    for (std::int64_t c = 0; c < channels_; ++c)
+      dgamma.data<float>()[c] =
+          sum_dy_xmu.data<float>()[c] / std::sqrt(var.data<float>()[c] + options_.epsilon);
+    Tensor packed = pack({sum_dy, sum_dy_xmu}, static_cast<double>(x2.dim(0)));
+    ctx.cross->all_reduce_sum(r, {packed});
+    const float* p = packed.data<float>();
+    std::copy_n(p, channels_, sum_dy.data<float>());
+    std::copy_n(p + channels_, channels_, sum_dy_xmu.data<float>());
+    ctx.backend->batchnorm_backward_apply(dy2, x2, gamma_->value(r), mean, var, options_.epsilon, sum_dy, sum_dy_xmu,
+                                          p[2 * channels_], dx2);
+  } else {
+    ctx.backend->batchnorm_backward(dy2, x2, gamma_->value(r), mean, var, options_.epsilon, dx2, dgamma, dbeta);
+  }
+  for (auto [var_ptr, g] : {std::pair{gamma_, &dgamma}, std::pair{beta_, &dbeta}}) {
+    if (var_ptr->take_first_grad(r)) var_ptr->grad(r).copy_from(*g);
+    else ctx.backend->add_inplace(var_ptr->grad(r), *g);
+  }
+  return {dx};
+}
+
+void BatchNormalizationLayer::backward_empty(ReplicaContext& ctx) {
+  int r = ctx.replica_id;
+  if (options_.synchronized && ctx.cross && ctx.num_replicas > 1) {
+    Tensor zeros = Tensor::zeros({channels_});
+    Tensor packed = pack({zeros, zeros}, 0.0);
+    ctx.cross->all_reduce_sum(r, {packed});
+  }
+  for (Variable* v : {gamma_, beta_})
+    if (v->take_first_grad(r)) v->grad(r).fill(0.f);
+}
+
+std::string BatchNormalizationLayer::config_json() const {
+  return fmt::format(R"({{"name": "{}", "momentum": {}, "epsilon": {}, "synchronized": {}}})", name(),
+                     options_.momentum, options_.epsilon, options_.synchronized ? "true" : "false");
+}
+
+LayerRef BatchNormalization(BatchNormalizationOptions options) {
+  return std::make_shared<BatchNormalizationLayer>(std::move(options));
+}
+
+}  // namespace kerascpp::layers

@@ -1,0 +1,82 @@
+#include "kerascpp/layers/dense.hpp"
+
+#include "kerascpp/random.hpp"
+#include "layer_util.hpp"
+
+namespace kerascpp::layers {
+
+DenseLayer::DenseLayer(std::int64_t units, DenseOptions options)
+    : Layer(options.name), units_(units), options_(std::move(options)) {
+  if (units_ <= 0) throw Error(fmt::format("Dense: units must be positive, got {}", units_));
+  activation_ = activation_from_name(options_.activation, "Dense");
+}
+
+std::vector<Shape> DenseLayer::compute_output_shapes(const std::vector<Shape>& in) {
+  detail::expect_inputs(in, 1, where());
+  const Shape& s = in[0];
+  if (s.empty())
+    throw Error(fmt::format("{}: input of shape {} has rank 1 (batch axis only); Dense needs at least rank 2 "
+                            "(batch, features). Reshape the input, e.g. Input({{1}})",
+                            where(), shape_str(detail::with_batch(-1, s))));
+  if (kernel_ && kernel_->shape()[0] != s.back())
+    throw Error(fmt::format("{}: built for {} input features but called on shape {}", where(), kernel_->shape()[0],
+                            shape_str(detail::with_batch(-1, s))));
+  Shape out = s;
+  out.back() = units_;
+  return {out};
+}
+
+void DenseLayer::build(const std::vector<Shape>& in) {
+  std::int64_t fan_in = in[0].back();
+  kernel_ = &add_weight("kernel", {fan_in, units_}, options_.kernel_initializer, true,
+                        options_.seed ? *options_.seed : next_random_seed());
+  if (options_.use_bias)
+    bias_ = &add_weight("bias", {units_}, options_.bias_initializer, true,
+                        options_.seed ? *options_.seed + 1 : next_random_seed());
+}
+
+std::vector<Tensor> DenseLayer::forward(ReplicaContext& ctx, const std::vector<Tensor>& in, LayerState&) {
+  const Tensor& x = in[0];
+  Shape out_shape = x.shape();
+  out_shape.back() = units_;
+  Tensor y(out_shape);
+  Tensor x2 = x.reshape({-1, x.dim(-1)});
+  Tensor y2 = y.reshape({-1, units_});
+  ctx.backend->dense_forward(x2, kernel_->value(ctx.replica_id), bias_ ? bias_->value(ctx.replica_id) : Tensor(),
+                             activation_, y2);
+  return {y};
+}
+
+std::vector<Tensor> DenseLayer::backward(ReplicaContext& ctx, const std::vector<Tensor>& in,
+                                         const std::vector<Tensor>& out, const std::vector<Tensor>& grads,
+                                         LayerState&) {
+  int r = ctx.replica_id;
+  Tensor dz = grads[0];
+  if (activation_ != Activation::linear) {
+    dz = Tensor(grads[0].shape());
+    ctx.backend->activation_backward(activation_, out[0], grads[0], dz);
+  }
+  Tensor dz2 = dz.reshape({-1, units_});
+  Tensor x2 = in[0].reshape({-1, in[0].dim(-1)});
+  bool first = kernel_->take_first_grad(r);
+  ctx.backend->matmul(x2, true, dz2, false, kernel_->grad(r), !first);
+  if (bias_) {
+    bool first_b = bias_->take_first_grad(r);
+    ctx.backend->sum_to_last_axis(dz2, bias_->grad(r), !first_b);
+  }
+  Tensor dx(in[0].shape());
+  Tensor dx2 = dx.reshape({-1, in[0].dim(-1)});
+  ctx.backend->matmul(dz2, false, kernel_->value(r), true, dx2, false);
+  return {dx};
+}
+
+std::string DenseLayer::config_json() const {
+  return fmt::format(R"({{"name": "{}", "units": {}, "activation": "{}", "use_bias": {}}})", name(), units_,
+                     activation_name(activation_), options_.use_bias ? "true" : "false");
+}
+
+LayerRef Dense(std::int64_t units, DenseOptions options) {
+  return std::make_shared<DenseLayer>(units, std::move(options));
+}
+
+}  // namespace kerascpp::layers

@@ -1,0 +1,44 @@
+#include "kerascpp/layers/dropout.hpp"
+
+#include "kerascpp/random.hpp"
+#include "layer_util.hpp"
+
+namespace kerascpp::layers {
+
+DropoutLayer::DropoutLayer(float rate, DropoutOptions options)
+    : Layer(options.name), rate_(rate), seed_(options.seed ? *options.seed : next_random_seed()) {
+  if (!(rate_ >= 0.f && rate_ < 1.f))
+    throw Error(fmt::format("Dropout: rate must be in [0, 1), got {}", rate_));
+}
+
+std::vector<Shape> DropoutLayer::compute_output_shapes(const std::vector<Shape>& in) {
+  detail::expect_inputs(in, 1, where());
+  return {in[0]};
+}
+
+std::vector<Tensor> DropoutLayer::forward(ReplicaContext& ctx, const std::vector<Tensor>& in, LayerState& st) {
+  st.saved.clear();
+  if (!ctx.training || rate_ == 0.f) return {in[0]};
+  Tensor y(in[0].shape());
+  Tensor mask(in[0].shape());
+  // The replica's stream advances every step, so masks differ per step and replica yet replay exactly.
+  ctx.backend->dropout_forward(in[0], rate_, seed_ ^ ctx.rng.next_u64(), y, mask);
+  st.saved.push_back(mask);
+  return {y};
+}
+
+std::vector<Tensor> DropoutLayer::backward(ReplicaContext& ctx, const std::vector<Tensor>&, const std::vector<Tensor>&,
+                                           const std::vector<Tensor>& grads, LayerState& st) {
+  if (st.saved.empty()) return {grads[0]};
+  Tensor dx(grads[0].shape());
+  ctx.backend->multiply(grads[0], st.saved[0], dx);
+  return {dx};
+}
+
+std::string DropoutLayer::config_json() const { return fmt::format(R"({{"name": "{}", "rate": {}}})", name(), rate_); }
+
+LayerRef Dropout(float rate, DropoutOptions options) {
+  return std::make_shared<DropoutLayer>(rate, std::move(options));
+}
+
+}  // namespace kerascpp::layers

@@ -1,0 +1,84 @@
+#include "kerascpp/layers/merging.hpp"
+
+#include "layer_util.hpp"
+
+namespace kerascpp::layers {
+
+std::vector<Shape> AddLayer::compute_output_shapes(const std::vector<Shape>& in) {
+  if (in.size() < 2) throw Error(fmt::format("{}: needs at least 2 inputs, got {}", where(), in.size()));
+  for (std::size_t i = 1; i < in.size(); ++i)
+    if (in[i] != in[0])
+      throw Error(fmt::format("{}: inputs must have equal shapes, but input 0 is {} and input {} is {}", where(),
+                              shape_str(detail::with_batch(-1, in[0])), i, shape_str(detail::with_batch(-1, in[i]))));
+  return {in[0]};
+}
+
+std::vector<Tensor> AddLayer::forward(ReplicaContext& ctx, const std::vector<Tensor>& in, LayerState&) {
+  Tensor y(in[0].shape());
+  ctx.backend->add(in, y);
+  return {y};
+}
+
+std::vector<Tensor> AddLayer::backward(ReplicaContext&, const std::vector<Tensor>& in, const std::vector<Tensor>&,
+                                       const std::vector<Tensor>& grads, LayerState&) {
+  // d(sum)/d(input_i) is the identity: every input receives the same gradient tensor.
+  return std::vector<Tensor>(in.size(), grads[0]);
+}
+
+namespace {
+int normalise_axis(int axis, std::size_t rank_with_batch, const std::string& where) {
+  int r = static_cast<int>(rank_with_batch);
+  int a = axis < 0 ? axis + r : axis;
+  if (a <= 0 || a >= r)
+    throw Error(fmt::format("{}: axis {} is out of range for inputs of rank {} (the batch axis 0 cannot be "
+                            "concatenated)",
+                            where, axis, r));
+  return a;
+}
+}  // namespace
+
+std::vector<Shape> ConcatenateLayer::compute_output_shapes(const std::vector<Shape>& in) {
+  if (in.size() < 2) throw Error(fmt::format("{}: needs at least 2 inputs, got {}", where(), in.size()));
+  int a = normalise_axis(axis_, in[0].size() + 1, where()) - 1;  // per-example axis
+  Shape out = in[0];
+  for (std::size_t i = 1; i < in.size(); ++i) {
+    bool ok = in[i].size() == in[0].size();
+    for (std::size_t d = 0; ok && d < in[0].size(); ++d)
+      if (static_cast<int>(d) != a && in[i][d] != in[0][d]) ok = false;
+    if (!ok)
+      throw Error(fmt::format("{}: inputs must match on every axis except axis {}, but input 0 is {} and input {} "
+                              "is {}",
+                              where(), axis_, shape_str(detail::with_batch(-1, in[0])), i,
+                              shape_str(detail::with_batch(-1, in[i]))));
+    out[static_cast<std::size_t>(a)] += in[i][static_cast<std::size_t>(a)];
+  }
+  return {out};
+}
+
+std::vector<Tensor> ConcatenateLayer::forward(ReplicaContext& ctx, const std::vector<Tensor>& in, LayerState&) {
+  int a = normalise_axis(axis_, static_cast<std::size_t>(in[0].rank()), where());
+  Shape out = in[0].shape();
+  for (std::size_t i = 1; i < in.size(); ++i) out[static_cast<std::size_t>(a)] += in[i].dim(a);
+  Tensor y(out);
+  ctx.backend->concat(in, a, y);
+  return {y};
+}
+
+std::vector<Tensor> ConcatenateLayer::backward(ReplicaContext& ctx, const std::vector<Tensor>& in,
+                                               const std::vector<Tensor>&, const std::vector<Tensor>& grads,
+                                               LayerState&) {
+  int a = normalise_axis(axis_, static_cast<std::size_t>(in[0].rank()), where());
+  std::vector<Tensor> dxs;
+  for (auto& x : in) dxs.emplace_back(x.shape());
+  ctx.backend->split(grads[0], a, dxs);
+  return dxs;
+}
+
+std::string ConcatenateLayer::config_json() const {
+  return fmt::format(R"({{"name": "{}", "axis": {}}})", name(), axis_);
+}
+
+LayerRef Add(std::string name) { return std::make_shared<AddLayer>(std::move(name)); }
+LayerRef Concatenate(int axis, std::string name) { return std::make_shared<ConcatenateLayer>(axis, std::move(name)); }
+
+}  // namespace kerascpp::layers

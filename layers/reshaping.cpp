@@ -1,0 +1,52 @@
+#include "kerascpp/layers/reshaping.hpp"
+
+#include "layer_util.hpp"
+
+namespace kerascpp::layers {
+
+ReshapeLayer::ReshapeLayer(Shape target, bool flatten, std::string name)
+    : Layer(std::move(name)), target_(std::move(target)), flatten_(flatten) {}
+
+std::vector<Shape> ReshapeLayer::compute_output_shapes(const std::vector<Shape>& in) {
+  detail::expect_inputs(in, 1, where());
+  std::int64_t n = shape_numel(in[0]);
+  if (flatten_) return {resolved_ = Shape{n}};
+  Shape out = target_;
+  int infer = -1;
+  std::int64_t known = 1;
+  for (std::size_t i = 0; i < out.size(); ++i) {
+    if (out[i] == -1 && infer < 0) infer = static_cast<int>(i);
+    else if (out[i] <= 0)
+      throw Error(fmt::format("{}: target shape {} may hold positive sizes and one -1", where(), shape_str(target_)));
+    else known *= out[i];
+  }
+  if (infer >= 0 && known > 0 && n % known == 0) out[static_cast<std::size_t>(infer)] = n / known;
+  if (shape_numel(out) != n)
+    throw Error(fmt::format("{}: cannot reshape input {} ({} values per example) to target shape {}", where(),
+                            shape_str(detail::with_batch(-1, in[0])), n, shape_str(target_)));
+  return {resolved_ = out};
+}
+
+std::vector<Tensor> ReshapeLayer::forward(ReplicaContext&, const std::vector<Tensor>& in, LayerState&) {
+  // The per-example shape was resolved when the layer was applied (a shared layer keeps one shape).
+  return {in[0].reshape(detail::with_batch(in[0].dim(0), resolved_))};
+}
+
+std::vector<Tensor> ReshapeLayer::backward(ReplicaContext&, const std::vector<Tensor>& in, const std::vector<Tensor>&,
+                                           const std::vector<Tensor>& grads, LayerState&) {
+  return {grads[0].reshape(in[0].shape())};
+}
+
+std::string ReshapeLayer::config_json() const {
+  if (flatten_) return fmt::format(R"({{"name": "{}"}})", name());
+  std::string dims;
+  for (std::size_t i = 0; i < target_.size(); ++i) dims += (i ? ", " : "") + std::to_string(target_[i]);
+  return fmt::format(R"({{"name": "{}", "target_shape": [{}]}})", name(), dims);
+}
+
+LayerRef Flatten(std::string name) { return std::make_shared<ReshapeLayer>(Shape{}, true, std::move(name)); }
+LayerRef Reshape(Shape target_shape, std::string name) {
+  return std::make_shared<ReshapeLayer>(std::move(target_shape), false, std::move(name));
+}
+
+}  // namespace kerascpp::layers

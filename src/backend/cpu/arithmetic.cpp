@@ -1,0 +1,142 @@
+// Elementwise arithmetic: n-ary add on oneDNN's sum primitive, in-place add and multiply on
+// its binary primitive, and hand loops for scale and copy (memory-bound either way).
+#include <fmt/format.h>
+
+#include <cstring>
+
+#include "backend/cpu/checks.hpp"
+#include "backend/cpu/cpu_backend.hpp"
+#include "backend/cpu/dnnl_util.hpp"
+#include "backend/cpu/parallel.hpp"
+
+namespace kerascpp::cpu {
+
+namespace {
+
+struct ArithmeticEntry : CacheEntry {
+  CachedPrimitive prim;
+};
+
+}  // namespace
+
+void CpuBackend::add(const std::vector<Tensor>& xs, Tensor& y) {
+  enter();
+  const char* op = "add";
+  if (xs.empty()) throw Error("add: no inputs given; pass at least one tensor");
+  for (std::size_t i = 0; i < xs.size(); ++i) {
+    require_float(xs[i], op, "xs[i]");
+    if (xs[i].shape() != xs[0].shape())
+      throw Error(fmt::format("add: input {} has shape {} but input 0 has shape {}; all inputs must match", i,
+                              shape_str(xs[i].shape()), shape_str(xs[0].shape())));
+  }
+  prepare_output(y, xs[0].shape(), op, "y");
+  const std::int64_t n = y.numel();
+  if (n == 0) return;
+  if (xs.size() == 1) {
+    if (xs[0].raw() != y.raw()) std::memcpy(y.raw(), xs[0].raw(), y.nbytes());
+    return;
+  }
+  const int count = static_cast<int>(xs.size());
+  cache_.key("add");
+  cache_.append(count, n);
+  auto& e = cache_.get<ArithmeticEntry>([&] {
+    return guarded_build(op, cache_.current_key(), [&] {
+      auto md = f32_md({n}, tag::a);
+      std::vector<float> scales(xs.size(), 1.f);
+      std::vector<dnnl::memory::desc> srcs(xs.size(), md);
+      dnnl::sum::primitive_desc pd(md, scales, srcs, engine_, base_attr());
+      auto entry = std::make_unique<ArithmeticEntry>();
+      entry->prim = make_primitive(pd, {DNNL_ARG_DST});
+      for (int i = 0; i < count; ++i) entry->prim.add_arg(DNNL_ARG_MULTIPLE_SRC + i, md, engine_);
+      return entry;
+    });
+  });
+  for (int i = 0; i < count; ++i) e.prim.bind(DNNL_ARG_MULTIPLE_SRC + i, xs[i].raw());
+  e.prim.bind(DNNL_ARG_DST, y.raw());
+  run(e.prim);
+}
+
+void CpuBackend::add_inplace(Tensor& y, const Tensor& x) {
+  enter();
+  const char* op = "add_inplace";
+  require_float(y, op, "y");
+  require_float(x, op, "x");
+  require_same_shape(x, "x", y, "y", op);
+  const std::int64_t n = y.numel();
+  if (n == 0) return;
+  cache_.key("binary_add");
+  cache_.append(n);
+  auto& e = cache_.get<ArithmeticEntry>([&] {
+    return guarded_build(op, cache_.current_key(), [&] {
+      auto md = f32_md({n}, tag::a);
+      dnnl::binary::primitive_desc pd(dnnl::binary::desc(dnnl::algorithm::binary_add, md, md, md), base_attr(),
+                                      engine_);
+      auto entry = std::make_unique<ArithmeticEntry>();
+      entry->prim = make_primitive(pd, {DNNL_ARG_SRC_0, DNNL_ARG_SRC_1, DNNL_ARG_DST});
+      return entry;
+    });
+  });
+  e.prim.bind(DNNL_ARG_SRC_0, y.raw());
+  e.prim.bind(DNNL_ARG_SRC_1, x.raw());
+  e.prim.bind(DNNL_ARG_DST, y.raw());
+  run(e.prim);
+}
+
+void CpuBackend::multiply(const Tensor& a, const Tensor& b, Tensor& y) {
+  enter();
+  const char* op = "multiply";
+  require_float(a, op, "a");
+  require_float(b, op, "b");
+  require_same_shape(b, "b", a, "a", op);
+  prepare_output(y, a.shape(), op, "y");
+  const std::int64_t n = y.numel();
+  if (n == 0) return;
+  cache_.key("binary_mul");
+  cache_.append(n);
+  auto& e = cache_.get<ArithmeticEntry>([&] {
+    return guarded_build(op, cache_.current_key(), [&] {
+      auto md = f32_md({n}, tag::a);
+      dnnl::binary::primitive_desc pd(dnnl::binary::desc(dnnl::algorithm::binary_mul, md, md, md), base_attr(),
+                                      engine_);
+      auto entry = std::make_unique<ArithmeticEntry>();
+      entry->prim = make_primitive(pd, {DNNL_ARG_SRC_0, DNNL_ARG_SRC_1, DNNL_ARG_DST});
+      return entry;
+    });
+  });
+  e.prim.bind(DNNL_ARG_SRC_0, a.raw());
+  e.prim.bind(DNNL_ARG_SRC_1, b.raw());
+  e.prim.bind(DNNL_ARG_DST, y.raw());
+  run(e.prim);
+}
+
+void CpuBackend::scale(Tensor& x, float factor) {
+  enter();
+  require_float(x, "scale", "x");
+  float* p = x.data<float>();
+  parallel_for(x.numel(), kElementGrain, [&](std::int64_t b, std::int64_t e) {
+    for (std::int64_t i = b; i < e; ++i) p[i] *= factor;
+  });
+}
+
+void CpuBackend::copy(const Tensor& src, Tensor& dst) {
+  enter();
+  if (!src.defined()) throw Error("copy: src is an undefined tensor");
+  if (!dst.defined()) dst = Tensor(src.shape(), src.dtype());
+  if (src.numel() != dst.numel() || src.dtype() != dst.dtype())
+    throw Error(fmt::format("copy: src {} {} and dst {} {} differ in size or dtype; they need the same number of "
+                            "elements and the same dtype",
+                            shape_str(src.shape()), dtype_name(src.dtype()), shape_str(dst.shape()),
+                            dtype_name(dst.dtype())));
+  if (src.device().kind != Device::Kind::cpu || dst.device().kind != Device::Kind::cpu)
+    throw Error(fmt::format("copy: src on {} and dst on {}; the CPU backend copies host tensors only",
+                            src.device().str(), dst.device().str()));
+  if (src.raw() == dst.raw() || src.nbytes() == 0) return;
+  const char* s = static_cast<const char*>(src.raw());
+  char* d = static_cast<char*>(dst.raw());
+  const std::int64_t bytes = static_cast<std::int64_t>(src.nbytes());
+  parallel_for(bytes, kElementGrain * 16, [&](std::int64_t b, std::int64_t e) {
+    std::memmove(d + b, s + b, static_cast<std::size_t>(e - b));
+  });
+}
+
+}  // namespace kerascpp::cpu

@@ -1,0 +1,304 @@
+// 2-D convolution on oneDNN: NHWC activations, HWIO kernels. Kernels are handed to oneDNN in
+// the layout it prefers ("any") through a cached reorder, because its fast AVX2/AVX-512
+// kernels need blocked weights; the reorder is small next to the convolution itself.
+#include <fmt/format.h>
+
+#include <cstring>
+
+#include "backend/cpu/checks.hpp"
+#include "backend/cpu/cpu_backend.hpp"
+#include "backend/cpu/dnnl_util.hpp"
+
+namespace kerascpp::cpu {
+
+namespace {
+
+struct ConvShape {
+  std::int64_t n, ih, iw, ic, oh, ow, oc;
+};
+
+void check_geometry(const Conv2DGeometry& g, const char* op) {
+  if (g.kernel_h < 1 || g.kernel_w < 1 || g.stride_h < 1 || g.stride_w < 1 || g.pad_top < 0 || g.pad_left < 0 ||
+      g.pad_bottom < 0 || g.pad_right < 0)
+    throw Error(fmt::format("{}: invalid geometry kernel {}x{}, strides {}x{}, padding t{} l{} b{} r{}; kernel and "
+                            "strides must be >= 1 and padding >= 0",
+                            op, g.kernel_h, g.kernel_w, g.stride_h, g.stride_w, g.pad_top, g.pad_left,
+                            g.pad_bottom, g.pad_right));
+}
+
+std::int64_t out_size(std::int64_t in, std::int64_t k, std::int64_t s, std::int64_t p0, std::int64_t p1) {
+  std::int64_t span = in + p0 + p1 - k;
+  return span < 0 ? 0 : span / s + 1;
+}
+
+void check_kernel(const Tensor& w, const Conv2DGeometry& g, const char* op) {
+  if (w.rank() != 4 || w.dim(0) != g.kernel_h || w.dim(1) != g.kernel_w)
+    throw Error(fmt::format("{}: kernel has shape {} but the geometry says a {}x{} kernel; expected "
+                            "(kernel_h, kernel_w, in_channels, filters) = ({}, {}, C, F)",
+                            op, shape_str(w.shape()), g.kernel_h, g.kernel_w, g.kernel_h, g.kernel_w));
+}
+
+// Shapes from an NHWC input and the HWIO kernel.
+ConvShape conv_shape(const Tensor& x, const Tensor& w, const Conv2DGeometry& g, const char* op, const char* x_name) {
+  check_geometry(g, op);
+  check_kernel(w, g, op);
+  if (x.rank() != 4)
+    throw Error(fmt::format("{}: {} has shape {} but must be NHWC (batch, height, width, channels)", op, x_name,
+                            shape_str(x.shape())));
+  if (x.dim(3) != w.dim(2))
+    throw Error(fmt::format("{}: {} {} has {} channels but the kernel {} expects {}", op, x_name,
+                            shape_str(x.shape()), x.dim(3), shape_str(w.shape()), w.dim(2)));
+  ConvShape s{x.dim(0), x.dim(1), x.dim(2), x.dim(3), 0, 0, w.dim(3)};
+  s.oh = out_size(s.ih, g.kernel_h, g.stride_h, g.pad_top, g.pad_bottom);
+  s.ow = out_size(s.iw, g.kernel_w, g.stride_w, g.pad_left, g.pad_right);
+  if (s.oh <= 0 || s.ow <= 0)
+    throw Error(fmt::format("{}: a {}x{} kernel does not fit the {} input {} with padding t{} b{} l{} r{}; use "
+                            "\"same\" padding or a larger input",
+                            op, g.kernel_h, g.kernel_w, x_name, shape_str(x.shape()), g.pad_top, g.pad_bottom,
+                            g.pad_left, g.pad_right));
+  return s;
+}
+
+void check_dy(const Tensor& dy, const ConvShape& s, const char* op) {
+  Shape expected{s.n, s.oh, s.ow, s.oc};
+  if (dy.shape() != expected)
+    throw Error(fmt::format("{}: dy has shape {} but the convolution output is {}", op, shape_str(dy.shape()),
+                            shape_str(expected)));
+}
+
+struct ConvDescs {
+  dnnl::memory::desc src, wei_any, wei_user, bias, dst;
+  dims strides, pad_l, pad_r;
+};
+
+ConvDescs conv_descs(const ConvShape& s, const Conv2DGeometry& g) {
+  return {f32_md({s.n, s.ic, s.ih, s.iw}, tag::nhwc),
+          f32_md({s.oc, s.ic, g.kernel_h, g.kernel_w}, tag::any),
+          f32_md({s.oc, s.ic, g.kernel_h, g.kernel_w}, tag::hwio),
+          f32_md({s.oc}, tag::a),
+          f32_md({s.n, s.oc, s.oh, s.ow}, tag::nhwc),
+          {g.stride_h, g.stride_w},
+          {g.pad_top, g.pad_left},
+          {g.pad_bottom, g.pad_right}};
+}
+
+dnnl::convolution_forward::primitive_desc forward_pd(const ConvDescs& d, bool bias, const dnnl::primitive_attr& attr,
+                                                     const dnnl::engine& engine) {
+  auto desc = bias ? dnnl::convolution_forward::desc(dnnl::prop_kind::forward_training,
+                                                     dnnl::algorithm::convolution_direct, d.src, d.wei_any, d.bias,
+                                                     d.dst, d.strides, d.pad_l, d.pad_r)
+                   : dnnl::convolution_forward::desc(dnnl::prop_kind::forward_training,
+                                                     dnnl::algorithm::convolution_direct, d.src, d.wei_any, d.dst,
+                                                     d.strides, d.pad_l, d.pad_r);
+  return {desc, attr, engine};
+}
+
+// A kernel in oneDNN's preferred layout: the reorder (when the layouts differ) and its buffer.
+struct WeightsCopy {
+  bool needed = false;
+  CachedPrimitive reorder;
+  Tensor buffer;
+};
+
+struct ConvEntry : CacheEntry {
+  CachedPrimitive conv;
+  WeightsCopy weights;
+};
+
+void key_geometry(PrimitiveCache& cache, const ConvShape& s, const Conv2DGeometry& g) {
+  cache.append(s.n, s.ih, s.iw, s.ic, s.oc, g.kernel_h, g.kernel_w, g.stride_h, g.stride_w, g.pad_top, g.pad_left,
+               g.pad_bottom, g.pad_right);
+}
+
+}  // namespace
+
+void CpuBackend::conv2d_forward(const Tensor& x, const Tensor& w, const Tensor& b, const Conv2DGeometry& g,
+                                Activation act, Tensor& y) {
+  enter();
+  const char* op = "conv2d_forward";
+  require_float(x, op, "x");
+  require_float(w, op, "w");
+  ConvShape s = conv_shape(x, w, g, op, "x");
+  const bool bias = b.defined();
+  if (bias) {
+    require_float(b, op, "b");
+    if (b.shape() != Shape{s.oc})
+      throw Error(fmt::format("{}: bias has shape {} but the kernel {} has {} filters; the bias must be ({},)", op,
+                              shape_str(b.shape()), shape_str(w.shape()), s.oc, s.oc));
+  }
+  prepare_output(y, {s.n, s.oh, s.ow, s.oc}, op, "y");
+  if (y.numel() == 0) return;
+
+  cache_.key("conv_fwd");
+  key_geometry(cache_, s, g);
+  cache_.append(bias, static_cast<int>(act));
+  auto& e = cache_.get<ConvEntry>([&] {
+    return guarded_build(op, cache_.current_key(), [&] {
+      ConvDescs d = conv_descs(s, g);
+      auto attr = base_attr();
+      if (has_eltwise(act)) {
+        dnnl::post_ops po;
+        po.append_eltwise(1.f, eltwise_forward_alg(act), 0.f, 0.f);
+        attr.set_post_ops(po);
+      }
+      auto pd = forward_pd(d, bias, attr, engine_);
+      auto entry = std::make_unique<ConvEntry>();
+      entry->conv = bias ? make_primitive(pd, {DNNL_ARG_SRC, DNNL_ARG_WEIGHTS, DNNL_ARG_BIAS, DNNL_ARG_DST})
+                         : make_primitive(pd, {DNNL_ARG_SRC, DNNL_ARG_WEIGHTS, DNNL_ARG_DST});
+      if (pd.weights_desc() != d.wei_user) {
+        dnnl::reorder::primitive_desc rpd(engine_, d.wei_user, engine_, pd.weights_desc(), base_attr());
+        entry->weights = {true, make_primitive(rpd, {DNNL_ARG_FROM, DNNL_ARG_TO}),
+                          Tensor({static_cast<std::int64_t>(pd.weights_desc().get_size())}, DType::uint8)};
+      }
+      return entry;
+    });
+  });
+  const void* weights = w.raw();
+  if (e.weights.needed) {
+    e.weights.reorder.bind(DNNL_ARG_FROM, w.raw());
+    e.weights.reorder.bind(DNNL_ARG_TO, e.weights.buffer.raw());
+    run(e.weights.reorder);
+    weights = e.weights.buffer.raw();
+  }
+  e.conv.bind(DNNL_ARG_SRC, x.raw());
+  e.conv.bind(DNNL_ARG_WEIGHTS, weights);
+  if (bias) e.conv.bind(DNNL_ARG_BIAS, b.raw());
+  e.conv.bind(DNNL_ARG_DST, y.raw());
+  run(e.conv);
+  if (act == Activation::softmax) softmax_rows(y.data<float>(), y.data<float>(), s.n * s.oh * s.ow, s.oc);
+}
+
+void CpuBackend::conv2d_backward_data(const Tensor& dy, const Tensor& w, const Conv2DGeometry& g, Tensor& dx) {
+  enter();
+  const char* op = "conv2d_backward_data";
+  require_float(dy, op, "dy");
+  require_float(w, op, "w");
+  // With strides > 1 several input sizes give the same output size, so dx fixes the input shape.
+  if (!dx.defined())
+    throw Error(fmt::format("{}: dx is undefined; allocate it with the forward input's shape (N, H, W, {})", op,
+                            w.rank() == 4 ? w.dim(2) : 0));
+  require_float(dx, op, "dx");
+  ConvShape s = conv_shape(dx, w, g, op, "dx");
+  check_dy(dy, s, op);
+  if (dx.numel() == 0) return;
+  if (dy.numel() == 0) {
+    std::memset(dx.raw(), 0, dx.nbytes());
+    return;
+  }
+
+  cache_.key("conv_bwd_data");
+  key_geometry(cache_, s, g);
+  auto& e = cache_.get<ConvEntry>([&] {
+    return guarded_build(op, cache_.current_key(), [&] {
+      ConvDescs d = conv_descs(s, g);
+      auto hint = forward_pd(d, false, base_attr(), engine_);
+      dnnl::convolution_backward_data::desc desc(dnnl::algorithm::convolution_direct, d.src, d.wei_any, d.dst,
+                                                 d.strides, d.pad_l, d.pad_r);
+      dnnl::convolution_backward_data::primitive_desc pd(desc, base_attr(), engine_, hint);
+      auto entry = std::make_unique<ConvEntry>();
+      entry->conv = make_primitive(pd, {DNNL_ARG_DIFF_DST, DNNL_ARG_WEIGHTS, DNNL_ARG_DIFF_SRC});
+      if (pd.weights_desc() != d.wei_user) {
+        dnnl::reorder::primitive_desc rpd(engine_, d.wei_user, engine_, pd.weights_desc(), base_attr());
+        entry->weights = {true, make_primitive(rpd, {DNNL_ARG_FROM, DNNL_ARG_TO}),
+                          Tensor({static_cast<std::int64_t>(pd.weights_desc().get_size())}, DType::uint8)};
+      }
+      return entry;
+    });
+  });
+  const void* weights = w.raw();
+  if (e.weights.needed) {
+    e.weights.reorder.bind(DNNL_ARG_FROM, w.raw());
+    e.weights.reorder.bind(DNNL_ARG_TO, e.weights.buffer.raw());
+    run(e.weights.reorder);
+    weights = e.weights.buffer.raw();
+  }
+  e.conv.bind(DNNL_ARG_DIFF_DST, dy.raw());
+  e.conv.bind(DNNL_ARG_WEIGHTS, weights);
+  e.conv.bind(DNNL_ARG_DIFF_SRC, dx.raw());
+  run(e.conv);
+}
+
+void CpuBackend::conv2d_backward_weights(const Tensor& x, const Tensor& dy, const Conv2DGeometry& g, Tensor& dw,
+                                         Tensor& db, bool accumulate) {
+  conv2d_backward_weights_impl(x, dy, g, dw, db.defined() ? &db : nullptr, accumulate);
+}
+
+void CpuBackend::conv2d_backward_weights_impl(const Tensor& x, const Tensor& dy, const Conv2DGeometry& g, Tensor& dw,
+                                              Tensor* db, bool accumulate) {
+  enter();
+  const char* op = "conv2d_backward_weights";
+  require_float(x, op, "x");
+  require_float(dy, op, "dy");
+  check_geometry(g, op);
+  if (dy.rank() != 4)
+    throw Error(fmt::format("{}: dy has shape {} but must be NHWC", op, shape_str(dy.shape())));
+  if (x.rank() != 4)
+    throw Error(fmt::format("{}: x has shape {} but must be NHWC (batch, height, width, channels)", op,
+                            shape_str(x.shape())));
+  Shape w_shape{g.kernel_h, g.kernel_w, x.dim(3), dy.dim(3)};
+  if (!dw.defined()) dw = Tensor::zeros(w_shape);
+  prepare_output(dw, w_shape, op, "dw");
+  ConvShape s = conv_shape(x, dw, g, op, "x");
+  check_dy(dy, s, op);
+  const bool bias = db != nullptr;
+  if (bias) prepare_output(*db, {s.oc}, op, "db");
+  if (dw.numel() == 0) return;
+  if (x.numel() == 0 || dy.numel() == 0) {
+    if (!accumulate) {
+      std::memset(dw.raw(), 0, dw.nbytes());
+      if (bias) std::memset(db->raw(), 0, db->nbytes());
+    }
+    return;
+  }
+
+  cache_.key("conv_bwd_weights");
+  key_geometry(cache_, s, g);
+  cache_.append(bias, accumulate);
+  auto& e = cache_.get<ConvEntry>([&] {
+    return guarded_build(op, cache_.current_key(), [&] {
+      ConvDescs d = conv_descs(s, g);
+      auto hint = forward_pd(d, bias, base_attr(), engine_);
+      auto desc = bias ? dnnl::convolution_backward_weights::desc(dnnl::algorithm::convolution_direct, d.src,
+                                                                  d.wei_any, d.bias, d.dst, d.strides, d.pad_l,
+                                                                  d.pad_r)
+                       : dnnl::convolution_backward_weights::desc(dnnl::algorithm::convolution_direct, d.src,
+                                                                  d.wei_any, d.dst, d.strides, d.pad_l, d.pad_r);
+      dnnl::convolution_backward_weights::primitive_desc pd(desc, base_attr(), engine_, hint);
+      auto entry = std::make_unique<ConvEntry>();
+      entry->conv = bias ? make_primitive(pd, {DNNL_ARG_SRC, DNNL_ARG_DIFF_DST, DNNL_ARG_DIFF_WEIGHTS,
+                                               DNNL_ARG_DIFF_BIAS})
+                         : make_primitive(pd, {DNNL_ARG_SRC, DNNL_ARG_DIFF_DST, DNNL_ARG_DIFF_WEIGHTS});
+      // Accumulation rides on the reorder back to HWIO as a sum post-op.
+      if (accumulate || pd.diff_weights_desc() != d.wei_user) {
+        auto attr = base_attr();
+        if (accumulate) {
+          dnnl::post_ops po;
+          po.append_sum(1.f);
+          attr.set_post_ops(po);
+        }
+        dnnl::reorder::primitive_desc rpd(engine_, pd.diff_weights_desc(), engine_, d.wei_user, attr);
+        entry->weights = {true, make_primitive(rpd, {DNNL_ARG_FROM, DNNL_ARG_TO}),
+                          Tensor({static_cast<std::int64_t>(pd.diff_weights_desc().get_size())}, DType::uint8)};
+      }
+      return entry;
+    });
+  });
+  float* bias_out = nullptr;
+  if (bias) bias_out = accumulate ? channel_a_.floats(s.oc) : db->data<float>();
+  e.conv.bind(DNNL_ARG_SRC, x.raw());
+  e.conv.bind(DNNL_ARG_DIFF_DST, dy.raw());
+  e.conv.bind(DNNL_ARG_DIFF_WEIGHTS, e.weights.needed ? e.weights.buffer.raw() : dw.raw());
+  if (bias) e.conv.bind(DNNL_ARG_DIFF_BIAS, bias_out);
+  run(e.conv);
+  if (e.weights.needed) {
+    e.weights.reorder.bind(DNNL_ARG_FROM, e.weights.buffer.raw());
+    e.weights.reorder.bind(DNNL_ARG_TO, dw.raw());
+    run(e.weights.reorder);
+  }
+  if (bias && accumulate) {
+    float* pdb = db->data<float>();
+    for (std::int64_t c = 0; c < s.oc; ++c) pdb[c] += bias_out[c];
+  }
+}
+
+}  // namespace kerascpp::cpu

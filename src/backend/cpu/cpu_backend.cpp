@@ -1,0 +1,62 @@
+#include "backend/cpu/cpu_backend.hpp"
+
+#include <fmt/format.h>
+#include <omp.h>
+
+#include <thread>
+
+namespace kerascpp {
+namespace cpu {
+
+namespace {
+int resolve_threads(int threads) {
+  if (threads > 0) return threads;
+  unsigned hw = std::thread::hardware_concurrency();
+  return hw == 0 ? 1 : static_cast<int>(hw);
+}
+}  // namespace
+
+CpuBackend::CpuBackend(int threads)
+    : threads_(resolve_threads(threads)), engine_(dnnl::engine::kind::cpu, 0), stream_(engine_) {}
+
+std::string CpuBackend::name() const {
+  const dnnl_version_t* v = dnnl::version();
+  return fmt::format("cpu (oneDNN {}.{}.{}, {} thread{})", v->major, v->minor, v->patch, threads_,
+                     threads_ == 1 ? "" : "s");
+}
+
+void CpuBackend::set_num_threads(int threads) {
+  int t = resolve_threads(threads);
+  // Some oneDNN primitives size their scratchpad and work split for the thread count seen at
+  // creation, so primitives built for another count are dropped.
+  if (t != threads_) cache_.clear();
+  threads_ = t;
+}
+
+void CpuBackend::enter() const { omp_set_num_threads(threads_); }
+
+dnnl::primitive_attr CpuBackend::base_attr() const {
+  dnnl::primitive_attr attr;
+  attr.set_scratchpad_mode(dnnl::scratchpad_mode::user);
+  return attr;
+}
+
+CachedPrimitive CpuBackend::make_primitive(const dnnl::primitive_desc_base& pd, std::initializer_list<int> args) const {
+  std::size_t scratch = pd.scratchpad_desc().get_size();
+  CachedPrimitive p(dnnl::primitive(pd.get()), scratch);
+  for (int arg : args) p.add_arg(arg, pd.query_md(dnnl::query::exec_arg_md, arg), engine_);
+  if (scratch > 0) p.add_arg(DNNL_ARG_SCRATCHPAD, pd.scratchpad_desc(), engine_);
+  return p;
+}
+
+void CpuBackend::run(CachedPrimitive& p) {
+  if (p.scratchpad_bytes() > 0) p.bind(DNNL_ARG_SCRATCHPAD, scratchpad_.bytes(p.scratchpad_bytes()));
+  p.execute(stream_);
+  stream_.wait();
+}
+
+}  // namespace cpu
+
+std::unique_ptr<Backend> make_cpu_backend(int threads) { return std::make_unique<cpu::CpuBackend>(threads); }
+
+}  // namespace kerascpp

@@ -1,0 +1,125 @@
+// The oneDNN CPU backend. One instance per replica; ops are split by family over the .cpp
+// files of this directory. Outputs that are undefined are allocated with the result's shape;
+// defined outputs must already have it (callers preallocate to avoid per-step allocations).
+#pragma once
+#include <oneapi/dnnl/dnnl.hpp>
+
+#include <cstddef>
+#include <cstdint>
+#include <string>
+#include <vector>
+
+#include "backend/cpu/primitive_cache.hpp"
+#include "kerascpp/backend.hpp"
+
+namespace kerascpp::cpu {
+
+// A growable, 64-byte aligned byte buffer kept between calls.
+class ScratchBuffer {
+ public:
+  void* bytes(std::size_t n) {
+    if (!buf_.defined() || buf_.nbytes() < n)
+      buf_ = Tensor({static_cast<std::int64_t>(n == 0 ? 1 : n)}, DType::uint8);
+    return buf_.raw();
+  }
+  float* floats(std::int64_t n) { return static_cast<float*>(bytes(static_cast<std::size_t>(n) * sizeof(float))); }
+
+ private:
+  Tensor buf_;
+};
+
+class CpuBackend final : public Backend {
+ public:
+  explicit CpuBackend(int threads);
+
+  Device device() const override { return Device{}; }
+  std::string name() const override;
+  void set_num_threads(int threads) override;
+  int num_threads() const override { return threads_; }
+
+  void dense_forward(const Tensor& x, const Tensor& w, const Tensor& b, Activation act, Tensor& y) override;
+  void matmul(const Tensor& a, bool transpose_a, const Tensor& b, bool transpose_b, Tensor& c,
+              bool accumulate) override;
+  void sum_to_last_axis(const Tensor& x, Tensor& out, bool accumulate) override;
+
+  void conv2d_forward(const Tensor& x, const Tensor& w, const Tensor& b, const Conv2DGeometry& g, Activation act,
+                      Tensor& y) override;
+  void conv2d_backward_data(const Tensor& dy, const Tensor& w, const Conv2DGeometry& g, Tensor& dx) override;
+  void conv2d_backward_weights(const Tensor& x, const Tensor& dy, const Conv2DGeometry& g, Tensor& dw, Tensor& db,
+                               bool accumulate) override;
+
+  void pool2d_forward(const Tensor& x, const Pool2DGeometry& g, Tensor& y, Tensor& workspace) override;
+  void pool2d_backward(const Tensor& dy, const Tensor& x, const Pool2DGeometry& g, const Tensor& workspace,
+                       Tensor& dx) override;
+
+  void activation_forward(Activation act, const Tensor& x, Tensor& y) override;
+  void activation_backward(Activation act, const Tensor& y, const Tensor& dy, Tensor& dx) override;
+  void add(const std::vector<Tensor>& xs, Tensor& y) override;
+  void add_inplace(Tensor& y, const Tensor& x) override;
+  void scale(Tensor& x, float factor) override;
+  void copy(const Tensor& src, Tensor& dst) override;
+  void concat(const std::vector<Tensor>& xs, int axis, Tensor& y) override;
+  void split(const Tensor& y, int axis, std::vector<Tensor>& xs) override;
+  void dropout_forward(const Tensor& x, float rate, std::uint64_t seed, Tensor& y, Tensor& mask) override;
+  void multiply(const Tensor& a, const Tensor& b, Tensor& y) override;
+
+  void batchnorm_forward_training(const Tensor& x, const Tensor& gamma, const Tensor& beta, float eps, Tensor& y,
+                                  Tensor& mean, Tensor& var) override;
+  void batchnorm_forward_inference(const Tensor& x, const Tensor& gamma, const Tensor& beta, const Tensor& mean,
+                                   const Tensor& var, float eps, Tensor& y) override;
+  void batchnorm_backward(const Tensor& dy, const Tensor& x, const Tensor& gamma, const Tensor& mean,
+                          const Tensor& var, float eps, Tensor& dx, Tensor& dgamma, Tensor& dbeta) override;
+  void batchnorm_sums(const Tensor& x, Tensor& sum, Tensor& sum_squares) override;
+  void batchnorm_backward_sums(const Tensor& dy, const Tensor& x, const Tensor& mean, Tensor& sum_dy,
+                               Tensor& sum_dy_xmu) override;
+  void batchnorm_backward_apply(const Tensor& dy, const Tensor& x, const Tensor& gamma, const Tensor& mean,
+                                const Tensor& var, float eps, const Tensor& sum_dy, const Tensor& sum_dy_xmu,
+                                double count, Tensor& dx) override;
+
+  void sparse_categorical_crossentropy(const Tensor& pred, const Tensor& labels, bool from_logits, Tensor& loss,
+                                       Tensor& grad, float grad_scale) override;
+  void categorical_crossentropy(const Tensor& pred, const Tensor& target, bool from_logits, Tensor& loss,
+                                Tensor& grad, float grad_scale) override;
+  void binary_crossentropy(const Tensor& pred, const Tensor& target, bool from_logits, Tensor& loss, Tensor& grad,
+                           float grad_scale) override;
+  void mean_squared_error(const Tensor& pred, const Tensor& target, Tensor& loss, Tensor& grad,
+                          float grad_scale) override;
+
+  double sparse_categorical_accuracy_sum(const Tensor& pred, const Tensor& labels) override;
+  double categorical_accuracy_sum(const Tensor& pred, const Tensor& target) override;
+  double binary_accuracy_sum(const Tensor& pred, const Tensor& target, float threshold) override;
+  double absolute_error_sum(const Tensor& pred, const Tensor& target) override;
+  double sum(const Tensor& x) override;
+
+  void sgd_update(Tensor& w, const Tensor& g, Tensor& velocity, float lr, float momentum, bool nesterov) override;
+  void adam_update(Tensor& w, const Tensor& g, Tensor& m, Tensor& v, float lr_t, float beta_1, float beta_2,
+                   float eps) override;
+  void rmsprop_update(Tensor& w, const Tensor& g, Tensor& v, float lr, float rho, float eps) override;
+
+  std::size_t cached_primitives() const { return cache_.size(); }  // for tests
+
+ private:
+  // Every op starts here: OpenMP's thread count is per calling thread, so each replica's
+  // thread gets this backend's budget for both oneDNN and the hand-written loops.
+  void enter() const;
+  // A primitive with the arguments `args` (descriptors queried from pd) plus the scratchpad.
+  CachedPrimitive make_primitive(const dnnl::primitive_desc_base& pd, std::initializer_list<int> args) const;
+  dnnl::primitive_attr base_attr() const;  // user-managed scratchpad
+  void run(CachedPrimitive& p);
+  // Softmax over the last axis of a contiguous [rows, classes] array (y may alias x).
+  void softmax_rows(const float* x, float* y, std::int64_t rows, std::int64_t classes);
+  void conv2d_backward_weights_impl(const Tensor& x, const Tensor& dy, const Conv2DGeometry& g, Tensor& dw,
+                                    Tensor* db, bool accumulate);
+
+  int threads_;
+  dnnl::engine engine_;
+  dnnl::stream stream_;
+  PrimitiveCache cache_;
+  ScratchBuffer scratchpad_;   // oneDNN's user scratchpad, shared by all primitives
+  ScratchBuffer channel_a_;    // per-channel temporaries (bias diffs, unit scale/shift, ...)
+  ScratchBuffer channel_b_;
+  std::vector<double> partials_;  // chunk partials of fixed-order reductions
+  std::vector<double> sums_;
+};
+
+}  // namespace kerascpp::cpu

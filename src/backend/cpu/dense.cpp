@@ -1,0 +1,166 @@
+// Dense algebra on oneDNN matmul: the layer forward with fused bias and activation, general
+// matmul with transposes expressed as strides, and the bias-gradient reduction.
+#include <fmt/format.h>
+
+#include <cstring>
+
+#include "backend/cpu/checks.hpp"
+#include "backend/cpu/cpu_backend.hpp"
+#include "backend/cpu/dnnl_util.hpp"
+#include "backend/cpu/parallel.hpp"
+
+namespace kerascpp::cpu {
+
+namespace {
+
+struct MatmulEntry : CacheEntry {
+  CachedPrimitive mm;
+};
+
+// Tensors of rank > 2 are read as [product of leading axes, last axis].
+std::int64_t leading(const Tensor& t) {
+  std::int64_t last = t.rank() == 0 ? 1 : t.dim(-1);
+  return last == 0 ? 0 : t.numel() / last;
+}
+
+}  // namespace
+
+void CpuBackend::dense_forward(const Tensor& x, const Tensor& w, const Tensor& b, Activation act, Tensor& y) {
+  enter();
+  const char* op = "dense_forward";
+  require_float(x, op, "x");
+  require_float(w, op, "w");
+  require_rank_at_least(x, 1, op, "x");
+  if (w.rank() != 2 || w.dim(0) != x.dim(-1))
+    throw Error(fmt::format("{}: x has shape {} but kernel w has shape {}; the kernel must be (in_features={}, "
+                            "units)",
+                            op, shape_str(x.shape()), shape_str(w.shape()), x.dim(-1)));
+  const std::int64_t rows = leading(x), in = w.dim(0), out = w.dim(1);
+  const bool bias = b.defined();
+  if (bias) {
+    require_float(b, op, "b");
+    if (b.shape() != Shape{out})
+      throw Error(fmt::format("{}: bias has shape {} but the kernel {} has {} units; the bias must be ({},)", op,
+                              shape_str(b.shape()), shape_str(w.shape()), out, out));
+  }
+  Shape y_shape = x.shape();
+  y_shape.back() = out;
+  prepare_output(y, y_shape, op, "y");
+  if (rows == 0 || out == 0) return;
+  if (in == 0) {
+    // An empty contraction: y = act(b) (or act(0)).
+    float* py = y.data<float>();
+    for (std::int64_t r = 0; r < rows; ++r)
+      for (std::int64_t j = 0; j < out; ++j) py[r * out + j] = bias ? b.data<float>()[j] : 0.f;
+    activation_forward(act, y, y);
+    return;
+  }
+
+  cache_.key("dense");
+  cache_.append(rows, in, out, bias, static_cast<int>(act));
+  auto& e = cache_.get<MatmulEntry>([&] {
+    return guarded_build(op, cache_.current_key(), [&] {
+      auto attr = base_attr();
+      if (has_eltwise(act)) {
+        dnnl::post_ops po;
+        po.append_eltwise(1.f, eltwise_forward_alg(act), 0.f, 0.f);
+        attr.set_post_ops(po);
+      }
+      auto src = f32_md({rows, in}, tag::ab);
+      auto wei = f32_md({in, out}, tag::ab);
+      auto dst = f32_md({rows, out}, tag::ab);
+      dnnl::matmul::desc d = bias ? dnnl::matmul::desc(src, wei, f32_md({1, out}, tag::ab), dst)
+                                  : dnnl::matmul::desc(src, wei, dst);
+      dnnl::matmul::primitive_desc pd(d, attr, engine_);
+      auto entry = std::make_unique<MatmulEntry>();
+      entry->mm = bias ? make_primitive(pd, {DNNL_ARG_SRC, DNNL_ARG_WEIGHTS, DNNL_ARG_BIAS, DNNL_ARG_DST})
+                       : make_primitive(pd, {DNNL_ARG_SRC, DNNL_ARG_WEIGHTS, DNNL_ARG_DST});
+      return entry;
+    });
+  });
+  e.mm.bind(DNNL_ARG_SRC, x.raw());
+  e.mm.bind(DNNL_ARG_WEIGHTS, w.raw());
+  if (bias) e.mm.bind(DNNL_ARG_BIAS, b.raw());
+  e.mm.bind(DNNL_ARG_DST, y.raw());
+  run(e.mm);
+  if (act == Activation::softmax) softmax_rows(y.data<float>(), y.data<float>(), rows, out);
+}
+
+void CpuBackend::matmul(const Tensor& a, bool transpose_a, const Tensor& b, bool transpose_b, Tensor& c,
+                        bool accumulate) {
+  enter();
+  const char* op = "matmul";
+  require_float(a, op, "a");
+  require_float(b, op, "b");
+  require_rank_at_least(a, 1, op, "a");
+  require_rank_at_least(b, 1, op, "b");
+  const std::int64_t a_rows = leading(a), a_cols = a.dim(-1), b_rows = leading(b), b_cols = b.dim(-1);
+  const std::int64_t M = transpose_a ? a_cols : a_rows, K = transpose_a ? a_rows : a_cols;
+  const std::int64_t K2 = transpose_b ? b_cols : b_rows, N = transpose_b ? b_rows : b_cols;
+  if (K != K2)
+    throw Error(fmt::format("{}: op(a) is ({}, {}) from a {}{} but op(b) is ({}, {}) from b {}{}; the inner "
+                            "dimensions must agree",
+                            op, M, K, shape_str(a.shape()), transpose_a ? " transposed" : "", K2, N,
+                            shape_str(b.shape()), transpose_b ? " transposed" : ""));
+  if (!c.defined()) {
+    c = Tensor::zeros({M, N});
+  } else {
+    require_float(c, op, "c");
+    if (c.rank() < 1 || c.dim(-1) != N || c.numel() != M * N)
+      throw Error(fmt::format("{}: output c has shape {} but the product is ({}, {}); allocate c as ({}, {})", op,
+                              shape_str(c.shape()), M, N, M, N));
+  }
+  if (M == 0 || N == 0) return;
+  if (K == 0) {
+    if (!accumulate) std::memset(c.raw(), 0, c.nbytes());
+    return;
+  }
+
+  cache_.key("matmul");
+  cache_.append(M, K, N, transpose_a, transpose_b, accumulate);
+  auto& e = cache_.get<MatmulEntry>([&] {
+    return guarded_build(op, cache_.current_key(), [&] {
+      auto attr = base_attr();
+      if (accumulate) {
+        dnnl::post_ops po;
+        po.append_sum(1.f);
+        attr.set_post_ops(po);
+      }
+      // A transposed operand is the same buffer read with swapped strides.
+      auto src = transpose_a ? f32_strided_md({M, K}, {1, M}) : f32_md({M, K}, tag::ab);
+      auto wei = transpose_b ? f32_strided_md({K, N}, {1, K}) : f32_md({K, N}, tag::ab);
+      auto dst = f32_md({M, N}, tag::ab);
+      dnnl::matmul::primitive_desc pd(dnnl::matmul::desc(src, wei, dst), attr, engine_);
+      auto entry = std::make_unique<MatmulEntry>();
+      entry->mm = make_primitive(pd, {DNNL_ARG_SRC, DNNL_ARG_WEIGHTS, DNNL_ARG_DST});
+      return entry;
+    });
+  });
+  e.mm.bind(DNNL_ARG_SRC, a.raw());
+  e.mm.bind(DNNL_ARG_WEIGHTS, b.raw());
+  e.mm.bind(DNNL_ARG_DST, c.raw());
+  run(e.mm);
+}
+
+void CpuBackend::sum_to_last_axis(const Tensor& x, Tensor& out, bool accumulate) {
+  enter();
+  const char* op = "sum_to_last_axis";
+  require_float(x, op, "x");
+  require_rank_at_least(x, 1, op, "x");
+  const std::int64_t C = x.dim(-1), rows = leading(x);
+  if (!out.defined()) out = Tensor::zeros({C});
+  prepare_output(out, {C}, op, "out");
+  sums_.resize(static_cast<std::size_t>(C));
+  const float* px = x.data<float>();
+  chunked_row_sums(rows, C, C, partials_, sums_.data(), [&](std::int64_t r0, std::int64_t r1, double* acc) {
+    for (std::int64_t r = r0; r < r1; ++r) {
+      const float* row = px + r * C;
+      for (std::int64_t c = 0; c < C; ++c) acc[c] += row[c];
+    }
+  });
+  float* po = out.data<float>();
+  for (std::int64_t c = 0; c < C; ++c)
+    po[c] = accumulate ? static_cast<float>(po[c] + sums_[c]) : static_cast<float>(sums_[c]);
+}
+
+}  // namespace kerascpp::cpu

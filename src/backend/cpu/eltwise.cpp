@@ -1,0 +1,127 @@
+// Activations on oneDNN: eltwise (relu, sigmoid, tanh) and softmax over the last axis, forward
+// and backward. Backward uses the *_use_dst_for_bwd algorithms: it needs only the forward
+// output y, which layers keep anyway.
+#include <fmt/format.h>
+
+#include <cstring>
+
+#include "backend/cpu/checks.hpp"
+#include "backend/cpu/cpu_backend.hpp"
+#include "backend/cpu/dnnl_util.hpp"
+
+namespace kerascpp::cpu {
+
+namespace {
+
+struct EltwiseEntry : CacheEntry {
+  CachedPrimitive prim;
+};
+
+dnnl::softmax_forward::primitive_desc softmax_forward_pd(std::int64_t rows, std::int64_t classes,
+                                                         const dnnl::primitive_attr& attr,
+                                                         const dnnl::engine& engine) {
+  dnnl::softmax_forward::desc desc(dnnl::prop_kind::forward_training, f32_md({rows, classes}, tag::ab), 1);
+  return {desc, attr, engine};
+}
+
+std::int64_t softmax_classes(const Tensor& t, const char* op) {
+  if (t.rank() < 1) throw Error(fmt::format("{}: softmax needs rank >= 1, got shape {}", op, shape_str(t.shape())));
+  return t.dim(-1);
+}
+
+}  // namespace
+
+void CpuBackend::softmax_rows(const float* x, float* y, std::int64_t rows, std::int64_t classes) {
+  if (rows == 0 || classes == 0) return;
+  cache_.key("softmax_fwd");
+  cache_.append(rows, classes);
+  auto& e = cache_.get<EltwiseEntry>([&] {
+    return guarded_build("softmax", cache_.current_key(), [&] {
+      auto pd = softmax_forward_pd(rows, classes, base_attr(), engine_);
+      auto entry = std::make_unique<EltwiseEntry>();
+      entry->prim = make_primitive(pd, {DNNL_ARG_SRC, DNNL_ARG_DST});
+      return entry;
+    });
+  });
+  e.prim.bind(DNNL_ARG_SRC, x);
+  e.prim.bind(DNNL_ARG_DST, y);
+  run(e.prim);
+}
+
+void CpuBackend::activation_forward(Activation act, const Tensor& x, Tensor& y) {
+  enter();
+  const char* op = "activation_forward";
+  require_float(x, op, "x");
+  prepare_output(y, x.shape(), op, "y");
+  const std::int64_t n = x.numel();
+  if (n == 0) return;
+  if (act == Activation::linear) {
+    if (x.raw() != y.raw()) std::memcpy(y.raw(), x.raw(), x.nbytes());
+    return;
+  }
+  if (act == Activation::softmax) {
+    std::int64_t classes = softmax_classes(x, op);
+    softmax_rows(x.data<float>(), y.data<float>(), n / classes, classes);
+    return;
+  }
+  cache_.key("eltwise_fwd");
+  cache_.append(static_cast<int>(act), n);
+  auto& e = cache_.get<EltwiseEntry>([&] {
+    return guarded_build(op, cache_.current_key(), [&] {
+      dnnl::eltwise_forward::desc desc(dnnl::prop_kind::forward_training, eltwise_forward_alg(act),
+                                       f32_md({n}, tag::a), 0.f, 0.f);
+      dnnl::eltwise_forward::primitive_desc pd(desc, base_attr(), engine_);
+      auto entry = std::make_unique<EltwiseEntry>();
+      entry->prim = make_primitive(pd, {DNNL_ARG_SRC, DNNL_ARG_DST});
+      return entry;
+    });
+  });
+  e.prim.bind(DNNL_ARG_SRC, x.raw());
+  e.prim.bind(DNNL_ARG_DST, y.raw());
+  run(e.prim);
+}
+
+void CpuBackend::activation_backward(Activation act, const Tensor& y, const Tensor& dy, Tensor& dx) {
+  enter();
+  const char* op = "activation_backward";
+  require_float(y, op, "y");
+  require_float(dy, op, "dy");
+  require_same_shape(dy, "dy", y, "y", op);
+  prepare_output(dx, y.shape(), op, "dx");
+  const std::int64_t n = y.numel();
+  if (n == 0) return;
+  if (act == Activation::linear) {
+    if (dy.raw() != dx.raw()) std::memcpy(dx.raw(), dy.raw(), dy.nbytes());
+    return;
+  }
+  cache_.key("act_bwd");
+  cache_.append(static_cast<int>(act), n, y.dim(-1));
+  auto& e = cache_.get<EltwiseEntry>([&] {
+    return guarded_build(op, cache_.current_key(), [&] {
+      auto entry = std::make_unique<EltwiseEntry>();
+      if (act == Activation::softmax) {
+        std::int64_t classes = softmax_classes(y, op), rows = n / classes;
+        auto hint = softmax_forward_pd(rows, classes, base_attr(), engine_);
+        auto md = f32_md({rows, classes}, tag::ab);
+        dnnl::softmax_backward::desc desc(md, md, 1);
+        dnnl::softmax_backward::primitive_desc pd(desc, base_attr(), engine_, hint);
+        entry->prim = make_primitive(pd, {DNNL_ARG_DST, DNNL_ARG_DIFF_DST, DNNL_ARG_DIFF_SRC});
+      } else {
+        auto md = f32_md({n}, tag::a);
+        dnnl::eltwise_forward::desc hint_desc(dnnl::prop_kind::forward_training, eltwise_backward_alg(act), md, 0.f,
+                                              0.f);
+        dnnl::eltwise_forward::primitive_desc hint(hint_desc, base_attr(), engine_);
+        dnnl::eltwise_backward::desc desc(eltwise_backward_alg(act), md, md, 0.f, 0.f);
+        dnnl::eltwise_backward::primitive_desc pd(desc, base_attr(), engine_, hint);
+        entry->prim = make_primitive(pd, {DNNL_ARG_DST, DNNL_ARG_DIFF_DST, DNNL_ARG_DIFF_SRC});
+      }
+      return entry;
+    });
+  });
+  e.prim.bind(DNNL_ARG_DST, y.raw());
+  e.prim.bind(DNNL_ARG_DIFF_DST, dy.raw());
+  e.prim.bind(DNNL_ARG_DIFF_SRC, dx.raw());
+  run(e.prim);
+}
+
+}  // namespace kerascpp::cpu

@@ -1,0 +1,152 @@
+// 2-D max and average pooling on oneDNN, NHWC. Max pooling keeps oneDNN's argmax workspace
+// for the backward pass; average pooling excludes padding from the divisor like Keras.
+#include <fmt/format.h>
+
+#include <cstring>
+
+#include "backend/cpu/checks.hpp"
+#include "backend/cpu/cpu_backend.hpp"
+#include "backend/cpu/dnnl_util.hpp"
+
+namespace kerascpp::cpu {
+
+namespace {
+
+struct PoolShape {
+  std::int64_t n, ih, iw, c, oh, ow;
+};
+
+PoolShape pool_shape(const Tensor& x, const Pool2DGeometry& g, const char* op) {
+  if (g.pool_h < 1 || g.pool_w < 1 || g.stride_h < 1 || g.stride_w < 1 || g.pad_top < 0 || g.pad_left < 0 ||
+      g.pad_bottom < 0 || g.pad_right < 0 || g.pad_top >= g.pool_h || g.pad_bottom >= g.pool_h ||
+      g.pad_left >= g.pool_w || g.pad_right >= g.pool_w)
+    throw Error(fmt::format("{}: invalid geometry pool {}x{}, strides {}x{}, padding t{} l{} b{} r{}; pool size "
+                            "and strides must be >= 1 and each padding in [0, pool size)",
+                            op, g.pool_h, g.pool_w, g.stride_h, g.stride_w, g.pad_top, g.pad_left, g.pad_bottom,
+                            g.pad_right));
+  if (x.rank() != 4)
+    throw Error(fmt::format("{}: x has shape {} but must be NHWC (batch, height, width, channels)", op,
+                            shape_str(x.shape())));
+  PoolShape s{x.dim(0), x.dim(1), x.dim(2), x.dim(3), 0, 0};
+  std::int64_t span_h = s.ih + g.pad_top + g.pad_bottom - g.pool_h;
+  std::int64_t span_w = s.iw + g.pad_left + g.pad_right - g.pool_w;
+  if (span_h < 0 || span_w < 0)
+    throw Error(fmt::format("{}: a {}x{} pool does not fit the input {}; use \"same\" padding or a smaller pool", op,
+                            g.pool_h, g.pool_w, shape_str(x.shape())));
+  s.oh = span_h / g.stride_h + 1;
+  s.ow = span_w / g.stride_w + 1;
+  return s;
+}
+
+dnnl::algorithm pool_alg(PoolKind kind) {
+  return kind == PoolKind::max ? dnnl::algorithm::pooling_max : dnnl::algorithm::pooling_avg_exclude_padding;
+}
+
+dnnl::pooling_forward::primitive_desc pool_forward_pd(const PoolShape& s, const Pool2DGeometry& g,
+                                                      const dnnl::primitive_attr& attr, const dnnl::engine& engine) {
+  dnnl::pooling_forward::desc desc(dnnl::prop_kind::forward_training, pool_alg(g.kind),
+                                   f32_md({s.n, s.c, s.ih, s.iw}, tag::nhwc), f32_md({s.n, s.c, s.oh, s.ow}, tag::nhwc),
+                                   {g.stride_h, g.stride_w}, {g.pool_h, g.pool_w}, {g.pad_top, g.pad_left},
+                                   {g.pad_bottom, g.pad_right});
+  return {desc, attr, engine};
+}
+
+struct PoolEntry : CacheEntry {
+  CachedPrimitive pool;
+  std::size_t workspace_bytes = 0;
+};
+
+void key_pool(PrimitiveCache& cache, const PoolShape& s, const Pool2DGeometry& g) {
+  cache.append(static_cast<int>(g.kind), s.n, s.ih, s.iw, s.c, g.pool_h, g.pool_w, g.stride_h, g.stride_w, g.pad_top,
+               g.pad_left, g.pad_bottom, g.pad_right);
+}
+
+}  // namespace
+
+void CpuBackend::pool2d_forward(const Tensor& x, const Pool2DGeometry& g, Tensor& y, Tensor& workspace) {
+  enter();
+  const char* op = "pool2d_forward";
+  require_float(x, op, "x");
+  PoolShape s = pool_shape(x, g, op);
+  prepare_output(y, {s.n, s.oh, s.ow, s.c}, op, "y");
+  if (y.numel() == 0) return;
+
+  cache_.key("pool_fwd");
+  key_pool(cache_, s, g);
+  auto& e = cache_.get<PoolEntry>([&] {
+    return guarded_build(op, cache_.current_key(), [&] {
+      auto pd = pool_forward_pd(s, g, base_attr(), engine_);
+      auto entry = std::make_unique<PoolEntry>();
+      if (g.kind == PoolKind::max) {
+        entry->pool = make_primitive(pd, {DNNL_ARG_SRC, DNNL_ARG_DST, DNNL_ARG_WORKSPACE});
+        entry->workspace_bytes = pd.workspace_desc().get_size();
+      } else {
+        entry->pool = make_primitive(pd, {DNNL_ARG_SRC, DNNL_ARG_DST});
+      }
+      return entry;
+    });
+  });
+  e.pool.bind(DNNL_ARG_SRC, x.raw());
+  e.pool.bind(DNNL_ARG_DST, y.raw());
+  if (g.kind == PoolKind::max) {
+    if (!workspace.defined() || workspace.dtype() != DType::uint8 || workspace.nbytes() < e.workspace_bytes ||
+        workspace.device().kind != Device::Kind::cpu)
+      workspace = Tensor({static_cast<std::int64_t>(e.workspace_bytes)}, DType::uint8);
+    e.pool.bind(DNNL_ARG_WORKSPACE, workspace.raw());
+  }
+  run(e.pool);
+}
+
+void CpuBackend::pool2d_backward(const Tensor& dy, const Tensor& x, const Pool2DGeometry& g, const Tensor& workspace,
+                                 Tensor& dx) {
+  enter();
+  const char* op = "pool2d_backward";
+  require_float(dy, op, "dy");
+  require_float(x, op, "x");
+  PoolShape s = pool_shape(x, g, op);
+  Shape y_shape{s.n, s.oh, s.ow, s.c};
+  if (dy.shape() != y_shape)
+    throw Error(fmt::format("{}: dy has shape {} but pooling x {} gives {}", op, shape_str(dy.shape()),
+                            shape_str(x.shape()), shape_str(y_shape)));
+  prepare_output(dx, x.shape(), op, "dx");
+  if (dx.numel() == 0) return;
+  if (dy.numel() == 0) {
+    std::memset(dx.raw(), 0, dx.nbytes());
+    return;
+  }
+
+  cache_.key("pool_bwd");
+  key_pool(cache_, s, g);
+  auto& e = cache_.get<PoolEntry>([&] {
+    return guarded_build(op, cache_.current_key(), [&] {
+      auto hint = pool_forward_pd(s, g, base_attr(), engine_);
+      dnnl::pooling_backward::desc desc(pool_alg(g.kind), f32_md({s.n, s.c, s.ih, s.iw}, tag::nhwc),
+                                        f32_md({s.n, s.c, s.oh, s.ow}, tag::nhwc), {g.stride_h, g.stride_w},
+                                        {g.pool_h, g.pool_w}, {g.pad_top, g.pad_left}, {g.pad_bottom, g.pad_right});
+      dnnl::pooling_backward::primitive_desc pd(desc, base_attr(), engine_, hint);
+      auto entry = std::make_unique<PoolEntry>();
+      if (g.kind == PoolKind::max) {
+        entry->pool = make_primitive(pd, {DNNL_ARG_DIFF_DST, DNNL_ARG_DIFF_SRC, DNNL_ARG_WORKSPACE});
+        entry->workspace_bytes = pd.workspace_desc().get_size();
+      } else {
+        entry->pool = make_primitive(pd, {DNNL_ARG_DIFF_DST, DNNL_ARG_DIFF_SRC});
+      }
+      return entry;
+    });
+  });
+  if (g.kind == PoolKind::max) {
+    if (!workspace.defined() || workspace.dtype() != DType::uint8 || workspace.nbytes() < e.workspace_bytes)
+      throw Error(fmt::format("{}: max pooling needs the workspace ({} bytes) filled by pool2d_forward on the same "
+                              "input; got {}",
+                              op, e.workspace_bytes,
+                              workspace.defined() ? fmt::format("{} bytes of {}", workspace.nbytes(),
+                                                                dtype_name(workspace.dtype()))
+                                                  : std::string("an undefined tensor")));
+    e.pool.bind(DNNL_ARG_WORKSPACE, workspace.raw());
+  }
+  e.pool.bind(DNNL_ARG_DIFF_DST, dy.raw());
+  e.pool.bind(DNNL_ARG_DIFF_SRC, dx.raw());
+  run(e.pool);
+}
+
+}  // namespace kerascpp::cpu

@@ -1,0 +1,152 @@
+// Dataset::batch: stacks consecutive elements into one tensor per component, allocated once
+// per batch. Over from_tensor_slices (shuffled or not) rows are gathered straight from the
+// source tensors, so no per-element views are built at all.
+#include <fmt/format.h>
+
+#include <cstring>
+
+#include "data/dataset_node.hpp"
+
+namespace kerascpp {
+namespace {
+
+Shape with_batch_axis(std::int64_t n, const Shape& element_shape) {
+  Shape s{n};
+  s.insert(s.end(), element_shape.begin(), element_shape.end());
+  return s;
+}
+
+std::string describe(const Tensor& t) { return shape_str(t.shape()) + " " + dtype_name(t.dtype()); }
+
+Example stack(const std::vector<Example>& elements) {
+  const Example& first = elements.front();
+  for (std::size_t e = 1; e < elements.size(); ++e) {
+    const Example& other = elements[e];
+    if (other.size() != first.size())
+      throw Error(fmt::format("Dataset.batch: element 0 of a batch has {} components but element {} has {}; "
+                              "every element must have the same structure (check your map() function)",
+                              first.size(), e, other.size()));
+    for (std::size_t c = 0; c < first.size(); ++c)
+      if (other[c].shape() != first[c].shape() || other[c].dtype() != first[c].dtype())
+        throw Error(fmt::format("Dataset.batch: component {} of element 0 of a batch is {} but element {} "
+                                "is {}; all elements of a batch need the same shape and dtype — resize or "
+                                "pad them with map() before batch()",
+                                c, describe(first[c]), e, describe(other[c])));
+  }
+  const auto n = static_cast<std::int64_t>(elements.size());
+  Example out;
+  out.reserve(first.size());
+  for (std::size_t c = 0; c < first.size(); ++c) {
+    Tensor batch(with_batch_axis(n, first[c].shape()), first[c].dtype());
+    const std::size_t bytes = first[c].nbytes();
+    auto* dst = static_cast<char*>(batch.raw());
+    for (const Example& e : elements) {
+      if (bytes) std::memcpy(dst, e[c].raw(), bytes);
+      dst += bytes;
+    }
+    out.push_back(std::move(batch));
+  }
+  return out;
+}
+
+class StackingBatchIterator final : public Dataset::Iterator {
+ public:
+  StackingBatchIterator(std::unique_ptr<Dataset::Iterator> input, std::int64_t batch_size, bool drop_remainder)
+      : input_(std::move(input)), batch_size_(static_cast<std::size_t>(batch_size)), drop_remainder_(drop_remainder) {
+    pending_.reserve(batch_size_);
+  }
+  bool next(Example& out) override {
+    pending_.clear();
+    Example e;
+    while (pending_.size() < batch_size_ && input_->next(e)) pending_.push_back(std::move(e));
+    if (pending_.empty() || (drop_remainder_ && pending_.size() < batch_size_)) return false;
+    out = stack(pending_);
+    pending_.clear();  // release the element views now, not at the next call
+    return true;
+  }
+
+ private:
+  std::unique_ptr<Dataset::Iterator> input_;
+  std::size_t batch_size_;
+  bool drop_remainder_;
+  std::vector<Example> pending_;
+};
+
+class GatherBatchIterator final : public Dataset::Iterator {
+ public:
+  GatherBatchIterator(std::vector<Tensor> rows, std::unique_ptr<detail::IndexStream> indices,
+                      std::int64_t batch_size, bool drop_remainder)
+      : rows_(std::move(rows)), indices_(std::move(indices)), batch_size_(static_cast<std::size_t>(batch_size)),
+        drop_remainder_(drop_remainder) {
+    picked_.reserve(batch_size_);
+  }
+  bool next(Example& out) override {
+    picked_.clear();
+    std::int64_t i = 0;
+    while (picked_.size() < batch_size_ && indices_->next(i)) picked_.push_back(i);
+    if (picked_.empty() || (drop_remainder_ && picked_.size() < batch_size_)) return false;
+    const auto n = static_cast<std::int64_t>(picked_.size());
+    out.clear();
+    out.reserve(rows_.size());
+    for (const Tensor& src : rows_) {
+      Shape element_shape(src.shape().begin() + 1, src.shape().end());
+      Tensor batch(with_batch_axis(n, element_shape), src.dtype());
+      const std::size_t row_bytes = static_cast<std::size_t>(shape_numel(element_shape)) * dtype_size(src.dtype());
+      const auto* from = static_cast<const char*>(src.raw());
+      auto* to = static_cast<char*>(batch.raw());
+      // Copy runs of consecutive rows with one memcpy: unshuffled data becomes one copy per batch.
+      for (std::size_t k = 0; k < picked_.size();) {
+        std::size_t run = 1;
+        while (k + run < picked_.size() && picked_[k + run] == picked_[k] + static_cast<std::int64_t>(run)) ++run;
+        if (row_bytes) std::memcpy(to + k * row_bytes, from + static_cast<std::size_t>(picked_[k]) * row_bytes, run * row_bytes);
+        k += run;
+      }
+      out.push_back(std::move(batch));
+    }
+    return true;
+  }
+
+ private:
+  std::vector<Tensor> rows_;
+  std::unique_ptr<detail::IndexStream> indices_;
+  std::size_t batch_size_;
+  bool drop_remainder_;
+  std::vector<std::int64_t> picked_;
+};
+
+class BatchNode final : public detail::DatasetNode {
+ public:
+  BatchNode(std::shared_ptr<const detail::DatasetNode> input, std::int64_t batch_size, bool drop_remainder)
+      : input_(std::move(input)), batch_size_(batch_size), drop_remainder_(drop_remainder) {}
+
+  std::int64_t cardinality() const override {
+    std::int64_t n = input_->cardinality();
+    if (n < 0) return n;  // kInfinite or kUnknown stay as they are
+    return drop_remainder_ ? n / batch_size_ : (n + batch_size_ - 1) / batch_size_;
+  }
+  bool is_batched() const override { return true; }
+  std::unique_ptr<Dataset::Iterator> make_iterator(std::uint64_t epoch) const override {
+    if (const auto* rows = input_->rows())
+      return std::make_unique<GatherBatchIterator>(*rows, input_->make_index_stream(epoch), batch_size_,
+                                                   drop_remainder_);
+    return std::make_unique<StackingBatchIterator>(input_->make_iterator(epoch), batch_size_, drop_remainder_);
+  }
+
+ private:
+  std::shared_ptr<const detail::DatasetNode> input_;
+  std::int64_t batch_size_;
+  bool drop_remainder_;
+};
+
+}  // namespace
+
+Dataset Dataset::batch(std::int64_t batch_size, bool drop_remainder) const {
+  node("batch");  // throws for a default-constructed Dataset
+  if (batch_size < 1)
+    throw Error(fmt::format("Dataset.batch: batch_size must be >= 1, got {}; pass the number of examples "
+                            "per step, e.g. batch(128)",
+                            batch_size));
+  return Dataset(std::make_shared<BatchNode>(node_, batch_size, drop_remainder));
+}
+
+}  // namespace kerascpp

@@ -1,0 +1,69 @@
+#include <fmt/format.h>
+
+#include "data/dataset_node.hpp"
+
+namespace kerascpp {
+
+Dataset::Iterator::~Iterator() = default;
+
+const detail::DatasetNode& Dataset::node(const char* op) const {
+  if (!node_)
+    throw Error(fmt::format("Dataset.{}: this Dataset is default-constructed and holds no pipeline; "
+                            "create one with Dataset::from_tensor_slices or a datasets:: loader",
+                            op));
+  return *node_;
+}
+
+std::int64_t Dataset::cardinality() const { return node("cardinality").cardinality(); }
+
+std::unique_ptr<Dataset::Iterator> Dataset::make_iterator(std::uint64_t epoch) const {
+  return node("make_iterator").make_iterator(epoch);
+}
+
+bool Dataset::is_batched() const { return node("is_batched").is_batched(); }
+
+namespace detail {
+
+std::uint64_t mix64(std::uint64_t x) {
+  x += 0x9E3779B97F4A7C15ull;
+  x = (x ^ (x >> 30)) * 0xBF58476D1CE4E5B9ull;
+  x = (x ^ (x >> 27)) * 0x94D049BB133111EBull;
+  return x ^ (x >> 31);
+}
+
+Example row_example(const std::vector<Tensor>& rows, std::int64_t index) {
+  Example out;
+  out.reserve(rows.size());
+  for (const Tensor& t : rows) {
+    Shape element_shape(t.shape().begin() + 1, t.shape().end());
+    out.push_back(t.slice(index, index + 1).reshape(std::move(element_shape)));
+  }
+  return out;
+}
+
+namespace {
+class RowIterator final : public Dataset::Iterator {
+ public:
+  // Holds its own copies of the row tensors (they share storage) so it outlives the Dataset.
+  RowIterator(std::vector<Tensor> rows, std::unique_ptr<IndexStream> indices)
+      : rows_(std::move(rows)), indices_(std::move(indices)) {}
+  bool next(Example& out) override {
+    std::int64_t i = 0;
+    if (!indices_->next(i)) return false;
+    out = row_example(rows_, i);
+    return true;
+  }
+
+ private:
+  std::vector<Tensor> rows_;
+  std::unique_ptr<IndexStream> indices_;
+};
+}  // namespace
+
+std::unique_ptr<Dataset::Iterator> make_row_iterator(const std::vector<Tensor>& rows,
+                                                     std::unique_ptr<IndexStream> indices) {
+  return std::make_unique<RowIterator>(rows, std::move(indices));
+}
+
+}  // namespace detail
+}  // namespace kerascpp

@@ -1,0 +1,45 @@
+// Internal: the node graph behind kerascpp::Dataset. Each op is one immutable node that
+// makes iterators; nodes are shared between Datasets and never change after construction.
+#pragma once
+#include <cstdint>
+#include <memory>
+#include <string>
+#include <vector>
+
+#include "kerascpp/dataset.hpp"
+
+namespace kerascpp::detail {
+
+// Stream of row indices into a node's row tensors (see DatasetNode::rows).
+class IndexStream {
+ public:
+  virtual ~IndexStream() = default;
+  virtual bool next(std::int64_t& out) = 0;
+};
+
+struct DatasetNode {
+  virtual ~DatasetNode() = default;
+  virtual std::int64_t cardinality() const = 0;
+  virtual bool is_batched() const = 0;
+  virtual std::unique_ptr<Dataset::Iterator> make_iterator(std::uint64_t epoch) const = 0;
+
+  // Row-gather fast path. A node whose element k is {t.row(i_k) for t in rows()} returns the
+  // row tensors and makes the index stream i_0, i_1, ...; batch() then copies rows straight
+  // from the source instead of materialising every element. Only from_tensor_slices,
+  // synthetic and the index-only ops above them (shuffle, take, skip, shard, repeat) have it;
+  // their make_iterator() must yield exactly the same order as their index stream.
+  virtual const std::vector<Tensor>* rows() const { return nullptr; }
+  virtual std::unique_ptr<IndexStream> make_index_stream(std::uint64_t /*epoch*/) const { return nullptr; }
+};
+
+// Element `index` of a row source: views of row `index` with axis 0 dropped.
+Example row_example(const std::vector<Tensor>& rows, std::int64_t index);
+
+// Iterates a row source through an index stream, yielding row views.
+std::unique_ptr<Dataset::Iterator> make_row_iterator(const std::vector<Tensor>& rows,
+                                                     std::unique_ptr<IndexStream> indices);
+
+// Well-mixed 64-bit hash (splitmix64 finaliser) for deriving per-epoch seeds.
+std::uint64_t mix64(std::uint64_t x);
+
+}  // namespace kerascpp::detail

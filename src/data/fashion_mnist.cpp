@@ -1,0 +1,106 @@
+#include "kerascpp/datasets/fashion_mnist.hpp"
+
+#include <fmt/format.h>
+
+#include <cstdlib>
+#include <filesystem>
+
+#include "data/idx_reader.hpp"
+
+namespace kerascpp::datasets::fashion_mnist {
+namespace {
+
+namespace fs = std::filesystem;
+
+constexpr const char* kDefaultDir = "/usr/share/datasets/fashion-mnist";
+constexpr std::int64_t kSide = 28;
+constexpr int kNumClasses = 10;
+
+// The package ships .gz files; an unpacked copy (as some mirrors hand out) works too.
+std::string find_file(const std::string& dir, const std::string& base) {
+  std::error_code ec;
+  for (const std::string& name : {base + ".gz", base})
+    if (fs::is_regular_file(fs::path(dir) / name, ec)) return (fs::path(dir) / name).string();
+  return {};
+}
+
+std::string require_file(const std::string& dir, const std::string& base) {
+  std::string path = find_file(dir, base);
+  if (path.empty())
+    throw Error(fmt::format("fashion_mnist: '{}' not found in '{}' (looked for {}.gz and {}); install the "
+                            "Debian package dataset-fashion-mnist (it puts the files in {}), or set "
+                            "KERASCPP_DATA (or pass --data_dir / load(dir)) to a directory holding them",
+                            base, dir, base, base, kDefaultDir));
+  return path;
+}
+
+void check_pair(const Tensor& images, const std::string& images_path, const Tensor& labels,
+                const std::string& labels_path) {
+  if (images.dtype() != DType::uint8 || images.rank() != 3 || images.dim(1) != kSide || images.dim(2) != kSide)
+    throw Error(fmt::format("fashion_mnist: '{}' holds {} {}, expected uint8 images of shape (N, 28, 28); "
+                            "is it the right file?",
+                            images_path, dtype_name(images.dtype()), shape_str(images.shape())));
+  if (labels.dtype() != DType::uint8 || labels.rank() != 1)
+    throw Error(fmt::format("fashion_mnist: '{}' holds {} {}, expected uint8 labels of shape (N,); is it the "
+                            "right file?",
+                            labels_path, dtype_name(labels.dtype()), shape_str(labels.shape())));
+  if (images.dim(0) != labels.dim(0))
+    throw Error(fmt::format("fashion_mnist: '{}' has {} images but '{}' has {} labels; the files come from "
+                            "different sets, reinstall them",
+                            images_path, images.dim(0), labels_path, labels.dim(0)));
+  const auto* y = labels.data<std::uint8_t>();
+  for (std::int64_t i = 0; i < labels.dim(0); ++i)
+    if (y[i] >= kNumClasses)
+      throw Error(fmt::format("fashion_mnist: '{}' has label {} at index {}; labels must be 0..9, the file is "
+                              "corrupt",
+                              labels_path, int{y[i]}, i));
+}
+
+void load_pair(const std::string& dir, const std::string& prefix, Tensor& x, Tensor& y) {
+  std::string images_path = require_file(dir, prefix + "-images-idx3-ubyte");
+  std::string labels_path = require_file(dir, prefix + "-labels-idx1-ubyte");
+  x = read_idx(images_path);
+  y = read_idx(labels_path);
+  check_pair(x, images_path, y, labels_path);
+}
+
+Dataset to_dataset(const Tensor& images, const Tensor& labels) {
+  const std::int64_t n = images.dim(0);
+  Tensor x({n, kSide, kSide, 1}, DType::float32);
+  const auto* src = images.data<std::uint8_t>();
+  float* dst = x.data<float>();
+  for (std::int64_t i = 0, count = images.numel(); i < count; ++i) dst[i] = static_cast<float>(src[i]) / 255.0f;
+  Tensor y({n}, DType::int32);
+  const auto* ls = labels.data<std::uint8_t>();
+  auto* ld = y.data<std::int32_t>();
+  for (std::int64_t i = 0; i < n; ++i) ld[i] = ls[i];
+  return Dataset::from_tensor_slices(x, y);
+}
+
+}  // namespace
+
+std::string resolve_dir(const std::string& dir) {
+  if (!dir.empty()) return dir;
+  if (const char* env = std::getenv("KERASCPP_DATA"); env && *env) {
+    std::string nested = (fs::path(env) / "fashion-mnist").string();
+    if (find_file(env, "train-images-idx3-ubyte").empty() && !find_file(nested, "train-images-idx3-ubyte").empty())
+      return nested;
+    return env;
+  }
+  return kDefaultDir;
+}
+
+Arrays load_arrays(const std::string& dir) {
+  const std::string where = resolve_dir(dir);
+  Arrays a;
+  load_pair(where, "train", a.x_train, a.y_train);
+  load_pair(where, "t10k", a.x_test, a.y_test);
+  return a;
+}
+
+TrainTest load(const std::string& dir) {
+  Arrays a = load_arrays(dir);
+  return {to_dataset(a.x_train, a.y_train), to_dataset(a.x_test, a.y_test)};
+}
+
+}  // namespace kerascpp::datasets::fashion_mnist

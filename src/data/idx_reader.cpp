@@ -1,0 +1,137 @@
+#include "data/idx_reader.hpp"
+
+#include <fmt/format.h>
+#include <zlib.h>
+
+#include <array>
+#include <algorithm>
+#include <cerrno>
+#include <cstring>
+#include <filesystem>
+#include <limits>
+#include <new>
+
+namespace kerascpp {
+namespace {
+
+constexpr const char* kInstallHint =
+    "for (Fashion-)MNIST install the Debian package dataset-fashion-mnist, or point KERASCPP_DATA "
+    "(or --data_dir) at a directory holding the IDX files";
+
+// gzread reads raw files transparently, so one path serves both kinds.
+class GzReader {
+ public:
+  explicit GzReader(const std::string& path) : path_(path) {
+    std::error_code ec;
+    if (!std::filesystem::exists(path, ec))
+      throw Error(fmt::format("read_idx: file '{}' does not exist; {}", path, kInstallHint));
+    if (std::filesystem::is_directory(path, ec))
+      throw Error(fmt::format("read_idx: '{}' is a directory, not an IDX file; pass the file's path", path));
+    file_ = gzopen(path.c_str(), "rb");
+    if (!file_)
+      throw Error(fmt::format("read_idx: cannot open '{}': {}; check the file's permissions", path,
+                              std::strerror(errno)));
+    gzbuffer(file_, 1 << 17);
+  }
+  ~GzReader() { gzclose(file_); }
+  GzReader(const GzReader&) = delete;
+  GzReader& operator=(const GzReader&) = delete;
+
+  // Reads up to n bytes; returns how many were read (fewer only at the end of the data).
+  std::size_t read(void* dst, std::size_t n) {
+    std::size_t done = 0;
+    while (done < n) {
+      auto chunk = static_cast<unsigned>(std::min<std::size_t>(n - done, 1u << 30));
+      int got = gzread(file_, static_cast<char*>(dst) + done, chunk);
+      if (got < 0) {
+        int code = 0;
+        const char* msg = gzerror(file_, &code);
+        throw Error(fmt::format("read_idx: '{}' is corrupt ({}); re-download or reinstall it", path_, msg));
+      }
+      if (got == 0) break;
+      done += static_cast<std::size_t>(got);
+    }
+    return done;
+  }
+
+ private:
+  std::string path_;
+  gzFile file_ = nullptr;
+};
+
+std::uint32_t load_be32(const unsigned char* p) {
+  return (std::uint32_t{p[0]} << 24) | (std::uint32_t{p[1]} << 16) | (std::uint32_t{p[2]} << 8) | std::uint32_t{p[3]};
+}
+
+DType idx_dtype(unsigned char code, const std::string& path) {
+  switch (code) {
+    case 0x08: return DType::uint8;
+    case 0x0C: return DType::int32;
+    case 0x0D: return DType::float32;
+    default:
+      throw Error(fmt::format("read_idx: '{}' holds IDX element type 0x{:02X}, which is not supported "
+                              "(supported: 0x08 uint8, 0x0C int32, 0x0D float32); convert the file",
+                              path, code));
+  }
+}
+
+}  // namespace
+
+Tensor read_idx(const std::string& path) {
+  GzReader in(path);
+  std::array<unsigned char, 4> magic{};
+  std::size_t got = in.read(magic.data(), magic.size());
+  if (got < magic.size())
+    throw Error(fmt::format("read_idx: '{}' is truncated: {} bytes, too short for an IDX header; "
+                            "re-download or reinstall it",
+                            path, got));
+  if (magic[0] != 0 || magic[1] != 0 || magic[3] == 0)
+    throw Error(fmt::format("read_idx: '{}' is not an IDX file (magic bytes {:02X} {:02X} {:02X} {:02X}, "
+                            "expected 00 00 08 0N); check that the path names an *-idx*-ubyte file",
+                            path, magic[0], magic[1], magic[2], magic[3]));
+  const DType dtype = idx_dtype(magic[2], path);
+  const int ndims = magic[3];
+
+  std::vector<unsigned char> dims_raw(static_cast<std::size_t>(ndims) * 4);
+  got = in.read(dims_raw.data(), dims_raw.size());
+  if (got < dims_raw.size())
+    throw Error(fmt::format("read_idx: '{}' is truncated inside its header (expected {} dimension bytes, "
+                            "found {}); re-download or reinstall it",
+                            path, dims_raw.size(), got));
+  Shape shape;
+  std::uint64_t count = 1;
+  for (int i = 0; i < ndims; ++i) {
+    std::uint32_t d = load_be32(&dims_raw[static_cast<std::size_t>(i) * 4]);
+    shape.push_back(d);
+    // Guard the product: a corrupt header must give an error, not a wrapped size.
+    if (d != 0 && count > (std::uint64_t{1} << 46) / d)
+      throw Error(fmt::format("read_idx: '{}' has an implausible header (dimensions {}...); the file is "
+                              "corrupt, re-download or reinstall it",
+                              path, shape_str(shape)));
+    count *= d;
+  }
+
+  Tensor t;
+  try {
+    t = Tensor(shape, dtype);
+  } catch (const std::bad_alloc&) {
+    throw Error(fmt::format("read_idx: '{}' declares shape {} {}, which does not fit in memory; is the "
+                            "header corrupt?",
+                            path, shape_str(shape), dtype_name(dtype)));
+  }
+  got = in.read(t.raw(), t.nbytes());
+  if (got < t.nbytes())
+    throw Error(fmt::format("read_idx: '{}' is truncated: its header declares shape {} {} ({} data bytes) "
+                            "but only {} bytes follow; re-download or reinstall it",
+                            path, shape_str(shape), dtype_name(dtype), t.nbytes(), got));
+  if (dtype_size(dtype) == 4) {  // stored big-endian
+    auto* p = static_cast<unsigned char*>(t.raw());
+    for (std::size_t i = 0; i < t.nbytes(); i += 4) {
+      std::uint32_t v = load_be32(p + i);
+      std::memcpy(p + i, &v, 4);
+    }
+  }
+  return t;
+}
+
+}  // namespace kerascpp

@@ -1,0 +1,70 @@
+// Dataset::from_tensor_slices: element i is row i of every component, as views (no copy).
+#include <fmt/format.h>
+
+#include "data/dataset_node.hpp"
+
+namespace kerascpp {
+namespace {
+
+class CountingStream final : public detail::IndexStream {
+ public:
+  explicit CountingStream(std::int64_t n) : n_(n) {}
+  bool next(std::int64_t& out) override {
+    if (i_ >= n_) return false;
+    out = i_++;
+    return true;
+  }
+
+ private:
+  std::int64_t n_;
+  std::int64_t i_ = 0;
+};
+
+class SlicesNode final : public detail::DatasetNode {
+ public:
+  explicit SlicesNode(std::vector<Tensor> components) : rows_(std::move(components)) {}
+  std::int64_t cardinality() const override { return rows_.front().dim(0); }
+  bool is_batched() const override { return false; }
+  std::unique_ptr<Dataset::Iterator> make_iterator(std::uint64_t epoch) const override {
+    return detail::make_row_iterator(rows_, make_index_stream(epoch));
+  }
+  const std::vector<Tensor>* rows() const override { return &rows_; }
+  std::unique_ptr<detail::IndexStream> make_index_stream(std::uint64_t) const override {
+    return std::make_unique<CountingStream>(cardinality());
+  }
+
+ private:
+  std::vector<Tensor> rows_;
+};
+
+}  // namespace
+
+Dataset Dataset::from_tensor_slices(std::vector<Tensor> components) {
+  if (components.empty())
+    throw Error("Dataset.from_tensor_slices: no tensors given; pass at least one tensor (e.g. x, y)");
+  for (std::size_t i = 0; i < components.size(); ++i) {
+    const Tensor& t = components[i];
+    if (!t.defined())
+      throw Error(fmt::format("Dataset.from_tensor_slices: tensor {} is undefined (default-constructed); "
+                              "pass tensors that hold data",
+                              i));
+    if (t.rank() == 0)
+      throw Error(fmt::format("Dataset.from_tensor_slices: tensor {} is a scalar (shape ()); it needs a "
+                              "leading axis to slice along, e.g. reshape it to (1,)",
+                              i));
+    if (t.dim(0) != components[0].dim(0))
+      throw Error(fmt::format("Dataset.from_tensor_slices: tensor 0 has shape {} but tensor {} has shape {}; "
+                              "all tensors need the same number of rows (axis 0), e.g. as many labels "
+                              "as images",
+                              shape_str(components[0].shape()), i, shape_str(t.shape())));
+  }
+  return Dataset(std::make_shared<SlicesNode>(std::move(components)));
+}
+
+Dataset Dataset::from_tensor_slices(Tensor x) { return from_tensor_slices(std::vector<Tensor>{std::move(x)}); }
+
+Dataset Dataset::from_tensor_slices(Tensor x, Tensor y) {
+  return from_tensor_slices(std::vector<Tensor>{std::move(x), std::move(y)});
+}
+
+}  // namespace kerascpp

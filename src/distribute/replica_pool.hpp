@@ -1,0 +1,60 @@
+// ReplicaPool: N replicas, each with its own Backend and, when N > 1, its own worker thread.
+// Implements StrategyImpl for OneDeviceStrategy (N = 1) and MirroredStrategy on CPU replicas.
+#pragma once
+#include <condition_variable>
+#include <exception>
+#include <functional>
+#include <mutex>
+#include <thread>
+#include <vector>
+
+#include "distribute/abortable_barrier.hpp"
+#include "distribute/strategy_impl.hpp"
+
+namespace kerascpp::distribute {
+
+class ReplicaPool : public StrategyImpl, public CrossReplica {
+ public:
+  ReplicaPool(std::string kind, std::vector<Device> devices, CrossDeviceOpsKind ops, StrategyOptions options);
+  ~ReplicaPool() override;
+
+  std::string name() const override;
+  int num_replicas() const override { return static_cast<int>(contexts_.size()); }
+  std::vector<Device> devices() const override { return devices_; }
+  CrossDeviceOpsKind cross_device_ops() const override { return ops_; }
+  void run(const std::function<void(ReplicaContext&)>& fn) override;
+  ReplicaContext& context(int replica) override { return contexts_.at(static_cast<std::size_t>(replica)); }
+  std::size_t bucket_bytes() const override { return options_.bucket_bytes; }
+
+  // CrossReplica: shared-memory all-reduce. Every replica publishes its tensors, each reduces a
+  // disjoint slice of every tensor in replica order 0..N-1 (so the sum is the same bits whoever
+  // computes it) and writes the result into every replica's copy.
+  void all_reduce_sum(int replica, const std::vector<Tensor>& tensors) override;
+
+ private:
+  void worker_loop(int replica);
+
+  std::string kind_;
+  std::vector<Device> devices_;
+  CrossDeviceOpsKind ops_;
+  StrategyOptions options_;
+  std::vector<std::unique_ptr<Backend>> backends_;
+  std::vector<ReplicaContext> contexts_;
+
+  // Work dispatch to worker threads.
+  std::vector<std::thread> workers_;
+  std::mutex mu_;
+  std::condition_variable work_cv_, done_cv_;
+  const std::function<void(ReplicaContext&)>* job_ = nullptr;
+  std::size_t job_generation_ = 0;
+  int pending_ = 0;
+  bool stopping_ = false;
+  std::exception_ptr first_error_;
+
+  // Collective state.
+  detail::AbortableBarrier barrier_;
+  std::vector<const std::vector<Tensor>*> published_;
+  std::vector<std::vector<float>> scratch_;
+};
+
+}  // namespace kerascpp::distribute

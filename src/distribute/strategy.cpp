@@ -1,0 +1,101 @@
+#include <fmt/format.h>
+
+#include <set>
+
+#include "distribute/replica_pool.hpp"
+
+namespace kerascpp::distribute {
+
+const char* cross_device_ops_name(CrossDeviceOpsKind kind) {
+  switch (kind) {
+    case CrossDeviceOpsKind::automatic: return "Auto";
+    case CrossDeviceOpsKind::shared_memory: return "SharedMemoryAllReduce";
+    case CrossDeviceOpsKind::reduction_to_one_device: return "ReductionToOneDevice";
+    case CrossDeviceOpsKind::hierarchical_copy: return "HierarchicalCopyAllReduce";
+    case CrossDeviceOpsKind::nccl: return "NcclAllReduce";
+  }
+  return "?";
+}
+
+std::vector<std::string> local_devices() {
+  // The CUDA backend adds GPUs here when it is built and a device is present.
+  return {"cpu:0"};
+}
+
+namespace {
+
+std::string available_devices_str() {
+  std::string s;
+  for (auto& d : local_devices()) s += (s.empty() ? "" : ", ") + d;
+  return s + " (and any number of CPU replicas cpu:N)";
+}
+
+Device check_device(const std::string& name) {
+  Device d = Device::parse(name);
+  if (d.kind == Device::Kind::gpu)
+    throw Error(fmt::format("device '{}' does not exist: no GPU is available to this build. Available devices: {}",
+                            name, available_devices_str()));
+  return d;
+}
+
+}  // namespace
+
+std::shared_ptr<StrategyImpl> make_one_device_impl(const std::string& device, StrategyOptions options) {
+  return std::make_shared<ReplicaPool>("OneDeviceStrategy", std::vector<Device>{check_device(device)},
+                                       CrossDeviceOpsKind::automatic, options);
+}
+
+std::shared_ptr<StrategyImpl> make_mirrored_impl(std::vector<std::string> names, CrossDeviceOpsKind ops,
+                                                 StrategyOptions options) {
+  if (names.empty()) names = local_devices();
+  if (names.size() == 1 && names[0] == "cpu:-1")
+    throw Error("MirroredStrategy: the number of CPU replicas must be at least 1");
+  std::vector<Device> devices;
+  std::set<std::string> seen;
+  for (auto& n : names) {
+    Device d = Device::parse(n);
+    if (!seen.insert(d.str()).second)
+      throw Error(fmt::format("MirroredStrategy: device '{}' is listed twice; list each device once", n));
+    devices.push_back(d);
+  }
+  for (auto& d : devices)
+    if (d.kind != devices.front().kind)
+      throw Error(fmt::format("MirroredStrategy: mixed device kinds ({} and {}); a strategy mirrors over devices of "
+                              "one kind — use only GPUs or only CPU replicas",
+                              devices.front().str(), d.str()));
+  for (auto& n : names) check_device(n);
+  if (ops == CrossDeviceOpsKind::nccl || ops == CrossDeviceOpsKind::hierarchical_copy)
+    throw Error(fmt::format("MirroredStrategy<{}> needs GPU devices, but the devices are CPU replicas; use "
+                            "MirroredStrategy<> (Auto) or SharedMemoryAllReduce / ReductionToOneDevice",
+                            cross_device_ops_name(ops)));
+  if (ops == CrossDeviceOpsKind::automatic) ops = CrossDeviceOpsKind::shared_memory;
+  return std::make_shared<ReplicaPool>("MirroredStrategy", std::move(devices), ops, options);
+}
+
+Strategy::Strategy() : impl_(make_one_device_impl("cpu:0", {})) {}
+
+int Strategy::num_replicas_in_sync() const { return impl_->num_replicas(); }
+std::vector<Device> Strategy::devices() const { return impl_->devices(); }
+std::string Strategy::describe() const { return impl_->name(); }
+int Strategy::worker_index() const { return impl_->worker_index(); }
+void Strategy::run(const std::function<void(ReplicaContext&)>& fn) const { impl_->run(fn); }
+
+double Strategy::reduce(ReduceOp op, const std::vector<double>& per_replica) const {
+  double s = 0;
+  for (double v : per_replica) s += v;
+  return op == ReduceOp::SUM || per_replica.empty() ? s : s / static_cast<double>(per_replica.size());
+}
+
+std::vector<std::pair<std::int64_t, std::int64_t>> Strategy::shard_ranges(std::int64_t rows) const {
+  std::int64_t n = num_replicas_in_sync();
+  std::vector<std::pair<std::int64_t, std::int64_t>> out;
+  std::int64_t base = rows / n, extra = rows % n, start = 0;
+  for (std::int64_t r = 0; r < n; ++r) {
+    std::int64_t len = base + (r < extra ? 1 : 0);
+    out.emplace_back(start, start + len);
+    start += len;
+  }
+  return out;
+}
+
+}  // namespace kerascpp::distribute

@@ -1,0 +1,156 @@
+#include "engine/graph.hpp"
+
+#include <fmt/format.h>
+
+#include <algorithm>
+#include <unordered_map>
+#include <unordered_set>
+
+#include "kerascpp/layers/input_layer.hpp"
+
+namespace kerascpp::detail {
+
+Graph::Graph(const std::vector<KerasTensor>& inputs, const std::vector<KerasTensor>& outputs)
+    : inputs_(inputs), outputs_(outputs) {
+  if (inputs.empty() || outputs.empty()) throw Error("Model: needs at least one input and one output");
+  for (auto& t : inputs)
+    if (!t.defined() || !dynamic_cast<InputLayer*>(t.node()->layer.get()))
+      throw Error("Model: every input must be a tensor returned by kerascpp::Input(shape)");
+  // Depth-first post-order from the outputs gives a topological order.
+  std::unordered_set<const Node*> done, active;
+  std::function<void(const std::shared_ptr<Node>&)> visit = [&](const std::shared_ptr<Node>& n) {
+    if (done.count(n.get())) return;
+    if (active.count(n.get())) throw Error("Model: the layer graph has a cycle");
+    active.insert(n.get());
+    for (auto& in : n->inputs) visit(in.node());
+    active.erase(n.get());
+    done.insert(n.get());
+    nodes_.push_back(n);
+  };
+  for (auto& o : outputs) {
+    if (!o.defined()) throw Error("Model: an output tensor is empty");
+    visit(o.node());
+  }
+  for (auto& n : nodes_)
+    if (dynamic_cast<InputLayer*>(n->layer.get()) &&
+        std::none_of(inputs.begin(), inputs.end(), [&](const KerasTensor& t) { return t.node() == n; }))
+      throw Error(fmt::format("Model: the outputs depend on input '{}', which is not among the model's inputs; pass "
+                              "it in Model(inputs, outputs)",
+                              n->layer->name()));
+  for (std::size_t i = 0; i < nodes_.size(); ++i) index_of_[nodes_[i].get()] = i;
+  // Keras lists inputs first, then layers in creation (topological) order.
+  std::unordered_map<const Layer*, int> index;
+  for (auto& n : nodes_) {
+    auto it = index.find(n->layer.get());
+    if (it == index.end()) {
+      index[n->layer.get()] = static_cast<int>(layers_.size());
+      layers_.push_back(n->layer);
+      calls_per_layer_.push_back(0);
+    }
+    int li = index[n->layer.get()];
+    layer_of_node_.push_back(li);
+    ++calls_per_layer_[static_cast<std::size_t>(li)];
+  }
+}
+
+std::size_t Graph::node_index(const Node* n) const {
+  auto it = index_of_.find(n);
+  if (it == index_of_.end()) throw Error("Graph: node not part of this model");
+  return it->second;
+}
+
+std::vector<Tensor> Graph::forward(ReplicaContext& ctx, const std::vector<Tensor>& inputs, GraphState& st) const {
+  std::size_t n = nodes_.size();
+  st.inputs.resize(n);
+  st.outputs.resize(n);
+  st.layer_states.resize(n);
+  if (inputs.size() != inputs_.size())
+    throw Error(fmt::format("Model expects {} input(s) but got {}", inputs_.size(), inputs.size()));
+  for (std::size_t i = 0; i < n; ++i) {
+    const Node& node = *nodes_[i];
+    if (auto* input_layer = dynamic_cast<InputLayer*>(node.layer.get())) {
+      std::size_t k = 0;
+      while (inputs_[k].node().get() != &node) ++k;
+      const Tensor& x = inputs[k];
+      Shape expected = input_layer->shape();
+      Shape got(x.shape().begin() + (x.rank() ? 1 : 0), x.shape().end());
+      if (x.rank() == 0 || got != expected)
+        throw Error(fmt::format("Input '{}' expects batches of shape {} but got {}; check the dataset's element "
+                                "shape or the Input shape",
+                                input_layer->name(), shape_str([&] {
+                                  Shape s = expected;
+                                  s.insert(s.begin(), -1);
+                                  return s;
+                                }()),
+                                shape_str(x.shape())));
+      if (x.dtype() != input_layer->dtype())
+        throw Error(fmt::format("Input '{}' expects dtype {} but got {}; cast the data (e.g. images to float32 "
+                                "scaled to [0, 1]) or declare Input(shape, DType::{})",
+                                input_layer->name(), dtype_name(input_layer->dtype()), dtype_name(x.dtype()),
+                                dtype_name(x.dtype())));
+      st.inputs[i] = {x};
+      st.outputs[i] = {x};
+      continue;
+    }
+    auto& ins = st.inputs[i];
+    ins.clear();
+    for (auto& kt : node.inputs) ins.push_back(st.outputs[node_index(kt.node().get())].at(static_cast<std::size_t>(kt.index())));
+    st.layer_states[i].saved.clear();
+    st.outputs[i] = node.layer->forward(ctx, ins, st.layer_states[i]);
+  }
+  std::vector<Tensor> outs;
+  for (auto& o : outputs_) outs.push_back(st.outputs[node_index(o.node().get())].at(static_cast<std::size_t>(o.index())));
+  return outs;
+}
+
+void Graph::backward(ReplicaContext& ctx, const std::vector<Tensor>& output_grads, GraphState& st,
+                     const std::function<void(Layer&)>& on_layer_done) const {
+  std::size_t n = nodes_.size();
+  std::vector<std::vector<Tensor>> grads(n);
+  for (std::size_t i = 0; i < n; ++i) grads[i].resize(nodes_[i]->output_shapes.size());
+  auto accumulate = [&](Tensor& slot, const Tensor& g) {
+    if (!slot.defined()) {
+      slot = g;
+    } else {
+      // A tensor consumed by several layers (a branch): sum the gradients in a fresh buffer so
+      // no layer's output gradient is modified behind its back.
+      Tensor sum(slot.shape());
+      ctx.backend->add({slot, g}, sum);
+      slot = sum;
+    }
+  };
+  for (std::size_t k = 0; k < outputs_.size(); ++k)
+    accumulate(grads[node_index(outputs_[k].node().get())][static_cast<std::size_t>(outputs_[k].index())],
+               output_grads[k]);
+  std::vector<int> remaining = calls_per_layer_;
+  for (std::size_t i = n; i-- > 0;) {
+    const Node& node = *nodes_[i];
+    if (dynamic_cast<InputLayer*>(node.layer.get())) continue;
+    std::vector<Tensor>& g = grads[i];
+    for (std::size_t j = 0; j < g.size(); ++j)
+      if (!g[j].defined()) g[j] = Tensor::zeros(st.outputs[i][j].shape());  // output unused downstream
+    auto input_grads = node.layer->backward(ctx, st.inputs[i], st.outputs[i], g, st.layer_states[i]);
+    for (std::size_t j = 0; j < node.inputs.size(); ++j) {
+      const KerasTensor& kt = node.inputs[j];
+      accumulate(grads[node_index(kt.node().get())][static_cast<std::size_t>(kt.index())], input_grads.at(j));
+    }
+    g.clear();
+    int li = layer_of_node_[i];
+    if (--remaining[static_cast<std::size_t>(li)] == 0 && on_layer_done) on_layer_done(*layers_[static_cast<std::size_t>(li)]);
+  }
+}
+
+void Graph::forward_empty(ReplicaContext& ctx) const {
+  for (auto& node : nodes_) node->layer->forward_empty(ctx);
+}
+
+void Graph::backward_empty(ReplicaContext& ctx, const std::function<void(Layer&)>& on_layer_done) const {
+  std::vector<int> remaining = calls_per_layer_;
+  for (std::size_t i = nodes_.size(); i-- > 0;) {
+    nodes_[i]->layer->backward_empty(ctx);
+    int li = layer_of_node_[i];
+    if (--remaining[static_cast<std::size_t>(li)] == 0 && on_layer_done) on_layer_done(*layers_[static_cast<std::size_t>(li)]);
+  }
+}
+
+}  // namespace kerascpp::detail

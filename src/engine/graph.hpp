@@ -1,0 +1,48 @@
+// Graph: the layers of a model in topological order, and the forward/backward executor that a
+// replica runs. Per-replica activations and layer state live in a GraphState owned by the caller.
+#pragma once
+#include <functional>
+#include <memory>
+#include <unordered_map>
+#include <vector>
+
+#include "kerascpp/layer.hpp"
+
+namespace kerascpp::detail {
+
+struct GraphState {
+  std::vector<std::vector<Tensor>> inputs;   // per node: the tensors it was called on
+  std::vector<std::vector<Tensor>> outputs;  // per node
+  std::vector<LayerState> layer_states;      // per node
+};
+
+class Graph {
+ public:
+  Graph(const std::vector<KerasTensor>& inputs, const std::vector<KerasTensor>& outputs);
+
+  // Distinct layers in the order they first appear (Keras' model.layers order).
+  const std::vector<std::shared_ptr<Layer>>& layers() const { return layers_; }
+  const std::vector<std::shared_ptr<Node>>& nodes() const { return nodes_; }
+  const std::vector<KerasTensor>& inputs() const { return inputs_; }
+  const std::vector<KerasTensor>& outputs() const { return outputs_; }
+
+  std::vector<Tensor> forward(ReplicaContext& ctx, const std::vector<Tensor>& inputs, GraphState& state) const;
+  // Backpropagates from output gradients. `on_layer_done` fires when every call of a layer has
+  // been backpropagated, so its variable gradients are final (used to start all-reduces early).
+  void backward(ReplicaContext& ctx, const std::vector<Tensor>& output_grads, GraphState& state,
+                const std::function<void(Layer&)>& on_layer_done) const;
+  // A replica with an empty shard: lets layers take part in collectives, in the same order.
+  void forward_empty(ReplicaContext& ctx) const;
+  void backward_empty(ReplicaContext& ctx, const std::function<void(Layer&)>& on_layer_done) const;
+
+ private:
+  std::size_t node_index(const Node* n) const;
+  std::vector<KerasTensor> inputs_, outputs_;
+  std::vector<std::shared_ptr<Node>> nodes_;       // topological order
+  std::vector<std::shared_ptr<Layer>> layers_;
+  std::vector<int> layer_of_node_;                 // index into layers_
+  std::vector<int> calls_per_layer_;
+  std::unordered_map<const Node*, std::size_t> index_of_;
+};
+
+}  // namespace kerascpp::detail

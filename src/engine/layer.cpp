@@ -1,0 +1,123 @@
+#include "kerascpp/layer.hpp"
+
+#include <fmt/format.h>
+
+#include <map>
+#include <mutex>
+
+#include "kerascpp/initializers.hpp"
+
+namespace kerascpp {
+
+std::string to_snake_case(const std::string& s) {
+  // Keras: insert '_' before an upper-case letter that follows a lower-case one or precedes one,
+  // so "BatchNormalization" -> "batch_normalization", "Conv2D" -> "conv2d", "MaxPooling2D" -> "max_pooling2d".
+  std::string out;
+  for (std::size_t i = 0; i < s.size(); ++i) {
+    char c = s[i];
+    bool upper = std::isupper(static_cast<unsigned char>(c));
+    if (upper && i > 0) {
+      char prev = s[i - 1];
+      bool next_lower = i + 1 < s.size() && std::islower(static_cast<unsigned char>(s[i + 1]));
+      if (std::islower(static_cast<unsigned char>(prev)) ||
+          (std::isupper(static_cast<unsigned char>(prev)) && next_lower))
+        out += '_';
+    }
+    out += static_cast<char>(std::tolower(static_cast<unsigned char>(c)));
+  }
+  return out;
+}
+
+std::string unique_layer_name(const std::string& base) {
+  static std::mutex mu;
+  static std::map<std::string, int> counts;
+  std::lock_guard lock(mu);
+  int n = counts[base]++;
+  return n == 0 ? base : fmt::format("{}_{}", base, n);
+}
+
+const KerasTensor& check_defined(const KerasTensor& t) {
+  if (!t.defined()) throw Error("KerasTensor is empty: create inputs with kerascpp::Input(shape)");
+  return t;
+}
+
+const Shape& KerasTensor::shape() const {
+  return check_defined(*this).node_->output_shapes.at(static_cast<std::size_t>(index_));
+}
+
+DType KerasTensor::dtype() const { return check_defined(*this).node_->output_dtype; }
+
+Layer::Layer(std::string name) : name_(std::move(name)) {}
+
+const std::string& Layer::name() const {
+  if (name_.empty()) name_ = unique_layer_name(to_snake_case(class_name()));
+  return name_;
+}
+
+std::string Layer::snake_name() const { return to_snake_case(class_name()); }
+
+std::string Layer::where() const { return fmt::format("Layer '{}' ({})", name(), class_name()); }
+
+std::vector<Variable*> Layer::variables() {
+  std::vector<Variable*> out;
+  for (auto& v : variables_)
+    if (v->trainable()) out.push_back(v.get());
+  for (auto& v : variables_)
+    if (!v->trainable()) out.push_back(v.get());
+  return out;
+}
+
+std::vector<Variable*> Layer::trainable_variables() {
+  std::vector<Variable*> out;
+  for (auto& v : variables_)
+    if (v->trainable()) out.push_back(v.get());
+  return out;
+}
+
+std::int64_t Layer::count_params() const {
+  std::int64_t n = 0;
+  for (auto& v : variables_) n += shape_numel(v->shape());
+  return n;
+}
+
+Variable& Layer::add_weight(const std::string& name, const Shape& shape, const std::string& initializer,
+                            bool trainable, std::uint64_t seed) {
+  Tensor t(shape);
+  initializers::initialize(t, initializer, seed, where());
+  variables_.push_back(std::make_unique<Variable>(name, std::move(t), trainable));
+  variables_.back()->set_path(fmt::format("{}/{}", this->name(), name));
+  return *variables_.back();
+}
+
+KerasTensor Layer::operator()(const KerasTensor& x) { return call_multi({x}).at(0); }
+
+KerasTensor Layer::operator()(const std::vector<KerasTensor>& xs) {
+  auto outs = call_multi(xs);
+  if (outs.size() != 1) throw Error(fmt::format("{} has {} outputs; use call_multi", where(), outs.size()));
+  return outs[0];
+}
+
+std::vector<KerasTensor> Layer::call_multi(const std::vector<KerasTensor>& xs) {
+  std::vector<Shape> shapes;
+  for (auto& x : xs) {
+    check_defined(x);
+    if (!accepts_any_dtype() && x.dtype() != DType::float32)
+      throw Error(fmt::format("{}: input has dtype {}, but this layer computes in float32; cast the data to "
+                              "float32 before feeding it",
+                              where(), dtype_name(x.dtype())));
+    shapes.push_back(x.shape());
+  }
+  auto node = std::make_shared<Node>();
+  node->output_shapes = compute_output_shapes(shapes);
+  if (!built_) {
+    build(shapes);
+    built_ = true;
+  }
+  node->layer = shared_from_this();
+  node->inputs = xs;
+  std::vector<KerasTensor> outs;
+  for (std::size_t i = 0; i < node->output_shapes.size(); ++i) outs.emplace_back(node, static_cast<int>(i));
+  return outs;
+}
+
+}  // namespace kerascpp

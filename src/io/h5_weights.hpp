@@ -1,0 +1,47 @@
+// Keras 3 `.weights.h5` files at the file level: groups of variables by path, the optimizer's
+// variables and kerascpp's own training state. Which layer gets which name is the model's job.
+// Layout facts (verified against Keras 3.15): docs/keras_weights_layout.md.
+#pragma once
+#include <string>
+#include <utility>
+#include <vector>
+
+#include "kerascpp/tensor.hpp"
+
+namespace kerascpp::io {
+
+struct WeightsGroup {
+  // Path under `layers/`, e.g. "dense_1" (Keras' snake_case class name, deduplicated). A nested
+  // object uses '/', e.g. "sequential/layers/dense" for layers/sequential/layers/dense/vars.
+  std::string name;
+  std::vector<Tensor> vars;  // vars/0, vars/1, ... (Keras: trainable first, then non-trainable)
+  // The layer's own name (Keras' `layer.name`), which Keras stores as the `name` attribute of the
+  // vars group. It may differ from `name` ("dense_2" stored at layers/dense). Empty: use `name`.
+  std::string layer_name = {};
+};
+
+struct WeightsFile {
+  std::vector<WeightsGroup> layers;  // written as layers/<name>/vars/<i>, in this order
+  // optimizer/vars/<i>; an empty vector and has_optimizer=false: no optimizer group.
+  std::vector<Tensor> optimizer_vars;
+  bool has_optimizer = false;
+  // Extra named tensors for kerascpp's own training state (epoch, step, RNG, data order), stored as
+  // datasets of the root group `kerascpp`, which Keras' loader never looks at.
+  std::vector<std::pair<std::string, Tensor>> extra;
+  // `name` attributes Keras writes on the root `vars` group (model.name: "sequential",
+  // "functional", ...) and on `optimizer/vars` (optimizer.name). Keras' loader does not read them.
+  std::string model_name = "functional";
+  std::string optimizer_name = "adam";
+};
+
+// Written through write_atomically: on failure the previous file at `path` is untouched.
+// Tensors must be on the host; float32, int32, int64 and uint8 are stored as little-endian
+// IEEE f32 / i32 / i64 / u8, rank 0 as an HDF5 scalar dataset.
+void write_weights_file(const std::string& path, const WeightsFile& file);
+
+// Reads files written by Keras 3 or by write_weights_file. Layers come back in the file's link
+// order: creation order where the file tracks it (ours do), else name order (Keras' files), so
+// match them by name. Other float types are read as float32, other integer types as int32/int64.
+WeightsFile read_weights_file(const std::string& path);
+
+}  // namespace kerascpp::io
