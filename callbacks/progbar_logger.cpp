@@ -3,6 +3,8 @@
 #include <chrono>
 #include <cstdio>
 
+#include <unistd.h>
+
 #include "kerascpp/callbacks/callback.hpp"
 
 namespace kerascpp::callbacks {
@@ -26,7 +28,12 @@ std::string format_duration(double seconds) {
 }  // namespace
 
 void ProgbarLogger::render(std::int64_t done, std::int64_t total, const Logs& logs, bool final_line) {
-  double elapsed = now_seconds() - start_;
+  // Like Keras: redraw at most every 50 ms, and only on a terminal; logs and pipes get the final line.
+  static const bool interactive = isatty(fileno(stdout)) != 0;
+  double now = now_seconds();
+  if (!final_line && (!interactive || now - last_render_ < 0.05)) return;
+  last_render_ = now;
+  double elapsed = now - start_;
   double per_step = done > 0 ? elapsed / static_cast<double>(done) : 0;
   std::string bar;
   if (total > 0) {
@@ -41,7 +48,8 @@ void ProgbarLogger::render(std::int64_t done, std::int64_t total, const Logs& lo
   std::string timing = final_line ? fmt::format(" - {} {}/step", format_duration(elapsed), format_duration(per_step))
                                   : fmt::format(" - ETA: {}", total > 0 ? format_duration(per_step * double(total - done))
                                                                         : std::string("?"));
-  std::fprintf(stdout, "\r%s%s%s%s", bar.c_str(), timing.c_str(), format_logs(logs).c_str(), final_line ? "\n" : "");
+  std::fprintf(stdout, "%s%s%s%s%s%s", interactive ? "\r" : "", bar.c_str(), timing.c_str(),
+               format_logs(logs).c_str(), interactive ? "\033[K" : "", final_line ? "\n" : "");
   std::fflush(stdout);
 }
 

@@ -15,7 +15,7 @@ std::vector<Shape> ActivationLayer::compute_output_shapes(const std::vector<Shap
 }
 
 std::vector<Tensor> ActivationLayer::forward(ReplicaContext& ctx, const std::vector<Tensor>& in, LayerState&) {
-  if (activation_ == Activation::linear) return {in[0]};
+  if (activation_ == kerascpp::Activation::linear) return {in[0]};
   Tensor y(in[0].shape());
   ctx.backend->activation_forward(activation_, in[0], y);
   return {y};
@@ -24,7 +24,7 @@ std::vector<Tensor> ActivationLayer::forward(ReplicaContext& ctx, const std::vec
 std::vector<Tensor> ActivationLayer::backward(ReplicaContext& ctx, const std::vector<Tensor>&,
                                               const std::vector<Tensor>& out, const std::vector<Tensor>& grads,
                                               LayerState&) {
-  if (activation_ == Activation::linear) return {grads[0]};
+  if (activation_ == kerascpp::Activation::linear) return {grads[0]};
   Tensor dx(grads[0].shape());
   ctx.backend->activation_backward(activation_, out[0], grads[0], dx);
   return {dx};

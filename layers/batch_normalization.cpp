@@ -1,5 +1,8 @@
 #include "kerascpp/layers/batch_normalization.hpp"
 
+#include <algorithm>
+#include <cmath>
+
 #include "layer_util.hpp"
 
 namespace kerascpp::layers {

@@ -52,7 +52,7 @@ std::vector<Tensor> DenseLayer::backward(ReplicaContext& ctx, const std::vector<
                                          LayerState&) {
   int r = ctx.replica_id;
   Tensor dz = grads[0];
-  if (activation_ != Activation::linear) {
+  if (activation_ != kerascpp::Activation::linear) {
     dz = Tensor(grads[0].shape());
     ctx.backend->activation_backward(activation_, out[0], grads[0], dz);
   }

@@ -129,6 +129,10 @@ TEST_CASE("batch stacks elements, keeps a partial last batch unless drop_remaind
   CHECK(ds.batch(11, true).cardinality() == 0);
   CHECK(collect(ds.batch(11, true)).empty());
   CHECK(collect(ds.batch(11)).size() == 1);
+  const std::int64_t huge = std::int64_t{1} << 60;  // legal: one partial batch, nothing reserved up front
+  CHECK(ds.batch(huge).cardinality() == 1);
+  CHECK(labels(ds.batch(huge)) == iota(10));
+  CHECK(labels(ds.map(identity).batch(huge)) == iota(10));
 }
 
 TEST_CASE("batch of batches adds another axis") {

@@ -80,6 +80,7 @@ class LossRef {
   LossRef(L loss) : loss_(std::make_shared<L>(std::move(loss))) {}  // NOLINT
   LossRef(std::shared_ptr<Loss> loss) : loss_(std::move(loss)) {}  // NOLINT
   Loss* get() const { return loss_.get(); }
+  Loss* operator->() const { return loss_.get(); }
   explicit operator bool() const { return static_cast<bool>(loss_); }
 
  private:

@@ -3,12 +3,16 @@
 // source tensors, so no per-element views are built at all.
 #include <fmt/format.h>
 
+#include <algorithm>
 #include <cstring>
 
 #include "data/dataset_node.hpp"
 
 namespace kerascpp {
 namespace {
+
+// batch(1 << 40) on a small dataset is legal (one partial batch); never reserve that much.
+constexpr std::size_t kMaxReserve = 1 << 16;
 
 Shape with_batch_axis(std::int64_t n, const Shape& element_shape) {
   Shape s{n};
@@ -53,7 +57,7 @@ class StackingBatchIterator final : public Dataset::Iterator {
  public:
   StackingBatchIterator(std::unique_ptr<Dataset::Iterator> input, std::int64_t batch_size, bool drop_remainder)
       : input_(std::move(input)), batch_size_(static_cast<std::size_t>(batch_size)), drop_remainder_(drop_remainder) {
-    pending_.reserve(batch_size_);
+    pending_.reserve(std::min<std::size_t>(batch_size_, kMaxReserve));
   }
   bool next(Example& out) override {
     pending_.clear();
@@ -78,7 +82,7 @@ class GatherBatchIterator final : public Dataset::Iterator {
                       std::int64_t batch_size, bool drop_remainder)
       : rows_(std::move(rows)), indices_(std::move(indices)), batch_size_(static_cast<std::size_t>(batch_size)),
         drop_remainder_(drop_remainder) {
-    picked_.reserve(batch_size_);
+    picked_.reserve(std::min<std::size_t>(batch_size_, kMaxReserve));
   }
   bool next(Example& out) override {
     picked_.clear();
@@ -122,7 +126,7 @@ class BatchNode final : public detail::DatasetNode {
   std::int64_t cardinality() const override {
     std::int64_t n = input_->cardinality();
     if (n < 0) return n;  // kInfinite or kUnknown stay as they are
-    return drop_remainder_ ? n / batch_size_ : (n + batch_size_ - 1) / batch_size_;
+    return n / batch_size_ + (!drop_remainder_ && n % batch_size_ != 0 ? 1 : 0);
   }
   bool is_batched() const override { return true; }
   std::unique_ptr<Dataset::Iterator> make_iterator(std::uint64_t epoch) const override {

@@ -34,6 +34,7 @@ class GzReader {
     gzbuffer(file_, 1 << 17);
   }
   ~GzReader() { gzclose(file_); }
+  bool is_raw() { return gzdirect(file_) != 0; }  // not gzip-compressed
   GzReader(const GzReader&) = delete;
   GzReader& operator=(const GzReader&) = delete;
 
@@ -111,6 +112,15 @@ Tensor read_idx(const std::string& path) {
     count *= d;
   }
 
+  const std::uint64_t data_bytes = count * dtype_size(dtype);
+  const std::uint64_t header_bytes = 4 + dims_raw.size();
+  std::error_code ec;
+  const std::uint64_t file_bytes = std::filesystem::file_size(path, ec);
+  // For a raw file the size is known: report truncation before allocating what the header claims.
+  if (in.is_raw() && !ec && file_bytes < header_bytes + data_bytes)
+    throw Error(fmt::format("read_idx: '{}' is truncated: its header declares shape {} {} ({} data bytes) "
+                            "but only {} bytes follow; re-download or reinstall it",
+                            path, shape_str(shape), dtype_name(dtype), data_bytes, file_bytes - header_bytes));
   Tensor t;
   try {
     t = Tensor(shape, dtype);

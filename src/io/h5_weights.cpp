@@ -1,10 +1,14 @@
 #include "io/h5_weights.hpp"
 
+#include <fcntl.h>
 #include <fmt/format.h>
 #include <hdf5.h>
+#include <unistd.h>
 
 #include <algorithm>
+#include <cerrno>
 #include <cstdlib>
+#include <cstring>
 #include <filesystem>
 #include <limits>
 #include <mutex>
@@ -243,7 +247,24 @@ void write_vars_group(hid_t parent, const std::vector<Tensor>& vars, const std::
     write_dataset(group.get(), std::to_string(i), vars[i], fmt::format("{}/{}", where, i));
 }
 
-void write_contents(const std::string& tmp_path, const WeightsFile& file) {
+// Bytes the file will take, so that the in-memory image is allocated once.
+std::size_t estimated_file_size(const WeightsFile& file) {
+  std::size_t bytes = 64 * 1024;
+  auto add = [&](const Tensor& t) { bytes += 4096 + (t.defined() ? t.nbytes() : 0); };
+  for (const auto& layer : file.layers) {
+    bytes += 4096;
+    for (const auto& t : layer.vars) add(t);
+  }
+  for (const auto& t : file.optimizer_vars) add(t);
+  for (const auto& entry : file.extra) add(entry.second);
+  return bytes;
+}
+
+// The file is assembled in memory (HDF5's core driver) and written to disk by write_image().
+// HDF5 writing to disk itself would report a full disk from H5Dwrite or H5Fclose, and after a
+// failed H5Fclose libhdf5 1.10 keeps the half-closed file and crashes at exit; in memory it can
+// only run out of memory. The price is a second copy of the weights in host memory while saving.
+std::vector<char> build_image(const WeightsFile& file) {
   for (const auto& layer : file.layers) check_layer_name(layer.name);
   for (const auto& [name, tensor] : file.extra)
     if (name.empty() || name == "." || name == ".." || name.find('/') != std::string::npos)
@@ -253,9 +274,11 @@ void write_contents(const std::string& tmp_path, const WeightsFile& file) {
   Handle fcpl = checked(H5Pcreate(H5P_FILE_CREATE), H5Pclose, "cannot create an HDF5 property list");
   check(H5Pset_link_creation_order(fcpl.get(), H5P_CRT_ORDER_TRACKED | H5P_CRT_ORDER_INDEXED),
         "cannot set link creation order");
-  Handle fapl = file_access_plist();
-  Handle h5file = checked(H5Fcreate(tmp_path.c_str(), H5F_ACC_TRUNC, fcpl.get(), fapl.get()), H5Fclose,
-                          "cannot create HDF5 file '" + tmp_path + "'");
+  Handle fapl = checked(H5Pcreate(H5P_FILE_ACCESS), H5Pclose, "cannot create an HDF5 property list");
+  check(H5Pset_fapl_core(fapl.get(), estimated_file_size(file), false),
+        "cannot set up an in-memory HDF5 file");
+  Handle h5file = checked(H5Fcreate("kerascpp-weights-image", H5F_ACC_TRUNC, fcpl.get(), fapl.get()),
+                          H5Fclose, "cannot create an in-memory HDF5 file");
   {
     Handle layers = create_group(h5file.get(), "layers", "layers");
     for (const auto& layer : file.layers) {
@@ -291,8 +314,38 @@ void write_contents(const std::string& tmp_path, const WeightsFile& file) {
         write_dataset(extra.get(), name, tensor, where);
       }
     }
-  }  // every object closed before the file, so that H5Fclose really flushes and closes
-  if (h5file.close_checked() < 0) h5_fail("cannot finish writing the HDF5 file (disk full?)");
+  }  // every object closed before the image is taken, so that all metadata is in it
+  check(H5Fflush(h5file.get(), H5F_SCOPE_GLOBAL), "cannot finish the HDF5 file");
+  ssize_t size = H5Fget_file_image(h5file.get(), nullptr, 0);
+  if (size < 0) h5_fail("cannot take the HDF5 file image");
+  std::vector<char> image(static_cast<std::size_t>(size));
+  if (H5Fget_file_image(h5file.get(), image.data(), image.size()) != size)
+    h5_fail("cannot take the HDF5 file image");
+  check(h5file.close_checked(), "cannot close the in-memory HDF5 file");
+  return image;
+}
+
+void write_image(const std::string& tmp_path, const std::vector<char>& image) {
+  int fd = ::open(tmp_path.c_str(), O_WRONLY | O_TRUNC | O_CLOEXEC);
+  if (fd < 0) throw Error(fmt::format("cannot open '{}': {}", tmp_path, std::strerror(errno)));
+  std::size_t done = 0;
+  while (done < image.size()) {
+    ssize_t n = ::write(fd, image.data() + done, image.size() - done);
+    if (n < 0 && errno == EINTR) continue;
+    if (n <= 0) {
+      int err = n < 0 ? errno : EIO;
+      ::close(fd);
+      const std::string progress = fmt::format("after {} of {} bytes", done, image.size());
+      if (err == ENOSPC || err == EDQUOT)
+        throw Error("no space left on the device " + progress + "; free some space or choose another path");
+      if (err == EFBIG)
+        throw Error("the file system or the process' file size limit (ulimit -f) refused the file " +
+                    progress);
+      throw Error(fmt::format("writing failed {}: {}", progress, std::strerror(err)));
+    }
+    done += static_cast<std::size_t>(n);
+  }
+  if (::close(fd) != 0) throw Error(fmt::format("writing failed: {}", std::strerror(errno)));
 }
 
 // ---------------------------------------------------------------------------------------------
@@ -359,38 +412,6 @@ bool has_link(const Reader& r, hid_t parent, const char* name) {
   htri_t exists = H5Lexists(parent, name, H5P_DEFAULT);
   if (exists < 0) r.fail(std::string("cannot look up '") + name + "' (file corrupt?)");
   return exists > 0;
-}
-
-std::string read_name_attribute(hid_t object) {
-  // Cosmetic for Keras (never read back), so an odd or missing attribute is not an error.
-  if (H5Aexists(object, "name") <= 0) {
-    H5Eclear2(H5E_DEFAULT);
-    return {};
-  }
-  Handle attr(H5Aopen(object, "name", H5P_DEFAULT), H5Aclose);
-  if (!attr.valid()) return {};
-  Handle type(H5Aget_type(attr.get()), H5Tclose);
-  Handle space(H5Aget_space(attr.get()), H5Sclose);
-  std::string out;
-  if (type.valid() && space.valid() && H5Tget_class(type.get()) == H5T_STRING &&
-      H5Sget_simple_extent_npoints(space.get()) == 1) {
-    if (H5Tis_variable_str(type.get()) > 0) {
-      Handle mem(H5Tcopy(H5T_C_S1), H5Tclose);
-      H5Tset_size(mem.get(), H5T_VARIABLE);
-      H5Tset_cset(mem.get(), H5Tget_cset(type.get()));
-      char* text = nullptr;
-      if (H5Aread(attr.get(), mem.get(), &text) >= 0 && text) {
-        out = text;
-        H5free_memory(text);
-      }
-    } else {
-      std::size_t size = H5Tget_size(type.get());
-      std::string buffer(size, '\0');
-      if (size > 0 && H5Aread(attr.get(), type.get(), buffer.data()) >= 0) out = buffer.c_str();
-    }
-  }
-  H5Eclear2(H5E_DEFAULT);
-  return out;
 }
 
 Tensor read_dataset(const Reader& r, hid_t dset, const std::string& where) {
@@ -511,7 +532,7 @@ void collect_layers(const Reader& r, hid_t group, const std::string& rel, const 
     Handle child = open_object(r, group, name, child_where);
     if (!is_group(child.get())) continue;  // Keras ignores stray datasets outside vars too
     if (name == "vars" && !rel.empty()) {
-      out.push_back({rel, read_vars_group(r, child.get(), child_where), read_name_attribute(child.get())});
+      out.push_back({rel, read_vars_group(r, child.get(), child_where)});
     } else {
       collect_layers(r, child.get(), rel.empty() ? name : rel + "/" + name, child_where, out, depth + 1);
     }
@@ -554,17 +575,14 @@ WeightsFile read_contents(const Reader& r) {
       Handle vars = open_object(r, optimizer.get(), "vars", "optimizer/vars");
       if (!is_group(vars.get())) r.fail("optimizer/vars is not a group");
       file.optimizer_vars = read_vars_group(r, vars.get(), "optimizer/vars");
-      file.optimizer_name = read_name_attribute(vars.get());
       file.has_optimizer = true;
     }
   }
-  if (!file.has_optimizer) file.optimizer_name.clear();
-
+  // The `name` attributes are not read back: Keras never reads them either, and libhdf5 1.10
+  // reads variable-length strings from the global heap without bounds checks, so one corrupt
+  // byte there crashes the process (found by fuzzing) instead of raising an error.
   file.model_name.clear();
-  if (has_link(r, root, "vars")) {
-    Handle vars = open_object(r, root, "vars", "vars");
-    if (is_group(vars.get())) file.model_name = read_name_attribute(vars.get());
-  }
+  file.optimizer_name.clear();
 
   if (has_link(r, root, kExtraGroup)) {
     Handle extra = open_object(r, root, kExtraGroup, kExtraGroup);
@@ -583,9 +601,13 @@ WeightsFile read_contents(const Reader& r) {
 
 void write_weights_file(const std::string& path, const WeightsFile& file) {
   write_atomically(path, [&](const std::string& tmp_path) {
-    std::lock_guard lock(hdf5_mutex());
-    QuietHdf5 quiet;
-    write_contents(tmp_path, file);
+    std::vector<char> image;
+    {
+      std::lock_guard lock(hdf5_mutex());
+      QuietHdf5 quiet;
+      image = build_image(file);
+    }
+    write_image(tmp_path, image);
   });
 }
 

@@ -16,7 +16,8 @@ struct WeightsGroup {
   std::string name;
   std::vector<Tensor> vars;  // vars/0, vars/1, ... (Keras: trainable first, then non-trainable)
   // The layer's own name (Keras' `layer.name`), which Keras stores as the `name` attribute of the
-  // vars group. It may differ from `name` ("dense_2" stored at layers/dense). Empty: use `name`.
+  // vars group. It may differ from `name` ("dense_2" stored at layers/dense). Empty: the last
+  // component of `name`. Written only; read_weights_file leaves it empty (see below).
   std::string layer_name = {};
 };
 
@@ -29,7 +30,8 @@ struct WeightsFile {
   // datasets of the root group `kerascpp`, which Keras' loader never looks at.
   std::vector<std::pair<std::string, Tensor>> extra;
   // `name` attributes Keras writes on the root `vars` group (model.name: "sequential",
-  // "functional", ...) and on `optimizer/vars` (optimizer.name). Keras' loader does not read them.
+  // "functional", ...) and on `optimizer/vars` (optimizer.name). Keras' loader does not read them;
+  // written only, read_weights_file leaves them empty (see below).
   std::string model_name = "functional";
   std::string optimizer_name = "adam";
 };
@@ -42,6 +44,8 @@ void write_weights_file(const std::string& path, const WeightsFile& file);
 // Reads files written by Keras 3 or by write_weights_file. Layers come back in the file's link
 // order: creation order where the file tracks it (ours do), else name order (Keras' files), so
 // match them by name. Other float types are read as float32, other integer types as int32/int64.
+// The cosmetic `name` attributes are skipped: libhdf5 1.10 can crash on a corrupt
+// variable-length string, and nothing (Keras included) needs them to load weights.
 WeightsFile read_weights_file(const std::string& path);
 
 }  // namespace kerascpp::io

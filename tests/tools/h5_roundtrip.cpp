@@ -125,14 +125,13 @@ std::string json_tensors(const std::vector<Tensor>& ts) {
 
 int read_any(const std::string& path) {
   auto file = kerascpp::io::read_weights_file(path);
-  std::string out = "{\"model_name\": " + json_string(file.model_name) + ",\n \"layers\": [";
+  std::string out = "{\"layers\": [";
   for (std::size_t i = 0; i < file.layers.size(); ++i) {
     const auto& g = file.layers[i];
     out += (i ? ",\n  " : "\n  ") + std::string("{\"name\": ") + json_string(g.name) +
-           ", \"layer_name\": " + json_string(g.layer_name) + ", \"vars\": " + json_tensors(g.vars) + "}";
+           ", \"vars\": " + json_tensors(g.vars) + "}";
   }
   out += "],\n \"has_optimizer\": " + std::string(file.has_optimizer ? "true" : "false");
-  out += ",\n \"optimizer_name\": " + json_string(file.optimizer_name);
   out += ",\n \"optimizer_vars\": " + json_tensors(file.optimizer_vars);
   out += ",\n \"extra\": {";
   for (std::size_t i = 0; i < file.extra.size(); ++i)

@@ -85,7 +85,7 @@ class ProgbarLogger : public Callback {
   int verbose_;
   int epochs_ = 1;
   std::int64_t steps_ = -1, test_steps_ = -1;
-  double start_ = 0;
+  double start_ = 0, last_render_ = 0;
   bool in_fit_ = false;
   Logs last_train_logs_;
 };

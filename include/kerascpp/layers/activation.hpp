@@ -16,7 +16,7 @@ class ActivationLayer : public Layer {
 
  private:
   std::string activation_name_;
-  Activation activation_ = Activation::linear;
+  kerascpp::Activation activation_ = kerascpp::Activation::linear;
 };
 
 LayerRef Activation(const std::string& activation, std::string name = "");

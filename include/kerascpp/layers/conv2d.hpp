@@ -35,7 +35,7 @@ class Conv2DLayer : public Layer {
   std::int64_t filters_;
   std::int64_t kh_, kw_;
   Conv2DOptions options_;
-  Activation activation_;
+  kerascpp::Activation activation_;
   Variable* kernel_ = nullptr;
   Variable* bias_ = nullptr;
 };

@@ -134,6 +134,10 @@ void CpuBackend::copy(const Tensor& src, Tensor& dst) {
   const char* s = static_cast<const char*>(src.raw());
   char* d = static_cast<char*>(dst.raw());
   const std::int64_t bytes = static_cast<std::int64_t>(src.nbytes());
+  if (s < d + bytes && d < s + bytes) {  // overlapping views of one storage: one ordered move
+    std::memmove(d, s, static_cast<std::size_t>(bytes));
+    return;
+  }
   parallel_for(bytes, kElementGrain * 16, [&](std::int64_t b, std::int64_t e) {
     std::memmove(d + b, s + b, static_cast<std::size_t>(e - b));
   });

@@ -2,6 +2,8 @@
 
 #include <fmt/format.h>
 
+#include <algorithm>
+
 namespace kerascpp::cpu {
 
 void require_float(const Tensor& t, const char* op, const char* arg) {
@@ -34,6 +36,31 @@ void prepare_output(Tensor& t, const Shape& shape, const char* op, const char* a
   if (t.shape() != shape)
     throw Error(fmt::format("{}: output `{}` has shape {} but the result has shape {}; allocate it as {}", op, arg,
                             shape_str(t.shape()), shape_str(shape), shape_str(shape)));
+}
+
+bool has_shape(const Tensor& t, std::initializer_list<std::int64_t> shape) {
+  if (t.shape().size() != shape.size()) return false;
+  std::size_t i = 0;
+  for (auto d : shape)
+    if (t.shape()[i++] != d) return false;
+  return true;
+}
+
+void prepare_output(Tensor& t, std::initializer_list<std::int64_t> shape, const char* op, const char* arg) {
+  if (t.defined() && t.dtype() == DType::float32 && t.device().kind == Device::Kind::cpu && has_shape(t, shape))
+    return;
+  prepare_output(t, Shape(shape), op, arg);
+}
+
+void prepare_output_last(Tensor& t, const Shape& like, std::int64_t last, const char* op, const char* arg) {
+  if (t.defined() && t.dtype() == DType::float32 && t.device().kind == Device::Kind::cpu &&
+      t.shape().size() == like.size() && !like.empty() && t.shape().back() == last &&
+      std::equal(like.begin(), like.end() - 1, t.shape().begin()))
+    return;
+  Shape shape = like;
+  if (shape.empty()) shape.push_back(last);
+  else shape.back() = last;
+  prepare_output(t, shape, op, arg);
 }
 
 void require_labels(const Tensor& labels, const Tensor& pred, std::int64_t rows, const char* op) {

@@ -2,6 +2,7 @@
 // op, the argument, the shapes involved and what the caller should do instead.
 #pragma once
 #include <cstdint>
+#include <initializer_list>
 
 #include "kerascpp/tensor.hpp"
 
@@ -12,8 +13,13 @@ void require_float(const Tensor& t, const char* op, const char* arg);
 // Same shape as `ref` (both already checked for dtype).
 void require_same_shape(const Tensor& t, const char* arg, const Tensor& ref, const char* ref_arg, const char* op);
 void require_rank_at_least(const Tensor& t, int rank, const char* op, const char* arg);
+// Shape comparison without building a Shape (ops run every step; this keeps them allocation-free).
+bool has_shape(const Tensor& t, std::initializer_list<std::int64_t> shape);
 // An output: allocated as float32 `shape` when undefined, otherwise it must have that shape.
 void prepare_output(Tensor& t, const Shape& shape, const char* op, const char* arg);
+void prepare_output(Tensor& t, std::initializer_list<std::int64_t> shape, const char* op, const char* arg);
+// As above for the shape of `like` with its last axis replaced by `last`.
+void prepare_output_last(Tensor& t, const Shape& like, std::int64_t last, const char* op, const char* arg);
 // Integer class labels with one entry per row of pred viewed as [rows, classes]; float labels
 // are rejected with a hint to cast them.
 void require_labels(const Tensor& labels, const Tensor& pred, std::int64_t rows, const char* op);

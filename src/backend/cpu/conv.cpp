@@ -60,10 +60,9 @@ ConvShape conv_shape(const Tensor& x, const Tensor& w, const Conv2DGeometry& g, 
 }
 
 void check_dy(const Tensor& dy, const ConvShape& s, const char* op) {
-  Shape expected{s.n, s.oh, s.ow, s.oc};
-  if (dy.shape() != expected)
+  if (!has_shape(dy, {s.n, s.oh, s.ow, s.oc}))
     throw Error(fmt::format("{}: dy has shape {} but the convolution output is {}", op, shape_str(dy.shape()),
-                            shape_str(expected)));
+                            shape_str({s.n, s.oh, s.ow, s.oc})));
 }
 
 struct ConvDescs {
@@ -122,7 +121,7 @@ void CpuBackend::conv2d_forward(const Tensor& x, const Tensor& w, const Tensor& 
   const bool bias = b.defined();
   if (bias) {
     require_float(b, op, "b");
-    if (b.shape() != Shape{s.oc})
+    if (!has_shape(b, {s.oc}))
       throw Error(fmt::format("{}: bias has shape {} but the kernel {} has {} filters; the bias must be ({},)", op,
                               shape_str(b.shape()), shape_str(w.shape()), s.oc, s.oc));
   }
@@ -235,9 +234,8 @@ void CpuBackend::conv2d_backward_weights_impl(const Tensor& x, const Tensor& dy,
   if (x.rank() != 4)
     throw Error(fmt::format("{}: x has shape {} but must be NHWC (batch, height, width, channels)", op,
                             shape_str(x.shape())));
-  Shape w_shape{g.kernel_h, g.kernel_w, x.dim(3), dy.dim(3)};
-  if (!dw.defined()) dw = Tensor::zeros(w_shape);
-  prepare_output(dw, w_shape, op, "dw");
+  if (!dw.defined()) dw = Tensor::zeros({g.kernel_h, g.kernel_w, x.dim(3), dy.dim(3)});
+  prepare_output(dw, {g.kernel_h, g.kernel_w, x.dim(3), dy.dim(3)}, op, "dw");
   ConvShape s = conv_shape(x, dw, g, op, "x");
   check_dy(dy, s, op);
   const bool bias = db != nullptr;

@@ -51,8 +51,13 @@ CachedPrimitive CpuBackend::make_primitive(const dnnl::primitive_desc_base& pd, 
 
 void CpuBackend::run(CachedPrimitive& p) {
   if (p.scratchpad_bytes() > 0) p.bind(DNNL_ARG_SCRATCHPAD, scratchpad_.bytes(p.scratchpad_bytes()));
-  p.execute(stream_);
-  stream_.wait();
+  try {
+    p.execute(stream_);
+    stream_.wait();
+  } catch (const dnnl::error& e) {
+    throw Error(fmt::format("oneDNN failed to execute a primitive (status {}): {}", static_cast<int>(e.status),
+                            e.what()));
+  }
 }
 
 }  // namespace cpu

@@ -39,13 +39,11 @@ void CpuBackend::dense_forward(const Tensor& x, const Tensor& w, const Tensor& b
   const bool bias = b.defined();
   if (bias) {
     require_float(b, op, "b");
-    if (b.shape() != Shape{out})
+    if (!has_shape(b, {out}))
       throw Error(fmt::format("{}: bias has shape {} but the kernel {} has {} units; the bias must be ({},)", op,
                               shape_str(b.shape()), shape_str(w.shape()), out, out));
   }
-  Shape y_shape = x.shape();
-  y_shape.back() = out;
-  prepare_output(y, y_shape, op, "y");
+  prepare_output_last(y, x.shape(), out, op, "y");
   if (rows == 0 || out == 0) return;
   if (in == 0) {
     // An empty contraction: y = act(b) (or act(0)).

@@ -104,10 +104,9 @@ void CpuBackend::pool2d_backward(const Tensor& dy, const Tensor& x, const Pool2D
   require_float(dy, op, "dy");
   require_float(x, op, "x");
   PoolShape s = pool_shape(x, g, op);
-  Shape y_shape{s.n, s.oh, s.ow, s.c};
-  if (dy.shape() != y_shape)
+  if (!has_shape(dy, {s.n, s.oh, s.ow, s.c}))
     throw Error(fmt::format("{}: dy has shape {} but pooling x {} gives {}", op, shape_str(dy.shape()),
-                            shape_str(x.shape()), shape_str(y_shape)));
+                            shape_str(x.shape()), shape_str({s.n, s.oh, s.ow, s.c})));
   prepare_output(dx, x.shape(), op, "dx");
   if (dx.numel() == 0) return;
   if (dy.numel() == 0) {

@@ -1,0 +1,186 @@
+// Fused batch normalization on oneDNN over the last axis: x is viewed as [M, C] and handed to
+// oneDNN as an NHWC tensor (M, C, 1, 1), which is the same bytes. gamma or beta may be
+// undefined (Keras scale=False / center=False): ones and zeros stand in for them.
+#include <fmt/format.h>
+
+#include <algorithm>
+
+#include "backend/cpu/checks.hpp"
+#include "backend/cpu/cpu_backend.hpp"
+#include "backend/cpu/dnnl_util.hpp"
+
+namespace kerascpp::cpu {
+
+namespace {
+
+struct BatchNormEntry : CacheEntry {
+  CachedPrimitive prim;
+};
+
+const auto kScaleShift = dnnl::normalization_flags::use_scale | dnnl::normalization_flags::use_shift;
+
+dnnl::memory::desc data_md(std::int64_t rows, std::int64_t channels) {
+  return f32_md({rows, channels, 1, 1}, tag::nhwc);
+}
+
+dnnl::batch_normalization_forward::primitive_desc training_pd(std::int64_t rows, std::int64_t channels, float eps,
+                                                              const dnnl::primitive_attr& attr,
+                                                              const dnnl::engine& engine) {
+  dnnl::batch_normalization_forward::desc desc(dnnl::prop_kind::forward_training, data_md(rows, channels), eps,
+                                               kScaleShift);
+  return {desc, attr, engine};
+}
+
+// Channels of x viewed as [M, C], checking a per-channel parameter when it is defined.
+std::int64_t channels_of(const Tensor& x, const char* op) {
+  require_rank_at_least(x, 1, op, "x");
+  return x.dim(-1);
+}
+
+void require_channel_vector(const Tensor& t, std::int64_t channels, const Tensor& x, const char* op,
+                            const char* arg) {
+  require_float(t, op, arg);
+  if (!has_shape(t, {channels}))
+    throw Error(fmt::format("{}: {} has shape {} but x {} has {} channels on its last axis; {} must be ({},)", op,
+                            arg, shape_str(t.shape()), shape_str(x.shape()), channels, arg, channels));
+}
+
+}  // namespace
+
+void CpuBackend::batchnorm_forward_training(const Tensor& x, const Tensor& gamma, const Tensor& beta, float eps,
+                                            Tensor& y, Tensor& mean, Tensor& var) {
+  enter();
+  const char* op = "batchnorm_forward_training";
+  require_float(x, op, "x");
+  const std::int64_t C = channels_of(x, op), M = C == 0 ? 0 : x.numel() / C;
+  if (gamma.defined()) require_channel_vector(gamma, C, x, op, "gamma");
+  if (beta.defined()) require_channel_vector(beta, C, x, op, "beta");
+  prepare_output(y, x.shape(), op, "y");
+  prepare_output(mean, {C}, op, "mean");
+  prepare_output(var, {C}, op, "var");
+  if (C == 0) return;
+  if (M == 0) throw Error(fmt::format("{}: x {} holds no rows; batch statistics need at least one", op,
+                                      shape_str(x.shape())));
+  cache_.key("bn_fwd_train");
+  cache_.append(M, C, eps);
+  auto& e = cache_.get<BatchNormEntry>([&] {
+    return guarded_build(op, cache_.current_key(), [&] {
+      auto pd = training_pd(M, C, eps, base_attr(), engine_);
+      auto entry = std::make_unique<BatchNormEntry>();
+      entry->prim = make_primitive(pd, {DNNL_ARG_SRC, DNNL_ARG_SCALE, DNNL_ARG_SHIFT, DNNL_ARG_DST, DNNL_ARG_MEAN,
+                                        DNNL_ARG_VARIANCE});
+      return entry;
+    });
+  });
+  float* ones = channel_a_.floats(2 * C);
+  std::fill(ones, ones + C, 1.f);
+  std::fill(ones + C, ones + 2 * C, 0.f);
+  e.prim.bind(DNNL_ARG_SRC, x.raw());
+  e.prim.bind(DNNL_ARG_SCALE, gamma.defined() ? gamma.raw() : ones);
+  e.prim.bind(DNNL_ARG_SHIFT, beta.defined() ? beta.raw() : ones + C);
+  e.prim.bind(DNNL_ARG_DST, y.raw());
+  e.prim.bind(DNNL_ARG_MEAN, mean.raw());
+  e.prim.bind(DNNL_ARG_VARIANCE, var.raw());
+  run(e.prim);
+}
+
+void CpuBackend::batchnorm_forward_inference(const Tensor& x, const Tensor& gamma, const Tensor& beta,
+                                             const Tensor& mean, const Tensor& var, float eps, Tensor& y) {
+  enter();
+  const char* op = "batchnorm_forward_inference";
+  require_float(x, op, "x");
+  const std::int64_t C = channels_of(x, op), M = C == 0 ? 0 : x.numel() / C;
+  if (gamma.defined()) require_channel_vector(gamma, C, x, op, "gamma");
+  if (beta.defined()) require_channel_vector(beta, C, x, op, "beta");
+  require_channel_vector(mean, C, x, op, "mean");
+  require_channel_vector(var, C, x, op, "var");
+  prepare_output(y, x.shape(), op, "y");
+  if (M == 0 || C == 0) return;
+  cache_.key("bn_fwd_infer");
+  cache_.append(M, C, eps);
+  auto& e = cache_.get<BatchNormEntry>([&] {
+    return guarded_build(op, cache_.current_key(), [&] {
+      dnnl::batch_normalization_forward::desc desc(dnnl::prop_kind::forward_inference, data_md(M, C), eps,
+                                                   kScaleShift | dnnl::normalization_flags::use_global_stats);
+      dnnl::batch_normalization_forward::primitive_desc pd(desc, base_attr(), engine_);
+      auto entry = std::make_unique<BatchNormEntry>();
+      entry->prim = make_primitive(pd, {DNNL_ARG_SRC, DNNL_ARG_SCALE, DNNL_ARG_SHIFT, DNNL_ARG_MEAN,
+                                        DNNL_ARG_VARIANCE, DNNL_ARG_DST});
+      return entry;
+    });
+  });
+  float* ones = channel_a_.floats(2 * C);
+  std::fill(ones, ones + C, 1.f);
+  std::fill(ones + C, ones + 2 * C, 0.f);
+  e.prim.bind(DNNL_ARG_SRC, x.raw());
+  e.prim.bind(DNNL_ARG_SCALE, gamma.defined() ? gamma.raw() : ones);
+  e.prim.bind(DNNL_ARG_SHIFT, beta.defined() ? beta.raw() : ones + C);
+  e.prim.bind(DNNL_ARG_MEAN, mean.raw());
+  e.prim.bind(DNNL_ARG_VARIANCE, var.raw());
+  e.prim.bind(DNNL_ARG_DST, y.raw());
+  run(e.prim);
+}
+
+void CpuBackend::batchnorm_backward(const Tensor& dy, const Tensor& x, const Tensor& gamma, const Tensor& mean,
+                                    const Tensor& var, float eps, Tensor& dx, Tensor& dgamma, Tensor& dbeta) {
+  enter();
+  const char* op = "batchnorm_backward";
+  require_float(dy, op, "dy");
+  require_float(x, op, "x");
+  require_same_shape(dy, "dy", x, "x", op);
+  const std::int64_t C = channels_of(x, op), M = C == 0 ? 0 : x.numel() / C;
+  if (gamma.defined()) require_channel_vector(gamma, C, x, op, "gamma");
+  require_channel_vector(mean, C, x, op, "mean");
+  require_channel_vector(var, C, x, op, "var");
+  prepare_output(dx, x.shape(), op, "dx");
+  // Undefined dgamma/dbeta mean the layer has no such parameter: their values go to scratch.
+  float* scratch = channel_b_.floats(2 * C);
+  float* pdgamma = scratch;
+  float* pdbeta = scratch + C;
+  if (dgamma.defined()) {
+    prepare_output(dgamma, {C}, op, "dgamma");
+    pdgamma = dgamma.data<float>();
+  }
+  if (dbeta.defined()) {
+    prepare_output(dbeta, {C}, op, "dbeta");
+    pdbeta = dbeta.data<float>();
+  }
+  if (C == 0) return;
+  if (M == 0) {
+    std::fill(pdgamma, pdgamma + C, 0.f);
+    std::fill(pdbeta, pdbeta + C, 0.f);
+    return;
+  }
+  cache_.key("bn_bwd");
+  cache_.append(M, C, eps);
+  auto& e = cache_.get<BatchNormEntry>([&] {
+    return guarded_build(op, cache_.current_key(), [&] {
+      auto hint = training_pd(M, C, eps, base_attr(), engine_);
+      dnnl::batch_normalization_backward::desc desc(dnnl::prop_kind::backward, data_md(M, C), data_md(M, C), eps,
+                                                    kScaleShift);
+      dnnl::batch_normalization_backward::primitive_desc pd(desc, base_attr(), engine_, hint);
+      auto entry = std::make_unique<BatchNormEntry>();
+      entry->prim = make_primitive(pd, {DNNL_ARG_SRC, DNNL_ARG_MEAN, DNNL_ARG_VARIANCE, DNNL_ARG_DIFF_DST,
+                                        DNNL_ARG_SCALE, DNNL_ARG_DIFF_SRC, DNNL_ARG_DIFF_SCALE,
+                                        DNNL_ARG_DIFF_SHIFT});
+      // oneDNN 2.6 rejects the backward call without a shift argument although it never reads it.
+      entry->prim.add_arg(DNNL_ARG_SHIFT, pd.query_md(dnnl::query::exec_arg_md, DNNL_ARG_SCALE), engine_);
+      return entry;
+    });
+  });
+  float* ones = channel_a_.floats(2 * C);
+  std::fill(ones, ones + C, 1.f);
+  std::fill(ones + C, ones + 2 * C, 0.f);
+  e.prim.bind(DNNL_ARG_SHIFT, ones + C);
+  e.prim.bind(DNNL_ARG_SRC, x.raw());
+  e.prim.bind(DNNL_ARG_MEAN, mean.raw());
+  e.prim.bind(DNNL_ARG_VARIANCE, var.raw());
+  e.prim.bind(DNNL_ARG_DIFF_DST, dy.raw());
+  e.prim.bind(DNNL_ARG_SCALE, gamma.defined() ? gamma.raw() : ones);
+  e.prim.bind(DNNL_ARG_DIFF_SRC, dx.raw());
+  e.prim.bind(DNNL_ARG_DIFF_SCALE, pdgamma);
+  e.prim.bind(DNNL_ARG_DIFF_SHIFT, pdbeta);
+  run(e.prim);
+}
+
+}  // namespace kerascpp::cpu

@@ -1,0 +1,103 @@
+// Metric helpers: per-example values summed over the batch in a fixed order (the caller
+// divides by the example count, after any cross-replica all-reduce).
+#include <cmath>
+
+#include "backend/cpu/cpu_backend.hpp"
+#include "backend/cpu/loss_common.hpp"
+#include "backend/cpu/parallel.hpp"
+
+namespace kerascpp::cpu {
+
+double CpuBackend::sparse_categorical_accuracy_sum(const Tensor& pred, const Tensor& labels) {
+  enter();
+  const char* op = "sparse_categorical_accuracy";
+  RowLayout l = class_rows(pred, op);
+  require_labels(labels, pred, l.rows, op);
+  check_label_range(labels, l.width, pred, op);
+  const float* pp = pred.data<float>();
+  double total = 0.0;
+  visit_labels(labels, [&](const auto* lab) {
+    total = chunked_sum(l.examples, partials_, [&](std::int64_t b, std::int64_t e) {
+      double s = 0.0;
+      for (std::int64_t n = b; n < e; ++n) {
+        std::int64_t hits = 0;
+        for (std::int64_t r = n * l.per_example; r < (n + 1) * l.per_example; ++r)
+          hits += argmax_row(pp + r * l.width, l.width) == static_cast<std::int64_t>(lab[r]);
+        s += static_cast<double>(hits) / static_cast<double>(l.per_example);
+      }
+      return s;
+    });
+  });
+  return total;
+}
+
+double CpuBackend::categorical_accuracy_sum(const Tensor& pred, const Tensor& target) {
+  enter();
+  const char* op = "categorical_accuracy";
+  RowLayout l = class_rows(pred, op);
+  require_float(target, op, "target");
+  require_same_shape(target, "target", pred, "pred", op);
+  const float* pp = pred.data<float>();
+  const float* pt = target.data<float>();
+  return chunked_sum(l.examples, partials_, [&](std::int64_t b, std::int64_t e) {
+    double s = 0.0;
+    for (std::int64_t n = b; n < e; ++n) {
+      std::int64_t hits = 0;
+      for (std::int64_t r = n * l.per_example; r < (n + 1) * l.per_example; ++r)
+        hits += argmax_row(pp + r * l.width, l.width) == argmax_row(pt + r * l.width, l.width);
+      s += static_cast<double>(hits) / static_cast<double>(l.per_example);
+    }
+    return s;
+  });
+}
+
+double CpuBackend::binary_accuracy_sum(const Tensor& pred, const Tensor& target, float threshold) {
+  enter();
+  const char* op = "binary_accuracy";
+  RowLayout l = element_rows(pred, op);
+  require_target(target, pred, op);
+  const float* pp = pred.data<float>();
+  const float* pt = target.data<float>();
+  const std::int64_t D = l.width;
+  return chunked_sum(l.examples, partials_, [&](std::int64_t b, std::int64_t e) {
+    double s = 0.0;
+    for (std::int64_t n = b; n < e; ++n) {
+      std::int64_t hits = 0;
+      for (std::int64_t i = n * D; i < (n + 1) * D; ++i) hits += (pp[i] > threshold ? 1.f : 0.f) == pt[i];
+      s += static_cast<double>(hits) / static_cast<double>(D);
+    }
+    return s;
+  });
+}
+
+double CpuBackend::absolute_error_sum(const Tensor& pred, const Tensor& target) {
+  enter();
+  const char* op = "absolute_error";
+  RowLayout l = element_rows(pred, op);
+  require_target(target, pred, op);
+  const float* pp = pred.data<float>();
+  const float* pt = target.data<float>();
+  const std::int64_t D = l.width;
+  return chunked_sum(l.examples, partials_, [&](std::int64_t b, std::int64_t e) {
+    double s = 0.0;
+    for (std::int64_t n = b; n < e; ++n) {
+      double row = 0.0;
+      for (std::int64_t i = n * D; i < (n + 1) * D; ++i) row += std::fabs(static_cast<double>(pp[i]) - pt[i]);
+      s += row / static_cast<double>(D);
+    }
+    return s;
+  });
+}
+
+double CpuBackend::sum(const Tensor& x) {
+  enter();
+  require_float(x, "sum", "x");
+  const float* p = x.data<float>();
+  return chunked_sum(x.numel(), partials_, [&](std::int64_t b, std::int64_t e) {
+    double s = 0.0;
+    for (std::int64_t i = b; i < e; ++i) s += p[i];
+    return s;
+  });
+}
+
+}  // namespace kerascpp::cpu

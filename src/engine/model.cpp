@@ -1,0 +1,235 @@
+#include <fmt/format.h>
+
+#include <algorithm>
+
+#include "distribute/strategy_impl.hpp"
+#include "engine/model_impl.hpp"
+#include "kerascpp/layers/input_layer.hpp"
+
+namespace kerascpp {
+
+void StepTotals::add(const StepTotals& o) {
+  loss_sum += o.loss_sum;
+  examples += o.examples;
+  if (metric_sums.size() < o.metric_sums.size()) reset(o.metric_sums.size());
+  for (std::size_t i = 0; i < o.metric_sums.size(); ++i) {
+    metric_sums[i] += o.metric_sums[i];
+    metric_counts[i] += o.metric_counts[i];
+  }
+}
+
+void StepTotals::reset(std::size_t metrics) {
+  loss_sum = examples = 0;
+  metric_sums.assign(metrics, 0);
+  metric_counts.assign(metrics, 0);
+}
+
+const detail::Graph& ModelImpl::require_graph(const char* what) const {
+  if (!graph)
+    throw Error(fmt::format("Model '{}': cannot {} before the model is built; give the Sequential model an "
+                            "input shape with layers::InputLayer(shape) or call fit/predict on data first",
+                            name, what));
+  return *graph;
+}
+
+void ModelImpl::ensure_built(const Tensor& x) {
+  if (graph) return;
+  if (!sequential) throw Error(fmt::format("Model '{}' has no graph", name));
+  if (sequential_layers.empty()) throw Error(fmt::format("Sequential model '{}' has no layers; add some first", name));
+  if (x.rank() < 1) throw Error(fmt::format("Sequential model '{}': the input batch must have a batch axis", name));
+  Shape per_example(x.shape().begin() + 1, x.shape().end());
+  KerasTensor in = Input(per_example, x.dtype());
+  KerasTensor t = in;
+  for (auto& l : sequential_layers) t = l(t);
+  graph = std::make_unique<detail::Graph>(std::vector<KerasTensor>{in}, std::vector<KerasTensor>{t});
+}
+
+void ModelImpl::bind() {
+  if (bound || !graph || !compiled) return;
+  int replicas = strategy.num_replicas_in_sync();
+  trainable.clear();
+  for (auto& layer : graph->layers()) {
+    for (Variable* v : layer->variables()) v->mirror(replicas);
+    for (Variable* v : layer->trainable_variables()) trainable.push_back(v);
+  }
+  states.assign(static_cast<std::size_t>(replicas), {});
+  optimizer->build(trainable, replicas);
+  std::vector<std::shared_ptr<Layer>> backward_order(graph->layers().rbegin(), graph->layers().rend());
+  buckets = detail::BucketPlan::make(backward_order, trainable, strategy.impl()->bucket_bytes());
+  bound = true;
+}
+
+Logs ModelImpl::logs_from(const StepTotals& t, const std::string& prefix) const {
+  Logs logs;
+  logs.set(prefix + "loss", t.examples > 0 ? t.loss_sum / t.examples : 0.0);
+  for (std::size_t i = 0; i < metrics.size(); ++i)
+    logs.set(prefix + metrics[i].name, t.metric_counts[i] > 0 ? t.metric_sums[i] / t.metric_counts[i] : 0.0);
+  return logs;
+}
+
+// ---- Model ----
+
+Model::Model() : impl_(std::make_shared<ModelImpl>()) {}
+
+Model::Model(const KerasTensor& input, const KerasTensor& output, std::string name)
+    : Model(std::vector<KerasTensor>{input}, std::vector<KerasTensor>{output}, std::move(name)) {}
+
+Model::Model(const std::vector<KerasTensor>& inputs, const std::vector<KerasTensor>& outputs, std::string name)
+    : impl_(std::make_shared<ModelImpl>()) {
+  impl_->name = name.empty() ? unique_layer_name("functional") : std::move(name);
+  impl_->graph = std::make_unique<detail::Graph>(inputs, outputs);
+}
+
+Model::~Model() = default;
+
+const std::string& Model::name() const { return impl_->name; }
+
+std::vector<std::shared_ptr<Layer>> Model::layers() const {
+  if (!impl_->graph) {
+    std::vector<std::shared_ptr<Layer>> out;
+    for (auto& l : impl_->sequential_layers) out.push_back(l.get());
+    return out;
+  }
+  std::vector<std::shared_ptr<Layer>> out = impl_->graph->layers();
+  // Keras' Sequential does not list its implicit InputLayer.
+  if (impl_->sequential)
+    out.erase(std::remove_if(out.begin(), out.end(),
+                             [](auto& l) { return dynamic_cast<InputLayer*>(l.get()) != nullptr; }),
+              out.end());
+  return out;
+}
+
+std::vector<Variable*> Model::variables() const {
+  std::vector<Variable*> out;
+  for (auto& l : layers())
+    for (Variable* v : l->variables()) out.push_back(v);
+  return out;
+}
+
+std::vector<Variable*> Model::trainable_variables() const {
+  std::vector<Variable*> out;
+  for (auto& l : layers())
+    for (Variable* v : l->trainable_variables()) out.push_back(v);
+  return out;
+}
+
+std::int64_t Model::count_params() const {
+  std::int64_t n = 0;
+  for (auto& l : layers()) n += l->count_params();
+  return n;
+}
+
+void Model::summary(std::ostream& out) const {
+  const auto& graph = impl_->require_graph("print a summary");
+  std::int64_t trainable = 0, total = 0;
+  auto line = [&](char c) { out << std::string(80, c) << "\n"; };
+  out << fmt::format("Model: \"{}\"\n", impl_->name);
+  line('_');
+  out << fmt::format("{:<34}{:<28}{:>12}\n", " Layer (type)", "Output Shape", "Param #");
+  line('=');
+  bool first = true;
+  for (auto& node : graph.nodes()) {
+    Layer& l = *node->layer;
+    if (impl_->sequential && dynamic_cast<InputLayer*>(&l)) continue;
+    if (!first) line('_');
+    first = false;
+    Shape s = node->output_shapes.at(0);
+    s.insert(s.begin(), -1);
+    out << fmt::format(" {:<33}{:<28}{:>12}\n", fmt::format("{} ({})", l.name(), l.class_name()), shape_str(s),
+                       l.count_params());
+  }
+  for (Variable* v : variables()) {
+    total += shape_numel(v->shape());
+    if (v->trainable()) trainable += shape_numel(v->shape());
+  }
+  line('=');
+  out << fmt::format(" Total params: {}\n Trainable params: {}\n Non-trainable params: {}\n", total, trainable,
+                     total - trainable);
+  line('_');
+}
+
+std::string Model::to_json() const {
+  const auto& graph = impl_->require_graph("describe its config");
+  std::string layers;
+  for (auto& l : graph.layers())
+    layers += fmt::format("{}{{\"class_name\": \"{}\", \"config\": {}}}", layers.empty() ? "" : ", ", l->class_name(),
+                          l->config_json());
+  return fmt::format(R"({{"class_name": "{}", "config": {{"name": "{}", "layers": [{}]}}}})",
+                     impl_->sequential ? "Sequential" : "Functional", impl_->name, layers);
+}
+
+void Model::compile(CompileOptions options) {
+  if (!options.optimizer) throw Error(fmt::format("Model '{}': compile() needs an optimizer", impl_->name));
+  if (!options.loss)
+    throw Error(fmt::format("Model '{}': compile() needs a loss, e.g. .loss = losses::SparseCategoricalCrossentropy()",
+                            impl_->name));
+  std::vector<detail::MetricSpec> metrics;
+  for (auto& m : options.metrics) metrics.push_back(detail::resolve_metric(m, options.loss.get()));
+  impl_->optimizer = options.optimizer;
+  impl_->loss = options.loss;
+  impl_->metrics = std::move(metrics);
+  impl_->strategy = options.distribute ? *options.distribute : distribute::Strategy();
+  impl_->step_seed = next_random_seed();
+  impl_->compiled = true;
+  impl_->bound = false;
+  impl_->bind();
+}
+
+bool Model::compiled() const { return impl_->compiled; }
+
+optimizers::Optimizer& Model::optimizer() const {
+  if (!impl_->compiled) throw Error(fmt::format("Model '{}' has no optimizer: call compile() first", impl_->name));
+  return *impl_->optimizer.get();
+}
+
+const distribute::Strategy& Model::distribute_strategy() const { return impl_->strategy; }
+
+std::vector<Tensor> Model::get_weights() const {
+  std::vector<Tensor> out;
+  for (Variable* v : variables()) out.push_back(v->value(0).clone());
+  return out;
+}
+
+void Model::set_weights(const std::vector<Tensor>& weights) {
+  auto vars = variables();
+  if (weights.size() != vars.size())
+    throw Error(fmt::format("Model '{}': set_weights got {} tensors but the model has {} variables", impl_->name,
+                            weights.size(), vars.size()));
+  for (std::size_t i = 0; i < vars.size(); ++i)
+    if (weights[i].shape() != vars[i]->shape())
+      throw Error(fmt::format("Model '{}': weight {} ({}) expects shape {} but got {}", impl_->name, i, vars[i]->path(),
+                              shape_str(vars[i]->shape()), shape_str(weights[i].shape())));
+  for (std::size_t i = 0; i < vars.size(); ++i) vars[i]->assign(weights[i]);
+}
+
+// ---- Sequential ----
+
+Sequential::Sequential(std::initializer_list<LayerRef> layers, std::string name)
+    : Sequential(std::vector<LayerRef>(layers), std::move(name)) {}
+
+Sequential::Sequential(std::vector<LayerRef> layers, std::string name) : Model() {
+  impl_->sequential = true;
+  impl_->name = name.empty() ? unique_layer_name("sequential") : std::move(name);
+  for (auto& l : layers) add(l);
+}
+
+void Sequential::add(LayerRef layer) {
+  if (impl_->compiled) throw Error(fmt::format("Sequential '{}': add layers before compile()", impl_->name));
+  if (auto* input = dynamic_cast<InputLayer*>(layer.get().get())) {
+    if (!impl_->sequential_layers.empty() || impl_->graph)
+      throw Error(fmt::format("Sequential '{}': an InputLayer may only be the first layer", impl_->name));
+    KerasTensor in = input->output();
+    impl_->graph = std::make_unique<detail::Graph>(std::vector<KerasTensor>{in}, std::vector<KerasTensor>{in});
+    impl_->sequential_layers.clear();
+    return;
+  }
+  impl_->sequential_layers.push_back(layer);
+  if (impl_->graph) {
+    // Rebuild the graph with the new layer appended to the current output.
+    KerasTensor in = impl_->graph->inputs().front();
+    KerasTensor out = layer(impl_->graph->outputs().front());
+    impl_->graph = std::make_unique<detail::Graph>(std::vector<KerasTensor>{in}, std::vector<KerasTensor>{out});
+  }
+}
+
+}  // namespace kerascpp

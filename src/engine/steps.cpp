@@ -1,0 +1,125 @@
+// One global batch through every replica: shard, forward, loss, backward with bucketed
+// all-reduce, optimizer update on every mirrored copy.
+#include <fmt/format.h>
+
+#include "engine/model_impl.hpp"
+
+namespace kerascpp {
+namespace {
+
+void check_batch(const Tensor& x, const Tensor& y, const std::string& model) {
+  if (x.rank() == 0 || (y.defined() && y.rank() == 0))
+    throw Error(fmt::format("Model '{}': batches need a leading batch axis; batch the dataset with .batch(n)", model));
+  if (y.defined() && x.dim(0) != y.dim(0))
+    throw Error(fmt::format("Model '{}': the batch has {} inputs but {} targets; x and y must have the same number "
+                            "of rows",
+                            model, x.dim(0), y.dim(0)));
+  if (x.dim(0) == 0) throw Error(fmt::format("Model '{}': got an empty batch", model));
+}
+
+std::uint64_t mix(std::uint64_t a, std::uint64_t b) {
+  Rng r(a ^ (b * 0x9E3779B97F4A7C15ull));
+  return r.next_u64();
+}
+
+}  // namespace
+
+StepTotals ModelImpl::train_step(const Tensor& x, const Tensor& y) {
+  check_batch(x, y, name);
+  const detail::Graph& g = require_graph("train");
+  int n = strategy.num_replicas_in_sync();
+  auto ranges = strategy.shard_ranges(x.dim(0));
+  float grad_scale = 1.0f / static_cast<float>(x.dim(0));  // the global batch, never the per-replica one
+  std::vector<StepTotals> partial(static_cast<std::size_t>(n));
+  std::int64_t iteration = optimizer->iterations();
+  strategy.run([&](ReplicaContext& ctx) {
+    int r = ctx.replica_id;
+    auto [begin, end] = ranges[static_cast<std::size_t>(r)];
+    ctx.training = true;
+    ctx.rng = Rng(mix(step_seed, static_cast<std::uint64_t>(iteration) * 1024u + static_cast<std::uint64_t>(r)));
+    for (Variable* v : trainable) v->reset_grads(r);
+    StepTotals& mine = partial[static_cast<std::size_t>(r)];
+    mine.reset(metrics.size());
+    detail::BucketReducer reducer(buckets, trainable, ctx);
+    auto on_done = [&](Layer& l) { reducer.layer_done(l); };
+    if (end > begin) {
+      Tensor xs = x.slice(begin, end), ys = y.slice(begin, end);
+      auto& state = states[static_cast<std::size_t>(r)];
+      Tensor pred = g.forward(ctx, {xs}, state).at(0);
+      Tensor per_example({end - begin});
+      Tensor grad(pred.shape());
+      loss->compute(*ctx.backend, pred, ys, per_example, grad, grad_scale);
+      mine.loss_sum = ctx.backend->sum(per_example);
+      mine.examples = static_cast<double>(end - begin);
+      for (std::size_t m = 0; m < metrics.size(); ++m) {
+        auto [s, c] = detail::metric_sums(*ctx.backend, metrics[m], pred, ys);
+        mine.metric_sums[m] = s;
+        mine.metric_counts[m] = c;
+      }
+      g.backward(ctx, {grad}, state, on_done);
+    } else {
+      g.forward_empty(ctx);
+      g.backward_empty(ctx, on_done);
+    }
+    reducer.finish();
+    for (std::size_t i = 0; i < trainable.size(); ++i) optimizer->apply(*ctx.backend, r, i, *trainable[i]);
+  });
+  optimizer->finish_step();
+  StepTotals total;
+  total.reset(metrics.size());
+  for (auto& p : partial) total.add(p);  // replica order: deterministic
+  return total;
+}
+
+StepTotals ModelImpl::test_step(const Tensor& x, const Tensor& y) {
+  check_batch(x, y, name);
+  const detail::Graph& g = require_graph("evaluate");
+  int n = strategy.num_replicas_in_sync();
+  auto ranges = strategy.shard_ranges(x.dim(0));
+  std::vector<StepTotals> partial(static_cast<std::size_t>(n));
+  strategy.run([&](ReplicaContext& ctx) {
+    int r = ctx.replica_id;
+    auto [begin, end] = ranges[static_cast<std::size_t>(r)];
+    ctx.training = false;
+    StepTotals& mine = partial[static_cast<std::size_t>(r)];
+    mine.reset(metrics.size());
+    if (end == begin) return;
+    Tensor xs = x.slice(begin, end), ys = y.slice(begin, end);
+    Tensor pred = g.forward(ctx, {xs}, states[static_cast<std::size_t>(r)]).at(0);
+    Tensor per_example({end - begin});
+    Tensor grad(pred.shape());
+    loss->compute(*ctx.backend, pred, ys, per_example, grad, 0.f);
+    mine.loss_sum = ctx.backend->sum(per_example);
+    mine.examples = static_cast<double>(end - begin);
+    for (std::size_t m = 0; m < metrics.size(); ++m) {
+      auto [s, c] = detail::metric_sums(*ctx.backend, metrics[m], pred, ys);
+      mine.metric_sums[m] = s;
+      mine.metric_counts[m] = c;
+    }
+  });
+  StepTotals total;
+  total.reset(metrics.size());
+  for (auto& p : partial) total.add(p);
+  return total;
+}
+
+Tensor ModelImpl::predict_step(const Tensor& x) {
+  check_batch(x, Tensor(), name);
+  const detail::Graph& g = require_graph("predict");
+  auto ranges = strategy.shard_ranges(x.dim(0));
+  Shape out_shape = g.outputs().at(0).shape();
+  out_shape.insert(out_shape.begin(), x.dim(0));
+  Tensor out(out_shape);
+  strategy.run([&](ReplicaContext& ctx) {
+    int r = ctx.replica_id;
+    auto [begin, end] = ranges[static_cast<std::size_t>(r)];
+    ctx.training = false;
+    if (end == begin) return;
+    Tensor pred = g.forward(ctx, {x.slice(begin, end)}, states[static_cast<std::size_t>(r)]).at(0);
+    Tensor dst = out.slice(begin, end);
+    ctx.backend->copy(pred, dst);  // each replica fills its own rows: outputs stay in dataset order
+  });
+  return out;
+}
+
+}  // namespace kerascpp

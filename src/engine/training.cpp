@@ -1,0 +1,209 @@
+// fit / evaluate / predict: the Keras loops, written once for every strategy.
+#include <fmt/format.h>
+
+#include <cmath>
+
+#include "engine/model_impl.hpp"
+
+namespace kerascpp {
+namespace {
+
+void require_compiled(const ModelImpl& m, const char* what) {
+  if (!m.compiled)
+    throw Error(fmt::format("Model '{}': call compile() before {}()", m.name, what));
+}
+
+void require_batched(const Dataset& data, const ModelImpl& m, const char* what) {
+  if (!data.is_batched())
+    throw Error(fmt::format("Model '{}': {}() needs a batched dataset; call .batch(batch_size) on it", m.name, what));
+}
+
+// Splits an element into (x, y); `need_y` for fit/evaluate.
+std::pair<Tensor, Tensor> unpack(const Example& e, bool need_y, const ModelImpl& m) {
+  if (e.empty()) throw Error(fmt::format("Model '{}': the dataset yielded an empty element", m.name));
+  if (need_y && e.size() < 2)
+    throw Error(fmt::format("Model '{}': the dataset yields only inputs; fit/evaluate need (x, y) elements — use "
+                            "Dataset::from_tensor_slices(x, y)",
+                            m.name));
+  return {e[0], e.size() > 1 ? e[1] : Tensor()};
+}
+
+std::vector<callbacks::Callback*> raw(const std::vector<callbacks::CallbackRef>& refs) {
+  std::vector<callbacks::Callback*> out;
+  for (auto& r : refs) out.push_back(r.get());
+  return out;
+}
+
+}  // namespace
+
+callbacks::History Model::fit(const Dataset& data, FitOptions options) {
+  ModelImpl& m = *impl_;
+  require_compiled(m, "fit");
+  require_batched(data, m, "fit");
+  if (options.validation_data) require_batched(*options.validation_data, m, "fit (validation_data)");
+  if (options.epochs < 0 || options.initial_epoch < 0)
+    throw Error(fmt::format("Model '{}': epochs ({}) and initial_epoch ({}) must not be negative", m.name,
+                            options.epochs, options.initial_epoch));
+  if (options.validation_freq < 1)
+    throw Error(fmt::format("Model '{}': validation_freq must be at least 1", m.name));
+  std::int64_t card = data.cardinality();
+  if (card == 0) throw Error(fmt::format("Model '{}': fit() got an empty dataset", m.name));
+  if (card == Dataset::kInfinite && options.steps_per_epoch <= 0)
+    throw Error(fmt::format("Model '{}': the dataset repeats forever; pass steps_per_epoch to fit()", m.name));
+  std::int64_t steps = options.steps_per_epoch > 0 ? options.steps_per_epoch : (card >= 0 ? card : -1);
+
+  auto history = std::make_shared<callbacks::History>();
+  auto progbar = std::make_shared<callbacks::ProgbarLogger>(options.verbose);
+  progbar->set_params(options.epochs, steps);
+  std::vector<callbacks::Callback*> cbs = raw(options.callbacks);
+  cbs.insert(cbs.begin(), progbar.get());
+  cbs.push_back(history.get());
+  for (auto* c : cbs) c->set_model(this);
+  stop_training = false;
+
+  Logs empty;
+  for (auto* c : cbs) c->on_train_begin(empty);
+  std::unique_ptr<Dataset::Iterator> it;
+  for (int epoch = options.initial_epoch; epoch < options.epochs && !stop_training; ++epoch) {
+    for (auto* c : cbs) c->on_epoch_begin(epoch, empty);
+    StepTotals epoch_totals;
+    epoch_totals.reset(m.metrics.size());
+    // With steps_per_epoch a dataset iterator carries over epochs (like Keras); otherwise one pass per epoch.
+    if (!it || options.steps_per_epoch <= 0) it = data.make_iterator(static_cast<std::uint64_t>(epoch));
+    std::int64_t step = 0;
+    Example batch;
+    while ((steps < 0 || step < steps) && !stop_training) {
+      if (!it->next(batch)) {
+        // With steps_per_epoch, a finite dataset that ran out starts its next pass.
+        if (options.steps_per_epoch > 0 && step == 0) {
+          it = data.make_iterator(static_cast<std::uint64_t>(epoch));
+          if (!it->next(batch)) break;
+        } else {
+          break;
+        }
+      }
+      auto [x, y] = unpack(batch, true, m);
+      m.ensure_built(x);
+      m.bind();
+      for (auto* c : cbs) c->on_train_batch_begin(step, empty);
+      epoch_totals.add(m.train_step(x, y));
+      Logs logs = m.logs_from(epoch_totals);
+      for (auto* c : cbs) c->on_train_batch_end(step, logs);
+      ++step;
+    }
+    if (step == 0) throw Error(fmt::format("Model '{}': the training dataset produced no batches", m.name));
+    Logs logs = m.logs_from(epoch_totals);
+    bool validate = options.validation_data && (epoch + 1) % options.validation_freq == 0;
+    if (validate) {
+      EvaluateOptions eo;
+      eo.verbose = 0;
+      for (auto& cb : options.callbacks) eo.callbacks.push_back(cb);
+      Logs val = evaluate(*options.validation_data, eo);
+      for (auto& [k, v] : val) logs.set("val_" + k, v);
+    }
+    logs.set("learning_rate", m.optimizer->learning_rate());
+    for (auto* c : cbs) c->on_epoch_end(epoch, logs);
+  }
+  for (auto* c : cbs) c->on_train_end(empty);
+  for (auto* c : cbs) c->set_model(nullptr);
+  history->set_model(nullptr);
+  return *history;
+}
+
+Logs Model::evaluate(const Dataset& data, EvaluateOptions options) {
+  ModelImpl& m = *impl_;
+  require_compiled(m, "evaluate");
+  require_batched(data, m, "evaluate");
+  if (data.cardinality() == 0) throw Error(fmt::format("Model '{}': evaluate() got an empty dataset", m.name));
+  if (data.cardinality() == Dataset::kInfinite && options.steps <= 0)
+    throw Error(fmt::format("Model '{}': the dataset repeats forever; pass steps to evaluate()", m.name));
+  auto progbar = std::make_shared<callbacks::ProgbarLogger>(options.verbose);
+  std::int64_t steps = options.steps > 0 ? options.steps : data.cardinality();
+  progbar->set_test_steps(steps);
+  std::vector<callbacks::Callback*> cbs = raw(options.callbacks);
+  cbs.insert(cbs.begin(), progbar.get());
+  for (auto* c : cbs) c->set_model(this);
+  Logs empty;
+  for (auto* c : cbs) c->on_test_begin(empty);
+  StepTotals totals;
+  totals.reset(m.metrics.size());
+  auto it = data.make_iterator(0);
+  Example batch;
+  std::int64_t step = 0;
+  while ((options.steps <= 0 || step < options.steps) && it->next(batch)) {
+    auto [x, y] = unpack(batch, true, m);
+    m.ensure_built(x);
+    m.bind();
+    for (auto* c : cbs) c->on_test_batch_begin(step, empty);
+    totals.add(m.test_step(x, y));
+    Logs logs = m.logs_from(totals);
+    for (auto* c : cbs) c->on_test_batch_end(step, logs);
+    ++step;
+  }
+  if (step == 0) throw Error(fmt::format("Model '{}': the evaluation dataset produced no batches", m.name));
+  Logs logs = m.logs_from(totals);
+  for (auto* c : cbs) c->on_test_end(logs);
+  return logs;
+}
+
+Tensor Model::predict(const Dataset& data, PredictOptions options) {
+  ModelImpl& m = *impl_;
+  require_compiled(m, "predict");
+  require_batched(data, m, "predict");
+  if (data.cardinality() == Dataset::kInfinite && options.steps <= 0)
+    throw Error(fmt::format("Model '{}': the dataset repeats forever; pass steps to predict()", m.name));
+  std::vector<callbacks::Callback*> cbs = raw(options.callbacks);
+  for (auto* c : cbs) c->set_model(this);
+  Logs empty;
+  for (auto* c : cbs) c->on_predict_begin(empty);
+  std::vector<Tensor> parts;
+  std::int64_t rows = 0;
+  auto it = data.make_iterator(0);
+  Example batch;
+  std::int64_t step = 0;
+  while ((options.steps <= 0 || step < options.steps) && it->next(batch)) {
+    auto [x, y] = unpack(batch, false, m);
+    m.ensure_built(x);
+    m.bind();
+    for (auto* c : cbs) c->on_predict_batch_begin(step, empty);
+    parts.push_back(m.predict_step(x));
+    rows += parts.back().dim(0);
+    for (auto* c : cbs) c->on_predict_batch_end(step, empty);
+    ++step;
+  }
+  if (parts.empty()) throw Error(fmt::format("Model '{}': predict() got an empty dataset", m.name));
+  Shape shape = parts[0].shape();
+  shape[0] = rows;
+  Tensor out(shape);
+  std::int64_t at = 0;
+  for (auto& p : parts) {
+    Tensor dst = out.slice(at, at + p.dim(0));
+    dst.copy_from(p);
+    at += p.dim(0);
+  }
+  for (auto* c : cbs) c->on_predict_end(empty);
+  return out;
+}
+
+Logs Model::train_on_batch(const Tensor& x, const Tensor& y) {
+  require_compiled(*impl_, "train_on_batch");
+  impl_->ensure_built(x);
+  impl_->bind();
+  return impl_->logs_from(impl_->train_step(x, y));
+}
+
+Logs Model::test_on_batch(const Tensor& x, const Tensor& y) {
+  require_compiled(*impl_, "test_on_batch");
+  impl_->ensure_built(x);
+  impl_->bind();
+  return impl_->logs_from(impl_->test_step(x, y));
+}
+
+Tensor Model::predict_on_batch(const Tensor& x) {
+  require_compiled(*impl_, "predict_on_batch");
+  impl_->ensure_built(x);
+  impl_->bind();
+  return impl_->predict_step(x);
+}
+
+}  // namespace kerascpp
