@@ -248,6 +248,12 @@ TEST_CASE("cpu backend: dense_forward with bias and each activation") {
       check_close(y, ref);
     }
   }
+  // Leading axes are batch axes, as in Keras's Dense on (batch, steps, features).
+  K::Tensor y3, y2;
+  be->dense_forward(x.reshape({N, 1, I}), w, b, K::Activation::tanh, y3);
+  be->dense_forward(x, w, b, K::Activation::tanh, y2);
+  CHECK(y3.shape() == K::Shape{N, 1, O});
+  CHECK(bit_equal(y3, y2));
 }
 
 TEST_CASE("cpu backend: matmul with transposes and accumulate") {

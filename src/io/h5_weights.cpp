@@ -7,7 +7,6 @@
 
 #include <algorithm>
 #include <cerrno>
-#include <cstdlib>
 #include <cstring>
 #include <filesystem>
 #include <limits>
@@ -88,7 +87,7 @@ class Handle {
     if (id_ >= 0 && closer_) closer_(id_);
     id_ = H5I_INVALID_HID;
   }
-  // Closing a file flushes it: its failure (disk full) must be seen, not swallowed.
+  // For the one close whose failure must be reported rather than swallowed by the destructor.
   herr_t close_checked() {
     herr_t status = id_ >= 0 && closer_ ? closer_(id_) : 0;
     id_ = H5I_INVALID_HID;
@@ -114,7 +113,7 @@ void check(herr_t status, const std::string& what) {
   if (status < 0) h5_fail(what);
 }
 
-// Property lists shared by reader and writer.
+// How the reader opens files on disk (the writer builds its file in memory).
 Handle file_access_plist() {
   Handle fapl = checked(H5Pcreate(H5P_FILE_ACCESS), H5Pclose, "cannot create an HDF5 property list");
 #if H5_VERSION_GE(1, 10, 7)
@@ -123,15 +122,6 @@ Handle file_access_plist() {
   check(H5Pset_file_locking(fapl.get(), false, true), "cannot configure HDF5 file locking");
 #endif
   return fapl;
-}
-
-// Groups we create remember their links' creation order, so that our own files read back in
-// the order they were written. Keras never looks at it; its files are read in name order.
-Handle group_create_plist() {
-  Handle gcpl = checked(H5Pcreate(H5P_GROUP_CREATE), H5Pclose, "cannot create an HDF5 property list");
-  check(H5Pset_link_creation_order(gcpl.get(), H5P_CRT_ORDER_TRACKED | H5P_CRT_ORDER_INDEXED),
-        "cannot set link creation order");
-  return gcpl;
 }
 
 // ---------------------------------------------------------------------------------------------
@@ -200,8 +190,10 @@ void write_string_attribute(hid_t object, const char* name, const std::string& v
 }
 
 Handle create_group(hid_t parent, const std::string& name, const std::string& where) {
-  Handle gcpl = group_create_plist();
-  return checked(H5Gcreate2(parent, name.c_str(), H5P_DEFAULT, gcpl.get(), H5P_DEFAULT), H5Gclose,
+  // Default properties: old-style (symbol table) groups without creation order, as h5py and so
+  // Keras write them. Tracking creation order would switch to v2 B-trees, which libhdf5 1.10
+  // reads without enough checks: fuzzed copies of such files crashed the reader.
+  return checked(H5Gcreate2(parent, name.c_str(), H5P_DEFAULT, H5P_DEFAULT, H5P_DEFAULT), H5Gclose,
                  fmt::format("cannot create group {}", where));
 }
 
@@ -271,13 +263,10 @@ std::vector<char> build_image(const WeightsFile& file) {
       throw Error(
           fmt::format("extra entry name '{}' must be non-empty, without '/', and not '.' or '..'", name));
 
-  Handle fcpl = checked(H5Pcreate(H5P_FILE_CREATE), H5Pclose, "cannot create an HDF5 property list");
-  check(H5Pset_link_creation_order(fcpl.get(), H5P_CRT_ORDER_TRACKED | H5P_CRT_ORDER_INDEXED),
-        "cannot set link creation order");
   Handle fapl = checked(H5Pcreate(H5P_FILE_ACCESS), H5Pclose, "cannot create an HDF5 property list");
   check(H5Pset_fapl_core(fapl.get(), estimated_file_size(file), false),
         "cannot set up an in-memory HDF5 file");
-  Handle h5file = checked(H5Fcreate("kerascpp-weights-image", H5F_ACC_TRUNC, fcpl.get(), fapl.get()),
+  Handle h5file = checked(H5Fcreate("kerascpp-weights-image", H5F_ACC_TRUNC, H5P_DEFAULT, fapl.get()),
                           H5Fclose, "cannot create an in-memory HDF5 file");
   {
     Handle layers = create_group(h5file.get(), "layers", "layers");
@@ -367,17 +356,11 @@ struct Reader {
   }
 };
 
-// Link names of a group in creation order where tracked (our files), else name order (Keras').
+// Link names of a group in name order (Keras' and our files record no creation order).
 std::vector<std::string> link_names(const Reader& r, hid_t group, const std::string& where) {
   H5G_info_t info;
   r.check(H5Gget_info(group, &info), "cannot list group " + where + " (file corrupt?)");
-  H5_index_t index = H5_INDEX_NAME;
-  {
-    Handle gcpl = r.checked(H5Gget_create_plist(group), H5Pclose, "cannot inspect group " + where);
-    unsigned flags = 0;
-    if (H5Pget_link_creation_order(gcpl.get(), &flags) >= 0 && (flags & H5P_CRT_ORDER_INDEXED))
-      index = H5_INDEX_CRT_ORDER;
-  }
+  const H5_index_t index = H5_INDEX_NAME;
   std::vector<std::string> names;
   for (hsize_t i = 0; i < info.nlinks; ++i) {
     ssize_t size = H5Lget_name_by_idx(group, ".", index, H5_ITER_INC, i, nullptr, 0, H5P_DEFAULT);

@@ -41,9 +41,10 @@ struct WeightsFile {
 // IEEE f32 / i32 / i64 / u8, rank 0 as an HDF5 scalar dataset.
 void write_weights_file(const std::string& path, const WeightsFile& file);
 
-// Reads files written by Keras 3 or by write_weights_file. Layers come back in the file's link
-// order: creation order where the file tracks it (ours do), else name order (Keras' files), so
-// match them by name. Other float types are read as float32, other integer types as int32/int64.
+// Reads files written by Keras 3 or by write_weights_file. Layers and extra entries come back in
+// HDF5's name order ("dense", "dense_1", "dense_10", "dense_2"), not in write order: HDF5 files
+// written like Keras' record no creation order, so match them by name. Other float types are
+// read as float32, other integer types as int32/int64.
 // The cosmetic `name` attributes are skipped: libhdf5 1.10 can crash on a corrupt
 // variable-length string, and nothing (Keras included) needs them to load weights.
 WeightsFile read_weights_file(const std::string& path);

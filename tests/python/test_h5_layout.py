@@ -176,7 +176,7 @@ def test_keras_loads_file_with_kerascpp_state_group(tmp_path):
     _check_mlp_weights(uncompiled)
 
     data = _read(path)
-    assert list(data["extra"]) == ["epoch", "step", "rng", "data_order", "loss_scale"]
+    assert sorted(data["extra"]) == ["data_order", "epoch", "loss_scale", "rng", "step"]
     assert data["extra"]["data_order"] == {"dtype": "int64", "shape": [5], "values": [4, 0, 3, 1, 2]}
 
 

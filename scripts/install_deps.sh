@@ -1,0 +1,15 @@
+#!/usr/bin/env bash
+# Installs the Debian packages kerascpp builds against (idempotent: apt-get skips what is there).
+# Usage: scripts/install_deps.sh [extra Debian packages...]
+set -euo pipefail
+packages=(cmake ninja-build g++ pkg-config libdnnl-dev libhdf5-dev libprotobuf-dev protobuf-compiler
+          libfmt-dev doctest-dev libcli11-dev zlib1g-dev dataset-fashion-mnist "$@")
+missing=()
+for p in "${packages[@]}"; do
+  dpkg-query -W -f='${Status}' "$p" 2>/dev/null | grep -q "install ok installed" || missing+=("$p")
+done
+if ((${#missing[@]})); then
+  SUDO=""; [ "$(id -u)" -eq 0 ] || SUDO=sudo
+  $SUDO apt-get update -qq
+  DEBIAN_FRONTEND=noninteractive $SUDO apt-get install -y -qq --no-install-recommends "${missing[@]}"
+fi

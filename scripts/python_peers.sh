@@ -1,0 +1,11 @@
+#!/usr/bin/env bash
+# Creates the project-local venv (.venv) with the light Python test peers: Keras on its numpy
+# backend (which imports jax for a few ops), h5py, TensorBoard and pytest. Idempotent.
+set -euo pipefail
+cd "$(dirname "$0")/.."
+[ -x .venv/bin/python ] || python3 -m venv .venv
+stamp=.venv/.kerascpp-test-peers-v1
+if [ ! -f "$stamp" ]; then
+  .venv/bin/pip install -q --disable-pip-version-check keras h5py tensorboard numpy scipy jax pytest
+  touch "$stamp"
+fi

@@ -1,0 +1,178 @@
+// MirroredStrategy on CPU replicas is exact: N replicas on a global batch give the weights one
+// device gives on that batch (to float tolerance), for any batch size, and copies stay identical.
+#include <doctest/doctest.h>
+
+#include <cmath>
+#include <cstring>
+
+#include "kerascpp/kerascpp.hpp"
+
+namespace K = kerascpp;
+
+namespace {
+
+K::Model small_convnet(bool synchronized_bn) {
+  K::set_random_seed(7);
+  auto in = K::Input({6, 6, 2});
+  // No conv bias before BN (as in ResNet): BN cancels it, so its gradient is pure rounding noise,
+  // which Adam would normalise into lr-sized steps on any strategy, one device included.
+  auto x = K::layers::Conv2D(4, 3, {.padding = "same", .use_bias = false})(in);
+  x = K::layers::BatchNormalization({.synchronized = synchronized_bn})(x);
+  x = K::layers::Activation("relu")(x);
+  x = K::layers::MaxPooling2D(2)(x);
+  x = K::layers::Flatten()(x);
+  x = K::layers::Dense(8, {.activation = "tanh"})(x);
+  auto out = K::layers::Dense(3, {.activation = "softmax"})(x);
+  return K::Model(in, out);
+}
+
+struct Data {
+  K::Tensor x, y;
+};
+
+Data make_data(std::int64_t n) {
+  K::Rng rng(99);
+  K::Tensor x({n, 6, 6, 2});
+  K::Tensor y({n}, K::DType::int32);
+  for (std::int64_t i = 0; i < x.numel(); ++i) x.data<float>()[i] = static_cast<float>(rng.normal());
+  for (std::int64_t i = 0; i < n; ++i) y.data<std::int32_t>()[i] = static_cast<std::int32_t>(rng.next_u64() % 3);
+  return {x, y};
+}
+
+// Trains `steps` steps (cycling over the data in order) and returns the final weights.
+std::vector<K::Tensor> train(K::distribute::Strategy strategy, K::optimizers::OptimizerRef opt, std::int64_t batch,
+                             std::int64_t examples, int epochs, bool sync_bn, K::Model* keep = nullptr) {
+  K::Model model = small_convnet(sync_bn);
+  model.compile({.optimizer = opt, .loss = "sparse_categorical_crossentropy", .metrics = {"accuracy"},
+                 .distribute = strategy});
+  Data d = make_data(examples);
+  model.fit(K::Dataset::from_tensor_slices(d.x, d.y).batch(batch), {.epochs = epochs, .verbose = 0});
+  if (keep) *keep = model;
+  return model.get_weights();
+}
+
+double max_abs_diff(const std::vector<K::Tensor>& a, const std::vector<K::Tensor>& b) {
+  REQUIRE(a.size() == b.size());
+  double m = 0;
+  for (std::size_t i = 0; i < a.size(); ++i) {
+    auto va = a[i].to_vector(), vb = b[i].to_vector();
+    REQUIRE(va.size() == vb.size());
+    for (std::size_t j = 0; j < va.size(); ++j) m = std::max(m, std::fabs(double(va[j]) - double(vb[j])));
+  }
+  return m;
+}
+
+void check_copies_identical(K::Model& model) {
+  for (K::Variable* v : model.variables())
+    for (int r = 1; r < v->num_copies(); ++r)
+      CHECK_MESSAGE(std::memcmp(v->value(0).raw(), v->value(r).raw(), v->value(0).nbytes()) == 0,
+                    v->path() << " copy " << r << " differs from copy 0");
+}
+
+}  // namespace
+
+TEST_CASE("mirrored: N CPU replicas match one device after 20 steps (SGD momentum and Adam, synced BN)") {
+  for (int replicas : {2, 3}) {
+    for (int which = 0; which < 2; ++which) {
+      auto opt = [&]() -> K::optimizers::OptimizerRef {
+        if (which == 0) return K::optimizers::SGD(0.05, {.momentum = 0.9});
+        return K::optimizers::Adam(1e-3);
+      };
+      CAPTURE(replicas);
+      CAPTURE(which);
+      // 20 steps: 160 examples in batches of 16, two epochs of 10 steps.
+      auto one = train(K::distribute::OneDeviceStrategy("cpu:0"), opt(), 16, 160, 2, true);
+      K::Model mirrored = small_convnet(true);
+      auto many = train(K::distribute::MirroredStrategy<>(replicas), opt(), 16, 160, 2, true, &mirrored);
+      double diff = max_abs_diff(one, many);
+      MESSAGE("replicas=" << replicas << " optimizer=" << std::string(which ? "Adam" : "SGD") << " max|dw|=" << diff);
+      CHECK(diff <= 1e-5);
+      check_copies_identical(mirrored);
+    }
+  }
+}
+
+TEST_CASE("mirrored: uneven shards — batch 7 over 2, partial last batch, batch 1 over 2") {
+  struct Case {
+    std::int64_t batch, examples;
+  };
+  for (Case c : {Case{7, 42}, Case{16, 50}, Case{1, 12}}) {
+    CAPTURE(c.batch);
+    CAPTURE(c.examples);
+    auto one = train(K::distribute::OneDeviceStrategy(), K::optimizers::SGD(0.05, {.momentum = 0.9}), c.batch,
+                     c.examples, 1, true);
+    K::Model mirrored = small_convnet(true);
+    auto two = train(K::distribute::MirroredStrategy<>(2), K::optimizers::SGD(0.05, {.momentum = 0.9}), c.batch,
+                     c.examples, 1, true, &mirrored);
+    double diff = max_abs_diff(one, two);
+    MESSAGE("batch=" << c.batch << " examples=" << c.examples << " max|dw|=" << diff);
+    CHECK(diff <= 1e-5);
+    for (auto& t : two)
+      for (float v : t.to_vector()) REQUIRE(std::isfinite(v));
+    check_copies_identical(mirrored);
+  }
+}
+
+TEST_CASE("mirrored: evaluate and predict under 2 replicas equal one device") {
+  Data d = make_data(37);  // not a multiple of the batch
+  auto ds = K::Dataset::from_tensor_slices(d.x, d.y).batch(8);
+  K::Model a = small_convnet(false), b = small_convnet(false);
+  a.compile({.optimizer = "sgd", .loss = "sparse_categorical_crossentropy", .metrics = {"accuracy"}});
+  b.compile({.optimizer = "sgd", .loss = "sparse_categorical_crossentropy", .metrics = {"accuracy"},
+             .distribute = K::distribute::MirroredStrategy<>(2)});
+  auto ea = a.evaluate(ds, {.verbose = 0});
+  auto eb = b.evaluate(ds, {.verbose = 0});
+  CHECK(ea["loss"] == doctest::Approx(eb["loss"]).epsilon(1e-6));
+  CHECK(ea["accuracy"] == doctest::Approx(eb["accuracy"]).epsilon(1e-9));
+  auto pa = a.predict(ds), pb = b.predict(ds);
+  REQUIRE(pa.shape() == pb.shape());
+  CHECK(pa.dim(0) == 37);
+  CHECK(max_abs_diff({pa}, {pb}) <= 1e-6);
+}
+
+TEST_CASE("mirrored: per-replica BN statistics keep moving averages identical across copies") {
+  K::Model m = small_convnet(false);
+  train(K::distribute::MirroredStrategy<>(2), K::optimizers::Adam(1e-3), 10, 40, 1, false, &m);
+  check_copies_identical(m);
+}
+
+TEST_CASE("strategy errors: unknown GPU, mixed kinds, GPU all-reduce on CPU replicas, zero replicas") {
+  CHECK_THROWS_WITH_AS(K::distribute::OneDeviceStrategy("gpu:0"), doctest::Contains("Available devices"), K::Error);
+  CHECK_THROWS_WITH_AS(K::distribute::MirroredStrategy<>(std::vector<std::string>{"cpu:0", "gpu:0"}),
+                       doctest::Contains("mixed device kinds"), K::Error);
+  CHECK_THROWS_WITH_AS(K::distribute::MirroredStrategy<K::distribute::NcclAllReduce>(2),
+                       doctest::Contains("needs GPU devices"), K::Error);
+  CHECK_THROWS_AS(K::distribute::MirroredStrategy<>(0), K::Error);
+  CHECK_THROWS_AS(K::distribute::OneDeviceStrategy("tpu:0"), K::Error);
+}
+
+TEST_CASE("strategy: shard ranges split unevenly and allow empty shards") {
+  K::distribute::MirroredStrategy<> s(3);
+  auto r = s.shard_ranges(7);
+  REQUIRE(r.size() == 3);
+  CHECK(r[0] == std::pair<std::int64_t, std::int64_t>{0, 3});
+  CHECK(r[1] == std::pair<std::int64_t, std::int64_t>{3, 5});
+  CHECK(r[2] == std::pair<std::int64_t, std::int64_t>{5, 7});
+  auto e = s.shard_ranges(1);
+  CHECK(e[1].first == e[1].second);
+  CHECK(e[2].first == e[2].second);
+}
+
+TEST_CASE("strategy: an exception on one replica is rethrown, not a hang") {
+  K::distribute::MirroredStrategy<> s(2);
+  CHECK_THROWS_WITH(s.run([](K::ReplicaContext& ctx) {
+    if (ctx.replica_id == 1) throw K::Error("replica 1 failed");
+    std::vector<K::Tensor> t{K::Tensor::zeros({4})};
+    ctx.cross->all_reduce_sum(ctx.replica_id, t);  // would wait forever for replica 1 without abort
+  }),
+                    "replica 1 failed");
+  // The strategy is usable afterwards.
+  std::vector<double> seen(2, 0);
+  s.run([&](K::ReplicaContext& ctx) {
+    std::vector<K::Tensor> t{K::Tensor::full({3}, float(ctx.replica_id + 1))};
+    ctx.cross->all_reduce_sum(ctx.replica_id, t);
+    seen[static_cast<std::size_t>(ctx.replica_id)] = t[0].to_vector()[2];
+  });
+  CHECK(seen[0] == 3.0);
+  CHECK(seen[1] == 3.0);
+}
