@@ -3,6 +3,7 @@
 // formulas, learning-rate schedules and the *_on_batch calls.
 #include <doctest/doctest.h>
 
+#include <algorithm>
 #include <cmath>
 #include <cstdint>
 #include <cstring>
@@ -24,6 +25,9 @@ K::Tensor model_random_tensor(const K::Shape& shape, std::uint32_t seed, float l
   for (auto& x : v) x = dist(gen);
   return K::Tensor::from_vector(shape, v);
 }
+
+// |a − b| <= rel·max(|a|, |b|): doctest's Approx adds an absolute scale of 1, too loose for small values.
+bool close(double a, double b, double rel = 1e-9) { return std::fabs(a - b) <= rel * std::max(std::fabs(a), std::fabs(b)); }
 
 bool contains(const std::string& s, const std::string& part) { return s.find(part) != std::string::npos; }
 
@@ -347,10 +351,12 @@ TEST_CASE("model: Adam's first step moves each weight by about lr against the gr
     auto before = w0[static_cast<std::size_t>(v)].to_vector(), after = w1[static_cast<std::size_t>(v)].to_vector();
     const auto& grad = v == 0 ? g.dw : g.db;
     for (std::size_t i = 0; i < before.size(); ++i) {
-      if (std::fabs(grad[i]) < 1e-3) continue;  // epsilon matters for tiny gradients
+      // Keras 3 adds epsilon to sqrt(v) without bias correction: for |g| >= 1e-2 the step is lr
+      // to within 1e-7 / (sqrt(1 - 0.999) * 1e-2) = 3e-4 of lr.
+      if (std::fabs(grad[i]) < 1e-2) continue;
       double expected = before[i] - lr * (grad[i] > 0 ? 1.0 : -1.0);
-      CHECK(after[i] == doctest::Approx(expected).epsilon(1e-4));
-      CHECK(std::fabs(after[i] - before[i]) == doctest::Approx(lr).epsilon(1e-2));
+      CAPTURE(grad[i]);
+      CHECK(std::fabs(after[i] - expected) <= 2e-3 * lr);
       ++checked;
     }
   }
@@ -360,14 +366,14 @@ TEST_CASE("model: Adam's first step moves each weight by about lr against the gr
 TEST_CASE("model: learning-rate schedules") {
   namespace S = K::optimizers::schedules;
   S::ExponentialDecay smooth(0.1, 10, 0.5);
-  CHECK(smooth(0) == doctest::Approx(0.1));
-  CHECK(smooth(5) == doctest::Approx(0.1 * std::sqrt(0.5)));
-  CHECK(smooth(10) == doctest::Approx(0.05));
-  CHECK(smooth(25) == doctest::Approx(0.1 * std::pow(0.5, 2.5)));
+  CHECK(close(smooth(0), 0.1));
+  CHECK(close(smooth(5), 0.1 * std::sqrt(0.5)));
+  CHECK(close(smooth(10), 0.05));
+  CHECK(close(smooth(25), 0.1 * std::pow(0.5, 2.5)));
   S::ExponentialDecay stairs(0.1, 10, 0.5, {.staircase = true});
-  CHECK(stairs(9) == doctest::Approx(0.1));
-  CHECK(stairs(10) == doctest::Approx(0.05));
-  CHECK(stairs(25) == doctest::Approx(0.025));
+  CHECK(close(stairs(9), 0.1));
+  CHECK(close(stairs(10), 0.05));
+  CHECK(close(stairs(25), 0.025));
 
   S::PiecewiseConstantDecay piecewise({10, 20}, {1.0, 0.5, 0.1});
   CHECK(piecewise(0) == 1.0);

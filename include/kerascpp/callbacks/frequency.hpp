@@ -1,0 +1,29 @@
+// Frequency: Keras' `"epoch"` or an integer number of batches, for save_freq / update_freq.
+#pragma once
+#include <cstdint>
+#include <string>
+
+#include "kerascpp/error.hpp"
+
+namespace kerascpp::callbacks {
+
+class Frequency {
+ public:
+  Frequency(const char* s) : Frequency(std::string(s)) {}  // NOLINT: implicit like Keras strings
+  Frequency(const std::string& s) {                        // NOLINT
+    if (s == "epoch") batches_ = 0;
+    else if (s == "batch") batches_ = 1;
+    else throw Error("frequency must be \"epoch\", \"batch\" or a positive number of batches, got \"" + s + "\"");
+  }
+  Frequency(std::int64_t batches) : batches_(batches) {  // NOLINT
+    if (batches <= 0) throw Error("frequency in batches must be positive, got " + std::to_string(batches));
+  }
+  Frequency(int batches) : Frequency(static_cast<std::int64_t>(batches)) {}  // NOLINT
+  bool per_epoch() const { return batches_ == 0; }
+  std::int64_t batches() const { return batches_; }
+
+ private:
+  std::int64_t batches_ = 0;
+};
+
+}  // namespace kerascpp::callbacks
