@@ -65,7 +65,7 @@ void append_relu_pattern(std::vector<char>& pattern, const K::Tensor& relu_outpu
 
 struct FdOptions {
   double eps = 1e-2;
-  double tol = 2e-2;
+  double tol = 5e-3;  // observed worst: ~1e-5 per layer, ~1e-3 through the graph
   std::int64_t max_elements = 160;  // per tensor; larger tensors are checked on a strided subset
   double max_skipped_fraction = 0.2;
 };
@@ -88,18 +88,25 @@ void compare_tensor(FdResult& res, const std::string& label, K::Tensor t, const 
   std::int64_t stride = std::max<std::int64_t>(1, (n + o.max_elements - 1) / o.max_elements);
   for (std::int64_t i = 0; i < n; i += stride) {
     float saved = p[i];
-    p[i] = saved + static_cast<float>(o.eps);
-    double up_step = static_cast<double>(p[i]) - saved;  // the step actually taken in float32
-    Eval up = eval();
-    p[i] = saved - static_cast<float>(o.eps);
-    double down_step = saved - static_cast<double>(p[i]);
-    Eval down = eval();
-    p[i] = saved;
-    if (up.pattern != base.pattern || down.pattern != base.pattern) {
+    // A step whose two sides see another kink pattern than the base point straddles a kink;
+    // retry with smaller steps (batch statistics move every relu input a little), else skip.
+    double numeric = 0.0;
+    bool smooth = false;
+    for (double eps = o.eps; !smooth && eps >= o.eps / 100; eps /= 10) {
+      p[i] = saved + static_cast<float>(eps);
+      double up_step = static_cast<double>(p[i]) - saved;  // the step actually taken in float32
+      Eval up = eval();
+      p[i] = saved - static_cast<float>(eps);
+      double down_step = saved - static_cast<double>(p[i]);
+      Eval down = eval();
+      p[i] = saved;
+      smooth = up.pattern == base.pattern && down.pattern == base.pattern;
+      numeric = (up.loss - down.loss) / (up_step + down_step);
+    }
+    if (!smooth) {
       ++res.skipped;
       continue;
     }
-    double numeric = (up.loss - down.loss) / (up_step + down_step);
     double a = g[i];
     double err = std::fabs(a - numeric) / std::max({1.0, std::fabs(a), std::fabs(numeric)});
     ++res.checked;
@@ -317,7 +324,7 @@ TEST_CASE("gradients: the finite-difference checker rejects wrong gradients") {
   FdResult correct;
   compare_tensor(correct, "kernel", vars[0]->value(0), g.dvars[0], eval, base, {});
   compare_tensor(correct, "bias", vars[1]->value(0), g.dvars[1], eval, base, {});
-  CHECK(correct.worst <= 2e-2);
+  CHECK(correct.worst <= 5e-3);
 
   K::Tensor transposed = g.dvars[0].clone();
   for (int i = 0; i < 4; ++i)

@@ -3,6 +3,10 @@
 
 #include "kerascpp/backend.hpp"
 #include "kerascpp/callbacks/callback.hpp"
+#include "kerascpp/callbacks/checkpointing.hpp"
+#include "kerascpp/callbacks/csv_logger.hpp"
+#include "kerascpp/callbacks/tensorboard.hpp"
+#include "kerascpp/callbacks/training_control.hpp"
 #include "kerascpp/dataset.hpp"
 #include "kerascpp/datasets/fashion_mnist.hpp"
 #include "kerascpp/distribute.hpp"

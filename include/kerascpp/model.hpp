@@ -76,6 +76,11 @@ class Model {
   const distribute::Strategy& distribute_strategy() const;
   bool stop_training = false;
 
+  // Keras 3 `.weights.h5` files: Python Keras loads what this writes into the equivalent model and
+  // vice versa. Writing is atomic; loading is all-or-nothing and restores every replica copy.
+  void save_weights(const std::string& path) const;
+  void load_weights(const std::string& path);
+
   // Weight values (copy 0) in variables() order, and assignment to every replica copy.
   std::vector<Tensor> get_weights() const;
   void set_weights(const std::vector<Tensor>& weights);

@@ -56,6 +56,16 @@ class ModelImpl {
   Tensor predict_step(const Tensor& x);
 
   Logs logs_from(const StepTotals& totals, const std::string& prefix = "") const;
+
+  // Where fit() is, for callbacks that checkpoint mid-epoch (BackupAndRestore).
+  struct Position {
+    int epoch = 0;
+    std::int64_t step = 0;  // batches done in this epoch
+    StepTotals totals;      // running sums of this epoch
+  };
+  Position position;
+  // Set by a callback in on_train_begin to resume an interrupted run.
+  std::optional<Position> resume_from;
 };
 
 }  // namespace kerascpp

@@ -62,16 +62,29 @@ callbacks::History Model::fit(const Dataset& data, FitOptions options) {
   stop_training = false;
 
   Logs empty;
+  m.resume_from.reset();
   for (auto* c : cbs) c->on_train_begin(empty);
+  int first_epoch = options.initial_epoch;
+  std::optional<ModelImpl::Position> resume = std::move(m.resume_from);
+  m.resume_from.reset();
+  if (resume) first_epoch = resume->epoch;
   std::unique_ptr<Dataset::Iterator> it;
-  for (int epoch = options.initial_epoch; epoch < options.epochs && !stop_training; ++epoch) {
+  for (int epoch = first_epoch; epoch < options.epochs && !stop_training; ++epoch) {
     for (auto* c : cbs) c->on_epoch_begin(epoch, empty);
-    StepTotals epoch_totals;
+    StepTotals& epoch_totals = m.position.totals;
     epoch_totals.reset(m.metrics.size());
+    m.position.epoch = epoch;
     // With steps_per_epoch a dataset iterator carries over epochs (like Keras); otherwise one pass per epoch.
     if (!it || options.steps_per_epoch <= 0) it = data.make_iterator(static_cast<std::uint64_t>(epoch));
     std::int64_t step = 0;
     Example batch;
+    if (resume && resume->epoch == epoch) {
+      // Replay the data order up to where the backup was taken; the epoch's sums come from the backup.
+      for (; step < resume->step && it->next(batch); ++step) {
+      }
+      epoch_totals = resume->totals;
+      resume.reset();
+    }
     while ((steps < 0 || step < steps) && !stop_training) {
       if (!it->next(batch)) {
         // With steps_per_epoch, a finite dataset that ran out starts its next pass.
@@ -87,6 +100,7 @@ callbacks::History Model::fit(const Dataset& data, FitOptions options) {
       m.bind();
       for (auto* c : cbs) c->on_train_batch_begin(step, empty);
       epoch_totals.add(m.train_step(x, y));
+      m.position.step = step + 1;
       Logs logs = m.logs_from(epoch_totals);
       for (auto* c : cbs) c->on_train_batch_end(step, logs);
       ++step;

@@ -123,10 +123,10 @@ void CpuBackend::copy(const Tensor& src, Tensor& dst) {
   if (!src.defined()) throw Error("copy: src is an undefined tensor");
   if (!dst.defined()) dst = Tensor(src.shape(), src.dtype());
   if (src.numel() != dst.numel() || src.dtype() != dst.dtype())
-    throw Error(fmt::format("copy: src {} {} and dst {} {} differ in size or dtype; they need the same number of "
-                            "elements and the same dtype",
-                            shape_str(src.shape()), dtype_name(src.dtype()), shape_str(dst.shape()),
-                            dtype_name(dst.dtype())));
+    throw Error(
+        fmt::format("copy: src {} {} and dst {} {} differ in size or dtype; they need the same number of "
+                    "elements and the same dtype",
+                    shape_str(src.shape()), dtype_name(src.dtype()), shape_str(dst.shape()), dtype_name(dst.dtype())));
   if (src.device().kind != Device::Kind::cpu || dst.device().kind != Device::Kind::cpu)
     throw Error(fmt::format("copy: src on {} and dst on {}; the CPU backend copies host tensors only",
                             src.device().str(), dst.device().str()));
@@ -138,9 +138,8 @@ void CpuBackend::copy(const Tensor& src, Tensor& dst) {
     std::memmove(d, s, static_cast<std::size_t>(bytes));
     return;
   }
-  parallel_for(bytes, kElementGrain * 16, [&](std::int64_t b, std::int64_t e) {
-    std::memmove(d + b, s + b, static_cast<std::size_t>(e - b));
-  });
+  parallel_for(bytes, kElementGrain * 16,
+               [&](std::int64_t b, std::int64_t e) { std::memmove(d + b, s + b, static_cast<std::size_t>(e - b)); });
 }
 
 }  // namespace kerascpp::cpu

@@ -37,12 +37,11 @@ std::int64_t channels_of(const Tensor& x, const char* op) {
   return x.dim(-1);
 }
 
-void require_channel_vector(const Tensor& t, std::int64_t channels, const Tensor& x, const char* op,
-                            const char* arg) {
+void require_channel_vector(const Tensor& t, std::int64_t channels, const Tensor& x, const char* op, const char* arg) {
   require_float(t, op, arg);
   if (!has_shape(t, {channels}))
-    throw Error(fmt::format("{}: {} has shape {} but x {} has {} channels on its last axis; {} must be ({},)", op,
-                            arg, shape_str(t.shape()), shape_str(x.shape()), channels, arg, channels));
+    throw Error(fmt::format("{}: {} has shape {} but x {} has {} channels on its last axis; {} must be ({},)", op, arg,
+                            shape_str(t.shape()), shape_str(x.shape()), channels, arg, channels));
 }
 
 }  // namespace
@@ -59,16 +58,16 @@ void CpuBackend::batchnorm_forward_training(const Tensor& x, const Tensor& gamma
   prepare_output(mean, {C}, op, "mean");
   prepare_output(var, {C}, op, "var");
   if (C == 0) return;
-  if (M == 0) throw Error(fmt::format("{}: x {} holds no rows; batch statistics need at least one", op,
-                                      shape_str(x.shape())));
+  if (M == 0)
+    throw Error(fmt::format("{}: x {} holds no rows; batch statistics need at least one", op, shape_str(x.shape())));
   cache_.key("bn_fwd_train");
   cache_.append(M, C, eps);
   auto& e = cache_.get<BatchNormEntry>([&] {
     return guarded_build(op, cache_.current_key(), [&] {
       auto pd = training_pd(M, C, eps, base_attr(), engine_);
       auto entry = std::make_unique<BatchNormEntry>();
-      entry->prim = make_primitive(pd, {DNNL_ARG_SRC, DNNL_ARG_SCALE, DNNL_ARG_SHIFT, DNNL_ARG_DST, DNNL_ARG_MEAN,
-                                        DNNL_ARG_VARIANCE});
+      entry->prim = make_primitive(
+          pd, {DNNL_ARG_SRC, DNNL_ARG_SCALE, DNNL_ARG_SHIFT, DNNL_ARG_DST, DNNL_ARG_MEAN, DNNL_ARG_VARIANCE});
       return entry;
     });
   });
@@ -104,8 +103,8 @@ void CpuBackend::batchnorm_forward_inference(const Tensor& x, const Tensor& gamm
                                                    kScaleShift | dnnl::normalization_flags::use_global_stats);
       dnnl::batch_normalization_forward::primitive_desc pd(desc, base_attr(), engine_);
       auto entry = std::make_unique<BatchNormEntry>();
-      entry->prim = make_primitive(pd, {DNNL_ARG_SRC, DNNL_ARG_SCALE, DNNL_ARG_SHIFT, DNNL_ARG_MEAN,
-                                        DNNL_ARG_VARIANCE, DNNL_ARG_DST});
+      entry->prim = make_primitive(
+          pd, {DNNL_ARG_SRC, DNNL_ARG_SCALE, DNNL_ARG_SHIFT, DNNL_ARG_MEAN, DNNL_ARG_VARIANCE, DNNL_ARG_DST});
       return entry;
     });
   });
@@ -161,8 +160,7 @@ void CpuBackend::batchnorm_backward(const Tensor& dy, const Tensor& x, const Ten
       dnnl::batch_normalization_backward::primitive_desc pd(desc, base_attr(), engine_, hint);
       auto entry = std::make_unique<BatchNormEntry>();
       entry->prim = make_primitive(pd, {DNNL_ARG_SRC, DNNL_ARG_MEAN, DNNL_ARG_VARIANCE, DNNL_ARG_DIFF_DST,
-                                        DNNL_ARG_SCALE, DNNL_ARG_DIFF_SRC, DNNL_ARG_DIFF_SCALE,
-                                        DNNL_ARG_DIFF_SHIFT});
+                                        DNNL_ARG_SCALE, DNNL_ARG_DIFF_SRC, DNNL_ARG_DIFF_SCALE, DNNL_ARG_DIFF_SHIFT});
       // oneDNN 2.6 rejects the backward call without a shift argument although it never reads it.
       entry->prim.add_arg(DNNL_ARG_SHIFT, pd.query_md(dnnl::query::exec_arg_md, DNNL_ARG_SCALE), engine_);
       return entry;

@@ -16,8 +16,8 @@ namespace {
 void require_vector(const Tensor& t, std::int64_t channels, const Tensor& x, const char* op, const char* arg) {
   require_float(t, op, arg);
   if (!has_shape(t, {channels}))
-    throw Error(fmt::format("{}: {} has shape {} but x {} has {} channels on its last axis; {} must be ({},)", op,
-                            arg, shape_str(t.shape()), shape_str(x.shape()), channels, arg, channels));
+    throw Error(fmt::format("{}: {} has shape {} but x {} has {} channels on its last axis; {} must be ({},)", op, arg,
+                            shape_str(t.shape()), shape_str(x.shape()), channels, arg, channels));
 }
 
 }  // namespace
@@ -86,9 +86,9 @@ void CpuBackend::batchnorm_backward_sums(const Tensor& dy, const Tensor& x, cons
   }
 }
 
-void CpuBackend::batchnorm_backward_apply(const Tensor& dy, const Tensor& x, const Tensor& gamma,
-                                          const Tensor& mean, const Tensor& var, float eps, const Tensor& sum_dy,
-                                          const Tensor& sum_dy_xmu, double count, Tensor& dx) {
+void CpuBackend::batchnorm_backward_apply(const Tensor& dy, const Tensor& x, const Tensor& gamma, const Tensor& mean,
+                                          const Tensor& var, float eps, const Tensor& sum_dy, const Tensor& sum_dy_xmu,
+                                          double count, Tensor& dx) {
   enter();
   const char* op = "batchnorm_backward_apply";
   require_float(dy, op, "dy");

@@ -47,8 +47,7 @@ bool has_shape(const Tensor& t, std::initializer_list<std::int64_t> shape) {
 }
 
 void prepare_output(Tensor& t, std::initializer_list<std::int64_t> shape, const char* op, const char* arg) {
-  if (t.defined() && t.dtype() == DType::float32 && t.device().kind == Device::Kind::cpu && has_shape(t, shape))
-    return;
+  if (t.defined() && t.dtype() == DType::float32 && t.device().kind == Device::Kind::cpu && has_shape(t, shape)) return;
   prepare_output(t, Shape(shape), op, arg);
 }
 
@@ -58,8 +57,10 @@ void prepare_output_last(Tensor& t, const Shape& like, std::int64_t last, const 
       std::equal(like.begin(), like.end() - 1, t.shape().begin()))
     return;
   Shape shape = like;
-  if (shape.empty()) shape.push_back(last);
-  else shape.back() = last;
+  if (shape.empty())
+    shape.push_back(last);
+  else
+    shape.back() = last;
   prepare_output(t, shape, op, arg);
 }
 
@@ -68,14 +69,16 @@ void require_labels(const Tensor& labels, const Tensor& pred, std::int64_t rows,
   if (labels.device().kind != Device::Kind::cpu)
     throw Error(fmt::format("{}: `labels` live on {}; copy them to the host first", op, labels.device().str()));
   if (labels.dtype() == DType::float32)
-    throw Error(fmt::format("{}: labels {} are float32 but must be integer class ids; cast them to int "
-                            "(int32, int64 or uint8) first",
-                            op, shape_str(labels.shape())));
+    throw Error(
+        fmt::format("{}: labels {} are float32 but must be integer class ids; cast them to int "
+                    "(int32, int64 or uint8) first",
+                    op, shape_str(labels.shape())));
   bool rows_match = labels.numel() == rows && labels.rank() >= 1 && labels.dim(0) == pred.dim(0);
   if (!rows_match)
-    throw Error(fmt::format("{}: labels have shape {} but pred has shape {}; expected one class id per row, "
-                            "shape ({},) or ({}, 1)",
-                            op, shape_str(labels.shape()), shape_str(pred.shape()), rows, rows));
+    throw Error(
+        fmt::format("{}: labels have shape {} but pred has shape {}; expected one class id per row, "
+                    "shape ({},) or ({}, 1)",
+                    op, shape_str(labels.shape()), shape_str(pred.shape()), rows, rows));
 }
 
 void check_label_range(const Tensor& labels, std::int64_t classes, const Tensor& pred, const char* op) {
@@ -83,9 +86,10 @@ void check_label_range(const Tensor& labels, std::int64_t classes, const Tensor&
   for (std::int64_t i = 0; i < n; ++i) {
     std::int64_t l = label_at(labels, i);
     if (l < 0 || l >= classes)
-      throw Error(fmt::format("{}: label {} at index {} is out of range for {} classes (pred shape {}); labels "
-                              "must lie in [0, {}) — check the dataset or the layer's unit count",
-                              op, l, i, classes, shape_str(pred.shape()), classes));
+      throw Error(
+          fmt::format("{}: label {} at index {} is out of range for {} classes (pred shape {}); labels "
+                      "must lie in [0, {}) — check the dataset or the layer's unit count",
+                      op, l, i, classes, shape_str(pred.shape()), classes));
   }
 }
 

@@ -28,10 +28,14 @@ void check_label_range(const Tensor& labels, std::int64_t classes, const Tensor&
 // Reads label i of an int32/int64/uint8 tensor.
 inline std::int64_t label_at(const Tensor& labels, std::int64_t i) {
   switch (labels.dtype()) {
-    case DType::int32: return static_cast<const std::int32_t*>(labels.raw())[i];
-    case DType::int64: return static_cast<const std::int64_t*>(labels.raw())[i];
-    case DType::uint8: return static_cast<const std::uint8_t*>(labels.raw())[i];
-    default: return -1;
+    case DType::int32:
+      return static_cast<const std::int32_t*>(labels.raw())[i];
+    case DType::int64:
+      return static_cast<const std::int64_t*>(labels.raw())[i];
+    case DType::uint8:
+      return static_cast<const std::uint8_t*>(labels.raw())[i];
+    default:
+      return -1;
   }
 }
 

@@ -15,8 +15,8 @@ namespace {
 int normalize_axis(int axis, int rank, const char* op, const Shape& shape) {
   int a = axis < 0 ? axis + rank : axis;
   if (a < 0 || a >= rank)
-    throw Error(fmt::format("{}: axis {} is out of range for shape {}; use -{}..{}", op, axis, shape_str(shape),
-                            rank, rank - 1));
+    throw Error(fmt::format("{}: axis {} is out of range for shape {}; use -{}..{}", op, axis, shape_str(shape), rank,
+                            rank - 1));
   return a;
 }
 
@@ -45,8 +45,8 @@ std::int64_t outer_count(const Shape& s, int axis) {
 }
 
 // Copies between the whole tensor and its parts; to_whole picks the direction.
-template <class Parts> void move_rows(Parts& parts, float* whole, std::int64_t outer, std::int64_t whole_row,
-                                      int axis, bool to_whole) {
+template <class Parts>
+void move_rows(Parts& parts, float* whole, std::int64_t outer, std::int64_t whole_row, int axis, bool to_whole) {
   std::int64_t grain = std::max<std::int64_t>(1, kElementGrain / std::max<std::int64_t>(whole_row, 1));
   parallel_for(outer, grain, [&](std::int64_t b, std::int64_t e) {
     for (std::int64_t o = b; o < e; ++o) {
@@ -55,8 +55,10 @@ template <class Parts> void move_rows(Parts& parts, float* whole, std::int64_t o
         std::int64_t row = p.numel() / std::max<std::int64_t>(outer, 1);
         float* part = static_cast<float*>(const_cast<void*>(p.raw())) + o * row;
         float* w = whole + o * whole_row + offset;
-        if (to_whole) std::memcpy(w, part, static_cast<std::size_t>(row) * sizeof(float));
-        else std::memcpy(part, w, static_cast<std::size_t>(row) * sizeof(float));
+        if (to_whole)
+          std::memcpy(w, part, static_cast<std::size_t>(row) * sizeof(float));
+        else
+          std::memcpy(part, w, static_cast<std::size_t>(row) * sizeof(float));
         offset += row;
       }
     }

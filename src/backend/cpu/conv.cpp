@@ -20,10 +20,10 @@ struct ConvShape {
 void check_geometry(const Conv2DGeometry& g, const char* op) {
   if (g.kernel_h < 1 || g.kernel_w < 1 || g.stride_h < 1 || g.stride_w < 1 || g.pad_top < 0 || g.pad_left < 0 ||
       g.pad_bottom < 0 || g.pad_right < 0)
-    throw Error(fmt::format("{}: invalid geometry kernel {}x{}, strides {}x{}, padding t{} l{} b{} r{}; kernel and "
-                            "strides must be >= 1 and padding >= 0",
-                            op, g.kernel_h, g.kernel_w, g.stride_h, g.stride_w, g.pad_top, g.pad_left,
-                            g.pad_bottom, g.pad_right));
+    throw Error(fmt::format(
+        "{}: invalid geometry kernel {}x{}, strides {}x{}, padding t{} l{} b{} r{}; kernel and "
+        "strides must be >= 1 and padding >= 0",
+        op, g.kernel_h, g.kernel_w, g.stride_h, g.stride_w, g.pad_top, g.pad_left, g.pad_bottom, g.pad_right));
 }
 
 std::int64_t out_size(std::int64_t in, std::int64_t k, std::int64_t s, std::int64_t p0, std::int64_t p1) {
@@ -33,9 +33,10 @@ std::int64_t out_size(std::int64_t in, std::int64_t k, std::int64_t s, std::int6
 
 void check_kernel(const Tensor& w, const Conv2DGeometry& g, const char* op) {
   if (w.rank() != 4 || w.dim(0) != g.kernel_h || w.dim(1) != g.kernel_w)
-    throw Error(fmt::format("{}: kernel has shape {} but the geometry says a {}x{} kernel; expected "
-                            "(kernel_h, kernel_w, in_channels, filters) = ({}, {}, C, F)",
-                            op, shape_str(w.shape()), g.kernel_h, g.kernel_w, g.kernel_h, g.kernel_w));
+    throw Error(
+        fmt::format("{}: kernel has shape {} but the geometry says a {}x{} kernel; expected "
+                    "(kernel_h, kernel_w, in_channels, filters) = ({}, {}, C, F)",
+                    op, shape_str(w.shape()), g.kernel_h, g.kernel_w, g.kernel_h, g.kernel_w));
 }
 
 // Shapes from an NHWC input and the HWIO kernel.
@@ -46,16 +47,16 @@ ConvShape conv_shape(const Tensor& x, const Tensor& w, const Conv2DGeometry& g, 
     throw Error(fmt::format("{}: {} has shape {} but must be NHWC (batch, height, width, channels)", op, x_name,
                             shape_str(x.shape())));
   if (x.dim(3) != w.dim(2))
-    throw Error(fmt::format("{}: {} {} has {} channels but the kernel {} expects {}", op, x_name,
-                            shape_str(x.shape()), x.dim(3), shape_str(w.shape()), w.dim(2)));
+    throw Error(fmt::format("{}: {} {} has {} channels but the kernel {} expects {}", op, x_name, shape_str(x.shape()),
+                            x.dim(3), shape_str(w.shape()), w.dim(2)));
   ConvShape s{x.dim(0), x.dim(1), x.dim(2), x.dim(3), 0, 0, w.dim(3)};
   s.oh = out_size(s.ih, g.kernel_h, g.stride_h, g.pad_top, g.pad_bottom);
   s.ow = out_size(s.iw, g.kernel_w, g.stride_w, g.pad_left, g.pad_right);
   if (s.oh <= 0 || s.ow <= 0)
-    throw Error(fmt::format("{}: a {}x{} kernel does not fit the {} input {} with padding t{} b{} l{} r{}; use "
-                            "\"same\" padding or a larger input",
-                            op, g.kernel_h, g.kernel_w, x_name, shape_str(x.shape()), g.pad_top, g.pad_bottom,
-                            g.pad_left, g.pad_right));
+    throw Error(fmt::format(
+        "{}: a {}x{} kernel does not fit the {} input {} with padding t{} b{} l{} r{}; use "
+        "\"same\" padding or a larger input",
+        op, g.kernel_h, g.kernel_w, x_name, shape_str(x.shape()), g.pad_top, g.pad_bottom, g.pad_left, g.pad_right));
   return s;
 }
 
@@ -83,12 +84,11 @@ ConvDescs conv_descs(const ConvShape& s, const Conv2DGeometry& g) {
 
 dnnl::convolution_forward::primitive_desc forward_pd(const ConvDescs& d, bool bias, const dnnl::primitive_attr& attr,
                                                      const dnnl::engine& engine) {
-  auto desc = bias ? dnnl::convolution_forward::desc(dnnl::prop_kind::forward_training,
-                                                     dnnl::algorithm::convolution_direct, d.src, d.wei_any, d.bias,
-                                                     d.dst, d.strides, d.pad_l, d.pad_r)
-                   : dnnl::convolution_forward::desc(dnnl::prop_kind::forward_training,
-                                                     dnnl::algorithm::convolution_direct, d.src, d.wei_any, d.dst,
-                                                     d.strides, d.pad_l, d.pad_r);
+  auto desc =
+      bias ? dnnl::convolution_forward::desc(dnnl::prop_kind::forward_training, dnnl::algorithm::convolution_direct,
+                                             d.src, d.wei_any, d.bias, d.dst, d.strides, d.pad_l, d.pad_r)
+           : dnnl::convolution_forward::desc(dnnl::prop_kind::forward_training, dnnl::algorithm::convolution_direct,
+                                             d.src, d.wei_any, d.dst, d.strides, d.pad_l, d.pad_r);
   return {desc, attr, engine};
 }
 
@@ -229,11 +229,10 @@ void CpuBackend::conv2d_backward_weights_impl(const Tensor& x, const Tensor& dy,
   require_float(x, op, "x");
   require_float(dy, op, "dy");
   check_geometry(g, op);
-  if (dy.rank() != 4)
-    throw Error(fmt::format("{}: dy has shape {} but must be NHWC", op, shape_str(dy.shape())));
+  if (dy.rank() != 4) throw Error(fmt::format("{}: dy has shape {} but must be NHWC", op, shape_str(dy.shape())));
   if (x.rank() != 4)
-    throw Error(fmt::format("{}: x has shape {} but must be NHWC (batch, height, width, channels)", op,
-                            shape_str(x.shape())));
+    throw Error(
+        fmt::format("{}: x has shape {} but must be NHWC (batch, height, width, channels)", op, shape_str(x.shape())));
   if (!dw.defined()) dw = Tensor::zeros({g.kernel_h, g.kernel_w, x.dim(3), dy.dim(3)});
   prepare_output(dw, {g.kernel_h, g.kernel_w, x.dim(3), dy.dim(3)}, op, "dw");
   ConvShape s = conv_shape(x, dw, g, op, "x");
@@ -256,16 +255,15 @@ void CpuBackend::conv2d_backward_weights_impl(const Tensor& x, const Tensor& dy,
     return guarded_build(op, cache_.current_key(), [&] {
       ConvDescs d = conv_descs(s, g);
       auto hint = forward_pd(d, bias, base_attr(), engine_);
-      auto desc = bias ? dnnl::convolution_backward_weights::desc(dnnl::algorithm::convolution_direct, d.src,
-                                                                  d.wei_any, d.bias, d.dst, d.strides, d.pad_l,
-                                                                  d.pad_r)
-                       : dnnl::convolution_backward_weights::desc(dnnl::algorithm::convolution_direct, d.src,
-                                                                  d.wei_any, d.dst, d.strides, d.pad_l, d.pad_r);
+      auto desc = bias ? dnnl::convolution_backward_weights::desc(dnnl::algorithm::convolution_direct, d.src, d.wei_any,
+                                                                  d.bias, d.dst, d.strides, d.pad_l, d.pad_r)
+                       : dnnl::convolution_backward_weights::desc(dnnl::algorithm::convolution_direct, d.src, d.wei_any,
+                                                                  d.dst, d.strides, d.pad_l, d.pad_r);
       dnnl::convolution_backward_weights::primitive_desc pd(desc, base_attr(), engine_, hint);
       auto entry = std::make_unique<ConvEntry>();
-      entry->conv = bias ? make_primitive(pd, {DNNL_ARG_SRC, DNNL_ARG_DIFF_DST, DNNL_ARG_DIFF_WEIGHTS,
-                                               DNNL_ARG_DIFF_BIAS})
-                         : make_primitive(pd, {DNNL_ARG_SRC, DNNL_ARG_DIFF_DST, DNNL_ARG_DIFF_WEIGHTS});
+      entry->conv =
+          bias ? make_primitive(pd, {DNNL_ARG_SRC, DNNL_ARG_DIFF_DST, DNNL_ARG_DIFF_WEIGHTS, DNNL_ARG_DIFF_BIAS})
+               : make_primitive(pd, {DNNL_ARG_SRC, DNNL_ARG_DIFF_DST, DNNL_ARG_DIFF_WEIGHTS});
       // Accumulation rides on the reorder back to HWIO as a sum post-op.
       if (accumulate || pd.diff_weights_desc() != d.wei_user) {
         auto attr = base_attr();

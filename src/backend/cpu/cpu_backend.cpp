@@ -55,8 +55,8 @@ void CpuBackend::run(CachedPrimitive& p) {
     p.execute(stream_);
     stream_.wait();
   } catch (const dnnl::error& e) {
-    throw Error(fmt::format("oneDNN failed to execute a primitive (status {}): {}", static_cast<int>(e.status),
-                            e.what()));
+    throw Error(
+        fmt::format("oneDNN failed to execute a primitive (status {}): {}", static_cast<int>(e.status), e.what()));
   }
 }
 

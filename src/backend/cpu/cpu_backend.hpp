@@ -1,11 +1,12 @@
 // The oneDNN CPU backend. One instance per replica; ops are split by family over the .cpp
 // files of this directory. Outputs that are undefined are allocated with the result's shape;
 // defined outputs must already have it (callers preallocate to avoid per-step allocations).
+// Exceptions: an undefined loss `grad` or batchnorm dgamma/dbeta means "not wanted" and is
+// skipped; conv2d_backward_data needs dx preallocated (strides make the input size ambiguous).
 #pragma once
-#include <oneapi/dnnl/dnnl.hpp>
-
 #include <cstddef>
 #include <cstdint>
+#include <oneapi/dnnl/dnnl.hpp>
 #include <string>
 #include <vector>
 
@@ -18,8 +19,7 @@ namespace kerascpp::cpu {
 class ScratchBuffer {
  public:
   void* bytes(std::size_t n) {
-    if (!buf_.defined() || buf_.nbytes() < n)
-      buf_ = Tensor({static_cast<std::int64_t>(n == 0 ? 1 : n)}, DType::uint8);
+    if (!buf_.defined() || buf_.nbytes() < n) buf_ = Tensor({static_cast<std::int64_t>(n == 0 ? 1 : n)}, DType::uint8);
     return buf_.raw();
   }
   float* floats(std::int64_t n) { return static_cast<float*>(bytes(static_cast<std::size_t>(n) * sizeof(float))); }
@@ -67,8 +67,8 @@ class CpuBackend final : public Backend {
                                   Tensor& mean, Tensor& var) override;
   void batchnorm_forward_inference(const Tensor& x, const Tensor& gamma, const Tensor& beta, const Tensor& mean,
                                    const Tensor& var, float eps, Tensor& y) override;
-  void batchnorm_backward(const Tensor& dy, const Tensor& x, const Tensor& gamma, const Tensor& mean,
-                          const Tensor& var, float eps, Tensor& dx, Tensor& dgamma, Tensor& dbeta) override;
+  void batchnorm_backward(const Tensor& dy, const Tensor& x, const Tensor& gamma, const Tensor& mean, const Tensor& var,
+                          float eps, Tensor& dx, Tensor& dgamma, Tensor& dbeta) override;
   void batchnorm_sums(const Tensor& x, Tensor& sum, Tensor& sum_squares) override;
   void batchnorm_backward_sums(const Tensor& dy, const Tensor& x, const Tensor& mean, Tensor& sum_dy,
                                Tensor& sum_dy_xmu) override;
@@ -78,8 +78,8 @@ class CpuBackend final : public Backend {
 
   void sparse_categorical_crossentropy(const Tensor& pred, const Tensor& labels, bool from_logits, Tensor& loss,
                                        Tensor& grad, float grad_scale) override;
-  void categorical_crossentropy(const Tensor& pred, const Tensor& target, bool from_logits, Tensor& loss,
-                                Tensor& grad, float grad_scale) override;
+  void categorical_crossentropy(const Tensor& pred, const Tensor& target, bool from_logits, Tensor& loss, Tensor& grad,
+                                float grad_scale) override;
   void binary_crossentropy(const Tensor& pred, const Tensor& target, bool from_logits, Tensor& loss, Tensor& grad,
                            float grad_scale) override;
   void mean_squared_error(const Tensor& pred, const Tensor& target, Tensor& loss, Tensor& grad,
@@ -108,15 +108,15 @@ class CpuBackend final : public Backend {
   void run(CachedPrimitive& p);
   // Softmax over the last axis of a contiguous [rows, classes] array (y may alias x).
   void softmax_rows(const float* x, float* y, std::int64_t rows, std::int64_t classes);
-  void conv2d_backward_weights_impl(const Tensor& x, const Tensor& dy, const Conv2DGeometry& g, Tensor& dw,
-                                    Tensor* db, bool accumulate);
+  void conv2d_backward_weights_impl(const Tensor& x, const Tensor& dy, const Conv2DGeometry& g, Tensor& dw, Tensor* db,
+                                    bool accumulate);
 
   int threads_;
   dnnl::engine engine_;
   dnnl::stream stream_;
   PrimitiveCache cache_;
-  ScratchBuffer scratchpad_;   // oneDNN's user scratchpad, shared by all primitives
-  ScratchBuffer channel_a_;    // per-channel temporaries (bias diffs, unit scale/shift, ...)
+  ScratchBuffer scratchpad_;  // oneDNN's user scratchpad, shared by all primitives
+  ScratchBuffer channel_a_;   // per-channel temporaries (bias diffs, unit scale/shift, ...)
   ScratchBuffer channel_b_;
   std::vector<double> partials_;  // chunk partials of fixed-order reductions
   std::vector<double> sums_;

@@ -32,9 +32,10 @@ void CpuBackend::dense_forward(const Tensor& x, const Tensor& w, const Tensor& b
   require_float(w, op, "w");
   require_rank_at_least(x, 1, op, "x");
   if (w.rank() != 2 || w.dim(0) != x.dim(-1))
-    throw Error(fmt::format("{}: x has shape {} but kernel w has shape {}; the kernel must be (in_features={}, "
-                            "units)",
-                            op, shape_str(x.shape()), shape_str(w.shape()), x.dim(-1)));
+    throw Error(
+        fmt::format("{}: x has shape {} but kernel w has shape {}; the kernel must be (in_features={}, "
+                    "units)",
+                    op, shape_str(x.shape()), shape_str(w.shape()), x.dim(-1)));
   const std::int64_t rows = leading(x), in = w.dim(0), out = w.dim(1);
   const bool bias = b.defined();
   if (bias) {
@@ -67,8 +68,8 @@ void CpuBackend::dense_forward(const Tensor& x, const Tensor& w, const Tensor& b
       auto src = f32_md({rows, in}, tag::ab);
       auto wei = f32_md({in, out}, tag::ab);
       auto dst = f32_md({rows, out}, tag::ab);
-      dnnl::matmul::desc d = bias ? dnnl::matmul::desc(src, wei, f32_md({1, out}, tag::ab), dst)
-                                  : dnnl::matmul::desc(src, wei, dst);
+      dnnl::matmul::desc d =
+          bias ? dnnl::matmul::desc(src, wei, f32_md({1, out}, tag::ab), dst) : dnnl::matmul::desc(src, wei, dst);
       dnnl::matmul::primitive_desc pd(d, attr, engine_);
       auto entry = std::make_unique<MatmulEntry>();
       entry->mm = bias ? make_primitive(pd, {DNNL_ARG_SRC, DNNL_ARG_WEIGHTS, DNNL_ARG_BIAS, DNNL_ARG_DST})
@@ -96,10 +97,11 @@ void CpuBackend::matmul(const Tensor& a, bool transpose_a, const Tensor& b, bool
   const std::int64_t M = transpose_a ? a_cols : a_rows, K = transpose_a ? a_rows : a_cols;
   const std::int64_t K2 = transpose_b ? b_cols : b_rows, N = transpose_b ? b_rows : b_cols;
   if (K != K2)
-    throw Error(fmt::format("{}: op(a) is ({}, {}) from a {}{} but op(b) is ({}, {}) from b {}{}; the inner "
-                            "dimensions must agree",
-                            op, M, K, shape_str(a.shape()), transpose_a ? " transposed" : "", K2, N,
-                            shape_str(b.shape()), transpose_b ? " transposed" : ""));
+    throw Error(
+        fmt::format("{}: op(a) is ({}, {}) from a {}{} but op(b) is ({}, {}) from b {}{}; the inner "
+                    "dimensions must agree",
+                    op, M, K, shape_str(a.shape()), transpose_a ? " transposed" : "", K2, N, shape_str(b.shape()),
+                    transpose_b ? " transposed" : ""));
   if (!c.defined()) {
     c = Tensor::zeros({M, N});
   } else {

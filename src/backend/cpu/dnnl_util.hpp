@@ -1,9 +1,8 @@
 // Small helpers for describing kerascpp tensors to oneDNN and reporting its failures.
 #pragma once
-#include <oneapi/dnnl/dnnl.hpp>
-
 #include <fmt/format.h>
 
+#include <oneapi/dnnl/dnnl.hpp>
 #include <string>
 
 #include "kerascpp/backend.hpp"
@@ -24,29 +23,38 @@ inline bool has_eltwise(Activation act) {
 }
 inline dnnl::algorithm eltwise_forward_alg(Activation act) {
   switch (act) {
-    case Activation::relu: return dnnl::algorithm::eltwise_relu;
-    case Activation::sigmoid: return dnnl::algorithm::eltwise_logistic;
-    case Activation::tanh: return dnnl::algorithm::eltwise_tanh;
-    default: return dnnl::algorithm::undef;
+    case Activation::relu:
+      return dnnl::algorithm::eltwise_relu;
+    case Activation::sigmoid:
+      return dnnl::algorithm::eltwise_logistic;
+    case Activation::tanh:
+      return dnnl::algorithm::eltwise_tanh;
+    default:
+      return dnnl::algorithm::undef;
   }
 }
 // Backward from the forward output y, so layers need not keep their pre-activation input.
 inline dnnl::algorithm eltwise_backward_alg(Activation act) {
   switch (act) {
-    case Activation::relu: return dnnl::algorithm::eltwise_relu_use_dst_for_bwd;
-    case Activation::sigmoid: return dnnl::algorithm::eltwise_logistic_use_dst_for_bwd;
-    case Activation::tanh: return dnnl::algorithm::eltwise_tanh_use_dst_for_bwd;
-    default: return dnnl::algorithm::undef;
+    case Activation::relu:
+      return dnnl::algorithm::eltwise_relu_use_dst_for_bwd;
+    case Activation::sigmoid:
+      return dnnl::algorithm::eltwise_logistic_use_dst_for_bwd;
+    case Activation::tanh:
+      return dnnl::algorithm::eltwise_tanh_use_dst_for_bwd;
+    default:
+      return dnnl::algorithm::undef;
   }
 }
 
 // Runs a primitive builder, turning oneDNN's refusal into a kerascpp::Error with context.
-template <class F> auto guarded_build(const char* op, const std::string& key, F&& build) -> decltype(build()) {
+template <class F>
+auto guarded_build(const char* op, const std::string& key, F&& build) -> decltype(build()) {
   try {
     return build();
   } catch (const dnnl::error& e) {
-    throw Error(fmt::format("{}: oneDNN could not create a primitive for this configuration ({}): {}", op, key,
-                            e.what()));
+    throw Error(
+        fmt::format("{}: oneDNN could not create a primitive for this configuration ({}): {}", op, key, e.what()));
   }
 }
 

@@ -24,8 +24,8 @@ void CpuBackend::dropout_forward(const Tensor& x, float rate, std::uint64_t seed
   const char* op = "dropout_forward";
   require_float(x, op, "x");
   if (!(rate >= 0.f && rate < 1.f))
-    throw Error(fmt::format("{}: rate {} is outside [0, 1); Dropout's rate is the fraction of inputs to drop", op,
-                            rate));
+    throw Error(
+        fmt::format("{}: rate {} is outside [0, 1); Dropout's rate is the fraction of inputs to drop", op, rate));
   prepare_output(y, x.shape(), op, "y");
   prepare_output(mask, x.shape(), op, "mask");
   const float keep_scale = 1.f / (1.f - rate);

@@ -18,8 +18,7 @@ struct EltwiseEntry : CacheEntry {
 };
 
 dnnl::softmax_forward::primitive_desc softmax_forward_pd(std::int64_t rows, std::int64_t classes,
-                                                         const dnnl::primitive_attr& attr,
-                                                         const dnnl::engine& engine) {
+                                                         const dnnl::primitive_attr& attr, const dnnl::engine& engine) {
   dnnl::softmax_forward::desc desc(dnnl::prop_kind::forward_training, f32_md({rows, classes}, tag::ab), 1);
   return {desc, attr, engine};
 }
@@ -68,8 +67,8 @@ void CpuBackend::activation_forward(Activation act, const Tensor& x, Tensor& y) 
   cache_.append(static_cast<int>(act), n);
   auto& e = cache_.get<EltwiseEntry>([&] {
     return guarded_build(op, cache_.current_key(), [&] {
-      dnnl::eltwise_forward::desc desc(dnnl::prop_kind::forward_training, eltwise_forward_alg(act),
-                                       f32_md({n}, tag::a), 0.f, 0.f);
+      dnnl::eltwise_forward::desc desc(dnnl::prop_kind::forward_training, eltwise_forward_alg(act), f32_md({n}, tag::a),
+                                       0.f, 0.f);
       dnnl::eltwise_forward::primitive_desc pd(desc, base_attr(), engine_);
       auto entry = std::make_unique<EltwiseEntry>();
       entry->prim = make_primitive(pd, {DNNL_ARG_SRC, DNNL_ARG_DST});

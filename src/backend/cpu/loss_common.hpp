@@ -14,9 +14,9 @@ namespace kerascpp::cpu {
 constexpr float kProbEpsilon = 1e-7f;
 
 struct RowLayout {
-  std::int64_t examples = 0;  // N = pred.dim(0)
-  std::int64_t rows = 0;      // rows of the last axis in all of pred
-  std::int64_t width = 0;     // length of the last axis (classes)
+  std::int64_t examples = 0;     // N = pred.dim(0)
+  std::int64_t rows = 0;         // rows of the last axis in all of pred
+  std::int64_t width = 0;        // length of the last axis (classes)
   std::int64_t per_example = 0;  // rows per example
 };
 
@@ -36,8 +36,7 @@ inline RowLayout class_rows(const Tensor& pred, const char* op) {
 // Elementwise losses/metrics: each example is one row of all its values.
 inline RowLayout element_rows(const Tensor& pred, const char* op) {
   require_float(pred, op, "pred");
-  if (pred.rank() < 1)
-    throw Error(fmt::format("{}: pred is a scalar but must have a batch axis", op));
+  if (pred.rank() < 1) throw Error(fmt::format("{}: pred is a scalar but must have a batch axis", op));
   RowLayout l;
   l.examples = pred.dim(0);
   l.rows = l.examples;
@@ -55,17 +54,25 @@ inline void require_target(const Tensor& target, const Tensor& pred, const char*
   auto drop_one = [](const Shape& s) { return (s.size() > 1 && s.back() == 1) ? Shape(s.begin(), s.end() - 1) : s; };
   bool ok = a == b || drop_one(a) == b || a == drop_one(b);
   if (!ok)
-    throw Error(fmt::format("{}: target has shape {} but pred has shape {}; they must match", op, shape_str(a),
-                            shape_str(b)));
+    throw Error(
+        fmt::format("{}: target has shape {} but pred has shape {}; they must match", op, shape_str(a), shape_str(b)));
 }
 
 // Calls f(const T* labels) with the labels' integer type.
-template <class F> void visit_labels(const Tensor& labels, F&& f) {
+template <class F>
+void visit_labels(const Tensor& labels, F&& f) {
   switch (labels.dtype()) {
-    case DType::int32: f(static_cast<const std::int32_t*>(labels.raw())); break;
-    case DType::int64: f(static_cast<const std::int64_t*>(labels.raw())); break;
-    case DType::uint8: f(static_cast<const std::uint8_t*>(labels.raw())); break;
-    default: break;
+    case DType::int32:
+      f(static_cast<const std::int32_t*>(labels.raw()));
+      break;
+    case DType::int64:
+      f(static_cast<const std::int64_t*>(labels.raw()));
+      break;
+    case DType::uint8:
+      f(static_cast<const std::uint8_t*>(labels.raw()));
+      break;
+    default:
+      break;
   }
 }
 

@@ -31,8 +31,8 @@ float clip_prob(float q) { return std::min(std::max(q, kProbEpsilon), 1.f - kPro
 
 // Cross-entropy of one row against a target row (t == nullptr: one-hot at `label`).
 // Writes the gradient row scaled by `gs` when g is non-null; returns the loss.
-double crossentropy_row(const float* z, const float* t, std::int64_t label, std::int64_t C, bool from_logits,
-                        float* g, float gs) {
+double crossentropy_row(const float* z, const float* t, std::int64_t label, std::int64_t C, bool from_logits, float* g,
+                        float gs) {
   double loss = 0.0;
   if (from_logits) {
     float m = z[0];
@@ -104,8 +104,8 @@ void CpuBackend::sparse_categorical_crossentropy(const Tensor& pred, const Tenso
       for (std::int64_t n = b; n < e; ++n) {
         double total = 0.0;
         for (std::int64_t r = n * l.per_example; r < (n + 1) * l.per_example; ++r)
-          total += crossentropy_row(pp + r * l.width, nullptr, static_cast<std::int64_t>(lab[r]), l.width,
-                                    from_logits, pg ? pg + r * l.width : nullptr, gs);
+          total += crossentropy_row(pp + r * l.width, nullptr, static_cast<std::int64_t>(lab[r]), l.width, from_logits,
+                                    pg ? pg + r * l.width : nullptr, gs);
         pl[n] = static_cast<float>(total / static_cast<double>(l.per_example));
       }
     });
@@ -119,9 +119,10 @@ void CpuBackend::categorical_crossentropy(const Tensor& pred, const Tensor& targ
   RowLayout l = class_rows(pred, op);
   require_float(target, op, "target");
   if (target.shape() != pred.shape())
-    throw Error(fmt::format("{}: target has shape {} but pred has shape {}; one-hot targets must match pred (for "
-                            "integer labels use sparse_categorical_crossentropy)",
-                            op, shape_str(target.shape()), shape_str(pred.shape())));
+    throw Error(
+        fmt::format("{}: target has shape {} but pred has shape {}; one-hot targets must match pred (for "
+                    "integer labels use sparse_categorical_crossentropy)",
+                    op, shape_str(target.shape()), shape_str(pred.shape())));
   float* pg = prepare_loss_outputs(pred, loss, grad, l.examples, op);
   const float* pp = pred.data<float>();
   const float* pt = target.data<float>();
@@ -162,7 +163,9 @@ void CpuBackend::binary_crossentropy(const Tensor& pred, const Tensor& target, b
         } else {
           const float p = clip_prob(x);
           total -= t * std::log(static_cast<double>(p)) + (1.0 - t) * std::log(1.0 - p);
-          if (pg) pg[i] = inside_clip(x) ? static_cast<float>((-t / static_cast<double>(x) + (1.0 - t) / (1.0 - x)) * gs) : 0.f;
+          if (pg)
+            pg[i] =
+                inside_clip(x) ? static_cast<float>((-t / static_cast<double>(x) + (1.0 - t) / (1.0 - x)) * gs) : 0.f;
         }
       }
       pl[n] = D ? static_cast<float>(total / static_cast<double>(D)) : 0.f;

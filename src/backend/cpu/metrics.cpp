@@ -1,5 +1,8 @@
-// Metric helpers: per-example values summed over the batch in a fixed order (the caller
-// divides by the example count, after any cross-replica all-reduce).
+// Metric helpers: sums over the batch in a fixed order; the caller divides after any
+// cross-replica all-reduce. Accuracies of class rows are per example (averaged over the rows
+// of one example), so the caller divides by the example count; the elementwise metrics
+// (binary accuracy, absolute error) are sums over all elements, and the caller divides by
+// the values per example as well, like Keras's mean over the last axis and then the batch.
 #include <cmath>
 
 #include "backend/cpu/cpu_backend.hpp"
@@ -54,37 +57,27 @@ double CpuBackend::categorical_accuracy_sum(const Tensor& pred, const Tensor& ta
 double CpuBackend::binary_accuracy_sum(const Tensor& pred, const Tensor& target, float threshold) {
   enter();
   const char* op = "binary_accuracy";
-  RowLayout l = element_rows(pred, op);
+  require_float(pred, op, "pred");
   require_target(target, pred, op);
   const float* pp = pred.data<float>();
   const float* pt = target.data<float>();
-  const std::int64_t D = l.width;
-  return chunked_sum(l.examples, partials_, [&](std::int64_t b, std::int64_t e) {
-    double s = 0.0;
-    for (std::int64_t n = b; n < e; ++n) {
-      std::int64_t hits = 0;
-      for (std::int64_t i = n * D; i < (n + 1) * D; ++i) hits += (pp[i] > threshold ? 1.f : 0.f) == pt[i];
-      s += static_cast<double>(hits) / static_cast<double>(D);
-    }
-    return s;
+  return chunked_sum(pred.numel(), partials_, [&](std::int64_t b, std::int64_t e) {
+    std::int64_t hits = 0;
+    for (std::int64_t i = b; i < e; ++i) hits += (pp[i] > threshold ? 1.f : 0.f) == pt[i];
+    return static_cast<double>(hits);
   });
 }
 
 double CpuBackend::absolute_error_sum(const Tensor& pred, const Tensor& target) {
   enter();
   const char* op = "absolute_error";
-  RowLayout l = element_rows(pred, op);
+  require_float(pred, op, "pred");
   require_target(target, pred, op);
   const float* pp = pred.data<float>();
   const float* pt = target.data<float>();
-  const std::int64_t D = l.width;
-  return chunked_sum(l.examples, partials_, [&](std::int64_t b, std::int64_t e) {
+  return chunked_sum(pred.numel(), partials_, [&](std::int64_t b, std::int64_t e) {
     double s = 0.0;
-    for (std::int64_t n = b; n < e; ++n) {
-      double row = 0.0;
-      for (std::int64_t i = n * D; i < (n + 1) * D; ++i) row += std::fabs(static_cast<double>(pp[i]) - pt[i]);
-      s += row / static_cast<double>(D);
-    }
+    for (std::int64_t i = b; i < e; ++i) s += std::fabs(static_cast<double>(pp[i]) - pt[i]);
     return s;
   });
 }

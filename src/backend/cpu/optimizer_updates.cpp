@@ -16,9 +16,10 @@ namespace {
 void require_slot(const Tensor& slot, const Tensor& w, const char* op, const char* arg) {
   require_float(slot, op, arg);
   if (slot.shape() != w.shape())
-    throw Error(fmt::format("{}: {} has shape {} but the variable has shape {}; optimizer slots must match their "
-                            "variable",
-                            op, arg, shape_str(slot.shape()), shape_str(w.shape())));
+    throw Error(
+        fmt::format("{}: {} has shape {} but the variable has shape {}; optimizer slots must match their "
+                    "variable",
+                    op, arg, shape_str(slot.shape()), shape_str(w.shape())));
 }
 
 }  // namespace
@@ -47,8 +48,8 @@ void CpuBackend::sgd_update(Tensor& w, const Tensor& g, Tensor& velocity, float 
   });
 }
 
-void CpuBackend::adam_update(Tensor& w, const Tensor& g, Tensor& m, Tensor& v, float lr_t, float beta_1,
-                             float beta_2, float eps) {
+void CpuBackend::adam_update(Tensor& w, const Tensor& g, Tensor& m, Tensor& v, float lr_t, float beta_1, float beta_2,
+                             float eps) {
   enter();
   const char* op = "adam_update";
   require_float(w, op, "w");

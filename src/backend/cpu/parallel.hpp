@@ -14,7 +14,8 @@ constexpr std::int64_t kElementGrain = 1 << 14;
 constexpr std::int64_t kReduceChunk = 1 << 12;
 
 // Calls f(begin, end) over blocks of `grain` covering [0, n), blocks spread over the threads.
-template <class F> void parallel_for(std::int64_t n, std::int64_t grain, F&& f) {
+template <class F>
+void parallel_for(std::int64_t n, std::int64_t grain, F&& f) {
   if (n <= 0) return;
   grain = std::max<std::int64_t>(grain, 1);
   std::int64_t blocks = (n + grain - 1) / grain;
@@ -27,7 +28,8 @@ template <class F> void parallel_for(std::int64_t n, std::int64_t grain, F&& f) 
 }
 
 // Σ over [0, n) where chunk_sum(begin, end) sums one chunk serially.
-template <class F> double chunked_sum(std::int64_t n, std::vector<double>& partials, F&& chunk_sum) {
+template <class F>
+double chunked_sum(std::int64_t n, std::vector<double>& partials, F&& chunk_sum) {
   if (n <= 0) return 0.0;
   std::int64_t chunks = (n + kReduceChunk - 1) / kReduceChunk;
   partials.resize(static_cast<std::size_t>(chunks));

@@ -20,13 +20,13 @@ PoolShape pool_shape(const Tensor& x, const Pool2DGeometry& g, const char* op) {
   if (g.pool_h < 1 || g.pool_w < 1 || g.stride_h < 1 || g.stride_w < 1 || g.pad_top < 0 || g.pad_left < 0 ||
       g.pad_bottom < 0 || g.pad_right < 0 || g.pad_top >= g.pool_h || g.pad_bottom >= g.pool_h ||
       g.pad_left >= g.pool_w || g.pad_right >= g.pool_w)
-    throw Error(fmt::format("{}: invalid geometry pool {}x{}, strides {}x{}, padding t{} l{} b{} r{}; pool size "
-                            "and strides must be >= 1 and each padding in [0, pool size)",
-                            op, g.pool_h, g.pool_w, g.stride_h, g.stride_w, g.pad_top, g.pad_left, g.pad_bottom,
-                            g.pad_right));
+    throw Error(
+        fmt::format("{}: invalid geometry pool {}x{}, strides {}x{}, padding t{} l{} b{} r{}; pool size "
+                    "and strides must be >= 1 and each padding in [0, pool size)",
+                    op, g.pool_h, g.pool_w, g.stride_h, g.stride_w, g.pad_top, g.pad_left, g.pad_bottom, g.pad_right));
   if (x.rank() != 4)
-    throw Error(fmt::format("{}: x has shape {} but must be NHWC (batch, height, width, channels)", op,
-                            shape_str(x.shape())));
+    throw Error(
+        fmt::format("{}: x has shape {} but must be NHWC (batch, height, width, channels)", op, shape_str(x.shape())));
   PoolShape s{x.dim(0), x.dim(1), x.dim(2), x.dim(3), 0, 0};
   std::int64_t span_h = s.ih + g.pad_top + g.pad_bottom - g.pool_h;
   std::int64_t span_w = s.iw + g.pad_left + g.pad_right - g.pool_w;
@@ -135,12 +135,12 @@ void CpuBackend::pool2d_backward(const Tensor& dy, const Tensor& x, const Pool2D
   });
   if (g.kind == PoolKind::max) {
     if (!workspace.defined() || workspace.dtype() != DType::uint8 || workspace.nbytes() < e.workspace_bytes)
-      throw Error(fmt::format("{}: max pooling needs the workspace ({} bytes) filled by pool2d_forward on the same "
-                              "input; got {}",
-                              op, e.workspace_bytes,
-                              workspace.defined() ? fmt::format("{} bytes of {}", workspace.nbytes(),
-                                                                dtype_name(workspace.dtype()))
-                                                  : std::string("an undefined tensor")));
+      throw Error(fmt::format(
+          "{}: max pooling needs the workspace ({} bytes) filled by pool2d_forward on the same "
+          "input; got {}",
+          op, e.workspace_bytes,
+          workspace.defined() ? fmt::format("{} bytes of {}", workspace.nbytes(), dtype_name(workspace.dtype()))
+                              : std::string("an undefined tensor")));
     e.pool.bind(DNNL_ARG_WORKSPACE, workspace.raw());
   }
   e.pool.bind(DNNL_ARG_DIFF_DST, dy.raw());

@@ -1,13 +1,12 @@
 // Per-backend cache of oneDNN primitives keyed by op, shapes and parameters, so that a
 // training step in steady state creates no primitives and allocates no argument maps.
 #pragma once
-#include <oneapi/dnnl/dnnl.hpp>
-
 #include <fmt/format.h>
 
 #include <cstddef>
 #include <iterator>
 #include <memory>
+#include <oneapi/dnnl/dnnl.hpp>
 #include <string>
 #include <unordered_map>
 #include <utility>
@@ -68,12 +67,14 @@ class PrimitiveCache {
     key_ += op;
     return key_;
   }
-  template <class... Args> void append(Args&&... values) {
+  template <class... Args>
+  void append(Args&&... values) {
     ((fmt::format_to(std::back_inserter(key_), "|{}", std::forward<Args>(values))), ...);
   }
   const std::string& current_key() const { return key_; }
   // Returns the entry for the current key, building it with `build()` on a miss.
-  template <class Entry, class Build> Entry& get(Build&& build) {
+  template <class Entry, class Build>
+  Entry& get(Build&& build) {
     auto it = map_.find(key_);
     if (it == map_.end()) it = map_.emplace(key_, std::unique_ptr<CacheEntry>(build())).first;
     return static_cast<Entry&>(*it->second);

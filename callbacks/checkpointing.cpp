@@ -1,0 +1,160 @@
+#include "kerascpp/callbacks/checkpointing.hpp"
+
+#include <fmt/format.h>
+
+#include <cstdio>
+#include <filesystem>
+
+#include "io/model_weights.hpp"
+
+namespace kerascpp::callbacks {
+namespace fs = std::filesystem;
+
+namespace {
+
+void make_parent_dirs(const std::string& path) {
+  fs::path parent = fs::path(path).parent_path();
+  if (parent.empty()) return;
+  std::error_code ec;
+  fs::create_directories(parent, ec);
+  if (ec)
+    throw Error(fmt::format("cannot create directory '{}' for '{}': {}; choose a writable location", parent.string(),
+                            path, ec.message()));
+}
+
+ModelImpl& impl_of(Model& m) { return m.impl(); }
+
+}  // namespace
+
+std::string format_filepath(const std::string& pattern, int epoch, std::optional<std::int64_t> batch,
+                            const Logs& logs) {
+  std::string out;
+  for (std::size_t i = 0; i < pattern.size(); ++i) {
+    char c = pattern[i];
+    if (c == '{' && i + 1 < pattern.size() && pattern[i + 1] == '{') { out += '{'; ++i; continue; }
+    if (c == '}' && i + 1 < pattern.size() && pattern[i + 1] == '}') { out += '}'; ++i; continue; }
+    if (c != '{') { out += c; continue; }
+    auto close = pattern.find('}', i);
+    if (close == std::string::npos)
+      throw Error(fmt::format("checkpoint filepath '{}': unclosed '{{'", pattern));
+    std::string field = pattern.substr(i + 1, close - i - 1);
+    std::string key = field.substr(0, field.find(':'));
+    std::string spec = field.find(':') == std::string::npos ? "" : field.substr(field.find(':') + 1);
+    std::string fmt_str = "{:" + spec + "}";
+    try {
+      if (key == "epoch") out += fmt::format(fmt::runtime(fmt_str), epoch + 1);
+      else if (key == "batch" && batch) out += fmt::format(fmt::runtime(fmt_str), *batch + 1);
+      else if (logs.contains(key)) out += fmt::format(fmt::runtime(fmt_str), logs.at(key));
+      else
+        throw Error(fmt::format("checkpoint filepath '{}': unknown key '{}'; available: epoch{}, {}", pattern, key,
+                                batch ? ", batch" : "", logs.keys_str()));
+    } catch (const fmt::format_error& e) {
+      throw Error(fmt::format("checkpoint filepath '{}': bad format '{}' for key '{}': {}", pattern, spec, key, e.what()));
+    }
+    i = close;
+  }
+  return out;
+}
+
+ModelCheckpoint::ModelCheckpoint(std::string filepath, ModelCheckpointOptions o)
+    : filepath_(std::move(filepath)), o_(std::move(o)), monitor_(o_.monitor, o_.mode, 0) {
+  best_ = o_.initial_value_threshold ? *o_.initial_value_threshold : monitor_.worst();
+  const std::string suffix = ".weights.h5";
+  if (filepath_.size() < suffix.size() || filepath_.compare(filepath_.size() - suffix.size(), suffix.size(), suffix))
+    throw Error(fmt::format("ModelCheckpoint: filepath '{}' must end in '.weights.h5' (kerascpp writes Keras 3 "
+                            "weights files; .keras archives are not supported yet)",
+                            filepath_));
+}
+
+void ModelCheckpoint::on_train_begin(const Logs&) {
+  // Fail before training, not after the first epoch, when the template has an unknown key.
+  Logs probe;
+  probe.set("loss", 0);
+  for (auto& m : model().impl().metrics) probe.set(m.name, 0), probe.set("val_" + m.name, 0);
+  probe.set("val_loss", 0);
+  probe.set("learning_rate", 0);
+  format_filepath(filepath_, 0, o_.save_freq.per_epoch() ? std::nullopt : std::optional<std::int64_t>(0), probe);
+}
+
+void ModelCheckpoint::save(int epoch, std::optional<std::int64_t> batch, const Logs& logs) {
+  if (!model().distribute_strategy().is_chief()) return;  // the should_write seam: only the chief writes
+  if (o_.save_best_only) {
+    if (!logs.contains(o_.monitor)) {
+      std::fprintf(stderr, "ModelCheckpoint: can save best model only with '%s' available (logs: %s); skipping\n",
+                   o_.monitor.c_str(), logs.keys_str().c_str());
+      return;
+    }
+    double current = logs.at(o_.monitor);
+    if (!monitor_.improved(current, best_)) return;
+    if (o_.verbose > 0)
+      std::printf("Epoch %d: %s improved from %.5f to %.5f, saving model\n", epoch + 1, o_.monitor.c_str(), best_,
+                  current);
+    best_ = current;
+  }
+  std::string path = format_filepath(filepath_, epoch, batch, logs);
+  make_parent_dirs(path);
+  model().save_weights(path);
+  last_saved_ = path;
+}
+
+void ModelCheckpoint::on_train_batch_end(std::int64_t batch, const Logs& logs) {
+  if (o_.save_freq.per_epoch() || (batch + 1) % o_.save_freq.batches() != 0) return;
+  save(epoch_, batch, logs);
+}
+
+void ModelCheckpoint::on_epoch_end(int epoch, const Logs& logs) {
+  if (o_.save_freq.per_epoch()) save(epoch, std::nullopt, logs);
+}
+
+BackupAndRestore::BackupAndRestore(std::string backup_dir, BackupAndRestoreOptions o)
+    : dir_(std::move(backup_dir)), o_(o) {
+  if (dir_.empty()) throw Error("BackupAndRestore: backup_dir must not be empty");
+}
+
+std::string BackupAndRestore::checkpoint_path() const { return (fs::path(dir_) / "latest.weights.h5").string(); }
+
+void BackupAndRestore::on_train_begin(const Logs&) {
+  restored_ = false;
+  if (!fs::exists(checkpoint_path())) return;
+  auto cp = io::load_model_weights(model(), checkpoint_path());
+  if (!cp)
+    throw Error(fmt::format("BackupAndRestore: '{}' holds weights but no training state; it was not written by "
+                            "BackupAndRestore — remove it or use another backup_dir",
+                            checkpoint_path()));
+  impl_of(model()).resume_from = cp->position;
+  restored_ = true;
+}
+
+void BackupAndRestore::backup() {
+  if (!model().distribute_strategy().is_chief()) return;
+  std::error_code ec;
+  fs::create_directories(dir_, ec);
+  if (ec) throw Error(fmt::format("BackupAndRestore: cannot create '{}': {}", dir_, ec.message()));
+  io::TrainingCheckpoint cp{impl_of(model()).position};
+  io::save_model_weights(model(), checkpoint_path(), cp);
+}
+
+void BackupAndRestore::on_train_batch_end(std::int64_t batch, const Logs&) {
+  if (o_.save_freq.per_epoch() || (batch + 1) % o_.save_freq.batches() != 0) return;
+  backup();
+}
+
+void BackupAndRestore::on_epoch_end(int epoch, const Logs&) {
+  if (!o_.save_freq.per_epoch()) return;
+  auto& pos = impl_of(model()).position;
+  ModelImpl::Position next;  // the next thing to do is the start of the next epoch
+  next.epoch = epoch + 1;
+  next.totals.reset(pos.totals.metric_sums.size());
+  std::swap(pos, next);
+  backup();
+  std::swap(pos, next);
+}
+
+void BackupAndRestore::on_train_end(const Logs&) {
+  if (o_.delete_checkpoint && model().distribute_strategy().is_chief()) {
+    std::error_code ec;
+    fs::remove(checkpoint_path(), ec);
+  }
+}
+
+}  // namespace kerascpp::callbacks
