@@ -46,6 +46,18 @@ K::distribute::Strategy make_strategy(int num_gpus, int cpu_replicas, const std:
   throw K::Error("--all_reduce_alg must be auto, nccl, hierarchical_copy, reduction_to_one_device or shared_memory");
 }
 
+// --max_train_steps counts optimizer steps over the whole run, like the official models.
+class StopAfterSteps : public K::callbacks::Callback {
+ public:
+  explicit StopAfterSteps(std::int64_t steps) : steps_(steps) {}
+  void on_train_batch_end(std::int64_t, const K::Logs&) override {
+    if (steps_ > 0 && model().optimizer().iterations() >= steps_) model().stop_training = true;
+  }
+
+ private:
+  std::int64_t steps_;
+};
+
 }  // namespace
 
 int main(int argc, char** argv) {
@@ -64,7 +76,7 @@ int main(int argc, char** argv) {
   app.add_option("--learning_rate", learning_rate, "Adam learning rate");
   app.add_option("--seed", seed, "Random seed (weights, shuffling, dropout)");
   app.add_flag("--use_synthetic_data", synthetic, "Train on constant synthetic data (no dataset needed)");
-  app.add_option("--max_train_steps", max_train_steps, "Stop each epoch after this many steps (-1: whole epoch)");
+  app.add_option("--max_train_steps", max_train_steps, "Stop after this many training steps in total (-1: no limit)");
   app.add_option("--load_weights", load_weights, "Start from these .weights.h5");
   app.add_option("--shuffle", shuffle, "Shuffle the training data each epoch (true/false)");
   app.add_option("--num_gpus", num_gpus, "GPUs to mirror over (0 = CPU)");
@@ -96,11 +108,21 @@ int main(int argc, char** argv) {
                    .loss = K::losses::SparseCategoricalCrossentropy(),
                    .metrics = {"accuracy"},
                    .distribute = strategy});
-    model.fit(train_batches, {.epochs = train_epochs,
-                              .steps_per_epoch = max_train_steps,
-                              .validation_data = test_batches});
+    if (!load_weights.empty()) model.load_weights(load_weights);
+    namespace fs = std::filesystem;
+    fs::path dir(model_dir);
+    // Re-running after a crash resumes from the last backup (bit-identical on CPU).
+    model.fit(train_batches,
+              {.epochs = train_epochs,
+               .validation_data = test_batches,
+               .callbacks = {K::callbacks::BackupAndRestore((dir / "backup").string(), {.save_freq = 100}),
+                             K::callbacks::ModelCheckpoint((dir / "ckpt" / "e{epoch:02d}.weights.h5").string()),
+                             K::callbacks::TensorBoard((dir / "logs").string()),
+                             StopAfterSteps(max_train_steps)}});
     K::Logs result = model.evaluate(test_batches, {.verbose = 0});
     std::printf("Final evaluation: test_loss: %.4f - test_accuracy: %.4f\n", result["loss"], result["accuracy"]);
+    model.save_weights((dir / "final.weights.h5").string());
+    std::printf("Saved %s\n", (dir / "final.weights.h5").c_str());
   } catch (const K::Error& e) {
     std::fprintf(stderr, "error: %s\n", e.what());
     return 1;

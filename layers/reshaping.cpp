@@ -7,10 +7,10 @@ namespace kerascpp::layers {
 ReshapeLayer::ReshapeLayer(Shape target, bool flatten, std::string name)
     : Layer(std::move(name)), target_(std::move(target)), flatten_(flatten) {}
 
-std::vector<Shape> ReshapeLayer::compute_output_shapes(const std::vector<Shape>& in) {
-  detail::expect_inputs(in, 1, where());
-  std::int64_t n = shape_numel(in[0]);
-  if (flatten_) return {resolved_ = Shape{n}};
+// The output shape for one example of shape `per_example` (a shared layer may see several).
+Shape ReshapeLayer::resolve(const Shape& per_example) const {
+  std::int64_t n = shape_numel(per_example);
+  if (flatten_) return {n};
   Shape out = target_;
   int infer = -1;
   std::int64_t known = 1;
@@ -23,13 +23,18 @@ std::vector<Shape> ReshapeLayer::compute_output_shapes(const std::vector<Shape>&
   if (infer >= 0 && known > 0 && n % known == 0) out[static_cast<std::size_t>(infer)] = n / known;
   if (shape_numel(out) != n)
     throw Error(fmt::format("{}: cannot reshape input {} ({} values per example) to target shape {}", where(),
-                            shape_str(detail::with_batch(-1, in[0])), n, shape_str(target_)));
-  return {resolved_ = out};
+                            shape_str(detail::with_batch(-1, per_example)), n, shape_str(target_)));
+  return out;
+}
+
+std::vector<Shape> ReshapeLayer::compute_output_shapes(const std::vector<Shape>& in) {
+  detail::expect_inputs(in, 1, where());
+  return {resolve(in[0])};
 }
 
 std::vector<Tensor> ReshapeLayer::forward(ReplicaContext&, const std::vector<Tensor>& in, LayerState&) {
-  // The per-example shape was resolved when the layer was applied (a shared layer keeps one shape).
-  return {in[0].reshape(detail::with_batch(in[0].dim(0), resolved_))};
+  Shape per_example(in[0].shape().begin() + 1, in[0].shape().end());
+  return {in[0].reshape(detail::with_batch(in[0].dim(0), resolve(per_example)))};
 }
 
 std::vector<Tensor> ReshapeLayer::backward(ReplicaContext&, const std::vector<Tensor>& in, const std::vector<Tensor>&,

@@ -690,3 +690,30 @@ TEST_CASE("gradients: a layer shared by two calls sums both contributions") {
   for (std::size_t i = 0; i < total_bias.size(); ++i)
     CHECK(total_bias[i] == doctest::Approx(first_bias[i] + second_bias[i]).epsilon(1e-5));
 }
+
+TEST_CASE("gradients: a Flatten layer shared by inputs of different shapes") {
+  // Keras lets one Flatten serve tensors of different shapes; each call flattens its own input.
+  Replica rep;
+  auto a = K::Input({2, 3});
+  auto b = K::Input({4});
+  K::LayerRef flatten = K::layers::Flatten();
+  auto fa = flatten(a);
+  auto fb = flatten(b);
+  CHECK(fa.shape() == K::Shape{6});
+  CHECK(fb.shape() == K::Shape{4});
+  auto out = K::layers::Concatenate()({fa, fb});
+  K::detail::Graph graph({a, b}, {out});
+  K::Tensor xa = grad_random_tensor({2, 2, 3}, 500), xb = grad_random_tensor({2, 4}, 501);
+  K::detail::GraphState st;
+  std::vector<K::Tensor> outs;
+  CHECK_NOTHROW(outs = graph.forward(rep.ctx, {xa, xb}, st));
+  if (outs.empty()) return;
+  REQUIRE(outs[0].shape() == K::Shape{2, 10});
+  auto y = outs[0].to_vector(), va = xa.to_vector(), vb = xb.to_vector();
+  for (int r = 0; r < 2; ++r) {
+    for (int i = 0; i < 6; ++i) CHECK(y[static_cast<std::size_t>(r * 10 + i)] == va[static_cast<std::size_t>(r * 6 + i)]);
+    for (int i = 0; i < 4; ++i) CHECK(y[static_cast<std::size_t>(r * 10 + 6 + i)] == vb[static_cast<std::size_t>(r * 4 + i)]);
+  }
+  K::Tensor r = grad_random_tensor({2, 10}, 502);
+  CHECK_NOTHROW(graph.backward(rep.ctx, {r}, st, nullptr));
+}

@@ -210,9 +210,10 @@ TEST_CASE("model: get_weights / set_weights roundtrip") {
   CHECK(original[0].shape() == K::Shape{2, 16});
   CHECK(original[3].shape() == K::Shape{3});
   // get_weights returns copies.
-  original[0].data<float>()[0] += 1.f;
+  float saved = original[0].data<float>()[0];
+  original[0].data<float>()[0] = saved + 1.f;
   CHECK(!bitwise_equal(original[0], model.get_weights()[0]));
-  original[0].data<float>()[0] -= 1.f;
+  original[0].data<float>()[0] = saved;
 
   std::vector<K::Tensor> changed;
   std::uint32_t seed = 20;

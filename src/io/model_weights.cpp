@@ -10,7 +10,7 @@
 namespace kerascpp::io {
 namespace {
 
-constexpr const char* kStatePrefix = "kerascpp/";
+constexpr const char* kStatePrefix = "training_state_";  // entries of the file's kerascpp group
 
 // Keras names each layer's group by its snake_case class name, made unique within the model.
 std::vector<std::string> keras_layer_paths(const Model& model) {

@@ -16,9 +16,9 @@ class ReshapeLayer : public Layer {
   std::string config_json() const override;
 
  private:
+  Shape resolve(const Shape& per_example) const;
   Shape target_;
   bool flatten_;
-  Shape resolved_;
 };
 
 LayerRef Flatten(std::string name = "");

@@ -1,0 +1,221 @@
+"""What the fashion_mnist example leaves on disk, read by the real peers (TensorBoard, h5py).
+
+(a) TensorBoard's EventAccumulator finds one epoch_* value per epoch in logs/train and
+    logs/validation, equal to the History the run printed, plus the Keras model graph.
+(b) SIGKILL at random moments never leaves an unreadable backup/latest.weights.h5, and each
+    restart resumes from it.
+(c) BackupAndRestore is exact: a run killed after its first backup and re-run ends with final
+    weights bitwise equal to those of an uninterrupted run.
+"""
+
+import glob
+import os
+import random
+import re
+import signal
+import subprocess
+import time
+
+import h5py
+import numpy as np
+import pytest
+
+from tensorboard.backend.event_processing import event_accumulator
+from tensorboard.util import tensor_util
+
+
+def _example_binary():
+    build_dirs = [os.environ["KERASCPP_BUILD_DIR"]] if os.environ.get("KERASCPP_BUILD_DIR") else sorted(
+        glob.glob(os.path.join(os.path.dirname(__file__), "..", "..", "build*")))
+    for build_dir in build_dirs:
+        for path in [os.path.join(build_dir, "fashion_mnist"),
+                     *glob.glob(os.path.join(build_dir, "**", "fashion_mnist"), recursive=True)]:
+            if os.path.isfile(path) and os.access(path, os.X_OK):
+                return path
+    pytest.skip(f"the fashion_mnist example is not built (looked in {build_dirs}; set KERASCPP_BUILD_DIR)")
+
+
+# The example's MLP: Flatten -> Dense(512) -> Dense(256) -> Dense(10).
+_MLP_SHAPES = {"dense": [(784, 512), (512,)], "dense_1": [(512, 256), (256,)], "dense_2": [(256, 10), (10,)]}
+
+
+def _write_idx(path, array):
+    array = np.ascontiguousarray(array, dtype=np.uint8)
+    header = bytes([0, 0, 0x08, array.ndim]) + b"".join(int(d).to_bytes(4, "big") for d in array.shape)
+    with open(path, "wb") as f:
+        f.write(header + array.tobytes())
+
+
+def _tiny_fashion_mnist(directory, train=640, test=256):
+    """IDX files in the Fashion-MNIST layout, small enough for whole epochs in a test."""
+    os.makedirs(directory)
+    rng = np.random.default_rng(0)
+    for prefix, n in (("train", train), ("t10k", test)):
+        labels = rng.integers(0, 10, n).astype(np.uint8)
+        images = rng.integers(0, 64, (n, 28, 28)).astype(np.uint8)
+        images[np.arange(n), labels * 2, :] = 255  # learnable: a bright row where the label says
+        _write_idx(os.path.join(directory, f"{prefix}-images-idx3-ubyte"), images)
+        _write_idx(os.path.join(directory, f"{prefix}-labels-idx1-ubyte"), labels)
+    return str(directory)
+
+
+def _epoch_logs(stdout):
+    """The final progress line of every epoch, e.g. "10/10 [==...] - 1s 5ms/step - accuracy: ..."."""
+    epochs = []
+    for line in stdout.splitlines():
+        if re.match(r"^\d+/\d+ \[=+\]", line) and " - loss: " in line:
+            epochs.append({k: float(v) for k, v in re.findall(r" - (\w+): (-?\d+\.\d+|nan|-?inf)", line)})
+    return epochs
+
+
+def _accumulator(run_dir):
+    acc = event_accumulator.EventAccumulator(run_dir, size_guidance={"tensors": 0})
+    acc.Reload()
+    return acc
+
+
+def _scalars(acc, tag):
+    out = []
+    for event in acc.Tensors(tag):
+        array = tensor_util.make_ndarray(event.tensor_proto)
+        assert array.shape == () and array.dtype == np.float32, tag
+        out.append((event.step, float(array)))
+    return out
+
+
+def test_tensorboard_logs_match_the_printed_history(tmp_path):
+    data_dir = _tiny_fashion_mnist(tmp_path / "data")
+    model_dir = tmp_path / "model"
+    result = subprocess.run(
+        [_example_binary(), "--data_dir", data_dir, "--model", "mlp", "--train_epochs", "2", "--batch_size", "64",
+         "--cpu_replicas", "2", "--seed", "5", "--model_dir", str(model_dir)],
+        capture_output=True, text=True, timeout=120, check=False)
+    assert result.returncode == 0, result.stdout + result.stderr
+    history = _epoch_logs(result.stdout)
+    assert len(history) == 2, result.stdout
+    for logs in history:
+        assert set(logs) == {"loss", "accuracy", "val_loss", "val_accuracy", "learning_rate"}, logs
+    # 10 steps per epoch; the optimizer's iteration count is the x axis of evaluation_*_vs_iterations.
+    iterations = [10, 20]
+    tolerance = 5e-5 + 1e-7  # the progress line rounds to 4 decimals; TensorBoard stores float32
+
+    train = _accumulator(str(model_dir / "logs" / "train"))
+    assert set(train.PluginTagToContent("scalars")) == {"epoch_loss", "epoch_accuracy", "epoch_learning_rate"}
+    for key in ("loss", "accuracy", "learning_rate"):
+        series = _scalars(train, "epoch_" + key)
+        assert [step for step, _ in series] == [0, 1], key
+        for (_, value), logs in zip(series, history):
+            assert abs(value - logs[key]) <= tolerance, (key, value, logs[key])
+    assert train.PluginTagToContent("graph_keras_model") == {"keras": b"1"}
+
+    validation = _accumulator(str(model_dir / "logs" / "validation"))
+    assert set(validation.PluginTagToContent("scalars")) == {
+        "epoch_loss", "epoch_accuracy", "evaluation_loss_vs_iterations", "evaluation_accuracy_vs_iterations"}
+    for key in ("loss", "accuracy"):
+        for tag, steps in (("epoch_" + key, [0, 1]), (f"evaluation_{key}_vs_iterations", iterations)):
+            series = _scalars(validation, tag)
+            assert [step for step, _ in series] == steps, tag
+            for (_, value), logs in zip(series, history):
+                assert abs(value - logs["val_" + key]) <= tolerance, (tag, value, logs["val_" + key])
+
+    # The other artifacts: a checkpoint per epoch, the final weights, and no backup left behind.
+    assert sorted(os.listdir(model_dir / "ckpt")) == ["e01.weights.h5", "e02.weights.h5"]
+    assert (model_dir / "final.weights.h5").is_file()
+    assert not (model_dir / "backup" / "latest.weights.h5").exists()
+    with h5py.File(model_dir / "final.weights.h5", "r") as f:
+        assert int(f["optimizer/vars/0"][()]) == 20
+
+
+def _synthetic_command(model_dir, *extra):
+    return [_example_binary(), "--use_synthetic_data", "--model", "mlp", "--train_epochs", "1", "--batch_size", "32",
+            "--model_dir", str(model_dir), *extra]
+
+
+def _check_backup(path):
+    """A backup must be a complete Keras weights file with kerascpp's training state; returns its step."""
+    with h5py.File(path, "r") as f:
+        assert set(_MLP_SHAPES) <= set(f["layers"]), sorted(f["layers"])
+        for name, shapes in _MLP_SHAPES.items():
+            group = f["layers"][name]["vars"]
+            assert len(group) == len(shapes), name
+            for i, shape in enumerate(shapes):
+                values = group[str(i)][()]
+                assert values.shape == shape and values.dtype == np.float32, (name, i)
+                assert np.isfinite(values).all(), (name, i)
+        optimizer = f["optimizer/vars"]
+        assert len(optimizer) == 2 + 2 * 6  # iteration, learning rate, Adam's (m, v) per variable
+        iteration = int(optimizer["0"][()])
+        assert int(f["kerascpp/epoch"][()]) == 0
+        assert int(f["kerascpp/step"][()]) == iteration  # one epoch: the step is the iteration
+    assert iteration > 0 and iteration % 100 == 0, iteration  # save_freq = 100 batches
+    return iteration
+
+
+def test_sigkill_never_leaves_a_broken_backup(tmp_path):
+    model_dir = tmp_path / "model"
+    backup = model_dir / "backup" / "latest.weights.h5"
+    command = _synthetic_command(model_dir, "--max_train_steps", "100000")
+    rng = random.Random(20240601)
+    steps_seen = []
+    for kill in range(20):
+        with open(tmp_path / "stderr.txt", "wb") as err:
+            process = subprocess.Popen(command, stdout=subprocess.DEVNULL, stderr=err)
+            time.sleep(rng.uniform(0.3, 3.0))
+            exited = process.poll()
+            process.send_signal(signal.SIGKILL)
+            process.wait()
+        assert exited is None, (kill, exited, (tmp_path / "stderr.txt").read_text())
+        assert process.returncode == -signal.SIGKILL
+        if backup.exists():
+            step = _check_backup(backup)
+            # Restarts resume: the backup never goes back.
+            assert not steps_seen or step >= steps_seen[-1], steps_seen + [step]
+            steps_seen.append(step)
+        # Whatever else a kill leaves in backup/ is a hidden temporary of the atomic writer.
+        for name in os.listdir(backup.parent) if backup.parent.exists() else []:
+            assert name == backup.name or re.fullmatch(r"\.latest\.weights\.h5\.tmp\.\d+\.\d+", name), name
+    assert steps_seen, "no backup was ever written (is a step much slower than expected?)"
+
+
+def _layers_and_optimizer(path):
+    out = {}
+    with h5py.File(path, "r") as f:
+        def visit(name, obj):
+            if isinstance(obj, h5py.Dataset) and name.startswith(("layers/", "optimizer/")):
+                out[name] = obj[()]
+        f.visititems(visit)
+    return out
+
+
+def test_backup_and_restore_resumes_bit_identically(tmp_path):
+    extra = ("--max_train_steps", "250", "--seed", "3")
+    straight = subprocess.run(_synthetic_command(tmp_path / "a", *extra), capture_output=True, text=True,
+                              timeout=120, check=False)
+    assert straight.returncode == 0, straight.stderr
+
+    model_dir = tmp_path / "b"
+    backup = model_dir / "backup" / "latest.weights.h5"
+    process = subprocess.Popen(_synthetic_command(model_dir, *extra), stdout=subprocess.DEVNULL,
+                               stderr=subprocess.DEVNULL)
+    deadline = time.monotonic() + 60
+    while not backup.exists() and process.poll() is None and time.monotonic() < deadline:
+        time.sleep(0.005)
+    process.send_signal(signal.SIGKILL)
+    process.wait()
+    assert process.returncode == -signal.SIGKILL, "the run ended before it was killed"
+    assert backup.exists() and _check_backup(backup) == 100
+    resumed = subprocess.run(_synthetic_command(model_dir, *extra), capture_output=True, text=True, timeout=120,
+                             check=False)
+    assert resumed.returncode == 0, resumed.stderr
+    assert not backup.exists()  # deleted at the end of a completed fit
+
+    a = _layers_and_optimizer(tmp_path / "a" / "final.weights.h5")
+    b = _layers_and_optimizer(model_dir / "final.weights.h5")
+    assert sorted(a) == sorted(b)
+    assert sum(name.startswith("layers/") for name in a) == 6
+    assert int(a["optimizer/vars/0"]) == 250
+    differing = [name for name in a if not np.array_equal(a[name], b[name])]
+    assert not differing, differing
+    # The printed final evaluation agrees as well.
+    final = [line for line in straight.stdout.splitlines() if line.startswith("Final evaluation")]
+    assert final and final == [line for line in resumed.stdout.splitlines() if line.startswith("Final evaluation")]
