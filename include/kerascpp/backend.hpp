@@ -52,6 +52,7 @@ class Backend {
   // ---- convolution, NHWC activations, HWIO kernels ----
   virtual void conv2d_forward(const Tensor& x, const Tensor& w, const Tensor& b, const Conv2DGeometry& g,
                               Activation act, Tensor& y) = 0;
+  // dx must be preallocated: with stride > 1 several input sizes give the same output size.
   virtual void conv2d_backward_data(const Tensor& dy, const Tensor& w, const Conv2DGeometry& g, Tensor& dx) = 0;
   // dw (+)= ..., db (+)= ... (db may be undefined); accumulate adds instead of overwriting.
   virtual void conv2d_backward_weights(const Tensor& x, const Tensor& dy, const Conv2DGeometry& g, Tensor& dw,
@@ -98,6 +99,7 @@ class Backend {
                                         const Tensor& sum_dy_xmu, double count, Tensor& dx) = 0;
 
   // ---- losses: per-example loss out[N]; grad = d(loss_n)/d(pred) * grad_scale ----
+  // An undefined `grad` computes the loss only (evaluation).
   // labels: integer class ids [N] or [N,1] (int32/int64/uint8), checked against the class count.
   virtual void sparse_categorical_crossentropy(const Tensor& pred, const Tensor& labels, bool from_logits,
                                                Tensor& loss, Tensor& grad, float grad_scale) = 0;
@@ -111,8 +113,8 @@ class Backend {
   // ---- metric helpers: return sums over the batch (the caller divides) ----
   virtual double sparse_categorical_accuracy_sum(const Tensor& pred, const Tensor& labels) = 0;
   virtual double categorical_accuracy_sum(const Tensor& pred, const Tensor& target) = 0;
-  virtual double binary_accuracy_sum(const Tensor& pred, const Tensor& target, float threshold) = 0;
-  virtual double absolute_error_sum(const Tensor& pred, const Tensor& target) = 0;  // Σ over elements / last dim
+  virtual double binary_accuracy_sum(const Tensor& pred, const Tensor& target, float threshold) = 0;  // matches over all elements
+  virtual double absolute_error_sum(const Tensor& pred, const Tensor& target) = 0;  // Σ|p−t| over all elements
   virtual double sum(const Tensor& x) = 0;
 
   // ---- optimizer updates (Keras 3 formulas), in place on w and slots ----

@@ -87,8 +87,8 @@ StepTotals ModelImpl::test_step(const Tensor& x, const Tensor& y) {
     Tensor xs = x.slice(begin, end), ys = y.slice(begin, end);
     Tensor pred = g.forward(ctx, {xs}, states[static_cast<std::size_t>(r)]).at(0);
     Tensor per_example({end - begin});
-    Tensor grad(pred.shape());
-    loss->compute(*ctx.backend, pred, ys, per_example, grad, 0.f);
+    Tensor no_grad;  // evaluation needs the loss only
+    loss->compute(*ctx.backend, pred, ys, per_example, no_grad, 0.f);
     mine.loss_sum = ctx.backend->sum(per_example);
     mine.examples = static_cast<double>(end - begin);
     for (std::size_t m = 0; m < metrics.size(); ++m) {

@@ -94,9 +94,9 @@ def test_keras_predicts_like_kerascpp_from_its_weights(tmp_path, kind):
     if kind == "cnn":
         bn = model.get_layer("batch_normalization")
         # Training moved the statistics away from their initial (0, 1).
-        assert np.abs(np.asarray(bn.moving_mean)).max() > 1e-3
-        assert np.abs(np.asarray(bn.moving_variance) - 1).max() > 1e-3
-    assert int(np.asarray(model.optimizer.iterations)) == 5
+        assert np.abs(keras.ops.convert_to_numpy(bn.moving_mean)).max() > 1e-3
+        assert np.abs(keras.ops.convert_to_numpy(bn.moving_variance) - 1).max() > 1e-3
+    assert int(keras.ops.convert_to_numpy(model.optimizer.iterations)) == 5
     expected = model.predict(x, batch_size=5, verbose=0)
     np.testing.assert_allclose(y, expected, atol=1e-5, rtol=1e-4)
     # Not a degenerate comparison: the predictions differ between examples.
@@ -112,7 +112,7 @@ def test_kerascpp_predicts_like_keras_from_its_weights(tmp_path, kind):
         if "moving_variance" in v.path or "gamma" in v.path:
             v.assign(rng.uniform(0.5, 1.5, shape).astype("float32"))
         else:
-            v.assign((np.asarray(v) + rng.normal(0, 0.1, shape)).astype("float32"))
+            v.assign((keras.ops.convert_to_numpy(v) + rng.normal(0, 0.1, shape)).astype("float32"))
     model.optimizer.iterations.assign(3)
     model.save_weights(str(tmp_path / "model.weights.h5"))
     x = rng.uniform(0, 1, (7, 28, 28, 1)).astype("<f4")

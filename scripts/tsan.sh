@@ -1,0 +1,10 @@
+#!/usr/bin/env bash
+# Builds the unit suite with ThreadSanitizer and runs the strategy and dataset tests (the code
+# with threads: replica workers, collectives, prefetch).
+set -euo pipefail
+cd "$(dirname "$0")/.."
+cmake -S . -B build-tsan -G Ninja -DCMAKE_BUILD_TYPE=RelWithDebInfo -DKERASCPP_TSAN=ON -DKERASCPP_BUILD_EXAMPLES=OFF
+cmake --build build-tsan -j2 --target kerascpp_tests
+# libgomp (used by oneDNN) is not built with TSan: its internal synchronisation is invisible to it.
+TSAN_OPTIONS="halt_on_error=1 suppressions=$PWD/tests/tsan.supp" OMP_NUM_THREADS=1 \
+  build-tsan/tests/kerascpp_tests -tc="mirrored*,strategy*,dataset*prefetch*"
