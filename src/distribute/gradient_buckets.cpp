@@ -28,7 +28,7 @@ BucketPlan BucketPlan::make(const std::vector<std::shared_ptr<Layer>>& layers, c
 }
 
 BucketReducer::BucketReducer(const BucketPlan& plan, const std::vector<Variable*>& trainable, ReplicaContext& ctx)
-    : plan_(plan), trainable_(trainable), ctx_(ctx), ready_(trainable.size(), 0) {}
+    : plan_(plan), trainable_(trainable), ctx_(ctx), ready_(trainable.size(), 0), bucket_tensors_(plan.buckets.size()) {}
 
 void BucketReducer::layer_done(Layer& layer) {
   auto it = plan_.layer_variables.find(&layer);
@@ -52,9 +52,10 @@ void BucketReducer::reduce_ready_buckets() {
     for (std::size_t i : bucket)
       if (!ready_[i]) return;
     if (ctx_.cross && ctx_.num_replicas > 1) {
-      scratch_.clear();
-      for (std::size_t i : bucket) scratch_.push_back(trainable_[i]->grad(ctx_.replica_id));
-      ctx_.cross->all_reduce_sum(ctx_.replica_id, scratch_);
+      auto& tensors = bucket_tensors_[next_bucket_];
+      tensors.clear();
+      for (std::size_t i : bucket) tensors.push_back(trainable_[i]->grad(ctx_.replica_id));
+      ctx_.cross->begin_all_reduce_sum(ctx_.replica_id, static_cast<int>(next_bucket_), tensors);
     }
     ++next_bucket_;
   }
@@ -71,6 +72,7 @@ void BucketReducer::finish() {
       ready_[i] = 1;
     }
   reduce_ready_buckets();
+  if (ctx_.cross && ctx_.num_replicas > 1) ctx_.cross->wait_all_reduces(ctx_.replica_id);
 }
 
 }  // namespace kerascpp::detail

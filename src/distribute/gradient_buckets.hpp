@@ -25,7 +25,7 @@ class BucketReducer {
   BucketReducer(const BucketPlan& plan, const std::vector<Variable*>& trainable, ReplicaContext& ctx);
   // Called when a layer's gradients are final; reduces every bucket that became complete.
   void layer_done(Layer& layer);
-  // Reduces whatever is left (called after backward).
+  // Hands in whatever is left and waits until every bucket is reduced (called after backward).
   void finish();
 
  private:
@@ -35,7 +35,7 @@ class BucketReducer {
   ReplicaContext& ctx_;
   std::vector<char> ready_;
   std::size_t next_bucket_ = 0;
-  std::vector<Tensor> scratch_;
+  std::vector<std::vector<Tensor>> bucket_tensors_;  // alive until finish(): the reducer reads them
 };
 
 }  // namespace kerascpp::detail

@@ -66,7 +66,7 @@ void ReplicaPool::worker_loop(int replica) {
       // Released because another replica failed; that replica's error is the one reported.
     } catch (...) {
       err = std::current_exception();
-      barrier_.abort();
+      abort_collectives();
     }
     std::lock_guard lock(mu_);
     if (err && !first_error_) first_error_ = err;
@@ -93,7 +93,37 @@ void ReplicaPool::run(const std::function<void(ReplicaContext&)>& fn) {
   }
   if (err) {
     barrier_.reset();
+    std::lock_guard lock(async_mu_);
+    async_aborted_ = false;
+    buckets_.clear();
     std::rethrow_exception(err);
+  }
+}
+
+void ReplicaPool::check_same_tensors(const std::vector<const std::vector<Tensor>*>& lists) const {
+  const auto& first = *lists.front();
+  for (std::size_t q = 1; q < lists.size(); ++q) {
+    const auto& other = *lists[q];
+    bool same = other.size() == first.size();
+    for (std::size_t t = 0; same && t < first.size(); ++t) same = other[t].numel() == first[t].numel();
+    if (!same)
+      throw Error(fmt::format("all-reduce: replica 0 and replica {} passed different tensor lists ({} vs {} tensors "
+                              "or different sizes); every replica must reduce the same variables in the same order",
+                              q, first.size(), other.size()));
+  }
+}
+
+void ReplicaPool::reduce_range(const std::vector<const std::vector<Tensor>*>& lists, std::size_t t,
+                               std::int64_t begin, std::int64_t end, std::vector<float>& acc) const {
+  if (begin >= end) return;
+  acc.assign(static_cast<std::size_t>(end - begin), 0.f);  // capacity is kept: no allocation in steady state
+  for (const auto* list : lists) {
+    const float* src = (*list)[t].data<float>() + begin;
+    for (std::int64_t i = 0; i < end - begin; ++i) acc[static_cast<std::size_t>(i)] += src[i];
+  }
+  for (const auto* list : lists) {
+    float* dst = const_cast<Tensor&>((*list)[t]).data<float>() + begin;
+    std::copy(acc.begin(), acc.end(), dst);
   }
 }
 
@@ -102,31 +132,61 @@ void ReplicaPool::all_reduce_sum(int replica, const std::vector<Tensor>& tensors
   if (n == 1) return;
   published_[static_cast<std::size_t>(replica)] = &tensors;
   barrier_.arrive_and_wait();
-  const auto& mine = tensors;
-  for (std::size_t t = 0; t < mine.size(); ++t) {
-    std::int64_t len = mine[t].numel();
-    for (int q = 0; q < n; ++q) {
-      const auto& theirs = *published_[static_cast<std::size_t>(q)];
-      if (theirs.size() != mine.size() || theirs[t].numel() != len)
-        throw Error(fmt::format("all_reduce_sum: replica {} and replica {} passed different tensors (tensor {}: {} vs "
-                                "{} values); every replica must reduce the same list",
-                                replica, q, t, len, t < theirs.size() ? theirs[t].numel() : -1));
-    }
-    std::int64_t begin = len * replica / n, end = len * (replica + 1) / n;
-    if (begin == end) continue;
-    // Sum in fixed replica order into a scratch, then broadcast to every copy.
-    auto& acc = scratch_[static_cast<std::size_t>(replica)];
-    acc.assign(static_cast<std::size_t>(end - begin), 0.f);  // capacity is kept: no allocation in steady state
-    for (int q = 0; q < n; ++q) {
-      const float* src = (*published_[static_cast<std::size_t>(q)])[t].data<float>() + begin;
-      for (std::int64_t i = 0; i < end - begin; ++i) acc[static_cast<std::size_t>(i)] += src[i];
-    }
-    for (int q = 0; q < n; ++q) {
-      float* dst = const_cast<Tensor&>((*published_[static_cast<std::size_t>(q)])[t]).data<float>() + begin;
-      std::copy(acc.begin(), acc.end(), dst);
-    }
+  check_same_tensors(published_);
+  // Each replica reduces its own slice of every tensor; the slices are disjoint.
+  for (std::size_t t = 0; t < tensors.size(); ++t) {
+    std::int64_t len = tensors[t].numel();
+    reduce_range(published_, t, len * replica / n, len * (replica + 1) / n, scratch_[static_cast<std::size_t>(replica)]);
   }
   barrier_.arrive_and_wait();
+}
+
+void ReplicaPool::begin_all_reduce_sum(int replica, int bucket, const std::vector<Tensor>& tensors) {
+  int n = num_replicas();
+  if (n == 1) return;
+  std::unique_lock lock(async_mu_);
+  if (async_aborted_) throw detail::ReplicaAborted();
+  if (buckets_.size() <= static_cast<std::size_t>(bucket)) buckets_.resize(static_cast<std::size_t>(bucket) + 1);
+  PendingBucket& b = buckets_[static_cast<std::size_t>(bucket)];
+  if (b.parts.empty()) b.parts.assign(static_cast<std::size_t>(n), nullptr);
+  b.parts[static_cast<std::size_t>(replica)] = &tensors;
+  if (++b.arrived < n) return;  // not the last: go on with backward
+  auto parts = b.parts;
+  lock.unlock();
+  // Last to arrive: every replica's gradients of this bucket are final, so reduce them all now.
+  check_same_tensors(parts);
+  auto& acc = scratch_[static_cast<std::size_t>(replica)];
+  for (std::size_t t = 0; t < tensors.size(); ++t) reduce_range(parts, t, 0, tensors[t].numel(), acc);
+  lock.lock();
+  buckets_[static_cast<std::size_t>(bucket)].done = true;
+  async_cv_.notify_all();
+}
+
+void ReplicaPool::wait_all_reduces(int replica) {
+  if (num_replicas() == 1) return;
+  {
+    std::unique_lock lock(async_mu_);
+    async_cv_.wait(lock, [&] {
+      if (async_aborted_) return true;
+      for (auto& b : buckets_)
+        if (!b.done) return false;
+      return true;
+    });
+    if (async_aborted_) throw detail::ReplicaAborted();
+  }
+  barrier_.arrive_and_wait();  // everyone has seen every bucket done
+  if (replica == 0) {
+    std::lock_guard lock(async_mu_);
+    buckets_.clear();
+  }
+  barrier_.arrive_and_wait();  // nobody starts the next step's buckets before the reset
+}
+
+void ReplicaPool::abort_collectives() {
+  barrier_.abort();
+  std::lock_guard lock(async_mu_);
+  async_aborted_ = true;
+  async_cv_.notify_all();
 }
 
 }  // namespace kerascpp::distribute

@@ -30,9 +30,16 @@ class ReplicaPool : public StrategyImpl, public CrossReplica {
   // disjoint slice of every tensor in replica order 0..N-1 (so the sum is the same bits whoever
   // computes it) and writes the result into every replica's copy.
   void all_reduce_sum(int replica, const std::vector<Tensor>& tensors) override;
+  void begin_all_reduce_sum(int replica, int bucket, const std::vector<Tensor>& tensors) override;
+  void wait_all_reduces(int replica) override;
 
  private:
   void worker_loop(int replica);
+  // Sums elements [begin, end) of tensor t over every replica's list, in replica order, into all copies.
+  void reduce_range(const std::vector<const std::vector<Tensor>*>& lists, std::size_t t, std::int64_t begin,
+                    std::int64_t end, std::vector<float>& acc) const;
+  void check_same_tensors(const std::vector<const std::vector<Tensor>*>& lists) const;
+  void abort_collectives();
 
   std::string kind_;
   std::vector<Device> devices_;
@@ -55,6 +62,17 @@ class ReplicaPool : public StrategyImpl, public CrossReplica {
   detail::AbortableBarrier barrier_;
   std::vector<const std::vector<Tensor>*> published_;
   std::vector<std::vector<float>> scratch_;
+
+  // Asynchronous bucket reductions of the current step.
+  struct PendingBucket {
+    std::vector<const std::vector<Tensor>*> parts;
+    int arrived = 0;
+    bool done = false;
+  };
+  std::mutex async_mu_;
+  std::condition_variable async_cv_;
+  std::vector<PendingBucket> buckets_;
+  bool async_aborted_ = false;
 };
 
 }  // namespace kerascpp::distribute

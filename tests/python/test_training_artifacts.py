@@ -131,8 +131,11 @@ def _synthetic_command(model_dir, *extra):
             "--model_dir", str(model_dir), *extra]
 
 
+_STEPS_PER_EPOCH = 60000 // 32 + (60000 % 32 > 0)  # synthetic data, --batch_size 32
+
+
 def _check_backup(path):
-    """A backup must be a complete Keras weights file with kerascpp's training state; returns its step."""
+    """A backup must be a complete Keras weights file with kerascpp's training state; returns its iteration."""
     with h5py.File(path, "r") as f:
         assert set(_MLP_SHAPES) <= set(f["layers"]), sorted(f["layers"])
         for name, shapes in _MLP_SHAPES.items():
@@ -145,16 +148,19 @@ def _check_backup(path):
         optimizer = f["optimizer/vars"]
         assert len(optimizer) == 2 + 2 * 6  # iteration, learning rate, Adam's (m, v) per variable
         iteration = int(optimizer["0"][()])
-        assert int(f["kerascpp/epoch"][()]) == 0
-        assert int(f["kerascpp/step"][()]) == iteration  # one epoch: the step is the iteration
-    assert iteration > 0 and iteration % 100 == 0, iteration  # save_freq = 100 batches
+        epoch = int(f["kerascpp/training_state_epoch"][()])
+        step = int(f["kerascpp/training_state_step"][()])
+    assert 0 < step <= _STEPS_PER_EPOCH and step % 100 == 0, step  # save_freq = 100 batches
+    assert iteration == epoch * _STEPS_PER_EPOCH + step, (iteration, epoch, step)
     return iteration
 
 
 def test_sigkill_never_leaves_a_broken_backup(tmp_path):
     model_dir = tmp_path / "model"
     backup = model_dir / "backup" / "latest.weights.h5"
-    command = _synthetic_command(model_dir, "--max_train_steps", "100000")
+    # Steps take milliseconds: enough epochs that no run gets to finish before its kill.
+    command = _synthetic_command(model_dir, "--max_train_steps", "1000000")
+    command[command.index("--train_epochs") + 1] = "1000"
     rng = random.Random(20240601)
     steps_seen = []
     for kill in range(20):

@@ -62,6 +62,15 @@ void CpuBackend::run(CachedPrimitive& p) {
 
 }  // namespace cpu
 
-std::unique_ptr<Backend> make_cpu_backend(int threads) { return std::make_unique<cpu::CpuBackend>(threads); }
+std::unique_ptr<Backend> make_cpu_backend(int threads) {
+  // Each backend caches its own primitives, so oneDNN's process-wide cache only adds sharing of
+  // primitive objects between replica threads (and hides that sharing from ThreadSanitizer).
+  static const bool global_cache_off = [] {
+    dnnl::set_primitive_cache_capacity(0);
+    return true;
+  }();
+  (void)global_cache_off;
+  return std::make_unique<cpu::CpuBackend>(threads);
+}
 
 }  // namespace kerascpp

@@ -1,0 +1,244 @@
+// kerascpp side of the benchmark (bench/README.md): one workload per process so that peak RSS
+// and time to first step belong to that workload alone. Prints one JSON line per measurement.
+//
+//   kerascpp_bench train   --model mlp|cnn [--batch B] [--width W] [--replicas R] [--threads T]
+//                          [--windows N] [--window-steps S] [--warmup-steps W]
+//   kerascpp_bench predict [--samples N] [--warmup N] [--threads T]
+#include <kerascpp/kerascpp.hpp>
+#include <sys/resource.h>
+
+#include <algorithm>
+#include <chrono>
+#include <cstdio>
+#include <cstdlib>
+#include <cstring>
+#include <map>
+#include <string>
+#include <vector>
+
+namespace K = kerascpp;
+using Clock = std::chrono::steady_clock;
+
+namespace {
+
+const Clock::time_point g_start = Clock::now();  // process start (static init), for time to first step
+
+double since(Clock::time_point t) { return std::chrono::duration<double>(Clock::now() - t).count(); }
+
+double peak_rss_mb() {
+  rusage u{};
+  getrusage(RUSAGE_SELF, &u);
+  return static_cast<double>(u.ru_maxrss) / 1024.0;  // ru_maxrss is in KiB on Linux
+}
+
+double median(std::vector<double> v) {
+  if (v.empty()) return 0;
+  std::sort(v.begin(), v.end());
+  std::size_t n = v.size();
+  return n % 2 ? v[n / 2] : 0.5 * (v[n / 2 - 1] + v[n / 2]);
+}
+
+double percentile(std::vector<double> v, double p) {
+  if (v.empty()) return 0;
+  std::sort(v.begin(), v.end());
+  double idx = p / 100.0 * static_cast<double>(v.size() - 1);
+  auto lo = static_cast<std::size_t>(idx);
+  std::size_t hi = std::min(lo + 1, v.size() - 1);
+  double f = idx - static_cast<double>(lo);
+  return v[lo] * (1 - f) + v[hi] * f;
+}
+
+std::string json_list(const std::vector<double>& v) {
+  std::string s = "[";
+  char buf[64];
+  for (std::size_t i = 0; i < v.size(); ++i) {
+    std::snprintf(buf, sizeof buf, "%s%.6g", i ? ", " : "", v[i]);
+    s += buf;
+  }
+  return s + "]";
+}
+
+struct Args {
+  std::map<std::string, std::string> kv;
+  Args(int argc, char** argv, int first) {
+    for (int i = first; i < argc; ++i) {
+      std::string a = argv[i];
+      if (a.rfind("--", 0) != 0 || i + 1 >= argc) {
+        std::fprintf(stderr, "bad argument '%s' (expected --name value)\n", a.c_str());
+        std::exit(2);
+      }
+      kv[a.substr(2)] = argv[++i];
+    }
+  }
+  std::string str(const std::string& k, const std::string& d) const {
+    auto it = kv.find(k);
+    return it == kv.end() ? d : it->second;
+  }
+  long num(const std::string& k, long d) const {
+    auto it = kv.find(k);
+    return it == kv.end() ? d : std::stol(it->second);
+  }
+};
+
+K::Model build_model(const std::string& kind, std::int64_t width) {
+  auto inputs = K::Input({28, 28, 1});
+  K::KerasTensor x = inputs;
+  if (kind == "mlp") {
+    x = K::layers::Flatten()(x);
+    if (width > 0) {  // the large MLP: 784-W-W-10
+      x = K::layers::Dense(width, {.activation = "relu"})(x);
+      x = K::layers::Dense(width, {.activation = "relu"})(x);
+    } else {  // 784-512-256-10
+      x = K::layers::Dense(512, {.activation = "relu"})(x);
+      x = K::layers::Dense(256, {.activation = "relu"})(x);
+    }
+  } else if (kind == "cnn") {
+    x = K::layers::Conv2D(32, 3, {.activation = "relu"})(x);
+    x = K::layers::MaxPooling2D(2)(x);
+    x = K::layers::Conv2D(64, 3, {.activation = "relu"})(x);
+    x = K::layers::MaxPooling2D(2)(x);
+    x = K::layers::Flatten()(x);
+    x = K::layers::Dense(128, {.activation = "relu"})(x);
+  } else {
+    throw K::Error("--model must be mlp or cnn, got '" + kind + "'");
+  }
+  auto outputs = K::layers::Dense(10, {.activation = "softmax"})(x);
+  return K::Model(inputs, outputs, kind);
+}
+
+// Window timing: one fit() "epoch" of steps_per_epoch steps is one window; epoch 0 is warm-up.
+class WindowTimer : public K::callbacks::Callback {
+ public:
+  Clock::time_point epoch_start;
+  std::vector<double> seconds;  // per epoch
+  double first_step_s = -1;
+  void on_epoch_begin(int, const K::Logs&) override { epoch_start = Clock::now(); }
+  void on_epoch_end(int, const K::Logs&) override { seconds.push_back(since(epoch_start)); }
+  void on_train_batch_end(std::int64_t, const K::Logs&) override {
+    if (first_step_s < 0) first_step_s = since(g_start);
+  }
+};
+
+int train(const Args& a) {
+  std::string kind = a.str("model", "mlp");
+  std::int64_t batch = a.num("batch", 128), width = a.num("width", 0);
+  int replicas = static_cast<int>(a.num("replicas", 1)), threads = static_cast<int>(a.num("threads", 2));
+  int windows = static_cast<int>(a.num("windows", 5));
+  std::int64_t window_steps = a.num("window-steps", 100), warmup_steps = a.num("warmup-steps", window_steps);
+  std::string workload = a.str("workload", kind);
+
+  K::set_random_seed(1);
+  auto [train_ds, test_ds] = K::datasets::fashion_mnist::load();
+  (void)test_ds;
+  K::Dataset data = train_ds.shuffle(60000).batch(batch).repeat().prefetch(2);
+
+  K::distribute::Strategy strategy =
+      replicas == 1
+          ? K::distribute::Strategy(K::distribute::OneDeviceStrategy("cpu:0", {.threads_per_replica = threads}))
+          : K::distribute::Strategy(
+                K::distribute::MirroredStrategy<>(replicas, {.threads_per_replica = threads}));
+  K::Model model = build_model(kind, width);
+  model.compile({.optimizer = K::optimizers::Adam(1e-3),
+                 .loss = K::losses::SparseCategoricalCrossentropy(),
+                 .metrics = {"accuracy"},
+                 .distribute = strategy});
+
+  // Warm-up window (steps may differ), then `windows` timed windows. fit() is called twice so
+  // the warm-up can have its own length; the model, iterator and caches carry over.
+  auto timer = std::make_shared<WindowTimer>();
+  model.fit(data, {.epochs = 1, .steps_per_epoch = warmup_steps, .callbacks = {timer}, .verbose = 0});
+  double warmup_s = timer->seconds.at(0);
+  timer->seconds.clear();
+  model.fit(data, {.epochs = windows, .steps_per_epoch = window_steps, .callbacks = {timer}, .verbose = 0});
+
+  std::vector<double> sps;
+  for (double s : timer->seconds) sps.push_back(static_cast<double>(window_steps * batch) / s);
+  double flops_per_sample = 0;
+  if (kind == "mlp") {  // 2 flops per MAC; forward + backward-weights on every layer, backward-data on all but the first
+    std::vector<std::int64_t> dims = width > 0 ? std::vector<std::int64_t>{784, width, width, 10}
+                                               : std::vector<std::int64_t>{784, 512, 256, 10};
+    for (std::size_t i = 0; i + 1 < dims.size(); ++i)
+      flops_per_sample += 2.0 * static_cast<double>(dims[i] * dims[i + 1]) * (i == 0 ? 2 : 3);
+  }
+  double med = median(sps);
+  std::printf(
+      "{\"framework\": \"kerascpp\", \"workload\": \"%s\", \"model\": \"%s\", \"batch\": %ld, \"width\": %ld, "
+      "\"replicas\": %d, \"threads\": %d, \"samples_per_s\": %.6g, \"windows\": %s, \"window_steps\": %ld, "
+      "\"warmup_s\": %.4g, \"time_to_first_step_s\": %.4g, \"peak_rss_mb\": %.1f, \"gflops\": %.6g, "
+      "\"strategy\": \"%s\"}\n",
+      workload.c_str(), kind.c_str(), static_cast<long>(batch), static_cast<long>(width), replicas, threads, med,
+      json_list(sps).c_str(), static_cast<long>(window_steps), warmup_s, timer->first_step_s, peak_rss_mb(),
+      med * flops_per_sample / 1e9, strategy.describe().c_str());
+  return 0;
+}
+
+int predict(const Args& a) {
+  int threads = static_cast<int>(a.num("threads", 2));
+  int samples = static_cast<int>(a.num("samples", 1000)), warmup = static_cast<int>(a.num("warmup", 50));
+  int dataset_samples = static_cast<int>(a.num("dataset-samples", 200));
+  K::set_random_seed(1);
+  auto arrays = K::datasets::fashion_mnist::load_arrays();
+  // Test images as float (N, 28, 28, 1) in [0, 1]: the "loading" in the loop is slicing row i.
+  std::int64_t n = arrays.x_test.dim(0);
+  K::Tensor x_test({n, 28, 28, 1});
+  const std::uint8_t* src = arrays.x_test.data<std::uint8_t>();
+  float* dst = x_test.data<float>();
+  for (std::int64_t i = 0; i < n * 784; ++i) dst[i] = static_cast<float>(src[i]) / 255.0f;
+
+  K::Model model = build_model("cnn", 0);
+  model.compile({.optimizer = K::optimizers::Adam(1e-3),
+                 .loss = K::losses::SparseCategoricalCrossentropy(),
+                 .distribute = K::distribute::OneDeviceStrategy("cpu:0", {.threads_per_replica = threads})});
+
+  auto report = [&](const char* api, const std::vector<double>& lat, double first_s) {
+    double mean = 0;
+    for (double v : lat) mean += v / static_cast<double>(lat.size());
+    std::printf(
+        "{\"framework\": \"kerascpp\", \"workload\": \"predict1\", \"api\": \"%s\", \"threads\": %d, "
+        "\"p50_ms\": %.6g, \"p99_ms\": %.6g, \"mean_ms\": %.6g, \"samples\": %zu, "
+        "\"time_to_first_step_s\": %.4g, \"peak_rss_mb\": %.1f}\n",
+        api, threads, percentile(lat, 50), percentile(lat, 99), mean, lat.size(), first_s, peak_rss_mb());
+    std::fflush(stdout);
+  };
+
+  // predict_on_batch: the direct call (Keras' model(x), PyTorch's module(x)).
+  double first_s = -1;
+  std::vector<double> lat;
+  float sink = 0;
+  for (int i = 0; i < warmup + samples; ++i) {
+    auto t = Clock::now();
+    K::Tensor y = model.predict_on_batch(x_test.slice(i % n, i % n + 1));
+    sink += y.data<float>()[0];
+    double dt = since(t);
+    if (first_s < 0) first_s = since(g_start);
+    if (i >= warmup) lat.push_back(dt * 1e3);
+  }
+  report("predict_on_batch", lat, first_s);
+
+  // predict(): the full Keras entry point on a one-example dataset (callbacks, progress logic).
+  lat.clear();
+  for (int i = 0; i < warmup + dataset_samples; ++i) {
+    auto t = Clock::now();
+    K::Tensor y = model.predict(K::Dataset::from_tensor_slices(x_test.slice(i % n, i % n + 1)).batch(1));
+    sink += y.data<float>()[0];
+    if (i >= warmup) lat.push_back(since(t) * 1e3);
+  }
+  report("predict", lat, first_s);
+  return sink == 12345.f;
+}
+
+}  // namespace
+
+int main(int argc, char** argv) {
+  if (argc < 2 || (std::strcmp(argv[1], "train") != 0 && std::strcmp(argv[1], "predict") != 0)) {
+    std::fprintf(stderr, "usage: %s train|predict [--name value ...] (see bench/README.md)\n", argv[0]);
+    return 2;
+  }
+  try {
+    Args a(argc, argv, 2);
+    return std::strcmp(argv[1], "train") == 0 ? train(a) : predict(a);
+  } catch (const std::exception& e) {
+    std::fprintf(stderr, "error: %s\n", e.what());
+    return 1;
+  }
+}
