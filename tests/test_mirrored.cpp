@@ -186,3 +186,39 @@ TEST_CASE("mirrored: many small gradient buckets reduced asynchronously give the
   CHECK(max_abs_diff(one, many) <= 1e-5);
   check_copies_identical(mirrored);
 }
+
+TEST_CASE("custom training loop: strategy.run + forward/backward/apply_gradients equals fit, bit for bit") {
+  K::distribute::MirroredStrategy<> strategy(2);
+  Data d = make_data(48);
+  K::Model by_fit = small_convnet(true);
+  by_fit.compile({.optimizer = K::optimizers::SGD(0.05, {.momentum = 0.9}), .loss = "sparse_categorical_crossentropy",
+                  .distribute = strategy});
+  by_fit.fit(K::Dataset::from_tensor_slices(d.x, d.y).batch(12), {.epochs = 1, .verbose = 0});
+
+  K::Model custom = small_convnet(true);
+  custom.compile({.optimizer = K::optimizers::SGD(0.05, {.momentum = 0.9}), .loss = "sparse_categorical_crossentropy",
+                  .distribute = strategy});
+  K::losses::SparseCategoricalCrossentropy loss;
+  for (std::int64_t start = 0; start < 48; start += 12) {
+    K::Tensor gx = d.x.slice(start, start + 12), gy = d.y.slice(start, start + 12);
+    std::vector<double> losses(2, 0.0);
+    strategy.run([&](K::ReplicaContext& ctx) {
+      K::Tensor x = strategy.shard(ctx, gx), y = strategy.shard(ctx, gy);
+      K::Tensor pred = custom.forward(ctx, x);
+      K::Tensor per_example({x.dim(0)}), grad(pred.shape());
+      loss.compute(*ctx.backend, pred, y, per_example, grad, 1.0f / static_cast<float>(gx.dim(0)));
+      losses[static_cast<std::size_t>(ctx.replica_id)] = ctx.backend->sum(per_example);
+      custom.backward(ctx, grad);
+      custom.apply_gradients(ctx);
+    });
+    custom.optimizer().finish_step();
+    CHECK(std::isfinite(strategy.reduce(K::distribute::ReduceOp::SUM, losses)));
+  }
+  auto a = by_fit.get_weights(), b = custom.get_weights();
+  for (std::size_t i = 0; i < a.size(); ++i) CHECK(std::memcmp(a[i].raw(), b[i].raw(), a[i].nbytes()) == 0);
+
+  // Running the model on another strategy's replica is refused.
+  K::distribute::MirroredStrategy<> other(2);
+  CHECK_THROWS_WITH_AS(other.run([&](K::ReplicaContext& ctx) { custom.forward(ctx, other.shard(ctx, d.x)); }),
+                       doctest::Contains("compile it again"), K::Error);
+}

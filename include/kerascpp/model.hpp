@@ -72,6 +72,22 @@ class Model {
   Logs test_on_batch(const Tensor& x, const Tensor& y);
   Tensor predict_on_batch(const Tensor& x);
 
+  // ---- custom training loops, called on every replica inside strategy.run() ----
+  // (what the official models did with model_fn + replicate_model_fn + TowerOptimizer):
+  //   strategy.run([&](ReplicaContext& ctx) {
+  //     Tensor x = strategy.shard(ctx, global_x), y = strategy.shard(ctx, global_y);
+  //     Tensor pred = model.forward(ctx, x);
+  //     Tensor per_example({x.dim(0)}), grad(pred.shape());
+  //     loss.compute(*ctx.backend, pred, y, per_example, grad, 1.0f / global_x.dim(0));
+  //     model.backward(ctx, grad);          // gradients all-reduced over replicas
+  //     model.apply_gradients(ctx);         // same update on every mirrored copy
+  //   });
+  //   model.optimizer().finish_step();
+  // The context must belong to the strategy the model was compiled under.
+  Tensor forward(ReplicaContext& ctx, const Tensor& x, bool training = true);
+  void backward(ReplicaContext& ctx, const Tensor& output_grad);
+  void apply_gradients(ReplicaContext& ctx);
+
   optimizers::Optimizer& optimizer() const;
   const distribute::Strategy& distribute_strategy() const;
   bool stop_training = false;

@@ -69,7 +69,9 @@ void ReplicaPool::worker_loop(int replica) {
       abort_collectives();
     }
     std::lock_guard lock(mu_);
-    if (err && !first_error_) first_error_ = err;
+    // Hand the exception over (not a copy): only the calling thread then owns and frees it.
+    if (err && !first_error_) first_error_ = std::move(err);
+    err = nullptr;
     if (--pending_ == 0) done_cv_.notify_all();
   }
 }
@@ -88,7 +90,8 @@ void ReplicaPool::run(const std::function<void(ReplicaContext&)>& fn) {
     ++job_generation_;
     work_cv_.notify_all();
     done_cv_.wait(lock, [&] { return pending_ == 0; });
-    err = first_error_;
+    err = std::move(first_error_);
+    first_error_ = nullptr;
     job_ = nullptr;
   }
   if (err) {

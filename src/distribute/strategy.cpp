@@ -98,4 +98,10 @@ std::vector<std::pair<std::int64_t, std::int64_t>> Strategy::shard_ranges(std::i
   return out;
 }
 
+Tensor Strategy::shard(const ReplicaContext& ctx, const Tensor& global) const {
+  if (global.rank() == 0) throw Error("Strategy::shard: the tensor needs a leading batch axis");
+  auto [begin, end] = shard_ranges(global.dim(0)).at(static_cast<std::size_t>(ctx.replica_id));
+  return global.slice(begin, end);
+}
+
 }  // namespace kerascpp::distribute

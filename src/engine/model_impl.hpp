@@ -50,6 +50,11 @@ class ModelImpl {
   // Mirrors the variables on every replica, creates optimizer slots and per-replica state.
   void bind();
 
+  // One replica's part of a training step (shared by fit and custom loops).
+  Tensor replica_forward(ReplicaContext& ctx, const Tensor& x, bool training);
+  void replica_backward(ReplicaContext& ctx, const Tensor& output_grad);  // gradients all-reduced on return
+  void replica_apply(ReplicaContext& ctx);
+
   // Steps over one global batch; sums are over every replica.
   StepTotals train_step(const Tensor& x, const Tensor& y);
   StepTotals test_step(const Tensor& x, const Tensor& y);

@@ -24,30 +24,54 @@ std::uint64_t mix(std::uint64_t a, std::uint64_t b) {
 
 }  // namespace
 
+Tensor ModelImpl::replica_forward(ReplicaContext& ctx, const Tensor& x, bool training) {
+  const detail::Graph& g = require_graph("run forward");
+  ctx.training = training;
+  if (training) {
+    // Dropout masks: one stream per (step, replica), so a resumed run replays them exactly.
+    std::uint64_t it = static_cast<std::uint64_t>(optimizer->iterations());
+    ctx.rng = Rng(mix(step_seed, it * 1024u + static_cast<std::uint64_t>(ctx.replica_id)));
+  }
+  if (x.dim(0) == 0) {
+    g.forward_empty(ctx);  // no examples, but collectives (synchronized BN) still need this replica
+    Shape s = g.outputs().at(0).shape();
+    s.insert(s.begin(), 0);
+    return Tensor(s);
+  }
+  return g.forward(ctx, {x}, states.at(static_cast<std::size_t>(ctx.replica_id))).at(0);
+}
+
+void ModelImpl::replica_backward(ReplicaContext& ctx, const Tensor& output_grad) {
+  const detail::Graph& g = require_graph("run backward");
+  for (Variable* v : trainable) v->reset_grads(ctx.replica_id);
+  detail::BucketReducer reducer(buckets, trainable, ctx);
+  auto on_done = [&](Layer& l) { reducer.layer_done(l); };
+  if (output_grad.dim(0) == 0) g.backward_empty(ctx, on_done);
+  else g.backward(ctx, {output_grad}, states.at(static_cast<std::size_t>(ctx.replica_id)), on_done);
+  reducer.finish();
+}
+
+void ModelImpl::replica_apply(ReplicaContext& ctx) {
+  for (std::size_t i = 0; i < trainable.size(); ++i) optimizer->apply(*ctx.backend, ctx.replica_id, i, *trainable[i]);
+}
+
 StepTotals ModelImpl::train_step(const Tensor& x, const Tensor& y) {
   check_batch(x, y, name);
-  const detail::Graph& g = require_graph("train");
+  require_graph("train");
   int n = strategy.num_replicas_in_sync();
   auto ranges = strategy.shard_ranges(x.dim(0));
   float grad_scale = 1.0f / static_cast<float>(x.dim(0));  // the global batch, never the per-replica one
   std::vector<StepTotals> partial(static_cast<std::size_t>(n));
-  std::int64_t iteration = optimizer->iterations();
   strategy.run([&](ReplicaContext& ctx) {
     int r = ctx.replica_id;
     auto [begin, end] = ranges[static_cast<std::size_t>(r)];
-    ctx.training = true;
-    ctx.rng = Rng(mix(step_seed, static_cast<std::uint64_t>(iteration) * 1024u + static_cast<std::uint64_t>(r)));
-    for (Variable* v : trainable) v->reset_grads(r);
     StepTotals& mine = partial[static_cast<std::size_t>(r)];
     mine.reset(metrics.size());
-    detail::BucketReducer reducer(buckets, trainable, ctx);
-    auto on_done = [&](Layer& l) { reducer.layer_done(l); };
+    Tensor xs = x.slice(begin, end), ys = y.slice(begin, end);
+    Tensor pred = replica_forward(ctx, xs, true);
+    Tensor grad(pred.shape());
     if (end > begin) {
-      Tensor xs = x.slice(begin, end), ys = y.slice(begin, end);
-      auto& state = states[static_cast<std::size_t>(r)];
-      Tensor pred = g.forward(ctx, {xs}, state).at(0);
       Tensor per_example({end - begin});
-      Tensor grad(pred.shape());
       loss->compute(*ctx.backend, pred, ys, per_example, grad, grad_scale);
       mine.loss_sum = ctx.backend->sum(per_example);
       mine.examples = static_cast<double>(end - begin);
@@ -56,13 +80,9 @@ StepTotals ModelImpl::train_step(const Tensor& x, const Tensor& y) {
         mine.metric_sums[m] = s;
         mine.metric_counts[m] = c;
       }
-      g.backward(ctx, {grad}, state, on_done);
-    } else {
-      g.forward_empty(ctx);
-      g.backward_empty(ctx, on_done);
     }
-    reducer.finish();
-    for (std::size_t i = 0; i < trainable.size(); ++i) optimizer->apply(*ctx.backend, r, i, *trainable[i]);
+    replica_backward(ctx, grad);
+    replica_apply(ctx);
   });
   optimizer->finish_step();
   StepTotals total;

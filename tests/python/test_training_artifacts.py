@@ -83,27 +83,33 @@ def _scalars(acc, tag):
     return out
 
 
-def test_tensorboard_logs_match_the_printed_history(tmp_path):
-    data_dir = _tiny_fashion_mnist(tmp_path / "data")
+@pytest.mark.parametrize("data", ["tiny_idx", "synthetic"])
+def test_tensorboard_logs_match_the_printed_history(tmp_path, data):
     model_dir = tmp_path / "model"
-    result = subprocess.run(
-        [_example_binary(), "--data_dir", data_dir, "--model", "mlp", "--train_epochs", "2", "--batch_size", "64",
-         "--cpu_replicas", "2", "--seed", "5", "--model_dir", str(model_dir)],
-        capture_output=True, text=True, timeout=120, check=False)
+    command = [_example_binary(), "--model", "mlp", "--train_epochs", "2", "--batch_size", "64", "--cpu_replicas", "2",
+               "--seed", "5", "--model_dir", str(model_dir)]
+    if data == "tiny_idx":
+        # Two whole epochs of 10 steps (640 examples), validated on 256.
+        command += ["--data_dir", _tiny_fashion_mnist(tmp_path / "data")]
+        epochs, iterations = 2, [10, 20]
+    else:
+        # 60000 synthetic examples: --max_train_steps ends the run inside epoch 1, which is still
+        # validated and logged.
+        command += ["--use_synthetic_data", "--max_train_steps", "60"]
+        epochs, iterations = 1, [60]
+    result = subprocess.run(command, capture_output=True, text=True, timeout=120, check=False)
     assert result.returncode == 0, result.stdout + result.stderr
     history = _epoch_logs(result.stdout)
-    assert len(history) == 2, result.stdout
+    assert len(history) == epochs, result.stdout
     for logs in history:
         assert set(logs) == {"loss", "accuracy", "val_loss", "val_accuracy", "learning_rate"}, logs
-    # 10 steps per epoch; the optimizer's iteration count is the x axis of evaluation_*_vs_iterations.
-    iterations = [10, 20]
     tolerance = 5e-5 + 1e-7  # the progress line rounds to 4 decimals; TensorBoard stores float32
 
     train = _accumulator(str(model_dir / "logs" / "train"))
     assert set(train.PluginTagToContent("scalars")) == {"epoch_loss", "epoch_accuracy", "epoch_learning_rate"}
     for key in ("loss", "accuracy", "learning_rate"):
         series = _scalars(train, "epoch_" + key)
-        assert [step for step, _ in series] == [0, 1], key
+        assert [step for step, _ in series] == list(range(epochs)), key  # one value per epoch
         for (_, value), logs in zip(series, history):
             assert abs(value - logs[key]) <= tolerance, (key, value, logs[key])
     assert train.PluginTagToContent("graph_keras_model") == {"keras": b"1"}
@@ -112,18 +118,18 @@ def test_tensorboard_logs_match_the_printed_history(tmp_path):
     assert set(validation.PluginTagToContent("scalars")) == {
         "epoch_loss", "epoch_accuracy", "evaluation_loss_vs_iterations", "evaluation_accuracy_vs_iterations"}
     for key in ("loss", "accuracy"):
-        for tag, steps in (("epoch_" + key, [0, 1]), (f"evaluation_{key}_vs_iterations", iterations)):
+        # evaluation_*_vs_iterations: x axis is the optimizer's iteration count at the epoch's end.
+        for tag, steps in (("epoch_" + key, list(range(epochs))), (f"evaluation_{key}_vs_iterations", iterations)):
             series = _scalars(validation, tag)
             assert [step for step, _ in series] == steps, tag
             for (_, value), logs in zip(series, history):
                 assert abs(value - logs["val_" + key]) <= tolerance, (tag, value, logs["val_" + key])
 
     # The other artifacts: a checkpoint per epoch, the final weights, and no backup left behind.
-    assert sorted(os.listdir(model_dir / "ckpt")) == ["e01.weights.h5", "e02.weights.h5"]
-    assert (model_dir / "final.weights.h5").is_file()
+    assert sorted(os.listdir(model_dir / "ckpt")) == [f"e{e + 1:02d}.weights.h5" for e in range(epochs)]
     assert not (model_dir / "backup" / "latest.weights.h5").exists()
     with h5py.File(model_dir / "final.weights.h5", "r") as f:
-        assert int(f["optimizer/vars/0"][()]) == 20
+        assert int(f["optimizer/vars/0"][()]) == iterations[-1]
 
 
 def _synthetic_command(model_dir, *extra):
@@ -180,7 +186,16 @@ def test_sigkill_never_leaves_a_broken_backup(tmp_path):
         # Whatever else a kill leaves in backup/ is a hidden temporary of the atomic writer.
         for name in os.listdir(backup.parent) if backup.parent.exists() else []:
             assert name == backup.name or re.fullmatch(r"\.latest\.weights\.h5\.tmp\.\d+\.\d+", name), name
-    assert steps_seen, "no backup was ever written (is a step much slower than expected?)"
+    if not steps_seen:
+        # A very loaded machine may not reach 100 steps within 3 s: still check one real backup.
+        process = subprocess.Popen(command, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
+        deadline = time.monotonic() + 90
+        while not backup.exists() and process.poll() is None and time.monotonic() < deadline:
+            time.sleep(0.01)
+        process.send_signal(signal.SIGKILL)
+        process.wait()
+        assert backup.exists(), "no backup was written within 90 s"
+        _check_backup(backup)
 
 
 def _layers_and_optimizer(path):
