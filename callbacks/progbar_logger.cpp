@@ -1,5 +1,6 @@
 #include <fmt/format.h>
 
+#include <algorithm>
 #include <chrono>
 #include <cstdio>
 
@@ -54,24 +55,23 @@ void ProgbarLogger::render(std::int64_t done, std::int64_t total, const Logs& lo
 }
 
 void ProgbarLogger::on_epoch_begin(int epoch, const Logs&) {
+  seen_ = 0;
   if (verbose_ <= 0) return;
   std::fprintf(stdout, "Epoch %d/%d\n", epoch + 1, epochs_);
   std::fflush(stdout);
   start_ = now_seconds();
-  in_fit_ = true;
 }
 
 void ProgbarLogger::on_train_batch_end(std::int64_t batch, const Logs& logs) {
-  last_train_logs_ = logs;
+  seen_ = batch + 1;
   if (verbose_ == 1) render(batch + 1, steps_, logs, false);
 }
 
 void ProgbarLogger::on_epoch_end(int, const Logs& logs) {
-  in_fit_ = false;
   if (verbose_ <= 0) return;
-  std::int64_t total = steps_;
   if (verbose_ == 1) {
-    render(total > 0 ? total : 0, total, logs, true);
+    // The steps actually run: an epoch can end early (stop_training, a short dataset).
+    render(seen_, steps_ > 0 ? std::max(steps_, seen_) : seen_, logs, true);
   } else {
     std::fprintf(stdout, "%s%s\n", format_duration(now_seconds() - start_).c_str(), format_logs(logs).c_str());
     std::fflush(stdout);
@@ -79,15 +79,15 @@ void ProgbarLogger::on_epoch_end(int, const Logs& logs) {
 }
 
 void ProgbarLogger::on_test_begin(const Logs&) {
-  if (!in_fit_) start_ = now_seconds();
+  start_ = now_seconds();
 }
 
 void ProgbarLogger::on_test_batch_end(std::int64_t batch, const Logs& logs) {
-  if (verbose_ == 1 && !in_fit_) render(batch + 1, test_steps_, logs, false);
+  if (verbose_ == 1) render(batch + 1, test_steps_, logs, false);
 }
 
 void ProgbarLogger::on_test_end(const Logs& logs) {
-  if (verbose_ <= 0 || in_fit_) return;
+  if (verbose_ <= 0) return;
   if (verbose_ == 1) render(test_steps_ > 0 ? test_steps_ : 0, test_steps_, logs, true);
   else std::fprintf(stdout, "%s%s\n", format_duration(now_seconds() - start_).c_str(), format_logs(logs).c_str());
   std::fflush(stdout);

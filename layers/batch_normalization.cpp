@@ -171,14 +171,12 @@ std::vector<Tensor> BatchNormalizationLayer::backward(ReplicaContext& ctx, const
 }
 
 void BatchNormalizationLayer::backward_empty(ReplicaContext& ctx) {
-  int r = ctx.replica_id;
+  // Take part in the synchronized backward collective; the gradient reducer zero-fills gamma/beta.
   if (options_.synchronized && ctx.cross && ctx.num_replicas > 1) {
     Tensor zeros = Tensor::zeros({channels_});
     Tensor packed = pack({zeros, zeros}, 0.0);
-    ctx.cross->all_reduce_sum(r, {packed});
+    ctx.cross->all_reduce_sum(ctx.replica_id, {packed});
   }
-  for (Variable* v : {gamma_, beta_})
-    if (v->take_first_grad(r)) v->grad(r).fill(0.f);
 }
 
 std::string BatchNormalizationLayer::config_json() const {

@@ -50,7 +50,9 @@ class PiecewiseConstantDecay : public LearningRateSchedule {
 // A constant learning rate or a schedule.
 class LearningRate {
  public:
-  LearningRate(double value) : value_(value) {}  // NOLINT: implicit by design
+  // Constant rates are kept at float32 precision, like Keras' variable, so a rate saved in a
+  // checkpoint comes back bit-identical and a resumed run takes exactly the same steps.
+  LearningRate(double value) : value_(static_cast<float>(value)) {}  // NOLINT: implicit by design
   template <class S, class = std::enable_if_t<std::is_base_of_v<schedules::LearningRateSchedule, S>>>
   LearningRate(S schedule) : schedule_(std::make_shared<S>(std::move(schedule))) {}  // NOLINT
   double at(std::int64_t step) const { return schedule_ ? (*schedule_)(step) : value_; }

@@ -36,10 +36,12 @@ std::string unique_layer_name(const std::string& base) {
   return n == 0 ? base : fmt::format("{}_{}", base, n);
 }
 
+namespace {
 const KerasTensor& check_defined(const KerasTensor& t) {
   if (!t.defined()) throw Error("KerasTensor is empty: create inputs with kerascpp::Input(shape)");
   return t;
 }
+}  // namespace
 
 const Shape& KerasTensor::shape() const {
   return check_defined(*this).node_->output_shapes.at(static_cast<std::size_t>(index_));

@@ -63,7 +63,8 @@ class History : public Callback {
   void on_epoch_end(int e, const Logs& logs) override;
 };
 
-// Keras-style progress: verbose 1 = a bar redrawn per batch, 2 = one line per epoch.
+// Keras-style progress: verbose 1 = a bar redrawn per batch, 2 = one line per epoch. fit() and
+// evaluate() each use their own instance (validation inside fit is silent).
 class ProgbarLogger : public Callback {
  public:
   explicit ProgbarLogger(int verbose = 1) : verbose_(verbose) {}
@@ -78,7 +79,6 @@ class ProgbarLogger : public Callback {
   void on_test_batch_end(std::int64_t batch, const Logs& logs) override;
   void on_test_end(const Logs& logs) override;
   void set_test_steps(std::int64_t steps) { test_steps_ = steps; }
-  void set_in_fit(bool in_fit) { in_fit_ = in_fit; }
 
  private:
   void render(std::int64_t done, std::int64_t total, const Logs& logs, bool final_line);
@@ -86,8 +86,7 @@ class ProgbarLogger : public Callback {
   int epochs_ = 1;
   std::int64_t steps_ = -1, test_steps_ = -1;
   double start_ = 0, last_render_ = 0;
-  bool in_fit_ = false;
-  Logs last_train_logs_;
+  std::int64_t seen_ = 0;  // batches run in the current epoch
 };
 
 }  // namespace kerascpp::callbacks

@@ -1,0 +1,72 @@
+"""Shared by the peer benchmarks: Fashion-MNIST from the Debian package's gzip IDX files (the
+same files kerascpp::datasets::fashion_mnist::load() reads), timing helpers and JSON output."""
+import gzip
+import json
+import os
+import resource
+import sys
+import time
+
+import numpy as np
+
+DATA_DIR = os.environ.get("KERASCPP_DATA", "/usr/share/datasets/fashion-mnist")
+if os.path.isdir(os.path.join(DATA_DIR, "fashion-mnist")):
+    DATA_DIR = os.path.join(DATA_DIR, "fashion-mnist")
+
+
+def _idx(name):
+    path = os.path.join(DATA_DIR, name)
+    opener = gzip.open if os.path.exists(path + ".gz") else open
+    with opener(path + ".gz" if opener is gzip.open else path, "rb") as f:
+        data = f.read()
+    ndim = data[3]
+    shape = [int.from_bytes(data[4 + 4 * i:8 + 4 * i], "big") for i in range(ndim)]
+    return np.frombuffer(data, dtype=np.uint8, offset=4 + 4 * ndim).reshape(shape)
+
+
+def load():
+    """(x_train float32 (N,28,28,1) in [0,1], y_train int32, x_test, y_test), like kerascpp's load()."""
+    def images(n):
+        return (_idx(n).astype(np.float32) / 255.0)[..., None]
+    return (images("train-images-idx3-ubyte"), _idx("train-labels-idx1-ubyte").astype(np.int32),
+            images("t10k-images-idx3-ubyte"), _idx("t10k-labels-idx1-ubyte").astype(np.int32))
+
+
+def peak_rss_mb():
+    return resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024.0
+
+
+def median(v):
+    return float(np.median(v)) if len(v) else 0.0
+
+
+def percentile(v, p):
+    return float(np.percentile(v, p)) if len(v) else 0.0
+
+
+def mlp_flops_per_sample(width):
+    dims = [784, width, width, 10] if width else [784, 512, 256, 10]
+    return sum(2.0 * dims[i] * dims[i + 1] * (2 if i == 0 else 3) for i in range(len(dims) - 1))
+
+
+def emit(record):
+    print(json.dumps(record), flush=True)
+
+
+def parse(argv):
+    """`train|predict --name value ...` -> (command, dict)."""
+    if len(argv) < 2 or argv[1] not in ("train", "predict"):
+        sys.exit(f"usage: {argv[0]} train|predict [--name value ...] (see bench/README.md)")
+    kv = {}
+    rest = argv[2:]
+    for i in range(0, len(rest), 2):
+        kv[rest[i].lstrip("-").replace("-", "_")] = rest[i + 1]
+    return argv[1], kv
+
+
+class Timer:
+    def __init__(self):
+        self.t = time.perf_counter()
+
+    def elapsed(self):
+        return time.perf_counter() - self.t

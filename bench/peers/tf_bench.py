@@ -1,0 +1,121 @@
+"""TensorFlow-Keras side of the benchmark (bench/README.md); same workloads and JSON as
+kerascpp_bench. Idiomatic fast path: Keras model.fit on a tf.data pipeline (shuffle, batch,
+repeat, prefetch), predict via model.predict and model(x)."""
+import time
+
+T0 = time.perf_counter()  # process start (before the framework import) for time to first step
+
+import os  # noqa: E402
+import sys  # noqa: E402
+
+os.environ.setdefault("TF_CPP_MIN_LOG_LEVEL", "2")
+sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
+import numpy as np  # noqa: E402
+import tensorflow as tf  # noqa: E402
+import keras  # noqa: E402
+
+import common  # noqa: E402
+
+cmd, a = common.parse(sys.argv)
+threads = int(a.get("threads", 2))
+mirrored = int(a.get("replicas", 1)) > 1
+tf.config.threading.set_intra_op_parallelism_threads(threads)
+tf.config.threading.set_inter_op_parallelism_threads(1)
+if mirrored:  # TF's own MirroredStrategy over 2 logical CPUs (sharing the 2-thread pools)
+    cpu = tf.config.list_physical_devices("CPU")[0]
+    tf.config.set_logical_device_configuration(cpu, [tf.config.LogicalDeviceConfiguration()] * int(a["replicas"]))
+keras.utils.set_random_seed(1)
+
+
+def build(kind, width=0):
+    L = keras.layers
+    if kind == "mlp":
+        hidden = [width, width] if width else [512, 256]
+        layers = [L.Input((28, 28, 1)), L.Flatten()] + [L.Dense(u, activation="relu") for u in hidden]
+    else:
+        layers = [L.Input((28, 28, 1)), L.Conv2D(32, 3, activation="relu"), L.MaxPooling2D(2),
+                  L.Conv2D(64, 3, activation="relu"), L.MaxPooling2D(2), L.Flatten(),
+                  L.Dense(128, activation="relu")]
+    return keras.Sequential(layers + [L.Dense(10, activation="softmax")])
+
+
+def compile_(model):
+    model.compile(optimizer=keras.optimizers.Adam(1e-3), loss=keras.losses.SparseCategoricalCrossentropy(),
+                  metrics=["accuracy"])
+
+
+class WindowTimer(keras.callbacks.Callback):
+    def __init__(self):
+        super().__init__()
+        self.seconds, self.first_step_s = [], None
+
+    def on_epoch_begin(self, epoch, logs=None):
+        self.t = time.perf_counter()
+
+    def on_epoch_end(self, epoch, logs=None):
+        self.seconds.append(time.perf_counter() - self.t)
+
+    def on_train_batch_end(self, batch, logs=None):
+        if self.first_step_s is None:
+            self.first_step_s = time.perf_counter() - T0
+
+
+def train():
+    kind, batch, width = a.get("model", "mlp"), int(a.get("batch", 128)), int(a.get("width", 0))
+    windows, steps = int(a.get("windows", 5)), int(a.get("window_steps", 100))
+    warmup = int(a.get("warmup_steps", steps))
+    x, y, _, _ = common.load()
+    ds = tf.data.Dataset.from_tensor_slices((x, y)).shuffle(60000).batch(batch).repeat().prefetch(tf.data.AUTOTUNE)
+    if mirrored:
+        strategy = tf.distribute.MirroredStrategy([d.name for d in tf.config.list_logical_devices("CPU")])
+        with strategy.scope():
+            model = build(kind, width)
+            compile_(model)
+    else:
+        model = build(kind, width)
+        compile_(model)
+    timer = WindowTimer()
+    model.fit(ds, epochs=1, steps_per_epoch=warmup, callbacks=[timer], verbose=0)
+    warmup_s = timer.seconds.pop()
+    model.fit(ds, epochs=windows, steps_per_epoch=steps, callbacks=[timer], verbose=0)
+    sps = [steps * batch / s for s in timer.seconds]
+    med = common.median(sps)
+    common.emit({"framework": "tensorflow", "workload": a.get("workload", kind), "model": kind, "batch": batch,
+                 "width": width, "replicas": int(a.get("replicas", 1)), "threads": threads, "samples_per_s": med,
+                 "windows": sps, "window_steps": steps, "warmup_s": warmup_s,
+                 "time_to_first_step_s": timer.first_step_s, "peak_rss_mb": common.peak_rss_mb(),
+                 "gflops": med * common.mlp_flops_per_sample(width) / 1e9 if kind == "mlp" else 0,
+                 "strategy": "MirroredStrategy(2 logical CPUs)" if mirrored else "default",
+                 "version": tf.__version__})
+
+
+def predict():
+    samples, warm = int(a.get("samples", 1000)), int(a.get("warmup", 50))
+    dsamples = int(a.get("dataset_samples", 200))
+    _, _, xt, _ = common.load()
+    model = build("cnn")
+    compile_(model)
+
+    def measure(fn, n):
+        lat, first = [], None
+        for i in range(warm + n):
+            t = time.perf_counter()
+            out = fn(xt[i % len(xt)][None])
+            np.asarray(out)[0, 0]
+            dt = time.perf_counter() - t
+            if first is None:
+                first = time.perf_counter() - T0
+            if i >= warm:
+                lat.append(dt * 1e3)
+        return lat, first
+
+    for api, fn, n in (("model(x)", lambda x: model(x, training=False), samples),
+                       ("predict", lambda x: model.predict(x, verbose=0), dsamples)):
+        lat, first = measure(fn, n)
+        common.emit({"framework": "tensorflow", "workload": "predict1", "api": api, "threads": threads,
+                     "p50_ms": common.percentile(lat, 50), "p99_ms": common.percentile(lat, 99),
+                     "mean_ms": float(np.mean(lat)), "samples": len(lat), "time_to_first_step_s": first,
+                     "peak_rss_mb": common.peak_rss_mb()})
+
+
+train() if cmd == "train" else predict()
