@@ -63,7 +63,7 @@ def _epoch_logs(stdout):
     """The final progress line of every epoch, e.g. "10/10 [==...] - 1s 5ms/step - accuracy: ..."."""
     epochs = []
     for line in stdout.splitlines():
-        if re.match(r"^\d+/\d+ \[=+\]", line) and " - loss: " in line:
+        if re.match(r"^\d+/\d+ \[[=>.]+\] - \d", line) and " - loss: " in line:
             epochs.append({k: float(v) for k, v in re.findall(r" - (\w+): (-?\d+\.\d+|nan|-?inf)", line)})
     return epochs
 

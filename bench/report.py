@@ -1,0 +1,173 @@
+#!/usr/bin/env python3
+"""Turns the JSON lines of one benchmark run into bench/results/latest.json and a Markdown
+report: throughput, ratios to each peer, peak RSS, time to first step, and every issue-6
+target marked met or missed with the margin. Usage: report.py RUN.jsonl META.json OUT.json"""
+import json
+import sys
+
+
+def load(path):
+    recs = []
+    with open(path) as f:
+        for line in f:
+            line = line.strip()
+            if line.startswith("{"):
+                recs.append(json.loads(line))
+    return recs
+
+
+def find(recs, **kw):
+    for r in recs:
+        if all(r.get(k) == v for k, v in kw.items()):
+            return r
+    return None
+
+
+def fmt(v, digits=0, unit=""):
+    if v is None:
+        return "n/a"
+    return f"{v:,.{digits}f}{unit}"
+
+
+def ratio(a, b):
+    return a / b if a is not None and b else None
+
+
+def main():
+    recs = load(sys.argv[1])
+    meta = json.load(open(sys.argv[2])) if len(sys.argv) > 2 else {}
+    out_json = sys.argv[3] if len(sys.argv) > 3 else None
+    lines = []
+    p = lines.append
+
+    def sps(fw, workload, **kw):
+        r = find(recs, framework=fw, workload=workload, **kw)
+        return r
+
+    p(f"# kerascpp benchmark — {meta.get('date', '')}")
+    p("")
+    p(f"- machine: {meta.get('cpu', '?')}, nproc {meta.get('nproc', '?')}; load average at start: "
+      f"{meta.get('loadavg', '?')}")
+    p(f"- peers: {meta.get('peers', '?')}; threads = 2 everywhere; data = Fashion-MNIST, shuffled, "
+      f"loaded in the loop; Adam 1e-3; samples/s = median of the timed windows after a warm-up window")
+    p("")
+    p("## Training throughput (samples/s, median of windows)")
+    p("")
+    p("| workload | kerascpp | TF-Keras | PyTorch | × TF | × PyTorch | windows (kerascpp) |")
+    p("|---|---:|---:|---:|---:|---:|---|")
+    rows = [("MLP 784-512-256-10, b128", "mlp_b128"), ("MLP 784-512-256-10, b1024", "mlp_b1024"),
+            ("CNN, b128", "cnn_b128"), ("CNN, b256 (1 device × 2 threads)", "cnn_b256"),
+            ("large MLP 784-2048-2048-10, b4096", "mlp_large")]
+    table = {}
+    for label, w in rows:
+        k, t, q = sps("kerascpp", w), sps("tensorflow", w), sps("pytorch", w)
+        ks, ts, qs = (r["samples_per_s"] if r else None for r in (k, t, q))
+        table[w] = (ks, ts, qs)
+        win = ", ".join(f"{v:,.0f}" for v in k["windows"]) if k else ""
+        p(f"| {label} | {fmt(ks)} | {fmt(ts)} | {fmt(qs)} | {fmt(ratio(ks, ts), 2)} | {fmt(ratio(ks, qs), 2)} | {win} |")
+    p("")
+    p("## Peak RSS (MiB) and time to first step (s, from process start incl. imports and data loading)")
+    p("")
+    p("| workload | kerascpp RSS | TF RSS | PyTorch RSS | kerascpp TTFS | TF TTFS | PyTorch TTFS |")
+    p("|---|---:|---:|---:|---:|---:|---:|")
+    for label, w in rows + [("predict, batch 1", "predict1")]:
+        rs = [sps(fw, w) for fw in ("kerascpp", "tensorflow", "pytorch")]
+        p(f"| {label} | " + " | ".join(fmt(r["peak_rss_mb"] if r else None) for r in rs) + " | "
+          + " | ".join(fmt(r["time_to_first_step_s"] if r else None, 2) for r in rs) + " |")
+    p("")
+    p("## Batch-1 predict latency with the CNN (ms)")
+    p("")
+    p("| framework | call | p50 | p99 | mean |")
+    p("|---|---|---:|---:|---:|")
+    for r in recs:
+        if r.get("workload") == "predict1":
+            p(f"| {r['framework']} | {r['api']} | {fmt(r['p50_ms'], 3)} | {fmt(r['p99_ms'], 3)} | {fmt(r['mean_ms'], 3)} |")
+    p("")
+    p("## MirroredStrategy on the CNN, global batch 256 (samples/s)")
+    p("")
+    p("| framework | 1 device × 2 threads | 2 replicas × 1 thread (TF: 2 logical CPUs) | mirrored / single |")
+    p("|---|---:|---:|---:|")
+    for fw in ("kerascpp", "tensorflow"):
+        s, m = sps(fw, "cnn_b256"), sps(fw, "mirrored")
+        sv, mv = (r["samples_per_s"] if r else None for r in (s, m))
+        p(f"| {fw} | {fmt(sv)} | {fmt(mv)} | {fmt(ratio(mv, sv), 2)} |")
+    p("")
+    p("## The physical limit: the MLP's GEMMs alone (dnnl_sgemm, 2 threads)")
+    p("")
+    p("| batch | GEMM-only step (ms) | bound (samples/s) | kerascpp (samples/s) | fraction of bound | TF fraction | PyTorch fraction |")
+    p("|---|---:|---:|---:|---:|---:|---:|")
+    fractions = {}
+    for b, w in ((128, "mlp_b128"), (1024, "mlp_b1024")):
+        g = find(recs, workload="gemm_bound", batch=b, dims="784,512,256,10")
+        bound = g["bound_samples_per_s"] if g else None
+        ks, ts, qs = table[w]
+        fractions[b] = ratio(ks, bound)
+        p(f"| {b} | {fmt(g['step_gemm_s'] * 1e3 if g else None, 3)} | {fmt(bound)} | {fmt(ks)} | "
+          f"{fmt(ratio(ks, bound) and ratio(ks, bound) * 100, 1, '%')} | {fmt(ratio(ts, bound) and ratio(ts, bound) * 100, 1, '%')} | "
+          f"{fmt(ratio(qs, bound) and ratio(qs, bound) * 100, 1, '%')} |")
+    peak = find(recs, workload="sgemm_peak")
+    peak_g = peak["peak_gflops"] if peak else None
+    lg = {fw: (sps(fw, "mlp_large") or {}).get("gflops") for fw in ("kerascpp", "tensorflow", "pytorch")}
+    gl = find(recs, workload="gemm_bound", batch=4096)
+    p("")
+    p(f"Large MLP (b4096, 784-2048-2048-10): kerascpp {fmt(lg['kerascpp'], 1)} GFLOP/s, TF {fmt(lg['tensorflow'], 1)}, "
+      f"PyTorch {fmt(lg['pytorch'], 1)}; its GEMMs alone {fmt(gl['gflops'] if gl else None, 1)} GFLOP/s; measured "
+      f"sgemm peak {fmt(peak_g, 1)} GFLOP/s ({json.dumps(peak['per_shape_gflops']) if peak else ''}).")
+    if gl:
+        p("")
+        p("Per-GEMM times (µs) — " + "; ".join(
+            f"b{g['batch']}: " + ", ".join(f"{k} {v:.0f}" for k, v in g["per_gemm_us"].items())
+            for g in recs if g.get("workload") == "gemm_bound"))
+
+    # Targets.
+    targets = []
+
+    def target(name, value, goal, unit="×"):
+        ok = value is not None and value >= goal
+        margin = None if value is None else (value / goal - 1) * 100
+        targets.append({"target": name, "value": value, "goal": goal, "met": ok, "margin_pct": margin})
+        v = "n/a" if value is None else (f"{value:.2f}{unit}" if unit == "×" else f"{value * 100:.1f}%")
+        gs = f"≥ {goal:.2f}{unit}" if unit == "×" else f"≥ {goal * 100:.0f}%"
+        mg = "" if margin is None else f"{margin:+.0f}%"
+        p(f"| {name} | {v} | {gs} | {'met' if ok else '**MISSED**'} | {mg} |")
+
+    k128, t128, q128 = table["mlp_b128"]
+    k1k, t1k, q1k = table["mlp_b1024"]
+    kc, tc, qc = table["cnn_b128"]
+    kp = find(recs, framework="kerascpp", workload="predict1", api="predict_on_batch")
+    tp = find(recs, framework="tensorflow", workload="predict1", api="predict")
+    qp = find(recs, framework="pytorch", workload="predict1")
+    km, ks1 = sps("kerascpp", "mirrored"), sps("kerascpp", "cnn_b256")
+    kr, tr = sps("kerascpp", "mlp_b128"), sps("tensorflow", "mlp_b128")
+    p("")
+    p("## Targets (issue 6)")
+    p("")
+    p("| target | measured | goal | status | margin |")
+    p("|---|---:|---:|---|---:|")
+    target("MLP b128 vs TF", ratio(k128, t128), 1.5)
+    target("MLP b128 vs PyTorch", ratio(k128, q128), 1.2)
+    target("MLP b1024 vs TF", ratio(k1k, t1k), 1.0)
+    target("MLP b1024 vs PyTorch", ratio(k1k, q1k), 1.0)
+    target("CNN b128 vs TF", ratio(kc, tc), 1.2)
+    target("CNN b128 vs PyTorch", ratio(kc, qc), 1.0)
+    target("predict p50 speed-up vs Keras model.predict", ratio(tp and tp["p50_ms"], kp and kp["p50_ms"]), 10)
+    target("predict p50 speed-up vs PyTorch eager", ratio(qp and qp["p50_ms"], kp and kp["p50_ms"]), 2)
+    target("MLP b128 fraction of GEMM bound", fractions.get(128), 0.70, "%")
+    target("MLP b1024 fraction of GEMM bound", fractions.get(1024), 0.80, "%")
+    target("large MLP fraction of sgemm peak", ratio(lg["kerascpp"], peak_g), 0.60, "%")
+    target("mirrored 2×1 / 1×2 (kerascpp)", ratio(km and km["samples_per_s"], ks1 and ks1["samples_per_s"]), 0.9)
+    rss = ratio(tr and tr["peak_rss_mb"], kr and kr["peak_rss_mb"])  # ≤ 0.25× TF  <=>  TF/kerascpp ≥ 4
+    target("MLP peak RSS: TF / kerascpp (≤0.25× TF ⇔ ≥4×)", rss, 4.0)
+    met = sum(t["met"] for t in targets)
+    p("")
+    p(f"{met} of {len(targets)} targets met.")
+
+    text = "\n".join(lines) + "\n"
+    print(text)
+    if out_json:
+        with open(out_json, "w") as f:
+            json.dump({"meta": meta, "records": recs, "targets": targets, "report_markdown": text}, f, indent=1)
+
+
+if __name__ == "__main__":
+    main()

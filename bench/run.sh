@@ -1,0 +1,104 @@
+#!/usr/bin/env bash
+# The one benchmark command (bench/README.md): installs the Debian build deps, sets up the peers
+# (tensorflow-cpu, torch) in .venv-bench, builds build-bench, runs every workload on kerascpp,
+# TensorFlow-Keras and PyTorch in one run, writes bench/results/latest.json and prints the table.
+#
+#   bench/run.sh            full run (about 10 minutes on 2 cores once installed)
+#   bench/run.sh --quick    smoke run: tiny windows, checks that everything runs
+# Environment: WINDOWS (timed windows per workload, default 7, at least 5 for a real run),
+#              SKIP_SETUP=1 (skip apt/pip/build), BENCH_ONLY="mlp_b128 predict1 ..." (subset).
+set -euo pipefail
+cd "$(dirname "$0")/.."
+root=$(pwd)
+
+quick=0
+[ "${1:-}" = "--quick" ] && quick=1
+W=${WINDOWS:-7}
+scale=1
+if ((quick)); then W=2; scale=0; fi
+
+if [ "${SKIP_SETUP:-0}" != 1 ]; then
+  scripts/install_deps.sh python3-venv
+  bench/setup_peers.sh
+  cmake -S . -B build-bench -G Ninja -DCMAKE_BUILD_TYPE=Release -DKERASCPP_BUILD_BENCH=ON \
+    -DKERASCPP_BUILD_TESTS=OFF -DKERASCPP_BUILD_EXAMPLES=OFF >/dev/null
+  cmake --build build-bench -j2
+fi
+
+KB=build-bench/bench/kerascpp_bench
+SG=build-bench/bench/sgemm_bench
+PY=.venv-bench/bin/python
+export TF_CPP_MIN_LOG_LEVEL=2 PYTHONWARNINGS=ignore
+mkdir -p bench/results
+jsonl=$(mktemp /tmp/kerascpp-bench.XXXXXX.jsonl)
+log=bench/results/latest.log
+: >"$log"
+
+# steps(full quick): window length in steps.
+steps() { if ((quick)); then echo "$2"; else echo "$1"; fi; }
+want() { [ -z "${BENCH_ONLY:-}" ] || [[ " $BENCH_ONLY " == *" $1 "* ]]; }
+
+# train WORKLOAD STEPS WARMUP ARGS...: the same training workload on all three frameworks.
+train() {
+  local w=$1 s=$2 wu=$3
+  shift 3
+  want "$w" || return 0
+  local common=(--workload "$w" --windows "$W" --window-steps "$s" --warmup-steps "$wu" "$@")
+  echo "== $w: ${common[*]}" | tee -a "$log" >&2
+  "$KB" train "${common[@]}" | tee -a "$jsonl"
+  "$PY" bench/peers/tf_bench.py train "${common[@]}" 2>>"$log" | tee -a "$jsonl"
+  "$PY" bench/peers/torch_bench.py train "${common[@]}" 2>>"$log" | tee -a "$jsonl"
+}
+
+echo "load average at start: $(cut -d' ' -f1-3 /proc/loadavg)" >&2
+loadavg=$(cut -d' ' -f1-3 /proc/loadavg)
+
+train mlp_b128 "$(steps 150 10)" "$(steps 100 5)" --model mlp --batch 128
+train mlp_b1024 "$(steps 25 3)" "$(steps 15 2)" --model mlp --batch 1024
+train cnn_b128 "$(steps 40 3)" "$(steps 20 2)" --model cnn --batch 128
+train cnn_b256 "$(steps 20 2)" "$(steps 10 1)" --model cnn --batch 256
+train mlp_large "$(steps 2 1)" "$(steps 2 1)" --model mlp --batch 4096 --width 2048
+
+if want mirrored; then
+  echo "== mirrored" >&2
+  s=$(steps 20 2) wu=$(steps 10 1)
+  "$KB" train --workload mirrored --model cnn --batch 256 --replicas 2 --threads 1 --windows "$W" \
+    --window-steps "$s" --warmup-steps "$wu" | tee -a "$jsonl"
+  "$PY" bench/peers/tf_bench.py train --workload mirrored --model cnn --batch 256 --replicas 2 --threads 2 \
+    --windows "$W" --window-steps "$s" --warmup-steps "$wu" 2>>"$log" | tee -a "$jsonl"
+fi
+
+if want predict1; then
+  echo "== predict1" >&2
+  n=$(steps 1000 30) nd=$(steps 200 10)
+  "$KB" predict --samples "$n" --dataset-samples "$nd" | tee -a "$jsonl"
+  "$PY" bench/peers/tf_bench.py predict --samples "$n" --dataset-samples "$nd" 2>>"$log" | tee -a "$jsonl"
+  "$PY" bench/peers/torch_bench.py predict --samples "$n" 2>>"$log" | tee -a "$jsonl"
+fi
+
+if want gemm; then
+  echo "== gemm" >&2
+  "$SG" mlp --batch 128 --dims 784,512,256,10 --windows "$W" | tee -a "$jsonl"
+  "$SG" mlp --batch 1024 --dims 784,512,256,10 --windows "$W" | tee -a "$jsonl"
+  "$SG" mlp --batch 4096 --dims 784,2048,2048,10 --windows "$W" --reps 1 | tee -a "$jsonl"
+  "$SG" peak --windows "$W" | tee -a "$jsonl"
+fi
+
+meta=$(mktemp /tmp/kerascpp-bench-meta.XXXXXX.json)
+"$PY" - "$meta" "$loadavg" "$quick" "$W" <<'PYEOF'
+import json, os, subprocess, sys, datetime
+cpu = next((l.split(":", 1)[1].strip() for l in subprocess.run(["lscpu"], capture_output=True, text=True).stdout.splitlines()
+            if l.startswith("Model name")), "?")
+def ver(mod):
+    try:
+        out = subprocess.run([sys.executable, "-c", f"import {mod}; print({mod}.__version__)"], capture_output=True,
+                             text=True, env={**os.environ, "TF_CPP_MIN_LOG_LEVEL": "3"})
+        return out.stdout.strip().splitlines()[-1]
+    except Exception:
+        return "?"
+json.dump({"date": datetime.datetime.now().astimezone().isoformat(timespec="seconds"), "nproc": os.cpu_count(),
+           "cpu": cpu, "loadavg": sys.argv[2], "quick": sys.argv[3] == "1", "windows": int(sys.argv[4]),
+           "peers": f"tensorflow-cpu {ver('tensorflow')}, torch {ver('torch')}"}, open(sys.argv[1], "w"))
+PYEOF
+"$PY" bench/report.py "$jsonl" "$meta" bench/results/latest.json
+rm -f "$meta" "$jsonl"
