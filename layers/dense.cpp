@@ -51,11 +51,7 @@ std::vector<Tensor> DenseLayer::backward(ReplicaContext& ctx, const std::vector<
                                          const std::vector<Tensor>& out, const std::vector<Tensor>& grads,
                                          LayerState&) {
   int r = ctx.replica_id;
-  Tensor dz = grads[0];
-  if (activation_ != kerascpp::Activation::linear) {
-    dz = Tensor(grads[0].shape());
-    ctx.backend->activation_backward(activation_, out[0], grads[0], dz);
-  }
+  Tensor dz = detail::through_activation(ctx, activation_, out[0], grads[0]);
   Tensor dz2 = dz.reshape({-1, units_});
   Tensor x2 = in[0].reshape({-1, in[0].dim(-1)});
   bool first = kernel_->take_first_grad(r);

@@ -37,6 +37,14 @@ inline bool parse_padding(const std::string& padding, const std::string& where) 
   throw Error(fmt::format("{}: unknown padding '{}'; use \"valid\" or \"same\"", where, padding));
 }
 
+// Gradient before a fused activation, from the layer's output y and dL/dy (no copy for linear).
+inline Tensor through_activation(ReplicaContext& ctx, Activation act, const Tensor& y, const Tensor& dy) {
+  if (act == Activation::linear) return dy;
+  Tensor dz(dy.shape());
+  ctx.backend->activation_backward(act, y, dy, dz);
+  return dz;
+}
+
 inline std::string json_string(const std::string& s) { return fmt::format("\"{}\"", s); }
 
 }  // namespace kerascpp::detail

@@ -55,6 +55,9 @@ class ModelImpl {
   void replica_backward(ReplicaContext& ctx, const Tensor& output_grad);  // gradients all-reduced on return
   void replica_apply(ReplicaContext& ctx);
 
+  // Loss (and, when grad is given, its gradient scaled by grad_scale) and metric sums of one shard.
+  StepTotals shard_totals(Backend& backend, const Tensor& pred, const Tensor& y, Tensor* grad, float grad_scale) const;
+
   // Steps over one global batch; sums are over every replica.
   StepTotals train_step(const Tensor& x, const Tensor& y);
   StepTotals test_step(const Tensor& x, const Tensor& y);

@@ -55,6 +55,23 @@ void ModelImpl::replica_apply(ReplicaContext& ctx) {
   for (std::size_t i = 0; i < trainable.size(); ++i) optimizer->apply(*ctx.backend, ctx.replica_id, i, *trainable[i]);
 }
 
+StepTotals ModelImpl::shard_totals(Backend& backend, const Tensor& pred, const Tensor& y, Tensor* grad,
+                                   float grad_scale) const {
+  StepTotals t;
+  t.reset(metrics.size());
+  Tensor per_example({pred.dim(0)});
+  Tensor no_grad;
+  loss->compute(backend, pred, y, per_example, grad ? *grad : no_grad, grad_scale);
+  t.loss_sum = backend.sum(per_example);
+  t.examples = static_cast<double>(pred.dim(0));
+  for (std::size_t m = 0; m < metrics.size(); ++m) {
+    auto [s, c] = detail::metric_sums(backend, metrics[m], pred, y);
+    t.metric_sums[m] = s;
+    t.metric_counts[m] = c;
+  }
+  return t;
+}
+
 StepTotals ModelImpl::train_step(const Tensor& x, const Tensor& y) {
   check_batch(x, y, name);
   require_graph("train");
@@ -71,15 +88,7 @@ StepTotals ModelImpl::train_step(const Tensor& x, const Tensor& y) {
     Tensor pred = replica_forward(ctx, xs, true);
     Tensor grad(pred.shape());
     if (end > begin) {
-      Tensor per_example({end - begin});
-      loss->compute(*ctx.backend, pred, ys, per_example, grad, grad_scale);
-      mine.loss_sum = ctx.backend->sum(per_example);
-      mine.examples = static_cast<double>(end - begin);
-      for (std::size_t m = 0; m < metrics.size(); ++m) {
-        auto [s, c] = detail::metric_sums(*ctx.backend, metrics[m], pred, ys);
-        mine.metric_sums[m] = s;
-        mine.metric_counts[m] = c;
-      }
+      mine = shard_totals(*ctx.backend, pred, ys, &grad, grad_scale);
     }
     replica_backward(ctx, grad);
     replica_apply(ctx);
@@ -106,16 +115,7 @@ StepTotals ModelImpl::test_step(const Tensor& x, const Tensor& y) {
     if (end == begin) return;
     Tensor xs = x.slice(begin, end), ys = y.slice(begin, end);
     Tensor pred = g.forward(ctx, {xs}, states[static_cast<std::size_t>(r)]).at(0);
-    Tensor per_example({end - begin});
-    Tensor no_grad;  // evaluation needs the loss only
-    loss->compute(*ctx.backend, pred, ys, per_example, no_grad, 0.f);
-    mine.loss_sum = ctx.backend->sum(per_example);
-    mine.examples = static_cast<double>(end - begin);
-    for (std::size_t m = 0; m < metrics.size(); ++m) {
-      auto [s, c] = detail::metric_sums(*ctx.backend, metrics[m], pred, ys);
-      mine.metric_sums[m] = s;
-      mine.metric_counts[m] = c;
-    }
+    mine = shard_totals(*ctx.backend, pred, ys, nullptr, 0.f);  // evaluation needs the loss only
   });
   StepTotals total;
   total.reset(metrics.size());
