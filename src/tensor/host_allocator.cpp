@@ -15,6 +15,7 @@ struct Cache {
   std::mutex mu;
   std::multimap<std::size_t, void*> free_blocks;
   std::size_t cached = 0;
+  std::size_t system_allocations = 0;
   ~Cache() {
     for (auto& [size, ptr] : free_blocks) std::free(ptr);
   }
@@ -44,6 +45,9 @@ void* host_allocate(std::size_t nbytes) {
   }
   void* p = std::aligned_alloc(kAlignment, size);
   if (!p) throw std::bad_alloc();
+  Cache& c = cache();
+  std::lock_guard lock(c.mu);
+  ++c.system_allocations;
   return p;
 }
 
@@ -64,6 +68,12 @@ std::size_t host_cached_bytes() {
   Cache& c = cache();
   std::lock_guard lock(c.mu);
   return c.cached;
+}
+
+std::size_t host_system_allocations() {
+  Cache& c = cache();
+  std::lock_guard lock(c.mu);
+  return c.system_allocations;
 }
 
 }  // namespace kerascpp::detail

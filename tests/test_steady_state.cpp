@@ -1,0 +1,30 @@
+// A training step in steady state takes no memory from the system allocator: tensors come from
+// the caching host allocator and oneDNN primitives from each backend's cache.
+#include <doctest/doctest.h>
+
+#include "kerascpp/kerascpp.hpp"
+#include "tensor/host_allocator.hpp"
+
+namespace K = kerascpp;
+
+TEST_CASE("steady state: no new host allocations after warm-up (1 and 2 replicas)") {
+  for (int replicas : {1, 2}) {
+    CAPTURE(replicas);
+    K::set_random_seed(1);
+    auto in = K::Input({8, 8, 1});
+    auto x = K::layers::Conv2D(4, 3, {.activation = "relu"})(in);
+    x = K::layers::MaxPooling2D(2)(x);
+    x = K::layers::BatchNormalization({.synchronized = true})(x);
+    x = K::layers::Flatten()(x);
+    auto out = K::layers::Dense(3, {.activation = "softmax"})(x);
+    K::Model model(in, out);
+    model.compile({.optimizer = "adam", .loss = "sparse_categorical_crossentropy", .metrics = {"accuracy"},
+                   .distribute = K::distribute::MirroredStrategy<>(replicas)});
+    K::Tensor xs = K::Tensor::full({16, 8, 8, 1}, 0.5f);
+    K::Tensor ys = K::Tensor::zeros({16}, K::DType::int32);
+    for (int i = 0; i < 3; ++i) model.train_on_batch(xs, ys);
+    std::size_t before = K::detail::host_system_allocations();
+    for (int i = 0; i < 10; ++i) model.train_on_batch(xs, ys);
+    CHECK(K::detail::host_system_allocations() == before);
+  }
+}
