@@ -64,7 +64,7 @@ int main(int argc, char** argv) {
   CLI::App app{"Fashion-MNIST with kerascpp"};
   std::string data_dir, model_dir = "/tmp/fashion_mnist_model", model_kind = "cnn", load_weights, all_reduce_alg = "auto";
   int train_epochs = 5, num_gpus = 0, cpu_replicas = 1;
-  std::int64_t batch_size = 128, max_train_steps = -1;
+  std::int64_t batch_size = 64, max_train_steps = -1;
   double learning_rate = 1e-3;
   std::uint64_t seed = 42;
   bool synthetic = false, shuffle = true;
