@@ -50,6 +50,10 @@ def main():
       f"{meta.get('loadavg', '?')}")
     p(f"- peers: {meta.get('peers', '?')}; threads = 2 everywhere; data = Fashion-MNIST, shuffled, "
       f"loaded in the loop; Adam 1e-3; samples/s = median of the timed windows after a warm-up window")
+    idle = [r for r in recs if r.get("workload") == "idle"]
+    if idle:
+        p("- CPU idle before each workload (waited): " + ", ".join(
+            f"{r['group']} {r['idle_pct']}% ({r['waited_s']} s)" for r in idle))
     p("")
     p("## Training throughput (samples/s, median of windows)")
     p("")

@@ -5,6 +5,7 @@
 #
 #   bench/run.sh            full run (about 10 minutes on 2 cores once installed)
 #   bench/run.sh --quick    smoke run: tiny windows, checks that everything runs
+# Before each workload it waits (QUIET_TIMEOUT s at most) for the CPUs to be idle.
 # Environment: WINDOWS (timed windows per workload, default 7, at least 5 for a real run),
 #              SKIP_SETUP=1 (skip apt/pip/build), BENCH_ONLY="mlp_b128 predict1 ..." (subset).
 set -euo pipefail
@@ -34,6 +35,27 @@ jsonl=$(mktemp /tmp/kerascpp-bench.XXXXXX.jsonl)
 log=bench/results/latest.log
 : >"$log"
 
+# Waits (up to QUIET_TIMEOUT s, default 240) until the CPUs are ≥ 90% idle over 2 s, so that a
+# workload does not share the cores with someone else's build; records the idle share it saw.
+idle_pct() {
+  local a b
+  read -r _ u1 n1 s1 i1 w1 q1 sq1 st1 _ </proc/stat
+  sleep 2
+  read -r _ u2 n2 s2 i2 w2 q2 sq2 st2 _ </proc/stat
+  local busy=$(((u2 - u1) + (n2 - n1) + (s2 - s1) + (q2 - q1) + (sq2 - sq1) + (st2 - st1)))
+  local idle=$(((i2 - i1) + (w2 - w1)))
+  echo $((100 * idle / (busy + idle > 0 ? busy + idle : 1)))
+}
+quiet_gate() {
+  local start=$SECONDS idle
+  while :; do
+    idle=$(idle_pct)
+    if ((idle >= 90)) || ((quick)) || ((SECONDS - start >= ${QUIET_TIMEOUT:-240})); then break; fi
+  done
+  echo "   idle before $1: ${idle}% (waited $((SECONDS - start)) s)" | tee -a "$log" >&2
+  echo "{\"framework\": \"env\", \"workload\": \"idle\", \"group\": \"$1\", \"idle_pct\": $idle, \"waited_s\": $((SECONDS - start))}" >>"$jsonl"
+}
+
 # steps(full quick): window length in steps.
 steps() { if ((quick)); then echo "$2"; else echo "$1"; fi; }
 want() { [ -z "${BENCH_ONLY:-}" ] || [[ " $BENCH_ONLY " == *" $1 "* ]]; }
@@ -45,6 +67,7 @@ train() {
   want "$w" || return 0
   local common=(--workload "$w" --windows "$W" --window-steps "$s" --warmup-steps "$wu" "$@")
   echo "== $w: ${common[*]}" | tee -a "$log" >&2
+  quiet_gate "$w"
   "$KB" train "${common[@]}" | tee -a "$jsonl"
   "$PY" bench/peers/tf_bench.py train "${common[@]}" 2>>"$log" | tee -a "$jsonl"
   "$PY" bench/peers/torch_bench.py train "${common[@]}" 2>>"$log" | tee -a "$jsonl"
@@ -61,6 +84,7 @@ train mlp_large "$(steps 2 1)" "$(steps 2 1)" --model mlp --batch 4096 --width 2
 
 if want mirrored; then
   echo "== mirrored" >&2
+  quiet_gate mirrored
   s=$(steps 20 2) wu=$(steps 10 1)
   "$KB" train --workload mirrored --model cnn --batch 256 --replicas 2 --threads 1 --windows "$W" \
     --window-steps "$s" --warmup-steps "$wu" | tee -a "$jsonl"
@@ -70,6 +94,7 @@ fi
 
 if want predict1; then
   echo "== predict1" >&2
+  quiet_gate predict1
   n=$(steps 1000 30) nd=$(steps 200 10)
   "$KB" predict --samples "$n" --dataset-samples "$nd" | tee -a "$jsonl"
   "$PY" bench/peers/tf_bench.py predict --samples "$n" --dataset-samples "$nd" 2>>"$log" | tee -a "$jsonl"
@@ -78,6 +103,7 @@ fi
 
 if want gemm; then
   echo "== gemm" >&2
+  quiet_gate gemm
   "$SG" mlp --batch 128 --dims 784,512,256,10 --windows "$W" | tee -a "$jsonl"
   "$SG" mlp --batch 1024 --dims 784,512,256,10 --windows "$W" | tee -a "$jsonl"
   "$SG" mlp --batch 4096 --dims 784,2048,2048,10 --windows "$W" --reps 1 | tee -a "$jsonl"

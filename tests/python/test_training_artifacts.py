@@ -113,6 +113,13 @@ def test_tensorboard_logs_match_the_printed_history(tmp_path, data):
         for (_, value), logs in zip(series, history):
             assert abs(value - logs[key]) <= tolerance, (key, value, logs[key])
     assert train.PluginTagToContent("graph_keras_model") == {"keras": b"1"}
+    # Weight histograms every epoch (--histogram_freq 1 in the example), TF2 form [buckets, 3].
+    histogram_tags = set(train.PluginTagToContent("histograms"))
+    assert {"dense/kernel/histogram", "dense/bias/histogram", "dense_2/kernel/histogram"} <= histogram_tags
+    kernel = train.Tensors("dense/kernel/histogram")
+    assert [event.step for event in kernel] == list(range(epochs))
+    counts = tensor_util.make_ndarray(kernel[-1].tensor_proto)
+    assert counts.shape[1] == 3 and counts[:, 2].sum() == 784 * 512
 
     validation = _accumulator(str(model_dir / "logs" / "validation"))
     assert set(validation.PluginTagToContent("scalars")) == {
