@@ -17,7 +17,7 @@ def load(path):
 
 
 def find(recs, **kw):
-    for r in recs:
+    for r in reversed(recs):  # the latest measurement wins (RERUN=1 appends)
         if all(r.get(k) == v for k, v in kw.items()):
             return r
     return None
@@ -50,7 +50,7 @@ def main():
       f"{meta.get('loadavg', '?')}")
     p(f"- peers: {meta.get('peers', '?')}; threads = 2 everywhere; data = Fashion-MNIST, shuffled, "
       f"loaded in the loop; Adam 1e-3; samples/s = median of the timed windows after a warm-up window")
-    idle = [r for r in recs if r.get("workload") == "idle"]
+    idle = list({r["group"]: r for r in recs if r.get("workload") == "idle"}.values())
     if idle:
         p("- CPU idle before each workload (waited): " + ", ".join(
             f"{r['group']} {r['idle_pct']}% ({r['waited_s']} s)" for r in idle))
@@ -83,8 +83,12 @@ def main():
     p("")
     p("| framework | call | p50 | p99 | mean |")
     p("|---|---|---:|---:|---:|")
+    latest = {}
     for r in recs:
         if r.get("workload") == "predict1":
+            latest[(r["framework"], r["api"])] = r
+    for r in latest.values():
+        if True:
             p(f"| {r['framework']} | {r['api']} | {fmt(r['p50_ms'], 3)} | {fmt(r['p99_ms'], 3)} | {fmt(r['mean_ms'], 3)} |")
     p("")
     p("## MirroredStrategy on the CNN, global batch 256 (samples/s)")
@@ -121,7 +125,7 @@ def main():
         p("")
         p("Per-GEMM times (µs) — " + "; ".join(
             f"b{g['batch']}: " + ", ".join(f"{k} {v:.0f}" for k, v in g["per_gemm_us"].items())
-            for g in recs if g.get("workload") == "gemm_bound"))
+            for g in {(x["batch"], x["dims"]): x for x in recs if x.get("workload") == "gemm_bound"}.values()))
 
     # Targets.
     targets = []

@@ -6,7 +6,8 @@
 #   bench/run.sh            full run (about 10 minutes on 2 cores once installed)
 #   bench/run.sh --quick    smoke run: tiny windows, checks that everything runs
 # Before each workload it waits (QUIET_TIMEOUT s at most) for the CPUs to be idle.
-# Environment: WINDOWS (timed windows per workload, default 7, at least 5 for a real run),
+# Environment: RERUN=1 with BENCH_ONLY re-measures some workloads into the last run's results;
+#              WINDOWS (timed windows per workload, default 7, at least 5 for a real run),
 #              SKIP_SETUP=1 (skip apt/pip/build), BENCH_ONLY="mlp_b128 predict1 ..." (subset).
 set -euo pipefail
 cd "$(dirname "$0")/.."
@@ -31,11 +32,14 @@ SG=build-bench/bench/sgemm_bench
 PY=.venv-bench/bin/python
 export TF_CPP_MIN_LOG_LEVEL=2 PYTHONWARNINGS=ignore
 mkdir -p bench/results
-jsonl=$(mktemp /tmp/kerascpp-bench.XXXXXX.jsonl)
+# Every measurement of the run, one JSON line each. RERUN=1 (with BENCH_ONLY) appends to the last
+# run's lines instead, so a workload that was disturbed can be measured again; the report takes
+# the latest line of each measurement.
+jsonl=bench/results/latest.jsonl
 log=bench/results/latest.log
-: >"$log"
+if [ "${RERUN:-0}" != 1 ]; then : >"$jsonl"; : >"$log"; fi
 
-# Waits (up to QUIET_TIMEOUT s, default 240) until the CPUs are ≥ 90% idle over 2 s, so that a
+# Waits (up to QUIET_TIMEOUT s, default 180) until the CPUs are ≥ 90% idle over 2 s, so that a
 # workload does not share the cores with someone else's build; records the idle share it saw.
 idle_pct() {
   local a b
@@ -50,7 +54,7 @@ quiet_gate() {
   local start=$SECONDS idle
   while :; do
     idle=$(idle_pct)
-    if ((idle >= 90)) || ((quick)) || ((SECONDS - start >= ${QUIET_TIMEOUT:-240})); then break; fi
+    if ((idle >= 90)) || ((quick)) || ((SECONDS - start >= ${QUIET_TIMEOUT:-180})); then break; fi
   done
   echo "   idle before $1: ${idle}% (waited $((SECONDS - start)) s)" | tee -a "$log" >&2
   echo "{\"framework\": \"env\", \"workload\": \"idle\", \"group\": \"$1\", \"idle_pct\": $idle, \"waited_s\": $((SECONDS - start))}" >>"$jsonl"
@@ -67,9 +71,11 @@ train() {
   want "$w" || return 0
   local common=(--workload "$w" --windows "$W" --window-steps "$s" --warmup-steps "$wu" "$@")
   echo "== $w: ${common[*]}" | tee -a "$log" >&2
-  quiet_gate "$w"
+  quiet_gate "$w/kerascpp"
   "$KB" train "${common[@]}" | tee -a "$jsonl"
+  quiet_gate "$w/tensorflow"
   "$PY" bench/peers/tf_bench.py train "${common[@]}" 2>>"$log" | tee -a "$jsonl"
+  quiet_gate "$w/pytorch"
   "$PY" bench/peers/torch_bench.py train "${common[@]}" 2>>"$log" | tee -a "$jsonl"
 }
 
@@ -84,20 +90,23 @@ train mlp_large "$(steps 2 1)" "$(steps 2 1)" --model mlp --batch 4096 --width 2
 
 if want mirrored; then
   echo "== mirrored" >&2
-  quiet_gate mirrored
+  quiet_gate mirrored/kerascpp
   s=$(steps 20 2) wu=$(steps 10 1)
   "$KB" train --workload mirrored --model cnn --batch 256 --replicas 2 --threads 1 --windows "$W" \
     --window-steps "$s" --warmup-steps "$wu" | tee -a "$jsonl"
+  quiet_gate mirrored/tensorflow
   "$PY" bench/peers/tf_bench.py train --workload mirrored --model cnn --batch 256 --replicas 2 --threads 2 \
     --windows "$W" --window-steps "$s" --warmup-steps "$wu" 2>>"$log" | tee -a "$jsonl"
 fi
 
 if want predict1; then
   echo "== predict1" >&2
-  quiet_gate predict1
   n=$(steps 1000 30) nd=$(steps 200 10)
+  quiet_gate predict1/kerascpp
   "$KB" predict --samples "$n" --dataset-samples "$nd" | tee -a "$jsonl"
+  quiet_gate predict1/tensorflow
   "$PY" bench/peers/tf_bench.py predict --samples "$n" --dataset-samples "$nd" 2>>"$log" | tee -a "$jsonl"
+  quiet_gate predict1/pytorch
   "$PY" bench/peers/torch_bench.py predict --samples "$n" 2>>"$log" | tee -a "$jsonl"
 fi
 
@@ -127,4 +136,4 @@ json.dump({"date": datetime.datetime.now().astimezone().isoformat(timespec="seco
            "peers": f"tensorflow-cpu {ver('tensorflow')}, torch {ver('torch')}"}, open(sys.argv[1], "w"))
 PYEOF
 "$PY" bench/report.py "$jsonl" "$meta" bench/results/latest.json
-rm -f "$meta" "$jsonl"
+rm -f "$meta"

@@ -71,7 +71,7 @@ std::vector<Tensor> Conv2DLayer::forward(ReplicaContext& ctx, const std::vector<
 
 std::vector<Tensor> Conv2DLayer::backward(ReplicaContext& ctx, const std::vector<Tensor>& in,
                                           const std::vector<Tensor>& out, const std::vector<Tensor>& grads,
-                                          LayerState&) {
+                                          LayerState& st) {
   int r = ctx.replica_id;
   Tensor dz = detail::through_activation(ctx, activation_, out[0], grads[0]);
   bool first = kernel_->take_first_grad(r);
@@ -84,6 +84,7 @@ std::vector<Tensor> Conv2DLayer::backward(ReplicaContext& ctx, const std::vector
   }
   Conv2DGeometry g = geometry_for(in[0].dim(1), in[0].dim(2));
   ctx.backend->conv2d_backward_weights(in[0], dz, g, kernel_->grad(r), db, !first);
+  if (!st.need_input_grads) return {Tensor()};  // e.g. the first layer: nothing upstream to train
   Tensor dx(in[0].shape());
   ctx.backend->conv2d_backward_data(dz, kernel_->value(r), g, dx);
   return {dx};

@@ -49,7 +49,7 @@ std::vector<Tensor> DenseLayer::forward(ReplicaContext& ctx, const std::vector<T
 
 std::vector<Tensor> DenseLayer::backward(ReplicaContext& ctx, const std::vector<Tensor>& in,
                                          const std::vector<Tensor>& out, const std::vector<Tensor>& grads,
-                                         LayerState&) {
+                                         LayerState& st) {
   int r = ctx.replica_id;
   Tensor dz = detail::through_activation(ctx, activation_, out[0], grads[0]);
   Tensor dz2 = dz.reshape({-1, units_});
@@ -60,6 +60,7 @@ std::vector<Tensor> DenseLayer::backward(ReplicaContext& ctx, const std::vector<
     bool first_b = bias_->take_first_grad(r);
     ctx.backend->sum_to_last_axis(dz2, bias_->grad(r), !first_b);
   }
+  if (!st.need_input_grads) return {Tensor()};  // e.g. the first layer: nothing upstream to train
   Tensor dx(in[0].shape());
   Tensor dx2 = dx.reshape({-1, in[0].dim(-1)});
   ctx.backend->matmul(dz2, false, kernel_->value(r), true, dx2, false);

@@ -5,6 +5,7 @@ set -euo pipefail
 cd "$(dirname "$0")/.."
 cmake -S . -B build-tsan -G Ninja -DCMAKE_BUILD_TYPE=RelWithDebInfo -DKERASCPP_TSAN=ON -DKERASCPP_BUILD_EXAMPLES=OFF
 cmake --build build-tsan -j2 --target kerascpp_tests
-# libgomp (used by oneDNN) is not built with TSan: its internal synchronisation is invisible to it.
-TSAN_OPTIONS="halt_on_error=1 suppressions=$PWD/tests/tsan.supp" OMP_NUM_THREADS=1 \
+# libgomp (used by oneDNN) is not built with TSan, so its synchronisation is invisible to TSan:
+# one OpenMP thread per backend keeps oneDNN's work on the replica threads we are checking.
+TSAN_OPTIONS="halt_on_error=1 suppressions=$PWD/tests/tsan.supp" KERASCPP_MAX_THREADS=1 OMP_NUM_THREADS=1 \
   build-tsan/tests/kerascpp_tests -tc="mirrored*,strategy*,custom*,checkpoint*,steady*,dataset*prefetch*"

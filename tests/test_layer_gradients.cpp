@@ -204,6 +204,7 @@ class GradientProbe : public K::Layer {
  public:
   K::Tensor seen;
   std::string class_name() const override { return "GradientProbe"; }
+  bool needs_gradient() override { return true; }  // layers before it must deliver dL/dx
   std::vector<K::Shape> compute_output_shapes(const std::vector<K::Shape>& in) override { return {in.at(0)}; }
   std::vector<K::Tensor> forward(K::ReplicaContext&, const std::vector<K::Tensor>& in, K::LayerState&) override {
     return {in.at(0)};

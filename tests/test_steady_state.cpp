@@ -28,3 +28,22 @@ TEST_CASE("steady state: no new host allocations after warm-up (1 and 2 replicas
     CHECK(K::detail::host_system_allocations() == before);
   }
 }
+
+#include "engine/graph.hpp"
+
+TEST_CASE("graph: layers with nothing trainable upstream are not asked for input gradients") {
+  K::set_random_seed(2);
+  auto in = K::Input({6});
+  auto h = K::layers::Dense(4, {.activation = "relu"})(in);
+  auto out = K::layers::Dense(2)(h);
+  K::detail::Graph graph({in}, {out});
+  auto backend = K::make_cpu_backend(1);
+  K::ReplicaContext ctx;
+  ctx.backend = backend.get();
+  K::detail::GraphState state;
+  graph.forward(ctx, {K::Tensor::full({3, 6}, 0.25f)}, state);
+  graph.backward(ctx, {K::Tensor::full({3, 2}, 1.f)}, state, nullptr);
+  REQUIRE(state.layer_states.size() == 3);  // Input, Dense, Dense
+  CHECK_FALSE(state.layer_states[1].need_input_grads);  // first Dense: dL/dx would go nowhere
+  CHECK(state.layer_states[2].need_input_grads);        // second Dense feeds the first one's kernel
+}

@@ -42,6 +42,9 @@ struct Node {
 // Per-call scratch a layer keeps between forward and backward (masks, workspaces, statistics).
 struct LayerState {
   std::vector<Tensor> saved;
+  // False when no input leads back to a trainable variable (e.g. the first layer after Input):
+  // backward may then skip dL/d(inputs) and return undefined tensors.
+  bool need_input_grads = true;
 };
 
 class Layer : public std::enable_shared_from_this<Layer> {
@@ -75,6 +78,10 @@ class Layer : public std::enable_shared_from_this<Layer> {
 
   // Keras-style JSON of the constructor arguments, e.g. {"units": 10, "activation": "relu"}.
   virtual std::string config_json() const { return "{}"; }
+  // Whether backward must deliver dL/d(output) to this layer even when nothing upstream trains:
+  // true for layers with trainable variables; a custom layer that inspects its gradient (a
+  // saliency probe, say) overrides it to return true.
+  virtual bool needs_gradient() { return !trainable_variables().empty(); }
   // Input dtypes other than float32 that the layer accepts (InputLayer accepts anything).
   virtual bool accepts_any_dtype() const { return false; }
 

@@ -38,6 +38,14 @@ Graph::Graph(const std::vector<KerasTensor>& inputs, const std::vector<KerasTens
                               "it in Model(inputs, outputs)",
                               n->layer->name()));
   for (std::size_t i = 0; i < nodes_.size(); ++i) index_of_[nodes_[i].get()] = i;
+  // A node's output depends on a trainable variable if its layer has one or any input does.
+  std::vector<char> depends_on_variables(nodes_.size(), 0);
+  need_input_grads_.assign(nodes_.size(), 0);
+  for (std::size_t i = 0; i < nodes_.size(); ++i) {
+    for (auto& in : nodes_[i]->inputs)
+      if (depends_on_variables[index_of_.at(in.node().get())]) need_input_grads_[i] = 1;
+    depends_on_variables[i] = need_input_grads_[i] || nodes_[i]->layer->needs_gradient();
+  }
   // Keras lists inputs first, then layers in creation (topological) order.
   std::unordered_map<const Layer*, int> index;
   for (auto& n : nodes_) {
@@ -109,6 +117,7 @@ void Graph::backward(ReplicaContext& ctx, const std::vector<Tensor>& output_grad
   std::vector<std::vector<Tensor>> grads(n);
   for (std::size_t i = 0; i < n; ++i) grads[i].resize(nodes_[i]->output_shapes.size());
   auto accumulate = [&](Tensor& slot, const Tensor& g) {
+    if (!g.defined()) return;  // a layer told it needs no input gradient returned none
     if (!slot.defined()) {
       slot = g;
     } else {
@@ -129,6 +138,7 @@ void Graph::backward(ReplicaContext& ctx, const std::vector<Tensor>& output_grad
     std::vector<Tensor>& g = grads[i];
     for (std::size_t j = 0; j < g.size(); ++j)
       if (!g[j].defined()) g[j] = Tensor::zeros(st.outputs[i][j].shape());  // output unused downstream
+    st.layer_states[i].need_input_grads = need_input_grads_[i] != 0;
     auto input_grads = node.layer->backward(ctx, st.inputs[i], st.outputs[i], g, st.layer_states[i]);
     for (std::size_t j = 0; j < node.inputs.size(); ++j) {
       const KerasTensor& kt = node.inputs[j];

@@ -43,6 +43,7 @@ class Graph {
   std::vector<int> layer_of_node_;                 // index into layers_
   std::vector<int> calls_per_layer_;
   std::unordered_map<const Node*, std::size_t> index_of_;
+  std::vector<char> need_input_grads_;  // per node: does any input lead back to a trainable variable?
 };
 
 }  // namespace kerascpp::detail

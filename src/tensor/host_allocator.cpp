@@ -10,6 +10,9 @@ namespace {
 
 constexpr std::size_t kAlignment = 64;  // cache line; what oneDNN prefers
 constexpr std::size_t kMaxCached = std::size_t(2) << 30;
+// Blocks above this go back to the system when freed: one-off buffers such as a dataset's raw
+// bytes would otherwise stay resident, while per-step activations are far smaller.
+constexpr std::size_t kMaxCachedBlock = std::size_t(32) << 20;
 
 struct Cache {
   std::mutex mu;
@@ -56,7 +59,7 @@ void host_release(void* ptr, std::size_t nbytes) {
   std::size_t size = round_up(nbytes == 0 ? 1 : nbytes);
   Cache& c = cache();
   std::lock_guard lock(c.mu);
-  if (c.cached + size > kMaxCached) {
+  if (size > kMaxCachedBlock || c.cached + size > kMaxCached) {
     std::free(ptr);
     return;
   }

@@ -3,16 +3,25 @@
 #include <fmt/format.h>
 #include <omp.h>
 
+#include <cstdlib>
 #include <thread>
 
 namespace kerascpp {
 namespace cpu {
 
 namespace {
+// KERASCPP_MAX_THREADS caps every backend's thread budget (e.g. 1 under ThreadSanitizer, whose
+// view of libgomp's own synchronisation is blind, or to share a machine).
 int resolve_threads(int threads) {
-  if (threads > 0) return threads;
-  unsigned hw = std::thread::hardware_concurrency();
-  return hw == 0 ? 1 : static_cast<int>(hw);
+  if (threads <= 0) {
+    unsigned hw = std::thread::hardware_concurrency();
+    threads = hw == 0 ? 1 : static_cast<int>(hw);
+  }
+  if (const char* cap = std::getenv("KERASCPP_MAX_THREADS")) {
+    int c = std::atoi(cap);
+    if (c > 0 && c < threads) threads = c;
+  }
+  return threads;
 }
 }  // namespace
 
