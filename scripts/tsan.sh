@@ -8,4 +8,4 @@ cmake --build build-tsan -j2 --target kerascpp_tests
 # libgomp (used by oneDNN) is not built with TSan, so its synchronisation is invisible to TSan:
 # one OpenMP thread per backend keeps oneDNN's work on the replica threads we are checking.
 TSAN_OPTIONS="halt_on_error=1 suppressions=$PWD/tests/tsan.supp" KERASCPP_MAX_THREADS=1 OMP_NUM_THREADS=1 \
-  build-tsan/tests/kerascpp_tests -tc="mirrored*,strategy*,custom*,checkpoint*,steady*,dataset*prefetch*"
+  timeout 1800 build-tsan/tests/kerascpp_tests -tc="mirrored*,strategy*,custom*,checkpoint*,steady*,dataset*prefetch*"

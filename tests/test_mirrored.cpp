@@ -222,3 +222,17 @@ TEST_CASE("custom training loop: strategy.run + forward/backward/apply_gradients
   CHECK_THROWS_WITH_AS(other.run([&](K::ReplicaContext& ctx) { custom.forward(ctx, other.shard(ctx, d.x)); }),
                        doctest::Contains("compile it again"), K::Error);
 }
+
+TEST_CASE("mirrored: ReductionToOneDevice (replica 0 sums, then broadcasts) matches shared memory and one device") {
+  using R2O = K::distribute::ReductionToOneDevice;
+  auto one = train(K::distribute::OneDeviceStrategy(), K::optimizers::SGD(0.05, {.momentum = 0.9}), 16, 64, 1, true);
+  for (std::size_t bucket_bytes : {std::size_t(16), std::size_t(25) << 20}) {
+    CAPTURE(bucket_bytes);
+    K::Model mirrored = small_convnet(true);
+    auto r2o = train(K::distribute::MirroredStrategy<R2O>(3, {.bucket_bytes = bucket_bytes}),
+                     K::optimizers::SGD(0.05, {.momentum = 0.9}), 16, 64, 1, true, &mirrored);
+    CHECK(max_abs_diff(one, r2o) <= 1e-5);
+    check_copies_identical(mirrored);
+    CHECK(K::distribute::MirroredStrategy<R2O>(2).describe().find("ReductionToOneDevice") != std::string::npos);
+  }
+}

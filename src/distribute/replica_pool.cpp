@@ -136,10 +136,17 @@ void ReplicaPool::all_reduce_sum(int replica, const std::vector<Tensor>& tensors
   published_[static_cast<std::size_t>(replica)] = &tensors;
   barrier_.arrive_and_wait();
   check_same_tensors(published_);
-  // Each replica reduces its own slice of every tensor; the slices are disjoint.
-  for (std::size_t t = 0; t < tensors.size(); ++t) {
-    std::int64_t len = tensors[t].numel();
-    reduce_range(published_, t, len * replica / n, len * (replica + 1) / n, scratch_[static_cast<std::size_t>(replica)]);
+  auto& acc = scratch_[static_cast<std::size_t>(replica)];
+  if (ops_ == CrossDeviceOpsKind::reduction_to_one_device) {
+    // Replica 0 ("device 0") sums everything and writes the result back to every copy.
+    if (replica == 0)
+      for (std::size_t t = 0; t < tensors.size(); ++t) reduce_range(published_, t, 0, tensors[t].numel(), acc);
+  } else {
+    // Each replica reduces its own slice of every tensor; the slices are disjoint.
+    for (std::size_t t = 0; t < tensors.size(); ++t) {
+      std::int64_t len = tensors[t].numel();
+      reduce_range(published_, t, len * replica / n, len * (replica + 1) / n, acc);
+    }
   }
   barrier_.arrive_and_wait();
 }
@@ -154,19 +161,46 @@ void ReplicaPool::begin_all_reduce_sum(int replica, int bucket, const std::vecto
   if (b.parts.empty()) b.parts.assign(static_cast<std::size_t>(n), nullptr);
   b.parts[static_cast<std::size_t>(replica)] = &tensors;
   if (++b.arrived < n) return;  // not the last: go on with backward
-  auto parts = b.parts;
+  // Last to arrive: every replica's gradients of this bucket are final. Shared memory reduces it
+  // right here; ReductionToOneDevice leaves it to replica 0 (now, or in its wait_all_reduces).
+  if (ops_ == CrossDeviceOpsKind::reduction_to_one_device && replica != 0) {
+    async_cv_.notify_all();  // replica 0 may be waiting for this bucket to be complete
+    return;
+  }
   lock.unlock();
-  // Last to arrive: every replica's gradients of this bucket are final, so reduce them all now.
+  reduce_bucket(replica, bucket);
+}
+
+void ReplicaPool::reduce_bucket(int replica, int bucket) {
+  std::vector<const std::vector<Tensor>*> parts;
+  {
+    std::lock_guard lock(async_mu_);
+    parts = buckets_[static_cast<std::size_t>(bucket)].parts;
+    buckets_[static_cast<std::size_t>(bucket)].claimed = true;
+  }
   check_same_tensors(parts);
   auto& acc = scratch_[static_cast<std::size_t>(replica)];
-  for (std::size_t t = 0; t < tensors.size(); ++t) reduce_range(parts, t, 0, tensors[t].numel(), acc);
-  lock.lock();
+  for (std::size_t t = 0; t < parts.front()->size(); ++t) reduce_range(parts, t, 0, (*parts.front())[t].numel(), acc);
+  std::lock_guard lock(async_mu_);
   buckets_[static_cast<std::size_t>(bucket)].done = true;
   async_cv_.notify_all();
 }
 
 void ReplicaPool::wait_all_reduces(int replica) {
-  if (num_replicas() == 1) return;
+  int n = num_replicas();
+  if (n == 1) return;
+  if (ops_ == CrossDeviceOpsKind::reduction_to_one_device && replica == 0) {
+    // Replica 0 reduces, in bucket order, every bucket that all replicas handed in after it did.
+    for (std::size_t k = 0;; ++k) {
+      std::unique_lock lock(async_mu_);
+      async_cv_.wait(lock, [&] { return async_aborted_ || k >= buckets_.size() || buckets_[k].arrived == n; });
+      if (async_aborted_) throw detail::ReplicaAborted();
+      if (k >= buckets_.size()) break;
+      if (buckets_[k].claimed) continue;
+      lock.unlock();
+      reduce_bucket(replica, static_cast<int>(k));
+    }
+  }
   {
     std::unique_lock lock(async_mu_);
     async_cv_.wait(lock, [&] {

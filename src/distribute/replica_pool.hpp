@@ -40,6 +40,7 @@ class ReplicaPool : public StrategyImpl, public CrossReplica {
                     std::int64_t end, std::vector<float>& acc) const;
   void check_same_tensors(const std::vector<const std::vector<Tensor>*>& lists) const;
   void abort_collectives();
+  void reduce_bucket(int replica, int bucket);
 
   std::string kind_;
   std::vector<Device> devices_;
@@ -67,6 +68,7 @@ class ReplicaPool : public StrategyImpl, public CrossReplica {
   struct PendingBucket {
     std::vector<const std::vector<Tensor>*> parts;
     int arrived = 0;
+    bool claimed = false;  // a replica is reducing it
     bool done = false;
   };
   std::mutex async_mu_;
