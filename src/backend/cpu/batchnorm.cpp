@@ -44,6 +44,17 @@ void require_channel_vector(const Tensor& t, std::int64_t channels, const Tensor
                             shape_str(t.shape()), shape_str(x.shape()), channels, arg, channels));
 }
 
+// Binds gamma and beta as the scale and shift, with ones and zeros (in `scratch`) standing in for
+// an undefined one.
+void bind_scale_shift(CachedPrimitive& p, const Tensor& gamma, const Tensor& beta, ScratchBuffer& scratch,
+                      std::int64_t channels) {
+  float* ones = scratch.floats(2 * channels);
+  std::fill(ones, ones + channels, 1.f);
+  std::fill(ones + channels, ones + 2 * channels, 0.f);
+  p.bind(DNNL_ARG_SCALE, gamma.defined() ? gamma.raw() : ones);
+  p.bind(DNNL_ARG_SHIFT, beta.defined() ? beta.raw() : ones + channels);
+}
+
 }  // namespace
 
 void CpuBackend::batchnorm_forward_training(const Tensor& x, const Tensor& gamma, const Tensor& beta, float eps,
@@ -71,12 +82,8 @@ void CpuBackend::batchnorm_forward_training(const Tensor& x, const Tensor& gamma
       return entry;
     });
   });
-  float* ones = channel_a_.floats(2 * C);
-  std::fill(ones, ones + C, 1.f);
-  std::fill(ones + C, ones + 2 * C, 0.f);
+  bind_scale_shift(e.prim, gamma, beta, channel_a_, C);
   e.prim.bind(DNNL_ARG_SRC, x.raw());
-  e.prim.bind(DNNL_ARG_SCALE, gamma.defined() ? gamma.raw() : ones);
-  e.prim.bind(DNNL_ARG_SHIFT, beta.defined() ? beta.raw() : ones + C);
   e.prim.bind(DNNL_ARG_DST, y.raw());
   e.prim.bind(DNNL_ARG_MEAN, mean.raw());
   e.prim.bind(DNNL_ARG_VARIANCE, var.raw());
@@ -108,12 +115,8 @@ void CpuBackend::batchnorm_forward_inference(const Tensor& x, const Tensor& gamm
       return entry;
     });
   });
-  float* ones = channel_a_.floats(2 * C);
-  std::fill(ones, ones + C, 1.f);
-  std::fill(ones + C, ones + 2 * C, 0.f);
+  bind_scale_shift(e.prim, gamma, beta, channel_a_, C);
   e.prim.bind(DNNL_ARG_SRC, x.raw());
-  e.prim.bind(DNNL_ARG_SCALE, gamma.defined() ? gamma.raw() : ones);
-  e.prim.bind(DNNL_ARG_SHIFT, beta.defined() ? beta.raw() : ones + C);
   e.prim.bind(DNNL_ARG_MEAN, mean.raw());
   e.prim.bind(DNNL_ARG_VARIANCE, var.raw());
   e.prim.bind(DNNL_ARG_DST, y.raw());
@@ -166,15 +169,12 @@ void CpuBackend::batchnorm_backward(const Tensor& dy, const Tensor& x, const Ten
       return entry;
     });
   });
-  float* ones = channel_a_.floats(2 * C);
-  std::fill(ones, ones + C, 1.f);
-  std::fill(ones + C, ones + 2 * C, 0.f);
-  e.prim.bind(DNNL_ARG_SHIFT, ones + C);
+  // There is no beta here: the shift oneDNN insists on (see above) gets the zeros.
+  bind_scale_shift(e.prim, gamma, Tensor(), channel_a_, C);
   e.prim.bind(DNNL_ARG_SRC, x.raw());
   e.prim.bind(DNNL_ARG_MEAN, mean.raw());
   e.prim.bind(DNNL_ARG_VARIANCE, var.raw());
   e.prim.bind(DNNL_ARG_DIFF_DST, dy.raw());
-  e.prim.bind(DNNL_ARG_SCALE, gamma.defined() ? gamma.raw() : ones);
   e.prim.bind(DNNL_ARG_DIFF_SRC, dx.raw());
   e.prim.bind(DNNL_ARG_DIFF_SCALE, pdgamma);
   e.prim.bind(DNNL_ARG_DIFF_SHIFT, pdbeta);

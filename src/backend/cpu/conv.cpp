@@ -92,12 +92,59 @@ dnnl::convolution_forward::primitive_desc forward_pd(const ConvDescs& d, bool bi
   return {desc, attr, engine};
 }
 
-// A kernel in oneDNN's preferred layout: the reorder (when the layouts differ) and its buffer.
+// Which way a WeightsCopy reorders: the user's HWIO kernel into the primitive's layout (forward,
+// backward data), or the primitive's diff weights back into the HWIO kernel (backward weights).
+enum class Reorder { to_primitive, to_user };
+
+// A kernel in oneDNN's preferred layout: the reorder (when needed) between it and the user's
+// HWIO kernel, and the buffer that holds the primitive's side.
 struct WeightsCopy {
   bool needed = false;
   CachedPrimitive reorder;
   Tensor buffer;
+
+  // Reorder::to_primitive: the kernel to bind as the primitive's weights, reordering `user` into
+  // the buffer first when needed. `run` is the backend's run.
+  template <class Run>
+  const void* to_primitive(const void* user, Run&& run) {
+    if (!needed) return user;
+    reorder.bind(DNNL_ARG_FROM, user);
+    reorder.bind(DNNL_ARG_TO, buffer.raw());
+    run(reorder);
+    return buffer.raw();
+  }
+  // Reorder::to_user: where the primitive writes its diff weights (the buffer when needed) ...
+  void* primitive_side(void* user) { return needed ? buffer.raw() : user; }
+  // ... and, after it ran, the reorder (with its accumulation, if any) from there into `user`.
+  template <class Run>
+  void to_user(void* user, Run&& run) {
+    if (!needed) return;
+    reorder.bind(DNNL_ARG_FROM, buffer.raw());
+    reorder.bind(DNNL_ARG_TO, user);
+    run(reorder);
+  }
 };
+
+// The copy between the user's kernel `user_md` (HWIO) and the primitive's `primitive_md`, in
+// direction `dir`. It is needed when the layouts differ or, towards the user, to accumulate:
+// accumulation rides on the reorder back to HWIO as a sum post-op. `make` builds the reorder
+// primitive: the backend's make_primitive with the arguments it is given. `attr` is a oneDNN
+// handle that the sum post-op modifies, so pass a fresh one (base_attr()).
+template <class Make>
+WeightsCopy weights_copy(Reorder dir, const dnnl::memory::desc& user_md, const dnnl::memory::desc& primitive_md,
+                         bool accumulate, dnnl::primitive_attr attr, const dnnl::engine& engine, Make&& make) {
+  if (!accumulate && primitive_md == user_md) return {};
+  if (accumulate) {
+    dnnl::post_ops po;
+    po.append_sum(1.f);
+    attr.set_post_ops(po);
+  }
+  auto rpd = dir == Reorder::to_primitive
+                 ? dnnl::reorder::primitive_desc(engine, user_md, engine, primitive_md, attr)
+                 : dnnl::reorder::primitive_desc(engine, primitive_md, engine, user_md, attr);
+  return {true, make(rpd, std::initializer_list<int>{DNNL_ARG_FROM, DNNL_ARG_TO}),
+          Tensor({static_cast<std::int64_t>(primitive_md.get_size())}, DType::uint8)};
+}
 
 struct ConvEntry : CacheEntry {
   CachedPrimitive conv;
@@ -144,21 +191,12 @@ void CpuBackend::conv2d_forward(const Tensor& x, const Tensor& w, const Tensor& 
       auto entry = std::make_unique<ConvEntry>();
       entry->conv = bias ? make_primitive(pd, {DNNL_ARG_SRC, DNNL_ARG_WEIGHTS, DNNL_ARG_BIAS, DNNL_ARG_DST})
                          : make_primitive(pd, {DNNL_ARG_SRC, DNNL_ARG_WEIGHTS, DNNL_ARG_DST});
-      if (pd.weights_desc() != d.wei_user) {
-        dnnl::reorder::primitive_desc rpd(engine_, d.wei_user, engine_, pd.weights_desc(), base_attr());
-        entry->weights = {true, make_primitive(rpd, {DNNL_ARG_FROM, DNNL_ARG_TO}),
-                          Tensor({static_cast<std::int64_t>(pd.weights_desc().get_size())}, DType::uint8)};
-      }
+      entry->weights = weights_copy(Reorder::to_primitive, d.wei_user, pd.weights_desc(), false, base_attr(), engine_,
+                                    [&](const auto&... a) { return make_primitive(a...); });
       return entry;
     });
   });
-  const void* weights = w.raw();
-  if (e.weights.needed) {
-    e.weights.reorder.bind(DNNL_ARG_FROM, w.raw());
-    e.weights.reorder.bind(DNNL_ARG_TO, e.weights.buffer.raw());
-    run(e.weights.reorder);
-    weights = e.weights.buffer.raw();
-  }
+  const void* weights = e.weights.to_primitive(w.raw(), [&](CachedPrimitive& p) { run(p); });
   e.conv.bind(DNNL_ARG_SRC, x.raw());
   e.conv.bind(DNNL_ARG_WEIGHTS, weights);
   if (bias) e.conv.bind(DNNL_ARG_BIAS, b.raw());
@@ -196,21 +234,12 @@ void CpuBackend::conv2d_backward_data(const Tensor& dy, const Tensor& w, const C
       dnnl::convolution_backward_data::primitive_desc pd(desc, base_attr(), engine_, hint);
       auto entry = std::make_unique<ConvEntry>();
       entry->conv = make_primitive(pd, {DNNL_ARG_DIFF_DST, DNNL_ARG_WEIGHTS, DNNL_ARG_DIFF_SRC});
-      if (pd.weights_desc() != d.wei_user) {
-        dnnl::reorder::primitive_desc rpd(engine_, d.wei_user, engine_, pd.weights_desc(), base_attr());
-        entry->weights = {true, make_primitive(rpd, {DNNL_ARG_FROM, DNNL_ARG_TO}),
-                          Tensor({static_cast<std::int64_t>(pd.weights_desc().get_size())}, DType::uint8)};
-      }
+      entry->weights = weights_copy(Reorder::to_primitive, d.wei_user, pd.weights_desc(), false, base_attr(), engine_,
+                                    [&](const auto&... a) { return make_primitive(a...); });
       return entry;
     });
   });
-  const void* weights = w.raw();
-  if (e.weights.needed) {
-    e.weights.reorder.bind(DNNL_ARG_FROM, w.raw());
-    e.weights.reorder.bind(DNNL_ARG_TO, e.weights.buffer.raw());
-    run(e.weights.reorder);
-    weights = e.weights.buffer.raw();
-  }
+  const void* weights = e.weights.to_primitive(w.raw(), [&](CachedPrimitive& p) { run(p); });
   e.conv.bind(DNNL_ARG_DIFF_DST, dy.raw());
   e.conv.bind(DNNL_ARG_WEIGHTS, weights);
   e.conv.bind(DNNL_ARG_DIFF_SRC, dx.raw());
@@ -264,18 +293,8 @@ void CpuBackend::conv2d_backward_weights_impl(const Tensor& x, const Tensor& dy,
       entry->conv =
           bias ? make_primitive(pd, {DNNL_ARG_SRC, DNNL_ARG_DIFF_DST, DNNL_ARG_DIFF_WEIGHTS, DNNL_ARG_DIFF_BIAS})
                : make_primitive(pd, {DNNL_ARG_SRC, DNNL_ARG_DIFF_DST, DNNL_ARG_DIFF_WEIGHTS});
-      // Accumulation rides on the reorder back to HWIO as a sum post-op.
-      if (accumulate || pd.diff_weights_desc() != d.wei_user) {
-        auto attr = base_attr();
-        if (accumulate) {
-          dnnl::post_ops po;
-          po.append_sum(1.f);
-          attr.set_post_ops(po);
-        }
-        dnnl::reorder::primitive_desc rpd(engine_, pd.diff_weights_desc(), engine_, d.wei_user, attr);
-        entry->weights = {true, make_primitive(rpd, {DNNL_ARG_FROM, DNNL_ARG_TO}),
-                          Tensor({static_cast<std::int64_t>(pd.diff_weights_desc().get_size())}, DType::uint8)};
-      }
+      entry->weights = weights_copy(Reorder::to_user, d.wei_user, pd.diff_weights_desc(), accumulate, base_attr(),
+                                    engine_, [&](const auto&... a) { return make_primitive(a...); });
       return entry;
     });
   });
@@ -283,14 +302,10 @@ void CpuBackend::conv2d_backward_weights_impl(const Tensor& x, const Tensor& dy,
   if (bias) bias_out = accumulate ? channel_a_.floats(s.oc) : db->data<float>();
   e.conv.bind(DNNL_ARG_SRC, x.raw());
   e.conv.bind(DNNL_ARG_DIFF_DST, dy.raw());
-  e.conv.bind(DNNL_ARG_DIFF_WEIGHTS, e.weights.needed ? e.weights.buffer.raw() : dw.raw());
+  e.conv.bind(DNNL_ARG_DIFF_WEIGHTS, e.weights.primitive_side(dw.raw()));
   if (bias) e.conv.bind(DNNL_ARG_DIFF_BIAS, bias_out);
   run(e.conv);
-  if (e.weights.needed) {
-    e.weights.reorder.bind(DNNL_ARG_FROM, e.weights.buffer.raw());
-    e.weights.reorder.bind(DNNL_ARG_TO, dw.raw());
-    run(e.weights.reorder);
-  }
+  e.weights.to_user(dw.raw(), [&](CachedPrimitive& p) { run(p); });
   if (bias && accumulate) {
     float* pdb = db->data<float>();
     for (std::int64_t c = 0; c < s.oc; ++c) pdb[c] += bias_out[c];

@@ -1,0 +1,287 @@
+#include "io/h5_read.hpp"
+
+#include <fmt/format.h>
+#include <hdf5.h>
+
+#include <algorithm>
+#include <cstdint>
+#include <limits>
+#include <string>
+#include <utility>
+#include <vector>
+
+#include "io/h5_handles.hpp"
+#include "io/h5_layout.hpp"
+#include "kerascpp/error.hpp"
+
+namespace kerascpp::io::h5 {
+namespace {
+
+// How the reader opens files on disk (the writer builds its file in memory).
+Handle file_access_plist() {
+  Handle fapl = checked(H5Pcreate(H5P_FILE_ACCESS), H5Pclose, "cannot create an HDF5 property list");
+#if H5_VERSION_GE(1, 10, 7)
+  // Our files are complete before they get their name (write_atomically), so HDF5's flock adds
+  // nothing and only fails on file systems without locks (some NFS and Lustre mounts).
+  check(H5Pset_file_locking(fapl.get(), false, true), "cannot configure HDF5 file locking");
+#endif
+  return fapl;
+}
+
+// Everything a reading failure needs to name: the file and the object inside it.
+struct Reader {
+  const std::string& path;
+
+  [[noreturn]] void fail(const std::string& what) const {
+    throw Error(fmt::format("cannot read weights file '{}': {}{}", path, what, hdf5_detail()));
+  }
+  Handle checked(hid_t id, Handle::Closer closer, const std::string& what) const {
+    if (id < 0) fail(what);
+    return Handle(id, closer);
+  }
+  void check(herr_t status, const std::string& what) const {
+    if (status < 0) fail(what);
+  }
+};
+
+// Link names of a group in name order (Keras' and our files record no creation order).
+std::vector<std::string> link_names(const Reader& r, hid_t group, const std::string& where) {
+  H5G_info_t info;
+  r.check(H5Gget_info(group, &info), "cannot list group " + where + " (file corrupt?)");
+  const H5_index_t index = H5_INDEX_NAME;
+  std::vector<std::string> names;
+  for (hsize_t i = 0; i < info.nlinks; ++i) {
+    ssize_t size = H5Lget_name_by_idx(group, ".", index, H5_ITER_INC, i, nullptr, 0, H5P_DEFAULT);
+    if (size < 0) r.fail("cannot list group " + where + " (file corrupt?)");
+    std::string name(static_cast<std::size_t>(size) + 1, '\0');
+    if (H5Lget_name_by_idx(group, ".", index, H5_ITER_INC, i, name.data(), name.size(), H5P_DEFAULT) < 0)
+      r.fail("cannot list group " + where + " (file corrupt?)");
+    name.resize(static_cast<std::size_t>(size));
+    // Like Keras, refuse soft and external links: they can point outside the file.
+    H5L_info_t link;
+    r.check(H5Lget_info(group, name.c_str(), &link, H5P_DEFAULT), "cannot inspect " + where + "/" + name);
+    if (link.type != H5L_TYPE_HARD)
+      r.fail(
+          fmt::format("{}/{} is a soft or external link; weights files must hold their data directly "
+                      "(re-save the model)",
+                      where, name));
+    names.push_back(std::move(name));
+  }
+  return names;
+}
+
+Handle open_object(const Reader& r, hid_t parent, const std::string& name, const std::string& where) {
+  return r.checked(H5Oopen(parent, name.c_str(), H5P_DEFAULT), H5Oclose,
+                   "cannot open " + where + " (file corrupt?)");
+}
+
+bool is_group(hid_t object) {
+  return H5Iget_type(object) == H5I_GROUP;
+}
+
+bool has_link(const Reader& r, hid_t parent, const char* name) {
+  htri_t exists = H5Lexists(parent, name, H5P_DEFAULT);
+  if (exists < 0) r.fail(std::string("cannot look up '") + name + "' (file corrupt?)");
+  return exists > 0;
+}
+
+Tensor read_dataset(const Reader& r, hid_t dset, const std::string& where) {
+  {
+    // Keras refuses external and virtual datasets (they read other files); so do we.
+    Handle dcpl = r.checked(H5Dget_create_plist(dset), H5Pclose, "cannot inspect dataset " + where);
+    if (H5Pget_layout(dcpl.get()) == H5D_VIRTUAL || H5Pget_external_count(dcpl.get()) > 0)
+      r.fail(where + " is an external or virtual dataset; weights files must hold their data directly");
+  }
+  Handle space =
+      r.checked(H5Dget_space(dset), H5Sclose, "cannot read the shape of " + where + " (file corrupt?)");
+  Shape shape;
+  switch (H5Sget_simple_extent_type(space.get())) {
+    case H5S_SCALAR:
+      break;
+    case H5S_SIMPLE: {
+      int rank = H5Sget_simple_extent_ndims(space.get());
+      if (rank < 0) r.fail("cannot read the shape of " + where + " (file corrupt?)");
+      std::vector<hsize_t> dims(static_cast<std::size_t>(rank));
+      if (rank > 0)
+        r.check(H5Sget_simple_extent_dims(space.get(), dims.data(), nullptr),
+                "cannot read the shape of " + where);
+      for (auto d : dims) shape.push_back(static_cast<std::int64_t>(d));
+      break;
+    }
+    default:
+      r.fail(where + " has no data (null dataspace); Keras variables always have a shape");
+  }
+
+  Handle type =
+      r.checked(H5Dget_type(dset), H5Tclose, "cannot read the type of " + where + " (file corrupt?)");
+  const H5T_class_t type_class = H5Tget_class(type.get());
+  const std::size_t type_size = H5Tget_size(type.get());
+  DType dtype;
+  hid_t memory_type;
+  if (type_class == H5T_FLOAT) {
+    // float64/float16 variables (Keras dtype policies) are converted by HDF5 on read.
+    dtype = DType::float32;
+    memory_type = H5T_NATIVE_FLOAT;
+  } else if (type_class == H5T_INTEGER) {
+    const bool is_signed = H5Tget_sign(type.get()) == H5T_SGN_2;
+    if (!is_signed && type_size == 1) {
+      dtype = DType::uint8;
+      memory_type = H5T_NATIVE_UINT8;
+    } else if (type_size < 4 || (type_size == 4 && is_signed)) {
+      dtype = DType::int32;
+      memory_type = H5T_NATIVE_INT32;
+    } else {
+      dtype = DType::int64;
+      memory_type = H5T_NATIVE_INT64;
+    }
+  } else {
+    std::string hint = "kerascpp reads float and integer datasets";
+    if (H5Aexists(dset, "dtype") > 0) hint = "it is probably bfloat16; save the Keras model in float32";
+    H5Eclear2(H5E_DEFAULT);
+    r.fail(fmt::format("{} has an unsupported HDF5 type (class {}, {} bytes); {}", where,
+                       static_cast<int>(type_class), type_size, hint));
+  }
+
+  // Guard against a corrupt or hostile shape that would make us allocate far more than the
+  // file could hold (Keras guards against the same "shape bomb").
+  std::int64_t numel = 1;
+  for (auto d : shape) {
+    if (d != 0 && numel > std::numeric_limits<std::int64_t>::max() / 8 / d)
+      r.fail(where + " declares an impossible shape " + shape_str(shape) + " (file corrupt?)");
+    numel *= d;
+  }
+  const auto declared = static_cast<std::uint64_t>(numel) * dtype_size(dtype);
+  const auto stored = static_cast<std::uint64_t>(H5Dget_storage_size(dset));
+  if (declared > (std::uint64_t{1} << 32) && declared / 1000 > stored)
+    r.fail(fmt::format("{} declares shape {} but stores only {} bytes (file corrupt or hostile)", where,
+                       shape_str(shape), stored));
+
+  Tensor tensor(shape, dtype);
+  if (numel > 0)
+    r.check(H5Dread(dset, memory_type, H5S_ALL, H5S_ALL, H5P_DEFAULT, tensor.raw()),
+            "cannot read the data of " + where + " (file truncated or corrupt?)");
+  return tensor;
+}
+
+// A `vars` group holds datasets "0".."n-1"; HDF5 lists them by name ("0", "1", "10", "11", "2"),
+// so the order comes from the numbers, not from the listing.
+std::vector<Tensor> read_vars_group(const Reader& r, hid_t group, const std::string& where) {
+  std::vector<std::pair<std::size_t, std::string>> entries;
+  for (auto& name : link_names(r, group, where)) {
+    const bool numeric = !name.empty() && name.size() < 10 &&
+                         std::all_of(name.begin(), name.end(), [](char c) { return c >= '0' && c <= '9'; }) &&
+                         (name == "0" || name[0] != '0');
+    if (!numeric)
+      r.fail(
+          fmt::format("{} holds '{}', but Keras names variables 0, 1, 2, ...; this is not a Keras 3 "
+                      "weights file",
+                      where, name));
+    entries.emplace_back(std::stoul(name), name);
+  }
+  std::sort(entries.begin(), entries.end());
+  std::vector<Tensor> vars;
+  for (std::size_t i = 0; i < entries.size(); ++i) {
+    if (entries[i].first != i)
+      r.fail(fmt::format("{} has no variable {} (it has {} variables); the file is incomplete", where, i,
+                         entries.size()));
+    const std::string item = where + "/" + entries[i].second;
+    Handle object = open_object(r, group, entries[i].second, item);
+    if (H5Iget_type(object.get()) != H5I_DATASET) r.fail(item + " is not a dataset");
+    vars.push_back(read_dataset(r, object.get(), item));
+  }
+  return vars;
+}
+
+// Walks layers/...: every group holding `vars` is one entry, named by its path below `layers/`
+// (nested models and layers with sublayers put their children below their own group).
+void collect_layers(const Reader& r, hid_t group, const std::string& rel, const std::string& where,
+                    std::vector<WeightsGroup>& out, int depth) {
+  // Hard links can form cycles in a hostile file; real models are never this deep.
+  if (depth > 64) r.fail(where + " is nested more than 64 levels deep (file corrupt?)");
+  for (auto& name : link_names(r, group, where)) {
+    const std::string child_where = where + "/" + name;
+    Handle child = open_object(r, group, name, child_where);
+    if (!is_group(child.get())) continue;  // Keras ignores stray datasets outside vars too
+    if (name == "vars" && !rel.empty()) {
+      out.push_back({rel, read_vars_group(r, child.get(), child_where)});
+    } else {
+      collect_layers(r, child.get(), rel.empty() ? name : rel + "/" + name, child_where, out, depth + 1);
+    }
+  }
+}
+
+WeightsFile read_contents(const Reader& r) {
+  Handle fapl = file_access_plist();
+  Handle h5file = r.checked(H5Fopen(r.path.c_str(), H5F_ACC_RDONLY, fapl.get()), H5Fclose,
+                            "it could not be opened as HDF5: it is truncated or corrupt; re-save it or use "
+                            "another copy");
+  hid_t root = h5file.get();
+  WeightsFile file;
+
+  // Keras 2.13 saved the same tree under another name; Keras 3 still reads it.
+  const char* layers_name = "layers";
+  if (!has_link(r, root, layers_name)) {
+    if (has_link(r, root, "_layer_checkpoint_dependencies")) {
+      layers_name = "_layer_checkpoint_dependencies";
+    } else if (has_link(r, root, "model_weights") || H5Aexists(root, "layer_names") > 0) {
+      r.fail(
+          "it is a legacy Keras 2 .h5 file (model_weights/...), not a Keras 3 .weights.h5 file; "
+          "re-save it with Keras 3 model.save_weights(\"name.weights.h5\")");
+    } else {
+      H5Eclear2(H5E_DEFAULT);
+      r.fail(
+          "it has no 'layers' group, so it is not a Keras 3 .weights.h5 file; save weights with "
+          "model.save_weights(\"name.weights.h5\")");
+    }
+  }
+  {
+    Handle layers = open_object(r, root, layers_name, layers_name);
+    if (!is_group(layers.get())) r.fail(std::string("'") + layers_name + "' is not a group");
+    collect_layers(r, layers.get(), "", layers_name, file.layers, 0);
+  }
+
+  if (has_link(r, root, "optimizer")) {
+    Handle optimizer = open_object(r, root, "optimizer", "optimizer");
+    if (is_group(optimizer.get()) && has_link(r, optimizer.get(), "vars")) {
+      Handle vars = open_object(r, optimizer.get(), "vars", "optimizer/vars");
+      if (!is_group(vars.get())) r.fail("optimizer/vars is not a group");
+      file.optimizer_vars = read_vars_group(r, vars.get(), "optimizer/vars");
+      file.has_optimizer = true;
+    }
+  }
+  // The `name` attributes are not read back: Keras never reads them either, and libhdf5 1.10
+  // reads variable-length strings from the global heap without bounds checks, so one corrupt
+  // byte there crashes the process (found by fuzzing) instead of raising an error.
+  file.model_name.clear();
+  file.optimizer_name.clear();
+
+  if (has_link(r, root, kExtraGroup)) {
+    Handle extra = open_object(r, root, kExtraGroup, kExtraGroup);
+    if (!is_group(extra.get())) r.fail(std::string(kExtraGroup) + " is not a group");
+    for (auto& name : link_names(r, extra.get(), kExtraGroup)) {
+      const std::string where = std::string(kExtraGroup) + "/" + name;
+      Handle object = open_object(r, extra.get(), name, where);
+      if (H5Iget_type(object.get()) != H5I_DATASET) r.fail(where + " is not a dataset");
+      file.extra.emplace_back(name, read_dataset(r, object.get(), where));
+    }
+  }
+  return file;
+}
+
+}  // namespace
+
+WeightsFile read_hdf5_file(const std::string& path) {
+  Reader reader{path};
+  const htri_t is_hdf5 = H5Fis_hdf5(path.c_str());
+  if (is_hdf5 == 0) {
+    H5Eclear2(H5E_DEFAULT);
+    throw Error(
+        fmt::format("cannot read weights file '{}': it is not an HDF5 file (no HDF5 signature); "
+                    "give a .weights.h5 file saved by Keras 3 or kerascpp",
+                    path));
+  }
+  if (is_hdf5 < 0) reader.fail("it cannot be opened (permissions?)");
+  return read_contents(reader);
+}
+
+}  // namespace kerascpp::io::h5

@@ -1,0 +1,13 @@
+// Reading and validating a `.weights.h5` file written by Keras 3 or by kerascpp.
+#pragma once
+#include <string>
+
+#include "io/h5_weights.hpp"
+
+namespace kerascpp::io::h5 {
+
+// Everything after the file system checks of read_weights_file: whether `path` is HDF5 at all,
+// then its contents. Callers hold hdf5_mutex() and a QuietHdf5.
+WeightsFile read_hdf5_file(const std::string& path);
+
+}  // namespace kerascpp::io::h5
