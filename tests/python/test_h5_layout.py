@@ -8,7 +8,6 @@ h5py sees it; (c) kerascpp's own `kerascpp` group does not disturb Keras' loader
 reader's errors on files that are not Keras 3 weights.
 """
 
-import glob
 import importlib.util
 import json
 import os
@@ -23,26 +22,11 @@ import pytest
 
 os.environ.setdefault("KERAS_BACKEND", "numpy")
 import keras  # noqa: E402  (the backend must be chosen before the import)
-
-
-def _roundtrip_binary():
-    explicit = os.environ.get("KERASCPP_H5_ROUNDTRIP")
-    if explicit:
-        return explicit
-    build_dir = os.environ.get("KERASCPP_BUILD_DIR")
-    if not build_dir:
-        pytest.skip("set KERASCPP_BUILD_DIR (or KERASCPP_H5_ROUNDTRIP) to the h5_roundtrip tool")
-    preferred = os.path.join(build_dir, "tests", "python", "h5_roundtrip")
-    if os.access(preferred, os.X_OK):
-        return preferred
-    found = [p for p in glob.glob(os.path.join(build_dir, "**", "h5_roundtrip"), recursive=True)
-             if os.path.isfile(p) and os.access(p, os.X_OK)]
-    assert found, f"h5_roundtrip not built under {build_dir}"
-    return found[0]
+from kerascpp_binaries import find_binary  # noqa: E402
 
 
 def _run(*args):
-    return subprocess.run([_roundtrip_binary(), *args], capture_output=True, text=True,
+    return subprocess.run([find_binary("h5_roundtrip", "KERASCPP_H5_ROUNDTRIP"), *args], capture_output=True, text=True,
                           timeout=120, check=False)
 
 

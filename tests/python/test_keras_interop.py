@@ -10,7 +10,6 @@ tests/tools/keras_interop.cpp builds an MLP or a small CNN (with BatchNormalizat
     whose message names the layer (and the shapes when only the shapes differ).
 """
 
-import glob
 import json
 import os
 import subprocess
@@ -22,24 +21,11 @@ import pytest
 os.environ.setdefault("KERAS_BACKEND", "numpy")
 import keras  # noqa: E402  (the backend must be chosen before the import)
 from keras import layers  # noqa: E402
-
-
-def _binary(name):
-    build_dirs = [os.environ["KERASCPP_BUILD_DIR"]] if os.environ.get("KERASCPP_BUILD_DIR") else sorted(
-        glob.glob(os.path.join(os.path.dirname(__file__), "..", "..", "build*")))
-    for build_dir in build_dirs:
-        preferred = os.path.join(build_dir, "tests", "python", name)
-        if os.access(preferred, os.X_OK):
-            return preferred
-        found = [p for p in glob.glob(os.path.join(build_dir, "**", name), recursive=True)
-                 if os.path.isfile(p) and os.access(p, os.X_OK)]
-        if found:
-            return found[0]
-    pytest.skip(f"{name} is not built (looked in {build_dirs}; set KERASCPP_BUILD_DIR)")
+from kerascpp_binaries import find_binary  # noqa: E402
 
 
 def _run(*args):
-    return subprocess.run([_binary("keras_interop"), *map(str, args)], capture_output=True, text=True,
+    return subprocess.run([find_binary("keras_interop"), *map(str, args)], capture_output=True, text=True,
                           timeout=120, check=False)
 
 

@@ -23,28 +23,13 @@ from tensorboard.compat.tensorflow_stub import errors as tb_errors
 from tensorboard.compat.tensorflow_stub import pywrap_tensorflow
 from tensorboard.context import RequestContext
 from tensorboard.util import tensor_util
-
-
-def _write_events_binary():
-    explicit = os.environ.get("KERASCPP_WRITE_EVENTS")
-    if explicit:
-        return explicit
-    build_dir = os.environ.get("KERASCPP_BUILD_DIR")
-    if not build_dir:
-        pytest.skip("set KERASCPP_BUILD_DIR (or KERASCPP_WRITE_EVENTS) to the write_events tool")
-    preferred = os.path.join(build_dir, "tests", "python", "write_events")
-    if os.access(preferred, os.X_OK):
-        return preferred
-    found = [p for p in glob.glob(os.path.join(build_dir, "**", "write_events"), recursive=True)
-             if os.path.isfile(p) and os.access(p, os.X_OK)]
-    assert found, f"write_events not built under {build_dir}"
-    return found[0]
+from kerascpp_binaries import find_binary  # noqa: E402
 
 
 @pytest.fixture(scope="module")
 def written(tmp_path_factory):
     log_dir = tmp_path_factory.mktemp("tb_logs")
-    result = subprocess.run([_write_events_binary(), str(log_dir)], capture_output=True,
+    result = subprocess.run([find_binary("write_events", "KERASCPP_WRITE_EVENTS"), str(log_dir)], capture_output=True,
                             text=True, timeout=120, check=False)
     assert result.returncode == 0, result.stderr
     return str(log_dir), json.loads(result.stdout)

@@ -8,7 +8,6 @@
     weights bitwise equal to those of an uninterrupted run.
 """
 
-import glob
 import os
 import random
 import re
@@ -22,17 +21,7 @@ import pytest
 
 from tensorboard.backend.event_processing import event_accumulator
 from tensorboard.util import tensor_util
-
-
-def _example_binary():
-    build_dirs = [os.environ["KERASCPP_BUILD_DIR"]] if os.environ.get("KERASCPP_BUILD_DIR") else sorted(
-        glob.glob(os.path.join(os.path.dirname(__file__), "..", "..", "build*")))
-    for build_dir in build_dirs:
-        for path in [os.path.join(build_dir, "fashion_mnist"),
-                     *glob.glob(os.path.join(build_dir, "**", "fashion_mnist"), recursive=True)]:
-            if os.path.isfile(path) and os.access(path, os.X_OK):
-                return path
-    pytest.skip(f"the fashion_mnist example is not built (looked in {build_dirs}; set KERASCPP_BUILD_DIR)")
+from kerascpp_binaries import find_binary  # noqa: E402
 
 
 # The example's MLP: Flatten -> Dense(512) -> Dense(256) -> Dense(10).
@@ -86,7 +75,7 @@ def _scalars(acc, tag):
 @pytest.mark.parametrize("data", ["tiny_idx", "synthetic"])
 def test_tensorboard_logs_match_the_printed_history(tmp_path, data):
     model_dir = tmp_path / "model"
-    command = [_example_binary(), "--model", "mlp", "--train_epochs", "2", "--batch_size", "64", "--cpu_replicas", "2",
+    command = [find_binary("fashion_mnist"), "--model", "mlp", "--train_epochs", "2", "--batch_size", "64", "--cpu_replicas", "2",
                "--seed", "5", "--model_dir", str(model_dir)]
     if data == "tiny_idx":
         # Two whole epochs of 10 steps (640 examples), validated on 256.
@@ -140,7 +129,7 @@ def test_tensorboard_logs_match_the_printed_history(tmp_path, data):
 
 
 def _synthetic_command(model_dir, *extra):
-    return [_example_binary(), "--use_synthetic_data", "--model", "mlp", "--train_epochs", "1", "--batch_size", "32",
+    return [find_binary("fashion_mnist"), "--use_synthetic_data", "--model", "mlp", "--train_epochs", "1", "--batch_size", "32",
             "--model_dir", str(model_dir), *extra]
 
 
