@@ -5,6 +5,7 @@
 #include <filesystem>
 
 #include "kerascpp/kerascpp.hpp"
+#include "temp_dir.hpp"
 
 namespace K = kerascpp;
 namespace fs = std::filesystem;
@@ -30,13 +31,6 @@ K::Dataset data(std::int64_t n) {
   return K::Dataset::from_tensor_slices(x, y);
 }
 
-fs::path temp_dir(const char* name) {
-  fs::path p = fs::temp_directory_path() / (std::string("kerascpp_test_") + name + std::to_string(::getpid()));
-  fs::remove_all(p);
-  fs::create_directories(p);
-  return p;
-}
-
 void compile(K::Model& m, int replicas) {
   m.compile({.optimizer = K::optimizers::Adam(1e-2), .loss = "sparse_categorical_crossentropy",
              .metrics = {"accuracy"}, .distribute = K::distribute::MirroredStrategy<>(replicas)});
@@ -45,7 +39,8 @@ void compile(K::Model& m, int replicas) {
 }  // namespace
 
 TEST_CASE("checkpoint: saved under N replicas, loaded under M, predictions and training continue equally") {
-  fs::path dir = temp_dir("xreplica");
+  kerascpp_test::TempDir tmp;
+  const fs::path& dir = tmp.path;
   for (auto [save_r, load_r] : {std::pair{2, 1}, std::pair{1, 2}}) {
     CAPTURE(save_r);
     CAPTURE(load_r);
@@ -74,11 +69,11 @@ TEST_CASE("checkpoint: saved under N replicas, loaded under M, predictions and t
       for (int r = 1; r < v->num_copies(); ++r)
         CHECK(std::memcmp(v->value(0).raw(), v->value(r).raw(), v->value(0).nbytes()) == 0);
   }
-  fs::remove_all(dir);
 }
 
 TEST_CASE("checkpoint: loading another architecture fails and leaves the model untouched") {
-  fs::path dir = temp_dir("arch");
+  kerascpp_test::TempDir tmp;
+  const fs::path& dir = tmp.path;
   K::Model a = make_model();
   compile(a, 1);
   std::string path = (dir / "a.weights.h5").string();
@@ -96,11 +91,11 @@ TEST_CASE("checkpoint: loading another architecture fails and leaves the model u
   CHECK_THROWS_WITH_AS(other.load_weights((dir / "missing.weights.h5").string()), doctest::Contains("missing"),
                        K::Error);
   CHECK_THROWS_WITH_AS(a.save_weights((dir / "no_suffix.h5").string()), doctest::Contains(".weights.h5"), K::Error);
-  fs::remove_all(dir);
 }
 
 TEST_CASE("ModelCheckpoint: templates, save_best_only, and bad keys fail before training") {
-  fs::path dir = temp_dir("mc");
+  kerascpp_test::TempDir tmp;
+  const fs::path& dir = tmp.path;
   K::Logs logs;
   logs.set("loss", 0.5);
   logs.set("val_loss", 0.123456);
@@ -123,7 +118,6 @@ TEST_CASE("ModelCheckpoint: templates, save_best_only, and bad keys fail before 
   CHECK(fs::exists(dir / "best.weights.h5"));
   for (int e = 1; e <= 3; ++e) CHECK(fs::exists(dir / "sub" / ("e" + std::to_string(e) + ".weights.h5")));
   CHECK_THROWS_AS(K::callbacks::ModelCheckpoint("/proc/forbidden/x.weights.h5").on_epoch_end(0, logs), K::Error);
-  fs::remove_all(dir);
 }
 
 TEST_CASE("callbacks: EarlyStopping restores best weights, ReduceLROnPlateau and LearningRateScheduler change lr") {

@@ -2,6 +2,8 @@
 // never a crash or a hang — and the model stays usable afterwards.
 #include <doctest/doctest.h>
 
+#include "temp_dir.hpp"
+
 #include <atomic>
 #include <chrono>
 #include <cstdint>
@@ -43,22 +45,7 @@ void expect_error(const std::function<void()>& f, std::initializer_list<std::str
   INFO("message: " << msg);
   for (const auto& part : parts) CHECK_MESSAGE(msg.find(part) != std::string::npos, "missing \"" << part << "\"");
 }
-
-// A fresh directory under the system temp dir, removed at scope exit.
-struct TempDir {
-  fs::path path;
-  TempDir() {
-    static std::atomic<int> counter{0};
-    path = fs::temp_directory_path() /
-           ("kerascpp_errors_" + std::to_string(::getpid()) + "_" + std::to_string(counter++) + "_" +
-            std::to_string(std::chrono::steady_clock::now().time_since_epoch().count()));
-    fs::create_directories(path);
-  }
-  ~TempDir() {
-    std::error_code ec;
-    fs::remove_all(path, ec);
-  }
-};
+using kerascpp_test::TempDir;
 
 K::Tensor errors_random_tensor(const K::Shape& shape, std::uint32_t seed) {
   std::mt19937 gen(seed);

@@ -1,6 +1,8 @@
 // EventFileWriter and CRC-32C: the bytes on disk are checked with a small TFRecord reader and
 // protobuf wire decoder written here, independent of the writer's own generated messages.
 #include <doctest/doctest.h>
+
+#include "temp_dir.hpp"
 #include <sys/resource.h>
 #include <unistd.h>
 
@@ -28,22 +30,7 @@ using kerascpp::io::EventFileWriter;
 using kerascpp::io::masked_crc32c;
 
 namespace {
-
-// A fresh directory under the system temp dir, removed when the test ends.
-struct TempDir {
-  fs::path path;
-  TempDir() {
-    static int counter = 0;
-    path = fs::temp_directory_path() /
-           ("kerascpp_event_test_" + std::to_string(getpid()) + "_" + std::to_string(counter++));
-    fs::remove_all(path);
-    fs::create_directories(path);
-  }
-  ~TempDir() {
-    std::error_code ec;
-    fs::remove_all(path, ec);
-  }
-};
+using kerascpp_test::TempDir;
 
 std::string read_bytes(const std::string& path) {
   std::ifstream in(path, std::ios::binary);

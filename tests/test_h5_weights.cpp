@@ -1,6 +1,8 @@
 // Keras 3 .weights.h5 files at the file level (src/io/h5_weights) and atomic writes
 // (src/io/atomic_file). Keras' side of the layout is checked in tests/python/test_h5_layout.py.
 #include <doctest/doctest.h>
+
+#include "temp_dir.hpp"
 #include <sys/resource.h>
 #include <sys/stat.h>
 #include <unistd.h>
@@ -26,29 +28,7 @@ using kerascpp::Tensor;
 namespace io = kerascpp::io;
 
 namespace {
-
-// A fresh directory per test case, removed afterwards even when a check fails.
-struct TempDir {
-  fs::path path;
-  TempDir() {
-    static int counter = 0;
-    path = fs::temp_directory_path() /
-           ("kerascpp_h5_test_" + std::to_string(::getpid()) + "_" + std::to_string(counter++));
-    fs::remove_all(path);
-    fs::create_directories(path);
-  }
-  ~TempDir() {
-    std::error_code ec;
-    fs::permissions(path, fs::perms::owner_all, fs::perm_options::add, ec);
-    fs::remove_all(path, ec);
-  }
-  std::string file(const std::string& name) const { return (path / name).string(); }
-  std::vector<std::string> entries() const {
-    std::vector<std::string> names;
-    for (const auto& e : fs::directory_iterator(path)) names.push_back(e.path().filename().string());
-    return names;
-  }
-};
+using kerascpp_test::TempDir;
 
 std::string read_bytes(const std::string& path) {
   std::ifstream in(path, std::ios::binary);

@@ -1,6 +1,8 @@
 // IDX reading (raw and gzip), its error messages, and the Fashion-MNIST loader on small files
 // made here, plus the real dataset when the Debian package is installed.
 #include <doctest/doctest.h>
+
+#include "temp_dir.hpp"
 #include <unistd.h>
 
 #include <algorithm>
@@ -18,23 +20,7 @@ namespace fs = std::filesystem;
 namespace fmnist = kerascpp::datasets::fashion_mnist;
 
 namespace {
-
-// A fresh directory under the system temp dir, removed with everything in it at scope exit.
-struct TempDir {
-  fs::path path;
-  TempDir() {
-    static int counter = 0;
-    path = fs::temp_directory_path() /
-           ("kerascpp_test_idx_" + std::to_string(::getpid()) + "_" + std::to_string(counter++));
-    fs::remove_all(path);
-    fs::create_directories(path);
-  }
-  ~TempDir() {
-    std::error_code ec;
-    fs::remove_all(path, ec);
-  }
-  std::string file(const std::string& name) const { return (path / name).string(); }
-};
+using kerascpp_test::TempDir;
 
 void write_bytes(const std::string& path, const std::vector<unsigned char>& bytes) {
   std::ofstream out(path, std::ios::binary);
