@@ -86,6 +86,19 @@ double crossentropy_row(const float* z, const float* t, std::int64_t label, std:
   return loss;
 }
 
+// loss[n] = mean of row_loss(r) over example n's rows (several rows per example when pred has
+// axes between the batch and the class axis).
+template <class RowLoss>
+void mean_over_rows(const RowLayout& l, float* loss, RowLoss&& row_loss) {
+  parallel_for(l.examples, example_grain(l), [&](std::int64_t b, std::int64_t e) {
+    for (std::int64_t n = b; n < e; ++n) {
+      double total = 0.0;
+      for (std::int64_t r = n * l.per_example; r < (n + 1) * l.per_example; ++r) total += row_loss(r);
+      loss[n] = static_cast<float>(total / static_cast<double>(l.per_example));
+    }
+  });
+}
+
 }  // namespace
 
 void CpuBackend::sparse_categorical_crossentropy(const Tensor& pred, const Tensor& labels, bool from_logits,
@@ -100,14 +113,9 @@ void CpuBackend::sparse_categorical_crossentropy(const Tensor& pred, const Tenso
   float* pl = loss.data<float>();
   const float gs = l.per_example ? grad_scale / static_cast<float>(l.per_example) : 0.f;
   visit_labels(labels, [&](const auto* lab) {
-    parallel_for(l.examples, example_grain(l), [&](std::int64_t b, std::int64_t e) {
-      for (std::int64_t n = b; n < e; ++n) {
-        double total = 0.0;
-        for (std::int64_t r = n * l.per_example; r < (n + 1) * l.per_example; ++r)
-          total += crossentropy_row(pp + r * l.width, nullptr, static_cast<std::int64_t>(lab[r]), l.width, from_logits,
-                                    pg ? pg + r * l.width : nullptr, gs);
-        pl[n] = static_cast<float>(total / static_cast<double>(l.per_example));
-      }
+    mean_over_rows(l, pl, [&](std::int64_t r) {
+      return crossentropy_row(pp + r * l.width, nullptr, static_cast<std::int64_t>(lab[r]), l.width, from_logits,
+                              pg ? pg + r * l.width : nullptr, gs);
     });
   });
 }
@@ -128,14 +136,9 @@ void CpuBackend::categorical_crossentropy(const Tensor& pred, const Tensor& targ
   const float* pt = target.data<float>();
   float* pl = loss.data<float>();
   const float gs = l.per_example ? grad_scale / static_cast<float>(l.per_example) : 0.f;
-  parallel_for(l.examples, example_grain(l), [&](std::int64_t b, std::int64_t e) {
-    for (std::int64_t n = b; n < e; ++n) {
-      double total = 0.0;
-      for (std::int64_t r = n * l.per_example; r < (n + 1) * l.per_example; ++r)
-        total += crossentropy_row(pp + r * l.width, pt + r * l.width, 0, l.width, from_logits,
-                                  pg ? pg + r * l.width : nullptr, gs);
-      pl[n] = static_cast<float>(total / static_cast<double>(l.per_example));
-    }
+  mean_over_rows(l, pl, [&](std::int64_t r) {
+    return crossentropy_row(pp + r * l.width, pt + r * l.width, 0, l.width, from_logits,
+                            pg ? pg + r * l.width : nullptr, gs);
   });
 }
 
