@@ -30,6 +30,20 @@ struct Device {
   bool operator!=(const Device& o) const { return !(*this == o); }
 };
 
+// The device new tensors are placed on when none is named: cpu:0, except inside a DeviceScope
+// (a GPU replica's thread runs its whole step inside one, so layers allocate on its GPU).
+Device default_device();
+class DeviceScope {
+ public:
+  explicit DeviceScope(Device device);
+  ~DeviceScope();
+  DeviceScope(const DeviceScope&) = delete;
+  DeviceScope& operator=(const DeviceScope&) = delete;
+
+ private:
+  Device previous_;
+};
+
 // Raw bytes owned by one allocation. Tensors point into it with an offset so that
 // slicing a batch into per-replica shards never copies.
 struct Storage {
@@ -46,10 +60,11 @@ class Tensor {
  public:
   Tensor() = default;
   // Allocates uninitialised memory (use zeros()/full() for defined contents).
-  explicit Tensor(Shape shape, DType dtype = DType::float32, Device device = {});
+  explicit Tensor(Shape shape, DType dtype = DType::float32, Device device = default_device());
 
-  static Tensor zeros(Shape shape, DType dtype = DType::float32, Device device = {});
-  static Tensor full(Shape shape, float value);
+  static Tensor zeros(Shape shape, DType dtype = DType::float32, Device device = default_device());
+  static Tensor full(Shape shape, float value);  // on the host
+  // On the host; move them with to().
   static Tensor from_vector(Shape shape, const std::vector<float>& values);
   static Tensor from_vector(Shape shape, const std::vector<std::int32_t>& values);
   static Tensor from_vector(Shape shape, const std::vector<std::int64_t>& values);
@@ -63,17 +78,20 @@ class Tensor {
   std::size_t nbytes() const { return static_cast<std::size_t>(numel()) * dtype_size(dtype_); }
   DType dtype() const { return dtype_; }
   Device device() const { return storage_ ? storage_->device : Device{}; }
+  bool on_host() const { return device().kind == Device::Kind::cpu; }
 
   void* raw() { return static_cast<char*>(storage_->data) + offset_; }
   const void* raw() const { return static_cast<const char*>(storage_->data) + offset_; }
   template <class T> T* data();              // checks that T matches dtype()
   template <class T> const T* data() const;
+  // data()/raw() of a GPU tensor are device pointers, for backends only; host code uses these:
   std::vector<float> to_vector() const;      // any dtype converted to float (for tests and logs)
+  Tensor to(Device device) const;            // a copy on `device`; *this when already there
 
   Tensor reshape(Shape shape) const;                          // shares storage; -1 infers one dim
   Tensor slice(std::int64_t begin, std::int64_t end) const;   // rows [begin, end) of axis 0, shared
-  Tensor clone() const;
-  void copy_from(const Tensor& src);   // same shape and dtype required
+  Tensor clone() const;                // a deep copy on the same device
+  void copy_from(const Tensor& src);   // same shape and dtype required; devices may differ
   void fill(float value);
   bool same_storage(const Tensor& other) const { return storage_ == other.storage_; }
 

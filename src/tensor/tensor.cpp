@@ -4,6 +4,7 @@
 
 #include <cstring>
 
+#include "backend/gpu_support.hpp"
 #include "tensor/host_allocator.hpp"
 
 namespace kerascpp {
@@ -71,13 +72,37 @@ Device Device::parse(const std::string& name) {
   return d;
 }
 
-Storage::Storage(std::size_t n, Device dev) : nbytes(n), device(dev) {
-  if (dev.kind != Device::Kind::cpu)
-    throw Error("Storage: only host storage is created here; GPU storage comes from the CUDA backend");
-  data = detail::host_allocate(n);
+namespace {
+
+thread_local Device current_default_device;
+
+const detail::DeviceMemoryOps& gpu_ops(Device d) {
+  const detail::DeviceMemoryOps* ops = detail::gpu_memory_ops();
+  if (!ops) throw Error(fmt::format("cannot place a tensor on {}: {}", d.str(), detail::gpu_availability().reason));
+  return *ops;
 }
 
-Storage::~Storage() { detail::host_release(data, nbytes); }
+// Copies bytes between tensors on any devices; plain memmove when both are on the host.
+void copy_bytes(void* dst, Device dst_dev, const void* src, Device src_dev, std::size_t n) {
+  if (n == 0) return;
+  if (dst_dev.kind == Device::Kind::cpu && src_dev.kind == Device::Kind::cpu) std::memmove(dst, src, n);
+  else gpu_ops(dst_dev.kind == Device::Kind::gpu ? dst_dev : src_dev).copy(dst, dst_dev, src, src_dev, n);
+}
+
+}  // namespace
+
+Device default_device() { return current_default_device; }
+DeviceScope::DeviceScope(Device device) : previous_(current_default_device) { current_default_device = device; }
+DeviceScope::~DeviceScope() { current_default_device = previous_; }
+
+Storage::Storage(std::size_t n, Device dev) : nbytes(n), device(dev) {
+  data = dev.kind == Device::Kind::cpu ? detail::host_allocate(n) : gpu_ops(dev).allocate(dev, n);
+}
+
+Storage::~Storage() {
+  if (device.kind == Device::Kind::cpu) detail::host_release(data, nbytes);
+  else detail::gpu_memory_ops()->release(device, data, nbytes);  // allocated through it, so it exists
+}
 
 Tensor::Tensor(Shape shape, DType dtype, Device device) : shape_(std::move(shape)), dtype_(dtype) {
   for (auto d : shape_)
@@ -87,12 +112,13 @@ Tensor::Tensor(Shape shape, DType dtype, Device device) : shape_(std::move(shape
 
 Tensor Tensor::zeros(Shape shape, DType dtype, Device device) {
   Tensor t(std::move(shape), dtype, device);
-  std::memset(t.raw(), 0, t.nbytes());
+  if (t.on_host()) std::memset(t.raw(), 0, t.nbytes());
+  else if (t.nbytes()) gpu_ops(device).zero(device, t.raw(), t.nbytes());
   return t;
 }
 
 Tensor Tensor::full(Shape shape, float value) {
-  Tensor t(std::move(shape));
+  Tensor t(std::move(shape), DType::float32, Device{});
   t.fill(value);
   return t;
 }
@@ -102,7 +128,7 @@ template <class T> Tensor from_values(Shape shape, const std::vector<T>& values)
   if (shape_numel(shape) != static_cast<std::int64_t>(values.size()))
     throw Error(fmt::format("Tensor::from_vector: shape {} holds {} values but {} were given",
                             shape_str(shape), shape_numel(shape), values.size()));
-  Tensor t(std::move(shape), dtype_of<T>::value);
+  Tensor t(std::move(shape), dtype_of<T>::value, Device{});
   if (!values.empty()) std::memcpy(t.raw(), values.data(), values.size() * sizeof(T));
   return t;
 }
@@ -121,6 +147,7 @@ std::int64_t Tensor::dim(int axis) const {
 }
 
 std::vector<float> Tensor::to_vector() const {
+  if (defined() && !on_host()) return to(Device{}).to_vector();
   std::vector<float> out(static_cast<std::size_t>(numel()));
   for (std::size_t i = 0; i < out.size(); ++i) {
     switch (dtype_) {
@@ -166,7 +193,14 @@ Tensor Tensor::slice(std::int64_t begin, std::int64_t end) const {
 Tensor Tensor::clone() const {
   if (!defined()) return {};
   Tensor t(shape_, dtype_, device());
-  std::memcpy(t.raw(), raw(), nbytes());
+  copy_bytes(t.raw(), t.device(), raw(), device(), nbytes());
+  return t;
+}
+
+Tensor Tensor::to(Device target) const {
+  if (!defined() || device() == target) return *this;
+  Tensor t(shape_, dtype_, target);
+  copy_bytes(t.raw(), target, raw(), device(), nbytes());
   return t;
 }
 
@@ -174,10 +208,15 @@ void Tensor::copy_from(const Tensor& src) {
   if (src.shape_ != shape_ || src.dtype_ != dtype_)
     throw Error(fmt::format("Tensor::copy_from: destination {} {} but source {} {}", shape_str(shape_),
                             dtype_name(dtype_), shape_str(src.shape_), dtype_name(src.dtype_)));
-  if (nbytes()) std::memmove(raw(), src.raw(), nbytes());
+  copy_bytes(raw(), device(), src.raw(), src.device(), nbytes());
 }
 
 void Tensor::fill(float value) {
+  if (!on_host()) {
+    if (value == 0.f) gpu_ops(device()).zero(device(), raw(), nbytes());  // all four dtypes: zero bits
+    else { Tensor host(shape_, dtype_, Device{}); host.fill(value); copy_from(host); }
+    return;
+  }
   auto n = numel();
   switch (dtype_) {
     case DType::float32: { auto* p = data<float>(); for (std::int64_t i = 0; i < n; ++i) p[i] = value; break; }

@@ -121,7 +121,7 @@ void CpuBackend::scale(Tensor& x, float factor) {
 void CpuBackend::copy(const Tensor& src, Tensor& dst) {
   enter();
   if (!src.defined()) throw Error("copy: src is an undefined tensor");
-  if (!dst.defined()) dst = Tensor(src.shape(), src.dtype());
+  if (!dst.defined()) dst = Tensor(src.shape(), src.dtype(), Device{});
   if (src.numel() != dst.numel() || src.dtype() != dst.dtype())
     throw Error(
         fmt::format("copy: src {} {} and dst {} {} differ in size or dtype; they need the same number of "

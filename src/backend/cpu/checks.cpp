@@ -29,7 +29,7 @@ void require_rank_at_least(const Tensor& t, int rank, const char* op, const char
 
 void prepare_output(Tensor& t, const Shape& shape, const char* op, const char* arg) {
   if (!t.defined()) {
-    t = Tensor(shape);
+    t = Tensor(shape, DType::float32, Device{});
     return;
   }
   require_float(t, op, arg);

@@ -143,7 +143,7 @@ WeightsCopy weights_copy(Reorder dir, const dnnl::memory::desc& user_md, const d
                  ? dnnl::reorder::primitive_desc(engine, user_md, engine, primitive_md, attr)
                  : dnnl::reorder::primitive_desc(engine, primitive_md, engine, user_md, attr);
   return {true, make(rpd, std::initializer_list<int>{DNNL_ARG_FROM, DNNL_ARG_TO}),
-          Tensor({static_cast<std::int64_t>(primitive_md.get_size())}, DType::uint8)};
+          Tensor({static_cast<std::int64_t>(primitive_md.get_size())}, DType::uint8, Device{})};
 }
 
 struct ConvEntry : CacheEntry {
@@ -262,7 +262,7 @@ void CpuBackend::conv2d_backward_weights_impl(const Tensor& x, const Tensor& dy,
   if (x.rank() != 4)
     throw Error(
         fmt::format("{}: x has shape {} but must be NHWC (batch, height, width, channels)", op, shape_str(x.shape())));
-  if (!dw.defined()) dw = Tensor::zeros({g.kernel_h, g.kernel_w, x.dim(3), dy.dim(3)});
+  if (!dw.defined()) dw = Tensor::zeros({g.kernel_h, g.kernel_w, x.dim(3), dy.dim(3)}, DType::float32, Device{});
   prepare_output(dw, {g.kernel_h, g.kernel_w, x.dim(3), dy.dim(3)}, op, "dw");
   ConvShape s = conv_shape(x, dw, g, op, "x");
   check_dy(dy, s, op);

@@ -103,7 +103,7 @@ void CpuBackend::matmul(const Tensor& a, bool transpose_a, const Tensor& b, bool
                     op, M, K, shape_str(a.shape()), transpose_a ? " transposed" : "", K2, N, shape_str(b.shape()),
                     transpose_b ? " transposed" : ""));
   if (!c.defined()) {
-    c = Tensor::zeros({M, N});
+    c = Tensor::zeros({M, N}, DType::float32, Device{});
   } else {
     require_float(c, op, "c");
     if (c.rank() < 1 || c.dim(-1) != N || c.numel() != M * N)
@@ -148,7 +148,7 @@ void CpuBackend::sum_to_last_axis(const Tensor& x, Tensor& out, bool accumulate)
   require_float(x, op, "x");
   require_rank_at_least(x, 1, op, "x");
   const std::int64_t C = x.dim(-1), rows = leading(x);
-  if (!out.defined()) out = Tensor::zeros({C});
+  if (!out.defined()) out = Tensor::zeros({C}, DType::float32, Device{});
   prepare_output(out, {C}, op, "out");
   sums_.resize(static_cast<std::size_t>(C));
   const float* px = x.data<float>();

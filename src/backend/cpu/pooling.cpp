@@ -91,7 +91,7 @@ void CpuBackend::pool2d_forward(const Tensor& x, const Pool2DGeometry& g, Tensor
   if (g.kind == PoolKind::max) {
     if (!workspace.defined() || workspace.dtype() != DType::uint8 || workspace.nbytes() < e.workspace_bytes ||
         workspace.device().kind != Device::Kind::cpu)
-      workspace = Tensor({static_cast<std::int64_t>(e.workspace_bytes)}, DType::uint8);
+      workspace = Tensor({static_cast<std::int64_t>(e.workspace_bytes)}, DType::uint8, Device{});
     e.pool.bind(DNNL_ARG_WORKSPACE, workspace.raw());
   }
   run(e.pool);

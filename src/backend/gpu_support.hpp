@@ -1,0 +1,41 @@
+// The seam between the engine and the optional CUDA backend. The engine calls only these
+// functions; src/cuda/ defines them when the build has CUDA, src/backend/no_gpu.cpp otherwise,
+// so a CPU-only build links and reports plainly why no GPU can be used.
+#pragma once
+#include <cstddef>
+#include <memory>
+#include <string>
+#include <vector>
+
+#include "kerascpp/backend.hpp"
+#include "kerascpp/context.hpp"
+
+namespace kerascpp::detail {
+
+struct GpuAvailability {
+  bool built = false;     // the library was compiled with the CUDA backend
+  int device_count = 0;   // GPUs the CUDA runtime sees now
+  std::string reason;     // why device_count is 0 ("no CUDA driver is loaded", ...); empty otherwise
+};
+// Probed once per process (the CUDA runtime's answer does not change while we run).
+const GpuAvailability& gpu_availability();
+
+// Memory operations on GPU storage, used by Tensor for allocation, zeroing and copies.
+struct DeviceMemoryOps {
+  void* (*allocate)(Device device, std::size_t nbytes);
+  void (*release)(Device device, void* ptr, std::size_t nbytes);
+  // Copies between any two devices (host or GPU) and returns when the bytes have arrived.
+  void (*copy)(void* dst, Device dst_device, const void* src, Device src_device, std::size_t nbytes);
+  void (*zero)(Device device, void* ptr, std::size_t nbytes);
+};
+// Null when the build has no CUDA backend.
+const DeviceMemoryOps* gpu_memory_ops();
+
+// A cuBLAS/cuDNN backend on GPU `device`; throws kerascpp::Error when that is impossible.
+std::unique_ptr<Backend> make_gpu_backend(int device);
+
+// Makes the calling thread's current CUDA device `device` (a replica's worker thread calls it
+// once before its first step). No-op without CUDA.
+void bind_thread_to_gpu(int device);
+
+}  // namespace kerascpp::detail

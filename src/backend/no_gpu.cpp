@@ -1,0 +1,21 @@
+// The GPU seam of a build without the CUDA backend (KERASCPP_CUDA=OFF or no toolkit found).
+#include "backend/gpu_support.hpp"
+
+namespace kerascpp::detail {
+
+const GpuAvailability& gpu_availability() {
+  static const GpuAvailability a{false, 0,
+                                 "this build of kerascpp has no CUDA backend (configure with -DKERASCPP_CUDA=ON "
+                                 "on a machine with the CUDA toolkit, cuDNN and NCCL)"};
+  return a;
+}
+
+const DeviceMemoryOps* gpu_memory_ops() { return nullptr; }
+
+std::unique_ptr<Backend> make_gpu_backend(int device) {
+  throw Error("gpu:" + std::to_string(device) + ": " + gpu_availability().reason);
+}
+
+void bind_thread_to_gpu(int) {}
+
+}  // namespace kerascpp::detail

@@ -1,0 +1,39 @@
+#include "cuda/cuda_backend.hpp"
+
+#include <fmt/format.h>
+
+#include "cuda/dnn_state.hpp"
+#include "cuda/kernel_state.hpp"
+
+namespace kerascpp::cuda {
+
+void throw_failure(const char* library, const char* call, const char* message, const char* file, int line) {
+  throw Error(fmt::format("{} call failed: {} returned \"{}\" ({}:{})", library, call, message, file, line));
+}
+
+CudaBackend::CudaBackend(int device) : device_(device) {
+  KCPP_CUDA_CHECK(cudaSetDevice(device));
+  // A blocking stream: it orders itself with the legacy default stream, which Tensor's copies use.
+  KCPP_CUDA_CHECK(cudaStreamCreate(&stream_));
+  dnn_ = std::make_unique<DnnState>(stream_);
+  kernels_ = std::make_unique<KernelState>(stream_);
+}
+
+CudaBackend::~CudaBackend() {
+  if (stream_) cudaStreamSynchronize(stream_);  // no throwing from a destructor; errors surface on the next call
+  kernels_.reset();
+  dnn_.reset();
+  if (stream_) cudaStreamDestroy(stream_);
+}
+
+std::string CudaBackend::name() const {
+  cudaDeviceProp prop{};
+  cudaGetDeviceProperties(&prop, device_);
+  int cudnn = static_cast<int>(cudnnGetVersion());
+  return fmt::format("gpu:{} ({}, cuDNN {}.{}, CUDA runtime stream)", device_, prop.name, cudnn / 10000,
+                     cudnn / 100 % 100);
+}
+
+void CudaBackend::synchronize() const { KCPP_CUDA_CHECK(cudaStreamSynchronize(stream_)); }
+
+}  // namespace kerascpp::cuda

@@ -1,0 +1,100 @@
+// The CUDA backend: one instance per GPU replica, all work queued on the replica's own stream.
+// cuBLAS/cuBLASLt and cuDNN ops live in dnn_*.cpp (state in dnn_state.hpp); the hand-written
+// kernels (elementwise, losses, metrics, optimizer updates) in kernels/*.cu, called from
+// kernel_ops_*.cpp (state in kernel_state.hpp).
+// Same contract as the CPU backend: undefined outputs are allocated on this GPU with the
+// result's shape, defined ones must have it; inputs must be float32 tensors on this GPU.
+#pragma once
+#include <cuda_runtime.h>
+
+#include <memory>
+#include <string>
+#include <vector>
+
+#include "kerascpp/backend.hpp"
+
+namespace kerascpp::cuda {
+
+struct DnnState;     // cuBLAS/cuDNN handles, descriptor and algorithm caches, workspace
+struct KernelState;  // scratch for reductions, pinned result buffer, error flags
+
+class CudaBackend final : public Backend {
+ public:
+  explicit CudaBackend(int device);  // makes `device` current on the calling thread
+  ~CudaBackend() override;
+
+  Device device() const override { return Device{Device::Kind::gpu, device_}; }
+  std::string name() const override;
+  void set_num_threads(int) override {}  // GPU work is not split over host threads
+  int num_threads() const override { return 1; }
+  cudaStream_t stream() const { return stream_; }
+  int device_index() const { return device_; }
+  void synchronize() const;  // waits for all work queued on this backend's stream
+
+  void dense_forward(const Tensor& x, const Tensor& w, const Tensor& b, Activation act, Tensor& y) override;
+  void matmul(const Tensor& a, bool transpose_a, const Tensor& b, bool transpose_b, Tensor& c,
+              bool accumulate) override;
+  void sum_to_last_axis(const Tensor& x, Tensor& out, bool accumulate) override;
+
+  void conv2d_forward(const Tensor& x, const Tensor& w, const Tensor& b, const Conv2DGeometry& g, Activation act,
+                      Tensor& y) override;
+  void conv2d_backward_data(const Tensor& dy, const Tensor& w, const Conv2DGeometry& g, Tensor& dx) override;
+  void conv2d_backward_weights(const Tensor& x, const Tensor& dy, const Conv2DGeometry& g, Tensor& dw, Tensor& db,
+                               bool accumulate) override;
+
+  void pool2d_forward(const Tensor& x, const Pool2DGeometry& g, Tensor& y, Tensor& workspace) override;
+  void pool2d_backward(const Tensor& dy, const Tensor& x, const Pool2DGeometry& g, const Tensor& workspace,
+                       Tensor& dx) override;
+
+  void activation_forward(Activation act, const Tensor& x, Tensor& y) override;
+  void activation_backward(Activation act, const Tensor& y, const Tensor& dy, Tensor& dx) override;
+  void add(const std::vector<Tensor>& xs, Tensor& y) override;
+  void add_inplace(Tensor& y, const Tensor& x) override;
+  void scale(Tensor& x, float factor) override;
+  void copy(const Tensor& src, Tensor& dst) override;
+  void concat(const std::vector<Tensor>& xs, int axis, Tensor& y) override;
+  void split(const Tensor& y, int axis, std::vector<Tensor>& xs) override;
+  void dropout_forward(const Tensor& x, float rate, std::uint64_t seed, Tensor& y, Tensor& mask) override;
+  void multiply(const Tensor& a, const Tensor& b, Tensor& y) override;
+
+  void batchnorm_forward_training(const Tensor& x, const Tensor& gamma, const Tensor& beta, float eps, Tensor& y,
+                                  Tensor& mean, Tensor& var) override;
+  void batchnorm_forward_inference(const Tensor& x, const Tensor& gamma, const Tensor& beta, const Tensor& mean,
+                                   const Tensor& var, float eps, Tensor& y) override;
+  void batchnorm_backward(const Tensor& dy, const Tensor& x, const Tensor& gamma, const Tensor& mean, const Tensor& var,
+                          float eps, Tensor& dx, Tensor& dgamma, Tensor& dbeta) override;
+  void batchnorm_sums(const Tensor& x, Tensor& sum, Tensor& sum_squares) override;
+  void batchnorm_backward_sums(const Tensor& dy, const Tensor& x, const Tensor& mean, Tensor& sum_dy,
+                               Tensor& sum_dy_xmu) override;
+  void batchnorm_backward_apply(const Tensor& dy, const Tensor& x, const Tensor& gamma, const Tensor& mean,
+                                const Tensor& var, float eps, const Tensor& sum_dy, const Tensor& sum_dy_xmu,
+                                double count, Tensor& dx) override;
+
+  void sparse_categorical_crossentropy(const Tensor& pred, const Tensor& labels, bool from_logits, Tensor& loss,
+                                       Tensor& grad, float grad_scale) override;
+  void categorical_crossentropy(const Tensor& pred, const Tensor& target, bool from_logits, Tensor& loss, Tensor& grad,
+                                float grad_scale) override;
+  void binary_crossentropy(const Tensor& pred, const Tensor& target, bool from_logits, Tensor& loss, Tensor& grad,
+                           float grad_scale) override;
+  void mean_squared_error(const Tensor& pred, const Tensor& target, Tensor& loss, Tensor& grad,
+                          float grad_scale) override;
+
+  double sparse_categorical_accuracy_sum(const Tensor& pred, const Tensor& labels) override;
+  double categorical_accuracy_sum(const Tensor& pred, const Tensor& target) override;
+  double binary_accuracy_sum(const Tensor& pred, const Tensor& target, float threshold) override;
+  double absolute_error_sum(const Tensor& pred, const Tensor& target) override;
+  double sum(const Tensor& x) override;
+
+  void sgd_update(Tensor& w, const Tensor& g, Tensor& velocity, float lr, float momentum, bool nesterov) override;
+  void adam_update(Tensor& w, const Tensor& g, Tensor& m, Tensor& v, float lr_t, float beta_1, float beta_2,
+                   float eps) override;
+  void rmsprop_update(Tensor& w, const Tensor& g, Tensor& v, float lr, float rho, float eps) override;
+
+ private:
+  int device_;
+  cudaStream_t stream_ = nullptr;
+  std::unique_ptr<DnnState> dnn_;
+  std::unique_ptr<KernelState> kernels_;
+};
+
+}  // namespace kerascpp::cuda

@@ -1,0 +1,127 @@
+#include "cuda/device_runtime.hpp"
+
+#include <fmt/format.h>
+
+#include <map>
+#include <mutex>
+#include <unordered_map>
+#include <vector>
+
+#include "cuda/allocation_size_class.hpp"
+#include "cuda/cuda_check.hpp"
+
+namespace kerascpp::cuda {
+
+int visible_device_count(std::string* reason) {
+  int n = 0;
+  cudaError_t e = cudaGetDeviceCount(&n);
+  if (e != cudaSuccess) {
+    // No driver, no device, or a driver older than the runtime: all mean "no GPU" to the caller.
+    if (reason) *reason = fmt::format("the CUDA runtime reports \"{}\"", cudaGetErrorString(e));
+    cudaGetLastError();  // clear the sticky-free error so later calls do not see it
+    return 0;
+  }
+  if (n == 0 && reason) *reason = "the CUDA runtime sees no GPU";
+  return n;
+}
+
+DeviceGuard::DeviceGuard(int device) {
+  KCPP_CUDA_CHECK(cudaGetDevice(&previous_));
+  if (previous_ != device) KCPP_CUDA_CHECK(cudaSetDevice(device));
+}
+
+DeviceGuard::~DeviceGuard() { cudaSetDevice(previous_); }
+
+namespace {
+
+// Free lists by size class; one pool per device, plus one for pinned host memory (device -1).
+struct Pool {
+  std::multimap<std::size_t, void*> free_blocks;
+  AllocatorStats stats;
+};
+
+std::mutex pools_mu;
+std::unordered_map<int, Pool>& pools() {
+  static auto* p = new std::unordered_map<int, Pool>;  // never destroyed: tensors may outlive statics
+  return *p;
+}
+
+constexpr int kPinnedPool = -1;
+
+void* obtain(int pool_id, std::size_t nbytes) {
+  std::size_t size = allocation_size_class(nbytes);
+  {
+    std::lock_guard<std::mutex> lock(pools_mu);
+    Pool& pool = pools()[pool_id];
+    auto it = pool.free_blocks.find(size);
+    if (it != pool.free_blocks.end()) {
+      void* p = it->second;
+      pool.free_blocks.erase(it);
+      pool.stats.bytes_cached -= size;
+      pool.stats.bytes_in_use += size;
+      return p;
+    }
+  }
+  void* p = nullptr;
+  auto fresh = [&]() -> cudaError_t {
+    if (pool_id == kPinnedPool) return cudaHostAlloc(&p, size, cudaHostAllocPortable);
+    DeviceGuard guard(pool_id);
+    return cudaMalloc(&p, size);
+  };
+  cudaError_t e = fresh();
+  if (e == cudaErrorMemoryAllocation && pool_id != kPinnedPool) {
+    cudaGetLastError();
+    release_cached_blocks(pool_id);  // the cache may hold enough memory in other size classes
+    e = fresh();
+  }
+  if (e != cudaSuccess) {
+    cudaGetLastError();
+    throw Error(fmt::format("cannot allocate {} bytes on {}: {}; use a smaller batch size", size,
+                            pool_id == kPinnedPool ? std::string("pinned host memory") : fmt::format("gpu:{}", pool_id),
+                            cudaGetErrorString(e)));
+  }
+  std::lock_guard<std::mutex> lock(pools_mu);
+  Pool& pool = pools()[pool_id];
+  pool.stats.cuda_malloc_calls++;
+  pool.stats.bytes_in_use += size;
+  return p;
+}
+
+void give_back(int pool_id, void* ptr, std::size_t nbytes) {
+  if (!ptr) return;
+  std::size_t size = allocation_size_class(nbytes);
+  std::lock_guard<std::mutex> lock(pools_mu);
+  Pool& pool = pools()[pool_id];
+  pool.free_blocks.emplace(size, ptr);
+  pool.stats.bytes_in_use -= size;
+  pool.stats.bytes_cached += size;
+}
+
+}  // namespace
+
+void* device_allocate(int device, std::size_t nbytes) { return obtain(device, nbytes); }
+void device_release(int device, void* ptr, std::size_t nbytes) { give_back(device, ptr, nbytes); }
+
+AllocatorStats allocator_stats(int device) {
+  std::lock_guard<std::mutex> lock(pools_mu);
+  return pools()[device].stats;
+}
+
+void release_cached_blocks(int device) {
+  std::vector<void*> blocks;
+  {
+    std::lock_guard<std::mutex> lock(pools_mu);
+    Pool& pool = pools()[device];
+    for (auto& [size, p] : pool.free_blocks) blocks.push_back(p);
+    pool.free_blocks.clear();
+    pool.stats.bytes_cached = 0;
+  }
+  DeviceGuard guard(device);
+  cudaDeviceSynchronize();  // a cached block may still be read by queued work
+  for (void* p : blocks) cudaFree(p);
+}
+
+void* pinned_allocate(std::size_t nbytes) { return obtain(kPinnedPool, nbytes); }
+void pinned_release(void* ptr, std::size_t nbytes) { give_back(kPinnedPool, ptr, nbytes); }
+
+}  // namespace kerascpp::cuda
