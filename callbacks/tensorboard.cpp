@@ -40,7 +40,7 @@ void TensorBoard::on_epoch_end(int epoch, const Logs& logs) {
   }
   if (options_.histogram_freq > 0 && epoch % options_.histogram_freq == 0)
     for (Variable* var : model().variables()) {
-      const Tensor& t = var->value(0);
+      const Tensor t = var->value(0).to(Device{});  // a host copy when the replica is a GPU
       train_->add_histogram(var->path() + "/histogram", t.data<float>(), static_cast<std::size_t>(t.numel()), epoch);
     }
   train_->flush();

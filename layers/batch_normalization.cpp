@@ -36,30 +36,44 @@ void BatchNormalizationLayer::build(const std::vector<Shape>& in) {
   moving_variance_ = &add_weight("moving_variance", {channels_}, "ones", false, 0);
 }
 
+// The per-channel arithmetic between collectives runs on the host. On a GPU replica the
+// channel vectors are staged through host copies (Tensor::to); on the CPU to() returns the
+// tensor itself, so nothing is copied.
 namespace {
-// Packs per-channel vectors and a count into one tensor so one collective serves them all.
-Tensor pack(const std::vector<Tensor>& parts, double count) {
+const Device kHost{};
+
+// Packs per-channel vectors and a count into one tensor on `device` so one collective serves them all.
+Tensor pack(const std::vector<Tensor>& parts, double count, Device device) {
   std::int64_t c = parts[0].numel();
-  Tensor t({static_cast<std::int64_t>(parts.size()) * c + 1});
+  Tensor t({static_cast<std::int64_t>(parts.size()) * c + 1}, DType::float32, kHost);
   float* p = t.data<float>();
   for (std::size_t i = 0; i < parts.size(); ++i)
-    std::copy_n(parts[i].data<float>(), c, p + static_cast<std::int64_t>(i) * c);
+    std::copy_n(parts[i].to(kHost).data<float>(), c, p + static_cast<std::int64_t>(i) * c);
   p[t.numel() - 1] = static_cast<float>(count);
-  return t;
+  return t.to(device);
+}
+
+// Writes the host values `host` into `dst` (a no-op when dst is that host tensor).
+void store(Tensor& dst, const Tensor& host) {
+  if (!dst.same_storage(host)) dst.copy_from(host);
 }
 }  // namespace
 
 void BatchNormalizationLayer::update_moving_statistics(ReplicaContext& ctx, const Tensor& mean, const Tensor& var) {
   int r = ctx.replica_id;
   float m = options_.momentum;
-  float* mm = moving_mean_->value(r).data<float>();
-  float* mv = moving_variance_->value(r).data<float>();
-  const float* bm = mean.data<float>();
-  const float* bv = var.data<float>();
+  Tensor hmm = moving_mean_->value(r).to(kHost), hmv = moving_variance_->value(r).to(kHost);
+  Tensor hbm = mean.to(kHost), hbv = var.to(kHost);
+  float* mm = hmm.data<float>();
+  float* mv = hmv.data<float>();
+  const float* bm = hbm.data<float>();
+  const float* bv = hbv.data<float>();
   for (std::int64_t i = 0; i < channels_; ++i) {
     mm[i] = mm[i] * m + bm[i] * (1.f - m);
     mv[i] = mv[i] * m + bv[i] * (1.f - m);
   }
+  store(moving_mean_->value(r), hmm);
+  store(moving_variance_->value(r), hmv);
 }
 
 std::vector<Tensor> BatchNormalizationLayer::forward(ReplicaContext& ctx, const std::vector<Tensor>& in,
@@ -74,21 +88,26 @@ std::vector<Tensor> BatchNormalizationLayer::forward(ReplicaContext& ctx, const 
                                              moving_variance_->value(r), options_.epsilon, y2);
     return {y};
   }
-  Tensor mean({channels_}), var({channels_});
+  const Device dev = ctx.backend->device();
+  Tensor mean({channels_}, DType::float32, dev), var({channels_}, DType::float32, dev);
   double count = static_cast<double>(x2.dim(0));
   bool collective = ctx.cross && ctx.num_replicas > 1;
   if (options_.synchronized && collective) {
     Tensor sum({channels_}), sumsq({channels_});
     ctx.backend->batchnorm_sums(x2, sum, sumsq);
-    Tensor packed = pack({sum, sumsq}, count);
+    Tensor packed = pack({sum, sumsq}, count, dev);
     ctx.cross->all_reduce_sum(r, {packed});
-    const float* p = packed.data<float>();
+    Tensor host = packed.to(kHost);
+    const float* p = host.data<float>();
     double total = p[2 * channels_];
+    Tensor hmean = mean.to(kHost), hvar = var.to(kHost);
     for (std::int64_t c = 0; c < channels_; ++c) {
       double mu = p[c] / total;
-      mean.data<float>()[c] = static_cast<float>(mu);
-      var.data<float>()[c] = static_cast<float>(std::max(0.0, p[channels_ + c] / total - mu * mu));
+      hmean.data<float>()[c] = static_cast<float>(mu);
+      hvar.data<float>()[c] = static_cast<float>(std::max(0.0, p[channels_ + c] / total - mu * mu));
     }
+    store(mean, hmean);
+    store(var, hvar);
     ctx.backend->batchnorm_forward_inference(x2, gamma_->value(r), beta_->value(r), mean, var, options_.epsilon, y2);
     update_moving_statistics(ctx, mean, var);
   } else {
@@ -98,11 +117,12 @@ std::vector<Tensor> BatchNormalizationLayer::forward(ReplicaContext& ctx, const 
       Tensor weighted_mean = mean.clone(), weighted_var = var.clone();
       ctx.backend->scale(weighted_mean, static_cast<float>(count));
       ctx.backend->scale(weighted_var, static_cast<float>(count));
-      Tensor packed = pack({weighted_mean, weighted_var}, count);
+      Tensor packed = pack({weighted_mean, weighted_var}, count, dev);
       ctx.cross->all_reduce_sum(r, {packed});
-      const float* p = packed.data<float>();
+      Tensor host = packed.to(kHost);
+      const float* p = host.data<float>();
       float total = p[2 * channels_];
-      Tensor avg_mean({channels_}), avg_var({channels_});
+      Tensor avg_mean({channels_}, DType::float32, kHost), avg_var({channels_}, DType::float32, kHost);
       for (std::int64_t c = 0; c < channels_; ++c) {
         avg_mean.data<float>()[c] = p[c] / total;
         avg_var.data<float>()[c] = p[channels_ + c] / total;
@@ -119,12 +139,13 @@ std::vector<Tensor> BatchNormalizationLayer::forward(ReplicaContext& ctx, const 
 void BatchNormalizationLayer::forward_empty(ReplicaContext& ctx) {
   if (!ctx.training || !ctx.cross || ctx.num_replicas < 2) return;
   int r = ctx.replica_id;
-  Tensor zeros = Tensor::zeros({channels_});
-  Tensor packed = pack({zeros, zeros}, 0.0);
+  Tensor zeros = Tensor::zeros({channels_}, DType::float32, kHost);
+  Tensor packed = pack({zeros, zeros}, 0.0, ctx.backend->device());
   ctx.cross->all_reduce_sum(r, {packed});
-  const float* p = packed.data<float>();
+  Tensor host = packed.to(kHost);
+  const float* p = host.data<float>();
   double total = p[2 * channels_];
-  Tensor mean({channels_}), var({channels_});
+  Tensor mean({channels_}, DType::float32, kHost), var({channels_}, DType::float32, kHost);
   for (std::int64_t c = 0; c < channels_; ++c) {
     double mu = p[c] / total;
     mean.data<float>()[c] = static_cast<float>(mu);
@@ -150,14 +171,19 @@ std::vector<Tensor> BatchNormalizationLayer::backward(ReplicaContext& ctx, const
     ctx.backend->batchnorm_backward_sums(dy2, x2, mean, sum_dy, sum_dy_xmu);
     // Local parameter gradients (the strategy all-reduces them with every other gradient).
     dbeta.copy_from(sum_dy);
-    for (std::int64_t c = 0; c < channels_; ++c)
-      dgamma.data<float>()[c] =
-          sum_dy_xmu.data<float>()[c] / std::sqrt(var.data<float>()[c] + options_.epsilon);
-    Tensor packed = pack({sum_dy, sum_dy_xmu}, static_cast<double>(x2.dim(0)));
+    {
+      Tensor hdgamma = dgamma.to(kHost), hxmu = sum_dy_xmu.to(kHost), hvar = var.to(kHost);
+      for (std::int64_t c = 0; c < channels_; ++c)
+        hdgamma.data<float>()[c] = hxmu.data<float>()[c] / std::sqrt(hvar.data<float>()[c] + options_.epsilon);
+      store(dgamma, hdgamma);
+    }
+    Tensor packed = pack({sum_dy, sum_dy_xmu}, static_cast<double>(x2.dim(0)), ctx.backend->device());
     ctx.cross->all_reduce_sum(r, {packed});
-    const float* p = packed.data<float>();
-    std::copy_n(p, channels_, sum_dy.data<float>());
-    std::copy_n(p + channels_, channels_, sum_dy_xmu.data<float>());
+    Tensor host = packed.to(kHost);
+    const float* p = host.data<float>();
+    // Views of the reduced sums, on the replica's device (no copy on the host).
+    sum_dy = packed.slice(0, channels_);
+    sum_dy_xmu = packed.slice(channels_, 2 * channels_);
     ctx.backend->batchnorm_backward_apply(dy2, x2, gamma_->value(r), mean, var, options_.epsilon, sum_dy, sum_dy_xmu,
                                           p[2 * channels_], dx2);
   } else {
@@ -173,8 +199,8 @@ std::vector<Tensor> BatchNormalizationLayer::backward(ReplicaContext& ctx, const
 void BatchNormalizationLayer::backward_empty(ReplicaContext& ctx) {
   // Take part in the synchronized backward collective; the gradient reducer zero-fills gamma/beta.
   if (options_.synchronized && ctx.cross && ctx.num_replicas > 1) {
-    Tensor zeros = Tensor::zeros({channels_});
-    Tensor packed = pack({zeros, zeros}, 0.0);
+    Tensor zeros = Tensor::zeros({channels_}, DType::float32, kHost);
+    Tensor packed = pack({zeros, zeros}, 0.0, ctx.backend->device());
     ctx.cross->all_reduce_sum(ctx.replica_id, {packed});
   }
 }

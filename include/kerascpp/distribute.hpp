@@ -61,6 +61,8 @@ std::shared_ptr<StrategyImpl> make_mirrored_impl(std::vector<std::string> device
                                                  StrategyOptions options);
 // Local devices: every GPU, or ["cpu:0"] when there is none.
 std::vector<std::string> local_devices();
+// The one line MirroredStrategy<>() prints on stderr when it falls back to the CPU, with the reason.
+std::string no_gpu_notice();
 
 class OneDeviceStrategy : public Strategy {
  public:

@@ -23,8 +23,9 @@ class Variable {
   Tensor& grad(int replica) { return grads_.at(static_cast<std::size_t>(replica)); }
   int num_copies() const { return static_cast<int>(copies_.size()); }
 
-  // Makes exactly `replicas` copies, each equal to copy 0 (called when a strategy takes the model).
-  void mirror(int replicas);
+  // Makes one copy per device, each equal to copy 0 (called when a strategy takes the model).
+  void mirror(const std::vector<Device>& devices);
+  void mirror(int replicas);  // `replicas` copies on the host
   // Writes `v` into every copy (loading weights, restoring checkpoints). Shape must match.
   void assign(const Tensor& v);
 

@@ -9,6 +9,7 @@
 
 #include "kerascpp/backend.hpp"
 #include "kerascpp/context.hpp"
+#include "kerascpp/distribute.hpp"
 
 namespace kerascpp::detail {
 
@@ -33,6 +34,16 @@ const DeviceMemoryOps* gpu_memory_ops();
 
 // A cuBLAS/cuDNN backend on GPU `device`; throws kerascpp::Error when that is impossible.
 std::unique_ptr<Backend> make_gpu_backend(int device);
+
+// Collectives between GPU replicas (NcclAllReduce, HierarchicalCopyAllReduce, ReductionToOneDevice).
+class DeviceCollectives : public CrossReplica {
+ public:
+  virtual void abort() = 0;  // releases replicas waiting in a collective: another replica failed
+  virtual void reset() = 0;  // after an aborted step, before the next one
+};
+// `replicas[r]` is replica r's backend (a CUDA backend); throws kerascpp::Error without CUDA.
+std::unique_ptr<DeviceCollectives> make_gpu_collectives(const std::vector<Backend*>& replicas,
+                                                        distribute::CrossDeviceOpsKind ops);
 
 // Makes the calling thread's current CUDA device `device` (a replica's worker thread calls it
 // once before its first step). No-op without CUDA.

@@ -16,6 +16,10 @@ std::unique_ptr<Backend> make_gpu_backend(int device) {
   throw Error("gpu:" + std::to_string(device) + ": " + gpu_availability().reason);
 }
 
+std::unique_ptr<DeviceCollectives> make_gpu_collectives(const std::vector<Backend*>&, distribute::CrossDeviceOpsKind) {
+  throw Error("GPU collectives: " + gpu_availability().reason);
+}
+
 void bind_thread_to_gpu(int) {}
 
 }  // namespace kerascpp::detail

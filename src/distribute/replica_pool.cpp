@@ -4,6 +4,8 @@
 
 #include <algorithm>
 
+#include "backend/gpu_support.hpp"
+
 namespace kerascpp::distribute {
 
 ReplicaPool::ReplicaPool(std::string kind, std::vector<Device> devices, CrossDeviceOpsKind ops,
@@ -19,13 +21,22 @@ ReplicaPool::ReplicaPool(std::string kind, std::vector<Device> devices, CrossDev
   contexts_.resize(static_cast<std::size_t>(n));
   published_.assign(static_cast<std::size_t>(n), nullptr);
   scratch_.resize(static_cast<std::size_t>(n));
+  bool gpus = devices_.front().kind == Device::Kind::gpu;
   for (int r = 0; r < n; ++r) {
-    backends_.push_back(make_cpu_backend(threads));
+    const Device& d = devices_[static_cast<std::size_t>(r)];
+    backends_.push_back(gpus ? detail::make_gpu_backend(d.index) : make_cpu_backend(threads));
+  }
+  if (gpus && n > 1) {
+    std::vector<Backend*> raw;
+    for (auto& b : backends_) raw.push_back(b.get());
+    gpu_collectives_ = detail::make_gpu_collectives(raw, ops_);
+  }
+  for (int r = 0; r < n; ++r) {
     auto& ctx = contexts_[static_cast<std::size_t>(r)];
     ctx.replica_id = r;
     ctx.num_replicas = n;
-    ctx.backend = backends_.back().get();
-    ctx.cross = n > 1 ? this : nullptr;
+    ctx.backend = backends_[static_cast<std::size_t>(r)].get();
+    ctx.cross = n == 1 ? nullptr : gpu_collectives_ ? static_cast<CrossReplica*>(gpu_collectives_.get()) : this;
   }
   if (n > 1)
     for (int r = 0; r < n; ++r) workers_.emplace_back([this, r] { worker_loop(r); });
@@ -44,6 +55,7 @@ std::string ReplicaPool::name() const {
   std::string devs;
   for (auto& d : devices_) devs += (devs.empty() ? "" : ", ") + d.str();
   if (kind_ == "OneDeviceStrategy") return fmt::format("{}({})", kind_, devs);
+  if (devices_.front().kind == Device::Kind::gpu) return fmt::format("{}({}; {})", kind_, devs, cross_device_ops_name(ops_));
   return fmt::format("{}({}; {}, {} thread(s) per replica)", kind_, devs, cross_device_ops_name(ops_),
                      backends_.front()->num_threads());
 }
@@ -61,7 +73,7 @@ void ReplicaPool::worker_loop(int replica) {
     }
     std::exception_ptr err;
     try {
-      (*job)(contexts_[static_cast<std::size_t>(replica)]);
+      run_on_device(replica, *job);
     } catch (const detail::ReplicaAborted&) {
       // Released because another replica failed; that replica's error is the one reported.
     } catch (...) {
@@ -76,9 +88,17 @@ void ReplicaPool::worker_loop(int replica) {
   }
 }
 
+void ReplicaPool::run_on_device(int replica, const std::function<void(ReplicaContext&)>& fn) {
+  // Tensors the step allocates go to the replica's device; a GPU replica's thread drives its GPU.
+  const Device& d = devices_[static_cast<std::size_t>(replica)];
+  DeviceScope scope(d);
+  if (d.kind == Device::Kind::gpu) detail::bind_thread_to_gpu(d.index);
+  fn(contexts_[static_cast<std::size_t>(replica)]);
+}
+
 void ReplicaPool::run(const std::function<void(ReplicaContext&)>& fn) {
   if (workers_.empty()) {
-    fn(contexts_.front());
+    run_on_device(0, fn);
     return;
   }
   std::exception_ptr err;
@@ -96,6 +116,7 @@ void ReplicaPool::run(const std::function<void(ReplicaContext&)>& fn) {
   }
   if (err) {
     barrier_.reset();
+    if (gpu_collectives_) gpu_collectives_->reset();
     std::lock_guard lock(async_mu_);
     async_aborted_ = false;
     buckets_.clear();
@@ -221,6 +242,7 @@ void ReplicaPool::wait_all_reduces(int replica) {
 
 void ReplicaPool::abort_collectives() {
   barrier_.abort();
+  if (gpu_collectives_) gpu_collectives_->abort();
   std::lock_guard lock(async_mu_);
   async_aborted_ = true;
   async_cv_.notify_all();

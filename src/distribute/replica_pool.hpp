@@ -1,5 +1,6 @@
 // ReplicaPool: N replicas, each with its own Backend and, when N > 1, its own worker thread.
-// Implements StrategyImpl for OneDeviceStrategy (N = 1) and MirroredStrategy on CPU replicas.
+// Implements StrategyImpl for OneDeviceStrategy (N = 1) and MirroredStrategy. CPU replicas
+// reduce in shared memory (this class's CrossReplica); GPU replicas use DeviceCollectives.
 #pragma once
 #include <condition_variable>
 #include <exception>
@@ -8,6 +9,7 @@
 #include <thread>
 #include <vector>
 
+#include "backend/gpu_support.hpp"
 #include "distribute/abortable_barrier.hpp"
 #include "distribute/strategy_impl.hpp"
 
@@ -35,6 +37,7 @@ class ReplicaPool : public StrategyImpl, public CrossReplica {
 
  private:
   void worker_loop(int replica);
+  void run_on_device(int replica, const std::function<void(ReplicaContext&)>& fn);
   // Sums elements [begin, end) of tensor t over every replica's list, in replica order, into all copies.
   void reduce_range(const std::vector<const std::vector<Tensor>*>& lists, std::size_t t, std::int64_t begin,
                     std::int64_t end, std::vector<float>& acc) const;
@@ -47,6 +50,7 @@ class ReplicaPool : public StrategyImpl, public CrossReplica {
   CrossDeviceOpsKind ops_;
   StrategyOptions options_;
   std::vector<std::unique_ptr<Backend>> backends_;
+  std::unique_ptr<detail::DeviceCollectives> gpu_collectives_;  // GPU replicas only
   std::vector<ReplicaContext> contexts_;
 
   // Work dispatch to worker threads.

@@ -1,7 +1,9 @@
 #include <fmt/format.h>
 
+#include <iostream>
 #include <set>
 
+#include "backend/gpu_support.hpp"
 #include "distribute/replica_pool.hpp"
 
 namespace kerascpp::distribute {
@@ -18,8 +20,15 @@ const char* cross_device_ops_name(CrossDeviceOpsKind kind) {
 }
 
 std::vector<std::string> local_devices() {
-  // The CUDA backend adds GPUs here when it is built and a device is present.
-  return {"cpu:0"};
+  std::vector<std::string> out;
+  for (int i = 0; i < detail::gpu_availability().device_count; ++i) out.push_back(fmt::format("gpu:{}", i));
+  if (out.empty()) out.push_back("cpu:0");
+  return out;
+}
+
+std::string no_gpu_notice() {
+  return fmt::format("MirroredStrategy: no GPU available ({}); mirroring over the CPU (cpu:0) instead",
+                     detail::gpu_availability().reason);
 }
 
 namespace {
@@ -32,9 +41,12 @@ std::string available_devices_str() {
 
 Device check_device(const std::string& name) {
   Device d = Device::parse(name);
-  if (d.kind == Device::Kind::gpu)
-    throw Error(fmt::format("device '{}' does not exist: no GPU is available to this build. Available devices: {}",
-                            name, available_devices_str()));
+  const auto& gpus = detail::gpu_availability();
+  if (d.kind == Device::Kind::gpu && d.index >= gpus.device_count)
+    throw Error(fmt::format("device '{}' does not exist: {}. Available devices: {}", name,
+                            gpus.device_count == 0 ? gpus.reason
+                                                   : fmt::format("this machine has {} GPU(s)", gpus.device_count),
+                            available_devices_str()));
   return d;
 }
 
@@ -47,7 +59,10 @@ std::shared_ptr<StrategyImpl> make_one_device_impl(const std::string& device, St
 
 std::shared_ptr<StrategyImpl> make_mirrored_impl(std::vector<std::string> names, CrossDeviceOpsKind ops,
                                                  StrategyOptions options) {
-  if (names.empty()) names = local_devices();
+  if (names.empty()) {
+    names = local_devices();
+    if (names.front() == "cpu:0") std::cerr << no_gpu_notice() << '\n';
+  }
   if (names.size() == 1 && names[0] == "cpu:-1")
     throw Error("MirroredStrategy: the number of CPU replicas must be at least 1");
   std::vector<Device> devices;
@@ -64,11 +79,17 @@ std::shared_ptr<StrategyImpl> make_mirrored_impl(std::vector<std::string> names,
                               "one kind — use only GPUs or only CPU replicas",
                               devices.front().str(), d.str()));
   for (auto& n : names) check_device(n);
-  if (ops == CrossDeviceOpsKind::nccl || ops == CrossDeviceOpsKind::hierarchical_copy)
+  bool gpus = devices.front().kind == Device::Kind::gpu;
+  if (!gpus && (ops == CrossDeviceOpsKind::nccl || ops == CrossDeviceOpsKind::hierarchical_copy))
     throw Error(fmt::format("MirroredStrategy<{}> needs GPU devices, but the devices are CPU replicas; use "
                             "MirroredStrategy<> (Auto) or SharedMemoryAllReduce / ReductionToOneDevice",
                             cross_device_ops_name(ops)));
-  if (ops == CrossDeviceOpsKind::automatic) ops = CrossDeviceOpsKind::shared_memory;
+  if (gpus && ops == CrossDeviceOpsKind::shared_memory)
+    throw Error("MirroredStrategy<SharedMemoryAllReduce> reduces in host memory and needs CPU replicas, but the "
+                "devices are GPUs; use MirroredStrategy<> (NcclAllReduce), HierarchicalCopyAllReduce or "
+                "ReductionToOneDevice");
+  if (ops == CrossDeviceOpsKind::automatic)
+    ops = gpus ? CrossDeviceOpsKind::nccl : CrossDeviceOpsKind::shared_memory;
   return std::make_shared<ReplicaPool>("MirroredStrategy", std::move(devices), ops, options);
 }
 

@@ -47,9 +47,11 @@ void ModelImpl::ensure_built(const Tensor& x) {
 void ModelImpl::bind() {
   if (bound || !graph || !compiled) return;
   int replicas = strategy.num_replicas_in_sync();
+  std::vector<Device> devices;
+  for (int r = 0; r < replicas; ++r) devices.push_back(strategy.impl()->context(r).backend->device());
   trainable.clear();
   for (auto& layer : graph->layers()) {
-    for (Variable* v : layer->variables()) v->mirror(replicas);
+    for (Variable* v : layer->variables()) v->mirror(devices);
     for (Variable* v : layer->trainable_variables()) trainable.push_back(v);
   }
   states.assign(static_cast<std::size_t>(replicas), {});
@@ -186,7 +188,10 @@ const distribute::Strategy& Model::distribute_strategy() const { return impl_->s
 
 std::vector<Tensor> Model::get_weights() const {
   std::vector<Tensor> out;
-  for (Variable* v : variables()) out.push_back(v->value(0).clone());
+  for (Variable* v : variables()) {
+    const Tensor& w = v->value(0);
+    out.push_back(w.on_host() ? w.clone() : w.to(Device{}));  // always a host copy the caller owns
+  }
   return out;
 }
 

@@ -37,9 +37,10 @@ void Optimizer::build(const std::vector<Variable*>& trainable, int replicas) {
   slots_.assign(static_cast<std::size_t>(replicas), {});
   int k = slots_per_variable();
   built_empty_ = k == 0 || trainable.empty();
-  for (auto& per_replica : slots_)
-    for (Variable* v : trainable)
-      for (int s = 0; s < k; ++s) per_replica.push_back(Tensor::zeros(v->shape()));
+  for (int r = 0; r < replicas; ++r)
+    for (Variable* v : trainable)  // each slot lives beside its replica's copy of the variable
+      for (int s = 0; s < k; ++s)
+        slots_[static_cast<std::size_t>(r)].push_back(Tensor::zeros(v->shape(), DType::float32, v->value(r).device()));
 }
 
 void Optimizer::apply(Backend& backend, int replica, std::size_t index, Variable& variable) {

@@ -38,7 +38,8 @@ Tensor ModelImpl::replica_forward(ReplicaContext& ctx, const Tensor& x, bool tra
     s.insert(s.begin(), 0);
     return Tensor(s);
   }
-  return g.forward(ctx, {x}, states.at(static_cast<std::size_t>(ctx.replica_id))).at(0);
+  // A GPU replica copies its shard over here; on the host this is the shard itself, no copy.
+  return g.forward(ctx, {x.to(ctx.backend->device())}, states.at(static_cast<std::size_t>(ctx.replica_id))).at(0);
 }
 
 void ModelImpl::replica_backward(ReplicaContext& ctx, const Tensor& output_grad) {
@@ -61,11 +62,12 @@ StepTotals ModelImpl::shard_totals(Backend& backend, const Tensor& pred, const T
   t.reset(metrics.size());
   Tensor per_example({pred.dim(0)});
   Tensor no_grad;
-  loss->compute(backend, pred, y, per_example, grad ? *grad : no_grad, grad_scale);
+  Tensor y_here = y.to(backend.device());
+  loss->compute(backend, pred, y_here, per_example, grad ? *grad : no_grad, grad_scale);
   t.loss_sum = backend.sum(per_example);
   t.examples = static_cast<double>(pred.dim(0));
   for (std::size_t m = 0; m < metrics.size(); ++m) {
-    auto [s, c] = detail::metric_sums(backend, metrics[m], pred, y);
+    auto [s, c] = detail::metric_sums(backend, metrics[m], pred, y_here);
     t.metric_sums[m] = s;
     t.metric_counts[m] = c;
   }
@@ -114,7 +116,7 @@ StepTotals ModelImpl::test_step(const Tensor& x, const Tensor& y) {
     mine.reset(metrics.size());
     if (end == begin) return;
     Tensor xs = x.slice(begin, end), ys = y.slice(begin, end);
-    Tensor pred = g.forward(ctx, {xs}, states[static_cast<std::size_t>(r)]).at(0);
+    Tensor pred = g.forward(ctx, {xs.to(ctx.backend->device())}, states[static_cast<std::size_t>(r)]).at(0);
     mine = shard_totals(*ctx.backend, pred, ys, nullptr, 0.f);  // evaluation needs the loss only
   });
   StepTotals total;
@@ -129,15 +131,15 @@ Tensor ModelImpl::predict_step(const Tensor& x) {
   auto ranges = strategy.shard_ranges(x.dim(0));
   Shape out_shape = g.outputs().at(0).shape();
   out_shape.insert(out_shape.begin(), x.dim(0));
-  Tensor out(out_shape);
+  Tensor out(out_shape, DType::float32, Device{});  // predictions are returned on the host
   strategy.run([&](ReplicaContext& ctx) {
     int r = ctx.replica_id;
     auto [begin, end] = ranges[static_cast<std::size_t>(r)];
     ctx.training = false;
     if (end == begin) return;
-    Tensor pred = g.forward(ctx, {x.slice(begin, end)}, states[static_cast<std::size_t>(r)]).at(0);
+    Tensor pred = g.forward(ctx, {x.slice(begin, end).to(ctx.backend->device())}, states[static_cast<std::size_t>(r)]).at(0);
     Tensor dst = out.slice(begin, end);
-    ctx.backend->copy(pred, dst);  // each replica fills its own rows: outputs stay in dataset order
+    dst.copy_from(pred);  // each replica fills its own rows: outputs stay in dataset order
   });
   return out;
 }

@@ -2,6 +2,8 @@
 
 #include <fmt/format.h>
 
+#include <algorithm>
+
 namespace kerascpp {
 
 Variable::Variable(std::string name, Tensor initial, bool trainable)
@@ -11,15 +13,18 @@ Variable::Variable(std::string name, Tensor initial, bool trainable)
   fresh_.push_back(1);
 }
 
-void Variable::mirror(int replicas) {
-  if (replicas < 1) throw Error("Variable::mirror: need at least one replica");
-  copies_.resize(1);
-  grads_.resize(1);
-  for (int r = 1; r < replicas; ++r) {
-    copies_.push_back(copies_.front().clone());
-    grads_.push_back(Tensor::zeros(copies_.front().shape()));
+void Variable::mirror(int replicas) { mirror(std::vector<Device>(static_cast<std::size_t>(std::max(replicas, 0)))); }
+
+void Variable::mirror(const std::vector<Device>& devices) {
+  if (devices.empty()) throw Error("Variable::mirror: need at least one replica");
+  Tensor source = copies_.front();
+  copies_.clear();
+  grads_.clear();
+  for (const Device& d : devices) {
+    copies_.push_back(source.device() == d && copies_.empty() ? source : source.to(d).clone());
+    grads_.push_back(Tensor::zeros(source.shape(), source.dtype(), d));
   }
-  fresh_.assign(static_cast<std::size_t>(replicas), 1);
+  fresh_.assign(devices.size(), 1);
 }
 
 void Variable::assign(const Tensor& v) {

@@ -112,8 +112,9 @@ void write_dataset(hid_t parent, const std::string& name, const Tensor& t, const
   Handle dset = checked(
       H5Dcreate2(parent, name.c_str(), types.file, space.get(), H5P_DEFAULT, H5P_DEFAULT, H5P_DEFAULT),
       H5Dclose, "cannot create dataset " + where);
+  Tensor host = t.to(Device{});  // weights of GPU replicas are written from a host copy
   if (t.numel() > 0)
-    check(H5Dwrite(dset.get(), types.memory, H5S_ALL, H5S_ALL, H5P_DEFAULT, t.raw()),
+    check(H5Dwrite(dset.get(), types.memory, H5S_ALL, H5S_ALL, H5P_DEFAULT, host.raw()),
           "cannot write dataset " + where);
 }
 

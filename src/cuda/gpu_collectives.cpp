@@ -1,0 +1,242 @@
+// Collectives between GPU replicas of one process.
+// - NcclAllReduce: one NCCL communicator clique per strategy (ncclCommInitAll), each replica's
+//   thread drives its own rank. Gradient buckets are reduced on a separate communication stream
+//   per replica, ordered after the bucket's backward by an event, so backward continues on the
+//   compute stream while NCCL reduces; wait_all_reduces makes the compute stream wait for them.
+// - ReductionToOneDevice: gpu:0 gathers every replica's tensors (peer copies), sums them with its
+//   backend and copies the sum back to every replica.
+// - HierarchicalCopyAllReduce: as above, but pairs (0,1), (2,3), ... are summed first on the
+//   even member of each pair (links within a pair are the short ones on machines without an
+//   all-to-all NVLink), then the pair sums on gpu:0, then the result is broadcast.
+// The copy-based reductions are issued by replica 0's thread while the others wait at a barrier;
+// all of them are asynchronous on the GPU (events order the streams), none synchronises the host.
+#include <fmt/format.h>
+
+#include <mutex>
+
+#include "backend/gpu_support.hpp"
+#include "cuda/cuda_backend.hpp"
+#include "cuda/cuda_check.hpp"
+#include "cuda/device_runtime.hpp"
+#include "distribute/abortable_barrier.hpp"
+
+namespace kerascpp::cuda {
+namespace {
+
+using distribute::CrossDeviceOpsKind;
+
+void check_tensors(const std::vector<Tensor>& tensors, const CudaBackend& backend, const char* op) {
+  for (const Tensor& t : tensors) {
+    if (!t.defined() || t.dtype() != DType::float32 || t.device() != backend.device())
+      throw Error(fmt::format("{}: every tensor must be a float32 tensor on {} (got {} on {})", op,
+                              backend.device().str(), t.defined() ? dtype_name(t.dtype()) : "undefined",
+                              t.defined() ? t.device().str() : "-"));
+  }
+}
+
+class GpuCollectives final : public detail::DeviceCollectives {
+ public:
+  GpuCollectives(std::vector<CudaBackend*> replicas, CrossDeviceOpsKind ops)
+      : replicas_(std::move(replicas)), ops_(ops), barrier_(static_cast<int>(replicas_.size())) {
+    std::size_t n = replicas_.size();
+    published_.assign(n, nullptr);
+    pending_.assign(n, false);
+    ready_.resize(n);
+    reduced_.resize(n);
+    comm_streams_.resize(n);
+    for (std::size_t r = 0; r < n; ++r) {
+      DeviceGuard guard(replicas_[r]->device_index());
+      KCPP_CUDA_CHECK(cudaEventCreateWithFlags(&ready_[r], cudaEventDisableTiming));
+      KCPP_CUDA_CHECK(cudaEventCreateWithFlags(&reduced_[r], cudaEventDisableTiming));
+      KCPP_CUDA_CHECK(cudaStreamCreate(&comm_streams_[r]));
+      enable_peer_access(r);
+    }
+    {
+      DeviceGuard guard(replicas_[0]->device_index());
+      KCPP_CUDA_CHECK(cudaEventCreateWithFlags(&broadcast_done_, cudaEventDisableTiming));
+    }
+    if (ops_ == CrossDeviceOpsKind::nccl) init_communicators();
+  }
+
+  ~GpuCollectives() override {
+    for (std::size_t r = 0; r < replicas_.size(); ++r) {
+      DeviceGuard guard(replicas_[r]->device_index());
+      cudaStreamSynchronize(comm_streams_[r]);
+      cudaStreamDestroy(comm_streams_[r]);
+      cudaEventDestroy(ready_[r]);
+      cudaEventDestroy(reduced_[r]);
+    }
+    cudaEventDestroy(broadcast_done_);
+    destroy_communicators(false);
+  }
+
+  int num_replicas() const override { return static_cast<int>(replicas_.size()); }
+
+  void all_reduce_sum(int replica, const std::vector<Tensor>& tensors) override {
+    CudaBackend& b = *replicas_[static_cast<std::size_t>(replica)];
+    check_tensors(tensors, b, "all_reduce_sum");
+    if (ops_ == CrossDeviceOpsKind::nccl) nccl_sum(replica, tensors, b.stream());  // in order on the compute stream
+    else copy_tree_sum(replica, tensors);
+  }
+
+  void begin_all_reduce_sum(int replica, int bucket, const std::vector<Tensor>& tensors) override {
+    if (ops_ != CrossDeviceOpsKind::nccl) return all_reduce_sum(replica, tensors);
+    auto r = static_cast<std::size_t>(replica);
+    CudaBackend& b = *replicas_[r];
+    check_tensors(tensors, b, "all_reduce_sum");
+    // The bucket's gradients are final once the compute stream reaches this point.
+    KCPP_CUDA_CHECK(cudaEventRecord(ready_[r], b.stream()));
+    KCPP_CUDA_CHECK(cudaStreamWaitEvent(comm_streams_[r], ready_[r], 0));
+    nccl_sum(replica, tensors, comm_streams_[r]);
+    pending_[r] = true;
+  }
+
+  void wait_all_reduces(int replica) override {
+    auto r = static_cast<std::size_t>(replica);
+    if (!pending_[r]) return;
+    KCPP_CUDA_CHECK(cudaEventRecord(reduced_[r], comm_streams_[r]));
+    KCPP_CUDA_CHECK(cudaStreamWaitEvent(replicas_[r]->stream(), reduced_[r], 0));
+    pending_[r] = false;
+  }
+
+  void abort() override {
+    barrier_.abort();
+    // A rank that will never call its collective would leave the others' NCCL kernels waiting
+    // forever; aborting the communicators makes them return with an error instead.
+    destroy_communicators(true);
+  }
+
+  void reset() override {
+    barrier_.reset();
+    std::fill(pending_.begin(), pending_.end(), false);
+    if (ops_ == CrossDeviceOpsKind::nccl && comms_.empty()) init_communicators();
+  }
+
+ private:
+  void enable_peer_access(std::size_t r) {
+    for (std::size_t q = 0; q < replicas_.size(); ++q) {
+      if (q == r) continue;
+      int can = 0;
+      cudaDeviceCanAccessPeer(&can, replicas_[r]->device_index(), replicas_[q]->device_index());
+      if (can) {
+        cudaError_t e = cudaDeviceEnablePeerAccess(replicas_[q]->device_index(), 0);
+        if (e != cudaSuccess && e != cudaErrorPeerAccessAlreadyEnabled) KCPP_CUDA_CHECK(e);
+        cudaGetLastError();  // "already enabled" is not an error for us
+      }
+    }
+  }
+
+  void init_communicators() {
+    std::vector<int> devices;
+    for (auto* b : replicas_) devices.push_back(b->device_index());
+    std::lock_guard lock(comms_mu_);
+    comms_.assign(replicas_.size(), nullptr);
+    KCPP_NCCL_CHECK(ncclCommInitAll(comms_.data(), static_cast<int>(comms_.size()), devices.data()));
+  }
+
+  void destroy_communicators(bool abort) {
+    std::lock_guard lock(comms_mu_);
+    for (ncclComm_t c : comms_)
+      if (c) abort ? ncclCommAbort(c) : ncclCommDestroy(c);
+    comms_.clear();
+  }
+
+  void nccl_sum(int replica, const std::vector<Tensor>& tensors, cudaStream_t stream) {
+    ncclComm_t comm;
+    {
+      std::lock_guard lock(comms_mu_);
+      if (comms_.empty()) throw detail::ReplicaAborted();
+      comm = comms_[static_cast<std::size_t>(replica)];
+    }
+    // One group per call: NCCL fuses the bucket's tensors into as few kernels as it can.
+    KCPP_NCCL_CHECK(ncclGroupStart());
+    for (const Tensor& t : tensors) {
+      auto* p = const_cast<float*>(t.data<float>());
+      ncclResult_t res = ncclAllReduce(p, p, static_cast<std::size_t>(t.numel()), ncclFloat, ncclSum, comm, stream);
+      if (res != ncclSuccess) {
+        ncclGroupEnd();
+        KCPP_NCCL_CHECK(res);
+      }
+    }
+    KCPP_NCCL_CHECK(ncclGroupEnd());
+  }
+
+  // dst's tensors += src's tensors, on dst's stream, after both are ready.
+  void add_into(std::size_t dst, std::size_t src) {
+    CudaBackend& d = *replicas_[dst];
+    DeviceGuard guard(d.device_index());
+    KCPP_CUDA_CHECK(cudaStreamWaitEvent(d.stream(), ready_[src], 0));
+    const auto& to = *published_[dst];
+    const auto& from = *published_[src];
+    for (std::size_t t = 0; t < to.size(); ++t) {
+      Tensor incoming(to[t].shape(), DType::float32, d.device());  // from the caching allocator
+      KCPP_CUDA_CHECK(cudaMemcpyPeerAsync(incoming.raw(), d.device_index(), from[t].raw(),
+                                          replicas_[src]->device_index(), to[t].nbytes(), d.stream()));
+      Tensor target = to[t];
+      d.add_inplace(target, incoming);
+    }
+    KCPP_CUDA_CHECK(cudaEventRecord(ready_[dst], d.stream()));
+  }
+
+  void copy_tree_sum(int replica, const std::vector<Tensor>& tensors) {
+    auto r = static_cast<std::size_t>(replica);
+    std::size_t n = replicas_.size();
+    published_[r] = &tensors;
+    KCPP_CUDA_CHECK(cudaEventRecord(ready_[r], replicas_[r]->stream()));
+    barrier_.arrive_and_wait();
+    if (r == 0) {
+      for (std::size_t q = 1; q < n; ++q)
+        if (published_[q]->size() != tensors.size())
+          throw Error(fmt::format("all-reduce: replica 0 and replica {} passed different tensor lists ({} vs {}); "
+                                  "every replica must reduce the same variables in the same order",
+                                  q, tensors.size(), published_[q]->size()));
+      if (ops_ == CrossDeviceOpsKind::hierarchical_copy) {
+        for (std::size_t q = 0; q + 1 < n; q += 2) add_into(q, q + 1);   // within pairs
+        for (std::size_t q = 2; q < n; q += 2) add_into(0, q);          // pair sums on gpu:0
+      } else {
+        for (std::size_t q = 1; q < n; ++q) add_into(0, q);
+      }
+      CudaBackend& root = *replicas_[0];
+      DeviceGuard guard(root.device_index());
+      for (std::size_t q = 1; q < n; ++q)
+        for (std::size_t t = 0; t < tensors.size(); ++t)
+          KCPP_CUDA_CHECK(cudaMemcpyPeerAsync(const_cast<void*>((*published_[q])[t].raw()), replicas_[q]->device_index(),
+                                              tensors[t].raw(), root.device_index(), tensors[t].nbytes(),
+                                              root.stream()));
+      KCPP_CUDA_CHECK(cudaEventRecord(broadcast_done_, root.stream()));
+    }
+    barrier_.arrive_and_wait();
+    if (r != 0) KCPP_CUDA_CHECK(cudaStreamWaitEvent(replicas_[r]->stream(), broadcast_done_, 0));
+    // Nobody may publish the next call's tensors before every replica has queued its wait.
+    barrier_.arrive_and_wait();
+  }
+
+  std::vector<CudaBackend*> replicas_;
+  CrossDeviceOpsKind ops_;
+  detail::AbortableBarrier barrier_;
+  std::vector<const std::vector<Tensor>*> published_;
+  std::vector<bool> pending_;  // a bucket was handed to NCCL since the last wait (per replica)
+  std::vector<cudaEvent_t> ready_, reduced_;
+  cudaEvent_t broadcast_done_ = nullptr;
+  std::vector<cudaStream_t> comm_streams_;
+  std::mutex comms_mu_;
+  std::vector<ncclComm_t> comms_;
+};
+
+}  // namespace
+}  // namespace kerascpp::cuda
+
+namespace kerascpp::detail {
+
+std::unique_ptr<DeviceCollectives> make_gpu_collectives(const std::vector<Backend*>& replicas,
+                                                        distribute::CrossDeviceOpsKind ops) {
+  std::vector<cuda::CudaBackend*> gpus;
+  for (Backend* b : replicas) {
+    auto* g = dynamic_cast<cuda::CudaBackend*>(b);
+    if (!g) throw Error("GPU collectives need every replica on a GPU; got " + b->device().str());
+    gpus.push_back(g);
+  }
+  return std::make_unique<cuda::GpuCollectives>(std::move(gpus), ops);
+}
+
+}  // namespace kerascpp::detail

@@ -1,0 +1,140 @@
+// Hand-written CUDA kernels of the CUDA backend and their host launchers. Launchers only queue
+// work on the given stream (no synchronisation, no error checks: the caller checks
+// cudaGetLastError() after them) and take raw device pointers, so this header needs nothing but
+// the CUDA runtime; argument checking lives in kernel_ops_*.cpp.
+//
+// Reductions are deterministic: their block/grid shapes depend only on the problem size, partial
+// sums are combined in a fixed order in double, and the only atomics are on integers (exact).
+#pragma once
+#include <cuda_runtime.h>
+
+#include <cstddef>
+#include <cstdint>
+
+namespace kerascpp::cuda::kern {
+
+// ---------------------------------------------------------------------------------- status
+// Results that come back to the host: one small block in device memory with a pinned mirror.
+struct Status {
+  unsigned long long count;    // integer tallies (accuracy hits), added with integer atomics
+  unsigned long long bad_row;  // smallest label index out of range, kNoBadRow when none
+  double value;                // result of reduce_to_double
+  double reserved;
+};
+constexpr unsigned long long kNoBadRow = ~0ull;
+
+// count = 0, bad_row = kNoBadRow, value = 0.
+void reset_status(Status* status, cudaStream_t stream);
+
+// Integer label element types (the labels' dtype).
+enum LabelType : int { kLabelInt32 = 0, kLabelInt64 = 1, kLabelUint8 = 2 };
+
+// ------------------------------------------------------------------------------ elementwise
+constexpr int kMaxAddInputs = 8;
+// y = xs[0] + ... + xs[count-1]; xs is a host array of `count` (1..kMaxAddInputs) device
+// pointers. y may alias any input.
+void add_n(const float* const* xs, int count, float* y, std::int64_t n, cudaStream_t stream);
+void scale(float* x, float factor, std::int64_t n, cudaStream_t stream);
+void multiply(const float* a, const float* b, float* y, std::int64_t n, cudaStream_t stream);
+// Inverted dropout with the CPU backend's counter-based SplitMix64 draws: element i keeps its
+// value (times keep_scale) when mix64(base + i·golden) >> 40 >= threshold.
+void dropout(const float* x, float* y, float* mask, std::int64_t n, std::uint64_t base, std::uint64_t threshold,
+             float keep_scale, cudaStream_t stream);
+
+// --------------------------------------------------------------------------- concat / split
+// The whole tensor viewed as [outer, whole_row]; part k as [outer, rows[k]] at column offset
+// offsets[k] of each whole row. to_whole: concat (parts -> whole), otherwise split.
+constexpr int kMaxConcatParts = 8;
+struct ConcatParts {
+  float* data[kMaxConcatParts];
+  std::int64_t row[kMaxConcatParts];
+  std::int64_t offset[kMaxConcatParts];
+  int count;
+};
+void concat_rows(const ConcatParts& parts, float* whole, std::int64_t outer, std::int64_t whole_row, bool to_whole,
+                 cudaStream_t stream);
+
+// ------------------------------------------------------------------------------- reductions
+// Per-column sums over a [rows, cols] matrix, accumulated in double.
+enum ColumnSumKind : int {
+  kColumnSum = 0,         // out0 = Σ a                          (out1 unused)
+  kColumnSumSquares = 1,  // out0 = Σ a,   out1 = Σ a²
+  kColumnSumDyXmu = 2,    // out0 = Σ a,   out1 = Σ a·(b − mean)  (a = dy, b = x)
+};
+// Doubles of scratch column_sums needs.
+std::size_t column_sums_scratch(std::int64_t rows, std::int64_t cols, int kind);
+// accumulate: out0 = float(out0 + Σ) instead of float(Σ) (kColumnSum only). rows may be 0.
+void column_sums(int kind, const float* a, const float* b, const float* mean, std::int64_t rows, std::int64_t cols,
+                 double* scratch, float* out0, float* out1, bool accumulate, cudaStream_t stream);
+
+// Σ over n elements into status->value, in double.
+enum ReduceKind : int {
+  kReduceSum = 0,      // Σ a
+  kReduceAbsDiff = 1,  // Σ |a − b|
+};
+std::size_t reduce_scratch(std::int64_t n);  // doubles
+void reduce_to_double(int kind, const float* a, const float* b, std::int64_t n, double* scratch, Status* status,
+                      cudaStream_t stream);
+
+// Batch-norm backward apply over [rows, cols]: per-channel coefficients (in double, like the
+// CPU backend) into coef[3·cols] floats, then dx = a·dy + b·(x − mean) + d.
+void batchnorm_backward_apply(const float* dy, const float* x, const float* gamma, const float* mean, const float* var,
+                              float eps, const float* sum_dy, const float* sum_dy_xmu, double count, std::int64_t rows,
+                              std::int64_t cols, float* coef, float* dx, cudaStream_t stream);
+
+// ----------------------------------------------------------------------------------- losses
+// Crossentropy over rows of `classes` values; rows of one example (per_example of them,
+// consecutive) are averaged into loss[example]. Exactly one of target (dense) and labels
+// (class ids of label_type, one per row) is set. grad (may be null) gets
+// d(row loss)/d(pred) · grad_scale. Rows whose label is outside [0, classes) lower
+// status->bad_row to their index. row_loss: `rows` doubles of scratch when per_example != 1.
+struct CrossentropyArgs {
+  const float* pred;
+  const float* target;
+  const void* labels;
+  int label_type;
+  bool from_logits;
+  std::int64_t rows, classes, examples, per_example;
+  float* loss;
+  float* grad;
+  float grad_scale;
+  double* row_loss;
+  Status* status;
+};
+void crossentropy(const CrossentropyArgs& args, cudaStream_t stream);
+
+// Elementwise losses over [examples, width]: loss[n] = mean over the example's values.
+enum ElementLossKind : int { kBinaryCrossentropyLogits = 0, kBinaryCrossentropyProbs = 1, kMeanSquaredError = 2 };
+struct ElementLossArgs {
+  int kind;
+  const float* pred;
+  const float* target;
+  std::int64_t examples, width;
+  float* loss;
+  float* grad;        // may be null
+  float grad_scale;   // already divided by width (and doubled for MSE)
+  double* partials;   // element_loss_scratch(examples, width) doubles (may be null when 0)
+};
+std::size_t element_loss_scratch(std::int64_t examples, std::int64_t width);  // doubles
+void element_loss(const ElementLossArgs& args, cudaStream_t stream);
+
+// ---------------------------------------------------------------------------------- metrics
+// status->count += rows whose argmax(pred) (first maximum, like numpy) equals the label
+// (labels != null) or argmax(target). Out-of-range labels lower status->bad_row.
+void class_accuracy_hits(const float* pred, const float* target, const void* labels, int label_type, std::int64_t rows,
+                         std::int64_t classes, Status* status, cudaStream_t stream);
+// status->count += elements where (pred > threshold ? 1 : 0) == target.
+void binary_accuracy_hits(const float* pred, const float* target, std::int64_t n, float threshold, Status* status,
+                          cudaStream_t stream);
+
+// ------------------------------------------------------------------------------- optimizers
+// Keras 3 update formulas, in the CPU backend's operation order without FMA contraction, so the
+// results equal the CPU backend's bit for bit.
+void sgd_update(float* w, const float* g, float* velocity, std::int64_t n, float lr, float momentum, bool nesterov,
+                cudaStream_t stream);
+void adam_update(float* w, const float* g, float* m, float* v, std::int64_t n, float lr_t, float beta_1, float beta_2,
+                 float eps, cudaStream_t stream);
+void rmsprop_update(float* w, const float* g, float* v, std::int64_t n, float lr, float rho, float eps,
+                    cudaStream_t stream);
+
+}  // namespace kerascpp::cuda::kern
