@@ -9,6 +9,7 @@
 
 #include "cuda/allocation_size_class.hpp"
 #include "cuda/cuda_check.hpp"
+#include "kerascpp/error.hpp"
 
 namespace kerascpp::cuda {
 
