@@ -3,7 +3,7 @@
 # with threads: replica workers, collectives, prefetch).
 set -euo pipefail
 cd "$(dirname "$0")/.."
-cmake -S . -B build-tsan -G Ninja -DCMAKE_BUILD_TYPE=RelWithDebInfo -DKERASCPP_TSAN=ON -DKERASCPP_BUILD_EXAMPLES=OFF
+cmake -S . -B build-tsan -G Ninja -DCMAKE_BUILD_TYPE=RelWithDebInfo -DKERASCPP_TSAN=ON -DKERASCPP_CUDA=OFF -DKERASCPP_BUILD_EXAMPLES=OFF
 cmake --build build-tsan -j2 --target kerascpp_tests
 # libgomp (used by oneDNN) is not built with TSan, so its synchronisation is invisible to TSan:
 # one OpenMP thread per backend keeps oneDNN's work on the replica threads we are checking.

@@ -35,6 +35,18 @@ const DeviceMemoryOps* gpu_memory_ops();
 // A cuBLAS/cuDNN backend on GPU `device`; throws kerascpp::Error when that is impossible.
 std::unique_ptr<Backend> make_gpu_backend(int device);
 
+// An asynchronous host->GPU copy: the host tensor is copied into pinned memory and from there
+// by the device's copy stream, so the transfer of the next batch overlaps the current step.
+struct PendingUpload {
+  Tensor tensor;               // on the GPU; valid for `backend`'s stream after wait_upload
+  std::shared_ptr<void> done;  // the copy's completion event and pinned buffer
+};
+// The copy starts after the work already queued on `backend`'s stream (so it never writes a
+// block that stream is still using) and runs beside what is queued after it.
+PendingUpload upload_async(const Tensor& host, Backend& backend);
+// Makes `backend`'s stream wait for the upload to land (the host does not wait).
+void wait_upload(const PendingUpload& upload, Backend& backend);
+
 // Collectives between GPU replicas (NcclAllReduce, HierarchicalCopyAllReduce, ReductionToOneDevice).
 class DeviceCollectives : public CrossReplica {
  public:

@@ -20,6 +20,12 @@ std::unique_ptr<DeviceCollectives> make_gpu_collectives(const std::vector<Backen
   throw Error("GPU collectives: " + gpu_availability().reason);
 }
 
+PendingUpload upload_async(const Tensor&, Backend& backend) {
+  throw Error(backend.device().str() + ": " + gpu_availability().reason);
+}
+
+void wait_upload(const PendingUpload&, Backend&) {}
+
 void bind_thread_to_gpu(int) {}
 
 }  // namespace kerascpp::detail

@@ -1,11 +1,13 @@
 // ModelImpl: the state behind a Model handle — the graph, the compile configuration and the
 // per-replica execution state bound to the strategy.
 #pragma once
+#include <deque>
 #include <memory>
 #include <optional>
 #include <string>
 #include <vector>
 
+#include "backend/gpu_support.hpp"
 #include "distribute/gradient_buckets.hpp"
 #include "engine/graph.hpp"
 #include "engine/metrics.hpp"
@@ -64,6 +66,27 @@ class ModelImpl {
   Tensor predict_step(const Tensor& x);
 
   Logs logs_from(const StepTotals& totals, const std::string& prefix = "") const;
+
+  // ---- batches on their way to GPU replicas (device_staging.cpp) ----
+  bool replicas_on_gpu() const;
+  // Starts copying each replica's rows of (x, y) to its GPU; the step that gets this batch uses them.
+  void stage_batch(const Tensor& x, const Tensor& y);
+  // Replica ctx's rows [begin, end) of `global` on its device: the staged upload when there is one.
+  Tensor replica_rows(ReplicaContext& ctx, const Tensor& global, std::int64_t begin, std::int64_t end) const;
+  // Forgets the uploads of `x`'s batch once its step has run.
+  void unstage(const Tensor& x);
+  struct StagedTensor {
+    const void* key = nullptr;  // the host tensor's data; staged batches are alive, so keys differ
+    Shape shape;
+    std::vector<detail::PendingUpload> per_replica;
+  };
+  struct StagedBatch {
+    StagedTensor x, y;
+  };
+  std::deque<StagedBatch> staged;  // the current and the next batch
+  // On GPU replicas: an iterator that stays one batch ahead of `it` and stages that batch;
+  // elsewhere `it` itself.
+  std::unique_ptr<Dataset::Iterator> with_device_lookahead(std::unique_ptr<Dataset::Iterator> it);
 
   // Where fit() is, for callbacks that checkpoint mid-epoch (BackupAndRestore).
   struct Position {

@@ -86,7 +86,7 @@ StepTotals ModelImpl::train_step(const Tensor& x, const Tensor& y) {
     auto [begin, end] = ranges[static_cast<std::size_t>(r)];
     StepTotals& mine = partial[static_cast<std::size_t>(r)];
     mine.reset(metrics.size());
-    Tensor xs = x.slice(begin, end), ys = y.slice(begin, end);
+    Tensor xs = replica_rows(ctx, x, begin, end), ys = replica_rows(ctx, y, begin, end);
     Tensor pred = replica_forward(ctx, xs, true);
     Tensor grad(pred.shape());
     if (end > begin) {
@@ -95,6 +95,7 @@ StepTotals ModelImpl::train_step(const Tensor& x, const Tensor& y) {
     replica_backward(ctx, grad);
     replica_apply(ctx);
   });
+  unstage(x);
   optimizer->finish_step();
   StepTotals total;
   total.reset(metrics.size());
@@ -115,10 +116,11 @@ StepTotals ModelImpl::test_step(const Tensor& x, const Tensor& y) {
     StepTotals& mine = partial[static_cast<std::size_t>(r)];
     mine.reset(metrics.size());
     if (end == begin) return;
-    Tensor xs = x.slice(begin, end), ys = y.slice(begin, end);
-    Tensor pred = g.forward(ctx, {xs.to(ctx.backend->device())}, states[static_cast<std::size_t>(r)]).at(0);
+    Tensor xs = replica_rows(ctx, x, begin, end), ys = replica_rows(ctx, y, begin, end);
+    Tensor pred = g.forward(ctx, {xs}, states[static_cast<std::size_t>(r)]).at(0);
     mine = shard_totals(*ctx.backend, pred, ys, nullptr, 0.f);  // evaluation needs the loss only
   });
+  unstage(x);
   StepTotals total;
   total.reset(metrics.size());
   for (auto& p : partial) total.add(p);
@@ -137,10 +139,11 @@ Tensor ModelImpl::predict_step(const Tensor& x) {
     auto [begin, end] = ranges[static_cast<std::size_t>(r)];
     ctx.training = false;
     if (end == begin) return;
-    Tensor pred = g.forward(ctx, {x.slice(begin, end).to(ctx.backend->device())}, states[static_cast<std::size_t>(r)]).at(0);
+    Tensor pred = g.forward(ctx, {replica_rows(ctx, x, begin, end)}, states[static_cast<std::size_t>(r)]).at(0);
     Tensor dst = out.slice(begin, end);
     dst.copy_from(pred);  // each replica fills its own rows: outputs stay in dataset order
   });
+  unstage(x);
   return out;
 }
 

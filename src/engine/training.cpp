@@ -75,7 +75,8 @@ callbacks::History Model::fit(const Dataset& data, FitOptions options) {
     epoch_totals.reset(m.metrics.size());
     m.position.epoch = epoch;
     // With steps_per_epoch a dataset iterator carries over epochs (like Keras); otherwise one pass per epoch.
-    if (!it || options.steps_per_epoch <= 0) it = data.make_iterator(static_cast<std::uint64_t>(epoch));
+    if (!it || options.steps_per_epoch <= 0)
+      it = m.with_device_lookahead(data.make_iterator(static_cast<std::uint64_t>(epoch)));
     std::int64_t step = 0;
     Example batch;
     if (resume && resume->epoch == epoch) {
@@ -89,7 +90,7 @@ callbacks::History Model::fit(const Dataset& data, FitOptions options) {
       if (!it->next(batch)) {
         // With steps_per_epoch, a finite dataset that ran out starts its next pass.
         if (options.steps_per_epoch > 0 && step == 0) {
-          it = data.make_iterator(static_cast<std::uint64_t>(epoch));
+          it = m.with_device_lookahead(data.make_iterator(static_cast<std::uint64_t>(epoch)));
           if (!it->next(batch)) break;
         } else {
           break;
@@ -141,7 +142,7 @@ Logs Model::evaluate(const Dataset& data, EvaluateOptions options) {
   for (auto* c : cbs) c->on_test_begin(empty);
   StepTotals totals;
   totals.reset(m.metrics.size());
-  auto it = data.make_iterator(0);
+  auto it = m.with_device_lookahead(data.make_iterator(0));
   Example batch;
   std::int64_t step = 0;
   while ((options.steps <= 0 || step < options.steps) && it->next(batch)) {
@@ -172,7 +173,7 @@ Tensor Model::predict(const Dataset& data, PredictOptions options) {
   for (auto* c : cbs) c->on_predict_begin(empty);
   std::vector<Tensor> parts;
   std::int64_t rows = 0;
-  auto it = data.make_iterator(0);
+  auto it = m.with_device_lookahead(data.make_iterator(0));
   Example batch;
   std::int64_t step = 0;
   while ((options.steps <= 0 || step < options.steps) && it->next(batch)) {
