@@ -12,7 +12,9 @@ struct AddInputs {
 __global__ void add_n_kernel(AddInputs in, int count, float* y, std::int64_t n) {
   for (std::int64_t i = global_thread(); i < n; i += grid_threads()) {
     float s = in.x[0][i];
-    for (int k = 1; k < count; ++k) s += in.x[k][i];
+#pragma unroll
+    for (int k = 1; k < kMaxAddInputs; ++k)  // static indices keep the pointers in registers
+      if (k < count) s += in.x[k][i];
     y[i] = s;
   }
 }

@@ -20,7 +20,8 @@ __global__ void reset_status_kernel(Status* status) {
 // ---------------------------------------------------------------------------- column sums
 // Pass 1: blocks of (tx columns) x (ty row lanes), tx·ty = kThreads; block (tile, chunk) sums
 // rows [chunk·chunk_rows, +chunk_rows) of its columns into partials[chunk][width][cols].
-// Pass 2: one block per column adds the chunk partials in a fixed tree order.
+// Pass 2: the chunk partials of each column added in a fixed order (serially by one thread for
+// a few chunks, else by one block per column in a tree).
 
 constexpr std::int64_t kMaxColumnChunks = 512;
 constexpr std::int64_t kMaxPartialsPerOutput = std::int64_t{1} << 20;  // doubles: 8 MiB
@@ -113,6 +114,22 @@ __global__ void column_finish_kernel(int width, const double* partials, std::int
   }
 }
 
+// Few chunks (the usual bias gradient of a batch): one thread per column, chunks in order.
+constexpr std::int64_t kSerialFinishChunks = 32;
+
+__global__ void column_finish_serial_kernel(int width, const double* partials, std::int64_t chunks, std::int64_t cols,
+                                            float* out0, float* out1, bool accumulate) {
+  const std::int64_t c = global_thread();
+  if (c >= cols) return;
+  double s0 = 0.0, s1 = 0.0;
+  for (std::int64_t k = 0; k < chunks; ++k) {
+    s0 += partials[(k * width) * cols + c];
+    if (width == 2) s1 += partials[(k * width + 1) * cols + c];
+  }
+  out0[c] = accumulate ? static_cast<float>(out0[c] + s0) : static_cast<float>(s0);
+  if (width == 2) out1[c] = static_cast<float>(s1);
+}
+
 // ------------------------------------------------------------------------------ total sum
 
 std::int64_t reduce_blocks(std::int64_t n) {
@@ -188,8 +205,12 @@ void column_sums(int kind, const float* a, const float* b, const float* mean, st
   dim3 block(static_cast<unsigned>(l.tx), static_cast<unsigned>(l.ty));
   dim3 grid(static_cast<unsigned>(l.tiles), static_cast<unsigned>(l.chunks));
   column_partials_kernel<<<grid, block, 0, stream>>>(kind, a, b, mean, rows, cols, l.chunk_rows, scratch);
-  column_finish_kernel<<<static_cast<unsigned>(cols), kThreads, 0, stream>>>(column_width(kind), scratch, l.chunks,
-                                                                             cols, out0, out1, accumulate);
+  if (l.chunks <= kSerialFinishChunks)
+    column_finish_serial_kernel<<<static_cast<unsigned>((cols + kThreads - 1) / kThreads), kThreads, 0, stream>>>(
+        column_width(kind), scratch, l.chunks, cols, out0, out1, accumulate);
+  else
+    column_finish_kernel<<<static_cast<unsigned>(cols), kThreads, 0, stream>>>(column_width(kind), scratch, l.chunks,
+                                                                               cols, out0, out1, accumulate);
 }
 
 std::size_t reduce_scratch(std::int64_t n) { return static_cast<std::size_t>(n > 0 ? reduce_blocks(n) : 1); }

@@ -1,0 +1,199 @@
+// CudaBackend's losses and metric helpers. Losses stay on the stream except the sparse one,
+// which waits once to learn whether a label was out of range; metric helpers wait once for
+// their double result.
+#include "cuda/kernel_ops_common.hpp"
+
+namespace kerascpp::cuda {
+
+using ops::RowLayout;
+
+namespace {
+
+// Prepares loss [N] and, when defined, grad (pred's shape). Returns the grad pointer or null.
+float* prepare_loss_outputs(const Tensor& pred, Tensor& loss, Tensor& grad, std::int64_t examples, Device device,
+                            const char* op) {
+  prepare_output_on(loss, {examples}, device, op, "loss");
+  if (!grad.defined()) return nullptr;
+  prepare_output_on(grad, pred.shape(), device, op, "grad");
+  return grad.data<float>();
+}
+
+void require_class_target(const Tensor& target, const Tensor& pred, Device device, const char* op) {
+  require_float_on(target, device, op, "target");
+  if (target.shape() != pred.shape())
+    throw Error(
+        fmt::format("{}: target has shape {} but pred has shape {}; one-hot targets must match pred (for "
+                    "integer labels use sparse_categorical_crossentropy)",
+                    op, shape_str(target.shape()), shape_str(pred.shape())));
+}
+
+}  // namespace
+
+// ------------------------------------------------------------------------------------ losses
+
+void CudaBackend::sparse_categorical_crossentropy(const Tensor& pred, const Tensor& labels, bool from_logits,
+                                                  Tensor& loss, Tensor& grad, float grad_scale) {
+  DeviceGuard guard(device_);
+  const char* op = "sparse_categorical_crossentropy";
+  const RowLayout l = ops::class_rows(pred, device(), op);
+  const int label_type = ops::require_labels(labels, pred, l.rows, device(), op);
+  float* pg = prepare_loss_outputs(pred, loss, grad, l.examples, device(), op);
+  kern::CrossentropyArgs a{};
+  a.pred = pred.data<float>();
+  a.labels = labels.raw();
+  a.label_type = label_type;
+  a.from_logits = from_logits;
+  a.rows = l.rows;
+  a.classes = l.width;
+  a.examples = l.examples;
+  a.per_example = l.per_example;
+  a.loss = loss.data<float>();
+  a.grad = pg;
+  a.grad_scale = l.per_example ? grad_scale / static_cast<float>(l.per_example) : 0.f;
+  a.row_loss = l.per_example != 1 ? kernels_->scratch_doubles(static_cast<std::size_t>(l.rows)) : nullptr;
+  a.status = kernels_->status();
+  kernels_->reset_status();
+  kern::crossentropy(a, stream_);
+  KCPP_CUDA_CHECK(cudaGetLastError());
+  const kern::Status& st = kernels_->fetch_status();
+  if (st.bad_row != kern::kNoBadRow) ops::throw_bad_label(labels, st.bad_row, l.width, pred, stream_, op);
+}
+
+void CudaBackend::categorical_crossentropy(const Tensor& pred, const Tensor& target, bool from_logits, Tensor& loss,
+                                           Tensor& grad, float grad_scale) {
+  DeviceGuard guard(device_);
+  const char* op = "categorical_crossentropy";
+  const RowLayout l = ops::class_rows(pred, device(), op);
+  require_class_target(target, pred, device(), op);
+  float* pg = prepare_loss_outputs(pred, loss, grad, l.examples, device(), op);
+  kern::CrossentropyArgs a{};
+  a.pred = pred.data<float>();
+  a.target = target.data<float>();
+  a.from_logits = from_logits;
+  a.rows = l.rows;
+  a.classes = l.width;
+  a.examples = l.examples;
+  a.per_example = l.per_example;
+  a.loss = loss.data<float>();
+  a.grad = pg;
+  a.grad_scale = l.per_example ? grad_scale / static_cast<float>(l.per_example) : 0.f;
+  a.row_loss = l.per_example != 1 ? kernels_->scratch_doubles(static_cast<std::size_t>(l.rows)) : nullptr;
+  a.status = kernels_->status();
+  kern::crossentropy(a, stream_);
+  KCPP_CUDA_CHECK(cudaGetLastError());
+}
+
+void CudaBackend::binary_crossentropy(const Tensor& pred, const Tensor& target, bool from_logits, Tensor& loss,
+                                      Tensor& grad, float grad_scale) {
+  DeviceGuard guard(device_);
+  const char* op = "binary_crossentropy";
+  const RowLayout l = ops::element_rows(pred, device(), op);
+  ops::require_target(target, pred, device(), op);
+  float* pg = prepare_loss_outputs(pred, loss, grad, l.examples, device(), op);
+  kern::ElementLossArgs a{};
+  a.kind = from_logits ? kern::kBinaryCrossentropyLogits : kern::kBinaryCrossentropyProbs;
+  a.pred = pred.data<float>();
+  a.target = target.data<float>();
+  a.examples = l.examples;
+  a.width = l.width;
+  a.loss = loss.data<float>();
+  a.grad = pg;
+  a.grad_scale = l.width ? grad_scale / static_cast<float>(l.width) : 0.f;
+  const std::size_t partials = kern::element_loss_scratch(l.examples, l.width);
+  a.partials = partials ? kernels_->scratch_doubles(partials) : nullptr;
+  kern::element_loss(a, stream_);
+  KCPP_CUDA_CHECK(cudaGetLastError());
+}
+
+void CudaBackend::mean_squared_error(const Tensor& pred, const Tensor& target, Tensor& loss, Tensor& grad,
+                                     float grad_scale) {
+  DeviceGuard guard(device_);
+  const char* op = "mean_squared_error";
+  const RowLayout l = ops::element_rows(pred, device(), op);
+  ops::require_target(target, pred, device(), op);
+  float* pg = prepare_loss_outputs(pred, loss, grad, l.examples, device(), op);
+  kern::ElementLossArgs a{};
+  a.kind = kern::kMeanSquaredError;
+  a.pred = pred.data<float>();
+  a.target = target.data<float>();
+  a.examples = l.examples;
+  a.width = l.width;
+  a.loss = loss.data<float>();
+  a.grad = pg;
+  a.grad_scale = l.width ? 2.f * grad_scale / static_cast<float>(l.width) : 0.f;
+  const std::size_t partials = kern::element_loss_scratch(l.examples, l.width);
+  a.partials = partials ? kernels_->scratch_doubles(partials) : nullptr;
+  kern::element_loss(a, stream_);
+  KCPP_CUDA_CHECK(cudaGetLastError());
+}
+
+// ----------------------------------------------------------------------------------- metrics
+// Accuracies of class rows are per example (hits averaged over the rows of one example); the
+// sum over examples of hits_n / rows_per_example is the total hit count / rows_per_example.
+
+double CudaBackend::sparse_categorical_accuracy_sum(const Tensor& pred, const Tensor& labels) {
+  DeviceGuard guard(device_);
+  const char* op = "sparse_categorical_accuracy";
+  const RowLayout l = ops::class_rows(pred, device(), op);
+  const int label_type = ops::require_labels(labels, pred, l.rows, device(), op);
+  if (l.examples == 0) return 0.0;
+  kernels_->reset_status();
+  kern::class_accuracy_hits(pred.data<float>(), nullptr, labels.raw(), label_type, l.rows, l.width,
+                            kernels_->status(), stream_);
+  KCPP_CUDA_CHECK(cudaGetLastError());
+  const kern::Status& st = kernels_->fetch_status();
+  if (st.bad_row != kern::kNoBadRow) ops::throw_bad_label(labels, st.bad_row, l.width, pred, stream_, op);
+  return static_cast<double>(st.count) / static_cast<double>(l.per_example);
+}
+
+double CudaBackend::categorical_accuracy_sum(const Tensor& pred, const Tensor& target) {
+  DeviceGuard guard(device_);
+  const char* op = "categorical_accuracy";
+  const RowLayout l = ops::class_rows(pred, device(), op);
+  require_float_on(target, device(), op, "target");
+  ops::require_same_shape(target, "target", pred, "pred", op);
+  if (l.examples == 0) return 0.0;
+  kernels_->reset_status();
+  kern::class_accuracy_hits(pred.data<float>(), target.data<float>(), nullptr, 0, l.rows, l.width, kernels_->status(),
+                            stream_);
+  KCPP_CUDA_CHECK(cudaGetLastError());
+  const kern::Status& st = kernels_->fetch_status();
+  return static_cast<double>(st.count) / static_cast<double>(l.per_example);
+}
+
+double CudaBackend::binary_accuracy_sum(const Tensor& pred, const Tensor& target, float threshold) {
+  DeviceGuard guard(device_);
+  const char* op = "binary_accuracy";
+  require_float_on(pred, device(), op, "pred");
+  ops::require_target(target, pred, device(), op);
+  kernels_->reset_status();
+  kern::binary_accuracy_hits(pred.data<float>(), target.data<float>(), pred.numel(), threshold, kernels_->status(),
+                             stream_);
+  KCPP_CUDA_CHECK(cudaGetLastError());
+  return static_cast<double>(kernels_->fetch_status().count);
+}
+
+double CudaBackend::absolute_error_sum(const Tensor& pred, const Tensor& target) {
+  DeviceGuard guard(device_);
+  const char* op = "absolute_error";
+  require_float_on(pred, device(), op, "pred");
+  ops::require_target(target, pred, device(), op);
+  const std::int64_t n = pred.numel();
+  double* scratch = kernels_->scratch_doubles(kern::reduce_scratch(n));
+  kern::reduce_to_double(kern::kReduceAbsDiff, pred.data<float>(), target.data<float>(), n, scratch,
+                         kernels_->status(), stream_);
+  KCPP_CUDA_CHECK(cudaGetLastError());
+  return kernels_->fetch_status().value;
+}
+
+double CudaBackend::sum(const Tensor& x) {
+  DeviceGuard guard(device_);
+  require_float_on(x, device(), "sum", "x");
+  const std::int64_t n = x.numel();
+  double* scratch = kernels_->scratch_doubles(kern::reduce_scratch(n));
+  kern::reduce_to_double(kern::kReduceSum, x.data<float>(), nullptr, n, scratch, kernels_->status(), stream_);
+  KCPP_CUDA_CHECK(cudaGetLastError());
+  return kernels_->fetch_status().value;
+}
+
+}  // namespace kerascpp::cuda

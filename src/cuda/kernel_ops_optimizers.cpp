@@ -1,0 +1,57 @@
+// CudaBackend's optimizer updates: one fused elementwise kernel per step, in place on the
+// variable and its slots (kernels/optimizers.cu).
+#include "cuda/kernel_ops_common.hpp"
+
+namespace kerascpp::cuda {
+
+namespace {
+
+void require_slot(const Tensor& slot, const Tensor& w, Device device, const char* op, const char* arg) {
+  require_float_on(slot, device, op, arg);
+  if (slot.shape() != w.shape())
+    throw Error(
+        fmt::format("{}: {} has shape {} but the variable has shape {}; optimizer slots must match their "
+                    "variable",
+                    op, arg, shape_str(slot.shape()), shape_str(w.shape())));
+}
+
+}  // namespace
+
+void CudaBackend::sgd_update(Tensor& w, const Tensor& g, Tensor& velocity, float lr, float momentum, bool nesterov) {
+  DeviceGuard guard(device_);
+  const char* op = "sgd_update";
+  require_float_on(w, device(), op, "w");
+  require_slot(g, w, device(), op, "gradient");
+  float* pv = nullptr;
+  if (momentum != 0.f) {
+    require_slot(velocity, w, device(), op, "velocity");
+    pv = velocity.data<float>();
+  }
+  kern::sgd_update(w.data<float>(), g.data<float>(), pv, w.numel(), lr, momentum, nesterov, stream_);
+  KCPP_CUDA_CHECK(cudaGetLastError());
+}
+
+void CudaBackend::adam_update(Tensor& w, const Tensor& g, Tensor& m, Tensor& v, float lr_t, float beta_1,
+                              float beta_2, float eps) {
+  DeviceGuard guard(device_);
+  const char* op = "adam_update";
+  require_float_on(w, device(), op, "w");
+  require_slot(g, w, device(), op, "gradient");
+  require_slot(m, w, device(), op, "m");
+  require_slot(v, w, device(), op, "v");
+  kern::adam_update(w.data<float>(), g.data<float>(), m.data<float>(), v.data<float>(), w.numel(), lr_t, beta_1,
+                    beta_2, eps, stream_);
+  KCPP_CUDA_CHECK(cudaGetLastError());
+}
+
+void CudaBackend::rmsprop_update(Tensor& w, const Tensor& g, Tensor& v, float lr, float rho, float eps) {
+  DeviceGuard guard(device_);
+  const char* op = "rmsprop_update";
+  require_float_on(w, device(), op, "w");
+  require_slot(g, w, device(), op, "gradient");
+  require_slot(v, w, device(), op, "velocity");
+  kern::rmsprop_update(w.data<float>(), g.data<float>(), v.data<float>(), w.numel(), lr, rho, eps, stream_);
+  KCPP_CUDA_CHECK(cudaGetLastError());
+}
+
+}  // namespace kerascpp::cuda
