@@ -1,14 +1,184 @@
-// State of the cuBLAS/cuDNN half of CudaBackend (see cuda_backend.hpp).
+// State of the cuBLAS/cuDNN half of CudaBackend (see cuda_backend.hpp): the library handles
+// bound to the replica's stream, cuDNN descriptor caches, the convolution-algorithm cache, the
+// cuBLASLt matmul plans, one bounded workspace and a few growable scratch buffers, plus the
+// helpers that dnn_*.cpp share (activations, bias rows, transposes, explicit padding).
+//
+// Layout conventions used throughout dnn_*.cpp:
+//  * Our tensors are dense row-major; a row-major [R, C] matrix is, to cuBLAS (column-major),
+//    a C x R matrix with leading dimension C. Every cuBLAS call below is written in those terms.
+//  * "Flat" cuDNN views: a row-major [rows, cols] tensor is described as NCHW (rows, cols, 1, 1),
+//    which is the same bytes (offset = row * cols + col). Elementwise ops, bias rows and softmax
+//    use these views; cuDNN's NCHW paths are also its fastest for such tensors.
+//  * Images are NHWC; cuDNN's CUDNN_TENSOR_NHWC descriptors take the dims in (n, c, h, w) order
+//    and lay them out as n, h, w, c, i.e. exactly our tensors.
+//
+// Everything is queued on `stream`; nothing here waits for the GPU. One DnnState serves one
+// backend, used from one thread at a time.
 #pragma once
+#include <array>
+#include <cstddef>
+#include <cstdint>
+#include <map>
+#include <memory>
+#include <unordered_map>
+
+#include "cuda/conv_algo_key.hpp"
 #include "cuda/cuda_check.hpp"
+#include "kerascpp/backend.hpp"
 
 namespace kerascpp::cuda {
 
+// A device block that grows on demand (through the caching allocator) and never shrinks. Its
+// contents are undefined after it grows. Growing hands the old block back to the allocator:
+// work already queued on the stream that reads it runs before any later user of that block
+// (stream order, see device_runtime.hpp).
+class DeviceBuffer {
+ public:
+  DeviceBuffer() = default;
+  ~DeviceBuffer();
+  DeviceBuffer(const DeviceBuffer&) = delete;
+  DeviceBuffer& operator=(const DeviceBuffer&) = delete;
+
+  void* get(int device, std::size_t bytes);
+  float* floats(int device, std::int64_t count) {
+    return static_cast<float*>(get(device, static_cast<std::size_t>(count) * sizeof(float)));
+  }
+  std::size_t capacity() const { return bytes_; }
+
+ private:
+  int device_ = 0;
+  void* ptr_ = nullptr;
+  std::size_t bytes_ = 0;
+};
+
+// The algorithm chosen for one convolution problem and the workspace it needs.
+struct ConvAlgoChoice {
+  int algo = 0;  // cudnnConvolution{Fwd,BwdData,BwdFilter}Algo_t of the key's direction
+  std::size_t workspace_bytes = 0;
+};
+
+// A cached cuBLASLt plan for dense_forward (see dnn_dense.cpp). `lt` is false when cuBLASLt
+// offered no algorithm for the problem; dense_forward then uses cublasSgemm plus separate bias
+// and activation steps.
+struct DensePlan {
+  DensePlan() = default;
+  ~DensePlan();
+  DensePlan(const DensePlan&) = delete;
+  DensePlan& operator=(const DensePlan&) = delete;
+
+  bool lt = false;
+  cublasLtMatmulDesc_t desc = nullptr;
+  cublasLtMatrixLayout_t a = nullptr, b = nullptr, d = nullptr;
+  cublasLtMatmulAlgo_t algo{};
+  std::size_t workspace_bytes = 0;
+  bool epilogue_relu = false;  // the epilogue applied ReLU
+  bool epilogue_bias = false;  // the epilogue added the bias
+};
+
+// Per-output-position correction factors of asymmetrically padded average pooling (see
+// dnn_pool.cpp), on the device, with the pinned host copy they were uploaded from.
+struct AvgPoolFactors {
+  AvgPoolFactors() = default;
+  ~AvgPoolFactors();
+  AvgPoolFactors(const AvgPoolFactors&) = delete;
+  AvgPoolFactors& operator=(const AvgPoolFactors&) = delete;
+
+  DeviceBuffer device_factors;
+  void* pinned = nullptr;
+  std::size_t pinned_bytes = 0;
+};
+
 struct DnnState {
-  explicit DnnState(cudaStream_t stream);
+  explicit DnnState(cudaStream_t stream);  // on the current device (the backend's)
   ~DnnState();
   DnnState(const DnnState&) = delete;
   DnnState& operator=(const DnnState&) = delete;
+
+  cudaStream_t stream;
+  int device = 0;
+  cublasHandle_t blas = nullptr;    // bound to `stream`, CUBLAS_DEFAULT_MATH (no TF32)
+  cublasLtHandle_t lt = nullptr;    // stream passed per call
+  cudnnHandle_t dnn = nullptr;      // bound to `stream`
+  // Upper bound of the one workspace shared by cuDNN convolutions and cuBLASLt: 256 MiB unless
+  // the environment variable KERASCPP_GPU_WORKSPACE_MB says otherwise.
+  std::size_t workspace_limit = std::size_t{256} << 20;
+
+  // ---- buffers (each valid until the next call that asks the same buffer for more) ----
+  // The workspace: at least `bytes`, grown on demand up to workspace_limit (beyond it throws,
+  // naming `op` and `what`). Returns nullptr for 0 bytes.
+  void* workspace(std::size_t bytes, const char* op, const char* what);
+  float* kernel_buffer(std::int64_t count) { return kernel_.floats(device, count); }  // KRSC kernels
+  float* pad_buffer(std::int64_t count) { return pad_.floats(device, count); }        // padded inputs
+  float* pad_grad_buffer(std::int64_t count) { return pad_grad_.floats(device, count); }
+  float* scratch(std::int64_t count) { return scratch_.floats(device, count); }  // outputs that alias inputs
+  float* small(std::int64_t count) { return small_.floats(device, count); }      // per-channel vectors
+  const float* ones(std::int64_t count);   // a device vector of >= count ones
+  const float* zeros(std::int64_t count);  // a device vector of >= count zeros
+
+  // ---- cuDNN descriptor caches (descriptors live as long as the state) ----
+  cudnnTensorDescriptor_t tensor_nchw(std::int64_t n, std::int64_t c, std::int64_t h, std::int64_t w,
+                                      const char* op);
+  // An NHWC image tensor; dims in our (n, h, w, c) order.
+  cudnnTensorDescriptor_t tensor_nhwc(std::int64_t n, std::int64_t h, std::int64_t w, std::int64_t c,
+                                      const char* op);
+  // Row-major [rows, cols] as NCHW (rows, cols, 1, 1).
+  cudnnTensorDescriptor_t rows_view(std::int64_t rows, std::int64_t cols, const char* op) {
+    return tensor_nchw(rows, cols, 1, 1, op);
+  }
+  // A KRSC filter (K filters of R x S x C), i.e. cuDNN's NHWC filter layout.
+  cudnnFilterDescriptor_t filter_krsc(std::int64_t k, std::int64_t r, std::int64_t s, std::int64_t c,
+                                      const char* op);
+  // Cross-correlation (Keras' convolution), float32 compute, CUDNN_FMA_MATH (no TF32).
+  cudnnConvolutionDescriptor_t convolution(std::int64_t pad_h, std::int64_t pad_w, std::int64_t stride_h,
+                                           std::int64_t stride_w, const char* op);
+  cudnnPoolingDescriptor_t pooling(cudnnPoolingMode_t mode, std::int64_t window_h, std::int64_t window_w,
+                                   std::int64_t pad_h, std::int64_t pad_w, std::int64_t stride_h,
+                                   std::int64_t stride_w, const char* op);
+  cudnnActivationDescriptor_t activation_desc(Activation act);  // relu, sigmoid or tanh
+  cudnnOpTensorDescriptor_t op_tensor(cudnnOpTensorOp_t op);   // float compute
+
+  // ---- plan caches ----
+  std::unordered_map<ConvAlgoKey, ConvAlgoChoice, ConvAlgoKeyHash> conv_algos;
+  std::map<std::array<std::int64_t, 8>, std::unique_ptr<DensePlan>> dense_plans;
+  std::map<std::array<std::int64_t, 10>, std::unique_ptr<AvgPoolFactors>> avg_pool_factors;
+  std::map<std::int64_t, std::int64_t> bn_widths;  // rows M -> the W of batch norm's NHWC view (dnn_batchnorm.cpp)
+  bool bn_nchw_view = false;  // cuDNN refused batch norm on the NHWC view once: use the NCHW one
+
+  // ---- shared helpers (device pointers; all queued on the stream) ----
+  // y = act(x) over a row-major [rows, cols] tensor; softmax runs over each row. x == y is fine.
+  void activation_forward(Activation act, const float* x, float* y, std::int64_t rows, std::int64_t cols,
+                          const char* op);
+  // y[r, :] += b for every row r of a row-major [rows, cols] y.
+  void add_row_bias(const float* b, float* y, std::int64_t rows, std::int64_t cols, const char* op);
+  // out = aᵀ (+ beta · out): a is row-major [rows, cols], out row-major [cols, rows].
+  // beta is 0 (overwrite; out is not read) or 1 (accumulate).
+  void transpose(const float* a, float* out, std::int64_t rows, std::int64_t cols, float beta);
+  // Explicit padding of an NHWC tensor x[n, h, w, c] into xp[n, h+top+bottom, w+left+right, c]:
+  // the border gets `fill`, the interior a copy of x. crop_nhwc is the inverse (interior of xp
+  // copied out into x).
+  void pad_nhwc(const float* x, float* xp, std::int64_t n, std::int64_t h, std::int64_t w, std::int64_t c,
+                std::int64_t top, std::int64_t bottom, std::int64_t left, std::int64_t right, float fill,
+                const char* op);
+  void crop_nhwc(const float* xp, float* x, std::int64_t n, std::int64_t h, std::int64_t w, std::int64_t c,
+                 std::int64_t top, std::int64_t bottom, std::int64_t left, std::int64_t right);
+  void copy(const float* src, float* dst, std::int64_t count);  // device to device, skipped when src == dst
+  void zero(float* dst, std::int64_t count);
+  void fill(float* dst, std::int64_t count, float value, const char* op);
+
+ private:
+  DeviceBuffer workspace_, kernel_, pad_, pad_grad_, scratch_, small_, ones_, zeros_;
+  std::int64_t ones_count_ = 0, zeros_count_ = 0;
+  std::map<std::array<std::int64_t, 5>, cudnnTensorDescriptor_t> tensor_descs_;
+  std::map<std::array<std::int64_t, 4>, cudnnFilterDescriptor_t> filter_descs_;
+  std::map<std::array<std::int64_t, 4>, cudnnConvolutionDescriptor_t> conv_descs_;
+  std::map<std::array<std::int64_t, 7>, cudnnPoolingDescriptor_t> pool_descs_;
+  std::map<int, cudnnActivationDescriptor_t> activation_descs_;
+  std::map<int, cudnnOpTensorDescriptor_t> op_tensor_descs_;
 };
+
+// cuDNN (legacy API) takes int dimensions and indexes tensors with 32 bits: checks that `value`
+// fits, else throws naming the op.
+int cudnn_int(std::int64_t value, const char* op, const char* what);
+void check_cudnn_elements(std::int64_t count, const char* op, const char* what);
 
 }  // namespace kerascpp::cuda

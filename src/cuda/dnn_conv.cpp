@@ -1,0 +1,452 @@
+// 2-D convolution on cuDNN (legacy descriptor API): NHWC activations, our HWIO kernels.
+//
+// Filter layout. With NHWC tensors cuDNN wants the filter in its NHWC filter format, KRSC
+// (= OHWI: filters, kernel rows, kernel columns, input channels). Our kernels are HWIO
+// [kh, kw, cin, cout]; read as a row-major [kh*kw*cin, cout] matrix, its transpose
+// [cout, kh*kw*cin] is exactly KRSC. So each call transposes the kernel with one cublasSgeam
+// into a per-backend buffer (kernel_buffer), and backward-weights transposes cuDNN's KRSC dW
+// back into HWIO, the accumulation (beta = 1) riding on that same geam.
+//
+// Padding. cuDNN's convolution descriptor only has symmetric padding, but TF/Keras "same"
+// padding with stride 2 (and even kernels) pads one less row/column on top/left than on
+// bottom/right. A larger symmetric padding plus an output crop does not work in general: it
+// shifts every window by max(top, bottom) - top rows, which is not a multiple of the stride. So
+// when top != bottom or left != right the input is padded explicitly: a zero-filled buffer
+// [n, h+top+bottom, w+left+right, c] gets x copied into its interior (one cudaMemcpy3DAsync,
+// see DnnState::pad_nhwc), and cuDNN runs with zero padding on it. That is the same
+// convolution: the output size and every window are unchanged. Backward data computes the
+// gradient of the padded input and crops its interior into dx; backward weights reads the
+// padded input. Symmetric padding goes to cuDNN directly.
+//
+// Algorithms come from cudnnGet*Algorithm_v7 heuristics, the first one that succeeds, is not a
+// tensor-core (TF32) kernel and fits the workspace limit; the choice is cached per problem
+// (ConvAlgoKey). Should cuDNN then refuse to run it ("not supported"), the next candidate is
+// tried. Bias and activation follow the convolution as separate cuDNN calls.
+#include <fmt/format.h>
+
+#include <algorithm>
+#include <string>
+#include <vector>
+
+#include "cuda/checks.hpp"
+#include "cuda/conv_algo_key.hpp"
+#include "cuda/cuda_backend.hpp"
+#include "cuda/device_runtime.hpp"
+#include "cuda/dnn_state.hpp"
+
+namespace kerascpp::cuda {
+
+namespace {
+
+constexpr float kOne = 1.f, kZero = 0.f;
+
+bool has_shape(const Tensor& t, std::initializer_list<std::int64_t> shape) {
+  if (t.shape().size() != shape.size()) return false;
+  std::size_t i = 0;
+  for (auto d : shape)
+    if (t.shape()[i++] != d) return false;
+  return true;
+}
+
+struct ConvShape {
+  std::int64_t n, ih, iw, ic, oh, ow, oc;
+};
+
+void check_geometry(const Conv2DGeometry& g, const char* op) {
+  if (g.kernel_h < 1 || g.kernel_w < 1 || g.stride_h < 1 || g.stride_w < 1 || g.pad_top < 0 || g.pad_left < 0 ||
+      g.pad_bottom < 0 || g.pad_right < 0)
+    throw Error(fmt::format(
+        "{}: invalid geometry kernel {}x{}, strides {}x{}, padding t{} l{} b{} r{}; kernel and "
+        "strides must be >= 1 and padding >= 0",
+        op, g.kernel_h, g.kernel_w, g.stride_h, g.stride_w, g.pad_top, g.pad_left, g.pad_bottom, g.pad_right));
+}
+
+std::int64_t out_size(std::int64_t in, std::int64_t k, std::int64_t s, std::int64_t p0, std::int64_t p1) {
+  std::int64_t span = in + p0 + p1 - k;
+  return span < 0 ? 0 : span / s + 1;
+}
+
+void check_kernel(const Tensor& w, const Conv2DGeometry& g, const char* op) {
+  if (w.rank() != 4 || w.dim(0) != g.kernel_h || w.dim(1) != g.kernel_w)
+    throw Error(
+        fmt::format("{}: kernel has shape {} but the geometry says a {}x{} kernel; expected "
+                    "(kernel_h, kernel_w, in_channels, filters) = ({}, {}, C, F)",
+                    op, shape_str(w.shape()), g.kernel_h, g.kernel_w, g.kernel_h, g.kernel_w));
+}
+
+// Shapes from an NHWC input and the HWIO kernel (the CPU backend's checks and messages).
+ConvShape conv_shape(const Tensor& x, const Tensor& w, const Conv2DGeometry& g, const char* op, const char* x_name) {
+  check_geometry(g, op);
+  check_kernel(w, g, op);
+  if (x.rank() != 4)
+    throw Error(fmt::format("{}: {} has shape {} but must be NHWC (batch, height, width, channels)", op, x_name,
+                            shape_str(x.shape())));
+  if (x.dim(3) != w.dim(2))
+    throw Error(fmt::format("{}: {} {} has {} channels but the kernel {} expects {}", op, x_name, shape_str(x.shape()),
+                            x.dim(3), shape_str(w.shape()), w.dim(2)));
+  ConvShape s{x.dim(0), x.dim(1), x.dim(2), x.dim(3), 0, 0, w.dim(3)};
+  s.oh = out_size(s.ih, g.kernel_h, g.stride_h, g.pad_top, g.pad_bottom);
+  s.ow = out_size(s.iw, g.kernel_w, g.stride_w, g.pad_left, g.pad_right);
+  if (s.oh <= 0 || s.ow <= 0)
+    throw Error(fmt::format(
+        "{}: a {}x{} kernel does not fit the {} input {} with padding t{} b{} l{} r{}; use "
+        "\"same\" padding or a larger input",
+        op, g.kernel_h, g.kernel_w, x_name, shape_str(x.shape()), g.pad_top, g.pad_bottom, g.pad_left, g.pad_right));
+  return s;
+}
+
+void check_dy(const Tensor& dy, const ConvShape& s, const char* op) {
+  if (!has_shape(dy, {s.n, s.oh, s.ow, s.oc}))
+    throw Error(fmt::format("{}: dy has shape {} but the convolution output is {}", op, shape_str(dy.shape()),
+                            shape_str({s.n, s.oh, s.ow, s.oc})));
+}
+
+// The problem handed to cuDNN: the input as it sees it and its symmetric padding.
+struct ConvProblem {
+  bool explicit_pad = false;   // asymmetric padding: the input is padded into a buffer first
+  std::int64_t h = 0, w = 0;   // input height and width as cuDNN sees them
+  std::int64_t pad_h = 0, pad_w = 0;
+};
+
+ConvProblem conv_problem(const ConvShape& s, const Conv2DGeometry& g) {
+  if (g.pad_top == g.pad_bottom && g.pad_left == g.pad_right) return {false, s.ih, s.iw, g.pad_top, g.pad_left};
+  return {true, s.ih + g.pad_top + g.pad_bottom, s.iw + g.pad_left + g.pad_right, 0, 0};
+}
+
+struct ConvDescs {
+  cudnnTensorDescriptor_t x = nullptr, y = nullptr;
+  cudnnFilterDescriptor_t w = nullptr;
+  cudnnConvolutionDescriptor_t conv = nullptr;
+};
+
+// Descriptors of the problem (cached by DnnState). Also checks every size against cuDNN's int
+// limits and that cuDNN's idea of the output size is ours.
+ConvDescs conv_descs(DnnState& d, const ConvShape& s, const ConvProblem& p, const Conv2DGeometry& g,
+                     const char* op) {
+  ConvDescs cd;
+  cd.x = d.tensor_nhwc(s.n, p.h, p.w, s.ic, op);
+  cd.y = d.tensor_nhwc(s.n, s.oh, s.ow, s.oc, op);
+  cd.w = d.filter_krsc(s.oc, g.kernel_h, g.kernel_w, s.ic, op);
+  cd.conv = d.convolution(p.pad_h, p.pad_w, g.stride_h, g.stride_w, op);
+  return cd;
+}
+
+ConvAlgoKey algo_key(ConvDirection dir, const ConvShape& s, const ConvProblem& p, const Conv2DGeometry& g) {
+  ConvAlgoKey k;
+  k.direction = dir;
+  k.n = s.n;
+  k.h = p.h;
+  k.w = p.w;
+  k.c = s.ic;
+  k.k = s.oc;
+  k.kernel_h = g.kernel_h;
+  k.kernel_w = g.kernel_w;
+  k.stride_h = g.stride_h;
+  k.stride_w = g.stride_w;
+  k.pad_top = k.pad_bottom = p.pad_h;
+  k.pad_left = k.pad_right = p.pad_w;
+  return k;
+}
+
+bool tensor_core(cudnnMathType_t m) {
+  return m == CUDNN_TENSOR_OP_MATH || m == CUDNN_TENSOR_OP_MATH_ALLOW_CONVERSION;
+}
+
+// The first heuristic result that succeeds, runs without tensor cores and whose workspace
+// (queried again for the algorithm) fits the limit. `query` returns the workspace size of an
+// algorithm or false when cuDNN cannot say.
+template <class Perf, class Query>
+bool pick(const std::vector<Perf>& perf, int returned, std::size_t limit, const std::vector<int>& excluded,
+          Query&& query, ConvAlgoChoice& choice, std::string& rejected) {
+  for (int i = 0; i < returned; ++i) {
+    const Perf& r = perf[static_cast<std::size_t>(i)];
+    if (r.status != CUDNN_STATUS_SUCCESS) continue;
+    if (std::find(excluded.begin(), excluded.end(), static_cast<int>(r.algo)) != excluded.end()) {
+      rejected += fmt::format(" algo {} (failed to run);", static_cast<int>(r.algo));
+      continue;
+    }
+    if (tensor_core(r.mathType)) {
+      rejected += fmt::format(" algo {} (tensor cores);", static_cast<int>(r.algo));
+      continue;
+    }
+    std::size_t bytes = 0;
+    if (!query(r.algo, bytes)) continue;
+    if (bytes > limit) {
+      rejected += fmt::format(" algo {} ({:.1f} MiB workspace);", static_cast<int>(r.algo),
+                              static_cast<double>(bytes) / (1 << 20));
+      continue;
+    }
+    choice.algo = static_cast<int>(r.algo);
+    choice.workspace_bytes = bytes;
+    return true;
+  }
+  return false;
+}
+
+// The algorithm for `key`: cached, or chosen by the heuristics, skipping `excluded` algorithms
+// (ones that failed to run; a non-empty list replaces the cached choice).
+ConvAlgoChoice choose_algo(DnnState& d, const ConvAlgoKey& key, const ConvDescs& cd, const ConvShape& s,
+                           const char* op, const std::vector<int>& excluded) {
+  auto it = d.conv_algos.find(key);
+  if (it != d.conv_algos.end() && excluded.empty()) return it->second;
+
+  // Sanity check, once per problem: cuDNN's output size for these descriptors is ours.
+  int on = 0, oc = 0, oh = 0, ow = 0;
+  KCPP_CUDNN_CHECK(cudnnGetConvolution2dForwardOutputDim(cd.conv, cd.x, cd.w, &on, &oc, &oh, &ow));
+  if (on != s.n || oc != s.oc || oh != s.oh || ow != s.ow)
+    throw Error(fmt::format("{}: internal error: cuDNN computes a ({}, {}, {}, {}) output for {} but the geometry "
+                            "gives ({}, {}, {}, {})",
+                            op, on, oh, ow, oc, key.describe(), s.n, s.oh, s.ow, s.oc));
+
+  ConvAlgoChoice choice;
+  bool found = false;
+  std::string rejected;
+  switch (key.direction) {
+    case ConvDirection::forward: {
+      int max_count = 0;
+      KCPP_CUDNN_CHECK(cudnnGetConvolutionForwardAlgorithmMaxCount(d.dnn, &max_count));
+      std::vector<cudnnConvolutionFwdAlgoPerf_t> perf(static_cast<std::size_t>(std::max(max_count, 1)));
+      int returned = 0;
+      KCPP_CUDNN_CHECK(cudnnGetConvolutionForwardAlgorithm_v7(d.dnn, cd.x, cd.w, cd.conv, cd.y,
+                                                              static_cast<int>(perf.size()), &returned, perf.data()));
+      found = pick(
+          perf, returned, d.workspace_limit, excluded,
+          [&](cudnnConvolutionFwdAlgo_t a, std::size_t& bytes) {
+            return cudnnGetConvolutionForwardWorkspaceSize(d.dnn, cd.x, cd.w, cd.conv, cd.y, a, &bytes) ==
+                   CUDNN_STATUS_SUCCESS;
+          },
+          choice, rejected);
+      break;
+    }
+    case ConvDirection::backward_data: {
+      int max_count = 0;
+      KCPP_CUDNN_CHECK(cudnnGetConvolutionBackwardDataAlgorithmMaxCount(d.dnn, &max_count));
+      std::vector<cudnnConvolutionBwdDataAlgoPerf_t> perf(static_cast<std::size_t>(std::max(max_count, 1)));
+      int returned = 0;
+      KCPP_CUDNN_CHECK(cudnnGetConvolutionBackwardDataAlgorithm_v7(
+          d.dnn, cd.w, cd.y, cd.conv, cd.x, static_cast<int>(perf.size()), &returned, perf.data()));
+      found = pick(
+          perf, returned, d.workspace_limit, excluded,
+          [&](cudnnConvolutionBwdDataAlgo_t a, std::size_t& bytes) {
+            return cudnnGetConvolutionBackwardDataWorkspaceSize(d.dnn, cd.w, cd.y, cd.conv, cd.x, a, &bytes) ==
+                   CUDNN_STATUS_SUCCESS;
+          },
+          choice, rejected);
+      break;
+    }
+    case ConvDirection::backward_filter: {
+      int max_count = 0;
+      KCPP_CUDNN_CHECK(cudnnGetConvolutionBackwardFilterAlgorithmMaxCount(d.dnn, &max_count));
+      std::vector<cudnnConvolutionBwdFilterAlgoPerf_t> perf(static_cast<std::size_t>(std::max(max_count, 1)));
+      int returned = 0;
+      KCPP_CUDNN_CHECK(cudnnGetConvolutionBackwardFilterAlgorithm_v7(
+          d.dnn, cd.x, cd.y, cd.conv, cd.w, static_cast<int>(perf.size()), &returned, perf.data()));
+      found = pick(
+          perf, returned, d.workspace_limit, excluded,
+          [&](cudnnConvolutionBwdFilterAlgo_t a, std::size_t& bytes) {
+            return cudnnGetConvolutionBackwardFilterWorkspaceSize(d.dnn, cd.x, cd.y, cd.conv, cd.w, a, &bytes) ==
+                   CUDNN_STATUS_SUCCESS;
+          },
+          choice, rejected);
+      break;
+    }
+  }
+  if (!found)
+    throw Error(fmt::format("{}: cuDNN offers no float32 (non-TF32) algorithm for the convolution {} within the {} "
+                            "MiB workspace limit{}{}; set KERASCPP_GPU_WORKSPACE_MB higher or use a smaller batch",
+                            op, key.describe(), d.workspace_limit >> 20, rejected.empty() ? "" : "; rejected:",
+                            rejected));
+  d.conv_algos[key] = choice;
+  return choice;
+}
+
+// Runs one convolution pass with the chosen algorithm. Should cuDNN refuse to run it after all
+// (a "not supported" status, or a pointer alignment the algorithm cannot take), the next
+// candidate of the heuristics is tried, and the one that runs is cached.
+template <class Launch>
+void run_conv(DnnState& d, const ConvAlgoKey& key, const ConvDescs& cd, const ConvShape& s, const char* op,
+              const char* what, Launch&& launch) {
+  std::vector<int> failed;
+  cudnnStatus_t first = CUDNN_STATUS_SUCCESS;
+  for (;;) {
+    const ConvAlgoChoice algo = choose_algo(d, key, cd, s, op, failed);
+    void* ws = d.workspace(algo.workspace_bytes, op, what);
+    const cudnnStatus_t st = launch(algo, ws);
+    if (st == CUDNN_STATUS_SUCCESS) return;
+    if (first == CUDNN_STATUS_SUCCESS) first = st;
+    const bool retry = CUDNN_STATUS_CATEGORY(st) == CUDNN_STATUS_NOT_SUPPORTED ||
+                       st == CUDNN_STATUS_BAD_PARAM_MISALIGNED_POINTER;
+    if (!retry || failed.size() >= 16) break;
+    failed.push_back(algo.algo);
+    // choose_algo throws, naming the problem, once no candidate is left.
+  }
+  throw Error(
+      fmt::format("{}: cuDNN failed to run {} for {}: {}", op, what, key.describe(), cudnnGetErrorString(first)));
+}
+
+// The input as cuDNN reads it: x itself, or x padded into the state's pad buffer.
+const float* conv_input(DnnState& d, const float* x, const ConvShape& s, const ConvProblem& p,
+                        const Conv2DGeometry& g, const char* op) {
+  if (!p.explicit_pad) return x;
+  float* xp = d.pad_buffer(s.n * p.h * p.w * s.ic);
+  d.pad_nhwc(x, xp, s.n, s.ih, s.iw, s.ic, g.pad_top, g.pad_bottom, g.pad_left, g.pad_right, 0.f, op);
+  return xp;
+}
+
+// The kernel in KRSC: HWIO viewed as row-major [kh*kw*cin, cout], transposed.
+const float* krsc_kernel(DnnState& d, const float* w, const ConvShape& s, const Conv2DGeometry& g) {
+  const std::int64_t r = g.kernel_h * g.kernel_w * s.ic;
+  float* wt = d.kernel_buffer(r * s.oc);
+  d.transpose(w, wt, r, s.oc, 0.f);
+  return wt;
+}
+
+}  // namespace
+
+void CudaBackend::conv2d_forward(const Tensor& x, const Tensor& w, const Tensor& b, const Conv2DGeometry& g,
+                                 Activation act, Tensor& y) {
+  DeviceGuard guard(device_);
+  const char* op = "conv2d_forward";
+  const Device dev = device();
+  require_float_on(x, dev, op, "x");
+  require_float_on(w, dev, op, "w");
+  ConvShape s = conv_shape(x, w, g, op, "x");
+  const bool bias = b.defined();
+  if (bias) {
+    require_float_on(b, dev, op, "b");
+    if (!has_shape(b, {s.oc}))
+      throw Error(fmt::format("{}: bias has shape {} but the kernel {} has {} filters; the bias must be ({},)", op,
+                              shape_str(b.shape()), shape_str(w.shape()), s.oc, s.oc));
+  }
+  prepare_output_on(y, {s.n, s.oh, s.ow, s.oc}, dev, op, "y");
+  if (y.numel() == 0) return;
+
+  DnnState& d = *dnn_;
+  float* py = y.data<float>();
+  const std::int64_t rows = s.n * s.oh * s.ow;
+  if (x.numel() == 0) {
+    // No input elements (no channels, or an all-padding input): y = act(b) (or act(0)).
+    d.zero(py, y.numel());
+    if (bias) d.add_row_bias(b.data<float>(), py, rows, s.oc, op);
+    d.activation_forward(act, py, py, rows, s.oc, op);
+    return;
+  }
+
+  // Descriptors and algorithm first: a problem cuDNN cannot take throws before any work is queued.
+  const ConvProblem p = conv_problem(s, g);
+  const ConvDescs cd = conv_descs(d, s, p, g, op);
+  const ConvAlgoKey key = algo_key(ConvDirection::forward, s, p, g);
+  choose_algo(d, key, cd, s, op, {});
+
+  const float* xin = conv_input(d, x.data<float>(), s, p, g, op);
+  const float* wt = krsc_kernel(d, w.data<float>(), s, g);
+  run_conv(d, key, cd, s, op, "the convolution", [&](const ConvAlgoChoice& algo, void* ws) {
+    return cudnnConvolutionForward(d.dnn, &kOne, cd.x, xin, cd.w, wt, cd.conv,
+                                   static_cast<cudnnConvolutionFwdAlgo_t>(algo.algo), ws, algo.workspace_bytes,
+                                   &kZero, cd.y, py);
+  });
+  // y viewed as row-major [n*oh*ow, filters]: the bias is a row vector, softmax runs over filters.
+  if (bias) d.add_row_bias(b.data<float>(), py, rows, s.oc, op);
+  d.activation_forward(act, py, py, rows, s.oc, op);
+}
+
+void CudaBackend::conv2d_backward_data(const Tensor& dy, const Tensor& w, const Conv2DGeometry& g, Tensor& dx) {
+  DeviceGuard guard(device_);
+  const char* op = "conv2d_backward_data";
+  const Device dev = device();
+  require_float_on(dy, dev, op, "dy");
+  require_float_on(w, dev, op, "w");
+  // With strides > 1 several input sizes give the same output size, so dx fixes the input shape.
+  if (!dx.defined())
+    throw Error(fmt::format("{}: dx is undefined; allocate it with the forward input's shape (N, H, W, {})", op,
+                            w.rank() == 4 ? w.dim(2) : 0));
+  require_float_on(dx, dev, op, "dx");
+  ConvShape s = conv_shape(dx, w, g, op, "dx");
+  check_dy(dy, s, op);
+  if (dx.numel() == 0) return;
+  DnnState& d = *dnn_;
+  float* pdx = dx.data<float>();
+  if (dy.numel() == 0) {
+    d.zero(pdx, dx.numel());
+    return;
+  }
+
+  const ConvProblem p = conv_problem(s, g);
+  const ConvDescs cd = conv_descs(d, s, p, g, op);
+  const ConvAlgoKey key = algo_key(ConvDirection::backward_data, s, p, g);
+  choose_algo(d, key, cd, s, op, {});
+
+  const float* wt = krsc_kernel(d, w.data<float>(), s, g);
+  const float* pdy = dy.data<float>();
+  // With explicit padding cuDNN produces the gradient of the padded input; its interior is dx.
+  float* out = p.explicit_pad ? d.pad_grad_buffer(s.n * p.h * p.w * s.ic) : pdx;
+  run_conv(d, key, cd, s, op, "the convolution's backward data pass", [&](const ConvAlgoChoice& algo, void* ws) {
+    return cudnnConvolutionBackwardData(d.dnn, &kOne, cd.w, wt, cd.y, pdy, cd.conv,
+                                        static_cast<cudnnConvolutionBwdDataAlgo_t>(algo.algo), ws,
+                                        algo.workspace_bytes, &kZero, cd.x, out);
+  });
+  if (p.explicit_pad) d.crop_nhwc(out, pdx, s.n, s.ih, s.iw, s.ic, g.pad_top, g.pad_bottom, g.pad_left, g.pad_right);
+}
+
+void CudaBackend::conv2d_backward_weights(const Tensor& x, const Tensor& dy, const Conv2DGeometry& g, Tensor& dw,
+                                          Tensor& db, bool accumulate) {
+  DeviceGuard guard(device_);
+  const char* op = "conv2d_backward_weights";
+  const Device dev = device();
+  require_float_on(x, dev, op, "x");
+  require_float_on(dy, dev, op, "dy");
+  check_geometry(g, op);
+  if (dy.rank() != 4) throw Error(fmt::format("{}: dy has shape {} but must be NHWC", op, shape_str(dy.shape())));
+  if (x.rank() != 4)
+    throw Error(
+        fmt::format("{}: x has shape {} but must be NHWC (batch, height, width, channels)", op, shape_str(x.shape())));
+  // An undefined dw is allocated; it then counts as zeros, so accumulating into it overwrites.
+  bool fresh_dw = false;
+  if (!dw.defined()) {
+    dw = Tensor({g.kernel_h, g.kernel_w, x.dim(3), dy.dim(3)}, DType::float32, dev);
+    fresh_dw = true;
+  }
+  prepare_output_on(dw, {g.kernel_h, g.kernel_w, x.dim(3), dy.dim(3)}, dev, op, "dw");
+  ConvShape s = conv_shape(x, dw, g, op, "x");
+  check_dy(dy, s, op);
+  // An undefined db means no bias: it stays undefined.
+  const bool bias = db.defined();
+  if (bias) prepare_output_on(db, {s.oc}, dev, op, "db");
+  if (dw.numel() == 0) return;
+  DnnState& d = *dnn_;
+  float* pdw = dw.data<float>();
+  float* pdb = bias ? db.data<float>() : nullptr;
+  const bool add_dw = accumulate && !fresh_dw;
+  if (x.numel() == 0 || dy.numel() == 0) {
+    if (!add_dw) d.zero(pdw, dw.numel());
+    if (bias && !accumulate) d.zero(pdb, s.oc);
+    return;
+  }
+
+  const ConvProblem p = conv_problem(s, g);
+  const ConvDescs cd = conv_descs(d, s, p, g, op);
+  const ConvAlgoKey key = algo_key(ConvDirection::backward_filter, s, p, g);
+  choose_algo(d, key, cd, s, op, {});
+  const std::int64_t r = g.kernel_h * g.kernel_w * s.ic, rows = s.n * s.oh * s.ow;
+  const float* ones = bias ? d.ones(rows) : nullptr;
+
+  const float* xin = conv_input(d, x.data<float>(), s, p, g, op);
+  const float* pdy = dy.data<float>();
+  // cuDNN writes dW in KRSC (its NHWC filter layout) into the kernel buffer; the transpose back
+  // to HWIO ([oc, r] -> [r, oc]) overwrites dw or, with beta = 1, adds into it.
+  float* dwt = d.kernel_buffer(s.oc * r);
+  run_conv(d, key, cd, s, op, "the convolution's backward filter pass", [&](const ConvAlgoChoice& algo, void* ws) {
+    return cudnnConvolutionBackwardFilter(d.dnn, &kOne, cd.x, xin, cd.y, pdy, cd.conv,
+                                          static_cast<cudnnConvolutionBwdFilterAlgo_t>(algo.algo), ws,
+                                          algo.workspace_bytes, &kZero, cd.w, dwt);
+  });
+  d.transpose(dwt, pdw, s.oc, r, add_dw ? 1.f : 0.f);
+  if (bias) {
+    // db[oc] (+)= Σ over the n*oh*ow rows of dy: dy read column-major is an oc x rows matrix
+    // (ld oc), and gemv with a vector of ones sums its columns. beta = 0 does not read db.
+    const float beta = accumulate ? 1.f : 0.f;
+    KCPP_CUBLAS_CHECK(cublasSgemv_64(d.blas, CUBLAS_OP_N, s.oc, rows, &kOne, pdy, s.oc, ones, 1, &beta, pdb, 1));
+  }
+}
+
+}  // namespace kerascpp::cuda
