@@ -1,0 +1,342 @@
+// ResNet v1 as in the TensorFlow official models' Keras ResNets, trained on synthetic data:
+//  - CIFAR-10 shapes (32x32x3, 10 classes): ResNet-20/32/56 (depth 6n+2),
+//    official/benchmark/models/resnet_cifar_model.py;
+//  - ImageNet shapes (224x224x3, 1000 classes): ResNet-50 (v1.5: the stride sits on the 3x3
+//    conv of a bottleneck), official/legacy/image_classification/resnet/resnet_model.py.
+// Strategy selection (--num_gpus / --cpu_replicas / --all_reduce_alg) is fashion_mnist.cpp's.
+//
+// Differences from the official models, all because kerascpp lacks the feature:
+//  - no L2 weight decay (2e-4 CIFAR, 1e-4 ImageNet): there are no kernel regularizers;
+//  - ResNet-50's stem uses "same" padding instead of ZeroPadding2D(3) + "valid" (see resnet50()).
+#include <CLI/CLI.hpp>
+#include <kerascpp/kerascpp.hpp>
+
+#include <algorithm>
+#include <chrono>
+#include <cmath>
+#include <cstdio>
+#include <filesystem>
+#include <string>
+#include <vector>
+
+namespace K = kerascpp;
+
+namespace {
+
+// BatchNormalization settings: CIFAR uses momentum 0.997 (resnet_cifar_model.BATCH_NORM_DECAY),
+// ResNet-50 uses 0.9 (resnet_model.resnet50's batch_norm_decay); epsilon is 1e-5 in both.
+struct BnConfig {
+  float momentum;
+  float epsilon = 1e-5f;
+};
+
+// Conv2D (no bias, he_normal, as the official models) followed by BatchNormalization.
+K::KerasTensor conv_bn(K::KerasTensor x, std::int64_t filters, std::int64_t kernel, std::int64_t stride,
+                       const std::string& conv_name, const std::string& bn_name, const BnConfig& bn) {
+  x = K::layers::Conv2D(filters, kernel,
+                        {.strides = {stride, stride},
+                         .padding = kernel == 1 ? "valid" : "same",
+                         .use_bias = false,
+                         .kernel_initializer = "he_normal",
+                         .name = conv_name})(x);
+  return K::layers::BatchNormalization({.momentum = bn.momentum, .epsilon = bn.epsilon, .name = bn_name})(x);
+}
+
+K::KerasTensor relu(K::KerasTensor x) { return K::layers::Activation("relu")(x); }
+
+// The final Dense layer; its kernel starts RandomNormal(stddev=0.01) as in the official models
+// (kerascpp's named initializers have no plain normal, so it is filled here; seeded by set_random_seed).
+K::KerasTensor classifier(K::KerasTensor x, int num_classes, const std::string& activation, const std::string& name) {
+  K::LayerRef dense = K::layers::Dense(num_classes, {.activation = activation, .name = name});
+  x = dense(x);
+  K::Variable& kernel = static_cast<K::layers::DenseLayer&>(*dense).kernel();
+  K::Tensor init(kernel.shape(), K::DType::float32);
+  K::Rng rng(K::next_random_seed());
+  float* p = init.data<float>();
+  for (std::int64_t i = 0, n = init.numel(); i < n; ++i) p[i] = static_cast<float>(0.01 * rng.normal());
+  kernel.assign(init);
+  return x;
+}
+
+// Two 3x3 convs; the first block of a stage (`projection`) has a strided 1x1 conv + BN shortcut.
+K::KerasTensor basic_block(K::KerasTensor x, std::int64_t filters, std::int64_t stride, bool projection,
+                           const std::string& name, const BnConfig& bn) {
+  K::KerasTensor shortcut = x;
+  if (projection) shortcut = conv_bn(x, filters, 1, stride, "res" + name + "_branch1", "bn" + name + "_branch1", bn);
+  K::KerasTensor y = relu(conv_bn(x, filters, 3, stride, "res" + name + "_branch2a", "bn" + name + "_branch2a", bn));
+  y = conv_bn(y, filters, 3, 1, "res" + name + "_branch2b", "bn" + name + "_branch2b", bn);
+  return relu(K::layers::Add()({y, shortcut}));
+}
+
+// 1x1 (filters) -> 3x3 (filters, strided) -> 1x1 (4*filters); projection shortcut as above.
+K::KerasTensor bottleneck_block(K::KerasTensor x, std::int64_t filters, std::int64_t stride, bool projection,
+                                const std::string& name, const BnConfig& bn) {
+  K::KerasTensor shortcut = x;
+  if (projection)
+    shortcut = conv_bn(x, 4 * filters, 1, stride, "res" + name + "_branch1", "bn" + name + "_branch1", bn);
+  K::KerasTensor y = relu(conv_bn(x, filters, 1, 1, "res" + name + "_branch2a", "bn" + name + "_branch2a", bn));
+  y = relu(conv_bn(y, filters, 3, stride, "res" + name + "_branch2b", "bn" + name + "_branch2b", bn));
+  y = conv_bn(y, 4 * filters, 1, 1, "res" + name + "_branch2c", "bn" + name + "_branch2c", bn);
+  return relu(K::layers::Add()({y, shortcut}));
+}
+
+// ResNet-(6n+2) for 32x32 images: 3x3 conv16, then 3 stages of n basic blocks with 16/32/64
+// filters. As in resnet_cifar_model.resnet_block, every stage opens with a projection block
+// (stride 1 for the first stage, 2 for the others).
+K::Model cifar_resnet(int depth, int num_classes) {
+  const int n = (depth - 2) / 6;
+  const BnConfig bn{.momentum = 0.997f};
+  auto inputs = K::Input({32, 32, 3});
+  // ZeroPadding2D(1) + "valid" 3x3 conv in the official model: identical to "same" here.
+  K::KerasTensor x = relu(conv_bn(inputs, 16, 3, 1, "conv1", "bn_conv1", bn));
+  const std::int64_t filters[] = {16, 32, 64};
+  for (int stage = 0; stage < 3; ++stage)
+    for (int block = 0; block < n; ++block)
+      x = basic_block(x, filters[stage], block == 0 && stage > 0 ? 2 : 1, block == 0,
+                      std::to_string(stage + 2) + "block_" + std::to_string(block), bn);
+  x = K::layers::GlobalAveragePooling2D()(x);
+  auto outputs = classifier(x, num_classes, "softmax", "fc10");
+  return K::Model(inputs, outputs, "resnet" + std::to_string(depth));
+}
+
+// ResNet-50 for 224x224 images: 7x7/2 conv64, 3x3/2 max pool, bottleneck stages [3, 4, 6, 3].
+K::Model resnet50(int num_classes) {
+  const BnConfig bn{.momentum = 0.9f};
+  auto inputs = K::Input({224, 224, 3});
+  // The official stem is ZeroPadding2D(3) + a "valid" 7x7/2 conv; kerascpp has no ZeroPadding2D,
+  // so this is a "same" 7x7/2 conv. The output shapes are equal (112x112x64), but the padding
+  // split differs by one pixel: TF "same" pads 2 on top/left and 3 on bottom/right, the official
+  // model effectively 3 and 2, so every window sits one pixel further down/right.
+  K::KerasTensor x = relu(conv_bn(inputs, 64, 7, 2, "conv1", "bn_conv1", bn));
+  x = K::layers::MaxPooling2D(3, {.strides = {2, 2}, .padding = "same"})(x);
+  const int blocks[] = {3, 4, 6, 3};
+  const std::int64_t filters[] = {64, 128, 256, 512};
+  for (int stage = 0; stage < 4; ++stage)
+    for (int block = 0; block < blocks[stage]; ++block)
+      x = bottleneck_block(x, filters[stage], block == 0 && stage > 0 ? 2 : 1, block == 0,
+                           std::to_string(stage + 2) + static_cast<char>('a' + block), bn);
+  x = K::layers::GlobalAveragePooling2D()(x);
+  x = classifier(x, num_classes, "linear", "fc1000");
+  auto outputs = K::layers::Activation("softmax")(x);  // separate, as in the official model
+  return K::Model(inputs, outputs, "resnet50");
+}
+
+K::distribute::Strategy make_strategy(int num_gpus, int cpu_replicas, const std::string& alg) {
+  namespace D = K::distribute;
+  std::vector<std::string> devices;
+  if (num_gpus > 0)
+    for (int i = 0; i < num_gpus; ++i) devices.push_back("gpu:" + std::to_string(i));
+  else
+    for (int i = 0; i < cpu_replicas; ++i) devices.push_back("cpu:" + std::to_string(i));
+  if (alg == "auto") return D::MirroredStrategy<>(devices);
+  if (alg == "nccl") return D::MirroredStrategy<D::NcclAllReduce>(devices);
+  if (alg == "hierarchical_copy") return D::MirroredStrategy<D::HierarchicalCopyAllReduce>(devices);
+  if (alg == "reduction_to_one_device") return D::MirroredStrategy<D::ReductionToOneDevice>(devices);
+  if (alg == "shared_memory") return D::MirroredStrategy<D::SharedMemoryAllReduce>(devices);
+  throw K::Error("--all_reduce_alg must be auto, nccl, hierarchical_copy, reduction_to_one_device or shared_memory");
+}
+
+// The official Keras mains' learning rate: base_lr * batch_size / (128 CIFAR, 256 ImageNet),
+// linear warm-up over `warmup_epochs` (ImageNet: 5), then x0.1 at each boundary epoch
+// (CIFAR 91/136/182, ImageNet 30/60/80).
+class OfficialSchedule : public K::optimizers::schedules::LearningRateSchedule {
+ public:
+  OfficialSchedule(double rate, std::int64_t steps_per_epoch, int warmup_epochs, std::vector<int> boundaries)
+      : rate_(rate), steps_per_epoch_(steps_per_epoch), warmup_epochs_(warmup_epochs), boundaries_(std::move(boundaries)) {}
+  double operator()(std::int64_t step) const override {
+    const std::int64_t warmup_steps = warmup_epochs_ * steps_per_epoch_;
+    if (step < warmup_steps) return rate_ * static_cast<double>(step) / static_cast<double>(warmup_steps);
+    double rate = rate_;
+    for (int epoch : boundaries_)
+      if (step > epoch * steps_per_epoch_) rate *= 0.1;  // tf piecewise_constant: boundary step keeps the old value
+    return rate;
+  }
+
+ private:
+  double rate_;
+  std::int64_t steps_per_epoch_;
+  int warmup_epochs_;
+  std::vector<int> boundaries_;
+};
+
+// Random images (truncated normal, mean 127, stddev 60, like the official get_synth_input_fn)
+// and random labels: a pool of `pool` examples, repeated forever and batched.
+K::Dataset synthetic_data(const K::Shape& image_shape, int num_classes, std::int64_t pool, std::int64_t batch_size,
+                          std::uint64_t seed) {
+  K::Shape x_shape{pool};
+  x_shape.insert(x_shape.end(), image_shape.begin(), image_shape.end());
+  K::Tensor x(x_shape, K::DType::float32);
+  K::Tensor y({pool}, K::DType::int32);
+  K::Rng rng(seed ^ 0x5E5E7u);
+  float* px = x.data<float>();
+  for (std::int64_t i = 0, n = x.numel(); i < n; ++i) {
+    double z;
+    do z = rng.normal();
+    while (std::abs(z) > 2.0);
+    px[i] = static_cast<float>(127.0 + 60.0 * z);
+  }
+  std::int32_t* py = y.data<std::int32_t>();
+  for (std::int64_t i = 0; i < pool; ++i) py[i] = static_cast<std::int32_t>(rng.next_u64() % num_classes);
+  return K::Dataset::from_tensor_slices(x, y).repeat().batch(batch_size, /*drop_remainder=*/true).prefetch(2);
+}
+
+// Times every step but the very first (which creates the oneDNN primitives), including data
+// loading and excluding epoch-end callbacks; prints examples/s every `log_steps`; stops on a
+// non-finite loss.
+class TimeHistory : public K::callbacks::Callback {
+ public:
+  TimeHistory(std::int64_t batch_size, std::int64_t log_steps) : batch_size_(batch_size), log_steps_(log_steps) {}
+  void on_epoch_begin(int, const K::Logs&) override { last_ = now(); }
+  void on_train_batch_end(std::int64_t, const K::Logs& logs) override {
+    const double t = now();
+    if (steps_++ > 0) {
+      timed_seconds_ += t - last_;
+      ++timed_steps_;
+      window_seconds_ += t - last_;
+      ++window_steps_;
+    }
+    last_ = t;
+    loss_ = logs["loss"];
+    if (!std::isfinite(loss_)) {
+      std::fprintf(stderr, "error: the loss became %f at step %lld\n", loss_, static_cast<long long>(steps_));
+      model().stop_training = true;
+    }
+    if (log_steps_ > 0 && steps_ % log_steps_ == 0 && window_steps_ > 0) {
+      std::printf("step %lld: loss %.4f, %.1f images/s\n", static_cast<long long>(steps_), loss_,
+                  window_steps_ * batch_size_ / window_seconds_);
+      window_seconds_ = 0;
+      window_steps_ = 0;
+    }
+  }
+  std::int64_t steps() const { return steps_; }
+  double loss() const { return loss_; }
+  // Over every step after the first; with a single step, that step.
+  double images_per_second(double total_seconds) const {
+    if (timed_steps_ > 0) return timed_steps_ * batch_size_ / timed_seconds_;
+    return steps_ * batch_size_ / total_seconds;
+  }
+
+ private:
+  static double now() {
+    return std::chrono::duration<double>(std::chrono::steady_clock::now().time_since_epoch()).count();
+  }
+  std::int64_t batch_size_, log_steps_;
+  std::int64_t steps_ = 0, timed_steps_ = 0, window_steps_ = 0;
+  double last_ = 0, timed_seconds_ = 0, window_seconds_ = 0;
+  double loss_ = 0;
+};
+
+}  // namespace
+
+int main(int argc, char** argv) {
+  CLI::App app{"ResNet v1 (official models' Keras ResNets) with kerascpp on synthetic data"};
+  std::string dataset, model_dir, all_reduce_alg = "auto";
+  int resnet_size = 0, train_epochs = 1, num_gpus = 0, cpu_replicas = 1;
+  std::int64_t batch_size = 0, train_steps = 100, log_steps = 100;
+  double learning_rate = 0.1;
+  std::uint64_t seed = 42;
+  bool synthetic = false, print_summary = false;
+  app.add_option("--resnet_size", resnet_size, "20, 32, 56 (CIFAR-10 shapes) or 50 (ImageNet shapes); default 56 or 50")
+      ->check(CLI::IsMember({20, 32, 56, 50}));
+  app.add_option("--dataset", dataset, "cifar10 or imagenet (default: from --resnet_size, else cifar10)")
+      ->check(CLI::IsMember({"cifar10", "imagenet"}));
+  app.add_flag("--use_synthetic_data", synthetic, "Train on random images and labels (required for now)");
+  app.add_option("--batch_size", batch_size, "Global batch size, split across replicas (default 128 CIFAR, 256 ImageNet)");
+  app.add_option("--train_steps", train_steps, "Steps per epoch (default 100)");
+  app.add_option("--train_epochs", train_epochs, "Epochs to train (default 1)");
+  app.add_option("--learning_rate", learning_rate,
+                 "Base learning rate per 128 (CIFAR) / 256 (ImageNet) images (default 0.1), scaled by batch "
+                 "size, with the official warm-up and decay (SGD, momentum 0.9)");
+  app.add_option("--seed", seed, "Random seed (weights, synthetic data)");
+  app.add_option("--model_dir", model_dir, "If set, checkpoints (ckpt/) and TensorBoard logs (logs/) go here");
+  app.add_option("--log_steps", log_steps, "Print loss and images/s every this many steps (default 100; 0: never)");
+  app.add_flag("--print_summary", print_summary, "Print the model summary");
+  app.add_option("--num_gpus", num_gpus, "GPUs to mirror over (0 = CPU)");
+  app.add_option("--cpu_replicas", cpu_replicas, "CPU replicas when --num_gpus is 0");
+  app.add_option("--all_reduce_alg", all_reduce_alg,
+                 "auto, nccl, hierarchical_copy, reduction_to_one_device or shared_memory");
+  CLI11_PARSE(app, argc, argv);
+
+  if (dataset.empty()) dataset = resnet_size == 50 ? "imagenet" : "cifar10";
+  if (resnet_size == 0) resnet_size = dataset == "imagenet" ? 50 : 56;
+  const bool imagenet = dataset == "imagenet";
+  if (imagenet != (resnet_size == 50)) {
+    std::fprintf(stderr,
+                 "error: --resnet_size %d does not fit --dataset %s: ResNet-50 is the ImageNet model "
+                 "(224x224x3, 1000 classes) and ResNet-20/32/56 are the CIFAR-10 models (32x32x3, 10 classes)\n",
+                 resnet_size, dataset.c_str());
+    return 2;
+  }
+  if (!synthetic) {
+    std::fprintf(stderr, "error: only synthetic data is supported for now; pass --use_synthetic_data\n");
+    return 2;
+  }
+  if (batch_size <= 0) batch_size = imagenet ? 256 : 128;
+  if (train_steps <= 0 || train_epochs <= 0) {
+    std::fprintf(stderr, "error: --train_steps and --train_epochs must be positive\n");
+    return 2;
+  }
+
+  try {
+    K::set_random_seed(seed);
+    const int num_classes = imagenet ? 1000 : 10;
+    const K::Shape image_shape = imagenet ? K::Shape{224, 224, 3} : K::Shape{32, 32, 3};
+    K::Dataset train = synthetic_data(image_shape, num_classes, std::min<std::int64_t>(batch_size, 64), batch_size, seed);
+
+    auto strategy = make_strategy(num_gpus, cpu_replicas, all_reduce_alg);
+    std::printf("Strategy: %s\n", strategy.describe().c_str());
+    K::Model model = imagenet ? resnet50(num_classes) : cifar_resnet(resnet_size, num_classes);
+    if (print_summary) model.summary();
+    std::printf("Model: %s, %lld parameters, %s shapes, global batch %lld\n", model.name().c_str(),
+                static_cast<long long>(model.count_params()), dataset.c_str(), static_cast<long long>(batch_size));
+
+    const double rate = learning_rate * static_cast<double>(batch_size) / (imagenet ? 256.0 : 128.0);
+    OfficialSchedule schedule(rate, train_steps, imagenet ? 5 : 0,
+                              imagenet ? std::vector<int>{30, 60, 80} : std::vector<int>{91, 136, 182});
+    model.compile({.optimizer = K::optimizers::SGD(schedule, {.momentum = 0.9}),
+                   .loss = K::losses::SparseCategoricalCrossentropy(),
+                   .metrics = {"accuracy"},
+                   .distribute = strategy});
+
+    auto timer = std::make_shared<TimeHistory>(batch_size, log_steps);
+    std::vector<K::callbacks::CallbackRef> callbacks{timer};
+    if (!model_dir.empty()) {
+      namespace fs = std::filesystem;
+      fs::path dir(model_dir);
+      callbacks.push_back(K::callbacks::ModelCheckpoint((dir / "ckpt" / "e{epoch:02d}.weights.h5").string()));
+      callbacks.push_back(K::callbacks::TensorBoard((dir / "logs").string()));
+    }
+    const auto start = std::chrono::steady_clock::now();
+    model.fit(train, {.epochs = train_epochs, .steps_per_epoch = train_steps, .callbacks = callbacks, .verbose = 2});
+    const double seconds = std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
+
+    const std::int64_t expected = train_steps * train_epochs;
+    if (!std::isfinite(timer->loss())) {
+      std::fprintf(stderr, "error: training diverged (loss %f after %lld steps)\n", timer->loss(),
+                   static_cast<long long>(timer->steps()));
+      return 3;
+    }
+    for (K::Variable* v : model.variables()) {
+      const K::Tensor w = v->value().to(K::Device{});  // host view (a copy for GPU replicas)
+      const float* p = w.data<float>();
+      for (std::int64_t i = 0, n = w.numel(); i < n; ++i)
+        if (!std::isfinite(p[i])) {
+          std::fprintf(stderr, "error: training diverged (%s holds %f)\n", v->path().c_str(), p[i]);
+          return 3;
+        }
+    }
+    if (timer->steps() != expected) {
+      std::fprintf(stderr, "error: trained %lld of %lld steps\n", static_cast<long long>(timer->steps()),
+                   static_cast<long long>(expected));
+      return 3;
+    }
+    std::printf("trained %lld steps in %.2f s, final loss %.4f\n", static_cast<long long>(expected), seconds,
+                timer->loss());
+    std::printf("throughput: %.1f images/s (global batch %lld, %s)\n", timer->images_per_second(seconds),
+                static_cast<long long>(batch_size), expected > 1 ? "steps after the first" : "one step");
+  } catch (const K::Error& e) {
+    std::fprintf(stderr, "error: %s\n", e.what());
+    return 1;
+  }
+  return 0;
+}
