@@ -84,7 +84,7 @@ std::int64_t Layer::count_params() const {
 
 Variable& Layer::add_weight(const std::string& name, const Shape& shape, const std::string& initializer,
                             bool trainable, std::uint64_t seed) {
-  Tensor t(shape);
+  Tensor t(shape, DType::float32, Device{});  // initialised on the host; mirror() places the copies
   initializers::initialize(t, initializer, seed, where());
   variables_.push_back(std::make_unique<Variable>(name, std::move(t), trainable));
   variables_.back()->set_path(fmt::format("{}/{}", this->name(), name));

@@ -156,7 +156,7 @@ Tensor read_dataset(const Reader& r, hid_t dset, const std::string& where) {
     r.fail(fmt::format("{} declares shape {} but stores only {} bytes (file corrupt or hostile)", where,
                        shape_str(shape), stored));
 
-  Tensor tensor(shape, dtype);
+  Tensor tensor(shape, dtype, Device{});
   if (numel > 0)
     r.check(H5Dread(dset, memory_type, H5S_ALL, H5S_ALL, H5P_DEFAULT, tensor.raw()),
             "cannot read the data of " + where + " (file truncated or corrupt?)");
