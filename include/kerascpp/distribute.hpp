@@ -46,7 +46,7 @@ class Strategy {
   // Splits `global` rows into num_replicas contiguous shards: sizes differ by at most one and the
   // first replicas take the extra rows; shards may be empty.
   std::vector<std::pair<std::int64_t, std::int64_t>> shard_ranges(std::int64_t global_rows) const;
-  // The rows of `global` that replica ctx works on (a view, no copy).
+  // The rows of `global` that replica ctx works on, on its device (a view, no copy, on the host).
   Tensor shard(const ReplicaContext& ctx, const Tensor& global) const;
 
   const std::shared_ptr<StrategyImpl>& impl() const { return impl_; }

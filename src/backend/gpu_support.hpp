@@ -57,8 +57,8 @@ class DeviceCollectives : public CrossReplica {
 std::unique_ptr<DeviceCollectives> make_gpu_collectives(const std::vector<Backend*>& replicas,
                                                         distribute::CrossDeviceOpsKind ops);
 
-// Makes the calling thread's current CUDA device `device` (a replica's worker thread calls it
-// once before its first step). No-op without CUDA.
-void bind_thread_to_gpu(int device);
+// Makes `device` the calling thread's current CUDA device until the returned token is dropped
+// (a replica's step runs inside one).
+std::shared_ptr<void> enter_gpu(int device);
 
 }  // namespace kerascpp::detail

@@ -26,6 +26,8 @@ PendingUpload upload_async(const Tensor&, Backend& backend) {
 
 void wait_upload(const PendingUpload&, Backend&) {}
 
-void bind_thread_to_gpu(int) {}
+std::shared_ptr<void> enter_gpu(int device) {
+  throw Error("gpu:" + std::to_string(device) + ": " + gpu_availability().reason);
+}
 
 }  // namespace kerascpp::detail

@@ -2,6 +2,7 @@
 
 #include <fmt/format.h>
 
+#include "cuda/device_runtime.hpp"
 #include "cuda/dnn_state.hpp"
 #include "cuda/kernel_state.hpp"
 
@@ -12,7 +13,7 @@ void throw_failure(const char* library, const char* call, const char* message, c
 }
 
 CudaBackend::CudaBackend(int device) : device_(device) {
-  KCPP_CUDA_CHECK(cudaSetDevice(device));
+  DeviceGuard guard(device);  // the handles below belong to `device`; the caller's device is restored
   // A blocking stream: it orders itself with the legacy default stream, which Tensor's copies use.
   KCPP_CUDA_CHECK(cudaStreamCreate(&stream_));
   dnn_ = std::make_unique<DnnState>(stream_);
@@ -20,6 +21,7 @@ CudaBackend::CudaBackend(int device) : device_(device) {
 }
 
 CudaBackend::~CudaBackend() {
+  DeviceGuard guard(device_, std::nothrow);  // destroyed from any thread, e.g. the strategy's owner
   if (stream_) cudaStreamSynchronize(stream_);  // no throwing from a destructor; errors surface on the next call
   kernels_.reset();
   dnn_.reset();

@@ -20,7 +20,7 @@ struct KernelState;  // scratch for reductions, pinned result buffer, error flag
 
 class CudaBackend final : public Backend {
  public:
-  explicit CudaBackend(int device);  // makes `device` current on the calling thread
+  explicit CudaBackend(int device);
   ~CudaBackend() override;
 
   Device device() const override { return Device{Device::Kind::gpu, device_}; }

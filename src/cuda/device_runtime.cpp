@@ -31,6 +31,12 @@ DeviceGuard::DeviceGuard(int device) {
   if (previous_ != device) KCPP_CUDA_CHECK(cudaSetDevice(device));
 }
 
+DeviceGuard::DeviceGuard(int device, std::nothrow_t) {
+  if (cudaGetDevice(&previous_) != cudaSuccess) previous_ = device;
+  if (previous_ != device) cudaSetDevice(device);
+  cudaGetLastError();
+}
+
 DeviceGuard::~DeviceGuard() { cudaSetDevice(previous_); }
 
 namespace {
@@ -117,7 +123,7 @@ void release_cached_blocks(int device) {
     pool.free_blocks.clear();
     pool.stats.bytes_cached = 0;
   }
-  DeviceGuard guard(device);
+  DeviceGuard guard(device, std::nothrow);
   cudaDeviceSynchronize();  // a cached block may still be read by queued work
   for (void* p : blocks) cudaFree(p);
 }

@@ -2,6 +2,7 @@
 // host staging buffers and a guard for the calling thread's current device.
 #pragma once
 #include <cstddef>
+#include <new>
 #include <string>
 
 namespace kerascpp::cuda {
@@ -12,7 +13,8 @@ int visible_device_count(std::string* reason = nullptr);
 // Makes `device` current for the calling thread for the guard's lifetime.
 class DeviceGuard {
  public:
-  explicit DeviceGuard(int device);
+  explicit DeviceGuard(int device);         // throws kerascpp::Error when the device cannot be selected
+  DeviceGuard(int device, std::nothrow_t);  // for destructors: errors are ignored
   ~DeviceGuard();
   DeviceGuard(const DeviceGuard&) = delete;
   DeviceGuard& operator=(const DeviceGuard&) = delete;

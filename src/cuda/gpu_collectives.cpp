@@ -12,6 +12,7 @@
 // all of them are asynchronous on the GPU (events order the streams), none synchronises the host.
 #include <fmt/format.h>
 
+#include <atomic>
 #include <mutex>
 
 #include "backend/gpu_support.hpp"
@@ -40,7 +41,7 @@ class GpuCollectives final : public detail::DeviceCollectives {
       : replicas_(std::move(replicas)), ops_(ops), barrier_(static_cast<int>(replicas_.size())) {
     std::size_t n = replicas_.size();
     published_.assign(n, nullptr);
-    pending_.assign(n, false);
+    pending_.assign(n, 0);
     ready_.resize(n);
     reduced_.resize(n);
     comm_streams_.resize(n);
@@ -60,14 +61,14 @@ class GpuCollectives final : public detail::DeviceCollectives {
 
   ~GpuCollectives() override {
     for (std::size_t r = 0; r < replicas_.size(); ++r) {
-      DeviceGuard guard(replicas_[r]->device_index());
+      DeviceGuard guard(replicas_[r]->device_index(), std::nothrow);
       cudaStreamSynchronize(comm_streams_[r]);
       cudaStreamDestroy(comm_streams_[r]);
       cudaEventDestroy(ready_[r]);
       cudaEventDestroy(reduced_[r]);
     }
     cudaEventDestroy(broadcast_done_);
-    destroy_communicators(false);
+    destroy_communicators(aborted_);
   }
 
   int num_replicas() const override { return static_cast<int>(replicas_.size()); }
@@ -88,7 +89,7 @@ class GpuCollectives final : public detail::DeviceCollectives {
     KCPP_CUDA_CHECK(cudaEventRecord(ready_[r], b.stream()));
     KCPP_CUDA_CHECK(cudaStreamWaitEvent(comm_streams_[r], ready_[r], 0));
     nccl_sum(replica, tensors, comm_streams_[r]);
-    pending_[r] = true;
+    pending_[r] = 1;
   }
 
   void wait_all_reduces(int replica) override {
@@ -96,20 +97,26 @@ class GpuCollectives final : public detail::DeviceCollectives {
     if (!pending_[r]) return;
     KCPP_CUDA_CHECK(cudaEventRecord(reduced_[r], comm_streams_[r]));
     KCPP_CUDA_CHECK(cudaStreamWaitEvent(replicas_[r]->stream(), reduced_[r], 0));
-    pending_[r] = false;
+    pending_[r] = 0;
   }
 
+  // Called by the failing replica's thread: releases the replicas waiting at the barrier. The
+  // communicators are left alone here (another thread may be inside an NCCL call on its own rank).
   void abort() override {
+    aborted_ = true;
     barrier_.abort();
-    // A rank that will never call its collective would leave the others' NCCL kernels waiting
-    // forever; aborting the communicators makes them return with an error instead.
-    destroy_communicators(true);
   }
 
+  // Called on the strategy's thread once every replica has returned. A rank that never made its
+  // call leaves the others' NCCL kernels waiting forever on the GPU; aborting the communicators
+  // ends those kernels, and fresh ones serve the next step.
   void reset() override {
     barrier_.reset();
-    std::fill(pending_.begin(), pending_.end(), false);
-    if (ops_ == CrossDeviceOpsKind::nccl && comms_.empty()) init_communicators();
+    std::fill(pending_.begin(), pending_.end(), 0);
+    if (aborted_.exchange(false) && ops_ == CrossDeviceOpsKind::nccl) {
+      destroy_communicators(true);
+      init_communicators();
+    }
   }
 
  private:
@@ -142,11 +149,11 @@ class GpuCollectives final : public detail::DeviceCollectives {
   }
 
   void nccl_sum(int replica, const std::vector<Tensor>& tensors, cudaStream_t stream) {
+    if (aborted_) throw detail::ReplicaAborted();
     ncclComm_t comm;
     {
-      std::lock_guard lock(comms_mu_);
-      if (comms_.empty()) throw detail::ReplicaAborted();
-      comm = comms_[static_cast<std::size_t>(replica)];
+      std::lock_guard lock(comms_mu_);  // only reset() and the destructor replace the communicators
+      comm = comms_.at(static_cast<std::size_t>(replica));
     }
     // One group per call: NCCL fuses the bucket's tensors into as few kernels as it can.
     KCPP_NCCL_CHECK(ncclGroupStart());
@@ -215,7 +222,9 @@ class GpuCollectives final : public detail::DeviceCollectives {
   CrossDeviceOpsKind ops_;
   detail::AbortableBarrier barrier_;
   std::vector<const std::vector<Tensor>*> published_;
-  std::vector<bool> pending_;  // a bucket was handed to NCCL since the last wait (per replica)
+  std::vector<char> pending_;  // a bucket was handed to NCCL since the last wait (per replica; not
+                               // vector<bool>: replicas write their own entries concurrently)
+  std::atomic<bool> aborted_{false};
   std::vector<cudaEvent_t> ready_, reduced_;
   cudaEvent_t broadcast_done_ = nullptr;
   std::vector<cudaStream_t> comm_streams_;

@@ -57,9 +57,9 @@ std::unique_ptr<Backend> make_gpu_backend(int device) {
   return std::make_unique<cuda::CudaBackend>(device);
 }
 
-void bind_thread_to_gpu(int device) {
+std::shared_ptr<void> enter_gpu(int device) {
   require_gpu(device);
-  KCPP_CUDA_CHECK(cudaSetDevice(device));
+  return std::make_shared<cuda::DeviceGuard>(device);
 }
 
 }  // namespace kerascpp::detail

@@ -36,7 +36,7 @@ struct UploadState {
   std::size_t nbytes = 0;
   cudaEvent_t done = nullptr;
   ~UploadState() {
-    cuda::DeviceGuard guard(device);
+    cuda::DeviceGuard guard(device, std::nothrow);
     if (done) {
       cudaEventSynchronize(done);
       cudaEventDestroy(done);

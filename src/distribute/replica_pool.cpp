@@ -90,10 +90,11 @@ void ReplicaPool::worker_loop(int replica) {
 
 void ReplicaPool::run_on_device(int replica, const std::function<void(ReplicaContext&)>& fn) {
   // Tensors the step allocates go to the replica's device; a GPU replica's thread drives its GPU.
+  ReplicaContext& ctx = contexts_[static_cast<std::size_t>(replica)];
+  DeviceScope scope(ctx.backend->device());  // CPU replicas all allocate host memory (cpu:0)
   const Device& d = devices_[static_cast<std::size_t>(replica)];
-  DeviceScope scope(d);
-  if (d.kind == Device::Kind::gpu) detail::bind_thread_to_gpu(d.index);
-  fn(contexts_[static_cast<std::size_t>(replica)]);
+  auto gpu = d.kind == Device::Kind::gpu ? detail::enter_gpu(d.index) : nullptr;
+  fn(ctx);
 }
 
 void ReplicaPool::run(const std::function<void(ReplicaContext&)>& fn) {

@@ -122,7 +122,7 @@ std::vector<std::pair<std::int64_t, std::int64_t>> Strategy::shard_ranges(std::i
 Tensor Strategy::shard(const ReplicaContext& ctx, const Tensor& global) const {
   if (global.rank() == 0) throw Error("Strategy::shard: the tensor needs a leading batch axis");
   auto [begin, end] = shard_ranges(global.dim(0)).at(static_cast<std::size_t>(ctx.replica_id));
-  return global.slice(begin, end);
+  return global.slice(begin, end).to(ctx.backend->device());  // a view on the host; a copy on a GPU
 }
 
 }  // namespace kerascpp::distribute

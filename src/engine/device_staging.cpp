@@ -10,7 +10,7 @@ bool ModelImpl::replicas_on_gpu() const { return strategy.devices().front().kind
 
 namespace {
 const detail::PendingUpload* find_upload(const ModelImpl::StagedTensor& s, const Tensor& t, int replica) {
-  if (!t.defined() || s.key != t.raw() || s.shape != t.shape()) return nullptr;
+  if (!t.defined() || !s.host.defined() || s.host.raw() != t.raw() || s.host.shape() != t.shape()) return nullptr;
   return &s.per_replica.at(static_cast<std::size_t>(replica));
 }
 }  // namespace
@@ -22,7 +22,7 @@ void ModelImpl::stage_batch(const Tensor& x, const Tensor& y) {
   if (y.defined() && (y.rank() == 0 || y.dim(0) != x.dim(0) || !y.on_host())) return;
   auto ranges = strategy.shard_ranges(x.dim(0));
   auto upload = [&](const Tensor& t) {
-    StagedTensor s{t.raw(), t.shape(), {}};
+    StagedTensor s{t, {}};
     for (int r = 0; r < strategy.num_replicas_in_sync(); ++r) {
       auto [begin, end] = ranges[static_cast<std::size_t>(r)];
       s.per_replica.push_back(detail::upload_async(t.slice(begin, end), *strategy.impl()->context(r).backend));
@@ -50,7 +50,7 @@ Tensor ModelImpl::replica_rows(ReplicaContext& ctx, const Tensor& global, std::i
 
 void ModelImpl::unstage(const Tensor& x) {
   for (auto it = staged.begin(); it != staged.end(); ++it)
-    if (x.defined() && it->x.key == x.raw()) {
+    if (x.defined() && it->x.host.defined() && it->x.host.raw() == x.raw()) {
       staged.erase(it);
       return;
     }
@@ -62,6 +62,9 @@ class DeviceLookahead final : public Dataset::Iterator {
  public:
   DeviceLookahead(std::unique_ptr<Dataset::Iterator> inner, ModelImpl& model)
       : inner_(std::move(inner)), model_(model) {}
+  // Whatever it staged and nobody stepped on must not be mistaken later for a batch that happens
+  // to have the same memory and shape (e.g. a buffer the caller refills).
+  ~DeviceLookahead() override { model_.staged.clear(); }
 
   bool next(Example& out) override {
     if (!primed_) {

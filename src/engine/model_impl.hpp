@@ -76,14 +76,14 @@ class ModelImpl {
   // Forgets the uploads of `x`'s batch once its step has run.
   void unstage(const Tensor& x);
   struct StagedTensor {
-    const void* key = nullptr;  // the host tensor's data; staged batches are alive, so keys differ
-    Shape shape;
+    Tensor host;  // held, so no other batch can be given its memory while it is staged
     std::vector<detail::PendingUpload> per_replica;
   };
   struct StagedBatch {
     StagedTensor x, y;
   };
-  std::deque<StagedBatch> staged;  // the current and the next batch
+  // The current and the next batch; emptied when the iterator that staged them goes away.
+  std::deque<StagedBatch> staged;
   // On GPU replicas: an iterator that stays one batch ahead of `it` and stages that batch;
   // elsewhere `it` itself.
   std::unique_ptr<Dataset::Iterator> with_device_lookahead(std::unique_ptr<Dataset::Iterator> it);

@@ -48,7 +48,8 @@ void ModelImpl::replica_backward(ReplicaContext& ctx, const Tensor& output_grad)
   detail::BucketReducer reducer(buckets, trainable, ctx);
   auto on_done = [&](Layer& l) { reducer.layer_done(l); };
   if (output_grad.dim(0) == 0) g.backward_empty(ctx, on_done);
-  else g.backward(ctx, {output_grad}, states.at(static_cast<std::size_t>(ctx.replica_id)), on_done);
+  else g.backward(ctx, {output_grad.to(ctx.backend->device())}, states.at(static_cast<std::size_t>(ctx.replica_id)),
+                  on_done);
   reducer.finish();
 }
 

@@ -39,8 +39,6 @@ void check_tensor(const Tensor& t, const std::string& where) {
   if (!t.defined())
     throw Error(
         fmt::format("{} is an empty (undefined) Tensor; give every variable a value before saving", where));
-  if (t.device().kind != Device::Kind::cpu)
-    throw Error(fmt::format("{} lives on {}; copy it to the host before saving", where, t.device().str()));
   for (auto d : t.shape())
     if (d < 0) throw Error(fmt::format("{} has unknown dimension in shape {}", where, shape_str(t.shape())));
 }
