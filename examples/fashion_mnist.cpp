@@ -3,6 +3,8 @@
 #include <CLI/CLI.hpp>
 #include <kerascpp/kerascpp.hpp>
 
+#include "strategy_flags.hpp"
+
 #include <cstdio>
 #include <filesystem>
 
@@ -41,21 +43,6 @@ K::Model build_model(const std::string& kind) {
   return K::Model(inputs, outputs, kind);
 }
 
-K::distribute::Strategy make_strategy(int num_gpus, int cpu_replicas, const std::string& alg) {
-  namespace D = K::distribute;
-  std::vector<std::string> devices;
-  if (num_gpus > 0)
-    for (int i = 0; i < num_gpus; ++i) devices.push_back("gpu:" + std::to_string(i));
-  else
-    for (int i = 0; i < cpu_replicas; ++i) devices.push_back("cpu:" + std::to_string(i));
-  if (alg == "auto") return D::MirroredStrategy<>(devices);
-  if (alg == "nccl") return D::MirroredStrategy<D::NcclAllReduce>(devices);
-  if (alg == "hierarchical_copy") return D::MirroredStrategy<D::HierarchicalCopyAllReduce>(devices);
-  if (alg == "reduction_to_one_device") return D::MirroredStrategy<D::ReductionToOneDevice>(devices);
-  if (alg == "shared_memory") return D::MirroredStrategy<D::SharedMemoryAllReduce>(devices);
-  throw K::Error("--all_reduce_alg must be auto, nccl, hierarchical_copy, reduction_to_one_device or shared_memory");
-}
-
 // --max_train_steps counts optimizer steps over the whole run, like the official models.
 class StopAfterSteps : public K::callbacks::Callback {
  public:
@@ -90,8 +77,8 @@ int main(int argc, char** argv) {
   app.add_option("--max_train_steps", max_train_steps, "Stop after this many training steps in total (-1: no limit)");
   app.add_option("--load_weights", load_weights, "Start from these .weights.h5");
   app.add_option("--shuffle", shuffle, "Shuffle the training data each epoch (true/false)");
-  app.add_option("--num_gpus", num_gpus, "GPUs to mirror over (0 = CPU)");
-  app.add_option("--cpu_replicas", cpu_replicas, "CPU replicas when --num_gpus is 0");
+  app.add_option("--num_gpus", num_gpus, "GPUs to mirror over (-1: every GPU, or the CPU without one; 0: CPU)");
+  app.add_option("--cpu_replicas", cpu_replicas, "CPU replicas when running on the CPU");
   app.add_option("--all_reduce_alg", all_reduce_alg,
                  "auto, nccl, hierarchical_copy, reduction_to_one_device or shared_memory");
   CLI11_PARSE(app, argc, argv);
@@ -111,7 +98,7 @@ int main(int argc, char** argv) {
     K::Dataset train_batches = train.batch(batch_size).prefetch(2);
     K::Dataset test_batches = test.batch(1024);
 
-    auto strategy = make_strategy(num_gpus, cpu_replicas, all_reduce_alg);
+    auto strategy = examples::make_strategy(num_gpus, cpu_replicas, all_reduce_alg);
     std::printf("Strategy: %s\n", strategy.describe().c_str());
     K::Model model = build_model(model_kind);
     model.summary();

@@ -3,13 +3,15 @@
 //    official/benchmark/models/resnet_cifar_model.py;
 //  - ImageNet shapes (224x224x3, 1000 classes): ResNet-50 (v1.5: the stride sits on the 3x3
 //    conv of a bottleneck), official/legacy/image_classification/resnet/resnet_model.py.
-// Strategy selection (--num_gpus / --cpu_replicas / --all_reduce_alg) is fashion_mnist.cpp's.
+// Devices: --num_gpus (default -1: every GPU, or the CPU when there is none), see strategy_flags.hpp.
 //
 // Differences from the official models, all because kerascpp lacks the feature:
 //  - no L2 weight decay (2e-4 CIFAR, 1e-4 ImageNet): there are no kernel regularizers;
 //  - ResNet-50's stem uses "same" padding instead of ZeroPadding2D(3) + "valid" (see resnet50()).
 #include <CLI/CLI.hpp>
 #include <kerascpp/kerascpp.hpp>
+
+#include "strategy_flags.hpp"
 
 #include <algorithm>
 #include <chrono>
@@ -121,21 +123,6 @@ K::Model resnet50(int num_classes) {
   return K::Model(inputs, outputs, "resnet50");
 }
 
-K::distribute::Strategy make_strategy(int num_gpus, int cpu_replicas, const std::string& alg) {
-  namespace D = K::distribute;
-  std::vector<std::string> devices;
-  if (num_gpus > 0)
-    for (int i = 0; i < num_gpus; ++i) devices.push_back("gpu:" + std::to_string(i));
-  else
-    for (int i = 0; i < cpu_replicas; ++i) devices.push_back("cpu:" + std::to_string(i));
-  if (alg == "auto") return D::MirroredStrategy<>(devices);
-  if (alg == "nccl") return D::MirroredStrategy<D::NcclAllReduce>(devices);
-  if (alg == "hierarchical_copy") return D::MirroredStrategy<D::HierarchicalCopyAllReduce>(devices);
-  if (alg == "reduction_to_one_device") return D::MirroredStrategy<D::ReductionToOneDevice>(devices);
-  if (alg == "shared_memory") return D::MirroredStrategy<D::SharedMemoryAllReduce>(devices);
-  throw K::Error("--all_reduce_alg must be auto, nccl, hierarchical_copy, reduction_to_one_device or shared_memory");
-}
-
 // The official Keras mains' learning rate: base_lr * batch_size / (128 CIFAR, 256 ImageNet),
 // linear warm-up over `warmup_epochs` (ImageNet: 5), then x0.1 at each boundary epoch
 // (CIFAR 91/136/182, ImageNet 30/60/80).
@@ -231,7 +218,7 @@ class TimeHistory : public K::callbacks::Callback {
 int main(int argc, char** argv) {
   CLI::App app{"ResNet v1 (official models' Keras ResNets) with kerascpp on synthetic data"};
   std::string dataset, model_dir, all_reduce_alg = "auto";
-  int resnet_size = 0, train_epochs = 1, num_gpus = 0, cpu_replicas = 1;
+  int resnet_size = 0, train_epochs = 1, num_gpus = -1, cpu_replicas = 1;
   std::int64_t batch_size = 0, train_steps = 100, log_steps = 100;
   double learning_rate = 0.1;
   std::uint64_t seed = 42;
@@ -251,8 +238,8 @@ int main(int argc, char** argv) {
   app.add_option("--model_dir", model_dir, "If set, checkpoints (ckpt/) and TensorBoard logs (logs/) go here");
   app.add_option("--log_steps", log_steps, "Print loss and images/s every this many steps (default 100; 0: never)");
   app.add_flag("--print_summary", print_summary, "Print the model summary");
-  app.add_option("--num_gpus", num_gpus, "GPUs to mirror over (0 = CPU)");
-  app.add_option("--cpu_replicas", cpu_replicas, "CPU replicas when --num_gpus is 0");
+  app.add_option("--num_gpus", num_gpus, "GPUs to mirror over (-1: every GPU, or the CPU without one; 0: CPU)");
+  app.add_option("--cpu_replicas", cpu_replicas, "CPU replicas when running on the CPU");
   app.add_option("--all_reduce_alg", all_reduce_alg,
                  "auto, nccl, hierarchical_copy, reduction_to_one_device or shared_memory");
   CLI11_PARSE(app, argc, argv);
@@ -283,7 +270,7 @@ int main(int argc, char** argv) {
     const K::Shape image_shape = imagenet ? K::Shape{224, 224, 3} : K::Shape{32, 32, 3};
     K::Dataset train = synthetic_data(image_shape, num_classes, std::min<std::int64_t>(batch_size, 64), batch_size, seed);
 
-    auto strategy = make_strategy(num_gpus, cpu_replicas, all_reduce_alg);
+    auto strategy = examples::make_strategy(num_gpus, cpu_replicas, all_reduce_alg);
     std::printf("Strategy: %s\n", strategy.describe().c_str());
     K::Model model = imagenet ? resnet50(num_classes) : cifar_resnet(resnet_size, num_classes);
     if (print_summary) model.summary();

@@ -22,6 +22,26 @@ void require_slot(const Tensor& slot, const Tensor& w, const char* op, const cha
                     op, arg, shape_str(slot.shape()), shape_str(w.shape())));
 }
 
+// Adam over one block. The update is bound by vector sqrt and division, so the library carries
+// AVX-512 and AVX2 builds of this loop next to the baseline (x86-64-v2) one and the loader picks
+// the widest the CPU has. This file is compiled with -ffp-contract=off (CMakeLists.txt), so no
+// build fuses a multiply-add, and vector sqrt and division are correctly rounded: every build
+// gives the scalar loop's bits.
+__attribute__((target_clones("avx512f", "avx2", "default"))) void adam_block(
+    float* __restrict w, const float* __restrict g, float* __restrict m, float* __restrict v, std::int64_t n,
+    float lr_t, float one_minus_b1, float one_minus_b2, float eps) {
+#pragma omp simd
+  for (std::int64_t i = 0; i < n; ++i) {
+    // Keras: m += (g − m)(1 − β1), v += (g² − v)(1 − β2), w −= m·lr_t / (√v + ε).
+    float gi = g[i];
+    float mi = m[i] + (gi - m[i]) * one_minus_b1;
+    float vi = v[i] + (gi * gi - v[i]) * one_minus_b2;
+    m[i] = mi;
+    v[i] = vi;
+    w[i] -= (mi * lr_t) / (std::sqrt(vi) + eps);
+  }
+}
+
 }  // namespace
 
 void CpuBackend::sgd_update(Tensor& w, const Tensor& g, Tensor& velocity, float lr, float momentum, bool nesterov) {
@@ -62,22 +82,7 @@ void CpuBackend::adam_update(Tensor& w, const Tensor& g, Tensor& m, Tensor& v, f
   float* pv = v.data<float>();
   const float one_minus_b1 = 1.f - beta_1, one_minus_b2 = 1.f - beta_2;
   parallel_for(w.numel(), kElementGrain, [&](std::int64_t b, std::int64_t e) {
-    // Local restrict pointers and no errno from sqrt (-fno-math-errno) let this vectorise;
-    // vector sqrt and division are exact, so results equal the scalar loop bit for bit.
-    float* __restrict ww = pw;
-    const float* __restrict gg = pg;
-    float* __restrict mm = pm;
-    float* __restrict vv = pv;
-#pragma omp simd
-    for (std::int64_t i = b; i < e; ++i) {
-      // Keras: m += (g − m)(1 − β1), v += (g² − v)(1 − β2), w −= m·lr_t / (√v + ε).
-      float gi = gg[i];
-      float mi = mm[i] + (gi - mm[i]) * one_minus_b1;
-      float vi = vv[i] + (gi * gi - vv[i]) * one_minus_b2;
-      mm[i] = mi;
-      vv[i] = vi;
-      ww[i] -= (mi * lr_t) / (std::sqrt(vi) + eps);
-    }
+    adam_block(pw + b, pg + b, pm + b, pv + b, e - b, lr_t, one_minus_b1, one_minus_b2, eps);
   });
 }
 
