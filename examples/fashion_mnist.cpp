@@ -59,8 +59,9 @@ class StopAfterSteps : public K::callbacks::Callback {
 
 int main(int argc, char** argv) {
   CLI::App app{"Fashion-MNIST with kerascpp"};
-  std::string data_dir, model_dir = "/tmp/fashion_mnist_model", model_kind = "cnn", load_weights, all_reduce_alg = "auto";
-  int train_epochs = 5, num_gpus = 0, cpu_replicas = 1;
+  std::string data_dir, model_dir = "/tmp/fashion_mnist_model", model_kind = "cnn", load_weights;
+  int train_epochs = 5;
+  examples::StrategyFlags devices{.num_gpus = 0};
   std::int64_t batch_size = 64, max_train_steps = -1;
   double learning_rate = 1e-3;
   std::uint64_t seed = 42;
@@ -77,10 +78,7 @@ int main(int argc, char** argv) {
   app.add_option("--max_train_steps", max_train_steps, "Stop after this many training steps in total (-1: no limit)");
   app.add_option("--load_weights", load_weights, "Start from these .weights.h5");
   app.add_option("--shuffle", shuffle, "Shuffle the training data each epoch (true/false)");
-  app.add_option("--num_gpus", num_gpus, "GPUs to mirror over (-1: every GPU, or the CPU without one; 0: CPU)");
-  app.add_option("--cpu_replicas", cpu_replicas, "CPU replicas when running on the CPU");
-  app.add_option("--all_reduce_alg", all_reduce_alg,
-                 "auto, nccl, hierarchical_copy, reduction_to_one_device or shared_memory");
+  examples::add_strategy_flags(app, devices);
   CLI11_PARSE(app, argc, argv);
 
   try {
@@ -98,7 +96,7 @@ int main(int argc, char** argv) {
     K::Dataset train_batches = train.batch(batch_size).prefetch(2);
     K::Dataset test_batches = test.batch(1024);
 
-    auto strategy = examples::make_strategy(num_gpus, cpu_replicas, all_reduce_alg);
+    auto strategy = examples::make_strategy(devices);
     std::printf("Strategy: %s\n", strategy.describe().c_str());
     K::Model model = build_model(model_kind);
     model.summary();

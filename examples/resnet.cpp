@@ -217,8 +217,9 @@ class TimeHistory : public K::callbacks::Callback {
 
 int main(int argc, char** argv) {
   CLI::App app{"ResNet v1 (official models' Keras ResNets) with kerascpp on synthetic data"};
-  std::string dataset, model_dir, all_reduce_alg = "auto";
-  int resnet_size = 0, train_epochs = 1, num_gpus = -1, cpu_replicas = 1;
+  std::string dataset, model_dir;
+  int resnet_size = 0, train_epochs = 1;
+  examples::StrategyFlags devices{.num_gpus = -1};
   std::int64_t batch_size = 0, train_steps = 100, log_steps = 100;
   double learning_rate = 0.1;
   std::uint64_t seed = 42;
@@ -238,10 +239,7 @@ int main(int argc, char** argv) {
   app.add_option("--model_dir", model_dir, "If set, checkpoints (ckpt/) and TensorBoard logs (logs/) go here");
   app.add_option("--log_steps", log_steps, "Print loss and images/s every this many steps (default 100; 0: never)");
   app.add_flag("--print_summary", print_summary, "Print the model summary");
-  app.add_option("--num_gpus", num_gpus, "GPUs to mirror over (-1: every GPU, or the CPU without one; 0: CPU)");
-  app.add_option("--cpu_replicas", cpu_replicas, "CPU replicas when running on the CPU");
-  app.add_option("--all_reduce_alg", all_reduce_alg,
-                 "auto, nccl, hierarchical_copy, reduction_to_one_device or shared_memory");
+  examples::add_strategy_flags(app, devices);
   CLI11_PARSE(app, argc, argv);
 
   if (dataset.empty()) dataset = resnet_size == 50 ? "imagenet" : "cifar10";
@@ -270,7 +268,7 @@ int main(int argc, char** argv) {
     const K::Shape image_shape = imagenet ? K::Shape{224, 224, 3} : K::Shape{32, 32, 3};
     K::Dataset train = synthetic_data(image_shape, num_classes, std::min<std::int64_t>(batch_size, 64), batch_size, seed);
 
-    auto strategy = examples::make_strategy(num_gpus, cpu_replicas, all_reduce_alg);
+    auto strategy = examples::make_strategy(devices);
     std::printf("Strategy: %s\n", strategy.describe().c_str());
     K::Model model = imagenet ? resnet50(num_classes) : cifar_resnet(resnet_size, num_classes);
     if (print_summary) model.summary();

@@ -4,6 +4,7 @@
 //   --cpu_replicas R   CPU replicas when running on the CPU
 //   --all_reduce_alg   auto | nccl | hierarchical_copy | reduction_to_one_device | shared_memory
 #pragma once
+#include <CLI/CLI.hpp>
 #include <kerascpp/kerascpp.hpp>
 
 #include <cstdio>
@@ -12,7 +13,22 @@
 
 namespace examples {
 
-inline kerascpp::distribute::Strategy make_strategy(int num_gpus, int cpu_replicas, const std::string& alg) {
+struct StrategyFlags {
+  int num_gpus = 0;
+  int cpu_replicas = 1;
+  std::string all_reduce_alg = "auto";
+};
+
+inline void add_strategy_flags(CLI::App& app, StrategyFlags& f) {
+  app.add_option("--num_gpus", f.num_gpus, "GPUs to mirror over (-1: every GPU, or the CPU without one; 0: CPU)");
+  app.add_option("--cpu_replicas", f.cpu_replicas, "CPU replicas when running on the CPU");
+  app.add_option("--all_reduce_alg", f.all_reduce_alg,
+                 "auto, nccl, hierarchical_copy, reduction_to_one_device or shared_memory");
+}
+
+inline kerascpp::distribute::Strategy make_strategy(const StrategyFlags& f) {
+  const int num_gpus = f.num_gpus, cpu_replicas = f.cpu_replicas;
+  const std::string& alg = f.all_reduce_alg;
   namespace D = kerascpp::distribute;
   std::vector<std::string> devices;
   if (num_gpus < 0) {

@@ -6,38 +6,15 @@
 #include <cstring>
 
 #include "kerascpp/kerascpp.hpp"
+#include "mirrored_fixture.hpp"
 
 namespace K = kerascpp;
 
 namespace {
 
-K::Model small_convnet(bool synchronized_bn) {
-  K::set_random_seed(7);
-  auto in = K::Input({6, 6, 2});
-  // No conv bias before BN (as in ResNet): BN cancels it, so its gradient is pure rounding noise,
-  // which Adam would normalise into lr-sized steps on any strategy, one device included.
-  auto x = K::layers::Conv2D(4, 3, {.padding = "same", .use_bias = false})(in);
-  x = K::layers::BatchNormalization({.synchronized = synchronized_bn})(x);
-  x = K::layers::Activation("relu")(x);
-  x = K::layers::MaxPooling2D(2)(x);
-  x = K::layers::Flatten()(x);
-  x = K::layers::Dense(8, {.activation = "tanh"})(x);
-  auto out = K::layers::Dense(3, {.activation = "softmax"})(x);
-  return K::Model(in, out);
-}
-
-struct Data {
-  K::Tensor x, y;
-};
-
-Data make_data(std::int64_t n) {
-  K::Rng rng(99);
-  K::Tensor x({n, 6, 6, 2});
-  K::Tensor y({n}, K::DType::int32);
-  for (std::int64_t i = 0; i < x.numel(); ++i) x.data<float>()[i] = static_cast<float>(rng.normal());
-  for (std::int64_t i = 0; i < n; ++i) y.data<std::int32_t>()[i] = static_cast<std::int32_t>(rng.next_u64() % 3);
-  return {x, y};
-}
+using mirrored_fixture::Data;
+using mirrored_fixture::make_data;
+using mirrored_fixture::small_convnet;
 
 // Trains `steps` steps (cycling over the data in order) and returns the final weights.
 std::vector<K::Tensor> train(K::distribute::Strategy strategy, K::optimizers::OptimizerRef opt, std::int64_t batch,

@@ -2,6 +2,8 @@
 
 #include <fmt/format.h>
 
+#include "backend/op_shapes.hpp"
+
 namespace kerascpp::cuda {
 
 void require_on(const Tensor& t, Device device, const char* op, const char* arg) {
@@ -23,9 +25,7 @@ void prepare_output_on(Tensor& t, const Shape& shape, Device device, const char*
     return;
   }
   require_float_on(t, device, op, arg);
-  if (t.shape() != shape)
-    throw Error(fmt::format("{}: output `{}` has shape {} but the result has shape {}; allocate it as {}", op, arg,
-                            shape_str(t.shape()), shape_str(shape), shape_str(shape)));
+  backend_checks::require_output_shape(t, shape, op, arg);
 }
 
 void prepare_output_on(Tensor& t, std::initializer_list<std::int64_t> shape, Device device, const char* op,

@@ -28,6 +28,7 @@
 // y = 1·(1 − 0)/sqrt(var + eps) + 0.
 #include <fmt/format.h>
 
+#include "backend/op_shapes.hpp"
 #include "cuda/checks.hpp"
 #include "cuda/cuda_backend.hpp"
 #include "cuda/device_runtime.hpp"
@@ -39,27 +40,14 @@ namespace {
 
 constexpr float kOne = 1.f, kZero = 0.f, kMinusOne = -1.f;
 
-bool has_shape(const Tensor& t, std::initializer_list<std::int64_t> shape) {
-  if (t.shape().size() != shape.size()) return false;
-  std::size_t i = 0;
-  for (auto d : shape)
-    if (t.shape()[i++] != d) return false;
-  return true;
-}
-
-// Channels of x viewed as [M, C].
-std::int64_t channels_of(const Tensor& x, const char* op) {
-  if (x.rank() < 1)
-    throw Error(fmt::format("{}: `x` has shape {} but needs rank >= 1", op, shape_str(x.shape())));
-  return x.dim(-1);
-}
+// Channels of x viewed as [M, C] (shared with the CPU backend); per-channel tensors are
+// checked for the GPU and float32 here, for their shape there.
+using backend_checks::channels_of;
 
 void require_channel_vector(const Tensor& t, std::int64_t channels, const Tensor& x, Device dev, const char* op,
                             const char* arg) {
   require_float_on(t, dev, op, arg);
-  if (!has_shape(t, {channels}))
-    throw Error(fmt::format("{}: {} has shape {} but x {} has {} channels on its last axis; {} must be ({},)", op, arg,
-                            shape_str(t.shape()), shape_str(x.shape()), channels, arg, channels));
+  backend_checks::check_channel_vector(t, channels, x, op, arg);
 }
 
 // cuDNN's view of x (and y, dy, dx): NHWC (1, M / w, w, C) with w the largest divisor of M not
@@ -195,9 +183,7 @@ void CudaBackend::batchnorm_backward(const Tensor& dy, const Tensor& x, const Te
   const Device dev = device();
   require_float_on(dy, dev, op, "dy");
   require_float_on(x, dev, op, "x");
-  if (dy.shape() != x.shape())
-    throw Error(fmt::format("{}: `dy` has shape {} but `x` has shape {}; they must match", op, shape_str(dy.shape()),
-                            shape_str(x.shape())));
+  backend_checks::require_same_shape(dy, "dy", x, "x", op);
   const std::int64_t C = channels_of(x, op), M = C == 0 ? 0 : x.numel() / C;
   if (gamma.defined()) require_channel_vector(gamma, C, x, dev, op, "gamma");
   require_channel_vector(mean, C, x, dev, op, "mean");

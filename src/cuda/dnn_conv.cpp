@@ -28,6 +28,7 @@
 #include <string>
 #include <vector>
 
+#include "backend/op_shapes.hpp"
 #include "cuda/checks.hpp"
 #include "cuda/conv_algo_key.hpp"
 #include "cuda/cuda_backend.hpp"
@@ -40,66 +41,9 @@ namespace {
 
 constexpr float kOne = 1.f, kZero = 0.f;
 
-bool has_shape(const Tensor& t, std::initializer_list<std::int64_t> shape) {
-  if (t.shape().size() != shape.size()) return false;
-  std::size_t i = 0;
-  for (auto d : shape)
-    if (t.shape()[i++] != d) return false;
-  return true;
-}
-
-struct ConvShape {
-  std::int64_t n, ih, iw, ic, oh, ow, oc;
-};
-
-void check_geometry(const Conv2DGeometry& g, const char* op) {
-  if (g.kernel_h < 1 || g.kernel_w < 1 || g.stride_h < 1 || g.stride_w < 1 || g.pad_top < 0 || g.pad_left < 0 ||
-      g.pad_bottom < 0 || g.pad_right < 0)
-    throw Error(fmt::format(
-        "{}: invalid geometry kernel {}x{}, strides {}x{}, padding t{} l{} b{} r{}; kernel and "
-        "strides must be >= 1 and padding >= 0",
-        op, g.kernel_h, g.kernel_w, g.stride_h, g.stride_w, g.pad_top, g.pad_left, g.pad_bottom, g.pad_right));
-}
-
-std::int64_t out_size(std::int64_t in, std::int64_t k, std::int64_t s, std::int64_t p0, std::int64_t p1) {
-  std::int64_t span = in + p0 + p1 - k;
-  return span < 0 ? 0 : span / s + 1;
-}
-
-void check_kernel(const Tensor& w, const Conv2DGeometry& g, const char* op) {
-  if (w.rank() != 4 || w.dim(0) != g.kernel_h || w.dim(1) != g.kernel_w)
-    throw Error(
-        fmt::format("{}: kernel has shape {} but the geometry says a {}x{} kernel; expected "
-                    "(kernel_h, kernel_w, in_channels, filters) = ({}, {}, C, F)",
-                    op, shape_str(w.shape()), g.kernel_h, g.kernel_w, g.kernel_h, g.kernel_w));
-}
-
-// Shapes from an NHWC input and the HWIO kernel (the CPU backend's checks and messages).
-ConvShape conv_shape(const Tensor& x, const Tensor& w, const Conv2DGeometry& g, const char* op, const char* x_name) {
-  check_geometry(g, op);
-  check_kernel(w, g, op);
-  if (x.rank() != 4)
-    throw Error(fmt::format("{}: {} has shape {} but must be NHWC (batch, height, width, channels)", op, x_name,
-                            shape_str(x.shape())));
-  if (x.dim(3) != w.dim(2))
-    throw Error(fmt::format("{}: {} {} has {} channels but the kernel {} expects {}", op, x_name, shape_str(x.shape()),
-                            x.dim(3), shape_str(w.shape()), w.dim(2)));
-  ConvShape s{x.dim(0), x.dim(1), x.dim(2), x.dim(3), 0, 0, w.dim(3)};
-  s.oh = out_size(s.ih, g.kernel_h, g.stride_h, g.pad_top, g.pad_bottom);
-  s.ow = out_size(s.iw, g.kernel_w, g.stride_w, g.pad_left, g.pad_right);
-  if (s.oh <= 0 || s.ow <= 0)
-    throw Error(fmt::format(
-        "{}: a {}x{} kernel does not fit the {} input {} with padding t{} b{} l{} r{}; use "
-        "\"same\" padding or a larger input",
-        op, g.kernel_h, g.kernel_w, x_name, shape_str(x.shape()), g.pad_top, g.pad_bottom, g.pad_left, g.pad_right));
-  return s;
-}
-
-void check_dy(const Tensor& dy, const ConvShape& s, const char* op) {
-  if (!has_shape(dy, {s.n, s.oh, s.ow, s.oc}))
-    throw Error(fmt::format("{}: dy has shape {} but the convolution output is {}", op, shape_str(dy.shape()),
-                            shape_str({s.n, s.oh, s.ow, s.oc})));
-}
+// Geometry and shape checks are shared with the CPU backend (backend/op_shapes.*), messages included.
+using backend_checks::conv_shape;
+using backend_checks::ConvShape;
 
 // The problem handed to cuDNN: the input as it sees it and its symmetric padding.
 struct ConvProblem {
@@ -314,9 +258,7 @@ void CudaBackend::conv2d_forward(const Tensor& x, const Tensor& w, const Tensor&
   const bool bias = b.defined();
   if (bias) {
     require_float_on(b, dev, op, "b");
-    if (!has_shape(b, {s.oc}))
-      throw Error(fmt::format("{}: bias has shape {} but the kernel {} has {} filters; the bias must be ({},)", op,
-                              shape_str(b.shape()), shape_str(w.shape()), s.oc, s.oc));
+    backend_checks::check_conv_bias(b, w, s, op);
   }
   prepare_output_on(y, {s.n, s.oh, s.ow, s.oc}, dev, op, "y");
   if (y.numel() == 0) return;
@@ -362,7 +304,7 @@ void CudaBackend::conv2d_backward_data(const Tensor& dy, const Tensor& w, const 
                             w.rank() == 4 ? w.dim(2) : 0));
   require_float_on(dx, dev, op, "dx");
   ConvShape s = conv_shape(dx, w, g, op, "dx");
-  check_dy(dy, s, op);
+  backend_checks::check_conv_dy(dy, s, op);
   if (dx.numel() == 0) return;
   DnnState& d = *dnn_;
   float* pdx = dx.data<float>();
@@ -395,11 +337,7 @@ void CudaBackend::conv2d_backward_weights(const Tensor& x, const Tensor& dy, con
   const Device dev = device();
   require_float_on(x, dev, op, "x");
   require_float_on(dy, dev, op, "dy");
-  check_geometry(g, op);
-  if (dy.rank() != 4) throw Error(fmt::format("{}: dy has shape {} but must be NHWC", op, shape_str(dy.shape())));
-  if (x.rank() != 4)
-    throw Error(
-        fmt::format("{}: x has shape {} but must be NHWC (batch, height, width, channels)", op, shape_str(x.shape())));
+  backend_checks::check_conv_weights_args(x, dy, g, op);
   // An undefined dw is allocated; it then counts as zeros, so accumulating into it overwrites.
   bool fresh_dw = false;
   if (!dw.defined()) {
@@ -408,7 +346,7 @@ void CudaBackend::conv2d_backward_weights(const Tensor& x, const Tensor& dy, con
   }
   prepare_output_on(dw, {g.kernel_h, g.kernel_w, x.dim(3), dy.dim(3)}, dev, op, "dw");
   ConvShape s = conv_shape(x, dw, g, op, "x");
-  check_dy(dy, s, op);
+  backend_checks::check_conv_dy(dy, s, op);
   // An undefined db means no bias: it stays undefined.
   const bool bias = db.defined();
   if (bias) prepare_output_on(db, {s.oc}, dev, op, "db");

@@ -13,6 +13,7 @@
 #include <algorithm>
 #include <cstdint>
 
+#include "backend/op_shapes.hpp"
 #include "cuda/checks.hpp"
 #include "cuda/cuda_backend.hpp"
 #include "cuda/device_runtime.hpp"
@@ -26,24 +27,9 @@ constexpr float kOne = 1.f, kZero = 0.f;
 // cuBLASLt workspace: NVIDIA recommends 32 MiB on Hopper; never above the state's limit.
 constexpr std::size_t kLtWorkspace = std::size_t{32} << 20;
 
-bool has_shape(const Tensor& t, std::initializer_list<std::int64_t> shape) {
-  if (t.shape().size() != shape.size()) return false;
-  std::size_t i = 0;
-  for (auto d : shape)
-    if (t.shape()[i++] != d) return false;
-  return true;
-}
-
-// Tensors of rank > 2 are read as [product of leading axes, last axis].
-std::int64_t leading(const Tensor& t) {
-  std::int64_t last = t.rank() == 0 ? 1 : t.dim(-1);
-  return last == 0 ? 0 : t.numel() / last;
-}
-
-void require_rank_at_least(const Tensor& t, int rank, const char* op, const char* arg) {
-  if (t.rank() < rank)
-    throw Error(fmt::format("{}: `{}` has shape {} but needs rank >= {}", op, arg, shape_str(t.shape()), rank));
-}
+// Shape checks and the [leading, last] view are shared with the CPU backend (backend/op_shapes.*).
+using backend_checks::leading;
+using backend_checks::require_rank_at_least;
 
 // Alignment of a device pointer (a power of two up to 256 bytes). cuBLASLt's heuristics assume
 // 256-byte aligned operands unless told otherwise, and a tensor that is a row slice of a batch
@@ -138,18 +124,12 @@ void CudaBackend::dense_forward(const Tensor& x, const Tensor& w, const Tensor& 
   require_float_on(x, dev, op, "x");
   require_float_on(w, dev, op, "w");
   require_rank_at_least(x, 1, op, "x");
-  if (w.rank() != 2 || w.dim(0) != x.dim(-1))
-    throw Error(
-        fmt::format("{}: x has shape {} but kernel w has shape {}; the kernel must be (in_features={}, "
-                    "units)",
-                    op, shape_str(x.shape()), shape_str(w.shape()), x.dim(-1)));
+  backend_checks::check_dense_kernel(x, w, op);
   const std::int64_t rows = leading(x), in = w.dim(0), out = w.dim(1);
   const bool bias = b.defined();
   if (bias) {
     require_float_on(b, dev, op, "b");
-    if (!has_shape(b, {out}))
-      throw Error(fmt::format("{}: bias has shape {} but the kernel {} has {} units; the bias must be ({},)", op,
-                              shape_str(b.shape()), shape_str(w.shape()), out, out));
+    backend_checks::check_dense_bias(b, w, op);
   }
   Shape y_shape = x.shape();
   y_shape.back() = out;
@@ -208,15 +188,8 @@ void CudaBackend::matmul(const Tensor& a, bool transpose_a, const Tensor& b, boo
   require_float_on(b, dev, op, "b");
   require_rank_at_least(a, 1, op, "a");
   require_rank_at_least(b, 1, op, "b");
-  const std::int64_t a_rows = leading(a), a_cols = a.dim(-1), b_rows = leading(b), b_cols = b.dim(-1);
-  const std::int64_t M = transpose_a ? a_cols : a_rows, K = transpose_a ? a_rows : a_cols;
-  const std::int64_t K2 = transpose_b ? b_cols : b_rows, N = transpose_b ? b_rows : b_cols;
-  if (K != K2)
-    throw Error(
-        fmt::format("{}: op(a) is ({}, {}) from a {}{} but op(b) is ({}, {}) from b {}{}; the inner "
-                    "dimensions must agree",
-                    op, M, K, shape_str(a.shape()), transpose_a ? " transposed" : "", K2, N, shape_str(b.shape()),
-                    transpose_b ? " transposed" : ""));
+  const backend_checks::MatmulDims dims = backend_checks::matmul_dims(a, transpose_a, b, transpose_b, op);
+  const std::int64_t M = dims.M, K = dims.K, N = dims.N;
   // An undefined c is allocated; it then counts as zeros, so "accumulate" into it overwrites.
   bool fresh = false;
   if (!c.defined()) {
@@ -224,9 +197,7 @@ void CudaBackend::matmul(const Tensor& a, bool transpose_a, const Tensor& b, boo
     fresh = true;
   } else {
     require_float_on(c, dev, op, "c");
-    if (c.rank() < 1 || c.dim(-1) != N || c.numel() != M * N)
-      throw Error(fmt::format("{}: output c has shape {} but the product is ({}, {}); allocate c as ({}, {})", op,
-                              shape_str(c.shape()), M, N, M, N));
+    backend_checks::check_matmul_output(c, dims, op);
   }
   if (M == 0 || N == 0) return;
   DnnState& d = *dnn_;
@@ -240,6 +211,7 @@ void CudaBackend::matmul(const Tensor& a, bool transpose_a, const Tensor& b, boo
   // column-major, the stored b is bᵀ (ld b_cols): op(b)ᵀ is that as is when b is not transposed
   // and its transpose when it is; likewise for a (ld a_cols). beta = 0 does not read c.
   const float beta = add ? 1.f : 0.f;
+  const std::int64_t a_cols = a.dim(-1), b_cols = b.dim(-1);
   KCPP_CUBLAS_CHECK(cublasSgemm_64(d.blas, transpose_b ? CUBLAS_OP_T : CUBLAS_OP_N,
                                    transpose_a ? CUBLAS_OP_T : CUBLAS_OP_N, N, M, K, &kOne, b.data<float>(), b_cols,
                                    a.data<float>(), a_cols, &beta, pc, N));

@@ -29,6 +29,7 @@
 #include <limits>
 #include <memory>
 
+#include "backend/op_shapes.hpp"
 #include "cuda/checks.hpp"
 #include "cuda/cuda_backend.hpp"
 #include "cuda/device_runtime.hpp"
@@ -40,40 +41,10 @@ namespace {
 
 constexpr float kOne = 1.f, kZero = 0.f;
 
-bool has_shape(const Tensor& t, std::initializer_list<std::int64_t> shape) {
-  if (t.shape().size() != shape.size()) return false;
-  std::size_t i = 0;
-  for (auto d : shape)
-    if (t.shape()[i++] != d) return false;
-  return true;
-}
-
-struct PoolShape {
-  std::int64_t n, ih, iw, c, oh, ow;
-};
-
-// The CPU backend's checks and messages.
-PoolShape pool_shape(const Tensor& x, const Pool2DGeometry& g, const char* op) {
-  if (g.pool_h < 1 || g.pool_w < 1 || g.stride_h < 1 || g.stride_w < 1 || g.pad_top < 0 || g.pad_left < 0 ||
-      g.pad_bottom < 0 || g.pad_right < 0 || g.pad_top >= g.pool_h || g.pad_bottom >= g.pool_h ||
-      g.pad_left >= g.pool_w || g.pad_right >= g.pool_w)
-    throw Error(
-        fmt::format("{}: invalid geometry pool {}x{}, strides {}x{}, padding t{} l{} b{} r{}; pool size "
-                    "and strides must be >= 1 and each padding in [0, pool size)",
-                    op, g.pool_h, g.pool_w, g.stride_h, g.stride_w, g.pad_top, g.pad_left, g.pad_bottom, g.pad_right));
-  if (x.rank() != 4)
-    throw Error(
-        fmt::format("{}: x has shape {} but must be NHWC (batch, height, width, channels)", op, shape_str(x.shape())));
-  PoolShape s{x.dim(0), x.dim(1), x.dim(2), x.dim(3), 0, 0};
-  std::int64_t span_h = s.ih + g.pad_top + g.pad_bottom - g.pool_h;
-  std::int64_t span_w = s.iw + g.pad_left + g.pad_right - g.pool_w;
-  if (span_h < 0 || span_w < 0)
-    throw Error(fmt::format("{}: a {}x{} pool does not fit the input {}; use \"same\" padding or a smaller pool", op,
-                            g.pool_h, g.pool_w, shape_str(x.shape())));
-  s.oh = span_h / g.stride_h + 1;
-  s.ow = span_w / g.stride_w + 1;
-  return s;
-}
+// Geometry and shape checks are shared with the CPU backend (backend/op_shapes.*), messages included.
+using backend_checks::has_shape;
+using backend_checks::pool_shape;
+using backend_checks::PoolShape;
 
 // What cuDNN is asked to pool: x itself with symmetric padding, or x padded explicitly.
 struct PoolProblem {
@@ -209,9 +180,7 @@ void CudaBackend::pool2d_backward(const Tensor& dy, const Tensor& x, const Pool2
   require_float_on(dy, dev, op, "dy");
   require_float_on(x, dev, op, "x");
   PoolShape s = pool_shape(x, g, op);
-  if (!has_shape(dy, {s.n, s.oh, s.ow, s.c}))
-    throw Error(fmt::format("{}: dy has shape {} but pooling x {} gives {}", op, shape_str(dy.shape()),
-                            shape_str(x.shape()), shape_str({s.n, s.oh, s.ow, s.c})));
+  backend_checks::check_pool_dy(dy, x, s, op);
   prepare_output_on(dx, x.shape(), dev, op, "dx");
   if (dx.numel() == 0) return;
   DnnState& d = *dnn_;

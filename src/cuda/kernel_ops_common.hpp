@@ -1,6 +1,6 @@
 // Argument checks and shape helpers shared by kernel_ops_*.cpp (the CudaBackend ops that run
-// hand-written kernels). They mirror backend/cpu/checks.* and loss_common.hpp, with tensors
-// required on the backend's GPU instead of the host.
+// hand-written kernels). The shape rules come from backend/op_shapes.* (shared with the CPU
+// backend's checks.* and loss_common.hpp); here tensors are required on the backend's GPU.
 #pragma once
 #include <fmt/format.h>
 
@@ -8,6 +8,7 @@
 #include <cstring>
 #include <initializer_list>
 
+#include "backend/op_shapes.hpp"
 #include "cuda/checks.hpp"
 #include "cuda/cuda_backend.hpp"
 #include "cuda/cuda_check.hpp"
@@ -17,25 +18,11 @@
 
 namespace kerascpp::cuda::ops {
 
-inline void require_same_shape(const Tensor& t, const char* arg, const Tensor& ref, const char* ref_arg,
-                               const char* op) {
-  if (t.shape() != ref.shape())
-    throw Error(fmt::format("{}: `{}` has shape {} but `{}` has shape {}; they must match", op, arg,
-                            shape_str(t.shape()), ref_arg, shape_str(ref.shape())));
-}
-
-inline void require_rank_at_least(const Tensor& t, int rank, const char* op, const char* arg) {
-  if (t.rank() < rank)
-    throw Error(fmt::format("{}: `{}` has shape {} but needs rank >= {}", op, arg, shape_str(t.shape()), rank));
-}
-
-inline bool has_shape(const Tensor& t, std::initializer_list<std::int64_t> shape) {
-  if (t.shape().size() != shape.size()) return false;
-  std::size_t i = 0;
-  for (auto d : shape)
-    if (t.shape()[i++] != d) return false;
-  return true;
-}
+// The device-agnostic checks are shared with the CPU backend (backend/op_shapes.*), messages
+// included; what is here adds the GPU side (tensors on the backend's device, label readback).
+using backend_checks::has_shape;
+using backend_checks::require_rank_at_least;
+using backend_checks::require_same_shape;
 
 // Rows of x viewed as [rows, x.dim(-1)].
 inline std::int64_t rows_of(const Tensor& x) {
@@ -47,65 +34,28 @@ inline std::int64_t rows_of(const Tensor& x) {
 // ---------------------------------------------------------------------- losses and metrics
 
 // Predictions viewed as rows of their last axis, grouped per example (as on the CPU).
-struct RowLayout {
-  std::int64_t examples = 0;     // N = pred.dim(0)
-  std::int64_t rows = 0;         // rows of the last axis in all of pred
-  std::int64_t width = 0;        // length of the last axis (classes)
-  std::int64_t per_example = 0;  // rows per example
-};
+using backend_checks::RowLayout;
 
 inline RowLayout class_rows(const Tensor& pred, Device device, const char* op) {
   require_float_on(pred, device, op, "pred");
-  if (pred.rank() < 2)
-    throw Error(fmt::format("{}: pred has shape {} but must be (batch, ..., classes)", op, shape_str(pred.shape())));
-  RowLayout l;
-  l.examples = pred.dim(0);
-  l.width = pred.dim(-1);
-  if (l.width == 0) throw Error(fmt::format("{}: pred {} has zero classes", op, shape_str(pred.shape())));
-  l.rows = pred.numel() / l.width;
-  l.per_example = l.examples == 0 ? 0 : l.rows / l.examples;
-  return l;
+  return backend_checks::class_rows_of(pred, op);
 }
 
 inline RowLayout element_rows(const Tensor& pred, Device device, const char* op) {
   require_float_on(pred, device, op, "pred");
-  if (pred.rank() < 1) throw Error(fmt::format("{}: pred is a scalar but must have a batch axis", op));
-  RowLayout l;
-  l.examples = pred.dim(0);
-  l.rows = l.examples;
-  l.width = l.examples == 0 ? 0 : pred.numel() / l.examples;
-  l.per_example = 1;
-  return l;
+  return backend_checks::element_rows_of(pred, op);
 }
 
-// Dense targets have pred's shape; a trailing axis of 1 on either side is tolerated, as Keras
-// squeezes it ((N,) targets against (N, 1) predictions). Same element count either way.
 inline void require_target(const Tensor& target, const Tensor& pred, Device device, const char* op) {
   require_float_on(target, device, op, "target");
-  const Shape& a = target.shape();
-  const Shape& b = pred.shape();
-  auto drop_one = [](const Shape& s) { return (s.size() > 1 && s.back() == 1) ? Shape(s.begin(), s.end() - 1) : s; };
-  bool ok = a == b || drop_one(a) == b || a == drop_one(b);
-  if (!ok)
-    throw Error(
-        fmt::format("{}: target has shape {} but pred has shape {}; they must match", op, shape_str(a), shape_str(b)));
+  backend_checks::check_target_shape(target, pred, op);
 }
 
 // Integer class labels on the GPU with one entry per row of pred viewed as [rows, classes].
 inline int require_labels(const Tensor& labels, const Tensor& pred, std::int64_t rows, Device device,
                           const char* op) {
   require_on(labels, device, op, "labels");
-  if (labels.dtype() == DType::float32)
-    throw Error(
-        fmt::format("{}: labels {} are float32 but must be integer class ids; cast them to int "
-                    "(int32, int64 or uint8) first",
-                    op, shape_str(labels.shape())));
-  bool rows_match = labels.numel() == rows && labels.rank() >= 1 && labels.dim(0) == pred.dim(0);
-  if (!rows_match)
-    throw Error(
-        fmt::format("{}: labels have shape {} but pred has shape {}; expected one class id per row, "
-                    "shape ({},) or ({}, 1)",
-                    op, shape_str(labels.shape()), shape_str(pred.shape()), rows, rows));
+  backend_checks::check_labels(labels, pred, rows, op);
   switch (labels.dtype()) {
     case DType::int32:
       return kern::kLabelInt32;
@@ -142,10 +92,7 @@ inline int require_labels(const Tensor& labels, const Tensor& pred, std::int64_t
       value = bytes[0];
       break;
   }
-  throw Error(
-      fmt::format("{}: label {} at index {} is out of range for {} classes (pred shape {}); labels "
-                  "must lie in [0, {}) — check the dataset or the layer's unit count",
-                  op, value, index, classes, shape_str(pred.shape()), classes));
+  backend_checks::throw_label_out_of_range(value, static_cast<std::int64_t>(index), classes, pred, op);
 }
 
 }  // namespace kerascpp::cuda::ops

@@ -11,6 +11,7 @@
 
 #include "gpu_test_util.hpp"
 #include "kerascpp/kerascpp.hpp"
+#include "../mirrored_fixture.hpp"
 
 using namespace gputest;
 namespace D = kerascpp::distribute;
@@ -127,32 +128,9 @@ void check_all_reduce(const std::string& ops_name) {  // std::string: doctest pr
 
 // ---------------------------------------------------------------- training
 
-// The model of tests/test_mirrored.cpp: Conv2D (no bias) + synchronized BN + pooling + Dense.
-K::Model small_convnet() {
-  K::set_random_seed(7);
-  auto in = K::Input({6, 6, 2});
-  auto x = K::layers::Conv2D(4, 3, {.padding = "same", .use_bias = false})(in);
-  x = K::layers::BatchNormalization({.synchronized = true})(x);
-  x = K::layers::Activation("relu")(x);
-  x = K::layers::MaxPooling2D(2)(x);
-  x = K::layers::Flatten()(x);
-  x = K::layers::Dense(8, {.activation = "tanh"})(x);
-  auto out = K::layers::Dense(3, {.activation = "softmax"})(x);
-  return K::Model(in, out);
-}
-
-struct Data {
-  K::Tensor x, y;
-};
-
-Data make_data(std::int64_t n) {
-  K::Rng rng(99);
-  K::Tensor x({n, 6, 6, 2});
-  K::Tensor y({n}, K::DType::int32);
-  for (std::int64_t i = 0; i < x.numel(); ++i) x.data<float>()[i] = static_cast<float>(rng.normal());
-  for (std::int64_t i = 0; i < n; ++i) y.data<std::int32_t>()[i] = static_cast<std::int32_t>(rng.next_u64() % 3);
-  return {x, y};
-}
+using mirrored_fixture::Data;
+using mirrored_fixture::make_data;
+K::Model small_convnet() { return mirrored_fixture::small_convnet(/*synchronized_bn=*/true); }
 
 struct Trained {
   std::vector<K::Tensor> weights;  // copy 0, wherever it lives

@@ -31,17 +31,13 @@ dnnl::batch_normalization_forward::primitive_desc training_pd(std::int64_t rows,
   return {desc, attr, engine};
 }
 
-// Channels of x viewed as [M, C], checking a per-channel parameter when it is defined.
-std::int64_t channels_of(const Tensor& x, const char* op) {
-  require_rank_at_least(x, 1, op, "x");
-  return x.dim(-1);
-}
+// Channels of x viewed as [M, C] (shared with the CUDA backend); per-channel tensors are
+// checked for the host and float32 here, for their shape there.
+using backend_checks::channels_of;
 
 void require_channel_vector(const Tensor& t, std::int64_t channels, const Tensor& x, const char* op, const char* arg) {
   require_float(t, op, arg);
-  if (!has_shape(t, {channels}))
-    throw Error(fmt::format("{}: {} has shape {} but x {} has {} channels on its last axis; {} must be ({},)", op, arg,
-                            shape_str(t.shape()), shape_str(x.shape()), channels, arg, channels));
+  backend_checks::check_channel_vector(t, channels, x, op, arg);
 }
 
 // Binds gamma and beta as the scale and shift, with ones and zeros (in `scratch`) standing in for

@@ -15,9 +15,7 @@ namespace {
 
 void require_vector(const Tensor& t, std::int64_t channels, const Tensor& x, const char* op, const char* arg) {
   require_float(t, op, arg);
-  if (!has_shape(t, {channels}))
-    throw Error(fmt::format("{}: {} has shape {} but x {} has {} channels on its last axis; {} must be ({},)", op, arg,
-                            shape_str(t.shape()), shape_str(x.shape()), channels, arg, channels));
+  backend_checks::check_channel_vector(t, channels, x, op, arg);
 }
 
 }  // namespace

@@ -4,17 +4,18 @@
 #include <cstdint>
 #include <initializer_list>
 
+#include "backend/op_shapes.hpp"
 #include "kerascpp/tensor.hpp"
 
 namespace kerascpp::cpu {
 
+// The device-agnostic checks live in backend/op_shapes.* (shared with the CUDA backend).
+using backend_checks::has_shape;
+using backend_checks::require_rank_at_least;
+using backend_checks::require_same_shape;
+
 // Defined, on the host and float32.
 void require_float(const Tensor& t, const char* op, const char* arg);
-// Same shape as `ref` (both already checked for dtype).
-void require_same_shape(const Tensor& t, const char* arg, const Tensor& ref, const char* ref_arg, const char* op);
-void require_rank_at_least(const Tensor& t, int rank, const char* op, const char* arg);
-// Shape comparison without building a Shape (ops run every step; this keeps them allocation-free).
-bool has_shape(const Tensor& t, std::initializer_list<std::int64_t> shape);
 // An output: allocated as float32 `shape` when undefined, otherwise it must have that shape.
 void prepare_output(Tensor& t, const Shape& shape, const char* op, const char* arg);
 void prepare_output(Tensor& t, std::initializer_list<std::int64_t> shape, const char* op, const char* arg);

@@ -12,37 +12,10 @@ namespace kerascpp::cpu {
 
 namespace {
 
-int normalize_axis(int axis, int rank, const char* op, const Shape& shape) {
-  int a = axis < 0 ? axis + rank : axis;
-  if (a < 0 || a >= rank)
-    throw Error(fmt::format("{}: axis {} is out of range for shape {}; use -{}..{}", op, axis, shape_str(shape), rank,
-                            rank - 1));
-  return a;
-}
-
-// Checks that `parts` agree with `whole` on every axis but `axis`, whose sizes add up.
-void check_parts(const std::vector<Tensor>& parts, const Tensor& whole, int axis, const char* op) {
-  std::int64_t total = 0;
-  for (std::size_t i = 0; i < parts.size(); ++i) {
-    const Tensor& p = parts[i];
-    bool ok = p.rank() == whole.rank();
-    for (int d = 0; ok && d < whole.rank(); ++d)
-      if (d != axis && p.dim(d) != whole.dim(d)) ok = false;
-    if (!ok)
-      throw Error(fmt::format("{}: part {} has shape {} but must match {} on every axis except {}", op, i,
-                              shape_str(p.shape()), shape_str(whole.shape()), axis));
-    total += p.dim(axis);
-  }
-  if (total != whole.dim(axis))
-    throw Error(fmt::format("{}: the parts add up to {} along axis {} but the whole tensor {} has {}", op, total, axis,
-                            shape_str(whole.shape()), whole.dim(axis)));
-}
-
-std::int64_t outer_count(const Shape& s, int axis) {
-  std::int64_t n = 1;
-  for (int d = 0; d < axis; ++d) n *= s[d];
-  return n;
-}
+// Axis and part-shape checks are shared with the CUDA backend (backend/op_shapes.*).
+using backend_checks::check_parts;
+using backend_checks::normalize_axis;
+using backend_checks::outer_count;
 
 // Copies between the whole tensor and its parts; to_whole picks the direction.
 template <class Parts>

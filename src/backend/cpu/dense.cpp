@@ -17,11 +17,8 @@ struct MatmulEntry : CacheEntry {
   CachedPrimitive mm;
 };
 
-// Tensors of rank > 2 are read as [product of leading axes, last axis].
-std::int64_t leading(const Tensor& t) {
-  std::int64_t last = t.rank() == 0 ? 1 : t.dim(-1);
-  return last == 0 ? 0 : t.numel() / last;
-}
+// Tensors of rank > 2 are read as [product of leading axes, last axis] (shared with the CUDA backend).
+using backend_checks::leading;
 
 }  // namespace
 
@@ -31,18 +28,12 @@ void CpuBackend::dense_forward(const Tensor& x, const Tensor& w, const Tensor& b
   require_float(x, op, "x");
   require_float(w, op, "w");
   require_rank_at_least(x, 1, op, "x");
-  if (w.rank() != 2 || w.dim(0) != x.dim(-1))
-    throw Error(
-        fmt::format("{}: x has shape {} but kernel w has shape {}; the kernel must be (in_features={}, "
-                    "units)",
-                    op, shape_str(x.shape()), shape_str(w.shape()), x.dim(-1)));
+  backend_checks::check_dense_kernel(x, w, op);
   const std::int64_t rows = leading(x), in = w.dim(0), out = w.dim(1);
   const bool bias = b.defined();
   if (bias) {
     require_float(b, op, "b");
-    if (!has_shape(b, {out}))
-      throw Error(fmt::format("{}: bias has shape {} but the kernel {} has {} units; the bias must be ({},)", op,
-                              shape_str(b.shape()), shape_str(w.shape()), out, out));
+    backend_checks::check_dense_bias(b, w, op);
   }
   prepare_output_last(y, x.shape(), out, op, "y");
   if (rows == 0 || out == 0) return;
@@ -93,22 +84,13 @@ void CpuBackend::matmul(const Tensor& a, bool transpose_a, const Tensor& b, bool
   require_float(b, op, "b");
   require_rank_at_least(a, 1, op, "a");
   require_rank_at_least(b, 1, op, "b");
-  const std::int64_t a_rows = leading(a), a_cols = a.dim(-1), b_rows = leading(b), b_cols = b.dim(-1);
-  const std::int64_t M = transpose_a ? a_cols : a_rows, K = transpose_a ? a_rows : a_cols;
-  const std::int64_t K2 = transpose_b ? b_cols : b_rows, N = transpose_b ? b_rows : b_cols;
-  if (K != K2)
-    throw Error(
-        fmt::format("{}: op(a) is ({}, {}) from a {}{} but op(b) is ({}, {}) from b {}{}; the inner "
-                    "dimensions must agree",
-                    op, M, K, shape_str(a.shape()), transpose_a ? " transposed" : "", K2, N, shape_str(b.shape()),
-                    transpose_b ? " transposed" : ""));
+  const backend_checks::MatmulDims dims = backend_checks::matmul_dims(a, transpose_a, b, transpose_b, op);
+  const std::int64_t M = dims.M, K = dims.K, N = dims.N;
   if (!c.defined()) {
     c = Tensor::zeros({M, N}, DType::float32, Device{});
   } else {
     require_float(c, op, "c");
-    if (c.rank() < 1 || c.dim(-1) != N || c.numel() != M * N)
-      throw Error(fmt::format("{}: output c has shape {} but the product is ({}, {}); allocate c as ({}, {})", op,
-                              shape_str(c.shape()), M, N, M, N));
+    backend_checks::check_matmul_output(c, dims, op);
   }
   if (M == 0 || N == 0) return;
   if (K == 0) {

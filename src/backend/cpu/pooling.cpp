@@ -12,31 +12,9 @@ namespace kerascpp::cpu {
 
 namespace {
 
-struct PoolShape {
-  std::int64_t n, ih, iw, c, oh, ow;
-};
-
-PoolShape pool_shape(const Tensor& x, const Pool2DGeometry& g, const char* op) {
-  if (g.pool_h < 1 || g.pool_w < 1 || g.stride_h < 1 || g.stride_w < 1 || g.pad_top < 0 || g.pad_left < 0 ||
-      g.pad_bottom < 0 || g.pad_right < 0 || g.pad_top >= g.pool_h || g.pad_bottom >= g.pool_h ||
-      g.pad_left >= g.pool_w || g.pad_right >= g.pool_w)
-    throw Error(
-        fmt::format("{}: invalid geometry pool {}x{}, strides {}x{}, padding t{} l{} b{} r{}; pool size "
-                    "and strides must be >= 1 and each padding in [0, pool size)",
-                    op, g.pool_h, g.pool_w, g.stride_h, g.stride_w, g.pad_top, g.pad_left, g.pad_bottom, g.pad_right));
-  if (x.rank() != 4)
-    throw Error(
-        fmt::format("{}: x has shape {} but must be NHWC (batch, height, width, channels)", op, shape_str(x.shape())));
-  PoolShape s{x.dim(0), x.dim(1), x.dim(2), x.dim(3), 0, 0};
-  std::int64_t span_h = s.ih + g.pad_top + g.pad_bottom - g.pool_h;
-  std::int64_t span_w = s.iw + g.pad_left + g.pad_right - g.pool_w;
-  if (span_h < 0 || span_w < 0)
-    throw Error(fmt::format("{}: a {}x{} pool does not fit the input {}; use \"same\" padding or a smaller pool", op,
-                            g.pool_h, g.pool_w, shape_str(x.shape())));
-  s.oh = span_h / g.stride_h + 1;
-  s.ow = span_w / g.stride_w + 1;
-  return s;
-}
+// Geometry and shape checks are shared with the CUDA backend (backend/op_shapes.*).
+using backend_checks::pool_shape;
+using backend_checks::PoolShape;
 
 dnnl::algorithm pool_alg(PoolKind kind) {
   return kind == PoolKind::max ? dnnl::algorithm::pooling_max : dnnl::algorithm::pooling_avg_exclude_padding;
@@ -104,9 +82,7 @@ void CpuBackend::pool2d_backward(const Tensor& dy, const Tensor& x, const Pool2D
   require_float(dy, op, "dy");
   require_float(x, op, "x");
   PoolShape s = pool_shape(x, g, op);
-  if (!has_shape(dy, {s.n, s.oh, s.ow, s.c}))
-    throw Error(fmt::format("{}: dy has shape {} but pooling x {} gives {}", op, shape_str(dy.shape()),
-                            shape_str(x.shape()), shape_str({s.n, s.oh, s.ow, s.c})));
+  backend_checks::check_pool_dy(dy, x, s, op);
   prepare_output(dx, x.shape(), op, "dx");
   if (dx.numel() == 0) return;
   if (dy.numel() == 0) {
