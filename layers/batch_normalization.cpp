@@ -62,18 +62,29 @@ void store(Tensor& dst, const Tensor& host) {
 void BatchNormalizationLayer::update_moving_statistics(ReplicaContext& ctx, const Tensor& mean, const Tensor& var) {
   int r = ctx.replica_id;
   float m = options_.momentum;
-  Tensor hmm = moving_mean_->value(r).to(kHost), hmv = moving_variance_->value(r).to(kHost);
+  Tensor& moving_mean = moving_mean_->value(r);
+  Tensor& moving_var = moving_variance_->value(r);
+  if (!moving_mean.on_host()) {
+    // On a GPU: moving·m + batch·(1 − m) with backend ops on the replica's stream, no host sync.
+    // Same three roundings per element as the loop below.
+    for (auto [moving, batch] : {std::pair{&moving_mean, &mean}, std::pair{&moving_var, &var}}) {
+      Tensor scaled(batch->shape(), DType::float32, moving->device());
+      ctx.backend->copy(batch->to(moving->device()), scaled);
+      ctx.backend->scale(scaled, 1.f - m);
+      ctx.backend->scale(*moving, m);
+      ctx.backend->add_inplace(*moving, scaled);
+    }
+    return;
+  }
   Tensor hbm = mean.to(kHost), hbv = var.to(kHost);
-  float* mm = hmm.data<float>();
-  float* mv = hmv.data<float>();
+  float* mm = moving_mean.data<float>();
+  float* mv = moving_var.data<float>();
   const float* bm = hbm.data<float>();
   const float* bv = hbv.data<float>();
   for (std::int64_t i = 0; i < channels_; ++i) {
     mm[i] = mm[i] * m + bm[i] * (1.f - m);
     mv[i] = mv[i] * m + bv[i] * (1.f - m);
   }
-  store(moving_mean_->value(r), hmm);
-  store(moving_variance_->value(r), hmv);
 }
 
 std::vector<Tensor> BatchNormalizationLayer::forward(ReplicaContext& ctx, const std::vector<Tensor>& in,
