@@ -16,6 +16,8 @@
 #include <string>
 #include <vector>
 
+#include "fashion_mnist_models.hpp"
+
 namespace K = kerascpp;
 using Clock = std::chrono::steady_clock;
 
@@ -80,30 +82,10 @@ struct Args {
   }
 };
 
+// bench's "cnn" is the example's "small_cnn"; the large MLP is "mlp" with a width.
 K::Model build_model(const std::string& kind, std::int64_t width) {
-  auto inputs = K::Input({28, 28, 1});
-  K::KerasTensor x = inputs;
-  if (kind == "mlp") {
-    x = K::layers::Flatten()(x);
-    if (width > 0) {  // the large MLP: 784-W-W-10
-      x = K::layers::Dense(width, {.activation = "relu"})(x);
-      x = K::layers::Dense(width, {.activation = "relu"})(x);
-    } else {  // 784-512-256-10
-      x = K::layers::Dense(512, {.activation = "relu"})(x);
-      x = K::layers::Dense(256, {.activation = "relu"})(x);
-    }
-  } else if (kind == "cnn") {
-    x = K::layers::Conv2D(32, 3, {.activation = "relu"})(x);
-    x = K::layers::MaxPooling2D(2)(x);
-    x = K::layers::Conv2D(64, 3, {.activation = "relu"})(x);
-    x = K::layers::MaxPooling2D(2)(x);
-    x = K::layers::Flatten()(x);
-    x = K::layers::Dense(128, {.activation = "relu"})(x);
-  } else {
-    throw K::Error("--model must be mlp or cnn, got '" + kind + "'");
-  }
-  auto outputs = K::layers::Dense(10, {.activation = "softmax"})(x);
-  return K::Model(inputs, outputs, kind);
+  if (kind != "mlp" && kind != "cnn") throw K::Error("--model must be mlp or cnn, got '" + kind + "'");
+  return examples::fashion_mnist_model(kind == "cnn" ? "small_cnn" : kind, width);
 }
 
 // Window timing: one fit() "epoch" of steps_per_epoch steps is one window; epoch 0 is warm-up.

@@ -3,6 +3,7 @@
 #include <CLI/CLI.hpp>
 #include <kerascpp/kerascpp.hpp>
 
+#include "fashion_mnist_models.hpp"
 #include "strategy_flags.hpp"
 
 #include <cstdio>
@@ -11,37 +12,6 @@
 namespace K = kerascpp;
 
 namespace {
-
-K::Model build_model(const std::string& kind) {
-  auto inputs = K::Input({28, 28, 1});
-  K::KerasTensor x = inputs;
-  if (kind == "mlp") {
-    x = K::layers::Flatten()(x);
-    x = K::layers::Dense(512, {.activation = "relu"})(x);
-    x = K::layers::Dense(256, {.activation = "relu"})(x);
-  } else if (kind == "cnn") {
-    // The official models' MNIST CNN: 5x5 "same" convolutions, a wide dense layer and dropout.
-    x = K::layers::Conv2D(32, 5, {.padding = "same", .activation = "relu"})(x);
-    x = K::layers::MaxPooling2D(2, {.padding = "same"})(x);
-    x = K::layers::Conv2D(64, 5, {.padding = "same", .activation = "relu"})(x);
-    x = K::layers::MaxPooling2D(2, {.padding = "same"})(x);
-    x = K::layers::Flatten()(x);
-    x = K::layers::Dense(1024, {.activation = "relu"})(x);
-    x = K::layers::Dropout(0.4f)(x);
-  } else if (kind == "small_cnn") {
-    // conv32-pool-conv64-pool-dense128: the benchmark workload of bench/.
-    x = K::layers::Conv2D(32, 3, {.activation = "relu"})(x);
-    x = K::layers::MaxPooling2D(2)(x);
-    x = K::layers::Conv2D(64, 3, {.activation = "relu"})(x);
-    x = K::layers::MaxPooling2D(2)(x);
-    x = K::layers::Flatten()(x);
-    x = K::layers::Dense(128, {.activation = "relu"})(x);
-  } else {
-    throw K::Error("--model must be mlp, cnn or small_cnn, got '" + kind + "'");
-  }
-  auto outputs = K::layers::Dense(10, {.activation = "softmax"})(x);
-  return K::Model(inputs, outputs, kind);
-}
 
 // --max_train_steps counts optimizer steps over the whole run, like the official models.
 class StopAfterSteps : public K::callbacks::Callback {
@@ -98,7 +68,7 @@ int main(int argc, char** argv) {
 
     auto strategy = examples::make_strategy(devices);
     std::printf("Strategy: %s\n", strategy.describe().c_str());
-    K::Model model = build_model(model_kind);
+    K::Model model = examples::fashion_mnist_model(model_kind);
     model.summary();
     model.compile({.optimizer = K::optimizers::Adam(learning_rate),
                    .loss = K::losses::SparseCategoricalCrossentropy(),
