@@ -143,7 +143,18 @@ const float* DnnState::zeros(std::int64_t count) {
 
 cudnnTensorDescriptor_t DnnState::tensor_nchw(std::int64_t n, std::int64_t c, std::int64_t h, std::int64_t w,
                                               const char* op) {
-  const std::array<std::int64_t, 5> key{0, n, c, h, w};
+  return tensor_4d(CUDNN_TENSOR_NCHW, n, c, h, w, op);
+}
+
+cudnnTensorDescriptor_t DnnState::tensor_nhwc(std::int64_t n, std::int64_t h, std::int64_t w, std::int64_t c,
+                                              const char* op) {
+  // NHWC descriptors still take (n, c, h, w); the format makes c the innermost (stride 1) axis.
+  return tensor_4d(CUDNN_TENSOR_NHWC, n, c, h, w, op);
+}
+
+cudnnTensorDescriptor_t DnnState::tensor_4d(cudnnTensorFormat_t format, std::int64_t n, std::int64_t c,
+                                            std::int64_t h, std::int64_t w, const char* op) {
+  const std::array<std::int64_t, 5> key{format == CUDNN_TENSOR_NHWC ? 1 : 0, n, c, h, w};
   auto it = tensor_descs_.find(key);
   if (it != tensor_descs_.end()) return it->second;
   check_cudnn_elements(n * c * h * w, op, "a tensor");
@@ -151,27 +162,7 @@ cudnnTensorDescriptor_t DnnState::tensor_nchw(std::int64_t n, std::int64_t c, st
             ih = cudnn_int(h, op, "a tensor dimension"), iw = cudnn_int(w, op, "a tensor dimension");
   cudnnTensorDescriptor_t desc = nullptr;
   KCPP_CUDNN_CHECK(cudnnCreateTensorDescriptor(&desc));
-  cudnnStatus_t st = cudnnSetTensor4dDescriptor(desc, CUDNN_TENSOR_NCHW, CUDNN_DATA_FLOAT, in, ic, ih, iw);
-  if (st != CUDNN_STATUS_SUCCESS) {
-    cudnnDestroyTensorDescriptor(desc);
-    KCPP_CUDNN_CHECK(st);
-  }
-  tensor_descs_.emplace(key, desc);
-  return desc;
-}
-
-cudnnTensorDescriptor_t DnnState::tensor_nhwc(std::int64_t n, std::int64_t h, std::int64_t w, std::int64_t c,
-                                              const char* op) {
-  const std::array<std::int64_t, 5> key{1, n, c, h, w};
-  auto it = tensor_descs_.find(key);
-  if (it != tensor_descs_.end()) return it->second;
-  check_cudnn_elements(n * c * h * w, op, "an NHWC tensor");
-  const int in = cudnn_int(n, op, "a tensor dimension"), ic = cudnn_int(c, op, "a tensor dimension"),
-            ih = cudnn_int(h, op, "a tensor dimension"), iw = cudnn_int(w, op, "a tensor dimension");
-  cudnnTensorDescriptor_t desc = nullptr;
-  KCPP_CUDNN_CHECK(cudnnCreateTensorDescriptor(&desc));
-  // NHWC descriptors still take (n, c, h, w); the format makes c the innermost (stride 1) axis.
-  cudnnStatus_t st = cudnnSetTensor4dDescriptor(desc, CUDNN_TENSOR_NHWC, CUDNN_DATA_FLOAT, in, ic, ih, iw);
+  cudnnStatus_t st = cudnnSetTensor4dDescriptor(desc, format, CUDNN_DATA_FLOAT, in, ic, ih, iw);
   if (st != CUDNN_STATUS_SUCCESS) {
     cudnnDestroyTensorDescriptor(desc);
     KCPP_CUDNN_CHECK(st);

@@ -166,6 +166,8 @@ struct DnnState {
   void fill(float* dst, std::int64_t count, float value, const char* op);
 
  private:
+  cudnnTensorDescriptor_t tensor_4d(cudnnTensorFormat_t format, std::int64_t n, std::int64_t c, std::int64_t h,
+                                    std::int64_t w, const char* op);
   DeviceBuffer workspace_, kernel_, pad_, pad_grad_, scratch_, small_, ones_, zeros_;
   std::int64_t ones_count_ = 0, zeros_count_ = 0;
   std::map<std::array<std::int64_t, 5>, cudnnTensorDescriptor_t> tensor_descs_;
