@@ -27,6 +27,46 @@ void require_class_target(const Tensor& target, const Tensor& pred, Device devic
                     op, shape_str(target.shape()), shape_str(pred.shape())));
 }
 
+// The fields both crossentropies fill alike; the caller adds labels or target and the status.
+kern::CrossentropyArgs crossentropy_args(const Tensor& pred, const RowLayout& l, bool from_logits, Tensor& loss,
+                                         float* grad, float grad_scale, KernelState& ks) {
+  kern::CrossentropyArgs a{};
+  a.pred = pred.data<float>();
+  a.from_logits = from_logits;
+  a.rows = l.rows;
+  a.classes = l.width;
+  a.examples = l.examples;
+  a.per_example = l.per_example;
+  a.loss = loss.data<float>();
+  a.grad = grad;
+  a.grad_scale = l.per_example ? grad_scale / static_cast<float>(l.per_example) : 0.f;
+  a.row_loss = l.per_example != 1 ? ks.scratch_doubles(static_cast<std::size_t>(l.rows)) : nullptr;
+  a.status = ks.status();
+  return a;
+}
+
+// Binary crossentropy and MSE: per-element losses averaged per example. `grad_factor` is the
+// loss's derivative constant (2 for MSE), applied with grad_scale / width.
+void element_loss(kern::ElementLossKind kind, float grad_factor, const Tensor& pred, const Tensor& target,
+                  Tensor& loss, Tensor& grad, float grad_scale, Device device, KernelState& ks, cudaStream_t stream,
+                  const char* op) {
+  const RowLayout l = ops::element_rows(pred, device, op);
+  ops::require_target(target, pred, device, op);
+  kern::ElementLossArgs a{};
+  a.kind = kind;
+  a.grad = prepare_loss_outputs(pred, loss, grad, l.examples, device, op);
+  a.pred = pred.data<float>();
+  a.target = target.data<float>();
+  a.examples = l.examples;
+  a.width = l.width;
+  a.loss = loss.data<float>();
+  a.grad_scale = l.width ? grad_factor * grad_scale / static_cast<float>(l.width) : 0.f;
+  const std::size_t partials = kern::element_loss_scratch(l.examples, l.width);
+  a.partials = partials ? ks.scratch_doubles(partials) : nullptr;
+  kern::element_loss(a, stream);
+  KCPP_CUDA_CHECK(cudaGetLastError());
+}
+
 }  // namespace
 
 // ------------------------------------------------------------------------------------ losses
@@ -38,20 +78,9 @@ void CudaBackend::sparse_categorical_crossentropy(const Tensor& pred, const Tens
   const RowLayout l = ops::class_rows(pred, device(), op);
   const int label_type = ops::require_labels(labels, pred, l.rows, device(), op);
   float* pg = prepare_loss_outputs(pred, loss, grad, l.examples, device(), op);
-  kern::CrossentropyArgs a{};
-  a.pred = pred.data<float>();
+  kern::CrossentropyArgs a = crossentropy_args(pred, l, from_logits, loss, pg, grad_scale, *kernels_);
   a.labels = labels.raw();
   a.label_type = label_type;
-  a.from_logits = from_logits;
-  a.rows = l.rows;
-  a.classes = l.width;
-  a.examples = l.examples;
-  a.per_example = l.per_example;
-  a.loss = loss.data<float>();
-  a.grad = pg;
-  a.grad_scale = l.per_example ? grad_scale / static_cast<float>(l.per_example) : 0.f;
-  a.row_loss = l.per_example != 1 ? kernels_->scratch_doubles(static_cast<std::size_t>(l.rows)) : nullptr;
-  a.status = kernels_->status();
   kernels_->reset_status();
   kern::crossentropy(a, stream_);
   KCPP_CUDA_CHECK(cudaGetLastError());
@@ -66,19 +95,8 @@ void CudaBackend::categorical_crossentropy(const Tensor& pred, const Tensor& tar
   const RowLayout l = ops::class_rows(pred, device(), op);
   require_class_target(target, pred, device(), op);
   float* pg = prepare_loss_outputs(pred, loss, grad, l.examples, device(), op);
-  kern::CrossentropyArgs a{};
-  a.pred = pred.data<float>();
+  kern::CrossentropyArgs a = crossentropy_args(pred, l, from_logits, loss, pg, grad_scale, *kernels_);
   a.target = target.data<float>();
-  a.from_logits = from_logits;
-  a.rows = l.rows;
-  a.classes = l.width;
-  a.examples = l.examples;
-  a.per_example = l.per_example;
-  a.loss = loss.data<float>();
-  a.grad = pg;
-  a.grad_scale = l.per_example ? grad_scale / static_cast<float>(l.per_example) : 0.f;
-  a.row_loss = l.per_example != 1 ? kernels_->scratch_doubles(static_cast<std::size_t>(l.rows)) : nullptr;
-  a.status = kernels_->status();
   kern::crossentropy(a, stream_);
   KCPP_CUDA_CHECK(cudaGetLastError());
 }
@@ -86,45 +104,15 @@ void CudaBackend::categorical_crossentropy(const Tensor& pred, const Tensor& tar
 void CudaBackend::binary_crossentropy(const Tensor& pred, const Tensor& target, bool from_logits, Tensor& loss,
                                       Tensor& grad, float grad_scale) {
   DeviceGuard guard(device_);
-  const char* op = "binary_crossentropy";
-  const RowLayout l = ops::element_rows(pred, device(), op);
-  ops::require_target(target, pred, device(), op);
-  float* pg = prepare_loss_outputs(pred, loss, grad, l.examples, device(), op);
-  kern::ElementLossArgs a{};
-  a.kind = from_logits ? kern::kBinaryCrossentropyLogits : kern::kBinaryCrossentropyProbs;
-  a.pred = pred.data<float>();
-  a.target = target.data<float>();
-  a.examples = l.examples;
-  a.width = l.width;
-  a.loss = loss.data<float>();
-  a.grad = pg;
-  a.grad_scale = l.width ? grad_scale / static_cast<float>(l.width) : 0.f;
-  const std::size_t partials = kern::element_loss_scratch(l.examples, l.width);
-  a.partials = partials ? kernels_->scratch_doubles(partials) : nullptr;
-  kern::element_loss(a, stream_);
-  KCPP_CUDA_CHECK(cudaGetLastError());
+  element_loss(from_logits ? kern::kBinaryCrossentropyLogits : kern::kBinaryCrossentropyProbs, 1.f, pred, target,
+               loss, grad, grad_scale, device(), *kernels_, stream_, "binary_crossentropy");
 }
 
 void CudaBackend::mean_squared_error(const Tensor& pred, const Tensor& target, Tensor& loss, Tensor& grad,
                                      float grad_scale) {
   DeviceGuard guard(device_);
-  const char* op = "mean_squared_error";
-  const RowLayout l = ops::element_rows(pred, device(), op);
-  ops::require_target(target, pred, device(), op);
-  float* pg = prepare_loss_outputs(pred, loss, grad, l.examples, device(), op);
-  kern::ElementLossArgs a{};
-  a.kind = kern::kMeanSquaredError;
-  a.pred = pred.data<float>();
-  a.target = target.data<float>();
-  a.examples = l.examples;
-  a.width = l.width;
-  a.loss = loss.data<float>();
-  a.grad = pg;
-  a.grad_scale = l.width ? 2.f * grad_scale / static_cast<float>(l.width) : 0.f;
-  const std::size_t partials = kern::element_loss_scratch(l.examples, l.width);
-  a.partials = partials ? kernels_->scratch_doubles(partials) : nullptr;
-  kern::element_loss(a, stream_);
-  KCPP_CUDA_CHECK(cudaGetLastError());
+  element_loss(kern::kMeanSquaredError, 2.f, pred, target, loss, grad, grad_scale, device(), *kernels_, stream_,
+               "mean_squared_error");
 }
 
 // ----------------------------------------------------------------------------------- metrics
