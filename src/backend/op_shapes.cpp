@@ -228,6 +228,14 @@ RowLayout element_rows_of(const Tensor& pred, const char* op) {
   return l;
 }
 
+void check_one_hot_target(const Tensor& target, const Tensor& pred, const char* op) {
+  if (target.shape() != pred.shape())
+    throw Error(
+        fmt::format("{}: target has shape {} but pred has shape {}; one-hot targets must match pred (for "
+                    "integer labels use sparse_categorical_crossentropy)",
+                    op, shape_str(target.shape()), shape_str(pred.shape())));
+}
+
 void check_target_shape(const Tensor& target, const Tensor& pred, const char* op) {
   const Shape& a = target.shape();
   const Shape& b = pred.shape();

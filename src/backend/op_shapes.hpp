@@ -105,6 +105,8 @@ RowLayout element_rows_of(const Tensor& pred, const char* op);
 // Dense targets have pred's shape; a trailing axis of 1 on either side is tolerated, as Keras
 // squeezes it ((N,) targets against (N, 1) predictions).
 void check_target_shape(const Tensor& target, const Tensor& pred, const char* op);
+// One-hot targets of categorical crossentropy have pred's shape.
+void check_one_hot_target(const Tensor& target, const Tensor& pred, const char* op);
 // Class labels (already checked to be defined and where the backend wants them): an integer
 // dtype and one entry per row of pred viewed as [rows, classes].
 void check_labels(const Tensor& labels, const Tensor& pred, std::int64_t rows, const char* op);

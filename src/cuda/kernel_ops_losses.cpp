@@ -20,11 +20,7 @@ float* prepare_loss_outputs(const Tensor& pred, Tensor& loss, Tensor& grad, std:
 
 void require_class_target(const Tensor& target, const Tensor& pred, Device device, const char* op) {
   require_float_on(target, device, op, "target");
-  if (target.shape() != pred.shape())
-    throw Error(
-        fmt::format("{}: target has shape {} but pred has shape {}; one-hot targets must match pred (for "
-                    "integer labels use sparse_categorical_crossentropy)",
-                    op, shape_str(target.shape()), shape_str(pred.shape())));
+  backend_checks::check_one_hot_target(target, pred, op);
 }
 
 // The fields both crossentropies fill alike; the caller adds labels or target and the status.

@@ -126,11 +126,7 @@ void CpuBackend::categorical_crossentropy(const Tensor& pred, const Tensor& targ
   const char* op = "categorical_crossentropy";
   RowLayout l = class_rows(pred, op);
   require_float(target, op, "target");
-  if (target.shape() != pred.shape())
-    throw Error(
-        fmt::format("{}: target has shape {} but pred has shape {}; one-hot targets must match pred (for "
-                    "integer labels use sparse_categorical_crossentropy)",
-                    op, shape_str(target.shape()), shape_str(pred.shape())));
+  backend_checks::check_one_hot_target(target, pred, op);
   float* pg = prepare_loss_outputs(pred, loss, grad, l.examples, op);
   const float* pp = pred.data<float>();
   const float* pt = target.data<float>();
