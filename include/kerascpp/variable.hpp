@@ -25,7 +25,6 @@ class Variable {
 
   // Makes one copy per device, each equal to copy 0 (called when a strategy takes the model).
   void mirror(const std::vector<Device>& devices);
-  void mirror(int replicas);  // `replicas` copies on the host
   // Writes `v` into every copy (loading weights, restoring checkpoints). Shape must match.
   void assign(const Tensor& v);
 

@@ -2,8 +2,6 @@
 
 #include <fmt/format.h>
 
-#include <algorithm>
-
 namespace kerascpp {
 
 Variable::Variable(std::string name, Tensor initial, bool trainable)
@@ -13,15 +11,15 @@ Variable::Variable(std::string name, Tensor initial, bool trainable)
   fresh_.push_back(1);
 }
 
-void Variable::mirror(int replicas) { mirror(std::vector<Device>(static_cast<std::size_t>(std::max(replicas, 0)))); }
-
 void Variable::mirror(const std::vector<Device>& devices) {
   if (devices.empty()) throw Error("Variable::mirror: need at least one replica");
   Tensor source = copies_.front();
   copies_.clear();
   grads_.clear();
   for (const Device& d : devices) {
-    copies_.push_back(source.device() == d && copies_.empty() ? source : source.to(d).clone());
+    Tensor copy = source.to(d);  // a new copy unless d is where source lives
+    if (copy.same_storage(source) && !copies_.empty()) copy = source.clone();  // only copy 0 keeps the original
+    copies_.push_back(copy);
     grads_.push_back(Tensor::zeros(source.shape(), source.dtype(), d));
   }
   fresh_.assign(devices.size(), 1);
