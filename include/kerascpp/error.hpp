@@ -1,5 +1,13 @@
-// kerascpp::Error: the one exception type the library throws for bad input.
-// Messages name the layer, shape or file involved and say what to do about it.
+// kerascpp::Error and its categories: the exceptions the library throws for bad input.
+// Messages name the layer, shape, file or flag involved and say what to do about it.
+//
+// The categories follow Keras/Python's so that code can catch what it can handle:
+//   ShapeError  a tensor's rank, shape or dtype does not fit (Keras: ValueError on shapes)
+//   ValueError  an argument is out of its domain: zero/negative sizes, NaN rates, unknown names
+//   IOError     a file or directory is missing, unreadable, unwritable, truncated or corrupt
+//   DeviceError a device does not exist, cannot be used, or a device library call failed
+//   StateError  a call comes at the wrong time: fit before compile, add after compile, ...
+// Every category derives from Error, so `catch (const kerascpp::Error&)` still catches all.
 #pragma once
 #include <stdexcept>
 #include <string>
@@ -9,6 +17,31 @@ namespace kerascpp {
 class Error : public std::runtime_error {
  public:
   explicit Error(const std::string& what) : std::runtime_error(what) {}
+};
+
+class ShapeError : public Error {
+ public:
+  using Error::Error;
+};
+
+class ValueError : public Error {
+ public:
+  using Error::Error;
+};
+
+class IOError : public Error {
+ public:
+  using Error::Error;
+};
+
+class DeviceError : public Error {
+ public:
+  using Error::Error;
+};
+
+class StateError : public Error {
+ public:
+  using Error::Error;
 };
 
 }  // namespace kerascpp
