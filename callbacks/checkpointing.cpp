@@ -18,7 +18,7 @@ void make_parent_dirs(const std::string& path) {
   std::error_code ec;
   fs::create_directories(parent, ec);
   if (ec)
-    throw Error(fmt::format("cannot create directory '{}' for '{}': {}; choose a writable location", parent.string(),
+    throw IOError(fmt::format("cannot create directory '{}' for '{}': {}; choose a writable location", parent.string(),
                             path, ec.message()));
 }
 
@@ -36,7 +36,7 @@ std::string format_filepath(const std::string& pattern, int epoch, std::optional
     if (c != '{') { out += c; continue; }
     auto close = pattern.find('}', i);
     if (close == std::string::npos)
-      throw Error(fmt::format("checkpoint filepath '{}': unclosed '{{'", pattern));
+      throw ValueError(fmt::format("checkpoint filepath '{}': unclosed '{{'", pattern));
     std::string field = pattern.substr(i + 1, close - i - 1);
     std::string key = field.substr(0, field.find(':'));
     std::string spec = field.find(':') == std::string::npos ? "" : field.substr(field.find(':') + 1);
@@ -46,10 +46,10 @@ std::string format_filepath(const std::string& pattern, int epoch, std::optional
       else if (key == "batch" && batch) out += fmt::format(fmt::runtime(fmt_str), *batch + 1);
       else if (logs.contains(key)) out += fmt::format(fmt::runtime(fmt_str), logs.at(key));
       else
-        throw Error(fmt::format("checkpoint filepath '{}': unknown key '{}'; available: epoch{}, {}", pattern, key,
+        throw ValueError(fmt::format("checkpoint filepath '{}': unknown key '{}'; available: epoch{}, {}", pattern, key,
                                 batch ? ", batch" : "", logs.keys_str()));
     } catch (const fmt::format_error& e) {
-      throw Error(fmt::format("checkpoint filepath '{}': bad format '{}' for key '{}': {}", pattern, spec, key, e.what()));
+      throw ValueError(fmt::format("checkpoint filepath '{}': bad format '{}' for key '{}': {}", pattern, spec, key, e.what()));
     }
     i = close;
   }
@@ -61,7 +61,7 @@ ModelCheckpoint::ModelCheckpoint(std::string filepath, ModelCheckpointOptions o)
   best_ = o_.initial_value_threshold ? *o_.initial_value_threshold : monitor_.worst();
   const std::string suffix = ".weights.h5";
   if (filepath_.size() < suffix.size() || filepath_.compare(filepath_.size() - suffix.size(), suffix.size(), suffix))
-    throw Error(fmt::format("ModelCheckpoint: filepath '{}' must end in '.weights.h5' (kerascpp writes Keras 3 "
+    throw ValueError(fmt::format("ModelCheckpoint: filepath '{}' must end in '.weights.h5' (kerascpp writes Keras 3 "
                             "weights files; .keras archives are not supported yet)",
                             filepath_));
 }
@@ -108,7 +108,7 @@ void ModelCheckpoint::on_epoch_end(int epoch, const Logs& logs) {
 
 BackupAndRestore::BackupAndRestore(std::string backup_dir, BackupAndRestoreOptions o)
     : dir_(std::move(backup_dir)), o_(o) {
-  if (dir_.empty()) throw Error("BackupAndRestore: backup_dir must not be empty");
+  if (dir_.empty()) throw ValueError("BackupAndRestore: backup_dir must not be empty");
 }
 
 std::string BackupAndRestore::checkpoint_path() const { return (fs::path(dir_) / "latest.weights.h5").string(); }
@@ -118,7 +118,7 @@ void BackupAndRestore::on_train_begin(const Logs&) {
   if (!fs::exists(checkpoint_path())) return;
   auto cp = io::load_model_weights(model(), checkpoint_path());
   if (!cp)
-    throw Error(fmt::format("BackupAndRestore: '{}' holds weights but no training state; it was not written by "
+    throw IOError(fmt::format("BackupAndRestore: '{}' holds weights but no training state; it was not written by "
                             "BackupAndRestore — remove it or use another backup_dir",
                             checkpoint_path()));
   impl_of(model()).resume_from = cp->position;
@@ -129,7 +129,7 @@ void BackupAndRestore::backup() {
   if (!model().distribute_strategy().is_chief()) return;
   std::error_code ec;
   fs::create_directories(dir_, ec);
-  if (ec) throw Error(fmt::format("BackupAndRestore: cannot create '{}': {}", dir_, ec.message()));
+  if (ec) throw IOError(fmt::format("BackupAndRestore: cannot create '{}': {}", dir_, ec.message()));
   io::TrainingCheckpoint cp{impl_of(model()).position};
   io::save_model_weights(model(), checkpoint_path(), cp);
 }

@@ -42,7 +42,7 @@ void CSVLogger::on_epoch_end(int epoch, const Logs& logs) {
     std::ofstream out(tmp, std::ios::binary);
     out << text_;
     out.flush();
-    if (!out) throw Error(fmt::format("CSVLogger: cannot write '{}'", tmp));
+    if (!out) throw IOError(fmt::format("CSVLogger: cannot write '{}'", tmp));
   });
 }
 

@@ -4,7 +4,7 @@
 namespace kerascpp::callbacks {
 
 Model& Callback::model() const {
-  if (!model_) throw Error("Callback::model(): this callback is not attached to a model (it is set by fit)");
+  if (!model_) throw StateError("Callback::model(): this callback is not attached to a model (it is set by fit)");
   return *model_;
 }
 

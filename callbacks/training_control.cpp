@@ -63,7 +63,7 @@ void EarlyStopping::on_train_end(const Logs&) {
 
 ReduceLROnPlateau::ReduceLROnPlateau(ReduceLROnPlateauOptions o)
     : o_(std::move(o)), monitor_(o_.monitor, o_.mode, o_.min_delta) {
-  if (o_.factor >= 1.0) throw Error("ReduceLROnPlateau: factor must be < 1 (it multiplies the learning rate)");
+  if (o_.factor >= 1.0) throw ValueError("ReduceLROnPlateau: factor must be < 1 (it multiplies the learning rate)");
 }
 
 void ReduceLROnPlateau::on_train_begin(const Logs&) {
@@ -97,7 +97,7 @@ void ReduceLROnPlateau::on_epoch_end(int epoch, const Logs& logs) {
 void LearningRateScheduler::on_epoch_begin(int epoch, const Logs&) {
   auto& opt = model().optimizer();
   double lr = schedule_(epoch, opt.learning_rate());
-  if (!std::isfinite(lr)) throw Error(fmt::format("LearningRateScheduler: the schedule returned {} at epoch {}", lr, epoch));
+  if (!std::isfinite(lr)) throw ValueError(fmt::format("LearningRateScheduler: the schedule returned {} at epoch {}", lr, epoch));
   opt.set_learning_rate(lr);
   if (verbose_ > 0) std::printf("Epoch %d: LearningRateScheduler setting learning rate to %g.\n", epoch + 1, lr);
 }

@@ -37,7 +37,7 @@ inline kerascpp::Model fashion_mnist_model(const std::string& kind, std::int64_t
     x = K::layers::Flatten()(x);
     x = K::layers::Dense(128, {.activation = "relu"})(x);
   } else {
-    throw K::Error("--model must be mlp, cnn or small_cnn, got '" + kind + "'");
+    throw K::ValueError("--model must be mlp, cnn or small_cnn, got '" + kind + "'");
   }
   auto outputs = K::layers::Dense(10, {.activation = "softmax"})(x);
   return K::Model(inputs, outputs, kind);

@@ -46,7 +46,7 @@ inline kerascpp::distribute::Strategy make_strategy(const StrategyFlags& f) {
   if (alg == "hierarchical_copy") return D::MirroredStrategy<D::HierarchicalCopyAllReduce>(devices);
   if (alg == "reduction_to_one_device") return D::MirroredStrategy<D::ReductionToOneDevice>(devices);
   if (alg == "shared_memory") return D::MirroredStrategy<D::SharedMemoryAllReduce>(devices);
-  throw kerascpp::Error(
+  throw kerascpp::ValueError(
       "--all_reduce_alg must be auto, nccl, hierarchical_copy, reduction_to_one_device or shared_memory");
 }
 

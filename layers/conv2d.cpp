@@ -10,7 +10,7 @@ Conv2DLayer::Conv2DLayer(std::int64_t filters, std::int64_t kernel_size, Conv2DO
   kh_ = options_.kernel_size_hw[0] > 0 ? options_.kernel_size_hw[0] : kernel_size;
   kw_ = options_.kernel_size_hw[1] > 0 ? options_.kernel_size_hw[1] : kernel_size;
   if (filters_ <= 0 || kh_ <= 0 || kw_ <= 0 || options_.strides[0] <= 0 || options_.strides[1] <= 0)
-    throw Error(fmt::format("Conv2D: filters ({}), kernel size ({}x{}) and strides ({}x{}) must be positive",
+    throw ValueError(fmt::format("Conv2D: filters ({}), kernel size ({}x{}) and strides ({}x{}) must be positive",
                             filters_, kh_, kw_, options_.strides[0], options_.strides[1]));
   activation_ = activation_from_name(options_.activation, "Conv2D");
   detail::parse_padding(options_.padding, "Conv2D");
@@ -20,16 +20,16 @@ std::vector<Shape> Conv2DLayer::compute_output_shapes(const std::vector<Shape>& 
   detail::expect_inputs(in, 1, where());
   const Shape& s = in[0];
   if (s.size() != 3)
-    throw Error(fmt::format("{}: expects inputs of rank 4 (batch, height, width, channels) but got shape {}; add a "
+    throw ShapeError(fmt::format("{}: expects inputs of rank 4 (batch, height, width, channels) but got shape {}; add a "
                             "channel axis with Reshape, e.g. Reshape({{28, 28, 1}})",
                             where(), shape_str(detail::with_batch(-1, s))));
   if (kernel_ && kernel_->shape()[2] != s[2])
-    throw Error(fmt::format("{}: built for {} input channels but called on shape {}", where(), kernel_->shape()[2],
+    throw ShapeError(fmt::format("{}: built for {} input channels but called on shape {}", where(), kernel_->shape()[2],
                             shape_str(detail::with_batch(-1, s))));
   bool same = detail::parse_padding(options_.padding, where());
   Conv2DGeometry g = geometry_for(s[0], s[1]);
   if (!same && (s[0] < kh_ || s[1] < kw_)) {
-    throw Error(fmt::format("{}: kernel {}x{} is larger than the input {} with padding=\"valid\"; use padding=\"same\" "
+    throw ShapeError(fmt::format("{}: kernel {}x{} is larger than the input {} with padding=\"valid\"; use padding=\"same\" "
                             "or a smaller kernel",
                             where(), kh_, kw_, shape_str(detail::with_batch(-1, s))));
   }
@@ -79,7 +79,7 @@ std::vector<Tensor> Conv2DLayer::backward(ReplicaContext& ctx, const std::vector
   if (bias_) {
     bool first_b = bias_->take_first_grad(r);
     if (first_b != first)
-      throw Error(fmt::format("{}: kernel and bias gradients out of step", where()));
+      throw StateError(fmt::format("{}: kernel and bias gradients out of step", where()));
     db = bias_->grad(r);
   }
   Conv2DGeometry g = geometry_for(in[0].dim(1), in[0].dim(2));

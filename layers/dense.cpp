@@ -7,7 +7,7 @@ namespace kerascpp::layers {
 
 DenseLayer::DenseLayer(std::int64_t units, DenseOptions options)
     : Layer(options.name), units_(units), options_(std::move(options)) {
-  if (units_ <= 0) throw Error(fmt::format("Dense: units must be positive, got {}", units_));
+  if (units_ <= 0) throw ValueError(fmt::format("Dense: units must be positive, got {}", units_));
   activation_ = activation_from_name(options_.activation, "Dense");
 }
 
@@ -15,11 +15,11 @@ std::vector<Shape> DenseLayer::compute_output_shapes(const std::vector<Shape>& i
   detail::expect_inputs(in, 1, where());
   const Shape& s = in[0];
   if (s.empty())
-    throw Error(fmt::format("{}: input of shape {} has rank 1 (batch axis only); Dense needs at least rank 2 "
+    throw ShapeError(fmt::format("{}: input of shape {} has rank 1 (batch axis only); Dense needs at least rank 2 "
                             "(batch, features). Reshape the input, e.g. Input({{1}})",
                             where(), shape_str(detail::with_batch(-1, s))));
   if (kernel_ && kernel_->shape()[0] != s.back())
-    throw Error(fmt::format("{}: built for {} input features but called on shape {}", where(), kernel_->shape()[0],
+    throw ShapeError(fmt::format("{}: built for {} input features but called on shape {}", where(), kernel_->shape()[0],
                             shape_str(detail::with_batch(-1, s))));
   Shape out = s;
   out.back() = units_;

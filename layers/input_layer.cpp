@@ -8,7 +8,7 @@ InputLayer::InputLayer(Shape shape, DType dtype, std::string name)
     : Layer(std::move(name)), shape_(std::move(shape)), dtype_(dtype) {
   for (auto d : shape_)
     if (d <= 0)
-      throw Error(fmt::format("Input: every dimension of the per-example shape must be positive, got {}; the batch "
+      throw ValueError(fmt::format("Input: every dimension of the per-example shape must be positive, got {}; the batch "
                               "axis is implicit and must not be given",
                               shape_str(shape_)));
 }

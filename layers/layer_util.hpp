@@ -15,7 +15,7 @@ inline Shape with_batch(std::int64_t batch, const Shape& s) {
 
 inline void expect_inputs(const std::vector<Shape>& in, std::size_t n, const std::string& where) {
   if (in.size() != n)
-    throw Error(fmt::format("{} expects {} input(s) but was called on {}", where, n, in.size()));
+    throw ValueError(fmt::format("{} expects {} input(s) but was called on {}", where, n, in.size()));
 }
 
 // Keras output length of a windowed op along one axis.
@@ -34,7 +34,7 @@ inline void same_padding(std::int64_t in, std::int64_t k, std::int64_t s, std::i
 inline bool parse_padding(const std::string& padding, const std::string& where) {
   if (padding == "same") return true;
   if (padding == "valid") return false;
-  throw Error(fmt::format("{}: unknown padding '{}'; use \"valid\" or \"same\"", where, padding));
+  throw ValueError(fmt::format("{}: unknown padding '{}'; use \"valid\" or \"same\"", where, padding));
 }
 
 // Gradient before a fused activation, from the layer's output y and dL/dy (no copy for linear).

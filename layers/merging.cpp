@@ -5,10 +5,10 @@
 namespace kerascpp::layers {
 
 std::vector<Shape> AddLayer::compute_output_shapes(const std::vector<Shape>& in) {
-  if (in.size() < 2) throw Error(fmt::format("{}: needs at least 2 inputs, got {}", where(), in.size()));
+  if (in.size() < 2) throw ValueError(fmt::format("{}: needs at least 2 inputs, got {}", where(), in.size()));
   for (std::size_t i = 1; i < in.size(); ++i)
     if (in[i] != in[0])
-      throw Error(fmt::format("{}: inputs must have equal shapes, but input 0 is {} and input {} is {}", where(),
+      throw ShapeError(fmt::format("{}: inputs must have equal shapes, but input 0 is {} and input {} is {}", where(),
                               shape_str(detail::with_batch(-1, in[0])), i, shape_str(detail::with_batch(-1, in[i]))));
   return {in[0]};
 }
@@ -30,7 +30,7 @@ int normalise_axis(int axis, std::size_t rank_with_batch, const std::string& whe
   int r = static_cast<int>(rank_with_batch);
   int a = axis < 0 ? axis + r : axis;
   if (a <= 0 || a >= r)
-    throw Error(fmt::format("{}: axis {} is out of range for inputs of rank {} (the batch axis 0 cannot be "
+    throw ValueError(fmt::format("{}: axis {} is out of range for inputs of rank {} (the batch axis 0 cannot be "
                             "concatenated)",
                             where, axis, r));
   return a;
@@ -38,7 +38,7 @@ int normalise_axis(int axis, std::size_t rank_with_batch, const std::string& whe
 }  // namespace
 
 std::vector<Shape> ConcatenateLayer::compute_output_shapes(const std::vector<Shape>& in) {
-  if (in.size() < 2) throw Error(fmt::format("{}: needs at least 2 inputs, got {}", where(), in.size()));
+  if (in.size() < 2) throw ValueError(fmt::format("{}: needs at least 2 inputs, got {}", where(), in.size()));
   int a = normalise_axis(axis_, in[0].size() + 1, where()) - 1;  // per-example axis
   Shape out = in[0];
   for (std::size_t i = 1; i < in.size(); ++i) {
@@ -46,7 +46,7 @@ std::vector<Shape> ConcatenateLayer::compute_output_shapes(const std::vector<Sha
     for (std::size_t d = 0; ok && d < in[0].size(); ++d)
       if (static_cast<int>(d) != a && in[i][d] != in[0][d]) ok = false;
     if (!ok)
-      throw Error(fmt::format("{}: inputs must match on every axis except axis {}, but input 0 is {} and input {} "
+      throw ShapeError(fmt::format("{}: inputs must match on every axis except axis {}, but input 0 is {} and input {} "
                               "is {}",
                               where(), axis_, shape_str(detail::with_batch(-1, in[0])), i,
                               shape_str(detail::with_batch(-1, in[i]))));

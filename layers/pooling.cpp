@@ -8,7 +8,7 @@ namespace {
 void expect_image(const std::vector<Shape>& in, const std::string& where) {
   detail::expect_inputs(in, 1, where);
   if (in[0].size() != 3)
-    throw Error(fmt::format("{}: expects inputs of rank 4 (batch, height, width, channels) but got shape {}", where,
+    throw ShapeError(fmt::format("{}: expects inputs of rank 4 (batch, height, width, channels) but got shape {}", where,
                             shape_str(detail::with_batch(-1, in[0]))));
 }
 
@@ -16,7 +16,7 @@ void expect_image(const std::vector<Shape>& in, const std::string& where) {
 
 Pooling2DLayer::Pooling2DLayer(PoolKind kind, std::int64_t pool_size, Pooling2DOptions options)
     : Layer(options.name), kind_(kind), pool_(pool_size), options_(std::move(options)) {
-  if (pool_ <= 0) throw Error(fmt::format("Pooling2D: pool_size must be positive, got {}", pool_));
+  if (pool_ <= 0) throw ValueError(fmt::format("Pooling2D: pool_size must be positive, got {}", pool_));
   if (options_.strides[0] <= 0) options_.strides = {pool_, pool_};
   detail::parse_padding(options_.padding, "Pooling2D");
   geometry_.kind = kind_;
@@ -30,7 +30,7 @@ std::vector<Shape> Pooling2DLayer::compute_output_shapes(const std::vector<Shape
   const Shape& s = in[0];
   bool same = options_.padding == "same";
   if (!same && (s[0] < pool_ || s[1] < pool_))
-    throw Error(fmt::format("{}: pool {}x{} is larger than the input {}", where(), pool_, pool_,
+    throw ShapeError(fmt::format("{}: pool {}x{} is larger than the input {}", where(), pool_, pool_,
                             shape_str(detail::with_batch(-1, s))));
   return {{detail::window_output(s[0], pool_, geometry_.stride_h, same),
            detail::window_output(s[1], pool_, geometry_.stride_w, same), s[2]}};

@@ -26,7 +26,7 @@ class Logs {
   double at(const std::string& key) const {
     for (auto& kv : items_)
       if (kv.first == key) return kv.second;
-    throw Error("logs have no entry '" + key + "'; available: " + keys_str());
+    throw ValueError("logs have no entry '" + key + "'; available: " + keys_str());
   }
   double operator[](const std::string& key) const { return at(key); }
   bool empty() const { return items_.empty(); }

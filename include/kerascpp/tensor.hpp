@@ -110,7 +110,7 @@ template <> struct dtype_of<std::uint8_t> { static constexpr DType value = DType
 
 template <class T> T* Tensor::data() {
   if (dtype_of<T>::value != dtype_)
-    throw Error(std::string("Tensor::data: tensor holds ") + dtype_name(dtype_) + ", requested " +
+    throw ShapeError(std::string("Tensor::data: tensor holds ") + dtype_name(dtype_) + ", requested " +
                 dtype_name(dtype_of<T>::value) + "; convert the tensor first");
   return static_cast<T*>(raw());
 }

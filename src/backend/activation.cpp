@@ -10,7 +10,7 @@ Activation activation_from_name(const std::string& name, const std::string& wher
   if (name == "sigmoid") return Activation::sigmoid;
   if (name == "tanh") return Activation::tanh;
   if (name == "softmax") return Activation::softmax;
-  throw Error(
+  throw ValueError(
       fmt::format("{}: unknown activation \"{}\"; use one of \"relu\", \"sigmoid\", \"tanh\", "
                   "\"softmax\", \"linear\" (or \"\" for linear)",
                   where, name));

@@ -13,21 +13,21 @@ const GpuAvailability& gpu_availability() {
 const DeviceMemoryOps* gpu_memory_ops() { return nullptr; }
 
 std::unique_ptr<Backend> make_gpu_backend(int device) {
-  throw Error("gpu:" + std::to_string(device) + ": " + gpu_availability().reason);
+  throw DeviceError("gpu:" + std::to_string(device) + ": " + gpu_availability().reason);
 }
 
 std::unique_ptr<DeviceCollectives> make_gpu_collectives(const std::vector<Backend*>&, distribute::CrossDeviceOpsKind) {
-  throw Error("GPU collectives: " + gpu_availability().reason);
+  throw DeviceError("GPU collectives: " + gpu_availability().reason);
 }
 
 PendingUpload upload_async(const Tensor&, Backend& backend) {
-  throw Error(backend.device().str() + ": " + gpu_availability().reason);
+  throw DeviceError(backend.device().str() + ": " + gpu_availability().reason);
 }
 
 void wait_upload(const PendingUpload&, Backend&) {}
 
 std::shared_ptr<void> enter_gpu(int device) {
-  throw Error("gpu:" + std::to_string(device) + ": " + gpu_availability().reason);
+  throw DeviceError("gpu:" + std::to_string(device) + ": " + gpu_availability().reason);
 }
 
 }  // namespace kerascpp::detail

@@ -8,18 +8,18 @@ namespace kerascpp::backend_checks {
 
 void require_same_shape(const Tensor& t, const char* arg, const Tensor& ref, const char* ref_arg, const char* op) {
   if (t.shape() != ref.shape())
-    throw Error(fmt::format("{}: `{}` has shape {} but `{}` has shape {}; they must match", op, arg,
+    throw ShapeError(fmt::format("{}: `{}` has shape {} but `{}` has shape {}; they must match", op, arg,
                             shape_str(t.shape()), ref_arg, shape_str(ref.shape())));
 }
 
 void require_rank_at_least(const Tensor& t, int rank, const char* op, const char* arg) {
   if (t.rank() < rank)
-    throw Error(fmt::format("{}: `{}` has shape {} but needs rank >= {}", op, arg, shape_str(t.shape()), rank));
+    throw ShapeError(fmt::format("{}: `{}` has shape {} but needs rank >= {}", op, arg, shape_str(t.shape()), rank));
 }
 
 void require_output_shape(const Tensor& t, const Shape& shape, const char* op, const char* arg) {
   if (t.shape() != shape)
-    throw Error(fmt::format("{}: output `{}` has shape {} but the result has shape {}; allocate it as {}", op, arg,
+    throw ShapeError(fmt::format("{}: output `{}` has shape {} but the result has shape {}; allocate it as {}", op, arg,
                             shape_str(t.shape()), shape_str(shape), shape_str(shape)));
 }
 
@@ -28,7 +28,7 @@ void require_output_shape(const Tensor& t, const Shape& shape, const char* op, c
 int normalize_axis(int axis, int rank, const char* op, const Shape& shape) {
   int a = axis < 0 ? axis + rank : axis;
   if (a < 0 || a >= rank)
-    throw Error(fmt::format("{}: axis {} is out of range for shape {}; use -{}..{}", op, axis, shape_str(shape), rank,
+    throw ValueError(fmt::format("{}: axis {} is out of range for shape {}; use -{}..{}", op, axis, shape_str(shape), rank,
                             rank - 1));
   return a;
 }
@@ -41,12 +41,12 @@ void check_parts(const std::vector<Tensor>& parts, const Tensor& whole, int axis
     for (int d = 0; ok && d < whole.rank(); ++d)
       if (d != axis && p.dim(d) != whole.dim(d)) ok = false;
     if (!ok)
-      throw Error(fmt::format("{}: part {} has shape {} but must match {} on every axis except {}", op, i,
+      throw ShapeError(fmt::format("{}: part {} has shape {} but must match {} on every axis except {}", op, i,
                               shape_str(p.shape()), shape_str(whole.shape()), axis));
     total += p.dim(axis);
   }
   if (total != whole.dim(axis))
-    throw Error(fmt::format("{}: the parts add up to {} along axis {} but the whole tensor {} has {}", op, total, axis,
+    throw ShapeError(fmt::format("{}: the parts add up to {} along axis {} but the whole tensor {} has {}", op, total, axis,
                             shape_str(whole.shape()), whole.dim(axis)));
 }
 
@@ -60,7 +60,7 @@ std::int64_t outer_count(const Shape& s, int axis) {
 
 void check_dense_kernel(const Tensor& x, const Tensor& w, const char* op) {
   if (w.rank() != 2 || w.dim(0) != x.dim(-1))
-    throw Error(
+    throw ShapeError(
         fmt::format("{}: x has shape {} but kernel w has shape {}; the kernel must be (in_features={}, "
                     "units)",
                     op, shape_str(x.shape()), shape_str(w.shape()), x.dim(-1)));
@@ -69,7 +69,7 @@ void check_dense_kernel(const Tensor& x, const Tensor& w, const char* op) {
 void check_dense_bias(const Tensor& b, const Tensor& w, const char* op) {
   const std::int64_t out = w.dim(1);
   if (!has_shape(b, {out}))
-    throw Error(fmt::format("{}: bias has shape {} but the kernel {} has {} units; the bias must be ({},)", op,
+    throw ShapeError(fmt::format("{}: bias has shape {} but the kernel {} has {} units; the bias must be ({},)", op,
                             shape_str(b.shape()), shape_str(w.shape()), out, out));
 }
 
@@ -78,7 +78,7 @@ MatmulDims matmul_dims(const Tensor& a, bool transpose_a, const Tensor& b, bool 
   const std::int64_t M = transpose_a ? a_cols : a_rows, K = transpose_a ? a_rows : a_cols;
   const std::int64_t K2 = transpose_b ? b_cols : b_rows, N = transpose_b ? b_rows : b_cols;
   if (K != K2)
-    throw Error(
+    throw ShapeError(
         fmt::format("{}: op(a) is ({}, {}) from a {}{} but op(b) is ({}, {}) from b {}{}; the inner "
                     "dimensions must agree",
                     op, M, K, shape_str(a.shape()), transpose_a ? " transposed" : "", K2, N, shape_str(b.shape()),
@@ -88,7 +88,7 @@ MatmulDims matmul_dims(const Tensor& a, bool transpose_a, const Tensor& b, bool 
 
 void check_matmul_output(const Tensor& c, const MatmulDims& m, const char* op) {
   if (c.rank() < 1 || c.dim(-1) != m.N || c.numel() != m.M * m.N)
-    throw Error(fmt::format("{}: output c has shape {} but the product is ({}, {}); allocate c as ({}, {})", op,
+    throw ShapeError(fmt::format("{}: output c has shape {} but the product is ({}, {}); allocate c as ({}, {})", op,
                             shape_str(c.shape()), m.M, m.N, m.M, m.N));
 }
 
@@ -99,7 +99,7 @@ namespace {
 void check_geometry(const Conv2DGeometry& g, const char* op) {
   if (g.kernel_h < 1 || g.kernel_w < 1 || g.stride_h < 1 || g.stride_w < 1 || g.pad_top < 0 || g.pad_left < 0 ||
       g.pad_bottom < 0 || g.pad_right < 0)
-    throw Error(fmt::format(
+    throw ValueError(fmt::format(
         "{}: invalid geometry kernel {}x{}, strides {}x{}, padding t{} l{} b{} r{}; kernel and "
         "strides must be >= 1 and padding >= 0",
         op, g.kernel_h, g.kernel_w, g.stride_h, g.stride_w, g.pad_top, g.pad_left, g.pad_bottom, g.pad_right));
@@ -112,7 +112,7 @@ std::int64_t out_size(std::int64_t in, std::int64_t k, std::int64_t s, std::int6
 
 void check_kernel(const Tensor& w, const Conv2DGeometry& g, const char* op) {
   if (w.rank() != 4 || w.dim(0) != g.kernel_h || w.dim(1) != g.kernel_w)
-    throw Error(
+    throw ShapeError(
         fmt::format("{}: kernel has shape {} but the geometry says a {}x{} kernel; expected "
                     "(kernel_h, kernel_w, in_channels, filters) = ({}, {}, C, F)",
                     op, shape_str(w.shape()), g.kernel_h, g.kernel_w, g.kernel_h, g.kernel_w));
@@ -124,16 +124,16 @@ ConvShape conv_shape(const Tensor& x, const Tensor& w, const Conv2DGeometry& g, 
   check_geometry(g, op);
   check_kernel(w, g, op);
   if (x.rank() != 4)
-    throw Error(fmt::format("{}: {} has shape {} but must be NHWC (batch, height, width, channels)", op, x_name,
+    throw ShapeError(fmt::format("{}: {} has shape {} but must be NHWC (batch, height, width, channels)", op, x_name,
                             shape_str(x.shape())));
   if (x.dim(3) != w.dim(2))
-    throw Error(fmt::format("{}: {} {} has {} channels but the kernel {} expects {}", op, x_name, shape_str(x.shape()),
+    throw ShapeError(fmt::format("{}: {} {} has {} channels but the kernel {} expects {}", op, x_name, shape_str(x.shape()),
                             x.dim(3), shape_str(w.shape()), w.dim(2)));
   ConvShape s{x.dim(0), x.dim(1), x.dim(2), x.dim(3), 0, 0, w.dim(3)};
   s.oh = out_size(s.ih, g.kernel_h, g.stride_h, g.pad_top, g.pad_bottom);
   s.ow = out_size(s.iw, g.kernel_w, g.stride_w, g.pad_left, g.pad_right);
   if (s.oh <= 0 || s.ow <= 0)
-    throw Error(fmt::format(
+    throw ShapeError(fmt::format(
         "{}: a {}x{} kernel does not fit the {} input {} with padding t{} b{} l{} r{}; use "
         "\"same\" padding or a larger input",
         op, g.kernel_h, g.kernel_w, x_name, shape_str(x.shape()), g.pad_top, g.pad_bottom, g.pad_left, g.pad_right));
@@ -142,21 +142,21 @@ ConvShape conv_shape(const Tensor& x, const Tensor& w, const Conv2DGeometry& g, 
 
 void check_conv_weights_args(const Tensor& x, const Tensor& dy, const Conv2DGeometry& g, const char* op) {
   check_geometry(g, op);
-  if (dy.rank() != 4) throw Error(fmt::format("{}: dy has shape {} but must be NHWC", op, shape_str(dy.shape())));
+  if (dy.rank() != 4) throw ShapeError(fmt::format("{}: dy has shape {} but must be NHWC", op, shape_str(dy.shape())));
   if (x.rank() != 4)
-    throw Error(
+    throw ShapeError(
         fmt::format("{}: x has shape {} but must be NHWC (batch, height, width, channels)", op, shape_str(x.shape())));
 }
 
 void check_conv_dy(const Tensor& dy, const ConvShape& s, const char* op) {
   if (!has_shape(dy, {s.n, s.oh, s.ow, s.oc}))
-    throw Error(fmt::format("{}: dy has shape {} but the convolution output is {}", op, shape_str(dy.shape()),
+    throw ShapeError(fmt::format("{}: dy has shape {} but the convolution output is {}", op, shape_str(dy.shape()),
                             shape_str({s.n, s.oh, s.ow, s.oc})));
 }
 
 void check_conv_bias(const Tensor& b, const Tensor& w, const ConvShape& s, const char* op) {
   if (!has_shape(b, {s.oc}))
-    throw Error(fmt::format("{}: bias has shape {} but the kernel {} has {} filters; the bias must be ({},)", op,
+    throw ShapeError(fmt::format("{}: bias has shape {} but the kernel {} has {} filters; the bias must be ({},)", op,
                             shape_str(b.shape()), shape_str(w.shape()), s.oc, s.oc));
 }
 
@@ -167,18 +167,18 @@ PoolShape pool_shape(const Tensor& x, const Pool2DGeometry& g, const char* op) {
   if (g.pool_h < 1 || g.pool_w < 1 || g.stride_h < 1 || g.stride_w < 1 || g.pad_top < 0 || g.pad_left < 0 ||
       g.pad_bottom < 0 || g.pad_right < 0 || g.pad_top >= g.pool_h || g.pad_bottom >= g.pool_h ||
       g.pad_left >= g.pool_w || g.pad_right >= g.pool_w)
-    throw Error(
+    throw ValueError(
         fmt::format("{}: invalid geometry pool {}x{}, strides {}x{}, padding t{} l{} b{} r{}; pool size "
                     "and strides must be >= 1 and each padding in [0, pool size)",
                     op, g.pool_h, g.pool_w, g.stride_h, g.stride_w, g.pad_top, g.pad_left, g.pad_bottom, g.pad_right));
   if (x.rank() != 4)
-    throw Error(
+    throw ShapeError(
         fmt::format("{}: x has shape {} but must be NHWC (batch, height, width, channels)", op, shape_str(x.shape())));
   PoolShape s{x.dim(0), x.dim(1), x.dim(2), x.dim(3), 0, 0};
   std::int64_t span_h = s.ih + g.pad_top + g.pad_bottom - g.pool_h;
   std::int64_t span_w = s.iw + g.pad_left + g.pad_right - g.pool_w;
   if (span_h < 0 || span_w < 0)
-    throw Error(fmt::format("{}: a {}x{} pool does not fit the input {}; use \"same\" padding or a smaller pool", op,
+    throw ShapeError(fmt::format("{}: a {}x{} pool does not fit the input {}; use \"same\" padding or a smaller pool", op,
                             g.pool_h, g.pool_w, shape_str(x.shape())));
   s.oh = span_h / g.stride_h + 1;
   s.ow = span_w / g.stride_w + 1;
@@ -187,7 +187,7 @@ PoolShape pool_shape(const Tensor& x, const Pool2DGeometry& g, const char* op) {
 
 void check_pool_dy(const Tensor& dy, const Tensor& x, const PoolShape& s, const char* op) {
   if (!has_shape(dy, {s.n, s.oh, s.ow, s.c}))
-    throw Error(fmt::format("{}: dy has shape {} but pooling x {} gives {}", op, shape_str(dy.shape()),
+    throw ShapeError(fmt::format("{}: dy has shape {} but pooling x {} gives {}", op, shape_str(dy.shape()),
                             shape_str(x.shape()), shape_str({s.n, s.oh, s.ow, s.c})));
 }
 
@@ -200,7 +200,7 @@ std::int64_t channels_of(const Tensor& x, const char* op) {
 
 void check_channel_vector(const Tensor& t, std::int64_t channels, const Tensor& x, const char* op, const char* arg) {
   if (!has_shape(t, {channels}))
-    throw Error(fmt::format("{}: {} has shape {} but x {} has {} channels on its last axis; {} must be ({},)", op, arg,
+    throw ShapeError(fmt::format("{}: {} has shape {} but x {} has {} channels on its last axis; {} must be ({},)", op, arg,
                             shape_str(t.shape()), shape_str(x.shape()), channels, arg, channels));
 }
 
@@ -208,18 +208,18 @@ void check_channel_vector(const Tensor& t, std::int64_t channels, const Tensor& 
 
 RowLayout class_rows_of(const Tensor& pred, const char* op) {
   if (pred.rank() < 2)
-    throw Error(fmt::format("{}: pred has shape {} but must be (batch, ..., classes)", op, shape_str(pred.shape())));
+    throw ShapeError(fmt::format("{}: pred has shape {} but must be (batch, ..., classes)", op, shape_str(pred.shape())));
   RowLayout l;
   l.examples = pred.dim(0);
   l.width = pred.dim(-1);
-  if (l.width == 0) throw Error(fmt::format("{}: pred {} has zero classes", op, shape_str(pred.shape())));
+  if (l.width == 0) throw ShapeError(fmt::format("{}: pred {} has zero classes", op, shape_str(pred.shape())));
   l.rows = pred.numel() / l.width;
   l.per_example = l.examples == 0 ? 0 : l.rows / l.examples;
   return l;
 }
 
 RowLayout element_rows_of(const Tensor& pred, const char* op) {
-  if (pred.rank() < 1) throw Error(fmt::format("{}: pred is a scalar but must have a batch axis", op));
+  if (pred.rank() < 1) throw ShapeError(fmt::format("{}: pred is a scalar but must have a batch axis", op));
   RowLayout l;
   l.examples = pred.dim(0);
   l.rows = l.examples;
@@ -230,7 +230,7 @@ RowLayout element_rows_of(const Tensor& pred, const char* op) {
 
 void check_one_hot_target(const Tensor& target, const Tensor& pred, const char* op) {
   if (target.shape() != pred.shape())
-    throw Error(
+    throw ShapeError(
         fmt::format("{}: target has shape {} but pred has shape {}; one-hot targets must match pred (for "
                     "integer labels use sparse_categorical_crossentropy)",
                     op, shape_str(target.shape()), shape_str(pred.shape())));
@@ -242,19 +242,19 @@ void check_target_shape(const Tensor& target, const Tensor& pred, const char* op
   auto drop_one = [](const Shape& s) { return (s.size() > 1 && s.back() == 1) ? Shape(s.begin(), s.end() - 1) : s; };
   bool ok = a == b || drop_one(a) == b || a == drop_one(b);
   if (!ok)
-    throw Error(
+    throw ShapeError(
         fmt::format("{}: target has shape {} but pred has shape {}; they must match", op, shape_str(a), shape_str(b)));
 }
 
 void check_labels(const Tensor& labels, const Tensor& pred, std::int64_t rows, const char* op) {
   if (labels.dtype() == DType::float32)
-    throw Error(
+    throw ShapeError(
         fmt::format("{}: labels {} are float32 but must be integer class ids; cast them to int "
                     "(int32, int64 or uint8) first",
                     op, shape_str(labels.shape())));
   bool rows_match = labels.numel() == rows && labels.rank() >= 1 && labels.dim(0) == pred.dim(0);
   if (!rows_match)
-    throw Error(
+    throw ShapeError(
         fmt::format("{}: labels have shape {} but pred has shape {}; expected one class id per row, "
                     "shape ({},) or ({}, 1)",
                     op, shape_str(labels.shape()), shape_str(pred.shape()), rows, rows));
@@ -262,7 +262,7 @@ void check_labels(const Tensor& labels, const Tensor& pred, std::int64_t rows, c
 
 void throw_label_out_of_range(std::int64_t value, std::int64_t index, std::int64_t classes, const Tensor& pred,
                               const char* op) {
-  throw Error(
+  throw ValueError(
       fmt::format("{}: label {} at index {} is out of range for {} classes (pred shape {}); labels "
                   "must lie in [0, {}) — check the dataset or the layer's unit count",
                   op, value, index, classes, shape_str(pred.shape()), classes));

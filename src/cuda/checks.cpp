@@ -7,16 +7,16 @@
 namespace kerascpp::cuda {
 
 void require_on(const Tensor& t, Device device, const char* op, const char* arg) {
-  if (!t.defined()) throw Error(fmt::format("{}: `{}` is undefined", op, arg));
+  if (!t.defined()) throw StateError(fmt::format("{}: `{}` is undefined", op, arg));
   if (t.device() != device)
-    throw Error(fmt::format("{}: `{}` is on {} but this backend runs on {}; move it with tensor.to(Device::parse(\"{}\"))",
+    throw DeviceError(fmt::format("{}: `{}` is on {} but this backend runs on {}; move it with tensor.to(Device::parse(\"{}\"))",
                             op, arg, t.device().str(), device.str(), device.str()));
 }
 
 void require_float_on(const Tensor& t, Device device, const char* op, const char* arg) {
   require_on(t, device, op, arg);
   if (t.dtype() != DType::float32)
-    throw Error(fmt::format("{}: `{}` is {} but must be float32", op, arg, dtype_name(t.dtype())));
+    throw ShapeError(fmt::format("{}: `{}` is {} but must be float32", op, arg, dtype_name(t.dtype())));
 }
 
 void prepare_output_on(Tensor& t, const Shape& shape, Device device, const char* op, const char* arg) {

@@ -9,7 +9,7 @@
 namespace kerascpp::cuda {
 
 void throw_failure(const char* library, const char* call, const char* message, const char* file, int line) {
-  throw Error(fmt::format("{} call failed: {} returned \"{}\" ({}:{})", library, call, message, file, line));
+  throw DeviceError(fmt::format("{} call failed: {} returned \"{}\" ({}:{})", library, call, message, file, line));
 }
 
 CudaBackend::CudaBackend(int device) : device_(device) {

@@ -83,7 +83,7 @@ void* obtain(int pool_id, std::size_t nbytes) {
   }
   if (e != cudaSuccess) {
     cudaGetLastError();
-    throw Error(fmt::format("cannot allocate {} bytes on {}: {}; use a smaller batch size", size,
+    throw DeviceError(fmt::format("cannot allocate {} bytes on {}: {}; use a smaller batch size", size,
                             pool_id == kPinnedPool ? std::string("pinned host memory") : fmt::format("gpu:{}", pool_id),
                             cudaGetErrorString(e)));
   }

@@ -23,7 +23,7 @@ namespace {
 constexpr float kOne = 1.f, kZero = 0.f;
 
 std::int64_t softmax_classes(const Tensor& t, const char* op) {
-  if (t.rank() < 1) throw Error(fmt::format("{}: softmax needs rank >= 1, got shape {}", op, shape_str(t.shape())));
+  if (t.rank() < 1) throw ShapeError(fmt::format("{}: softmax needs rank >= 1, got shape {}", op, shape_str(t.shape())));
   return t.dim(-1);
 }
 
@@ -61,7 +61,7 @@ void CudaBackend::activation_backward(Activation act, const Tensor& y, const Ten
   require_float_on(y, dev, op, "y");
   require_float_on(dy, dev, op, "dy");
   if (dy.shape() != y.shape())
-    throw Error(fmt::format("{}: `dy` has shape {} but `y` has shape {}; they must match", op, shape_str(dy.shape()),
+    throw ShapeError(fmt::format("{}: `dy` has shape {} but `y` has shape {}; they must match", op, shape_str(dy.shape()),
                             shape_str(y.shape())));
   prepare_output_on(dx, y.shape(), dev, op, "dx");
   const std::int64_t n = y.numel();

@@ -107,7 +107,7 @@ void CudaBackend::batchnorm_forward_training(const Tensor& x, const Tensor& gamm
   prepare_output_on(var, {C}, dev, op, "var");
   if (C == 0) return;
   if (M == 0)
-    throw Error(fmt::format("{}: x {} holds no rows; batch statistics need at least one", op, shape_str(x.shape())));
+    throw ShapeError(fmt::format("{}: x {} holds no rows; batch statistics need at least one", op, shape_str(x.shape())));
   check_cudnn_elements(M * C, op, "x");
   DnnState& d = *dnn_;
   const float* px = x.data<float>();

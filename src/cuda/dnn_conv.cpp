@@ -138,7 +138,7 @@ ConvAlgoChoice choose_algo(DnnState& d, const ConvAlgoKey& key, const ConvDescs&
   int on = 0, oc = 0, oh = 0, ow = 0;
   KCPP_CUDNN_CHECK(cudnnGetConvolution2dForwardOutputDim(cd.conv, cd.x, cd.w, &on, &oc, &oh, &ow));
   if (on != s.n || oc != s.oc || oh != s.oh || ow != s.ow)
-    throw Error(fmt::format("{}: internal error: cuDNN computes a ({}, {}, {}, {}) output for {} but the geometry "
+    throw DeviceError(fmt::format("{}: internal error: cuDNN computes a ({}, {}, {}, {}) output for {} but the geometry "
                             "gives ({}, {}, {}, {})",
                             op, on, oh, ow, oc, key.describe(), s.n, s.oh, s.ow, s.oc));
 
@@ -196,7 +196,7 @@ ConvAlgoChoice choose_algo(DnnState& d, const ConvAlgoKey& key, const ConvDescs&
     }
   }
   if (!found)
-    throw Error(fmt::format("{}: cuDNN offers no float32 (non-TF32) algorithm for the convolution {} within the {} "
+    throw DeviceError(fmt::format("{}: cuDNN offers no float32 (non-TF32) algorithm for the convolution {} within the {} "
                             "MiB workspace limit{}{}; set KERASCPP_GPU_WORKSPACE_MB higher or use a smaller batch",
                             op, key.describe(), d.workspace_limit >> 20, rejected.empty() ? "" : "; rejected:",
                             rejected));
@@ -224,7 +224,7 @@ void run_conv(DnnState& d, const ConvAlgoKey& key, const ConvDescs& cd, const Co
     failed.push_back(algo.algo);
     // choose_algo throws, naming the problem, once no candidate is left.
   }
-  throw Error(
+  throw DeviceError(
       fmt::format("{}: cuDNN failed to run {} for {}: {}", op, what, key.describe(), cudnnGetErrorString(first)));
 }
 
@@ -300,7 +300,7 @@ void CudaBackend::conv2d_backward_data(const Tensor& dy, const Tensor& w, const 
   require_float_on(w, dev, op, "w");
   // With strides > 1 several input sizes give the same output size, so dx fixes the input shape.
   if (!dx.defined())
-    throw Error(fmt::format("{}: dx is undefined; allocate it with the forward input's shape (N, H, W, {})", op,
+    throw StateError(fmt::format("{}: dx is undefined; allocate it with the forward input's shape (N, H, W, {})", op,
                             w.rank() == 4 ? w.dim(2) : 0));
   require_float_on(dx, dev, op, "dx");
   ConvShape s = conv_shape(dx, w, g, op, "dx");

@@ -87,7 +87,7 @@ PoolDescs pool_descs(DnnState& d, const PoolShape& s, const PoolProblem& p, cons
   int on = 0, oc = 0, oh = 0, ow = 0;
   KCPP_CUDNN_CHECK(cudnnGetPooling2dForwardOutputDim(pd.pool, pd.x, &on, &oc, &oh, &ow));
   if (on != s.n || oc != s.c || oh != s.oh || ow != s.ow)
-    throw Error(fmt::format("{}: internal error: cuDNN pools the ({}, {}, {}, {}) input into ({}, {}, {}, {}) but the "
+    throw DeviceError(fmt::format("{}: internal error: cuDNN pools the ({}, {}, {}, {}) input into ({}, {}, {}, {}) but the "
                             "geometry gives ({}, {}, {}, {})",
                             op, s.n, p.h, p.w, s.c, on, oh, ow, oc, s.n, s.oh, s.ow, s.c));
   return pd;
@@ -192,7 +192,7 @@ void CudaBackend::pool2d_backward(const Tensor& dy, const Tensor& x, const Pool2
   const bool max = g.kind == PoolKind::max;
   if (max && (!workspace.defined() || workspace.dtype() != DType::float32 || workspace.device() != dev ||
               !has_shape(workspace, {s.n, s.oh, s.ow, s.c})))
-    throw Error(fmt::format(
+    throw StateError(fmt::format(
         "{}: max pooling needs the workspace (the forward output, float32 {} on {}) filled by pool2d_forward on the "
         "same input; got {}",
         op, shape_str({s.n, s.oh, s.ow, s.c}), dev.str(),

@@ -23,7 +23,7 @@ constexpr std::int64_t kFillChunk = std::int64_t{1} << 30;
 
 int cudnn_int(std::int64_t value, const char* op, const char* what) {
   if (value < 0 || value > std::numeric_limits<int>::max())
-    throw Error(fmt::format("{}: {} is {}, beyond the int range cuDNN accepts (at most {}); split the work, "
+    throw ShapeError(fmt::format("{}: {} is {}, beyond the int range cuDNN accepts (at most {}); split the work, "
                             "e.g. use a smaller batch",
                             op, what, value, std::numeric_limits<int>::max()));
   return static_cast<int>(value);
@@ -31,7 +31,7 @@ int cudnn_int(std::int64_t value, const char* op, const char* what) {
 
 void check_cudnn_elements(std::int64_t count, const char* op, const char* what) {
   if (count > std::numeric_limits<int>::max())
-    throw Error(fmt::format("{}: {} holds {} elements; cuDNN indexes tensors with 32 bits (at most {}); use a "
+    throw ShapeError(fmt::format("{}: {} holds {} elements; cuDNN indexes tensors with 32 bits (at most {}); use a "
                             "smaller batch",
                             op, what, count, std::numeric_limits<int>::max()));
 }
@@ -115,7 +115,7 @@ DnnState::~DnnState() {
 void* DnnState::workspace(std::size_t bytes, const char* op, const char* what) {
   if (bytes == 0) return nullptr;
   if (bytes > workspace_limit)
-    throw Error(fmt::format("{}: {} needs {:.1f} MiB of GPU workspace but the limit is {} MiB; set "
+    throw DeviceError(fmt::format("{}: {} needs {:.1f} MiB of GPU workspace but the limit is {} MiB; set "
                             "KERASCPP_GPU_WORKSPACE_MB higher or use a smaller batch",
                             op, what, static_cast<double>(bytes) / (1 << 20), workspace_limit >> 20));
   return workspace_.get(device, bytes);
@@ -250,7 +250,7 @@ cudnnActivationDescriptor_t DnnState::activation_desc(Activation act) {
       mode = CUDNN_ACTIVATION_TANH;
       break;
     default:
-      throw Error(fmt::format("internal error: activation {} has no cuDNN activation mode", activation_name(act)));
+      throw ValueError(fmt::format("internal error: activation {} has no cuDNN activation mode", activation_name(act)));
   }
   cudnnActivationDescriptor_t desc = nullptr;
   KCPP_CUDNN_CHECK(cudnnCreateActivationDescriptor(&desc));

@@ -29,7 +29,7 @@ using distribute::CrossDeviceOpsKind;
 void check_tensors(const std::vector<Tensor>& tensors, const CudaBackend& backend, const char* op) {
   for (const Tensor& t : tensors) {
     if (!t.defined() || t.dtype() != DType::float32 || t.device() != backend.device())
-      throw Error(fmt::format("{}: every tensor must be a float32 tensor on {} (got {} on {})", op,
+      throw DeviceError(fmt::format("{}: every tensor must be a float32 tensor on {} (got {} on {})", op,
                               backend.device().str(), t.defined() ? dtype_name(t.dtype()) : "undefined",
                               t.defined() ? t.device().str() : "-"));
   }
@@ -194,7 +194,7 @@ class GpuCollectives final : public detail::DeviceCollectives {
     if (r == 0) {
       for (std::size_t q = 1; q < n; ++q)
         if (published_[q]->size() != tensors.size())
-          throw Error(fmt::format("all-reduce: replica 0 and replica {} passed different tensor lists ({} vs {}); "
+          throw ShapeError(fmt::format("all-reduce: replica 0 and replica {} passed different tensor lists ({} vs {}); "
                                   "every replica must reduce the same variables in the same order",
                                   q, tensors.size(), published_[q]->size()));
       if (ops_ == CrossDeviceOpsKind::hierarchical_copy) {
@@ -242,7 +242,7 @@ std::unique_ptr<DeviceCollectives> make_gpu_collectives(const std::vector<Backen
   std::vector<cuda::CudaBackend*> gpus;
   for (Backend* b : replicas) {
     auto* g = dynamic_cast<cuda::CudaBackend*>(b);
-    if (!g) throw Error("GPU collectives need every replica on a GPU; got " + b->device().str());
+    if (!g) throw DeviceError("GPU collectives need every replica on a GPU; got " + b->device().str());
     gpus.push_back(g);
   }
   return std::make_unique<cuda::GpuCollectives>(std::move(gpus), ops);

@@ -64,7 +64,7 @@ inline int require_labels(const Tensor& labels, const Tensor& pred, std::int64_t
     case DType::uint8:
       return kern::kLabelUint8;
     default:
-      throw Error(fmt::format("{}: labels are {} but must be int32, int64 or uint8", op, dtype_name(labels.dtype())));
+      throw ShapeError(fmt::format("{}: labels are {} but must be int32, int64 or uint8", op, dtype_name(labels.dtype())));
   }
 }
 

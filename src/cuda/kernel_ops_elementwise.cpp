@@ -74,11 +74,11 @@ void CudaBackend::sum_to_last_axis(const Tensor& x, Tensor& out, bool accumulate
 void CudaBackend::add(const std::vector<Tensor>& xs, Tensor& y) {
   DeviceGuard guard(device_);
   const char* op = "add";
-  if (xs.empty()) throw Error("add: no inputs given; pass at least one tensor");
+  if (xs.empty()) throw ValueError("add: no inputs given; pass at least one tensor");
   for (std::size_t i = 0; i < xs.size(); ++i) {
     require_float_on(xs[i], device(), op, "xs[i]");
     if (xs[i].shape() != xs[0].shape())
-      throw Error(fmt::format("add: input {} has shape {} but input 0 has shape {}; all inputs must match", i,
+      throw ShapeError(fmt::format("add: input {} has shape {} but input 0 has shape {}; all inputs must match", i,
                               shape_str(xs[i].shape()), shape_str(xs[0].shape())));
   }
   prepare_output_on(y, xs[0].shape(), device(), op, "y");
@@ -150,17 +150,17 @@ void CudaBackend::multiply(const Tensor& a, const Tensor& b, Tensor& y) {
 void CudaBackend::copy(const Tensor& src, Tensor& dst) {
   DeviceGuard guard(device_);
   const char* op = "copy";
-  if (!src.defined()) throw Error("copy: src is an undefined tensor");
+  if (!src.defined()) throw StateError("copy: src is an undefined tensor");
   if (!dst.defined()) dst = Tensor(src.shape(), src.dtype(), device());
   if (src.numel() != dst.numel() || src.dtype() != dst.dtype())
-    throw Error(
+    throw ShapeError(
         fmt::format("copy: src {} {} and dst {} {} differ in size or dtype; they need the same number of "
                     "elements and the same dtype",
                     shape_str(src.shape()), dtype_name(src.dtype()), shape_str(dst.shape()), dtype_name(dst.dtype())));
   for (const Tensor* t : {&src, static_cast<const Tensor*>(&dst)}) {
     const Device d = t->device();
     if (d.kind != Device::Kind::cpu && d != device())
-      throw Error(fmt::format("{}: {} is on {} but this backend runs on {}; copy between GPUs with tensor.to()", op,
+      throw DeviceError(fmt::format("{}: {} is on {} but this backend runs on {}; copy between GPUs with tensor.to()", op,
                               t == &src ? "src" : "dst", d.str(), device().str()));
   }
   const std::size_t bytes = src.nbytes();
@@ -187,7 +187,7 @@ void CudaBackend::copy(const Tensor& src, Tensor& dst) {
 void CudaBackend::concat(const std::vector<Tensor>& xs, int axis, Tensor& y) {
   DeviceGuard guard(device_);
   const char* op = "concat";
-  if (xs.empty()) throw Error("concat: no inputs given; pass at least one tensor");
+  if (xs.empty()) throw ValueError("concat: no inputs given; pass at least one tensor");
   for (const auto& x : xs) require_float_on(x, device(), op, "xs[i]");
   const int a = normalize_axis(axis, xs[0].rank(), op, xs[0].shape());
   Shape shape = xs[0].shape();
@@ -204,7 +204,7 @@ void CudaBackend::split(const Tensor& y, int axis, std::vector<Tensor>& xs) {
   DeviceGuard guard(device_);
   const char* op = "split";
   require_float_on(y, device(), op, "y");
-  if (xs.empty()) throw Error("split: no outputs given; preallocate xs with the part shapes");
+  if (xs.empty()) throw ValueError("split: no outputs given; preallocate xs with the part shapes");
   for (const auto& x : xs) require_float_on(x, device(), op, "xs[i] (preallocate every part)");
   const int a = normalize_axis(axis, y.rank(), op, y.shape());
   check_parts(xs, y, a, op);
@@ -220,7 +220,7 @@ void CudaBackend::dropout_forward(const Tensor& x, float rate, std::uint64_t see
   const char* op = "dropout_forward";
   require_float_on(x, device(), op, "x");
   if (!(rate >= 0.f && rate < 1.f))
-    throw Error(
+    throw ValueError(
         fmt::format("{}: rate {} is outside [0, 1); Dropout's rate is the fraction of inputs to drop", op, rate));
   prepare_output_on(y, x.shape(), device(), op, "y");
   prepare_output_on(mask, x.shape(), device(), op, "mask");
@@ -288,7 +288,7 @@ void CudaBackend::batchnorm_backward_apply(const Tensor& dy, const Tensor& x, co
   require_vector(sum_dy, C, x, device(), op, "sum_dy");
   require_vector(sum_dy_xmu, C, x, device(), op, "sum_dy_xmu");
   if (!(count > 0))
-    throw Error(fmt::format("{}: count is {} but must be the (global) number of rows summed, > 0", op, count));
+    throw ValueError(fmt::format("{}: count is {} but must be the (global) number of rows summed, > 0", op, count));
   prepare_output_on(dx, x.shape(), device(), op, "dx");
   if (C == 0) return;
   auto* coef = static_cast<float*>(kernels_->scratch(static_cast<std::size_t>(3 * C) * sizeof(float)));

@@ -9,7 +9,7 @@ namespace {
 void require_slot(const Tensor& slot, const Tensor& w, Device device, const char* op, const char* arg) {
   require_float_on(slot, device, op, arg);
   if (slot.shape() != w.shape())
-    throw Error(
+    throw ShapeError(
         fmt::format("{}: {} has shape {} but the variable has shape {}; optimizer slots must match their "
                     "variable",
                     op, arg, shape_str(slot.shape()), shape_str(w.shape())));

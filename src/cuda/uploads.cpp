@@ -25,7 +25,7 @@ cudaStream_t copy_stream(int device) {
 
 cuda::CudaBackend& as_cuda(Backend& backend) {
   auto* b = dynamic_cast<cuda::CudaBackend*>(&backend);
-  if (!b) throw Error("upload to a GPU: the replica's backend is " + backend.name() + ", not a GPU backend");
+  if (!b) throw DeviceError("upload to a GPU: the replica's backend is " + backend.name() + ", not a GPU backend");
   return *b;
 }
 
@@ -49,7 +49,7 @@ struct UploadState {
 
 PendingUpload upload_async(const Tensor& host, Backend& backend) {
   cuda::CudaBackend& b = as_cuda(backend);
-  if (!host.on_host()) throw Error("upload_async: the source is on " + host.device().str() + ", not the host");
+  if (!host.on_host()) throw DeviceError("upload_async: the source is on " + host.device().str() + ", not the host");
   cuda::DeviceGuard guard(b.device_index());
   auto state = std::make_shared<UploadState>();
   state->device = b.device_index();

@@ -27,12 +27,12 @@ Example stack(const std::vector<Example>& elements) {
   for (std::size_t e = 1; e < elements.size(); ++e) {
     const Example& other = elements[e];
     if (other.size() != first.size())
-      throw Error(fmt::format("Dataset.batch: element 0 of a batch has {} components but element {} has {}; "
+      throw ShapeError(fmt::format("Dataset.batch: element 0 of a batch has {} components but element {} has {}; "
                               "every element must have the same structure (check your map() function)",
                               first.size(), e, other.size()));
     for (std::size_t c = 0; c < first.size(); ++c)
       if (other[c].shape() != first[c].shape() || other[c].dtype() != first[c].dtype())
-        throw Error(fmt::format("Dataset.batch: component {} of element 0 of a batch is {} but element {} "
+        throw ShapeError(fmt::format("Dataset.batch: component {} of element 0 of a batch is {} but element {} "
                                 "is {}; all elements of a batch need the same shape and dtype — resize or "
                                 "pad them with map() before batch()",
                                 c, describe(first[c]), e, describe(other[c])));
@@ -147,7 +147,7 @@ class BatchNode final : public detail::DatasetNode {
 Dataset Dataset::batch(std::int64_t batch_size, bool drop_remainder) const {
   node("batch");  // throws for a default-constructed Dataset
   if (batch_size < 1)
-    throw Error(fmt::format("Dataset.batch: batch_size must be >= 1, got {}; pass the number of examples "
+    throw ValueError(fmt::format("Dataset.batch: batch_size must be >= 1, got {}; pass the number of examples "
                             "per step, e.g. batch(128)",
                             batch_size));
   return Dataset(std::make_shared<BatchNode>(node_, batch_size, drop_remainder));

@@ -27,7 +27,7 @@ std::string find_file(const std::string& dir, const std::string& base) {
 std::string require_file(const std::string& dir, const std::string& base) {
   std::string path = find_file(dir, base);
   if (path.empty())
-    throw Error(fmt::format("fashion_mnist: '{}' not found in '{}' (looked for {}.gz and {}); install the "
+    throw IOError(fmt::format("fashion_mnist: '{}' not found in '{}' (looked for {}.gz and {}); install the "
                             "Debian package dataset-fashion-mnist (it puts the files in {}), or set "
                             "KERASCPP_DATA (or pass --data_dir / load(dir)) to a directory holding them",
                             base, dir, base, base, kDefaultDir));
@@ -37,21 +37,21 @@ std::string require_file(const std::string& dir, const std::string& base) {
 void check_pair(const Tensor& images, const std::string& images_path, const Tensor& labels,
                 const std::string& labels_path) {
   if (images.dtype() != DType::uint8 || images.rank() != 3 || images.dim(1) != kSide || images.dim(2) != kSide)
-    throw Error(fmt::format("fashion_mnist: '{}' holds {} {}, expected uint8 images of shape (N, 28, 28); "
+    throw IOError(fmt::format("fashion_mnist: '{}' holds {} {}, expected uint8 images of shape (N, 28, 28); "
                             "is it the right file?",
                             images_path, dtype_name(images.dtype()), shape_str(images.shape())));
   if (labels.dtype() != DType::uint8 || labels.rank() != 1)
-    throw Error(fmt::format("fashion_mnist: '{}' holds {} {}, expected uint8 labels of shape (N,); is it the "
+    throw IOError(fmt::format("fashion_mnist: '{}' holds {} {}, expected uint8 labels of shape (N,); is it the "
                             "right file?",
                             labels_path, dtype_name(labels.dtype()), shape_str(labels.shape())));
   if (images.dim(0) != labels.dim(0))
-    throw Error(fmt::format("fashion_mnist: '{}' has {} images but '{}' has {} labels; the files come from "
+    throw IOError(fmt::format("fashion_mnist: '{}' has {} images but '{}' has {} labels; the files come from "
                             "different sets, reinstall them",
                             images_path, images.dim(0), labels_path, labels.dim(0)));
   const auto* y = labels.data<std::uint8_t>();
   for (std::int64_t i = 0; i < labels.dim(0); ++i)
     if (y[i] >= kNumClasses)
-      throw Error(fmt::format("fashion_mnist: '{}' has label {} at index {}; labels must be 0..9, the file is "
+      throw IOError(fmt::format("fashion_mnist: '{}' has label {} at index {}; labels must be 0..9, the file is "
                               "corrupt",
                               labels_path, int{y[i]}, i));
 }

@@ -19,7 +19,7 @@ unsigned char idx_code(DType dtype, const std::string& path) {
     case DType::int32: return 0x0C;
     case DType::float32: return 0x0D;
     default:
-      throw Error(fmt::format("write_idx: '{}': IDX has no {} type; convert the tensor to uint8, int32 or "
+      throw ShapeError(fmt::format("write_idx: '{}': IDX has no {} type; convert the tensor to uint8, int32 or "
                               "float32 first",
                               path, dtype_name(dtype)));
   }
@@ -35,16 +35,16 @@ void store_be32(unsigned char* p, std::uint32_t v) {
 }  // namespace
 
 void write_idx(const std::string& path, const Tensor& t, bool gzip) {
-  if (!t.defined()) throw Error(fmt::format("write_idx: '{}': the tensor is undefined", path));
+  if (!t.defined()) throw StateError(fmt::format("write_idx: '{}': the tensor is undefined", path));
   if (t.rank() < 1 || t.rank() > 255)
-    throw Error(fmt::format("write_idx: '{}': IDX needs 1 to 255 dimensions, the tensor has shape {}", path,
+    throw ShapeError(fmt::format("write_idx: '{}': IDX needs 1 to 255 dimensions, the tensor has shape {}", path,
                             shape_str(t.shape())));
   std::vector<unsigned char> bytes(4 + 4 * static_cast<std::size_t>(t.rank()) + t.nbytes());
   bytes[2] = idx_code(t.dtype(), path);
   bytes[3] = static_cast<unsigned char>(t.rank());
   for (int i = 0; i < t.rank(); ++i) {
     if (t.dim(i) > 0xFFFFFFFFll)
-      throw Error(fmt::format("write_idx: '{}': dimension {} of shape {} exceeds IDX's uint32 limit", path, i,
+      throw ShapeError(fmt::format("write_idx: '{}': dimension {} of shape {} exceeds IDX's uint32 limit", path, i,
                               shape_str(t.shape())));
     store_be32(&bytes[4 + 4 * static_cast<std::size_t>(i)], static_cast<std::uint32_t>(t.dim(i)));
   }
@@ -60,7 +60,7 @@ void write_idx(const std::string& path, const Tensor& t, bool gzip) {
   // Temporary file + rename: a crash never leaves a half-written file under the real name.
   const std::string tmp = path + ".tmp";
   gzFile f = gzopen(tmp.c_str(), gzip ? "wb" : "wbT");  // "T": plain, uncompressed output
-  if (!f) throw Error(fmt::format("write_idx: cannot create '{}': {}", tmp, std::strerror(errno)));
+  if (!f) throw IOError(fmt::format("write_idx: cannot create '{}': {}", tmp, std::strerror(errno)));
   std::size_t done = 0;
   bool ok = true;
   while (ok && done < bytes.size()) {
@@ -72,7 +72,7 @@ void write_idx(const std::string& path, const Tensor& t, bool gzip) {
   ok = (gzclose(f) == Z_OK) && ok;
   if (!ok || std::rename(tmp.c_str(), path.c_str()) != 0) {
     std::remove(tmp.c_str());
-    throw Error(fmt::format("write_idx: could not write '{}' (disk full or no permission?)", path));
+    throw IOError(fmt::format("write_idx: could not write '{}' (disk full or no permission?)", path));
   }
 }
 

@@ -40,7 +40,7 @@ class MapNode final : public detail::DatasetNode {
 
 Dataset Dataset::map(std::function<Example(const Example&)> fn) const {
   node("map");  // throws for a default-constructed Dataset
-  if (!fn) throw Error("Dataset.map: the function is empty; pass a callable taking and returning an Example");
+  if (!fn) throw ValueError("Dataset.map: the function is empty; pass a callable taking and returning an Example");
   return Dataset(std::make_shared<MapNode>(node_, std::move(fn)));
 }
 

@@ -69,7 +69,7 @@ class RepeatNode final : public detail::IndexOpNode<RepeatNode> {
 Dataset Dataset::repeat(std::int64_t count) const {
   node("repeat");  // throws for a default-constructed Dataset
   if (count < -1)
-    throw Error(fmt::format("Dataset.repeat: count must be >= 0, or -1 to repeat forever; got {}", count));
+    throw ValueError(fmt::format("Dataset.repeat: count must be >= 0, or -1 to repeat forever; got {}", count));
   return Dataset(std::make_shared<RepeatNode>(node_, count));
 }
 

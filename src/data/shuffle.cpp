@@ -89,7 +89,7 @@ Dataset Dataset::shuffle(std::int64_t buffer_size, std::optional<std::uint64_t> 
                          bool reshuffle_each_iteration) const {
   node("shuffle");  // throws for a default-constructed Dataset
   if (buffer_size < 1)
-    throw Error(fmt::format("Dataset.shuffle: buffer_size must be >= 1, got {}; use the dataset size "
+    throw ValueError(fmt::format("Dataset.shuffle: buffer_size must be >= 1, got {}; use the dataset size "
                             "(e.g. 60000) for a full shuffle",
                             buffer_size));
   std::uint64_t s = seed ? *seed : next_random_seed();

@@ -46,7 +46,7 @@ class SyntheticNode final : public detail::DatasetNode {
 void check_shape(const Shape& shape, const char* what) {
   for (auto d : shape)
     if (d < 0)
-      throw Error(fmt::format("Dataset.synthetic: {} shape {} has a negative or unknown dimension; give "
+      throw ValueError(fmt::format("Dataset.synthetic: {} shape {} has a negative or unknown dimension; give "
                               "every dimension, e.g. {{28, 28, 1}}",
                               what, shape_str(shape)));
 }
@@ -57,7 +57,7 @@ Dataset Dataset::synthetic(Shape feature_shape, Shape label_shape, std::int64_t 
   check_shape(feature_shape, "feature");
   check_shape(label_shape, "label");
   if (count < kInfinite)
-    throw Error(fmt::format("Dataset.synthetic: count must be >= 0 or Dataset::kInfinite (-1), got {}", count));
+    throw ValueError(fmt::format("Dataset.synthetic: count must be >= 0 or Dataset::kInfinite (-1), got {}", count));
   Shape x_shape{1};
   x_shape.insert(x_shape.end(), feature_shape.begin(), feature_shape.end());
   Shape y_shape{1};

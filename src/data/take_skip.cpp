@@ -82,15 +82,15 @@ class SkipNode final : public detail::IndexOpNode<SkipNode> {
 
 Dataset Dataset::take(std::int64_t n) const {
   node("take");  // throws for a default-constructed Dataset
-  if (n < -1) throw Error(fmt::format("Dataset.take: n must be >= 0, or -1 for all elements; got {}", n));
+  if (n < -1) throw ValueError(fmt::format("Dataset.take: n must be >= 0, or -1 for all elements; got {}", n));
   return Dataset(std::make_shared<TakeNode>(node_, n));
 }
 
 Dataset Dataset::skip(std::int64_t n) const {
   const auto& input = node("skip");
-  if (n < -1) throw Error(fmt::format("Dataset.skip: n must be >= 0, or -1 for all elements; got {}", n));
+  if (n < -1) throw ValueError(fmt::format("Dataset.skip: n must be >= 0, or -1 for all elements; got {}", n));
   if (n == -1 && input.cardinality() == kInfinite)
-    throw Error("Dataset.skip(-1) on an endless dataset would never return; skip a finite number, or "
+    throw ValueError("Dataset.skip(-1) on an endless dataset would never return; skip a finite number, or "
                 "apply take() before repeat()");
   return Dataset(std::make_shared<SkipNode>(node_, n));
 }

@@ -41,19 +41,19 @@ class SlicesNode final : public detail::DatasetNode {
 
 Dataset Dataset::from_tensor_slices(std::vector<Tensor> components) {
   if (components.empty())
-    throw Error("Dataset.from_tensor_slices: no tensors given; pass at least one tensor (e.g. x, y)");
+    throw ValueError("Dataset.from_tensor_slices: no tensors given; pass at least one tensor (e.g. x, y)");
   for (std::size_t i = 0; i < components.size(); ++i) {
     const Tensor& t = components[i];
     if (!t.defined())
-      throw Error(fmt::format("Dataset.from_tensor_slices: tensor {} is undefined (default-constructed); "
+      throw StateError(fmt::format("Dataset.from_tensor_slices: tensor {} is undefined (default-constructed); "
                               "pass tensors that hold data",
                               i));
     if (t.rank() == 0)
-      throw Error(fmt::format("Dataset.from_tensor_slices: tensor {} is a scalar (shape ()); it needs a "
+      throw ShapeError(fmt::format("Dataset.from_tensor_slices: tensor {} is a scalar (shape ()); it needs a "
                               "leading axis to slice along, e.g. reshape it to (1,)",
                               i));
     if (t.dim(0) != components[0].dim(0))
-      throw Error(fmt::format("Dataset.from_tensor_slices: tensor 0 has shape {} but tensor {} has shape {}; "
+      throw ShapeError(fmt::format("Dataset.from_tensor_slices: tensor 0 has shape {} but tensor {} has shape {}; "
                               "all tensors need the same number of rows (axis 0), e.g. as many labels "
                               "as images",
                               shape_str(components[0].shape()), i, shape_str(t.shape())));

@@ -132,7 +132,7 @@ void ReplicaPool::check_same_tensors(const std::vector<const std::vector<Tensor>
     bool same = other.size() == first.size();
     for (std::size_t t = 0; same && t < first.size(); ++t) same = other[t].numel() == first[t].numel();
     if (!same)
-      throw Error(fmt::format("all-reduce: replica 0 and replica {} passed different tensor lists ({} vs {} tensors "
+      throw ShapeError(fmt::format("all-reduce: replica 0 and replica {} passed different tensor lists ({} vs {} tensors "
                               "or different sizes); every replica must reduce the same variables in the same order",
                               q, first.size(), other.size()));
   }

@@ -43,7 +43,7 @@ Device check_device(const std::string& name) {
   Device d = Device::parse(name);
   const auto& gpus = detail::gpu_availability();
   if (d.kind == Device::Kind::gpu && d.index >= gpus.device_count)
-    throw Error(fmt::format("device '{}' does not exist: {}. Available devices: {}", name,
+    throw DeviceError(fmt::format("device '{}' does not exist: {}. Available devices: {}", name,
                             gpus.device_count == 0 ? gpus.reason
                                                    : fmt::format("this machine has {} GPU(s)", gpus.device_count),
                             available_devices_str()));
@@ -64,28 +64,28 @@ std::shared_ptr<StrategyImpl> make_mirrored_impl(std::vector<std::string> names,
     if (names.front() == "cpu:0") std::cerr << no_gpu_notice() << '\n';
   }
   if (names.size() == 1 && names[0] == "cpu:-1")
-    throw Error("MirroredStrategy: the number of CPU replicas must be at least 1");
+    throw ValueError("MirroredStrategy: the number of CPU replicas must be at least 1");
   std::vector<Device> devices;
   std::set<std::string> seen;
   for (auto& n : names) {
     Device d = Device::parse(n);
     if (!seen.insert(d.str()).second)
-      throw Error(fmt::format("MirroredStrategy: device '{}' is listed twice; list each device once", n));
+      throw ValueError(fmt::format("MirroredStrategy: device '{}' is listed twice; list each device once", n));
     devices.push_back(d);
   }
   for (auto& d : devices)
     if (d.kind != devices.front().kind)
-      throw Error(fmt::format("MirroredStrategy: mixed device kinds ({} and {}); a strategy mirrors over devices of "
+      throw ValueError(fmt::format("MirroredStrategy: mixed device kinds ({} and {}); a strategy mirrors over devices of "
                               "one kind — use only GPUs or only CPU replicas",
                               devices.front().str(), d.str()));
   for (auto& n : names) check_device(n);
   bool gpus = devices.front().kind == Device::Kind::gpu;
   if (!gpus && (ops == CrossDeviceOpsKind::nccl || ops == CrossDeviceOpsKind::hierarchical_copy))
-    throw Error(fmt::format("MirroredStrategy<{}> needs GPU devices, but the devices are CPU replicas; use "
+    throw ValueError(fmt::format("MirroredStrategy<{}> needs GPU devices, but the devices are CPU replicas; use "
                             "MirroredStrategy<> (Auto) or SharedMemoryAllReduce / ReductionToOneDevice",
                             cross_device_ops_name(ops)));
   if (gpus && ops == CrossDeviceOpsKind::shared_memory)
-    throw Error("MirroredStrategy<SharedMemoryAllReduce> reduces in host memory and needs CPU replicas, but the "
+    throw ValueError("MirroredStrategy<SharedMemoryAllReduce> reduces in host memory and needs CPU replicas, but the "
                 "devices are GPUs; use MirroredStrategy<> (NcclAllReduce), HierarchicalCopyAllReduce or "
                 "ReductionToOneDevice");
   if (ops == CrossDeviceOpsKind::automatic)
@@ -120,7 +120,7 @@ std::vector<std::pair<std::int64_t, std::int64_t>> Strategy::shard_ranges(std::i
 }
 
 Tensor Strategy::shard(const ReplicaContext& ctx, const Tensor& global) const {
-  if (global.rank() == 0) throw Error("Strategy::shard: the tensor needs a leading batch axis");
+  if (global.rank() == 0) throw ShapeError("Strategy::shard: the tensor needs a leading batch axis");
   auto [begin, end] = shard_ranges(global.dim(0)).at(static_cast<std::size_t>(ctx.replica_id));
   return global.slice(begin, end).to(ctx.backend->device());  // a view on the host; a copy on a GPU
 }

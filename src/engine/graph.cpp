@@ -12,15 +12,15 @@ namespace kerascpp::detail {
 
 Graph::Graph(const std::vector<KerasTensor>& inputs, const std::vector<KerasTensor>& outputs)
     : inputs_(inputs), outputs_(outputs) {
-  if (inputs.empty() || outputs.empty()) throw Error("Model: needs at least one input and one output");
+  if (inputs.empty() || outputs.empty()) throw ValueError("Model: needs at least one input and one output");
   for (auto& t : inputs)
     if (!t.defined() || !dynamic_cast<InputLayer*>(t.node()->layer.get()))
-      throw Error("Model: every input must be a tensor returned by kerascpp::Input(shape)");
+      throw ValueError("Model: every input must be a tensor returned by kerascpp::Input(shape)");
   // Depth-first post-order from the outputs gives a topological order.
   std::unordered_set<const Node*> done, active;
   std::function<void(const std::shared_ptr<Node>&)> visit = [&](const std::shared_ptr<Node>& n) {
     if (done.count(n.get())) return;
-    if (active.count(n.get())) throw Error("Model: the layer graph has a cycle");
+    if (active.count(n.get())) throw ValueError("Model: the layer graph has a cycle");
     active.insert(n.get());
     for (auto& in : n->inputs) visit(in.node());
     active.erase(n.get());
@@ -28,13 +28,13 @@ Graph::Graph(const std::vector<KerasTensor>& inputs, const std::vector<KerasTens
     nodes_.push_back(n);
   };
   for (auto& o : outputs) {
-    if (!o.defined()) throw Error("Model: an output tensor is empty");
+    if (!o.defined()) throw ValueError("Model: an output tensor is empty");
     visit(o.node());
   }
   for (auto& n : nodes_)
     if (dynamic_cast<InputLayer*>(n->layer.get()) &&
         std::none_of(inputs.begin(), inputs.end(), [&](const KerasTensor& t) { return t.node() == n; }))
-      throw Error(fmt::format("Model: the outputs depend on input '{}', which is not among the model's inputs; pass "
+      throw ValueError(fmt::format("Model: the outputs depend on input '{}', which is not among the model's inputs; pass "
                               "it in Model(inputs, outputs)",
                               n->layer->name()));
   for (std::size_t i = 0; i < nodes_.size(); ++i) index_of_[nodes_[i].get()] = i;
@@ -63,7 +63,7 @@ Graph::Graph(const std::vector<KerasTensor>& inputs, const std::vector<KerasTens
 
 std::size_t Graph::node_index(const Node* n) const {
   auto it = index_of_.find(n);
-  if (it == index_of_.end()) throw Error("Graph: node not part of this model");
+  if (it == index_of_.end()) throw ValueError("Graph: node not part of this model");
   return it->second;
 }
 
@@ -73,7 +73,7 @@ std::vector<Tensor> Graph::forward(ReplicaContext& ctx, const std::vector<Tensor
   st.outputs.resize(n);
   st.layer_states.resize(n);
   if (inputs.size() != inputs_.size())
-    throw Error(fmt::format("Model expects {} input(s) but got {}", inputs_.size(), inputs.size()));
+    throw ValueError(fmt::format("Model expects {} input(s) but got {}", inputs_.size(), inputs.size()));
   for (std::size_t i = 0; i < n; ++i) {
     const Node& node = *nodes_[i];
     if (auto* input_layer = dynamic_cast<InputLayer*>(node.layer.get())) {
@@ -83,7 +83,7 @@ std::vector<Tensor> Graph::forward(ReplicaContext& ctx, const std::vector<Tensor
       Shape expected = input_layer->shape();
       Shape got(x.shape().begin() + (x.rank() ? 1 : 0), x.shape().end());
       if (x.rank() == 0 || got != expected)
-        throw Error(fmt::format("Input '{}' expects batches of shape {} but got {}; check the dataset's element "
+        throw ShapeError(fmt::format("Input '{}' expects batches of shape {} but got {}; check the dataset's element "
                                 "shape or the Input shape",
                                 input_layer->name(), shape_str([&] {
                                   Shape s = expected;
@@ -92,7 +92,7 @@ std::vector<Tensor> Graph::forward(ReplicaContext& ctx, const std::vector<Tensor
                                 }()),
                                 shape_str(x.shape())));
       if (x.dtype() != input_layer->dtype())
-        throw Error(fmt::format("Input '{}' expects dtype {} but got {}; cast the data (e.g. images to float32 "
+        throw ShapeError(fmt::format("Input '{}' expects dtype {} but got {}; cast the data (e.g. images to float32 "
                                 "scaled to [0, 1]) or declare Input(shape, DType::{})",
                                 input_layer->name(), dtype_name(input_layer->dtype()), dtype_name(x.dtype()),
                                 dtype_name(x.dtype())));

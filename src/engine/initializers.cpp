@@ -53,7 +53,7 @@ void initialize(Tensor& t, const std::string& name, std::uint64_t seed, const st
   else if (name == "he_normal") fill_truncated_normal(t, std::sqrt(2.0 / f.in) / kTruncationCorrection, rng);
   else if (name == "he_uniform") fill_uniform(t, std::sqrt(6.0 / f.in), rng);
   else
-    throw Error(fmt::format("{}: unknown initializer '{}'; use glorot_uniform, glorot_normal, he_normal, "
+    throw ValueError(fmt::format("{}: unknown initializer '{}'; use glorot_uniform, glorot_normal, he_normal, "
                             "he_uniform, zeros or ones", where, name));
 }
 

@@ -38,7 +38,7 @@ std::string unique_layer_name(const std::string& base) {
 
 namespace {
 const KerasTensor& check_defined(const KerasTensor& t) {
-  if (!t.defined()) throw Error("KerasTensor is empty: create inputs with kerascpp::Input(shape)");
+  if (!t.defined()) throw StateError("KerasTensor is empty: create inputs with kerascpp::Input(shape)");
   return t;
 }
 }  // namespace
@@ -95,7 +95,7 @@ KerasTensor Layer::operator()(const KerasTensor& x) { return call_multi({x}).at(
 
 KerasTensor Layer::operator()(const std::vector<KerasTensor>& xs) {
   auto outs = call_multi(xs);
-  if (outs.size() != 1) throw Error(fmt::format("{} has {} outputs; use call_multi", where(), outs.size()));
+  if (outs.size() != 1) throw ValueError(fmt::format("{} has {} outputs; use call_multi", where(), outs.size()));
   return outs[0];
 }
 
@@ -104,7 +104,7 @@ std::vector<KerasTensor> Layer::call_multi(const std::vector<KerasTensor>& xs) {
   for (auto& x : xs) {
     check_defined(x);
     if (!accepts_any_dtype() && x.dtype() != DType::float32)
-      throw Error(fmt::format("{}: input has dtype {}, but this layer computes in float32; cast the data to "
+      throw ShapeError(fmt::format("{}: input has dtype {}, but this layer computes in float32; cast the data to "
                               "float32 before feeding it",
                               where(), dtype_name(x.dtype())));
     shapes.push_back(x.shape());

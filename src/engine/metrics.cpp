@@ -17,7 +17,7 @@ MetricSpec resolve_metric(const std::string& name, const losses::Loss* loss) {
   if (name == "categorical_accuracy") return {name, MetricKind::categorical_accuracy};
   if (name == "binary_accuracy") return {name, MetricKind::binary_accuracy};
   if (name == "mae" || name == "mean_absolute_error") return {name, MetricKind::mean_absolute_error};
-  throw Error(fmt::format("unknown metric '{}'; use accuracy, sparse_categorical_accuracy, categorical_accuracy, "
+  throw ValueError(fmt::format("unknown metric '{}'; use accuracy, sparse_categorical_accuracy, categorical_accuracy, "
                           "binary_accuracy or mae",
                           name));
 }

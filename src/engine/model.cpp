@@ -26,7 +26,7 @@ void StepTotals::reset(std::size_t metrics) {
 
 const detail::Graph& ModelImpl::require_graph(const char* what) const {
   if (!graph)
-    throw Error(fmt::format("Model '{}': cannot {} before the model is built; give the Sequential model an "
+    throw StateError(fmt::format("Model '{}': cannot {} before the model is built; give the Sequential model an "
                             "input shape with layers::InputLayer(shape) or call fit/predict on data first",
                             name, what));
   return *graph;
@@ -34,9 +34,9 @@ const detail::Graph& ModelImpl::require_graph(const char* what) const {
 
 void ModelImpl::ensure_built(const Tensor& x) {
   if (graph) return;
-  if (!sequential) throw Error(fmt::format("Model '{}' has no graph", name));
-  if (sequential_layers.empty()) throw Error(fmt::format("Sequential model '{}' has no layers; add some first", name));
-  if (x.rank() < 1) throw Error(fmt::format("Sequential model '{}': the input batch must have a batch axis", name));
+  if (!sequential) throw StateError(fmt::format("Model '{}' has no graph", name));
+  if (sequential_layers.empty()) throw StateError(fmt::format("Sequential model '{}' has no layers; add some first", name));
+  if (x.rank() < 1) throw ShapeError(fmt::format("Sequential model '{}': the input batch must have a batch axis", name));
   Shape per_example(x.shape().begin() + 1, x.shape().end());
   KerasTensor in = Input(per_example, x.dtype());
   KerasTensor t = in;
@@ -161,9 +161,9 @@ std::string Model::to_json() const {
 }
 
 void Model::compile(CompileOptions options) {
-  if (!options.optimizer) throw Error(fmt::format("Model '{}': compile() needs an optimizer", impl_->name));
+  if (!options.optimizer) throw ValueError(fmt::format("Model '{}': compile() needs an optimizer", impl_->name));
   if (!options.loss)
-    throw Error(fmt::format("Model '{}': compile() needs a loss, e.g. .loss = losses::SparseCategoricalCrossentropy()",
+    throw ValueError(fmt::format("Model '{}': compile() needs a loss, e.g. .loss = losses::SparseCategoricalCrossentropy()",
                             impl_->name));
   std::vector<detail::MetricSpec> metrics;
   for (auto& m : options.metrics) metrics.push_back(detail::resolve_metric(m, options.loss.get()));
@@ -180,7 +180,7 @@ void Model::compile(CompileOptions options) {
 bool Model::compiled() const { return impl_->compiled; }
 
 optimizers::Optimizer& Model::optimizer() const {
-  if (!impl_->compiled) throw Error(fmt::format("Model '{}' has no optimizer: call compile() first", impl_->name));
+  if (!impl_->compiled) throw StateError(fmt::format("Model '{}' has no optimizer: call compile() first", impl_->name));
   return *impl_->optimizer.get();
 }
 
@@ -198,11 +198,11 @@ std::vector<Tensor> Model::get_weights() const {
 void Model::set_weights(const std::vector<Tensor>& weights) {
   auto vars = variables();
   if (weights.size() != vars.size())
-    throw Error(fmt::format("Model '{}': set_weights got {} tensors but the model has {} variables", impl_->name,
+    throw ValueError(fmt::format("Model '{}': set_weights got {} tensors but the model has {} variables", impl_->name,
                             weights.size(), vars.size()));
   for (std::size_t i = 0; i < vars.size(); ++i)
     if (weights[i].shape() != vars[i]->shape())
-      throw Error(fmt::format("Model '{}': weight {} ({}) expects shape {} but got {}", impl_->name, i, vars[i]->path(),
+      throw ShapeError(fmt::format("Model '{}': weight {} ({}) expects shape {} but got {}", impl_->name, i, vars[i]->path(),
                               shape_str(vars[i]->shape()), shape_str(weights[i].shape())));
   for (std::size_t i = 0; i < vars.size(); ++i) vars[i]->assign(weights[i]);
 }
@@ -219,10 +219,10 @@ Sequential::Sequential(std::vector<LayerRef> layers, std::string name) : Model()
 }
 
 void Sequential::add(LayerRef layer) {
-  if (impl_->compiled) throw Error(fmt::format("Sequential '{}': add layers before compile()", impl_->name));
+  if (impl_->compiled) throw StateError(fmt::format("Sequential '{}': add layers before compile()", impl_->name));
   if (auto* input = dynamic_cast<InputLayer*>(layer.get().get())) {
     if (!impl_->sequential_layers.empty() || impl_->graph)
-      throw Error(fmt::format("Sequential '{}': an InputLayer may only be the first layer", impl_->name));
+      throw ValueError(fmt::format("Sequential '{}': an InputLayer may only be the first layer", impl_->name));
     KerasTensor in = input->output();
     impl_->graph = std::make_unique<detail::Graph>(std::vector<KerasTensor>{in}, std::vector<KerasTensor>{in});
     impl_->sequential_layers.clear();

@@ -9,7 +9,7 @@ namespace kerascpp::optimizers {
 namespace schedules {
 ExponentialDecay::ExponentialDecay(double initial, std::int64_t steps, double rate, ExponentialDecayOptions o)
     : initial_(initial), decay_steps_(steps), rate_(rate), staircase_(o.staircase) {
-  if (steps <= 0) throw Error(fmt::format("ExponentialDecay: decay_steps must be positive, got {}", steps));
+  if (steps <= 0) throw ValueError(fmt::format("ExponentialDecay: decay_steps must be positive, got {}", steps));
 }
 
 double ExponentialDecay::operator()(std::int64_t step) const {
@@ -21,7 +21,7 @@ double ExponentialDecay::operator()(std::int64_t step) const {
 PiecewiseConstantDecay::PiecewiseConstantDecay(std::vector<std::int64_t> b, std::vector<double> v)
     : boundaries_(std::move(b)), values_(std::move(v)) {
   if (values_.size() != boundaries_.size() + 1)
-    throw Error(fmt::format("PiecewiseConstantDecay: values needs one more entry than boundaries ({} boundaries, "
+    throw ValueError(fmt::format("PiecewiseConstantDecay: values needs one more entry than boundaries ({} boundaries, "
                             "{} values)",
                             boundaries_.size(), values_.size()));
 }
@@ -79,7 +79,7 @@ OptimizerRef::OptimizerRef(const std::string& name) {
   if (name == "adam") opt_ = std::make_shared<Adam>();
   else if (name == "sgd") opt_ = std::make_shared<SGD>();
   else if (name == "rmsprop") opt_ = std::make_shared<RMSprop>();
-  else throw Error(fmt::format("unknown optimizer '{}'; use \"adam\", \"sgd\" or \"rmsprop\"", name));
+  else throw ValueError(fmt::format("unknown optimizer '{}'; use \"adam\", \"sgd\" or \"rmsprop\"", name));
 }
 
 }  // namespace kerascpp::optimizers

@@ -10,19 +10,19 @@ namespace {
 
 void require_compiled(const ModelImpl& m, const char* what) {
   if (!m.compiled)
-    throw Error(fmt::format("Model '{}': call compile() before {}()", m.name, what));
+    throw StateError(fmt::format("Model '{}': call compile() before {}()", m.name, what));
 }
 
 void require_batched(const Dataset& data, const ModelImpl& m, const char* what) {
   if (!data.is_batched())
-    throw Error(fmt::format("Model '{}': {}() needs a batched dataset; call .batch(batch_size) on it", m.name, what));
+    throw ShapeError(fmt::format("Model '{}': {}() needs a batched dataset; call .batch(batch_size) on it", m.name, what));
 }
 
 // Splits an element into (x, y); `need_y` for fit/evaluate.
 std::pair<Tensor, Tensor> unpack(const Example& e, bool need_y, const ModelImpl& m) {
-  if (e.empty()) throw Error(fmt::format("Model '{}': the dataset yielded an empty element", m.name));
+  if (e.empty()) throw ValueError(fmt::format("Model '{}': the dataset yielded an empty element", m.name));
   if (need_y && e.size() < 2)
-    throw Error(fmt::format("Model '{}': the dataset yields only inputs; fit/evaluate need (x, y) elements — use "
+    throw ShapeError(fmt::format("Model '{}': the dataset yields only inputs; fit/evaluate need (x, y) elements — use "
                             "Dataset::from_tensor_slices(x, y)",
                             m.name));
   return {e[0], e.size() > 1 ? e[1] : Tensor()};
@@ -42,14 +42,14 @@ callbacks::History Model::fit(const Dataset& data, FitOptions options) {
   require_batched(data, m, "fit");
   if (options.validation_data) require_batched(*options.validation_data, m, "fit (validation_data)");
   if (options.epochs < 0 || options.initial_epoch < 0)
-    throw Error(fmt::format("Model '{}': epochs ({}) and initial_epoch ({}) must not be negative", m.name,
+    throw ValueError(fmt::format("Model '{}': epochs ({}) and initial_epoch ({}) must not be negative", m.name,
                             options.epochs, options.initial_epoch));
   if (options.validation_freq < 1)
-    throw Error(fmt::format("Model '{}': validation_freq must be at least 1", m.name));
+    throw ValueError(fmt::format("Model '{}': validation_freq must be at least 1", m.name));
   std::int64_t card = data.cardinality();
-  if (card == 0) throw Error(fmt::format("Model '{}': fit() got an empty dataset", m.name));
+  if (card == 0) throw ValueError(fmt::format("Model '{}': fit() got an empty dataset", m.name));
   if (card == Dataset::kInfinite && options.steps_per_epoch <= 0)
-    throw Error(fmt::format("Model '{}': the dataset repeats forever; pass steps_per_epoch to fit()", m.name));
+    throw ValueError(fmt::format("Model '{}': the dataset repeats forever; pass steps_per_epoch to fit()", m.name));
   std::int64_t steps = options.steps_per_epoch > 0 ? options.steps_per_epoch : (card >= 0 ? card : -1);
 
   auto history = std::make_shared<callbacks::History>();
@@ -106,7 +106,7 @@ callbacks::History Model::fit(const Dataset& data, FitOptions options) {
       for (auto* c : cbs) c->on_train_batch_end(step, logs);
       ++step;
     }
-    if (step == 0) throw Error(fmt::format("Model '{}': the training dataset produced no batches", m.name));
+    if (step == 0) throw ValueError(fmt::format("Model '{}': the training dataset produced no batches", m.name));
     Logs logs = m.logs_from(epoch_totals);
     bool validate = options.validation_data && (epoch + 1) % options.validation_freq == 0;
     if (validate) {
@@ -129,9 +129,9 @@ Logs Model::evaluate(const Dataset& data, EvaluateOptions options) {
   ModelImpl& m = *impl_;
   require_compiled(m, "evaluate");
   require_batched(data, m, "evaluate");
-  if (data.cardinality() == 0) throw Error(fmt::format("Model '{}': evaluate() got an empty dataset", m.name));
+  if (data.cardinality() == 0) throw ValueError(fmt::format("Model '{}': evaluate() got an empty dataset", m.name));
   if (data.cardinality() == Dataset::kInfinite && options.steps <= 0)
-    throw Error(fmt::format("Model '{}': the dataset repeats forever; pass steps to evaluate()", m.name));
+    throw ValueError(fmt::format("Model '{}': the dataset repeats forever; pass steps to evaluate()", m.name));
   auto progbar = std::make_shared<callbacks::ProgbarLogger>(options.verbose);
   std::int64_t steps = options.steps > 0 ? options.steps : data.cardinality();
   progbar->set_test_steps(steps);
@@ -155,7 +155,7 @@ Logs Model::evaluate(const Dataset& data, EvaluateOptions options) {
     for (auto* c : cbs) c->on_test_batch_end(step, logs);
     ++step;
   }
-  if (step == 0) throw Error(fmt::format("Model '{}': the evaluation dataset produced no batches", m.name));
+  if (step == 0) throw ValueError(fmt::format("Model '{}': the evaluation dataset produced no batches", m.name));
   Logs logs = m.logs_from(totals);
   for (auto* c : cbs) c->on_test_end(logs);
   return logs;
@@ -166,7 +166,7 @@ Tensor Model::predict(const Dataset& data, PredictOptions options) {
   require_compiled(m, "predict");
   require_batched(data, m, "predict");
   if (data.cardinality() == Dataset::kInfinite && options.steps <= 0)
-    throw Error(fmt::format("Model '{}': the dataset repeats forever; pass steps to predict()", m.name));
+    throw ValueError(fmt::format("Model '{}': the dataset repeats forever; pass steps to predict()", m.name));
   std::vector<callbacks::Callback*> cbs = raw(options.callbacks);
   for (auto* c : cbs) c->set_model(this);
   Logs empty;
@@ -186,7 +186,7 @@ Tensor Model::predict(const Dataset& data, PredictOptions options) {
     for (auto* c : cbs) c->on_predict_batch_end(step, empty);
     ++step;
   }
-  if (parts.empty()) throw Error(fmt::format("Model '{}': predict() got an empty dataset", m.name));
+  if (parts.empty()) throw ValueError(fmt::format("Model '{}': predict() got an empty dataset", m.name));
   Shape shape = parts[0].shape();
   shape[0] = rows;
   Tensor out(shape);

@@ -12,7 +12,7 @@ Variable::Variable(std::string name, Tensor initial, bool trainable)
 }
 
 void Variable::mirror(const std::vector<Device>& devices) {
-  if (devices.empty()) throw Error("Variable::mirror: need at least one replica");
+  if (devices.empty()) throw ValueError("Variable::mirror: need at least one replica");
   Tensor source = copies_.front();
   copies_.clear();
   grads_.clear();
@@ -27,11 +27,11 @@ void Variable::mirror(const std::vector<Device>& devices) {
 
 void Variable::assign(const Tensor& v) {
   if (v.shape() != shape())
-    throw Error(fmt::format("variable '{}': cannot assign a value of shape {} to a variable of shape {}", path_,
+    throw ShapeError(fmt::format("variable '{}': cannot assign a value of shape {} to a variable of shape {}", path_,
                             shape_str(v.shape()), shape_str(shape())));
   for (auto& c : copies_) {
     if (v.dtype() == c.dtype()) c.copy_from(v);
-    else throw Error(fmt::format("variable '{}': value has dtype {}, expected {}", path_, dtype_name(v.dtype()),
+    else throw ShapeError(fmt::format("variable '{}': value has dtype {}, expected {}", path_, dtype_name(v.dtype()),
                                  dtype_name(c.dtype())));
   }
 }

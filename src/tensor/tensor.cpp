@@ -58,7 +58,7 @@ Device Device::parse(const std::string& name) {
   std::string kind = s.substr(0, s.find(':'));
   if (kind == "cpu") d.kind = Kind::cpu;
   else if (kind == "gpu" || kind == "cuda") d.kind = Kind::gpu;
-  else throw Error(fmt::format("unknown device '{}': use \"cpu:N\" or \"gpu:N\"", name));
+  else throw ValueError(fmt::format("unknown device '{}': use \"cpu:N\" or \"gpu:N\"", name));
   auto colon = s.find(':');
   if (colon != std::string::npos) {
     try {
@@ -66,7 +66,7 @@ Device Device::parse(const std::string& name) {
       d.index = std::stoi(s.substr(colon + 1), &used);
       if (used != s.size() - colon - 1 || d.index < 0) throw std::invalid_argument("index");
     } catch (const std::exception&) {
-      throw Error(fmt::format("bad device index in '{}': use \"cpu:N\" or \"gpu:N\"", name));
+      throw ValueError(fmt::format("bad device index in '{}': use \"cpu:N\" or \"gpu:N\"", name));
     }
   }
   return d;
@@ -78,7 +78,7 @@ thread_local Device current_default_device;
 
 const detail::DeviceMemoryOps& gpu_ops(Device d) {
   const detail::DeviceMemoryOps* ops = detail::gpu_memory_ops();
-  if (!ops) throw Error(fmt::format("cannot place a tensor on {}: {}", d.str(), detail::gpu_availability().reason));
+  if (!ops) throw DeviceError(fmt::format("cannot place a tensor on {}: {}", d.str(), detail::gpu_availability().reason));
   return *ops;
 }
 
@@ -106,7 +106,7 @@ Storage::~Storage() {
 
 Tensor::Tensor(Shape shape, DType dtype, Device device) : shape_(std::move(shape)), dtype_(dtype) {
   for (auto d : shape_)
-    if (d < 0) throw Error(fmt::format("Tensor: negative dimension in shape {}", shape_str(shape_)));
+    if (d < 0) throw ValueError(fmt::format("Tensor: negative dimension in shape {}", shape_str(shape_)));
   storage_ = std::make_shared<Storage>(nbytes(), device);
 }
 
@@ -126,7 +126,7 @@ Tensor Tensor::full(Shape shape, float value) {
 namespace {
 template <class T> Tensor from_values(Shape shape, const std::vector<T>& values) {
   if (shape_numel(shape) != static_cast<std::int64_t>(values.size()))
-    throw Error(fmt::format("Tensor::from_vector: shape {} holds {} values but {} were given",
+    throw ShapeError(fmt::format("Tensor::from_vector: shape {} holds {} values but {} were given",
                             shape_str(shape), shape_numel(shape), values.size()));
   Tensor t(std::move(shape), dtype_of<T>::value, Device{});
   if (!values.empty()) std::memcpy(t.raw(), values.data(), values.size() * sizeof(T));
@@ -142,7 +142,7 @@ Tensor Tensor::from_vector(Shape s, const std::vector<std::uint8_t>& v) { return
 std::int64_t Tensor::dim(int axis) const {
   int r = rank();
   int a = axis < 0 ? axis + r : axis;
-  if (a < 0 || a >= r) throw Error(fmt::format("Tensor::dim: axis {} out of range for shape {}", axis, shape_str(shape_)));
+  if (a < 0 || a >= r) throw ValueError(fmt::format("Tensor::dim: axis {} out of range for shape {}", axis, shape_str(shape_)));
   return shape_[a];
 }
 
@@ -165,7 +165,7 @@ Tensor Tensor::reshape(Shape shape) const {
   std::int64_t known = 1;
   for (std::size_t i = 0; i < shape.size(); ++i) {
     if (shape[i] == -1) {
-      if (infer >= 0) throw Error("Tensor::reshape: only one dimension may be -1");
+      if (infer >= 0) throw ValueError("Tensor::reshape: only one dimension may be -1");
       infer = static_cast<int>(i);
     } else {
       known *= shape[i];
@@ -173,7 +173,7 @@ Tensor Tensor::reshape(Shape shape) const {
   }
   if (infer >= 0 && known > 0) shape[infer] = numel() / known;
   if (shape_numel(shape) != numel())
-    throw Error(fmt::format("Tensor::reshape: cannot reshape {} ({} values) to {}", shape_str(shape_), numel(),
+    throw ShapeError(fmt::format("Tensor::reshape: cannot reshape {} ({} values) to {}", shape_str(shape_), numel(),
                             shape_str(shape)));
   Tensor t = *this;
   t.shape_ = std::move(shape);
@@ -182,7 +182,7 @@ Tensor Tensor::reshape(Shape shape) const {
 
 Tensor Tensor::slice(std::int64_t begin, std::int64_t end) const {
   if (rank() == 0 || begin < 0 || end < begin || end > shape_[0])
-    throw Error(fmt::format("Tensor::slice: rows [{}, {}) out of range for shape {}", begin, end, shape_str(shape_)));
+    throw ValueError(fmt::format("Tensor::slice: rows [{}, {}) out of range for shape {}", begin, end, shape_str(shape_)));
   Tensor t = *this;
   std::int64_t row = shape_[0] == 0 ? 0 : numel() / shape_[0];
   t.offset_ += static_cast<std::size_t>(begin * row) * dtype_size(dtype_);
@@ -206,7 +206,7 @@ Tensor Tensor::to(Device target) const {
 
 void Tensor::copy_from(const Tensor& src) {
   if (src.shape_ != shape_ || src.dtype_ != dtype_)
-    throw Error(fmt::format("Tensor::copy_from: destination {} {} but source {} {}", shape_str(shape_),
+    throw ShapeError(fmt::format("Tensor::copy_from: destination {} {} but source {} {}", shape_str(shape_),
                             dtype_name(dtype_), shape_str(src.shape_), dtype_name(src.dtype_)));
   copy_bytes(raw(), device(), src.raw(), src.device(), nbytes());
 }

@@ -13,10 +13,10 @@ class Frequency {
   Frequency(const std::string& s) {                        // NOLINT
     if (s == "epoch") batches_ = 0;
     else if (s == "batch") batches_ = 1;
-    else throw Error("frequency must be \"epoch\", \"batch\" or a positive number of batches, got \"" + s + "\"");
+    else throw ValueError("frequency must be \"epoch\", \"batch\" or a positive number of batches, got \"" + s + "\"");
   }
   Frequency(std::int64_t batches) : batches_(batches) {  // NOLINT
-    if (batches <= 0) throw Error("frequency in batches must be positive, got " + std::to_string(batches));
+    if (batches <= 0) throw ValueError("frequency in batches must be positive, got " + std::to_string(batches));
   }
   Frequency(int batches) : Frequency(static_cast<std::int64_t>(batches)) {}  // NOLINT
   bool per_epoch() const { return batches_ == 0; }

@@ -15,7 +15,7 @@ class Monitor {
     if (mode == "min") maximize_ = false;
     else if (mode == "max") maximize_ = true;
     else if (mode == "auto") maximize_ = name_.find("acc") != std::string::npos || name_.rfind("fmeasure", 0) == 0;
-    else throw Error("mode must be \"auto\", \"min\" or \"max\", got \"" + mode + "\"");
+    else throw ValueError("mode must be \"auto\", \"min\" or \"max\", got \"" + mode + "\"");
     min_delta_ = std::fabs(min_delta) * (maximize_ ? 1 : -1);
   }
   const std::string& name() const { return name_; }

@@ -22,11 +22,11 @@ struct ArithmeticEntry : CacheEntry {
 void CpuBackend::add(const std::vector<Tensor>& xs, Tensor& y) {
   enter();
   const char* op = "add";
-  if (xs.empty()) throw Error("add: no inputs given; pass at least one tensor");
+  if (xs.empty()) throw ValueError("add: no inputs given; pass at least one tensor");
   for (std::size_t i = 0; i < xs.size(); ++i) {
     require_float(xs[i], op, "xs[i]");
     if (xs[i].shape() != xs[0].shape())
-      throw Error(fmt::format("add: input {} has shape {} but input 0 has shape {}; all inputs must match", i,
+      throw ShapeError(fmt::format("add: input {} has shape {} but input 0 has shape {}; all inputs must match", i,
                               shape_str(xs[i].shape()), shape_str(xs[0].shape())));
   }
   prepare_output(y, xs[0].shape(), op, "y");
@@ -120,15 +120,15 @@ void CpuBackend::scale(Tensor& x, float factor) {
 
 void CpuBackend::copy(const Tensor& src, Tensor& dst) {
   enter();
-  if (!src.defined()) throw Error("copy: src is an undefined tensor");
+  if (!src.defined()) throw StateError("copy: src is an undefined tensor");
   if (!dst.defined()) dst = Tensor(src.shape(), src.dtype(), Device{});
   if (src.numel() != dst.numel() || src.dtype() != dst.dtype())
-    throw Error(
+    throw ShapeError(
         fmt::format("copy: src {} {} and dst {} {} differ in size or dtype; they need the same number of "
                     "elements and the same dtype",
                     shape_str(src.shape()), dtype_name(src.dtype()), shape_str(dst.shape()), dtype_name(dst.dtype())));
   if (src.device().kind != Device::Kind::cpu || dst.device().kind != Device::Kind::cpu)
-    throw Error(fmt::format("copy: src on {} and dst on {}; the CPU backend copies host tensors only",
+    throw DeviceError(fmt::format("copy: src on {} and dst on {}; the CPU backend copies host tensors only",
                             src.device().str(), dst.device().str()));
   if (src.raw() == dst.raw() || src.nbytes() == 0) return;
   const char* s = static_cast<const char*>(src.raw());

@@ -7,12 +7,12 @@
 namespace kerascpp::cpu {
 
 void require_float(const Tensor& t, const char* op, const char* arg) {
-  if (!t.defined()) throw Error(fmt::format("{}: `{}` is an undefined tensor; allocate it first", op, arg));
+  if (!t.defined()) throw StateError(fmt::format("{}: `{}` is an undefined tensor; allocate it first", op, arg));
   if (t.device().kind != Device::Kind::cpu)
-    throw Error(fmt::format("{}: `{}` lives on {} but this is the CPU backend; copy it to the host first", op, arg,
+    throw DeviceError(fmt::format("{}: `{}` lives on {} but this is the CPU backend; copy it to the host first", op, arg,
                             t.device().str()));
   if (t.dtype() != DType::float32)
-    throw Error(fmt::format("{}: `{}` {} is {}, expected float32; cast it first", op, arg, shape_str(t.shape()),
+    throw ShapeError(fmt::format("{}: `{}` {} is {}, expected float32; cast it first", op, arg, shape_str(t.shape()),
                             dtype_name(t.dtype())));
 }
 
@@ -44,9 +44,9 @@ void prepare_output_last(Tensor& t, const Shape& like, std::int64_t last, const 
 }
 
 void require_labels(const Tensor& labels, const Tensor& pred, std::int64_t rows, const char* op) {
-  if (!labels.defined()) throw Error(fmt::format("{}: `labels` is an undefined tensor", op));
+  if (!labels.defined()) throw StateError(fmt::format("{}: `labels` is an undefined tensor", op));
   if (labels.device().kind != Device::Kind::cpu)
-    throw Error(fmt::format("{}: `labels` live on {}; copy them to the host first", op, labels.device().str()));
+    throw DeviceError(fmt::format("{}: `labels` live on {}; copy them to the host first", op, labels.device().str()));
   backend_checks::check_labels(labels, pred, rows, op);
 }
 

@@ -161,7 +161,7 @@ void CpuBackend::conv2d_backward_data(const Tensor& dy, const Tensor& w, const C
   require_float(w, op, "w");
   // With strides > 1 several input sizes give the same output size, so dx fixes the input shape.
   if (!dx.defined())
-    throw Error(fmt::format("{}: dx is undefined; allocate it with the forward input's shape (N, H, W, {})", op,
+    throw StateError(fmt::format("{}: dx is undefined; allocate it with the forward input's shape (N, H, W, {})", op,
                             w.rank() == 4 ? w.dim(2) : 0));
   require_float(dx, op, "dx");
   ConvShape s = conv_shape(dx, w, g, op, "dx");

@@ -64,7 +64,7 @@ void CpuBackend::run(CachedPrimitive& p) {
     p.execute(stream_);
     stream_.wait();
   } catch (const dnnl::error& e) {
-    throw Error(
+    throw DeviceError(
         fmt::format("oneDNN failed to execute a primitive (status {}): {}", static_cast<int>(e.status), e.what()));
   }
 }

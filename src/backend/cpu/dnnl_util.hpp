@@ -53,7 +53,7 @@ auto guarded_build(const char* op, const std::string& key, F&& build) -> decltyp
   try {
     return build();
   } catch (const dnnl::error& e) {
-    throw Error(
+    throw DeviceError(
         fmt::format("{}: oneDNN could not create a primitive for this configuration ({}): {}", op, key, e.what()));
   }
 }

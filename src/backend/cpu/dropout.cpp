@@ -24,7 +24,7 @@ void CpuBackend::dropout_forward(const Tensor& x, float rate, std::uint64_t seed
   const char* op = "dropout_forward";
   require_float(x, op, "x");
   if (!(rate >= 0.f && rate < 1.f))
-    throw Error(
+    throw ValueError(
         fmt::format("{}: rate {} is outside [0, 1); Dropout's rate is the fraction of inputs to drop", op, rate));
   prepare_output(y, x.shape(), op, "y");
   prepare_output(mask, x.shape(), op, "mask");

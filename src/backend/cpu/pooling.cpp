@@ -111,7 +111,7 @@ void CpuBackend::pool2d_backward(const Tensor& dy, const Tensor& x, const Pool2D
   });
   if (g.kind == PoolKind::max) {
     if (!workspace.defined() || workspace.dtype() != DType::uint8 || workspace.nbytes() < e.workspace_bytes)
-      throw Error(fmt::format(
+      throw StateError(fmt::format(
           "{}: max pooling needs the workspace ({} bytes) filled by pool2d_forward on the same "
           "input; got {}",
           op, e.workspace_bytes,
