@@ -19,11 +19,11 @@ class CrossReplica {
   // Asynchronous form for gradient buckets: returns at once; the sum is computed by whichever
   // replica hands in bucket `bucket` last, while the others go on with their backward pass.
   // `tensors` must stay alive and untouched until wait_all_reduces() returns.
-  virtual void begin_all_reduce_sum(int replica, int bucket, const std::vector<Tensor>& tensors) {
+  virtual void begin_all_reduce_sum(int replica, int /*bucket*/, const std::vector<Tensor>& tensors) {
     all_reduce_sum(replica, tensors);
   }
   // Waits until every bucket begun in this step is reduced on every replica.
-  virtual void wait_all_reduces(int replica) {}
+  virtual void wait_all_reduces(int /*replica*/) {}
 };
 
 struct ReplicaContext {

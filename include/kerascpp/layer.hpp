@@ -63,7 +63,7 @@ class Layer : public std::enable_shared_from_this<Layer> {
   // kerascpp::Error naming the layer and the shapes when they do not fit.
   virtual std::vector<Shape> compute_output_shapes(const std::vector<Shape>& input_shapes) = 0;
   // Creates the variables. Called once, on the first call, after compute_output_shapes.
-  virtual void build(const std::vector<Shape>& input_shapes) {}
+  virtual void build(const std::vector<Shape>& /*input_shapes*/) {}
   bool built() const { return built_; }
 
   virtual std::vector<Tensor> forward(ReplicaContext& ctx, const std::vector<Tensor>& inputs, LayerState& state) = 0;
@@ -73,8 +73,8 @@ class Layer : public std::enable_shared_from_this<Layer> {
                                        const std::vector<Tensor>& outputs, const std::vector<Tensor>& output_grads,
                                        LayerState& state) = 0;
   // A replica with no examples in this step still takes part in collectives (synchronized BN).
-  virtual void forward_empty(ReplicaContext& ctx) {}
-  virtual void backward_empty(ReplicaContext& ctx) {}
+  virtual void forward_empty(ReplicaContext& /*ctx*/) {}
+  virtual void backward_empty(ReplicaContext& /*ctx*/) {}
 
   // Keras-style JSON of the constructor arguments, e.g. {"units": 10, "activation": "relu"}.
   virtual std::string config_json() const { return "{}"; }

@@ -20,30 +20,30 @@ namespace kerascpp {
 
 struct CompileOptions {
   optimizers::OptimizerRef optimizer = "rmsprop";  // Keras' compile() default
-  losses::LossRef loss;
-  std::vector<std::string> metrics;                // "accuracy"/"acc", "mae"/"mean_absolute_error"
-  std::optional<distribute::Strategy> distribute;  // default: one replica on cpu:0
+  losses::LossRef loss{};
+  std::vector<std::string> metrics{};              // "accuracy"/"acc", "mae"/"mean_absolute_error"
+  std::optional<distribute::Strategy> distribute{};  // default: one replica on cpu:0
 };
 
 struct FitOptions {
   int epochs = 1;
   std::int64_t steps_per_epoch = -1;  // -1: until the dataset is exhausted
-  std::optional<Dataset> validation_data;
+  std::optional<Dataset> validation_data{};
   int validation_freq = 1;
   int initial_epoch = 0;
-  std::vector<callbacks::CallbackRef> callbacks;
+  std::vector<callbacks::CallbackRef> callbacks{};
   int verbose = 1;  // 0 silent, 1 progress bar, 2 one line per epoch
 };
 
 struct EvaluateOptions {
   std::int64_t steps = -1;
-  std::vector<callbacks::CallbackRef> callbacks;
+  std::vector<callbacks::CallbackRef> callbacks{};
   int verbose = 1;
 };
 
 struct PredictOptions {
   std::int64_t steps = -1;
-  std::vector<callbacks::CallbackRef> callbacks;
+  std::vector<callbacks::CallbackRef> callbacks{};
   int verbose = 0;
 };
 

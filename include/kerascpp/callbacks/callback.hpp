@@ -22,20 +22,20 @@ class Callback {
   void set_model(Model* model) { model_ = model; }
   Model& model() const;
 
-  virtual void on_train_begin(const Logs& logs) {}
-  virtual void on_train_end(const Logs& logs) {}
-  virtual void on_epoch_begin(int epoch, const Logs& logs) {}
-  virtual void on_epoch_end(int epoch, const Logs& logs) {}
-  virtual void on_train_batch_begin(std::int64_t batch, const Logs& logs) {}
-  virtual void on_train_batch_end(std::int64_t batch, const Logs& logs) {}
-  virtual void on_test_begin(const Logs& logs) {}
-  virtual void on_test_end(const Logs& logs) {}
-  virtual void on_test_batch_begin(std::int64_t batch, const Logs& logs) {}
-  virtual void on_test_batch_end(std::int64_t batch, const Logs& logs) {}
-  virtual void on_predict_begin(const Logs& logs) {}
-  virtual void on_predict_end(const Logs& logs) {}
-  virtual void on_predict_batch_begin(std::int64_t batch, const Logs& logs) {}
-  virtual void on_predict_batch_end(std::int64_t batch, const Logs& logs) {}
+  virtual void on_train_begin(const Logs& /*logs*/) {}
+  virtual void on_train_end(const Logs& /*logs*/) {}
+  virtual void on_epoch_begin(int /*epoch*/, const Logs& /*logs*/) {}
+  virtual void on_epoch_end(int /*epoch*/, const Logs& /*logs*/) {}
+  virtual void on_train_batch_begin(std::int64_t /*batch*/, const Logs& /*logs*/) {}
+  virtual void on_train_batch_end(std::int64_t /*batch*/, const Logs& /*logs*/) {}
+  virtual void on_test_begin(const Logs& /*logs*/) {}
+  virtual void on_test_end(const Logs& /*logs*/) {}
+  virtual void on_test_batch_begin(std::int64_t /*batch*/, const Logs& /*logs*/) {}
+  virtual void on_test_batch_end(std::int64_t /*batch*/, const Logs& /*logs*/) {}
+  virtual void on_predict_begin(const Logs& /*logs*/) {}
+  virtual void on_predict_end(const Logs& /*logs*/) {}
+  virtual void on_predict_batch_begin(std::int64_t /*batch*/, const Logs& /*logs*/) {}
+  virtual void on_predict_batch_end(std::int64_t /*batch*/, const Logs& /*logs*/) {}
 
  private:
   Model* model_ = nullptr;

@@ -17,7 +17,7 @@ struct ModelCheckpointOptions {
   bool save_best_only = false;
   bool save_weights_only = true;  // kerascpp writes weights + optimizer state (.weights.h5)
   Frequency save_freq = "epoch";
-  std::optional<double> initial_value_threshold;
+  std::optional<double> initial_value_threshold{};
   int verbose = 0;
 };
 
@@ -26,7 +26,7 @@ class ModelCheckpoint : public Callback {
   explicit ModelCheckpoint(std::string filepath, ModelCheckpointOptions options = {});
   void on_train_begin(const Logs& logs) override;
   void on_train_batch_end(std::int64_t batch, const Logs& logs) override;
-  void on_epoch_begin(int epoch, const Logs& logs) override { epoch_ = epoch; }
+  void on_epoch_begin(int epoch, const Logs& /*logs*/) override { epoch_ = epoch; }
   void on_epoch_end(int epoch, const Logs& logs) override;
   // The path the last save went to ("" before any).
   const std::string& last_saved() const { return last_saved_; }

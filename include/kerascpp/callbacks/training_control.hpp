@@ -17,7 +17,7 @@ struct EarlyStoppingOptions {
   double min_delta = 0;
   int patience = 0;
   std::string mode = "auto";
-  std::optional<double> baseline;
+  std::optional<double> baseline{};
   bool restore_best_weights = false;
   int start_from_epoch = 0;
   int verbose = 0;

@@ -10,13 +10,13 @@ namespace kerascpp::datasets::fashion_mnist {
 
 // The raw files: images uint8 (N, 28, 28), labels uint8 (N,).
 struct Arrays {
-  Tensor x_train, y_train, x_test, y_test;
+  Tensor x_train{}, y_train{}, x_test{}, y_test{};
 };
 
 // Exactly two members so that `auto [train, test] = load();` works.
 struct TrainTest {
-  Dataset train;
-  Dataset test;
+  Dataset train{};
+  Dataset test{};
 };
 
 // Where the files are looked for: `dir` if given, else $KERASCPP_DATA (the directory itself or

@@ -9,7 +9,7 @@ struct BatchNormalizationOptions {
   float momentum = 0.99f;
   float epsilon = 1e-3f;
   bool synchronized = false;
-  std::string name;
+  std::string name{};
 };
 
 class BatchNormalizationLayer : public Layer {

@@ -14,8 +14,8 @@ struct Conv2DOptions {
   bool use_bias = true;
   std::string kernel_initializer = "glorot_uniform";
   std::string bias_initializer = "zeros";
-  std::optional<std::uint64_t> seed;
-  std::string name;
+  std::optional<std::uint64_t> seed{};
+  std::string name{};
   std::array<std::int64_t, 2> kernel_size_hw{0, 0};  // overrides the square kernel_size when set
 };
 

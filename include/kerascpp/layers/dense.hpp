@@ -11,8 +11,8 @@ struct DenseOptions {
   bool use_bias = true;
   std::string kernel_initializer = "glorot_uniform";
   std::string bias_initializer = "zeros";
-  std::optional<std::uint64_t> seed;  // initializer seed; default draws from set_random_seed's stream
-  std::string name;
+  std::optional<std::uint64_t> seed{};  // initializer seed; default draws from set_random_seed's stream
+  std::string name{};
 };
 
 class DenseLayer : public Layer {

@@ -7,8 +7,8 @@
 namespace kerascpp::layers {
 
 struct DropoutOptions {
-  std::optional<std::uint64_t> seed;
-  std::string name;
+  std::optional<std::uint64_t> seed{};
+  std::string name{};
 };
 
 class DropoutLayer : public Layer {

@@ -10,7 +10,7 @@ namespace kerascpp::layers {
 struct Pooling2DOptions {
   std::array<std::int64_t, 2> strides{0, 0};  // 0 = pool size
   std::string padding = "valid";
-  std::string name;
+  std::string name{};
 };
 
 class Pooling2DLayer : public Layer {
