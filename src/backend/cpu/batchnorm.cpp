@@ -1,13 +1,18 @@
-// Fused batch normalization on oneDNN over the last axis: x is viewed as [M, C] and handed to
-// oneDNN as an NHWC tensor (M, C, 1, 1), which is the same bytes. gamma or beta may be
-// undefined (Keras scale=False / center=False): ones and zeros stand in for them.
+// Batch normalization over the last axis, x viewed as [M, C]. The reductions (batch statistics,
+// gradient sums) are batchnorm_stats' double, fixed-order sums; the elementwise normalisation
+// with given statistics runs on oneDNN, which takes x as an NHWC tensor (M, C, 1, 1), the same
+// bytes. gamma or beta may be undefined (Keras scale=False / center=False): ones and zeros
+// stand in for them.
 #include <fmt/format.h>
 
 #include <algorithm>
+#include <cmath>
 
+#include "backend/cpu/batchnorm_stats.hpp"
 #include "backend/cpu/checks.hpp"
 #include "backend/cpu/cpu_backend.hpp"
 #include "backend/cpu/dnnl_util.hpp"
+#include "check.hpp"
 
 namespace kerascpp::cpu {
 
@@ -21,14 +26,6 @@ const auto kScaleShift = dnnl::normalization_flags::use_scale | dnnl::normalizat
 
 dnnl::memory::desc data_md(std::int64_t rows, std::int64_t channels) {
   return f32_md({rows, channels, 1, 1}, tag::nhwc);
-}
-
-dnnl::batch_normalization_forward::primitive_desc training_pd(std::int64_t rows, std::int64_t channels, float eps,
-                                                              const dnnl::primitive_attr& attr,
-                                                              const dnnl::engine& engine) {
-  dnnl::batch_normalization_forward::desc desc(dnnl::prop_kind::forward_training, data_md(rows, channels), eps,
-                                               kScaleShift);
-  return {desc, attr, engine};
 }
 
 // Channels of x viewed as [M, C] (shared with the CUDA backend); per-channel tensors are
@@ -65,25 +62,20 @@ void CpuBackend::batchnorm_forward_training(const Tensor& x, const Tensor& gamma
   prepare_output(mean, {C}, op, "mean");
   prepare_output(var, {C}, op, "var");
   if (C == 0) return;
-  if (M == 0)
-    throw Error(fmt::format("{}: x {} holds no rows; batch statistics need at least one", op, shape_str(x.shape())));
-  cache_.key("bn_fwd_train");
-  cache_.append(M, C, eps);
-  auto& e = cache_.get<BatchNormEntry>([&] {
-    return guarded_build(op, cache_.current_key(), [&] {
-      auto pd = training_pd(M, C, eps, base_attr(), engine_);
-      auto entry = std::make_unique<BatchNormEntry>();
-      entry->prim = make_primitive(
-          pd, {DNNL_ARG_SRC, DNNL_ARG_SCALE, DNNL_ARG_SHIFT, DNNL_ARG_DST, DNNL_ARG_MEAN, DNNL_ARG_VARIANCE});
-      return entry;
-    });
-  });
-  bind_scale_shift(e.prim, gamma, beta, channel_a_, C);
-  e.prim.bind(DNNL_ARG_SRC, x.raw());
-  e.prim.bind(DNNL_ARG_DST, y.raw());
-  e.prim.bind(DNNL_ARG_MEAN, mean.raw());
-  e.prim.bind(DNNL_ARG_VARIANCE, var.raw());
-  run(e.prim);
+  KERASCPP_CHECK(M > 0, ShapeError, "{}: x {} holds no rows; batch statistics need at least one", op,
+                 shape_str(x.shape()));
+  // The statistics come from bn::moments (double, fixed order), not from oneDNN's fused
+  // training primitive, whose float sums lose accuracy and change with the thread count;
+  // normalising with given statistics is then oneDNN's elementwise inference kernel.
+  sums_.resize(static_cast<std::size_t>(2 * C));
+  bn::moments(x.data<float>(), M, C, partials_, sums_.data(), sums_.data() + C);
+  float* pm = mean.data<float>();
+  float* pv = var.data<float>();
+  for (std::int64_t c = 0; c < C; ++c) {
+    pm[c] = static_cast<float>(sums_[c]);
+    pv[c] = static_cast<float>(sums_[C + c]);
+  }
+  batchnorm_forward_inference(x, gamma, beta, mean, var, eps, y);
 }
 
 void CpuBackend::batchnorm_forward_inference(const Tensor& x, const Tensor& gamma, const Tensor& beta,
@@ -149,32 +141,20 @@ void CpuBackend::batchnorm_backward(const Tensor& dy, const Tensor& x, const Ten
     std::fill(pdbeta, pdbeta + C, 0.f);
     return;
   }
-  cache_.key("bn_bwd");
-  cache_.append(M, C, eps);
-  auto& e = cache_.get<BatchNormEntry>([&] {
-    return guarded_build(op, cache_.current_key(), [&] {
-      auto hint = training_pd(M, C, eps, base_attr(), engine_);
-      dnnl::batch_normalization_backward::desc desc(dnnl::prop_kind::backward, data_md(M, C), data_md(M, C), eps,
-                                                    kScaleShift);
-      dnnl::batch_normalization_backward::primitive_desc pd(desc, base_attr(), engine_, hint);
-      auto entry = std::make_unique<BatchNormEntry>();
-      entry->prim = make_primitive(pd, {DNNL_ARG_SRC, DNNL_ARG_MEAN, DNNL_ARG_VARIANCE, DNNL_ARG_DIFF_DST,
-                                        DNNL_ARG_SCALE, DNNL_ARG_DIFF_SRC, DNNL_ARG_DIFF_SCALE, DNNL_ARG_DIFF_SHIFT});
-      // oneDNN 2.6 rejects the backward call without a shift argument although it never reads it.
-      entry->prim.add_arg(DNNL_ARG_SHIFT, pd.query_md(dnnl::query::exec_arg_md, DNNL_ARG_SCALE), engine_);
-      return entry;
-    });
-  });
-  // There is no beta here: the shift oneDNN insists on (see above) gets the zeros.
-  bind_scale_shift(e.prim, gamma, Tensor(), channel_a_, C);
-  e.prim.bind(DNNL_ARG_SRC, x.raw());
-  e.prim.bind(DNNL_ARG_MEAN, mean.raw());
-  e.prim.bind(DNNL_ARG_VARIANCE, var.raw());
-  e.prim.bind(DNNL_ARG_DIFF_DST, dy.raw());
-  e.prim.bind(DNNL_ARG_DIFF_SRC, dx.raw());
-  e.prim.bind(DNNL_ARG_DIFF_SCALE, pdgamma);
-  e.prim.bind(DNNL_ARG_DIFF_SHIFT, pdbeta);
-  run(e.prim);
+  // Σdy and Σdy·(x − mean) in double and fixed order (see batchnorm_stats.hpp), then the
+  // elementwise input gradient; the statistics' own dependence on x is part of the formula.
+  sums_.resize(static_cast<std::size_t>(2 * C));
+  double* sum_dy = sums_.data();
+  double* sum_dy_xmu = sums_.data() + C;
+  const float* pmean = mean.data<float>();
+  const float* pvar = var.data<float>();
+  bn::grad_sums(dy.data<float>(), x.data<float>(), pmean, M, C, partials_, sum_dy, sum_dy_xmu);
+  for (std::int64_t c = 0; c < C; ++c) {
+    pdbeta[c] = static_cast<float>(sum_dy[c]);
+    pdgamma[c] = static_cast<float>(sum_dy_xmu[c] / std::sqrt(static_cast<double>(pvar[c]) + eps));
+  }
+  bn::grad_apply(dy.data<float>(), x.data<float>(), gamma.defined() ? gamma.data<float>() : nullptr, pmean, pvar, eps,
+                 sum_dy, sum_dy_xmu, static_cast<double>(M), M, C, channel_a_.floats(3 * C), dx.data<float>());
 }
 
 }  // namespace kerascpp::cpu

@@ -3,8 +3,10 @@
 // chunks, so they are exact enough for E[x²]−E[x]² and independent of the thread count.
 #include <fmt/format.h>
 
+#include <algorithm>
 #include <cmath>
 
+#include "backend/cpu/batchnorm_stats.hpp"
 #include "backend/cpu/checks.hpp"
 #include "backend/cpu/cpu_backend.hpp"
 #include "backend/cpu/parallel.hpp"
@@ -62,20 +64,8 @@ void CpuBackend::batchnorm_backward_sums(const Tensor& dy, const Tensor& x, cons
   prepare_output(sum_dy, {C}, op, "sum_dy");
   prepare_output(sum_dy_xmu, {C}, op, "sum_dy_xmu");
   sums_.resize(static_cast<std::size_t>(2 * C));
-  const float* px = x.data<float>();
-  const float* pdy = dy.data<float>();
-  const float* pm = mean.data<float>();
-  chunked_row_sums(M, C, 2 * C, partials_, sums_.data(), [&](std::int64_t r0, std::int64_t r1, double* acc) {
-    double* xmu = acc + C;
-    for (std::int64_t r = r0; r < r1; ++r) {
-      const float* xr = px + r * C;
-      const float* gr = pdy + r * C;
-      for (std::int64_t c = 0; c < C; ++c) {
-        acc[c] += gr[c];
-        xmu[c] += static_cast<double>(gr[c]) * (xr[c] - pm[c]);
-      }
-    }
-  });
+  bn::grad_sums(dy.data<float>(), x.data<float>(), mean.data<float>(), M, C, partials_, sums_.data(),
+                sums_.data() + C);
   float* a = sum_dy.data<float>();
   float* b = sum_dy_xmu.data<float>();
   for (std::int64_t c = 0; c < C; ++c) {
@@ -102,35 +92,15 @@ void CpuBackend::batchnorm_backward_apply(const Tensor& dy, const Tensor& x, con
   if (!(count > 0))
     throw Error(fmt::format("{}: count is {} but must be the (global) number of rows summed, > 0", op, count));
   prepare_output(dx, x.shape(), op, "dx");
-  // dx = a·dy − a·k1 − (x − mean)·a·k2 with per-channel a = γ·inv, k1 = Σdy/count,
-  // k2 = inv²·Σdy(x−μ)/count; folded to dx = a·dy + b·(x − mean) + d.
-  float* coef = channel_a_.floats(3 * C);
-  float* ca = coef;
-  float* cb = coef + C;
-  float* cd = coef + 2 * C;
-  const float* pg = gamma.defined() ? gamma.data<float>() : nullptr;
-  const float* pv = var.data<float>();
+  // The all-reduced sums arrive as float; the coefficients are formed in double as in the fused op.
+  sums_.resize(static_cast<std::size_t>(2 * C));
   const float* ps = sum_dy.data<float>();
   const float* pq = sum_dy_xmu.data<float>();
-  for (std::int64_t c = 0; c < C; ++c) {
-    double inv = 1.0 / std::sqrt(static_cast<double>(pv[c]) + eps);
-    double a = (pg ? pg[c] : 1.0) * inv;
-    ca[c] = static_cast<float>(a);
-    cb[c] = static_cast<float>(-a * inv * inv * pq[c] / count);
-    cd[c] = static_cast<float>(-a * ps[c] / count);
-  }
-  const float* px = x.data<float>();
-  const float* pdy = dy.data<float>();
-  const float* pm = mean.data<float>();
-  float* pdx = dx.data<float>();
-  std::int64_t grain = std::max<std::int64_t>(1, kElementGrain / std::max<std::int64_t>(C, 1));
-  parallel_for(M, grain, [&](std::int64_t r0, std::int64_t r1) {
-    for (std::int64_t r = r0; r < r1; ++r)
-      for (std::int64_t c = 0; c < C; ++c) {
-        std::int64_t i = r * C + c;
-        pdx[i] = ca[c] * pdy[i] + cb[c] * (px[i] - pm[c]) + cd[c];
-      }
-  });
+  std::copy_n(ps, C, sums_.data());
+  std::copy_n(pq, C, sums_.data() + C);
+  bn::grad_apply(dy.data<float>(), x.data<float>(), gamma.defined() ? gamma.data<float>() : nullptr,
+                 mean.data<float>(), var.data<float>(), eps, sums_.data(), sums_.data() + C, count, M, C,
+                 channel_a_.floats(3 * C), dx.data<float>());
 }
 
 }  // namespace kerascpp::cpu
