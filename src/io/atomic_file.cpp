@@ -16,16 +16,26 @@
 namespace kerascpp::io {
 namespace {
 
-// What went wrong at the OS level and what the user can do about it.
-std::string explain_errno(int err, const std::string& dir) {
+// What went wrong at the OS level and what the user can do about it. `dir_exists`: the directory
+// was found by stat, so an ENOENT comes from a file system that refuses new files (/proc), not
+// from a missing directory.
+std::string explain_errno(int err, const std::string& dir, bool dir_exists = true) {
   switch (err) {
     case ENOENT:
-    case ENOTDIR:
+      if (dir_exists)
+        return fmt::format(
+            "directory '{}' exists but refuses new files ({}: a special file system such as /proc, or it "
+            "was removed meanwhile); choose another path",
+            dir, std::strerror(err));
       return fmt::format("directory '{}' does not exist; create it first (mkdir -p) or choose another path",
                          dir);
+    case ENOTDIR:
+      return fmt::format("a component of '{}' is not a directory ({}); choose another path", dir,
+                         std::strerror(err));
     case EACCES:
     case EPERM:
-      return fmt::format("directory '{}' is not writable; fix its permissions or choose another path", dir);
+      return fmt::format("directory '{}' is not writable ({}); fix its permissions or choose another path", dir,
+                         std::strerror(err));
     case EROFS:
       return fmt::format("directory '{}' is on a read-only file system; choose another path", dir);
     case ENOSPC:
@@ -39,7 +49,7 @@ std::string explain_errno(int err, const std::string& dir) {
 
 [[noreturn]] void fail(const std::string& path, const std::string& why, bool target_exists = false) {
   // Saying the old file survived matters to someone whose checkpoint just failed to save.
-  throw Error(fmt::format("cannot write '{}': {}.{}", path, why,
+  throw IOError(fmt::format("cannot write '{}': {}.{}", path, why,
                           target_exists ? " The existing file was left unchanged." : ""));
 }
 
@@ -55,7 +65,7 @@ std::string tmp_name_for(const std::filesystem::path& dir, const std::string& ba
 void write_atomically(const std::string& path,
                       const std::function<void(const std::string& tmp_path)>& write) {
   namespace fs = std::filesystem;
-  if (path.empty()) throw Error("cannot write a file with an empty path; pass the file name to write");
+  if (path.empty()) throw ValueError("cannot write a file with an empty path; pass the file name to write");
   const fs::path target(path);
   if (!target.has_filename()) fail(path, "the path ends in a directory separator; give a file name");
   fs::path dir = target.parent_path();
@@ -63,7 +73,7 @@ void write_atomically(const std::string& path,
   const std::string dir_str = dir.string();
 
   struct stat st {};
-  if (::stat(dir_str.c_str(), &st) != 0) fail(path, explain_errno(errno, dir_str));
+  if (::stat(dir_str.c_str(), &st) != 0) fail(path, explain_errno(errno, dir_str, /*dir_exists=*/false));
   if (!S_ISDIR(st.st_mode)) fail(path, fmt::format("'{}' is not a directory; choose another path", dir_str));
   // Keep the permission bits of the file being replaced; rename would otherwise silently
   // turn a 0644 checkpoint into whatever the tmp file got.

@@ -38,7 +38,7 @@ std::string hdf5_detail() {
 }
 
 [[noreturn]] void h5_fail(const std::string& what) {
-  throw Error(what + hdf5_detail());
+  throw IOError(what + hdf5_detail());
 }
 
 Handle checked(hid_t id, Handle::Closer closer, const std::string& what) {

@@ -5,6 +5,7 @@
 
 #include <algorithm>
 #include <cstdint>
+#include <filesystem>
 #include <limits>
 #include <string>
 #include <utility>
@@ -31,9 +32,10 @@ Handle file_access_plist() {
 // Everything a reading failure needs to name: the file and the object inside it.
 struct Reader {
   const std::string& path;
+  std::uint64_t file_bytes = 0;  // set once the file is open
 
   [[noreturn]] void fail(const std::string& what) const {
-    throw Error(fmt::format("cannot read weights file '{}': {}{}", path, what, hdf5_detail()));
+    throw IOError(fmt::format("cannot read weights file '{}': {}{}", path, what, hdf5_detail()));
   }
   Handle checked(hid_t id, Handle::Closer closer, const std::string& what) const {
     if (id < 0) fail(what);
@@ -85,15 +87,25 @@ bool has_link(const Reader& r, hid_t parent, const char* name) {
   return exists > 0;
 }
 
-Tensor read_dataset(const Reader& r, hid_t dset, const std::string& where) {
+// A dataset found in the file, inspected but not read yet.
+struct Pending {
+  Handle dset;
+  DatasetInfo info;
+  hid_t memory_type = H5I_INVALID_HID;
+};
+
+Pending inspect_dataset(const Reader& r, Handle dset, const std::string& where) {
+  bool contiguous = false;
   {
     // Keras refuses external and virtual datasets (they read other files); so do we.
-    Handle dcpl = r.checked(H5Dget_create_plist(dset), H5Pclose, "cannot inspect dataset " + where);
-    if (H5Pget_layout(dcpl.get()) == H5D_VIRTUAL || H5Pget_external_count(dcpl.get()) > 0)
+    Handle dcpl = r.checked(H5Dget_create_plist(dset.get()), H5Pclose, "cannot inspect dataset " + where);
+    const H5D_layout_t layout = H5Pget_layout(dcpl.get());
+    if (layout == H5D_VIRTUAL || H5Pget_external_count(dcpl.get()) > 0)
       r.fail(where + " is an external or virtual dataset; weights files must hold their data directly");
+    contiguous = layout == H5D_CONTIGUOUS || layout == H5D_COMPACT;
   }
   Handle space =
-      r.checked(H5Dget_space(dset), H5Sclose, "cannot read the shape of " + where + " (file corrupt?)");
+      r.checked(H5Dget_space(dset.get()), H5Sclose, "cannot read the shape of " + where + " (file corrupt?)");
   Shape shape;
   switch (H5Sget_simple_extent_type(space.get())) {
     case H5S_SCALAR:
@@ -105,7 +117,11 @@ Tensor read_dataset(const Reader& r, hid_t dset, const std::string& where) {
       if (rank > 0)
         r.check(H5Sget_simple_extent_dims(space.get(), dims.data(), nullptr),
                 "cannot read the shape of " + where);
-      for (auto d : dims) shape.push_back(static_cast<std::int64_t>(d));
+      for (auto d : dims) {
+        if (d > static_cast<hsize_t>(std::numeric_limits<std::int64_t>::max()))
+          r.fail(where + " declares an impossible dimension (file corrupt?)");
+        shape.push_back(static_cast<std::int64_t>(d));
+      }
       break;
     }
     default:
@@ -113,7 +129,7 @@ Tensor read_dataset(const Reader& r, hid_t dset, const std::string& where) {
   }
 
   Handle type =
-      r.checked(H5Dget_type(dset), H5Tclose, "cannot read the type of " + where + " (file corrupt?)");
+      r.checked(H5Dget_type(dset.get()), H5Tclose, "cannot read the type of " + where + " (file corrupt?)");
   const H5T_class_t type_class = H5Tget_class(type.get());
   const std::size_t type_size = H5Tget_size(type.get());
   DType dtype;
@@ -136,36 +152,40 @@ Tensor read_dataset(const Reader& r, hid_t dset, const std::string& where) {
     }
   } else {
     std::string hint = "kerascpp reads float and integer datasets";
-    if (H5Aexists(dset, "dtype") > 0) hint = "it is probably bfloat16; save the Keras model in float32";
+    if (H5Aexists(dset.get(), "dtype") > 0) hint = "it is probably bfloat16; save the Keras model in float32";
     H5Eclear2(H5E_DEFAULT);
     r.fail(fmt::format("{} has an unsupported HDF5 type (class {}, {} bytes); {}", where,
                        static_cast<int>(type_class), type_size, hint));
   }
 
-  // Guard against a corrupt or hostile shape that would make us allocate far more than the
-  // file could hold (Keras guards against the same "shape bomb").
-  std::int64_t numel = 1;
+  // A corrupt or hostile shape must not make us allocate far more than the file can hold (Keras
+  // guards against the same "shape bomb"). Uncompressed data lies in the file, so it cannot be
+  // larger than the file; compressed (chunked) data gets deflate's best ratio, about 1:1032.
+  std::uint64_t declared = type_size;
   for (auto d : shape) {
-    if (d != 0 && numel > std::numeric_limits<std::int64_t>::max() / 8 / d)
+    if (d != 0 && declared > std::numeric_limits<std::uint64_t>::max() / 2048 / static_cast<std::uint64_t>(d))
       r.fail(where + " declares an impossible shape " + shape_str(shape) + " (file corrupt?)");
-    numel *= d;
+    declared *= static_cast<std::uint64_t>(d);
   }
-  const auto declared = static_cast<std::uint64_t>(numel) * dtype_size(dtype);
-  const auto stored = static_cast<std::uint64_t>(H5Dget_storage_size(dset));
-  if (declared > (std::uint64_t{1} << 32) && declared / 1000 > stored)
-    r.fail(fmt::format("{} declares shape {} but stores only {} bytes (file corrupt or hostile)", where,
-                       shape_str(shape), stored));
+  const std::uint64_t limit = contiguous ? r.file_bytes : std::max<std::uint64_t>(r.file_bytes * 1100, 1 << 20);
+  if (declared > limit)
+    r.fail(fmt::format("{} declares shape {} ({} bytes), more than the {}-byte file can hold: the file is "
+                       "truncated or corrupt; re-save it or use another copy",
+                       where, shape_str(shape), declared, r.file_bytes));
+  return Pending{std::move(dset), DatasetInfo{where, std::move(shape), dtype}, memory_type};
+}
 
-  Tensor tensor(shape, dtype, Device{});
-  if (numel > 0)
-    r.check(H5Dread(dset, memory_type, H5S_ALL, H5S_ALL, H5P_DEFAULT, tensor.raw()),
-            "cannot read the data of " + where + " (file truncated or corrupt?)");
+Tensor read_data(const Reader& r, const Pending& p) {
+  Tensor tensor(p.info.shape, p.info.dtype, Device{});
+  if (tensor.numel() > 0)
+    r.check(H5Dread(p.dset.get(), p.memory_type, H5S_ALL, H5S_ALL, H5P_DEFAULT, tensor.raw()),
+            "cannot read the data of " + p.info.entry + " (file truncated or corrupt?)");
   return tensor;
 }
 
 // A `vars` group holds datasets "0".."n-1"; HDF5 lists them by name ("0", "1", "10", "11", "2"),
 // so the order comes from the numbers, not from the listing.
-std::vector<Tensor> read_vars_group(const Reader& r, hid_t group, const std::string& where) {
+std::vector<Pending> inspect_vars_group(const Reader& r, hid_t group, const std::string& where) {
   std::vector<std::pair<std::size_t, std::string>> entries;
   for (auto& name : link_names(r, group, where)) {
     const bool numeric = !name.empty() && name.size() < 10 &&
@@ -179,7 +199,7 @@ std::vector<Tensor> read_vars_group(const Reader& r, hid_t group, const std::str
     entries.emplace_back(std::stoul(name), name);
   }
   std::sort(entries.begin(), entries.end());
-  std::vector<Tensor> vars;
+  std::vector<Pending> vars;
   for (std::size_t i = 0; i < entries.size(); ++i) {
     if (entries[i].first != i)
       r.fail(fmt::format("{} has no variable {} (it has {} variables); the file is incomplete", where, i,
@@ -187,37 +207,42 @@ std::vector<Tensor> read_vars_group(const Reader& r, hid_t group, const std::str
     const std::string item = where + "/" + entries[i].second;
     Handle object = open_object(r, group, entries[i].second, item);
     if (H5Iget_type(object.get()) != H5I_DATASET) r.fail(item + " is not a dataset");
-    vars.push_back(read_dataset(r, object.get(), item));
+    vars.push_back(inspect_dataset(r, std::move(object), item));
   }
   return vars;
 }
 
+// Every dataset of the file, found and inspected, none read yet.
+struct PendingFile {
+  std::vector<std::pair<std::string, std::vector<Pending>>> layers;
+  std::vector<Pending> optimizer_vars;
+  bool has_optimizer = false;
+  std::vector<std::pair<std::string, Pending>> extra;
+};
+
 // Walks layers/...: every group holding `vars` is one entry, named by its path below `layers/`
 // (nested models and layers with sublayers put their children below their own group).
 void collect_layers(const Reader& r, hid_t group, const std::string& rel, const std::string& where,
-                    std::vector<WeightsGroup>& out, int depth) {
-  // Hard links can form cycles in a hostile file; real models are never this deep.
+                    PendingFile& out, int depth, int& groups_seen) {
+  // Hard links can form cycles in a hostile file, and a few links per level make the walk
+  // exponential; real models are neither this deep nor this large.
   if (depth > 64) r.fail(where + " is nested more than 64 levels deep (file corrupt?)");
+  if (++groups_seen > 100000) r.fail("layers/ holds more than 100000 groups (hard-link loop? file corrupt?)");
   for (auto& name : link_names(r, group, where)) {
     const std::string child_where = where + "/" + name;
     Handle child = open_object(r, group, name, child_where);
     if (!is_group(child.get())) continue;  // Keras ignores stray datasets outside vars too
     if (name == "vars" && !rel.empty()) {
-      out.push_back({rel, read_vars_group(r, child.get(), child_where)});
+      out.layers.emplace_back(rel, inspect_vars_group(r, child.get(), child_where));
     } else {
-      collect_layers(r, child.get(), rel.empty() ? name : rel + "/" + name, child_where, out, depth + 1);
+      collect_layers(r, child.get(), rel.empty() ? name : rel + "/" + name, child_where, out, depth + 1,
+                     groups_seen);
     }
   }
 }
 
-WeightsFile read_contents(const Reader& r) {
-  Handle fapl = file_access_plist();
-  Handle h5file = r.checked(H5Fopen(r.path.c_str(), H5F_ACC_RDONLY, fapl.get()), H5Fclose,
-                            "it could not be opened as HDF5: it is truncated or corrupt; re-save it or use "
-                            "another copy");
-  hid_t root = h5file.get();
-  WeightsFile file;
-
+PendingFile inspect_contents(const Reader& r, hid_t root) {
+  PendingFile file;
   // Keras 2.13 saved the same tree under another name; Keras 3 still reads it.
   const char* layers_name = "layers";
   if (!has_link(r, root, layers_name)) {
@@ -237,7 +262,8 @@ WeightsFile read_contents(const Reader& r) {
   {
     Handle layers = open_object(r, root, layers_name, layers_name);
     if (!is_group(layers.get())) r.fail(std::string("'") + layers_name + "' is not a group");
-    collect_layers(r, layers.get(), "", layers_name, file.layers, 0);
+    int groups_seen = 0;
+    collect_layers(r, layers.get(), "", layers_name, file, 0, groups_seen);
   }
 
   if (has_link(r, root, "optimizer")) {
@@ -245,15 +271,13 @@ WeightsFile read_contents(const Reader& r) {
     if (is_group(optimizer.get()) && has_link(r, optimizer.get(), "vars")) {
       Handle vars = open_object(r, optimizer.get(), "vars", "optimizer/vars");
       if (!is_group(vars.get())) r.fail("optimizer/vars is not a group");
-      file.optimizer_vars = read_vars_group(r, vars.get(), "optimizer/vars");
+      file.optimizer_vars = inspect_vars_group(r, vars.get(), "optimizer/vars");
       file.has_optimizer = true;
     }
   }
-  // The `name` attributes are not read back: Keras never reads them either, and libhdf5 1.10
-  // reads variable-length strings from the global heap without bounds checks, so one corrupt
-  // byte there crashes the process (found by fuzzing) instead of raising an error.
-  file.model_name.clear();
-  file.optimizer_name.clear();
+  // The `name` attributes are not read: Keras never reads them either, and libhdf5 1.10 reads
+  // variable-length strings from the global heap without bounds checks, so one corrupt byte
+  // there crashes the process (found by fuzzing) instead of raising an error.
 
   if (has_link(r, root, kExtraGroup)) {
     Handle extra = open_object(r, root, kExtraGroup, kExtraGroup);
@@ -262,26 +286,64 @@ WeightsFile read_contents(const Reader& r) {
       const std::string where = std::string(kExtraGroup) + "/" + name;
       Handle object = open_object(r, extra.get(), name, where);
       if (H5Iget_type(object.get()) != H5I_DATASET) r.fail(where + " is not a dataset");
-      file.extra.emplace_back(name, read_dataset(r, object.get(), where));
+      file.extra.emplace_back(name, inspect_dataset(r, std::move(object), where));
     }
   }
   return file;
 }
 
+WeightsLayout layout_of(const PendingFile& pending) {
+  WeightsLayout layout;
+  for (const auto& [name, vars] : pending.layers) {
+    auto& group = layout.layers.emplace_back(name, std::vector<DatasetInfo>{}).second;
+    for (const auto& p : vars) group.push_back(p.info);
+  }
+  for (const auto& p : pending.optimizer_vars) layout.optimizer_vars.push_back(p.info);
+  layout.has_optimizer = pending.has_optimizer;
+  for (const auto& [name, p] : pending.extra) layout.extra.emplace_back(name, p.info);
+  return layout;
+}
+
+WeightsFile read_all(const Reader& r, const PendingFile& pending) {
+  WeightsFile file;
+  for (const auto& [name, vars] : pending.layers) {
+    WeightsGroup group{name, {}};
+    for (const auto& p : vars) group.vars.push_back(read_data(r, p));
+    file.layers.push_back(std::move(group));
+  }
+  for (const auto& p : pending.optimizer_vars) file.optimizer_vars.push_back(read_data(r, p));
+  file.has_optimizer = pending.has_optimizer;
+  for (const auto& [name, p] : pending.extra) file.extra.emplace_back(name, read_data(r, p));
+  file.model_name.clear();  // not read, see above
+  file.optimizer_name.clear();
+  return file;
+}
+
 }  // namespace
 
-WeightsFile read_hdf5_file(const std::string& path) {
+WeightsFile read_hdf5_file(const std::string& path, const LayoutCheck& check) {
   Reader reader{path};
   const htri_t is_hdf5 = H5Fis_hdf5(path.c_str());
   if (is_hdf5 == 0) {
     H5Eclear2(H5E_DEFAULT);
-    throw Error(
+    throw IOError(
         fmt::format("cannot read weights file '{}': it is not an HDF5 file (no HDF5 signature); "
                     "give a .weights.h5 file saved by Keras 3 or kerascpp",
                     path));
   }
   if (is_hdf5 < 0) reader.fail("it cannot be opened (permissions?)");
-  return read_contents(reader);
+
+  Handle fapl = file_access_plist();
+  Handle h5file = reader.checked(H5Fopen(path.c_str(), H5F_ACC_RDONLY, fapl.get()), H5Fclose,
+                                 "it could not be opened as HDF5: it is truncated or corrupt; re-save it or "
+                                 "use another copy");
+  // The size on disk, not HDF5's idea of it (which comes from the superblock, a field to distrust).
+  std::error_code ec;
+  reader.file_bytes = std::filesystem::file_size(path, ec);
+  if (ec) reader.fail("cannot get its size: " + ec.message());
+  const PendingFile pending = inspect_contents(reader, h5file.get());
+  if (check) check(layout_of(pending));
+  return read_all(reader, pending);
 }
 
 }  // namespace kerascpp::io::h5

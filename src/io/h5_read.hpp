@@ -7,7 +7,7 @@
 namespace kerascpp::io::h5 {
 
 // Everything after the file system checks of read_weights_file: whether `path` is HDF5 at all,
-// then its contents. Callers hold hdf5_mutex() and a QuietHdf5.
-WeightsFile read_hdf5_file(const std::string& path);
+// then its layout (given to `check`, when set, before any data is read), then its data. Callers hold hdf5_mutex() and a QuietHdf5.
+WeightsFile read_hdf5_file(const std::string& path, const LayoutCheck& check);
 
 }  // namespace kerascpp::io::h5

@@ -29,24 +29,32 @@ void write_weights_file(const std::string& path, const WeightsFile& file) {
   });
 }
 
-WeightsFile read_weights_file(const std::string& path) {
+WeightsFile read_weights_file(const std::string& path) { return read_weights_file(path, LayoutCheck{}); }
+
+WeightsFile read_weights_file(const std::string& path, const LayoutCheck& check) {
   namespace fs = std::filesystem;
   std::error_code ec;
   const auto status = fs::status(path, ec);
   if (!fs::exists(status))
-    throw Error(
+    throw IOError(
         fmt::format("cannot read weights file '{}': it does not exist; check the path (relative "
                     "paths start at the working directory '{}')",
                     path, fs::current_path(ec).string()));
   if (fs::is_directory(status))
-    throw Error(
+    throw IOError(
         fmt::format("cannot read weights file '{}': it is a directory; give the .weights.h5 file "
                     "inside it",
+                    path));
+  // A FIFO or a device would make HDF5 block or read forever.
+  if (!fs::is_regular_file(status))
+    throw IOError(
+        fmt::format("cannot read weights file '{}': it is not a regular file; give the .weights.h5 file "
+                    "itself",
                     path));
 
   std::lock_guard lock(h5::hdf5_mutex());
   h5::QuietHdf5 quiet;
-  return h5::read_hdf5_file(path);
+  return h5::read_hdf5_file(path, check);
 }
 
 }  // namespace kerascpp::io

@@ -2,6 +2,7 @@
 // variables and kerascpp's own training state. Which layer gets which name is the model's job.
 // Layout facts (verified against Keras 3.15): docs/keras_weights_layout.md.
 #pragma once
+#include <functional>
 #include <string>
 #include <utility>
 #include <vector>
@@ -48,5 +49,26 @@ void write_weights_file(const std::string& path, const WeightsFile& file);
 // The cosmetic `name` attributes are skipped: libhdf5 1.10 can crash on a corrupt
 // variable-length string, and nothing (Keras included) needs them to load weights.
 WeightsFile read_weights_file(const std::string& path);
+
+// What one dataset of the file declares, known before its data is read.
+struct DatasetInfo {
+  std::string entry;  // its path in the file, e.g. "layers/dense/vars/0" or "kerascpp/training_state_step"
+  Shape shape;
+  DType dtype = DType::float32;  // what read_weights_file turns it into (see above)
+};
+
+// The file's whole structure without its data: WeightsFile's fields, in the same order.
+struct WeightsLayout {
+  std::vector<std::pair<std::string, std::vector<DatasetInfo>>> layers;  // name below layers/, vars
+  std::vector<DatasetInfo> optimizer_vars;
+  bool has_optimizer = false;
+  std::vector<std::pair<std::string, DatasetInfo>> extra;  // name inside the kerascpp group
+};
+
+// Called once with the layout after every dataset was inspected and before any data is read, so
+// that a file which does not fit (a layer's shape, a 1.6 GB "weight" in a 24 KB file) is refused
+// without reading or allocating anything; it refuses by throwing.
+using LayoutCheck = std::function<void(const WeightsLayout&)>;
+WeightsFile read_weights_file(const std::string& path, const LayoutCheck& check);
 
 }  // namespace kerascpp::io

@@ -3,7 +3,11 @@
 #include <fmt/format.h>
 
 #include <algorithm>
+#include <cmath>
+#include <cstdio>
+#include <limits>
 #include <map>
+#include <stdexcept>
 
 #include "io/h5_weights.hpp"
 
@@ -27,7 +31,7 @@ std::vector<std::string> keras_layer_paths(const Model& model) {
 void check_suffix(const std::string& path) {
   const std::string suffix = ".weights.h5";
   if (path.size() < suffix.size() || path.compare(path.size() - suffix.size(), suffix.size(), suffix) != 0)
-    throw Error(fmt::format("weights file '{}' must end in '.weights.h5' (the Keras 3 weights format)", path));
+    throw ValueError(fmt::format("weights file '{}' must end in '.weights.h5' (the Keras 3 weights format)", path));
 }
 
 Tensor scalar_i64(std::int64_t v) { return Tensor::from_vector({}, std::vector<std::int64_t>{v}); }
@@ -37,9 +41,10 @@ Tensor vector_f64_as_f32(const std::vector<double>& v) {
   return Tensor::from_vector({static_cast<std::int64_t>(f.size())}, f);
 }
 
-std::int64_t as_int(const Tensor& t) {
-  if (t.numel() != 1) throw Error("checkpoint state: expected a scalar");
-  return static_cast<std::int64_t>(t.to_vector()[0]);
+bool is_integer(DType d) { return d == DType::int32 || d == DType::int64; }
+
+std::int64_t scalar_int(const Tensor& t) {
+  return t.dtype() == DType::int64 ? t.data<std::int64_t>()[0] : t.data<std::int32_t>()[0];
 }
 
 }  // namespace
@@ -87,81 +92,213 @@ void save_model_weights(const Model& model, const std::string& path,
   write_weights_file(path, file);
 }
 
-std::optional<TrainingCheckpoint> load_model_weights(Model& model, const std::string& path) {
-  WeightsFile file = read_weights_file(path);
-  std::map<std::string, const WeightsGroup*> by_name;
-  for (auto& g : file.layers) by_name[g.name] = &g;
+namespace {
+
+// Refusals name the file and the entry inside it, and say what to do.
+[[noreturn]] void corrupt(const std::string& path, const std::string& entry, const std::string& what) {
+  throw IOError(fmt::format("load_weights('{}'): entry '{}' {}; the file is damaged or was not written by "
+                            "Keras 3 or kerascpp for this model: use another copy or re-save it",
+                            path, entry, what));
+}
+
+// What load_model_weights will do once the whole file checked out.
+struct LoadPlan {
+  // (layer index in model.layers(), variable index), in the order of the file's groups.
+  std::vector<std::pair<Variable*, std::pair<std::size_t, std::size_t>>> weights;
+  bool restore_optimizer = false;
+  std::size_t optimizer_offset = 0;  // slots start here: after iterations (and the learning rate)
+  bool has_training_state = false;
+};
+
+void expect_scalar(const std::string& path, const DatasetInfo& info, bool integer, const char* what) {
+  if (!info.shape.empty())
+    corrupt(path, info.entry, fmt::format("({}) has shape {} but must be a scalar", what, shape_str(info.shape)));
+  if (integer != is_integer(info.dtype))
+    corrupt(path, info.entry,
+            fmt::format("({}) is {} but must be {}", what, dtype_name(info.dtype), integer ? "an integer" : "a float"));
+}
+
+// Checks the file's structure, shapes and dtypes against the model before any data is read.
+LoadPlan check_layout(Model& model, const std::string& path, const WeightsLayout& layout) {
+  LoadPlan plan;
   auto layers = model.layers();
   auto paths = keras_layer_paths(model);
-  // Validate everything first: the model is untouched unless the whole file fits.
-  std::vector<std::pair<Variable*, const Tensor*>> assignments;
+  std::map<std::string, std::size_t> layer_of;
+  for (std::size_t i = 0; i < layers.size(); ++i) layer_of[paths[i]] = i;
+  // Order of the refusals: a layer the file lacks, then a variable that does not fit, then a
+  // stray group; the first says most about which model the file belongs to.
+  std::vector<std::size_t> group_of(layers.size(), layout.layers.size());  // none yet
+  std::string unknown_group;
+  for (std::size_t g = 0; g < layout.layers.size(); ++g) {
+    const auto& [name, stored] = layout.layers[g];
+    auto it = layer_of.find(name);
+    if (it != layer_of.end()) group_of[it->second] = g;
+    else if (!stored.empty() && unknown_group.empty()) unknown_group = "layers/" + name + "/vars";
+    // (Keras writes empty groups for layers without weights.)
+  }
+  for (std::size_t i = 0; i < layers.size(); ++i)
+    if (group_of[i] == layout.layers.size() && !layers[i]->variables().empty())
+      throw IOError(fmt::format("load_weights('{}'): the file has no entry 'layers/{}/vars' for layer '{}' ({}); "
+                                "it was saved from a different architecture, or the entry was removed or "
+                                "renamed: load a file saved from this model",
+                                path, paths[i], layers[i]->name(), layers[i]->class_name()));
   for (std::size_t i = 0; i < layers.size(); ++i) {
+    const std::size_t g = group_of[i];
+    if (g == layout.layers.size()) continue;
+    const auto& stored = layout.layers[g].second;
+    const std::string group = "layers/" + layout.layers[g].first + "/vars";
     auto vars = layers[i]->variables();
-    auto it = by_name.find(paths[i]);
-    if (it == by_name.end()) {
-      if (vars.empty()) continue;
-      throw Error(fmt::format("load_weights('{}'): the file has no weights for layer '{}' ({}, stored as '{}'); it was "
-                              "saved from a different architecture",
-                              path, layers[i]->name(), layers[i]->class_name(), paths[i]));
-    }
-    const auto& stored = it->second->vars;
-    if (stored.size() != vars.size())
-      throw Error(fmt::format("load_weights('{}'): layer '{}' ({}) expects {} variables but the file has {}", path,
-                              layers[i]->name(), layers[i]->class_name(), vars.size(), stored.size()));
-    for (std::size_t k = 0; k < vars.size(); ++k) {
-      if (stored[k].shape() != vars[k]->shape() || stored[k].dtype() != DType::float32)
-        throw Error(fmt::format("load_weights('{}'): variable '{}' expects shape {} float32 but the file has {} {}",
-                                path, vars[k]->path(), shape_str(vars[k]->shape()), shape_str(stored[k].shape()),
-                                dtype_name(stored[k].dtype())));
-      assignments.emplace_back(vars[k], &stored[k]);
+    for (std::size_t k = 0; k < std::max(vars.size(), stored.size()); ++k) {
+      if (k >= stored.size())
+        corrupt(path, fmt::format("{}/{}", group, k),
+                fmt::format("(variable '{}' of layer '{}') is missing", vars[k]->path(), layers[i]->name()));
+      if (k >= vars.size())
+        corrupt(path, stored[k].entry,
+                fmt::format("is extra: layer '{}' ({}) has {} variables", layers[i]->name(),
+                            layers[i]->class_name(), vars.size()));
+      if (stored[k].shape != vars[k]->shape() || stored[k].dtype != DType::float32)
+        throw ShapeError(fmt::format("load_weights('{}'): entry '{}' has shape {} {} but variable '{}' expects "
+                                     "{} float32; the file was saved from a different architecture: load a "
+                                     "file saved from this model",
+                                     path, stored[k].entry, shape_str(stored[k].shape),
+                                     dtype_name(stored[k].dtype), vars[k]->path(), shape_str(vars[k]->shape())));
+      plan.weights.emplace_back(vars[k], std::make_pair(g, k));
     }
   }
-  for (auto& g : file.layers)
-    if (std::find(paths.begin(), paths.end(), g.name) == paths.end() && !g.vars.empty())
-      throw Error(fmt::format("load_weights('{}'): the file has weights for '{}', which this model does not have; it "
-                              "was saved from a different architecture",
-                              path, g.name));
-  // Optimizer state: restored when it matches (Keras only warns on a mismatch; so do we, by skipping).
-  bool restore_optimizer = false;
-  std::size_t offset = 0;
-  if (model.compiled() && file.has_optimizer && !file.optimizer_vars.empty()) {
+  if (!unknown_group.empty())
+    throw IOError(fmt::format("load_weights('{}'): entry '{}' holds weights for a layer this model does not have; "
+                              "the file was saved from a different architecture (or the entry was renamed): load "
+                              "a file saved from this model",
+                              path, unknown_group));
+
+  // Optimizer state: Keras skips it with a warning when the variable counts differ (another
+  // optimizer or schedule) and fails when a variable's shape differs; so do we.
+  if (model.compiled() && layout.has_optimizer && !layout.optimizer_vars.empty()) {
     auto& opt = model.optimizer();
-    offset = opt.has_schedule() ? 1 : 2;
+    const auto& stored = layout.optimizer_vars;
+    expect_scalar(path, stored[0], true, "the optimizer's iteration count");
+    plan.optimizer_offset = opt.has_schedule() ? 1 : 2;
     auto slots = opt.slot_tensors(0);
-    restore_optimizer = file.optimizer_vars.size() == offset + slots.size();
-    for (std::size_t i = 0; restore_optimizer && i < slots.size(); ++i)
-      restore_optimizer = file.optimizer_vars[offset + i].shape() == slots[i]->shape();
+    if (stored.size() != plan.optimizer_offset + slots.size()) {
+      fmt::print(stderr,
+                 "kerascpp: load_weights('{}'): skipping the optimizer state: this {} has {} variables but "
+                 "optimizer/vars in the file has {} (another optimizer or learning rate schedule)\n",
+                 path, opt.class_name(), plan.optimizer_offset + slots.size(), stored.size());
+    } else {
+      if (!opt.has_schedule()) expect_scalar(path, stored[1], false, "the learning rate");
+      for (std::size_t i = 0; i < slots.size(); ++i) {
+        const auto& info = stored[plan.optimizer_offset + i];
+        if (info.shape != slots[i]->shape() || info.dtype != slots[i]->dtype())
+          throw ShapeError(fmt::format("load_weights('{}'): entry '{}' has shape {} {} but the {} slot it "
+                                       "restores has shape {} {}; the file's optimizer state belongs to a "
+                                       "different model: load a file saved from this model",
+                                       path, info.entry, shape_str(info.shape), dtype_name(info.dtype),
+                                       opt.class_name(), shape_str(slots[i]->shape()),
+                                       dtype_name(slots[i]->dtype())));
+      }
+      plan.restore_optimizer = true;
+    }
   }
-  for (auto& [var, value] : assignments) var->assign(*value);
-  if (restore_optimizer) {
+
+  // kerascpp's training state: all four entries or none (plain weights files have none).
+  std::map<std::string, const DatasetInfo*> state;
+  for (const auto& [name, info] : layout.extra)
+    if (name.rfind(kStatePrefix, 0) == 0) state[name.substr(std::string(kStatePrefix).size())] = &info;
+  if (state.empty()) return plan;
+  const std::string group = std::string("kerascpp/") + kStatePrefix;
+  for (const char* key : {"epoch", "step", "totals_hi", "totals_lo"})
+    if (!state.count(key))
+      corrupt(path, group + key,
+              "is missing (the file holds other training-state entries: it is incomplete or from another "
+              "kerascpp version)");
+  for (const auto& [key, info] : state)
+    if (key != "epoch" && key != "step" && key != "totals_hi" && key != "totals_lo")
+      corrupt(path, info->entry, "is not a training-state entry this kerascpp version knows");
+  expect_scalar(path, *state["epoch"], true, "the epoch to resume at");
+  expect_scalar(path, *state["step"], true, "the step to resume at");
+  const DatasetInfo& hi = *state["totals_hi"];
+  const DatasetInfo& lo = *state["totals_lo"];
+  // (loss sum, examples) then (sum, count) per metric.
+  const std::int64_t want = model.compiled() ? 2 + 2 * static_cast<std::int64_t>(model.impl().metrics.size()) : -1;
+  for (const DatasetInfo* t : {&hi, &lo}) {
+    if (t->shape.size() != 1 || t->dtype != DType::float32)
+      corrupt(path, t->entry,
+              fmt::format("has shape {} {} but must be a float32 vector", shape_str(t->shape), dtype_name(t->dtype)));
+    const std::int64_t n = t->shape[0];
+    if (n < 2 || n % 2 != 0 || (want >= 0 && n != want) || n != hi.shape[0])
+      corrupt(path, t->entry,
+              fmt::format("has {} values but this model's loss and {} metric(s) need {}", n,
+                          model.compiled() ? model.impl().metrics.size() : 0, want >= 0 ? want : hi.shape[0]));
+  }
+  plan.has_training_state = true;
+  return plan;
+}
+
+const Tensor& extra_entry(const WeightsFile& file, const std::string& key) {
+  for (const auto& [name, t] : file.extra)
+    if (name == kStatePrefix + key) return t;
+  throw std::logic_error("checked before: " + key);  // check_layout guarantees it
+}
+
+}  // namespace
+
+std::optional<TrainingCheckpoint> load_model_weights(Model& model, const std::string& path) {
+  // 1. Structure, shapes and dtypes against the model, before any data is read.
+  LoadPlan plan;
+  WeightsFile file = read_weights_file(path, [&](const WeightsLayout& layout) { plan = check_layout(model, path, layout); });
+
+  // 2. Values, still before anything changes.
+  std::int64_t iterations = 0;
+  double learning_rate = 0;
+  if (plan.restore_optimizer) {
+    iterations = scalar_int(file.optimizer_vars[0]);
+    if (iterations < 0) corrupt(path, "optimizer/vars/0", fmt::format("(the iteration count) is {}", iterations));
+    if (!model.optimizer().has_schedule()) {
+      learning_rate = file.optimizer_vars[1].data<float>()[0];
+      if (!std::isfinite(learning_rate) || learning_rate < 0)
+        corrupt(path, "optimizer/vars/1", fmt::format("(the learning rate) is {}", learning_rate));
+    }
+  }
+  std::optional<TrainingCheckpoint> cp;
+  if (plan.has_training_state) {
+    const std::int64_t epoch = scalar_int(extra_entry(file, "epoch"));
+    const std::int64_t step = scalar_int(extra_entry(file, "step"));
+    if (epoch < 0 || epoch > std::numeric_limits<int>::max())
+      corrupt(path, std::string("kerascpp/") + kStatePrefix + "epoch", fmt::format("is {}", epoch));
+    if (step < 0) corrupt(path, std::string("kerascpp/") + kStatePrefix + "step", fmt::format("is {}", step));
+    const Tensor& hi = extra_entry(file, "totals_hi");
+    const Tensor& lo = extra_entry(file, "totals_lo");
+    std::vector<double> sums(static_cast<std::size_t>(hi.numel()));
+    for (std::size_t i = 0; i < sums.size(); ++i) {
+      sums[i] = double(hi.data<float>()[i]) + double(lo.data<float>()[i]);
+      if (!std::isfinite(sums[i]))
+        corrupt(path, std::string("kerascpp/") + kStatePrefix + "totals_hi",
+                fmt::format("holds a non-finite running sum at index {}", i));
+    }
+    cp.emplace();
+    cp->position.epoch = static_cast<int>(epoch);
+    cp->position.step = step;
+    auto& t = cp->position.totals;
+    t.reset((sums.size() - 2) / 2);
+    t.loss_sum = sums[0];
+    t.examples = sums[1];
+    for (std::size_t i = 0; i < t.metric_sums.size(); ++i) {
+      t.metric_sums[i] = sums[2 + 2 * i];
+      t.metric_counts[i] = sums[3 + 2 * i];
+    }
+  }
+
+  // 3. Everything fits: change the model.
+  for (auto& [var, where] : plan.weights) var->assign(file.layers[where.first].vars[where.second]);
+  if (plan.restore_optimizer) {
     auto& opt = model.optimizer();
-    opt.set_iterations(as_int(file.optimizer_vars[0]));
-    if (!opt.has_schedule()) opt.set_learning_rate(file.optimizer_vars[1].to_vector()[0]);
+    opt.set_iterations(iterations);
+    if (!opt.has_schedule()) opt.set_learning_rate(learning_rate);
     int replicas = model.distribute_strategy().num_replicas_in_sync();
     for (int r = 0; r < replicas; ++r) {
       auto slots = opt.slot_tensors(r);
-      for (std::size_t i = 0; i < slots.size(); ++i) slots[i]->copy_from(file.optimizer_vars[offset + i]);
+      for (std::size_t i = 0; i < slots.size(); ++i) slots[i]->copy_from(file.optimizer_vars[plan.optimizer_offset + i]);
     }
-  }
-  std::map<std::string, Tensor> extra(file.extra.begin(), file.extra.end());
-  auto get = [&](const char* key) -> const Tensor* {
-    auto it = extra.find(std::string(kStatePrefix) + key);
-    return it == extra.end() ? nullptr : &it->second;
-  };
-  if (!get("epoch")) return std::nullopt;
-  TrainingCheckpoint cp;
-  cp.position.epoch = static_cast<int>(as_int(*get("epoch")));
-  cp.position.step = as_int(*get("step"));
-  auto hi = get("totals_hi")->to_vector(), lo = get("totals_lo")->to_vector();
-  std::vector<double> sums(hi.size());
-  for (std::size_t i = 0; i < hi.size(); ++i) sums[i] = double(hi[i]) + double(lo[i]);
-  auto& t = cp.position.totals;
-  t.reset((sums.size() - 2) / 2);
-  t.loss_sum = sums[0];
-  t.examples = sums[1];
-  for (std::size_t i = 0; i < t.metric_sums.size(); ++i) {
-    t.metric_sums[i] = sums[2 + 2 * i];
-    t.metric_counts[i] = sums[3 + 2 * i];
   }
   return cp;
 }
