@@ -3,6 +3,7 @@
 #include <algorithm>
 #include <cmath>
 
+#include "check.hpp"
 #include "layer_util.hpp"
 
 namespace kerascpp::layers {
@@ -14,7 +15,10 @@ namespace kerascpp::layers {
 
 BatchNormalizationLayer::BatchNormalizationLayer(BatchNormalizationOptions options)
     : Layer(options.name), options_(std::move(options)) {
-  if (!(options_.epsilon > 0.f)) throw Error("BatchNormalization: epsilon must be positive");
+  KERASCPP_CHECK(options_.epsilon > 0.f && std::isfinite(options_.epsilon), ValueError,
+                 "BatchNormalization '{}': epsilon must be a positive finite number, got {}", name(), options_.epsilon);
+  KERASCPP_CHECK(options_.momentum >= 0.f && options_.momentum <= 1.f, ValueError,
+                 "BatchNormalization '{}': momentum must be in [0, 1], got {}", name(), options_.momentum);
 }
 
 std::vector<Shape> BatchNormalizationLayer::compute_output_shapes(const std::vector<Shape>& in) {

@@ -1,17 +1,29 @@
 #include "kerascpp/layers/conv2d.hpp"
 
 #include "kerascpp/random.hpp"
+#include "check.hpp"
 #include "layer_util.hpp"
 
 namespace kerascpp::layers {
 
 Conv2DLayer::Conv2DLayer(std::int64_t filters, std::int64_t kernel_size, Conv2DOptions options)
     : Layer(options.name), filters_(filters), options_(std::move(options)) {
-  kh_ = options_.kernel_size_hw[0] > 0 ? options_.kernel_size_hw[0] : kernel_size;
-  kw_ = options_.kernel_size_hw[1] > 0 ? options_.kernel_size_hw[1] : kernel_size;
-  if (filters_ <= 0 || kh_ <= 0 || kw_ <= 0 || options_.strides[0] <= 0 || options_.strides[1] <= 0)
-    throw ValueError(fmt::format("Conv2D: filters ({}), kernel size ({}x{}) and strides ({}x{}) must be positive",
-                            filters_, kh_, kw_, options_.strides[0], options_.strides[1]));
+  // kernel_size_hw {0, 0} means "use the square kernel_size"; anything else must be two positive
+  // sizes (a negative entry used to fall back to kernel_size without a word).
+  const auto& hw = options_.kernel_size_hw;
+  const bool rectangular = hw[0] != 0 || hw[1] != 0;
+  KERASCPP_CHECK(filters_ > 0, ValueError, "Conv2D '{}': filters must be positive, got {}", name(), filters_);
+  KERASCPP_CHECK(!rectangular || (hw[0] > 0 && hw[1] > 0), ValueError,
+                 "Conv2D '{}': kernel_size_hw must hold two positive sizes (or {{0, 0}} to use kernel_size), got "
+                 "{{{}, {}}}",
+                 name(), hw[0], hw[1]);
+  KERASCPP_CHECK(rectangular || kernel_size > 0, ValueError, "Conv2D '{}': kernel_size must be positive, got {}",
+                 name(), kernel_size);
+  KERASCPP_CHECK(options_.strides[0] > 0 && options_.strides[1] > 0, ValueError,
+                 "Conv2D '{}': strides must be positive, got {{{}, {}}}", name(), options_.strides[0],
+                 options_.strides[1]);
+  kh_ = rectangular ? hw[0] : kernel_size;
+  kw_ = rectangular ? hw[1] : kernel_size;
   activation_ = activation_from_name(options_.activation, "Conv2D");
   detail::parse_padding(options_.padding, "Conv2D");
 }

@@ -1,5 +1,6 @@
 #include "kerascpp/layers/pooling.hpp"
 
+#include "check.hpp"
 #include "layer_util.hpp"
 
 namespace kerascpp::layers {
@@ -17,7 +18,13 @@ void expect_image(const std::vector<Shape>& in, const std::string& where) {
 Pooling2DLayer::Pooling2DLayer(PoolKind kind, std::int64_t pool_size, Pooling2DOptions options)
     : Layer(options.name), kind_(kind), pool_(pool_size), options_(std::move(options)) {
   if (pool_ <= 0) throw ValueError(fmt::format("Pooling2D: pool_size must be positive, got {}", pool_));
-  if (options_.strides[0] <= 0) options_.strides = {pool_, pool_};
+  // strides {0, 0} (the default) means "the pool size", like Keras' strides=None; anything else must
+  // be two positive strides (a negative stride used to be taken as the pool size).
+  const auto& st = options_.strides;
+  KERASCPP_CHECK((st[0] == 0 && st[1] == 0) || (st[0] > 0 && st[1] > 0), ValueError,
+                 "{} '{}': strides must be two positive numbers (or {{0, 0}} for the pool size), got {{{}, {}}}",
+                 class_name(), name(), st[0], st[1]);
+  if (st[0] == 0) options_.strides = {pool_, pool_};
   detail::parse_padding(options_.padding, "Pooling2D");
   geometry_.kind = kind_;
   geometry_.pool_h = geometry_.pool_w = pool_;

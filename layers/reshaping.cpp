@@ -1,11 +1,25 @@
 #include "kerascpp/layers/reshaping.hpp"
 
+#include <algorithm>
+
+#include "check.hpp"
 #include "layer_util.hpp"
 
 namespace kerascpp::layers {
 
 ReshapeLayer::ReshapeLayer(Shape target, bool flatten, std::string name)
-    : Layer(std::move(name)), target_(std::move(target)), flatten_(flatten) {}
+    : Layer(std::move(name)), target_(std::move(target)), flatten_(flatten) {
+  if (flatten_) return;
+  // Checked here, not at the first call, so the error points at the line that built the layer.
+  const auto unknowns = std::count(target_.begin(), target_.end(), std::int64_t{-1});
+  const bool sizes_ok = std::all_of(target_.begin(), target_.end(), [](std::int64_t d) { return d > 0 || d == -1; });
+  std::string dims;
+  for (std::size_t i = 0; i < target_.size(); ++i) dims += (i ? ", " : "") + std::to_string(target_[i]);
+  KERASCPP_CHECK(!target_.empty() && sizes_ok && unknowns <= 1, ValueError,
+                 "Reshape '{}': target_shape ({}) must list the per-example sizes (no batch axis), each positive, with "
+                 "at most one -1 to infer; e.g. Reshape({{28, 28, 1}}) or Reshape({{-1}})",
+                 Layer::name(), dims);
+}
 
 // The output shape for one example of shape `per_example` (a shared layer may see several).
 Shape ReshapeLayer::resolve(const Shape& per_example) const {

@@ -17,8 +17,8 @@ std::size_t dtype_size(DType dtype);
 const char* dtype_name(DType dtype);
 
 using Shape = std::vector<std::int64_t>;
-std::string shape_str(const Shape& shape);      // "(None, 28, 28, 1)" style, -1 printed as None
-std::int64_t shape_numel(const Shape& shape);
+std::string shape_str(const Shape& shape);      // "(None, 28, 28, 1)" style: only -1 (unknown) prints as None
+std::int64_t shape_numel(const Shape& shape);   // throws ValueError when the product overflows int64
 
 struct Device {
   enum class Kind : std::uint8_t { cpu, gpu };
@@ -80,8 +80,9 @@ class Tensor {
   Device device() const { return storage_ ? storage_->device : Device{}; }
   bool on_host() const { return device().kind == Device::Kind::cpu; }
 
-  void* raw() { return static_cast<char*>(storage_->data) + offset_; }
-  const void* raw() const { return static_cast<const char*>(storage_->data) + offset_; }
+  // Every accessor of the contents throws StateError on a default-constructed (empty) tensor.
+  void* raw() { require_defined("raw"); return static_cast<char*>(storage_->data) + offset_; }
+  const void* raw() const { require_defined("raw"); return static_cast<const char*>(storage_->data) + offset_; }
   template <class T> T* data();              // checks that T matches dtype()
   template <class T> const T* data() const;
   // data()/raw() of a GPU tensor are device pointers, for backends only; host code uses these:
@@ -96,6 +97,13 @@ class Tensor {
   bool same_storage(const Tensor& other) const { return storage_ == other.storage_; }
 
  private:
+  // A default-constructed Tensor has no storage but the scalar shape (), so numel() is 1; without
+  // this check reading it would dereference a null storage.
+  void require_defined(const char* op) const {
+    if (!storage_) throw_empty(op);
+  }
+  [[noreturn]] static void throw_empty(const char* op);
+
   std::shared_ptr<Storage> storage_;
   std::size_t offset_ = 0;
   Shape shape_;
@@ -109,6 +117,7 @@ template <> struct dtype_of<std::int64_t> { static constexpr DType value = DType
 template <> struct dtype_of<std::uint8_t> { static constexpr DType value = DType::uint8; };
 
 template <class T> T* Tensor::data() {
+  require_defined("data");
   if (dtype_of<T>::value != dtype_)
     throw ShapeError(std::string("Tensor::data: tensor holds ") + dtype_name(dtype_) + ", requested " +
                 dtype_name(dtype_of<T>::value) + "; convert the tensor first");

@@ -67,35 +67,43 @@ std::size_t Graph::node_index(const Node* n) const {
   return it->second;
 }
 
+void Graph::check_inputs(const std::vector<Tensor>& inputs) const {
+  if (inputs.size() != inputs_.size())
+    throw ValueError(fmt::format("Model expects {} input(s) but got {}", inputs_.size(), inputs.size()));
+  for (std::size_t k = 0; k < inputs_.size(); ++k) {
+    const auto* input_layer = dynamic_cast<const InputLayer*>(inputs_[k].node()->layer.get());
+    const Tensor& x = inputs[k];
+    Shape expected = input_layer->shape();
+    Shape got(x.shape().begin() + (x.rank() ? 1 : 0), x.shape().end());
+    if (x.rank() == 0 || got != expected)
+      throw ShapeError(fmt::format("Input '{}' expects batches of shape {} but got {}; check the dataset's element "
+                                   "shape or the Input shape",
+                                   input_layer->name(), shape_str([&] {
+                                     Shape s = expected;
+                                     s.insert(s.begin(), -1);
+                                     return s;
+                                   }()),
+                                   shape_str(x.shape())));
+    if (x.dtype() != input_layer->dtype())
+      throw ShapeError(fmt::format("Input '{}' expects dtype {} but got {}; cast the data (e.g. images to float32 "
+                                   "scaled to [0, 1]) or declare Input(shape, DType::{})",
+                                   input_layer->name(), dtype_name(input_layer->dtype()), dtype_name(x.dtype()),
+                                   dtype_name(x.dtype())));
+  }
+}
+
 std::vector<Tensor> Graph::forward(ReplicaContext& ctx, const std::vector<Tensor>& inputs, GraphState& st) const {
   std::size_t n = nodes_.size();
   st.inputs.resize(n);
   st.outputs.resize(n);
   st.layer_states.resize(n);
-  if (inputs.size() != inputs_.size())
-    throw ValueError(fmt::format("Model expects {} input(s) but got {}", inputs_.size(), inputs.size()));
+  check_inputs(inputs);
   for (std::size_t i = 0; i < n; ++i) {
     const Node& node = *nodes_[i];
-    if (auto* input_layer = dynamic_cast<InputLayer*>(node.layer.get())) {
+    if (dynamic_cast<InputLayer*>(node.layer.get())) {
       std::size_t k = 0;
       while (inputs_[k].node().get() != &node) ++k;
       const Tensor& x = inputs[k];
-      Shape expected = input_layer->shape();
-      Shape got(x.shape().begin() + (x.rank() ? 1 : 0), x.shape().end());
-      if (x.rank() == 0 || got != expected)
-        throw ShapeError(fmt::format("Input '{}' expects batches of shape {} but got {}; check the dataset's element "
-                                "shape or the Input shape",
-                                input_layer->name(), shape_str([&] {
-                                  Shape s = expected;
-                                  s.insert(s.begin(), -1);
-                                  return s;
-                                }()),
-                                shape_str(x.shape())));
-      if (x.dtype() != input_layer->dtype())
-        throw ShapeError(fmt::format("Input '{}' expects dtype {} but got {}; cast the data (e.g. images to float32 "
-                                "scaled to [0, 1]) or declare Input(shape, DType::{})",
-                                input_layer->name(), dtype_name(input_layer->dtype()), dtype_name(x.dtype()),
-                                dtype_name(x.dtype())));
       st.inputs[i] = {x};
       st.outputs[i] = {x};
       continue;

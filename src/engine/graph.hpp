@@ -26,6 +26,10 @@ class Graph {
   const std::vector<KerasTensor>& inputs() const { return inputs_; }
   const std::vector<KerasTensor>& outputs() const { return outputs_; }
 
+  // Throws ShapeError unless `inputs` match the model's Inputs in count, per-example shape and
+  // dtype. The steps call it on the global batch before sharding, so the error shows the batch
+  // the user gave; forward() checks again for custom loops that pass shards directly.
+  void check_inputs(const std::vector<Tensor>& inputs) const;
   std::vector<Tensor> forward(ReplicaContext& ctx, const std::vector<Tensor>& inputs, GraphState& state) const;
   // Backpropagates from output gradients. `on_layer_done` fires when every call of a layer has
   // been backpropagated, so its variable gradients are final (used to start all-reduces early).

@@ -77,7 +77,8 @@ StepTotals ModelImpl::shard_totals(Backend& backend, const Tensor& pred, const T
 
 StepTotals ModelImpl::train_step(const Tensor& x, const Tensor& y) {
   check_batch(x, y, name);
-  require_graph("train");
+  // Checked on the global batch: a replica's shard would report (4, ...) for the user's (8, ...).
+  require_graph("train").check_inputs({x});
   int n = strategy.num_replicas_in_sync();
   auto ranges = strategy.shard_ranges(x.dim(0));
   float grad_scale = 1.0f / static_cast<float>(x.dim(0));  // the global batch, never the per-replica one
@@ -107,6 +108,7 @@ StepTotals ModelImpl::train_step(const Tensor& x, const Tensor& y) {
 StepTotals ModelImpl::test_step(const Tensor& x, const Tensor& y) {
   check_batch(x, y, name);
   const detail::Graph& g = require_graph("evaluate");
+  g.check_inputs({x});  // on the global batch, before sharding
   int n = strategy.num_replicas_in_sync();
   auto ranges = strategy.shard_ranges(x.dim(0));
   std::vector<StepTotals> partial(static_cast<std::size_t>(n));
@@ -131,6 +133,7 @@ StepTotals ModelImpl::test_step(const Tensor& x, const Tensor& y) {
 Tensor ModelImpl::predict_step(const Tensor& x) {
   check_batch(x, Tensor(), name);
   const detail::Graph& g = require_graph("predict");
+  g.check_inputs({x});  // on the global batch, before sharding
   auto ranges = strategy.shard_ranges(x.dim(0));
   Shape out_shape = g.outputs().at(0).shape();
   out_shape.insert(out_shape.begin(), x.dim(0));

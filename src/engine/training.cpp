@@ -28,6 +28,26 @@ std::pair<Tensor, Tensor> unpack(const Example& e, bool need_y, const ModelImpl&
   return {e[0], e.size() > 1 ? e[1] : Tensor()};
 }
 
+// Rethrows the exception in flight with `context` in front of its message, as the same
+// kerascpp::Error category (callers catch by category); anything else passes through unchanged.
+[[noreturn]] void rethrow_with_context(const std::string& context) {
+  try {
+    throw;
+  } catch (const ShapeError& e) {
+    throw ShapeError(context + e.what());
+  } catch (const ValueError& e) {
+    throw ValueError(context + e.what());
+  } catch (const IOError& e) {
+    throw IOError(context + e.what());
+  } catch (const DeviceError& e) {
+    throw DeviceError(context + e.what());
+  } catch (const StateError& e) {
+    throw StateError(context + e.what());
+  } catch (const Error& e) {
+    throw Error(context + e.what());
+  }
+}
+
 std::vector<callbacks::Callback*> raw(const std::vector<callbacks::CallbackRef>& refs) {
   std::vector<callbacks::Callback*> out;
   for (auto& r : refs) out.push_back(r.get());
@@ -40,7 +60,19 @@ callbacks::History Model::fit(const Dataset& data, FitOptions options) {
   ModelImpl& m = *impl_;
   require_compiled(m, "fit");
   require_batched(data, m, "fit");
-  if (options.validation_data) require_batched(*options.validation_data, m, "fit (validation_data)");
+  if (options.validation_data) {
+    // Checked before training starts, so a bad validation set does not cost an epoch first.
+    require_batched(*options.validation_data, m, "fit (validation_data)");
+    const std::int64_t val_card = options.validation_data->cardinality();
+    if (val_card == 0)
+      throw ValueError(fmt::format("Model '{}': fit() got an empty validation_data dataset; pass a dataset with at "
+                                   "least one batch, or leave validation_data unset",
+                                   m.name));
+    if (val_card == Dataset::kInfinite)
+      throw ValueError(fmt::format("Model '{}': fit()'s validation_data repeats forever, so validation would never "
+                                   "end; apply take(n) to it or remove repeat()",
+                                   m.name));
+  }
   if (options.epochs < 0 || options.initial_epoch < 0)
     throw ValueError(fmt::format("Model '{}': epochs ({}) and initial_epoch ({}) must not be negative", m.name,
                             options.epochs, options.initial_epoch));
@@ -113,7 +145,12 @@ callbacks::History Model::fit(const Dataset& data, FitOptions options) {
       EvaluateOptions eo;
       eo.verbose = 0;
       for (auto& cb : options.callbacks) eo.callbacks.push_back(cb);
-      Logs val = evaluate(*options.validation_data, eo);
+      Logs val;
+      try {
+        val = evaluate(*options.validation_data, eo);
+      } catch (const Error&) {
+        rethrow_with_context(fmt::format("fit() validation_data (after epoch {}): ", epoch + 1));
+      }
       for (auto& [k, v] : val) logs.set("val_" + k, v);
     }
     logs.set("learning_rate", m.optimizer->learning_rate());

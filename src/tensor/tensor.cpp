@@ -2,7 +2,11 @@
 
 #include <fmt/format.h>
 
+#include <unistd.h>
+
 #include <cstring>
+#include <limits>
+#include <new>
 
 #include "backend/gpu_support.hpp"
 #include "tensor/host_allocator.hpp"
@@ -33,7 +37,8 @@ std::string shape_str(const Shape& shape) {
   std::string s = "(";
   for (std::size_t i = 0; i < shape.size(); ++i) {
     if (i) s += ", ";
-    s += shape[i] < 0 ? std::string("None") : std::to_string(shape[i]);
+    // -1 is Keras' unknown (batch) dimension; any other negative is a bug and must show as itself.
+    s += shape[i] == -1 ? std::string("None") : std::to_string(shape[i]);
   }
   if (shape.size() == 1) s += ",";
   return s + ")";
@@ -41,7 +46,10 @@ std::string shape_str(const Shape& shape) {
 
 std::int64_t shape_numel(const Shape& shape) {
   std::int64_t n = 1;
-  for (auto d : shape) n *= d;
+  for (auto d : shape)
+    if (__builtin_mul_overflow(n, d, &n))
+      throw ValueError(fmt::format("shape {} has more elements than int64 can count; use a smaller shape",
+                                   shape_str(shape)));
   return n;
 }
 
@@ -104,10 +112,52 @@ Storage::~Storage() {
   else detail::gpu_memory_ops()->release(device, data, nbytes);  // allocated through it, so it exists
 }
 
+namespace {
+
+// Physical memory of this machine: a host tensor larger than it can never be used (and a huge
+// request could abort sanitizer builds or be granted by overcommit and OOM-kill the process later).
+std::uint64_t physical_memory_bytes() {
+  const long pages = sysconf(_SC_PHYS_PAGES), page = sysconf(_SC_PAGE_SIZE);
+  if (pages <= 0 || page <= 0) return std::numeric_limits<std::uint64_t>::max();
+  return static_cast<std::uint64_t>(pages) * static_cast<std::uint64_t>(page);
+}
+
+[[noreturn]] void throw_too_large(const Shape& shape, DType dtype, const std::string& bytes, const std::string& why) {
+  throw ValueError(fmt::format("Tensor: shape {} of {} needs {} bytes, {}; use a smaller shape or batch size",
+                               shape_str(shape), dtype_name(dtype), bytes, why));
+}
+
+}  // namespace
+
 Tensor::Tensor(Shape shape, DType dtype, Device device) : shape_(std::move(shape)), dtype_(dtype) {
   for (auto d : shape_)
-    if (d < 0) throw ValueError(fmt::format("Tensor: negative dimension in shape {}", shape_str(shape_)));
-  storage_ = std::make_shared<Storage>(nbytes(), device);
+    if (d < 0)
+      throw ValueError(fmt::format("Tensor: shape {} of {} has a negative dimension; every dimension must be >= 0 "
+                                   "(-1 means unknown only in Input/Reshape shapes, not in a tensor)",
+                                   shape_str(shape_), dtype_name(dtype_)));
+  // Checked products: a shape like (1e10, 1e10) must be refused, not wrap around to a small size.
+  std::int64_t count = 1;
+  std::uint64_t bytes = 0;
+  bool overflow = false;
+  for (auto d : shape_) overflow = overflow || __builtin_mul_overflow(count, d, &count);
+  overflow = overflow || __builtin_mul_overflow(static_cast<std::uint64_t>(count), dtype_size(dtype_), &bytes) ||
+             bytes > static_cast<std::uint64_t>(std::numeric_limits<std::ptrdiff_t>::max());
+  if (overflow) throw_too_large(shape_, dtype_, "more", "more than a 64-bit size can count");
+  if (device.kind == Device::Kind::cpu && bytes > physical_memory_bytes())
+    throw_too_large(shape_, dtype_, std::to_string(bytes),
+                    fmt::format("more than this machine's {} bytes of memory", physical_memory_bytes()));
+  try {
+    storage_ = std::make_shared<Storage>(static_cast<std::size_t>(bytes), device);
+  } catch (const std::bad_alloc&) {
+    throw_too_large(shape_, dtype_, std::to_string(bytes), "which the host cannot allocate now");
+  }
+}
+
+void Tensor::throw_empty(const char* op) {
+  throw StateError(fmt::format("Tensor::{}: the tensor is empty (default-constructed); give it a shape and "
+                               "contents first (Tensor(shape), Tensor::zeros, Tensor::from_vector) or check "
+                               "defined() before using it",
+                               op));
 }
 
 Tensor Tensor::zeros(Shape shape, DType dtype, Device device) {
@@ -140,6 +190,7 @@ Tensor Tensor::from_vector(Shape s, const std::vector<std::int64_t>& v) { return
 Tensor Tensor::from_vector(Shape s, const std::vector<std::uint8_t>& v) { return from_values(std::move(s), v); }
 
 std::int64_t Tensor::dim(int axis) const {
+  require_defined("dim");
   int r = rank();
   int a = axis < 0 ? axis + r : axis;
   if (a < 0 || a >= r) throw ValueError(fmt::format("Tensor::dim: axis {} out of range for shape {}", axis, shape_str(shape_)));
@@ -147,7 +198,8 @@ std::int64_t Tensor::dim(int axis) const {
 }
 
 std::vector<float> Tensor::to_vector() const {
-  if (defined() && !on_host()) return to(Device{}).to_vector();
+  require_defined("to_vector");
+  if (!on_host()) return to(Device{}).to_vector();
   std::vector<float> out(static_cast<std::size_t>(numel()));
   for (std::size_t i = 0; i < out.size(); ++i) {
     switch (dtype_) {
@@ -161,14 +213,21 @@ std::vector<float> Tensor::to_vector() const {
 }
 
 Tensor Tensor::reshape(Shape shape) const {
+  require_defined("reshape");
   int infer = -1;
   std::int64_t known = 1;
   for (std::size_t i = 0; i < shape.size(); ++i) {
+    if (shape[i] < -1)
+      throw ValueError(fmt::format("Tensor::reshape: target shape {} has a negative dimension; use sizes >= 0 "
+                                   "and at most one -1 (inferred)",
+                                   shape_str(shape)));
     if (shape[i] == -1) {
       if (infer >= 0) throw ValueError("Tensor::reshape: only one dimension may be -1");
       infer = static_cast<int>(i);
     } else {
-      known *= shape[i];
+      if (__builtin_mul_overflow(known, shape[i], &known))
+        throw ValueError(fmt::format("Tensor::reshape: target shape {} has more elements than int64 can count",
+                                     shape_str(shape)));
     }
   }
   if (infer >= 0 && known > 0) shape[infer] = numel() / known;
@@ -181,6 +240,7 @@ Tensor Tensor::reshape(Shape shape) const {
 }
 
 Tensor Tensor::slice(std::int64_t begin, std::int64_t end) const {
+  require_defined("slice");
   if (rank() == 0 || begin < 0 || end < begin || end > shape_[0])
     throw ValueError(fmt::format("Tensor::slice: rows [{}, {}) out of range for shape {}", begin, end, shape_str(shape_)));
   Tensor t = *this;
@@ -205,6 +265,8 @@ Tensor Tensor::to(Device target) const {
 }
 
 void Tensor::copy_from(const Tensor& src) {
+  require_defined("copy_from");
+  src.require_defined("copy_from (source)");
   if (src.shape_ != shape_ || src.dtype_ != dtype_)
     throw ShapeError(fmt::format("Tensor::copy_from: destination {} {} but source {} {}", shape_str(shape_),
                             dtype_name(dtype_), shape_str(src.shape_), dtype_name(src.dtype_)));
@@ -212,6 +274,7 @@ void Tensor::copy_from(const Tensor& src) {
 }
 
 void Tensor::fill(float value) {
+  require_defined("fill");
   if (!on_host()) {
     if (value == 0.f) gpu_ops(device()).zero(device(), raw(), nbytes());  // all four dtypes: zero bits
     else { Tensor host(shape_, dtype_, Device{}); host.fill(value); copy_from(host); }
