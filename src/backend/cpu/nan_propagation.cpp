@@ -1,0 +1,80 @@
+// NaN-propagating ReLU and max pooling (see nan_propagation.hpp for why oneDNN's are not used).
+#include "backend/cpu/nan_propagation.hpp"
+
+#include <algorithm>
+#include <limits>
+
+#include "backend/cpu/parallel.hpp"
+
+namespace kerascpp::cpu {
+
+namespace {
+
+// These loops are memory-bound on large outputs but run from L1/L2 on the MLP's, where AVX2 and
+// AVX-512 halve the instructions; the loader picks the widest build (as for the optimizer
+// updates). The results are exact, so every build gives the same bits. Sanitizer builds keep the
+// baseline: the ifunc resolver runs before ThreadSanitizer's runtime exists.
+#ifdef KERASCPP_NO_TARGET_CLONES
+#define KERASCPP_NAN_SIMD
+#else
+#define KERASCPP_NAN_SIMD __attribute__((target_clones("avx512f", "avx2", "default")))
+#endif
+
+// `v <= 0` is false for NaN, so NaN passes through; -0 <= 0 gives +0 like max(-0, 0) in oneDNN.
+KERASCPP_NAN_SIMD void relu_block(const float* x, float* y, std::int64_t n) {
+#pragma omp simd
+  for (std::int64_t i = 0; i < n; ++i) y[i] = x[i] <= 0.f ? 0.f : x[i];
+}
+
+KERASCPP_NAN_SIMD int nan_in_block(const float* x, std::int64_t n) {
+  int found = 0;
+#pragma omp simd reduction(| : found)
+  for (std::int64_t i = 0; i < n; ++i) found |= static_cast<int>(x[i] != x[i]);
+  return found;
+}
+
+}  // namespace
+
+void relu_keep_nan(const float* x, float* y, std::int64_t n) {
+  parallel_for(n, kElementGrain, [&](std::int64_t b, std::int64_t e) { relu_block(x + b, y + b, e - b); });
+}
+
+void relu_keep_nan(float* y, std::int64_t n) { relu_keep_nan(y, y, n); }
+
+bool contains_nan(const float* x, std::int64_t n) {
+  if (n <= 0) return false;
+  const std::int64_t blocks = (n + kElementGrain - 1) / kElementGrain;
+  int found = 0;
+#pragma omp parallel for schedule(static) reduction(| : found) if (blocks > 1)
+  for (std::int64_t b = 0; b < blocks; ++b) {
+    const std::int64_t begin = b * kElementGrain;
+    found |= nan_in_block(x + begin, std::min(n, begin + kElementGrain) - begin);
+  }
+  return found != 0;
+}
+
+void max_pool_mark_nan(const float* x, const backend_checks::PoolShape& s, const Pool2DGeometry& g, float* y) {
+  const float nan = std::numeric_limits<float>::quiet_NaN();
+  const std::int64_t C = s.c;
+  // One output row (n, oh) per iteration; windows are clipped to the input (padding holds no
+  // values, as in oneDNN and Keras).
+#pragma omp parallel for schedule(static)
+  for (std::int64_t row = 0; row < s.n * s.oh; ++row) {
+    const std::int64_t n = row / s.oh, oh = row % s.oh;
+    const std::int64_t h0 = std::max<std::int64_t>(0, oh * g.stride_h - g.pad_top);
+    const std::int64_t h1 = std::min(s.ih, oh * g.stride_h - g.pad_top + g.pool_h);
+    for (std::int64_t ow = 0; ow < s.ow; ++ow) {
+      const std::int64_t w0 = std::max<std::int64_t>(0, ow * g.stride_w - g.pad_left);
+      const std::int64_t w1 = std::min(s.iw, ow * g.stride_w - g.pad_left + g.pool_w);
+      float* out = y + ((n * s.oh + oh) * s.ow + ow) * C;
+      for (std::int64_t h = h0; h < h1; ++h)
+        for (std::int64_t w = w0; w < w1; ++w) {
+          const float* in = x + ((n * s.ih + h) * s.iw + w) * C;
+          for (std::int64_t c = 0; c < C; ++c)
+            if (in[c] != in[c]) out[c] = nan;
+        }
+    }
+  }
+}
+
+}  // namespace kerascpp::cpu

@@ -1,0 +1,29 @@
+// NaN-propagating ReLU and max pooling for the oneDNN backend.
+//
+// oneDNN computes relu (alone or as a post-op, alpha = 0) as max(x, 0) and max pooling with an
+// ordered "greater than" compare; both drop NaN (relu(NaN) = 0, a window holding a NaN gives the
+// max of its other values). TensorFlow/Keras propagate NaN, and a NaN that turns into 0 hides a
+// diverged run (finite loss, uniform predictions), so the backend runs these passes instead.
+// On NaN-free data both give exactly oneDNN's results, bit for bit.
+#pragma once
+#include <cstdint>
+
+#include "backend/op_shapes.hpp"
+#include "kerascpp/backend.hpp"
+
+namespace kerascpp::cpu {
+
+// y = (y <= 0) ? +0 : y, in place: max(y, 0) for every non-NaN value (-0 becomes +0 as oneDNN
+// gives), NaN stays NaN. Parallel over the calling thread's OpenMP budget.
+void relu_keep_nan(float* y, std::int64_t n);
+// y = relu(x), out of place (y may alias x).
+void relu_keep_nan(const float* x, float* y, std::int64_t n);
+
+// Whether x[0, n) holds a NaN; one vectorised pass, parallel.
+bool contains_nan(const float* x, std::int64_t n);
+
+// After oneDNN's max pooling of NHWC x into y: every output whose window (padding excluded)
+// holds a NaN becomes NaN. Call only when contains_nan(x): it walks every window.
+void max_pool_mark_nan(const float* x, const backend_checks::PoolShape& s, const Pool2DGeometry& g, float* y);
+
+}  // namespace kerascpp::cpu
