@@ -88,7 +88,7 @@ void run_row(const Row& row, const std::function<void()>& before_row) {
   }
   INFO("message: " << message);
   CHECK_MESSAGE(category == kind_name(row.kind), "row '" << row.name << "' threw " << category << ", expected "
-                                                         << kind_name(row.kind));
+                                                         << std::string(kind_name(row.kind)));
   for (const auto& part : row.culprit)
     CHECK_MESSAGE(message.find(part) != std::string::npos, "row '" << row.name << "': message lacks \"" << part << "\"");
   for (const auto& part : row.absent)
@@ -542,6 +542,11 @@ std::vector<Row> callback_rows(Fixture& f) {
        Kind::Value, {"mode", "sideways"}},
       {"ModelCheckpoint save_freq 0", [] { (void)C::ModelCheckpoint("c.weights.h5", {.save_freq = 0}); }, Kind::Value,
        {"frequency", "0"}},
+      {"EarlyStopping empty monitor", [] { (void)C::EarlyStopping({.monitor = ""}); }, Kind::Value, {"monitor"}},
+      {"EarlyStopping min_delta NaN", [] { (void)C::EarlyStopping({.min_delta = kNaN}); }, Kind::Value,
+       {"min_delta", "val_loss"}},
+      {"ReduceLROnPlateau min_delta Inf", [] { (void)C::ReduceLROnPlateau({.min_delta = kInf}); }, Kind::Value,
+       {"min_delta", "val_loss"}},
       {"EarlyStopping mode bad", [] { (void)C::EarlyStopping({.mode = "lowest"}); }, Kind::Value, {"mode", "lowest"}},
       {"ReduceLROnPlateau factor 1.5", [] { (void)C::ReduceLROnPlateau({.factor = 1.5}); }, Kind::Value,
        {"ReduceLROnPlateau", "factor"}},
@@ -690,4 +695,31 @@ TEST_CASE("bad inputs: validation_steps limits each validation") {
   m.fit(data, {.epochs = 1, .validation_data = data, .validation_steps = 2,
                .callbacks = {CountTest(&val_batches)}, .verbose = 0});
   CHECK(val_batches == 2);
+}
+
+// These arguments are accepted today: their constructors live in callbacks/training_control.cpp,
+// which this table's author may not change; reported to the lead. Each row must become an error.
+TEST_CASE("bad inputs: EarlyStopping/ReduceLROnPlateau counts and factors (fix pending in training_control.cpp)" *
+          doctest::may_fail()) {
+  namespace C = K::callbacks;
+  const std::vector<Row> rows = {
+      {"EarlyStopping patience -1", [] { (void)C::EarlyStopping({.patience = -1}); }, Kind::Value,
+       {"EarlyStopping", "patience", "-1"}},
+      {"EarlyStopping start_from_epoch -2", [] { (void)C::EarlyStopping({.start_from_epoch = -2}); }, Kind::Value,
+       {"EarlyStopping", "start_from_epoch", "-2"}},
+      {"ReduceLROnPlateau patience -1", [] { (void)C::ReduceLROnPlateau({.patience = -1}); }, Kind::Value,
+       {"ReduceLROnPlateau", "patience", "-1"}},
+      {"ReduceLROnPlateau factor 0", [] { (void)C::ReduceLROnPlateau({.factor = 0}); }, Kind::Value,
+       {"ReduceLROnPlateau", "factor", "0"}},
+      {"ReduceLROnPlateau factor NaN", [] { (void)C::ReduceLROnPlateau({.factor = kNaN}); }, Kind::Value,
+       {"ReduceLROnPlateau", "factor", "nan"}},
+      {"ReduceLROnPlateau min_lr -1", [] { (void)C::ReduceLROnPlateau({.min_lr = -1}); }, Kind::Value,
+       {"ReduceLROnPlateau", "min_lr", "-1"}},
+      {"ReduceLROnPlateau cooldown -1", [] { (void)C::ReduceLROnPlateau({.cooldown = -1}); }, Kind::Value,
+       {"ReduceLROnPlateau", "cooldown", "-1"}},
+  };
+  for (const Row& row : rows) {
+    CAPTURE(row.name);
+    run_row(row, [] {});
+  }
 }
