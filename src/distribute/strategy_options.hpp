@@ -9,8 +9,9 @@ namespace kerascpp::distribute {
 // Throws ValueError naming `strategy` and the option when threads_per_replica < 0 or bucket_bytes == 0.
 void check_strategy_options(const StrategyOptions& options, const char* strategy);
 
-// KERASCPP_MAX_THREADS, when set, must be a whole number >= 1 (it caps every backend's threads);
-// anything else (empty, "abc", "0", "-2", "4x") throws ValueError naming the variable and the fix.
+// KERASCPP_MAX_THREADS (caps every backend's threads) and KERASCPP_GPU_WORKSPACE_MB (the GPU
+// workspace limit), when set, must be whole numbers >= 1; anything else (empty, "abc", "0", "-2",
+// "4x") throws ValueError naming the variable and the fix.
 void check_thread_environment();
 
 }  // namespace kerascpp::distribute
