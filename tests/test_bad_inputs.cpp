@@ -25,6 +25,8 @@
 #include <string>
 #include <vector>
 
+#include "io/h5_weights.hpp"
+#include "io/model_weights.hpp"
 #include "kerascpp/kerascpp.hpp"
 #include "temp_dir.hpp"
 
@@ -636,6 +638,63 @@ std::vector<Row> weights_file_rows(Fixture& f) {
   };
 }
 
+// A BackupAndRestore directory holding the fixture model's backup, edited by `edit` (entries
+// removed or replaced through the file-level API, as an older/newer format or damage would).
+std::string backup_dir_with(Fixture& f, const std::string& name, const std::function<void(K::io::WeightsFile&)>& edit) {
+  const fs::path dir = f.dir.path / name;
+  fs::create_directories(dir);
+  const std::string path = (dir / "latest.weights.h5").string();
+  K::io::TrainingCheckpoint cp;
+  cp.position = f.model.impl().position;
+  K::io::save_model_weights(f.model, path, cp);
+  K::io::WeightsFile file = K::io::read_weights_file(path);
+  edit(file);
+  K::io::write_weights_file(path, file);
+  return dir.string();
+}
+
+void drop_extra(K::io::WeightsFile& file, const std::string& key) {
+  std::erase_if(file.extra, [&](const auto& entry) { return entry.first == key; });
+}
+
+void replace_extra(K::io::WeightsFile& file, const std::string& key, K::Tensor value) {
+  for (auto& [name, t] : file.extra)
+    if (name == key) t = std::move(value);
+}
+
+std::vector<Row> backup_rows(Fixture& f) {
+  namespace C = K::callbacks;
+  auto resume_from = [&f](const std::string& dir) {
+    f.model.fit(f.batches, {.callbacks = {C::BackupAndRestore(dir)}, .verbose = 0});
+  };
+  const std::string no_step =
+      backup_dir_with(f, "backup_no_step", [](auto& file) { drop_extra(file, "training_state_step"); });
+  const std::string no_totals =
+      backup_dir_with(f, "backup_no_totals", [](auto& file) { drop_extra(file, "training_state_totals_hi"); });
+  const std::string short_totals = backup_dir_with(
+      f, "backup_short_totals", [](auto& file) { replace_extra(file, "training_state_totals_lo", K::Tensor({3})); });
+  const std::string vector_step = backup_dir_with(f, "backup_vector_step", [](auto& file) {
+    replace_extra(file, "training_state_step", K::Tensor::from_vector({2}, std::vector<std::int64_t>{1, 2}));
+  });
+  const std::string empty_lr =
+      backup_dir_with(f, "backup_empty_lr", [](auto& file) { file.optimizer_vars.at(1) = K::Tensor({0}); });
+  const std::string no_state = backup_dir_with(f, "backup_plain", [](auto& file) { file.extra.clear(); });
+  return {
+      {"BackupAndRestore: training_state_step missing", [=] { resume_from(no_step); }, Kind::IO,
+       {"kerascpp/training_state_step", "missing"}, f.weights_unchanged()},
+      {"BackupAndRestore: training_state_totals_hi missing", [=] { resume_from(no_totals); }, Kind::IO,
+       {"kerascpp/training_state_totals_hi"}, f.weights_unchanged()},
+      {"BackupAndRestore: totals of the wrong length", [=] { resume_from(short_totals); }, Kind::IO,
+       {"training_state_totals"}, f.weights_unchanged()},
+      {"BackupAndRestore: non-scalar step", [=] { resume_from(vector_step); }, Kind::IO,
+       {"kerascpp/training_state_step"}, f.weights_unchanged()},
+      {"BackupAndRestore: learning rate of shape (0,)", [=] { resume_from(empty_lr); }, Kind::IO,
+       {"optimizer/vars/1"}, f.weights_unchanged()},
+      {"BackupAndRestore: plain weights file as the backup", [=] { resume_from(no_state); }, Kind::IO,
+       {"BackupAndRestore", "no training state"}},
+  };
+}
+
 }  // namespace
 
 TEST_CASE("bad inputs: every row raises its error category and names the culprit") {
@@ -643,7 +702,7 @@ TEST_CASE("bad inputs: every row raises its error category and names the culprit
   std::vector<Row> rows;
   for (auto* group : {&layer_and_tensor_rows, &optimizer_rows, &strategy_and_env_rows})
     for (auto& r : (*group)()) rows.push_back(std::move(r));
-  for (auto* group : {&training_rows, &dataset_rows, &callback_rows, &weights_file_rows})
+  for (auto* group : {&training_rows, &dataset_rows, &callback_rows, &weights_file_rows, &backup_rows})
     for (auto& r : (*group)(f)) rows.push_back(std::move(r));
   CHECK(rows.size() >= 100);
   MESSAGE("bad-input table: " << rows.size() << " rows");
