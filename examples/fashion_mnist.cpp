@@ -62,9 +62,14 @@ int main(int argc, char** argv) {
       train = K::Dataset::synthetic({28, 28, 1}, {}, 60000);
       test = K::Dataset::synthetic({28, 28, 1}, {}, 10000);
     } else {
-      auto data = K::datasets::fashion_mnist::load(data_dir);
-      train = data.train;
-      test = data.test;
+      try {
+        auto data = K::datasets::fashion_mnist::load(data_dir);
+        train = data.train;
+        test = data.test;
+      } catch (const K::IOError& e) {
+        // Name the flag (or its default) that led here, then the loader's own words.
+        throw K::IOError(std::string(data_dir.empty() ? "--data_dir (not given)" : "--data_dir") + ": " + e.what());
+      }
     }
     if (shuffle) train = train.shuffle(60000, seed);
     K::Dataset train_batches = train.batch(batch_size).prefetch(2);
@@ -78,7 +83,14 @@ int main(int argc, char** argv) {
                    .loss = K::losses::SparseCategoricalCrossentropy(),
                    .metrics = {"accuracy"},
                    .distribute = strategy});
-    if (!load_weights.empty()) model.load_weights(load_weights);
+    if (!load_weights.empty()) {
+      try {
+        model.load_weights(load_weights);
+      } catch (const K::Error& e) {
+        std::fprintf(stderr, "error: --load_weights: %s\n", e.what());
+        return 1;
+      }
+    }
     namespace fs = std::filesystem;
     fs::path dir(model_dir);
     // Re-running after a crash resumes from the last backup (bit-identical on CPU).
