@@ -6,10 +6,22 @@
 #include <fstream>
 #include <sstream>
 
+#include "path_checks.hpp"
+#include "check.hpp"
 #include "io/atomic_file.hpp"
 #include "kerascpp/model.hpp"
 
 namespace kerascpp::callbacks {
+
+CSVLogger::CSVLogger(std::string filename, char separator, bool append)
+    : filename_(std::move(filename)), separator_(separator), append_(append) {
+  // Checked here, not after the first epoch of training.
+  check_output_file(filename_, "CSVLogger", "filename", "e.g. \"training.log\"");
+  KERASCPP_CHECK(separator_ != '\n' && separator_ != '\r' && separator_ != '\0', ValueError,
+                 "CSVLogger '{}': separator must not be a line break or NUL (it splits a row into columns); use ',' "
+                 "or '\\t'",
+                 filename_);
+}
 
 void CSVLogger::on_train_begin(const Logs&) {
   text_.clear();

@@ -2,19 +2,34 @@
 
 #include <filesystem>
 
+#include "check.hpp"
 #include "io/event_file_writer.hpp"
+#include "path_checks.hpp"
 #include "kerascpp/model.hpp"
 
 namespace kerascpp::callbacks {
 
 TensorBoard::TensorBoard(std::string log_dir, TensorBoardOptions options)
-    : log_dir_(std::move(log_dir)), options_(options) {}
+    : log_dir_(std::move(log_dir)), options_(options) {
+  check_output_dir(log_dir_, "TensorBoard", "log_dir", "e.g. \"logs\"");
+  KERASCPP_CHECK(options_.histogram_freq >= 0, ValueError,
+                 "TensorBoard: histogram_freq must be >= 0 (epochs between weight histograms; 0: none), got {}",
+                 options_.histogram_freq);
+}
 
 void TensorBoard::on_train_begin(const Logs&) {
   if (!model().distribute_strategy().is_chief()) return;  // only the chief writes
   namespace fs = std::filesystem;
-  train_ = std::make_shared<io::EventFileWriter>((fs::path(log_dir_) / "train").string());
-  validation_ = std::make_shared<io::EventFileWriter>((fs::path(log_dir_) / "validation").string());
+  try {
+    train_ = std::make_shared<io::EventFileWriter>((fs::path(log_dir_) / "train").string());
+    validation_ = std::make_shared<io::EventFileWriter>((fs::path(log_dir_) / "validation").string());
+  } catch (const IOError&) {
+    throw;
+  } catch (const Error& e) {
+    // The event writer reports an uncreatable directory or file as a plain Error; it is an I/O one.
+    train_.reset();
+    throw IOError(fmt::format("TensorBoard log_dir '{}': {}", log_dir_, e.what()));
+  }
   if (options_.write_graph) train_->add_keras_model_config(model().to_json(), 0);
   train_->flush();
 }

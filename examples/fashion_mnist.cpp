@@ -4,6 +4,7 @@
 #include <kerascpp/kerascpp.hpp>
 
 #include "fashion_mnist_models.hpp"
+#include "flag_checks.hpp"
 #include "strategy_flags.hpp"
 
 #include <cstdio>
@@ -36,17 +37,20 @@ int main(int argc, char** argv) {
   double learning_rate = 1e-3;
   std::uint64_t seed = 42;
   bool synthetic = false, shuffle = true;
-  app.add_option("--data_dir", data_dir, "Fashion-MNIST IDX directory (default: $KERASCPP_DATA or the Debian package)");
-  app.add_option("--model_dir", model_dir, "Where checkpoints, TensorBoard logs and final weights go");
+  app.add_option("--data_dir", data_dir, "Fashion-MNIST IDX directory (default: $KERASCPP_DATA or the Debian package)")
+      ->check(CLI::ExistingDirectory);
+  app.add_option("--model_dir", model_dir, "Where checkpoints, TensorBoard logs and final weights go")
+      ->check(examples::kWritableDirectory);
   app.add_option("--model", model_kind, "mlp, cnn (the official models' MNIST CNN) or small_cnn")
       ->check(CLI::IsMember({"mlp", "cnn", "small_cnn"}));
-  app.add_option("--train_epochs", train_epochs, "Epochs to train");
-  app.add_option("--batch_size", batch_size, "Global batch size (split across replicas)");
-  app.add_option("--learning_rate", learning_rate, "Adam learning rate");
+  app.add_option("--train_epochs", train_epochs, "Epochs to train")->check(examples::kPositiveInteger);
+  app.add_option("--batch_size", batch_size, "Global batch size (split across replicas)")->check(examples::kPositiveInteger);
+  app.add_option("--learning_rate", learning_rate, "Adam learning rate")->check(examples::kFinitePositive);
   app.add_option("--seed", seed, "Random seed (weights, shuffling, dropout)");
   app.add_flag("--use_synthetic_data", synthetic, "Train on constant synthetic data (no dataset needed)");
-  app.add_option("--max_train_steps", max_train_steps, "Stop after this many training steps in total (-1: no limit)");
-  app.add_option("--load_weights", load_weights, "Start from these .weights.h5");
+  app.add_option("--max_train_steps", max_train_steps, "Stop after this many training steps in total (-1: no limit)")
+      ->check(examples::kPositiveOrMinusOne);
+  app.add_option("--load_weights", load_weights, "Start from these .weights.h5")->check(CLI::ExistingFile);
   app.add_option("--shuffle", shuffle, "Shuffle the training data each epoch (true/false)");
   examples::add_strategy_flags(app, devices);
   CLI11_PARSE(app, argc, argv);
@@ -58,9 +62,14 @@ int main(int argc, char** argv) {
       train = K::Dataset::synthetic({28, 28, 1}, {}, 60000);
       test = K::Dataset::synthetic({28, 28, 1}, {}, 10000);
     } else {
-      auto data = K::datasets::fashion_mnist::load(data_dir);
-      train = data.train;
-      test = data.test;
+      try {
+        auto data = K::datasets::fashion_mnist::load(data_dir);
+        train = data.train;
+        test = data.test;
+      } catch (const K::IOError& e) {
+        // Name the flag (or its default) that led here, then the loader's own words.
+        throw K::IOError(std::string(data_dir.empty() ? "--data_dir (not given)" : "--data_dir") + ": " + e.what());
+      }
     }
     if (shuffle) train = train.shuffle(60000, seed);
     K::Dataset train_batches = train.batch(batch_size).prefetch(2);
@@ -74,7 +83,14 @@ int main(int argc, char** argv) {
                    .loss = K::losses::SparseCategoricalCrossentropy(),
                    .metrics = {"accuracy"},
                    .distribute = strategy});
-    if (!load_weights.empty()) model.load_weights(load_weights);
+    if (!load_weights.empty()) {
+      try {
+        model.load_weights(load_weights);
+      } catch (const K::Error& e) {
+        std::fprintf(stderr, "error: --load_weights: %s\n", e.what());
+        return 1;
+      }
+    }
     namespace fs = std::filesystem;
     fs::path dir(model_dir);
     // Re-running after a crash resumes from the last backup (bit-identical on CPU).

@@ -11,6 +11,7 @@
 #include <CLI/CLI.hpp>
 #include <kerascpp/kerascpp.hpp>
 
+#include "flag_checks.hpp"
 #include "strategy_flags.hpp"
 
 #include <algorithm>
@@ -229,15 +230,20 @@ int main(int argc, char** argv) {
   app.add_option("--dataset", dataset, "cifar10 or imagenet (default: from --resnet_size, else cifar10)")
       ->check(CLI::IsMember({"cifar10", "imagenet"}));
   app.add_flag("--use_synthetic_data", synthetic, "Train on random images and labels (required for now)");
-  app.add_option("--batch_size", batch_size, "Global batch size, split across replicas (default 128 CIFAR, 256 ImageNet)");
-  app.add_option("--train_steps", train_steps, "Steps per epoch (default 100)");
-  app.add_option("--train_epochs", train_epochs, "Epochs to train (default 1)");
+  // Left unset (0), --batch_size takes the dataset's default; given, it must be positive.
+  app.add_option("--batch_size", batch_size, "Global batch size, split across replicas (default 128 CIFAR, 256 ImageNet)")
+      ->check(examples::kPositiveInteger);
+  app.add_option("--train_steps", train_steps, "Steps per epoch (default 100)")->check(examples::kPositiveInteger);
+  app.add_option("--train_epochs", train_epochs, "Epochs to train (default 1)")->check(examples::kPositiveInteger);
   app.add_option("--learning_rate", learning_rate,
                  "Base learning rate per 128 (CIFAR) / 256 (ImageNet) images (default 0.1), scaled by batch "
-                 "size, with the official warm-up and decay (SGD, momentum 0.9)");
+                 "size, with the official warm-up and decay (SGD, momentum 0.9)")
+      ->check(examples::kFinitePositive);
   app.add_option("--seed", seed, "Random seed (weights, synthetic data)");
-  app.add_option("--model_dir", model_dir, "If set, checkpoints (ckpt/) and TensorBoard logs (logs/) go here");
-  app.add_option("--log_steps", log_steps, "Print loss and images/s every this many steps (default 100; 0: never)");
+  app.add_option("--model_dir", model_dir, "If set, checkpoints (ckpt/) and TensorBoard logs (logs/) go here")
+      ->check(examples::kWritableDirectory);
+  app.add_option("--log_steps", log_steps, "Print loss and images/s every this many steps (default 100; 0: never)")
+      ->check(CLI::NonNegativeNumber);
   app.add_flag("--print_summary", print_summary, "Print the model summary");
   examples::add_strategy_flags(app, devices);
   CLI11_PARSE(app, argc, argv);
@@ -256,11 +262,7 @@ int main(int argc, char** argv) {
     std::fprintf(stderr, "error: only synthetic data is supported for now; pass --use_synthetic_data\n");
     return 2;
   }
-  if (batch_size <= 0) batch_size = imagenet ? 256 : 128;
-  if (train_steps <= 0 || train_epochs <= 0) {
-    std::fprintf(stderr, "error: --train_steps and --train_epochs must be positive\n");
-    return 2;
-  }
+  if (batch_size == 0) batch_size = imagenet ? 256 : 128;  // not given; a given one was checked > 0
 
   try {
     K::set_random_seed(seed);

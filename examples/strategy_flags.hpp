@@ -11,6 +11,8 @@
 #include <string>
 #include <vector>
 
+#include "flag_checks.hpp"
+
 namespace examples {
 
 struct StrategyFlags {
@@ -20,10 +22,13 @@ struct StrategyFlags {
 };
 
 inline void add_strategy_flags(CLI::App& app, StrategyFlags& f) {
-  app.add_option("--num_gpus", f.num_gpus, "GPUs to mirror over (-1: every GPU, or the CPU without one; 0: CPU)");
-  app.add_option("--cpu_replicas", f.cpu_replicas, "CPU replicas when running on the CPU");
+  app.add_option("--num_gpus", f.num_gpus, "GPUs to mirror over (-1: every GPU, or the CPU without one; 0: CPU)")
+      ->check(CLI::Range(-1, 1 << 16));
+  app.add_option("--cpu_replicas", f.cpu_replicas, "CPU replicas when running on the CPU")
+      ->check(kPositiveInteger);
   app.add_option("--all_reduce_alg", f.all_reduce_alg,
-                 "auto, nccl, hierarchical_copy, reduction_to_one_device or shared_memory");
+                 "auto, nccl, hierarchical_copy, reduction_to_one_device or shared_memory")
+      ->check(CLI::IsMember({"auto", "nccl", "hierarchical_copy", "reduction_to_one_device", "shared_memory"}));
 }
 
 inline kerascpp::distribute::Strategy make_strategy(const StrategyFlags& f) {

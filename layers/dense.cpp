@@ -7,7 +7,8 @@ namespace kerascpp::layers {
 
 DenseLayer::DenseLayer(std::int64_t units, DenseOptions options)
     : Layer(options.name), units_(units), options_(std::move(options)) {
-  if (units_ <= 0) throw ValueError(fmt::format("Dense: units must be positive, got {}", units_));
+  if (units_ <= 0)
+    throw ValueError(fmt::format("Dense '{}': units must be positive (the number of outputs), got {}", name(), units_));
   activation_ = activation_from_name(options_.activation, "Dense");
 }
 

@@ -57,8 +57,10 @@ class Strategy {
 };
 
 std::shared_ptr<StrategyImpl> make_one_device_impl(const std::string& device, StrategyOptions options);
+// `devices` must not be empty (ValueError); make_default_mirrored_impl takes every local device.
 std::shared_ptr<StrategyImpl> make_mirrored_impl(std::vector<std::string> devices, CrossDeviceOpsKind ops,
                                                  StrategyOptions options);
+std::shared_ptr<StrategyImpl> make_default_mirrored_impl(CrossDeviceOpsKind ops);
 // Local devices: every GPU, or ["cpu:0"] when there is none.
 std::vector<std::string> local_devices();
 // The one line MirroredStrategy<>() prints on stderr when it falls back to the CPU, with the reason.
@@ -74,8 +76,9 @@ template <class CrossDeviceOps = Auto>
 class MirroredStrategy : public Strategy {
  public:
   // All local devices (every GPU; the CPU when there is none).
-  MirroredStrategy() : Strategy(make_mirrored_impl({}, CrossDeviceOps::kind, {})) {}
-  // Explicit devices, e.g. {"gpu:0", "gpu:1"} or {"cpu:0", "cpu:1"} (CPU replicas, like TF's logical CPUs).
+  MirroredStrategy() : Strategy(make_default_mirrored_impl(CrossDeviceOps::kind)) {}
+  // Explicit devices, e.g. {"gpu:0", "gpu:1"} or {"cpu:0", "cpu:1"} (CPU replicas, like TF's logical
+  // CPUs). An empty list is refused (ValueError), as TensorFlow does.
   explicit MirroredStrategy(std::vector<std::string> devices, StrategyOptions options = {})
       : Strategy(make_mirrored_impl(std::move(devices), CrossDeviceOps::kind, options)) {}
   // `cpu_replicas` CPU replicas.

@@ -29,12 +29,15 @@ struct FitOptions {
   int epochs = 1;
   std::int64_t steps_per_epoch = -1;  // -1: until the dataset is exhausted
   std::optional<Dataset> validation_data{};
+  std::int64_t validation_steps = -1;  // batches of validation_data per validation; -1: all of it
   int validation_freq = 1;
   int initial_epoch = 0;
   std::vector<callbacks::CallbackRef> callbacks{};
   int verbose = 1;  // 0 silent, 1 progress bar, 2 one line per epoch
 };
 
+// steps: -1 (the default) for the whole dataset; a positive count stops after that many batches,
+// and a dataset that runs out first ends the loop with Keras' "ran out of data" warning.
 struct EvaluateOptions {
   std::int64_t steps = -1;
   std::vector<callbacks::CallbackRef> callbacks{};

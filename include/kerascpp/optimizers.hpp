@@ -11,6 +11,10 @@
 
 namespace kerascpp::optimizers {
 
+// Returns `value` when it is a usable learning rate (finite, >= 0, representable as float32);
+// otherwise throws ValueError naming `what` (e.g. "Adam: learning_rate") and the fix.
+double checked_learning_rate(double value, const char* what);
+
 namespace schedules {
 class LearningRateSchedule {
  public:
@@ -52,7 +56,8 @@ class LearningRate {
  public:
   // Constant rates are kept at float32 precision, like Keras' variable, so a rate saved in a
   // checkpoint comes back bit-identical and a resumed run takes exactly the same steps.
-  LearningRate(double value) : value_(static_cast<float>(value)) {}  // NOLINT: implicit by design
+  LearningRate(double value)  // NOLINT: implicit by design
+      : value_(static_cast<float>(checked_learning_rate(value, "learning_rate"))) {}
   template <class S, class = std::enable_if_t<std::is_base_of_v<schedules::LearningRateSchedule, S>>>
   LearningRate(S schedule) : schedule_(std::make_shared<S>(std::move(schedule))) {}  // NOLINT
   double at(std::int64_t step) const { return schedule_ ? (*schedule_)(step) : value_; }
@@ -107,7 +112,7 @@ struct SGDOptions {
 };
 class SGD : public Optimizer {
  public:
-  explicit SGD(LearningRate lr = 0.01, SGDOptions o = {}) : Optimizer(std::move(lr)), o_(o) {}
+  explicit SGD(LearningRate lr = 0.01, SGDOptions o = {}) : Optimizer(std::move(lr)), o_(checked(o)) {}
   std::string class_name() const override { return "SGD"; }
   int slots_per_variable() const override { return o_.momentum != 0.0 ? 1 : 0; }
 
@@ -115,6 +120,7 @@ class SGD : public Optimizer {
   void update(Backend& b, Tensor& w, const Tensor& g, Tensor* slots, double lr, std::int64_t step) const override;
 
  private:
+  static SGDOptions checked(SGDOptions o);  // throws ValueError for an option outside its range
   SGDOptions o_;
 };
 
@@ -125,7 +131,7 @@ struct AdamOptions {
 };
 class Adam : public Optimizer {
  public:
-  explicit Adam(LearningRate lr = 0.001, AdamOptions o = {}) : Optimizer(std::move(lr)), o_(o) {}
+  explicit Adam(LearningRate lr = 0.001, AdamOptions o = {}) : Optimizer(std::move(lr)), o_(checked(o)) {}
   std::string class_name() const override { return "Adam"; }
   int slots_per_variable() const override { return 2; }
 
@@ -133,6 +139,7 @@ class Adam : public Optimizer {
   void update(Backend& b, Tensor& w, const Tensor& g, Tensor* slots, double lr, std::int64_t step) const override;
 
  private:
+  static AdamOptions checked(AdamOptions o);  // throws ValueError for an option outside its range
   AdamOptions o_;
 };
 
@@ -142,7 +149,7 @@ struct RMSpropOptions {
 };
 class RMSprop : public Optimizer {
  public:
-  explicit RMSprop(LearningRate lr = 0.001, RMSpropOptions o = {}) : Optimizer(std::move(lr)), o_(o) {}
+  explicit RMSprop(LearningRate lr = 0.001, RMSpropOptions o = {}) : Optimizer(std::move(lr)), o_(checked(o)) {}
   std::string class_name() const override { return "RMSprop"; }
   int slots_per_variable() const override { return 1; }
 
@@ -150,6 +157,7 @@ class RMSprop : public Optimizer {
   void update(Backend& b, Tensor& w, const Tensor& g, Tensor* slots, double lr, std::int64_t step) const override;
 
  private:
+  static RMSpropOptions checked(RMSpropOptions o);  // throws ValueError for an option outside its range
   RMSpropOptions o_;
 };
 

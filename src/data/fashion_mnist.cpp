@@ -56,11 +56,23 @@ void check_pair(const Tensor& images, const std::string& images_path, const Tens
                               labels_path, int{y[i]}, i));
 }
 
+// The IDX reader reports a missing, unreadable or corrupt file as a plain kerascpp::Error; here
+// it is an I/O problem with a dataset file, so callers can catch IOError.
+Tensor read_idx_as_io(const std::string& path) {
+  try {
+    return read_idx(path);
+  } catch (const IOError&) {
+    throw;
+  } catch (const Error& e) {
+    throw IOError(fmt::format("fashion_mnist: {}", e.what()));
+  }
+}
+
 void load_pair(const std::string& dir, const std::string& prefix, Tensor& x, Tensor& y) {
   std::string images_path = require_file(dir, prefix + "-images-idx3-ubyte");
   std::string labels_path = require_file(dir, prefix + "-labels-idx1-ubyte");
-  x = read_idx(images_path);
-  y = read_idx(labels_path);
+  x = read_idx_as_io(images_path);
+  y = read_idx_as_io(labels_path);
   check_pair(x, images_path, y, labels_path);
 }
 
@@ -82,6 +94,11 @@ Dataset to_dataset(const Tensor& images, const Tensor& labels) {
 std::string resolve_dir(const std::string& dir) {
   if (!dir.empty()) return dir;
   if (const char* env = std::getenv("KERASCPP_DATA"); env && *env) {
+    std::error_code ec;
+    if (!fs::is_directory(env, ec))
+      throw IOError(fmt::format("fashion_mnist: environment variable KERASCPP_DATA='{}' is not a directory; set it "
+                                "to the directory holding the Fashion-MNIST IDX files, or unset it to use {}",
+                                env, kDefaultDir));
     std::string nested = (fs::path(env) / "fashion-mnist").string();
     if (find_file(env, "train-images-idx3-ubyte").empty() && !find_file(nested, "train-images-idx3-ubyte").empty())
       return nested;

@@ -1,10 +1,13 @@
 #include <fmt/format.h>
 
+#include "check.hpp"
+
 #include <iostream>
 #include <set>
 
 #include "backend/gpu_support.hpp"
 #include "distribute/replica_pool.hpp"
+#include "distribute/strategy_options.hpp"
 
 namespace kerascpp::distribute {
 
@@ -53,18 +56,23 @@ Device check_device(const std::string& name) {
 }  // namespace
 
 std::shared_ptr<StrategyImpl> make_one_device_impl(const std::string& device, StrategyOptions options) {
+  check_strategy_options(options, "OneDeviceStrategy");
+  check_thread_environment();
   return std::make_shared<ReplicaPool>("OneDeviceStrategy", std::vector<Device>{check_device(device)},
                                        CrossDeviceOpsKind::automatic, options);
 }
 
 std::shared_ptr<StrategyImpl> make_mirrored_impl(std::vector<std::string> names, CrossDeviceOpsKind ops,
                                                  StrategyOptions options) {
-  if (names.empty()) {
-    names = local_devices();
-    if (names.front() == "cpu:0") std::cerr << no_gpu_notice() << '\n';
-  }
+  // TensorFlow refuses an explicit empty list too: an empty list is usually a bug in the caller's
+  // device arithmetic, and "all devices" would hide it. MirroredStrategy() means all devices.
+  KERASCPP_CHECK(!names.empty(), ValueError,
+                 "MirroredStrategy: the device list is empty; list at least one device (e.g. {{\"gpu:0\"}} or "
+                 "{{\"cpu:0\", \"cpu:1\"}}), or use MirroredStrategy() for every local device");
   if (names.size() == 1 && names[0] == "cpu:-1")
-    throw ValueError("MirroredStrategy: the number of CPU replicas must be at least 1");
+    throw ValueError("MirroredStrategy: the number of CPU replicas (cpu_replicas) must be at least 1");
+  check_strategy_options(options, "MirroredStrategy");
+  check_thread_environment();
   std::vector<Device> devices;
   std::set<std::string> seen;
   for (auto& n : names) {
@@ -91,6 +99,12 @@ std::shared_ptr<StrategyImpl> make_mirrored_impl(std::vector<std::string> names,
   if (ops == CrossDeviceOpsKind::automatic)
     ops = gpus ? CrossDeviceOpsKind::nccl : CrossDeviceOpsKind::shared_memory;
   return std::make_shared<ReplicaPool>("MirroredStrategy", std::move(devices), ops, options);
+}
+
+std::shared_ptr<StrategyImpl> make_default_mirrored_impl(CrossDeviceOpsKind ops) {
+  std::vector<std::string> names = local_devices();
+  if (names.front() == "cpu:0") std::cerr << no_gpu_notice() << '\n';
+  return make_mirrored_impl(std::move(names), ops, {});
 }
 
 Strategy::Strategy() : impl_(make_one_device_impl("cpu:0", {})) {}

@@ -3,13 +3,66 @@
 #include <fmt/format.h>
 
 #include <cmath>
+#include <limits>
+
+#include "check.hpp"
 
 namespace kerascpp::optimizers {
 
+double checked_learning_rate(double value, const char* what) {
+  // A NaN or negative rate trains to garbage without any error (the examples used to exit 0 and
+  // overwrite their final weights); float32 is what the update kernels and checkpoints use.
+  KERASCPP_CHECK(std::isfinite(value) && value >= 0 && value <= std::numeric_limits<float>::max(), ValueError,
+                 "{} must be a finite number >= 0, got {}; pass a rate such as 1e-3", what, value);
+  return value;
+}
+
+namespace {
+// `name` in [lo, hi) (or [lo, hi] with hi_inclusive), NaN refused.
+void check_range(double v, double lo, double hi, bool hi_inclusive, const char* optimizer, const char* name,
+                 const char* hint) {
+  const bool ok = v >= lo && (hi_inclusive ? v <= hi : v < hi);
+  KERASCPP_CHECK(ok, ValueError, "{}: {} must be in [{}, {}{}, got {}; {}", optimizer, name, lo, hi,
+                 hi_inclusive ? "]" : ")", v, hint);
+}
+void check_epsilon(double v, const char* optimizer) {
+  KERASCPP_CHECK(std::isfinite(v) && v > 0, ValueError,
+                 "{}: epsilon must be a finite number > 0 (it keeps the update from dividing by zero), got {}; "
+                 "the Keras default is 1e-7",
+                 optimizer, v);
+}
+}  // namespace
+
+SGDOptions SGD::checked(SGDOptions o) {
+  check_range(o.momentum, 0, 1, true, "SGD", "momentum", "Keras' default is 0, a typical value 0.9");
+  return o;
+}
+
+AdamOptions Adam::checked(AdamOptions o) {
+  check_range(o.beta_1, 0, 1, false, "Adam", "beta_1", "the Keras default is 0.9");
+  check_range(o.beta_2, 0, 1, false, "Adam", "beta_2", "the Keras default is 0.999");
+  check_epsilon(o.epsilon, "Adam");
+  return o;
+}
+
+RMSpropOptions RMSprop::checked(RMSpropOptions o) {
+  check_range(o.rho, 0, 1, false, "RMSprop", "rho", "the Keras default is 0.9");
+  check_epsilon(o.epsilon, "RMSprop");
+  return o;
+}
+
 namespace schedules {
 ExponentialDecay::ExponentialDecay(double initial, std::int64_t steps, double rate, ExponentialDecayOptions o)
-    : initial_(initial), decay_steps_(steps), rate_(rate), staircase_(o.staircase) {
+    : initial_(checked_learning_rate(initial, "ExponentialDecay: initial_learning_rate")),
+      decay_steps_(steps),
+      rate_(rate),
+      staircase_(o.staircase) {
   if (steps <= 0) throw ValueError(fmt::format("ExponentialDecay: decay_steps must be positive, got {}", steps));
+  // A negative rate raised to a fractional power is NaN; 0 would zero the rate after one step.
+  KERASCPP_CHECK(std::isfinite(rate) && rate > 0, ValueError,
+                 "ExponentialDecay: decay_rate must be a finite number > 0, got {}; e.g. 0.96 decays by 4% every "
+                 "decay_steps",
+                 rate);
 }
 
 double ExponentialDecay::operator()(std::int64_t step) const {
@@ -24,6 +77,13 @@ PiecewiseConstantDecay::PiecewiseConstantDecay(std::vector<std::int64_t> b, std:
     throw ValueError(fmt::format("PiecewiseConstantDecay: values needs one more entry than boundaries ({} boundaries, "
                             "{} values)",
                             boundaries_.size(), values_.size()));
+  for (std::size_t i = 1; i < boundaries_.size(); ++i)
+    KERASCPP_CHECK(boundaries_[i] > boundaries_[i - 1], ValueError,
+                   "PiecewiseConstantDecay: boundaries must be strictly increasing, but boundaries[{}] = {} follows "
+                   "{}; sort them",
+                   i, boundaries_[i], boundaries_[i - 1]);
+  for (std::size_t i = 0; i < values_.size(); ++i)
+    checked_learning_rate(values_[i], fmt::format("PiecewiseConstantDecay: values[{}]", i).c_str());
 }
 
 double PiecewiseConstantDecay::operator()(std::int64_t step) const {
@@ -46,7 +106,12 @@ void Optimizer::build(const std::vector<Variable*>& trainable, int replicas) {
 void Optimizer::apply(Backend& backend, int replica, std::size_t index, Variable& variable) {
   int k = slots_per_variable();
   Tensor* slots = k ? &slots_.at(static_cast<std::size_t>(replica)).at(index * static_cast<std::size_t>(k)) : nullptr;
-  update(backend, variable.value(replica), variable.grad(replica), slots, learning_rate(), iterations_);
+  const double lr = learning_rate();
+  // A user-written schedule is only seen through its values: refuse a bad one before it is applied.
+  KERASCPP_CHECK(std::isfinite(lr) && lr >= 0, ValueError,
+                 "{}: the learning-rate schedule returned {} at step {}; a schedule must return a finite rate >= 0",
+                 class_name(), lr, iterations_);
+  update(backend, variable.value(replica), variable.grad(replica), slots, lr, iterations_);
 }
 
 std::vector<Tensor*> Optimizer::slot_tensors(int replica) {

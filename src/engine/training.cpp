@@ -2,7 +2,9 @@
 #include <fmt/format.h>
 
 #include <cmath>
+#include <iostream>
 
+#include "check.hpp"
 #include "engine/model_impl.hpp"
 
 namespace kerascpp {
@@ -48,6 +50,29 @@ std::pair<Tensor, Tensor> unpack(const Example& e, bool need_y, const ModelImpl&
   }
 }
 
+// A count of batches: -1 means "all of the data"; 0 and other negatives are mistakes (Keras
+// quietly treats 0 as None, which hides a bug in the caller's arithmetic).
+void check_steps(std::int64_t steps, const ModelImpl& m, const char* what, const char* option) {
+  KERASCPP_CHECK(steps > 0 || steps == -1, ValueError,
+                 "Model '{}': {}() {} must be a positive number of batches, or -1 (the default) for all of the "
+                 "data; got {}",
+                 m.name, what, option, steps);
+}
+
+void check_verbose(int verbose, const ModelImpl& m, const char* what) {
+  KERASCPP_CHECK(verbose >= 0 && verbose <= 2, ValueError,
+                 "Model '{}': {}() verbose must be 0 (silent), 1 (progress bar) or 2 (one line per epoch); got {}",
+                 m.name, what, verbose);
+}
+
+// Keras 3's EpochIterator warning, word for word, when a positive step count outlasts the data.
+void warn_ran_out_of_data(const ModelImpl& m, const char* what) {
+  std::cerr << "WARNING: Model '" << m.name << "' " << what
+            << "(): Your input ran out of data; interrupting training. Make sure that your dataset or generator can "
+               "generate at least `steps_per_epoch * epochs` batches. You may need to use the `.repeat()` function "
+               "when building your dataset.\n";
+}
+
 std::vector<callbacks::Callback*> raw(const std::vector<callbacks::CallbackRef>& refs) {
   std::vector<callbacks::Callback*> out;
   for (auto& r : refs) out.push_back(r.get());
@@ -60,6 +85,9 @@ callbacks::History Model::fit(const Dataset& data, FitOptions options) {
   ModelImpl& m = *impl_;
   require_compiled(m, "fit");
   require_batched(data, m, "fit");
+  check_steps(options.steps_per_epoch, m, "fit", "steps_per_epoch");
+  check_steps(options.validation_steps, m, "fit", "validation_steps");
+  check_verbose(options.verbose, m, "fit");
   if (options.validation_data) {
     // Checked before training starts, so a bad validation set does not cost an epoch first.
     require_batched(*options.validation_data, m, "fit (validation_data)");
@@ -77,7 +105,8 @@ callbacks::History Model::fit(const Dataset& data, FitOptions options) {
     throw ValueError(fmt::format("Model '{}': epochs ({}) and initial_epoch ({}) must not be negative", m.name,
                             options.epochs, options.initial_epoch));
   if (options.validation_freq < 1)
-    throw ValueError(fmt::format("Model '{}': validation_freq must be at least 1", m.name));
+    throw ValueError(fmt::format("Model '{}': fit() validation_freq must be at least 1 (validate every N epochs), got {}",
+                                 m.name, options.validation_freq));
   std::int64_t card = data.cardinality();
   if (card == 0) throw ValueError(fmt::format("Model '{}': fit() got an empty dataset", m.name));
   if (card == Dataset::kInfinite && options.steps_per_epoch <= 0)
@@ -125,6 +154,8 @@ callbacks::History Model::fit(const Dataset& data, FitOptions options) {
           it = m.with_device_lookahead(data.make_iterator(static_cast<std::uint64_t>(epoch)));
           if (!it->next(batch)) break;
         } else {
+          // Like Keras 3: the epoch ends early with a warning, the next one starts a new pass.
+          if (options.steps_per_epoch > 0) warn_ran_out_of_data(m, "fit");
           break;
         }
       }
@@ -144,6 +175,7 @@ callbacks::History Model::fit(const Dataset& data, FitOptions options) {
     if (validate) {
       EvaluateOptions eo;
       eo.verbose = 0;
+      eo.steps = options.validation_steps;
       for (auto& cb : options.callbacks) eo.callbacks.push_back(cb);
       Logs val;
       try {
@@ -166,6 +198,8 @@ Logs Model::evaluate(const Dataset& data, EvaluateOptions options) {
   ModelImpl& m = *impl_;
   require_compiled(m, "evaluate");
   require_batched(data, m, "evaluate");
+  check_steps(options.steps, m, "evaluate", "steps");
+  check_verbose(options.verbose, m, "evaluate");
   if (data.cardinality() == 0) throw ValueError(fmt::format("Model '{}': evaluate() got an empty dataset", m.name));
   if (data.cardinality() == Dataset::kInfinite && options.steps <= 0)
     throw ValueError(fmt::format("Model '{}': the dataset repeats forever; pass steps to evaluate()", m.name));
@@ -193,6 +227,7 @@ Logs Model::evaluate(const Dataset& data, EvaluateOptions options) {
     ++step;
   }
   if (step == 0) throw ValueError(fmt::format("Model '{}': the evaluation dataset produced no batches", m.name));
+  if (options.steps > 0 && step < options.steps) warn_ran_out_of_data(m, "evaluate");
   Logs logs = m.logs_from(totals);
   for (auto* c : cbs) c->on_test_end(logs);
   return logs;
@@ -202,6 +237,8 @@ Tensor Model::predict(const Dataset& data, PredictOptions options) {
   ModelImpl& m = *impl_;
   require_compiled(m, "predict");
   require_batched(data, m, "predict");
+  check_steps(options.steps, m, "predict", "steps");
+  check_verbose(options.verbose, m, "predict");
   if (data.cardinality() == Dataset::kInfinite && options.steps <= 0)
     throw ValueError(fmt::format("Model '{}': the dataset repeats forever; pass steps to predict()", m.name));
   std::vector<callbacks::Callback*> cbs = raw(options.callbacks);
@@ -224,6 +261,7 @@ Tensor Model::predict(const Dataset& data, PredictOptions options) {
     ++step;
   }
   if (parts.empty()) throw ValueError(fmt::format("Model '{}': predict() got an empty dataset", m.name));
+  if (options.steps > 0 && step < options.steps) warn_ran_out_of_data(m, "predict");
   Shape shape = parts[0].shape();
   shape[0] = rows;
   Tensor out(shape);

@@ -10,8 +10,8 @@ namespace kerascpp::callbacks {
 
 class CSVLogger : public Callback {
  public:
-  explicit CSVLogger(std::string filename, char separator = ',', bool append = false)
-      : filename_(std::move(filename)), separator_(separator), append_(append) {}
+  // Throws ValueError for an empty filename or a line-breaking separator, IOError when filename is a directory.
+  explicit CSVLogger(std::string filename, char separator = ',', bool append = false);
   void on_train_begin(const Logs& logs) override;
   void on_epoch_end(int epoch, const Logs& logs) override;
 

@@ -12,6 +12,11 @@ namespace kerascpp::callbacks {
 class Monitor {
  public:
   Monitor(std::string name, const std::string& mode, double min_delta) : name_(std::move(name)) {
+    if (name_.empty()) throw ValueError("monitor is empty; name a logged value such as \"val_loss\" or \"accuracy\"");
+    // NaN would make every comparison false (never an improvement); Inf, never one either.
+    if (!std::isfinite(min_delta))
+      throw ValueError("min_delta for monitor \"" + name_ + "\" must be a finite number, got " +
+                       std::to_string(min_delta));
     if (mode == "min") maximize_ = false;
     else if (mode == "max") maximize_ = true;
     else if (mode == "auto") maximize_ = name_.find("acc") != std::string::npos || name_.rfind("fmeasure", 0) == 0;

@@ -1,0 +1,44 @@
+#include "distribute/strategy_options.hpp"
+
+#include <charconv>
+#include <cstdlib>
+#include <cstring>
+
+#include "check.hpp"
+
+namespace kerascpp::distribute {
+
+void check_strategy_options(const StrategyOptions& options, const char* strategy) {
+  KERASCPP_CHECK(options.threads_per_replica >= 0, ValueError,
+                 "{}: threads_per_replica must be >= 0 (0: the machine's cores divided among the replicas), got {}",
+                 strategy, options.threads_per_replica);
+  KERASCPP_CHECK(options.bucket_bytes > 0, ValueError,
+                 "{}: bucket_bytes must be > 0 (the gradient fusion bucket size; the default is 25 MiB), got 0",
+                 strategy);
+}
+
+namespace {
+// A numeric environment variable the backends read: when set, it must be a whole number in [lo, hi].
+void check_count_variable(const char* name, long long lo, long long hi, const char* meaning) {
+  const char* value = std::getenv(name);
+  if (!value) return;
+  const char* end = value + std::strlen(value);
+  long long n = 0;
+  auto [ptr, ec] = std::from_chars(value, end, n);
+  KERASCPP_CHECK(ec == std::errc() && ptr == end && n >= lo && n <= hi, ValueError,
+                 "environment variable {}='{}' is not a whole number in [{}, {}]; set it to {}, or unset it to use "
+                 "the default",
+                 name, value, lo, hi, meaning);
+}
+}  // namespace
+
+void check_thread_environment() {
+  // The backends parse these leniently (atoi / strtoull), taking "abc" or "0" as "not set" without
+  // a word; refusing them here, where every Strategy is made, keeps a typo from going unnoticed.
+  check_count_variable("KERASCPP_MAX_THREADS", 1, 1 << 20,
+                       "the most threads kerascpp may use (e.g. KERASCPP_MAX_THREADS=4)");
+  check_count_variable("KERASCPP_GPU_WORKSPACE_MB", 1, (1LL << 24) - 1,
+                       "the cuDNN/cuBLAS workspace limit in MiB per GPU (e.g. KERASCPP_GPU_WORKSPACE_MB=256)");
+}
+
+}  // namespace kerascpp::distribute
