@@ -15,6 +15,7 @@
 #include <vector>
 
 #include "backend/cpu/cpu_backend.hpp"
+#include "backend/gpu_support.hpp"
 #include "kerascpp/kerascpp.hpp"
 #include "temp_dir.hpp"
 
@@ -131,104 +132,122 @@ K::Dataset examples(std::int64_t n, std::int64_t bad = -1, float value = 0.f) {
 
 // ---------------------------------------------------------------------------- backend ops
 
-TEST_CASE("nan: Dense with fused relu keeps a NaN input's row NaN and every other row exact") {
-  K::cpu::CpuBackend be(2);
-  K::Tensor x = ramp({5, 7}, 0.3f, 0.f), w = ramp({7, 6}, 0.2f, -0.1f), b = ramp({6}, 0.1f, 0.f);
-  x.data<float>()[2 * 7 + 4] = kNaN;  // row 2
-  K::Tensor y, linear;
-  be.dense_forward(x, w, b, K::Activation::relu, y);
-  be.dense_forward(x, w, b, K::Activation::linear, linear);
-  check_nan_pattern(y, relu_of(linear), [](std::size_t i) { return i / 6 == 2; });
-  // sigmoid and tanh stay fused into oneDNN's matmul: its versions keep NaN.
-  for (K::Activation act : {K::Activation::sigmoid, K::Activation::tanh, K::Activation::softmax}) {
-    CAPTURE(K::activation_name(act));
-    be.dense_forward(x, w, b, act, y);
+namespace {
+
+// The NaN contract of one backend's ops: inputs are made on the host and moved to `dev`.
+void check_backend_ops(K::Backend& be, K::Device dev) {
+  SUBCASE("Dense with relu keeps a NaN input's row NaN and every other row exact") {
+    K::Tensor x = ramp({5, 7}, 0.3f, 0.f);
+    x.data<float>()[2 * 7 + 4] = kNaN;  // row 2
+    K::Tensor xd = x.to(dev), w = ramp({7, 6}, 0.2f, -0.1f).to(dev), b = ramp({6}, 0.1f, 0.f).to(dev);
+    K::Tensor y, linear;
+    be.dense_forward(xd, w, b, K::Activation::relu, y);
+    be.dense_forward(xd, w, b, K::Activation::linear, linear);
+    check_nan_pattern(y, relu_of(linear), [](std::size_t i) { return i / 6 == 2; });
+    for (K::Activation act : {K::Activation::sigmoid, K::Activation::tanh, K::Activation::softmax}) {
+      CAPTURE(K::activation_name(act));
+      K::Tensor z;
+      be.dense_forward(xd, w, b, act, z);
+      std::vector<float> v = z.to_vector();
+      for (std::size_t i = 0; i < v.size(); ++i) CHECK(std::isnan(v[i]) == (i / 6 == 2));
+    }
+  }
+
+  SUBCASE("Conv2D with relu gives NaN exactly where the window covers the NaN") {
+    K::Conv2DGeometry g;
+    g.kernel_h = g.kernel_w = 3;  // valid padding, stride 1: 7x7 -> 5x5
+    K::Tensor x = ramp({2, 7, 7, 2}, 0.25f, 0.f);
+    x.data<float>()[((1 * 7 + 1) * 7 + 5) * 2 + 1] = kNaN;  // image 1, (h, w) = (1, 5), channel 1
+    K::Tensor xd = x.to(dev), w = ramp({3, 3, 2, 5}, 0.2f, 0.05f).to(dev), b = ramp({5}, 0.1f, 0.f).to(dev);
+    K::Tensor y, linear;
+    be.conv2d_forward(xd, w, b, g, K::Activation::relu, y);
+    be.conv2d_forward(xd, w, b, g, K::Activation::linear, linear);
+    REQUIRE(y.shape() == K::Shape{2, 5, 5, 5});
+    check_nan_pattern(y, relu_of(linear), [](std::size_t i) {
+      const std::size_t n = i / (5 * 5 * 5), oh = i / (5 * 5) % 5, ow = i / 5 % 5;
+      return n == 1 && oh <= 1 && ow >= 3;  // windows [oh, oh+2] x [ow, ow+2] holding (1, 5)
+    });
+  }
+
+  SUBCASE("relu and its gradient propagate NaN like TensorFlow") {
+    K::Tensor x = ramp({3, 40}, 0.5f, 0.f);
+    x.data<float>()[17] = kNaN;
+    K::Tensor y;
+    be.activation_forward(K::Activation::relu, x.to(dev), y);
+    K::Tensor clean = x.clone();
+    clean.data<float>()[17] = 0.f;
+    check_nan_pattern(y, relu_of(clean), [](std::size_t i) { return i == 17; });
+
+    // dx = dy * (y > 0): a NaN/Inf gradient reaches x even where relu is flat (TF's ReluGrad);
+    // finite gradients there give +0, and so does a NaN y (TF: dy * 0).
+    const std::vector<float> yv = y.to_vector();
+    K::Tensor dy = ramp({3, 40}, -0.25f, 0.01f);
+    std::int64_t flat = -1;
+    for (std::size_t i = 0; i < yv.size() && flat < 0; ++i)
+      if (yv[i] == 0.f) flat = static_cast<std::int64_t>(i);
+    REQUIRE(flat >= 0);
+    dy.data<float>()[flat] = kNaN;
+    K::Tensor dx;
+    be.activation_backward(K::Activation::relu, y, dy.to(dev), dx);
+    std::vector<float> expected = dy.to_vector();
+    for (std::size_t i = 0; i < expected.size(); ++i)
+      if (!(yv[i] > 0.f)) expected[i] = 0.f;
+    check_nan_pattern(dx, expected, [&](std::size_t i) { return static_cast<std::int64_t>(i) == flat; });
+    dy.data<float>()[flat] = kInf;  // Inf * 0 = NaN in TensorFlow too
+    be.activation_backward(K::Activation::relu, y, dy.to(dev), dx);
+    CHECK(std::isnan(dx.to_vector()[static_cast<std::size_t>(flat)]));
+  }
+
+  SUBCASE("MaxPooling2D gives NaN for every window holding a NaN, the old maxima elsewhere") {
+    K::Pool2DGeometry g;
+    g.kind = K::PoolKind::max;
+    g.pool_h = g.pool_w = 3;
+    g.stride_h = g.stride_w = 2;  // 7x7 -> 3x3, overlapping windows
+    K::Tensor x = ramp({2, 7, 7, 3}, 0.3f, 0.f);
+    K::Tensor y_clean, y, ws;
+    be.pool2d_forward(x.to(dev), g, y_clean, ws);
+    x.data<float>()[((0 * 7 + 2) * 7 + 4) * 3 + 2] = kNaN;  // image 0, (2, 4), channel 2
+    be.pool2d_forward(x.to(dev), g, y, ws);
+    // (2, 4) lies in the windows of rows oh = 0, 1 (rows 0-2, 2-4) and columns ow = 1, 2 (2-4, 4-6).
+    check_nan_pattern(y, y_clean.to_vector(), [](std::size_t i) {
+      const std::size_t n = i / 27, oh = i / 9 % 3, ow = i / 3 % 3, c = i % 3;
+      return n == 0 && c == 2 && oh <= 1 && ow >= 1;
+    });
+  }
+
+  SUBCASE("softmax of a row holding NaN or +Inf is NaN (Keras: exp(x - max) / sum)") {
+    K::Tensor x = ramp({4, 5}, 0.5f, 0.f);
+    x.data<float>()[1 * 5 + 2] = kNaN;
+    x.data<float>()[2 * 5 + 0] = kInf;
+    x.data<float>()[3 * 5 + 4] = -kInf;  // a -Inf logit is just a zero probability
+    K::Tensor y;
+    be.activation_forward(K::Activation::softmax, x.to(dev), y);
     std::vector<float> v = y.to_vector();
-    for (std::size_t i = 0; i < v.size(); ++i) CHECK(std::isnan(v[i]) == (i / 6 == 2));
+    for (int j = 0; j < 5; ++j) {
+      CHECK(std::isfinite(v[j]));
+      CHECK(std::isnan(v[5 + j]));
+      CHECK(std::isnan(v[10 + j]));
+      CHECK(std::isfinite(v[15 + j]));
+    }
+    CHECK(v[19] == 0.f);
   }
 }
 
-TEST_CASE("nan: Conv2D with fused relu gives NaN exactly where the window covers the NaN") {
+}  // namespace
+
+TEST_CASE("nan: CPU backend ops propagate NaN (relu alone and fused, max pooling, softmax)") {
   K::cpu::CpuBackend be(2);
-  K::Conv2DGeometry g;
-  g.kernel_h = g.kernel_w = 3;  // valid padding, stride 1: 7x7 -> 5x5
-  K::Tensor x = ramp({2, 7, 7, 2}, 0.25f, 0.f), w = ramp({3, 3, 2, 5}, 0.2f, 0.05f), b = ramp({5}, 0.1f, 0.f);
-  x.data<float>()[((1 * 7 + 1) * 7 + 5) * 2 + 1] = kNaN;  // image 1, (h, w) = (1, 5), channel 1
-  K::Tensor y, linear;
-  be.conv2d_forward(x, w, b, g, K::Activation::relu, y);
-  be.conv2d_forward(x, w, b, g, K::Activation::linear, linear);
-  REQUIRE(y.shape() == K::Shape{2, 5, 5, 5});
-  check_nan_pattern(y, relu_of(linear), [](std::size_t i) {
-    const std::size_t n = i / (5 * 5 * 5), oh = i / (5 * 5) % 5, ow = i / 5 % 5;
-    return n == 1 && oh <= 1 && ow >= 3;  // windows [oh, oh+2] x [ow, ow+2] holding (1, 5)
-  });
+  check_backend_ops(be, K::Device{});
 }
 
-TEST_CASE("nan: relu activation and its gradient propagate NaN like TensorFlow") {
-  K::cpu::CpuBackend be(2);
-  K::Tensor x = ramp({3, 40}, 0.5f, 0.f);
-  x.data<float>()[17] = kNaN;
-  K::Tensor y;
-  be.activation_forward(K::Activation::relu, x, y);
-  K::Tensor clean = x.clone();
-  clean.data<float>()[17] = 0.f;
-  check_nan_pattern(y, relu_of(clean), [](std::size_t i) { return i == 17; });
-
-  // dx = dy * (y > 0): a NaN/Inf gradient reaches x even where relu is flat (TF's ReluGrad);
-  // finite gradients there give +0, as before.
-  K::Tensor dy = ramp({3, 40}, -0.25f, 0.01f);
-  std::int64_t flat = -1;
-  for (std::int64_t i = 0; i < y.numel() && flat < 0; ++i)
-    if (y.data<float>()[i] == 0.f) flat = i;
-  REQUIRE(flat >= 0);
-  dy.data<float>()[flat] = kNaN;
-  K::Tensor dx;
-  be.activation_backward(K::Activation::relu, y, dy, dx);
-  std::vector<float> expected = dy.to_vector(), yv = y.to_vector();
-  for (std::size_t i = 0; i < expected.size(); ++i)
-    if (!(yv[i] > 0.f)) expected[i] = 0.f;
-  check_nan_pattern(dx, expected, [&](std::size_t i) { return static_cast<std::int64_t>(i) == flat; });
-  dy.data<float>()[flat] = kInf;  // Inf * 0 = NaN in TensorFlow too
-  be.activation_backward(K::Activation::relu, y, dy, dx);
-  CHECK(std::isnan(dx.data<float>()[flat]));
-}
-
-TEST_CASE("nan: MaxPooling2D gives NaN for every window holding a NaN, the old maxima elsewhere") {
-  K::cpu::CpuBackend be(2);
-  K::Pool2DGeometry g;
-  g.kind = K::PoolKind::max;
-  g.pool_h = g.pool_w = 3;
-  g.stride_h = g.stride_w = 2;  // 7x7 -> 3x3, overlapping windows
-  K::Tensor x = ramp({2, 7, 7, 3}, 0.3f, 0.f);
-  K::Tensor y_clean, ws;
-  be.pool2d_forward(x, g, y_clean, ws);
-  x.data<float>()[((0 * 7 + 2) * 7 + 4) * 3 + 2] = kNaN;  // image 0, (2, 4), channel 2
-  K::Tensor y;
-  be.pool2d_forward(x, g, y, ws);
-  // (2, 4) lies in rows of windows oh = 0, 1 (rows 0-2, 2-4) and columns ow = 1, 2 (4 in 2-4, 4-6).
-  // The NaN replaced a value that was no window's unique maximum here, so the rest is unchanged.
-  check_nan_pattern(y, y_clean.to_vector(), [](std::size_t i) {
-    const std::size_t n = i / 27, oh = i / 9 % 3, ow = i / 3 % 3, c = i % 3;
-    return n == 0 && c == 2 && oh <= 1 && ow >= 1;
-  });
-}
-
-TEST_CASE("nan: softmax of a row holding NaN or +Inf is NaN (Keras: exp(x - max) / sum)") {
-  K::cpu::CpuBackend be(2);
-  K::Tensor x = ramp({4, 5}, 0.5f, 0.f);
-  x.data<float>()[1 * 5 + 2] = kNaN;
-  x.data<float>()[2 * 5 + 0] = kInf;
-  x.data<float>()[3 * 5 + 4] = -kInf;  // a -Inf logit is just a zero probability
-  K::Tensor y;
-  be.activation_forward(K::Activation::softmax, x, y);
-  std::vector<float> v = y.to_vector();
-  for (int j = 0; j < 5; ++j) {
-    CHECK(std::isfinite(v[j]));
-    CHECK(std::isnan(v[5 + j]));
-    CHECK(std::isnan(v[10 + j]));
-    CHECK(std::isfinite(v[15 + j]));
+TEST_CASE("nan: CUDA backend ops propagate NaN as the CPU backend's do") {
+  const auto& gpus = K::detail::gpu_availability();
+  if (gpus.device_count == 0) {
+    MESSAGE("skipped: no GPU (" << (gpus.built ? gpus.reason : std::string("built without CUDA")) << ")");
+    return;
   }
-  CHECK(v[19] == 0.f);
+  auto be = K::detail::make_gpu_backend(0);
+  check_backend_ops(*be, K::Device{K::Device::Kind::gpu, 0});
 }
 
 // ---------------------------------------------------------------------------- models
