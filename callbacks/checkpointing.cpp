@@ -24,6 +24,16 @@ void make_parent_dirs(const std::string& path) {
 
 ModelImpl& impl_of(Model& m) { return m.impl(); }
 
+// A diverged run must not replace the last good file, nor stop because it cannot save: when a
+// weight or optimizer slot is NaN/Inf, warns (naming the epoch and the variable) and says to skip.
+bool finite_or_warn(const Model& model, const char* who, int epoch, const std::string& path, const char* kept) {
+  auto bad = io::find_non_finite(model);
+  if (!bad) return true;
+  std::fprintf(stderr, "%s: epoch %d: not saving '%s': %s; %s (%s)\n", who, epoch + 1, path.c_str(), bad->c_str(),
+               kept, io::kNonFiniteAdvice);
+  return false;
+}
+
 }  // namespace
 
 std::string format_filepath(const std::string& pattern, int epoch, std::optional<std::int64_t> batch,
@@ -78,20 +88,25 @@ void ModelCheckpoint::on_train_begin(const Logs&) {
 
 void ModelCheckpoint::save(int epoch, std::optional<std::int64_t> batch, const Logs& logs) {
   if (!model().distribute_strategy().is_chief()) return;  // the should_write seam: only the chief writes
+  double current = 0;
   if (o_.save_best_only) {
     if (!logs.contains(o_.monitor)) {
       std::fprintf(stderr, "ModelCheckpoint: can save best model only with '%s' available (logs: %s); skipping\n",
                    o_.monitor.c_str(), logs.keys_str().c_str());
       return;
     }
-    double current = logs.at(o_.monitor);
+    current = logs.at(o_.monitor);
     if (!monitor_.improved(current, best_)) return;
+  }
+  std::string path = format_filepath(filepath_, epoch, batch, logs);
+  // Skipped saves do not count as the best: a later finite improvement must still beat the old best.
+  if (!finite_or_warn(model(), "ModelCheckpoint", epoch, path, "earlier checkpoints stay as they were")) return;
+  if (o_.save_best_only) {
     if (o_.verbose > 0)
       std::printf("Epoch %d: %s improved from %.5f to %.5f, saving model\n", epoch + 1, o_.monitor.c_str(), best_,
                   current);
     best_ = current;
   }
-  std::string path = format_filepath(filepath_, epoch, batch, logs);
   make_parent_dirs(path);
   model().save_weights(path);
   last_saved_ = path;
@@ -136,11 +151,18 @@ void BackupAndRestore::backup() {
 
 void BackupAndRestore::on_train_batch_end(std::int64_t batch, const Logs&) {
   if (o_.save_freq.per_epoch() || (batch + 1) % o_.save_freq.batches() != 0) return;
+  if (model().distribute_strategy().is_chief() &&
+      !finite_or_warn(model(), "BackupAndRestore", impl_of(model()).position.epoch, checkpoint_path(),
+                      "the last backup stays as it was"))
+    return;
   backup();
 }
 
 void BackupAndRestore::on_epoch_end(int epoch, const Logs&) {
   if (!o_.save_freq.per_epoch()) return;
+  if (model().distribute_strategy().is_chief() &&
+      !finite_or_warn(model(), "BackupAndRestore", epoch, checkpoint_path(), "the last backup stays as it was"))
+    return;
   auto& pos = impl_of(model()).position;
   ModelImpl::Position next;  // the next thing to do is the start of the next epoch
   next.epoch = epoch + 1;

@@ -102,9 +102,14 @@ void LearningRateScheduler::on_epoch_begin(int epoch, const Logs&) {
   if (verbose_ > 0) std::printf("Epoch %d: LearningRateScheduler setting learning rate to %g.\n", epoch + 1, lr);
 }
 
+// Keras: np.isnan(loss) or np.isinf(loss), with Keras's message plus the value.
 void TerminateOnNaN::on_train_batch_end(std::int64_t batch, const Logs& logs) {
-  if (logs.contains("loss") && !std::isfinite(logs.at("loss"))) {
-    std::printf("Batch %lld: Invalid loss, terminating training\n", static_cast<long long>(batch));
+  if (!logs.contains("loss")) return;
+  const double loss = logs.at("loss");
+  if (std::isnan(loss) || std::isinf(loss)) {
+    std::printf("Batch %lld: Invalid loss, terminating training (loss is %s)\n", static_cast<long long>(batch),
+                std::isnan(loss) ? "NaN" : (loss > 0 ? "+Inf" : "-Inf"));
+    std::fflush(stdout);
     model().stop_training = true;
   }
 }

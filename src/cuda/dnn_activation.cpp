@@ -4,17 +4,17 @@
 // normalises each row over its classes.
 //
 // Backward from the forward output only. cudnnActivationBackward takes x, y and dy, but for
-// these three modes the derivative is a function of y: sigmoid' = y(1 - y), tanh' = 1 - y², and
-// relu' = [x > 0] = [y > 0] because y = max(x, 0) (at x = 0 both give 0, like oneDNN's
-// relu_use_dst_for_bwd). cuDNN evaluates sigmoid/tanh from y (that is why it asks for y) and
-// relu from the sign of its input, so passing y in x's place gives the exact gradient; Caffe's
-// in-place cuDNN ReLU layers have always relied on this (their x buffer holds y by then).
+// sigmoid and tanh the derivative is a function of y: sigmoid' = y(1 - y), tanh' = 1 - y², and
+// cuDNN evaluates them from y (that is why it asks for y). ReLU's gradient is our kernel,
+// dy * [y > 0] as TensorFlow computes it: cuDNN's gives 0 where y <= 0 even for a NaN or Inf dy,
+// which would hide a NaN gradient (the CPU backend computes the same as the kernel).
 #include <fmt/format.h>
 
 #include "cuda/checks.hpp"
 #include "cuda/cuda_backend.hpp"
 #include "cuda/device_runtime.hpp"
 #include "cuda/dnn_state.hpp"
+#include "cuda/kernels/kernels.hpp"
 
 namespace kerascpp::cuda {
 
@@ -74,6 +74,11 @@ void CudaBackend::activation_backward(Activation act, const Tensor& y, const Ten
     d.copy(pdy, pdx, n);
     return;
   }
+  if (act == Activation::relu) {
+    kern::relu_backward(py, pdy, pdx, n, d.stream);  // elementwise: dx may alias y or dy
+    KCPP_CUDA_CHECK(cudaGetLastError());
+    return;
+  }
   std::int64_t rows = 0, cols = 0;
   if (act == Activation::softmax) {
     cols = softmax_classes(y, op);
@@ -93,7 +98,7 @@ void CudaBackend::activation_backward(Activation act, const Tensor& y, const Ten
   }
   // cuDNN allows dx == dy (identical descriptors); a dx aliasing only y goes through scratch.
   float* out = (pdx == py && pdx != pdy) ? d.scratch(n) : pdx;
-  // y is passed as x too: see the file comment.
+  // y is passed as x too (sigmoid, tanh): see the file comment.
   KCPP_CUDNN_CHECK(cudnnActivationBackward(d.dnn, d.activation_desc(act), &kOne, desc, py, desc, pdy, desc, py, &kZero,
                                            desc, out));
   if (out != pdx) d.copy(out, pdx, n);

@@ -1,5 +1,9 @@
-// Dense algebra of the CUDA backend: the layer forward on cuBLASLt with the bias (and ReLU)
-// fused into the matmul epilogue, and general matmul on cublasSgemm.
+// Dense algebra of the CUDA backend: the layer forward on cuBLASLt with the bias fused into the
+// matmul epilogue, and general matmul on cublasSgemm.
+//
+// ReLU is not fused: cuBLASLt documents its RELU epilogues as max(x, 0), which (like fmaxf) turns
+// NaN into 0 and would hide a diverged run; cuDNN's activation with CUDNN_PROPAGATE_NAN keeps it,
+// as the CPU backend does.
 //
 // Row-major <-> column-major: cuBLAS is column-major, and a row-major [R, C] matrix is, read
 // column-major, its transpose (C x R, leading dimension C). So a row-major product
@@ -51,24 +55,18 @@ void set_pref(cublasLtMatmulPreference_t pref, cublasLtMatmulPreferenceAttribute
   KCPP_CUBLAS_CHECK(cublasLtMatmulPreferenceSetAttribute(pref, attr, &value, sizeof(value)));
 }
 
-// The cuBLASLt plan for y[rows, out] = x[rows, in] · w[in, out] (+ b) (relu), column-major:
+// The cuBLASLt plan for y[rows, out] = x[rows, in] · w[in, out] (+ b), column-major:
 // D (out x rows, ld out) = A (= w: out x in, ld out) · B (= x: in x rows, ld in). The bias is
 // a vector over D's rows (= our columns), broadcast over D's columns (= our rows): exactly
 // CUBLASLT_EPILOGUE_BIAS. The pointers only serve the heuristics' alignment checks.
 std::unique_ptr<DensePlan> make_dense_plan(DnnState& d, std::int64_t rows, std::int64_t in, std::int64_t out,
-                                           bool bias, bool relu, const float* x, const float* w, const float* b,
+                                           bool bias, const float* x, const float* w, const float* b,
                                            const float* y) {
   auto plan = std::make_unique<DensePlan>();
   KCPP_CUBLAS_CHECK(cublasLtMatmulDescCreate(&plan->desc, CUBLAS_COMPUTE_32F, CUDA_R_32F));
   set_desc(plan->desc, CUBLASLT_MATMUL_DESC_TRANSA, CUBLAS_OP_N);
   set_desc(plan->desc, CUBLASLT_MATMUL_DESC_TRANSB, CUBLAS_OP_N);
-  cublasLtEpilogue_t epilogue = CUBLASLT_EPILOGUE_DEFAULT;
-  if (bias && relu)
-    epilogue = CUBLASLT_EPILOGUE_RELU_BIAS;  // relu(x·w + b)
-  else if (bias)
-    epilogue = CUBLASLT_EPILOGUE_BIAS;
-  else if (relu)
-    epilogue = CUBLASLT_EPILOGUE_RELU;
+  const cublasLtEpilogue_t epilogue = bias ? CUBLASLT_EPILOGUE_BIAS : CUBLASLT_EPILOGUE_DEFAULT;
   set_desc(plan->desc, CUBLASLT_MATMUL_DESC_EPILOGUE, epilogue);
   if (bias) {
     const void* bp = b;
@@ -108,7 +106,6 @@ std::unique_ptr<DensePlan> make_dense_plan(DnnState& d, std::int64_t rows, std::
       plan->algo = results[i].algo;
       plan->workspace_bytes = results[i].workspaceSize;
       plan->epilogue_bias = bias;
-      plan->epilogue_relu = relu;
       break;
     }
   }
@@ -149,13 +146,12 @@ void CudaBackend::dense_forward(const Tensor& x, const Tensor& w, const Tensor& 
 
   const float* px = x.data<float>();
   const float* pw = w.data<float>();
-  const bool relu = act == Activation::relu;
   // Plans are keyed by the problem, the fused epilogue and the operands' alignments (the
   // heuristics' choice depends on them).
-  const std::array<std::int64_t, 8> key{rows, in, out, (bias ? 1 : 0) | (relu ? 2 : 0), alignment_of(px),
+  const std::array<std::int64_t, 8> key{rows, in, out, bias ? 1 : 0, alignment_of(px),
                                         alignment_of(pw), alignment_of(py), bias ? alignment_of(pb) : 0};
   auto& slot = d.dense_plans[key];
-  if (!slot) slot = make_dense_plan(d, rows, in, out, bias, relu, px, pw, pb, py);
+  if (!slot) slot = make_dense_plan(d, rows, in, out, bias, px, pw, pb, py);
   DensePlan& plan = *slot;
 
   if (plan.lt) {
@@ -173,10 +169,9 @@ void CudaBackend::dense_forward(const Tensor& x, const Tensor& w, const Tensor& 
         cublasSgemm_64(d.blas, CUBLAS_OP_N, CUBLAS_OP_N, out, rows, in, &kOne, pw, out, px, in, &kZero, py, out));
     if (bias) d.add_row_bias(pb, py, rows, out, op);
   }
-  // What the epilogue did not do: sigmoid/tanh (cuDNN activation), softmax over each row (cuDNN
-  // softmax), or ReLU when cuBLASLt was not used.
-  const bool done = act == Activation::linear || (relu && plan.lt && plan.epilogue_relu);
-  if (!done) d.activation_forward(act, py, py, rows, out, op);
+  // The activation: relu/sigmoid/tanh (cuDNN activation, NaN-propagating) or softmax over each
+  // row (cuDNN softmax).
+  if (act != Activation::linear) d.activation_forward(act, py, py, rows, out, op);
 }
 
 void CudaBackend::matmul(const Tensor& a, bool transpose_a, const Tensor& b, bool transpose_b, Tensor& c,

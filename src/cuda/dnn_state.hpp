@@ -71,7 +71,6 @@ struct DensePlan {
   cublasLtMatrixLayout_t a = nullptr, b = nullptr, d = nullptr;
   cublasLtMatmulAlgo_t algo{};
   std::size_t workspace_bytes = 0;
-  bool epilogue_relu = false;  // the epilogue applied ReLU
   bool epilogue_bias = false;  // the epilogue added the bias
 };
 

@@ -47,11 +47,67 @@ std::int64_t scalar_int(const Tensor& t) {
   return t.dtype() == DType::int64 ? t.data<std::int64_t>()[0] : t.data<std::int32_t>()[0];
 }
 
+struct NonFiniteCount {
+  std::int64_t nan = 0, inf = 0;
+  bool any() const { return nan + inf > 0; }
+};
+
+NonFiniteCount count_non_finite(const Tensor& t) {
+  NonFiniteCount c;
+  if (!t.defined() || t.dtype() != DType::float32 || t.numel() == 0) return c;
+  const Tensor host = t.to(Device{});  // GPU replicas' copies are checked on the host
+  const float* p = host.data<float>();
+  for (std::int64_t i = 0; i < host.numel(); ++i) {
+    c.nan += std::isnan(p[i]) ? 1 : 0;
+    c.inf += std::isinf(p[i]) ? 1 : 0;
+  }
+  return c;
+}
+
+std::string describe_non_finite(const std::string& what, const NonFiniteCount& c, std::int64_t n) {
+  return fmt::format("{} holds {} NaN and {} Inf of {} values", what, c.nan, c.inf, n);
+}
+
 }  // namespace
+
+std::optional<std::string> find_non_finite(const Model& model) {
+  auto layers = model.layers();
+  auto paths = keras_layer_paths(model);
+  for (std::size_t i = 0; i < layers.size(); ++i) {
+    auto vars = layers[i]->variables();
+    for (std::size_t k = 0; k < vars.size(); ++k) {
+      const Tensor& t = vars[k]->value(0);  // the copies are identical
+      if (auto c = count_non_finite(t); c.any())
+        return describe_non_finite(
+            fmt::format("variable '{}' (layers/{}/vars/{})", vars[k]->path(), paths[i], k), c, t.numel());
+    }
+  }
+  if (!model.compiled()) return std::nullopt;
+  // Slots are stored after the iteration count (and the learning rate), per variable in order.
+  auto& opt = model.optimizer();
+  auto slots = opt.slot_tensors(0);
+  const std::size_t offset = opt.has_schedule() ? 1 : 2;
+  const auto trainable = model.trainable_variables();
+  const std::size_t per_var = static_cast<std::size_t>(std::max(opt.slots_per_variable(), 1));
+  for (std::size_t i = 0; i < slots.size(); ++i) {
+    if (auto c = count_non_finite(*slots[i]); c.any()) {
+      const std::size_t v = i / per_var;
+      const std::string owner = v < trainable.size() ? trainable[v]->path() : "?";
+      return describe_non_finite(fmt::format("optimizer slot {} of {} for variable '{}' (optimizer/vars/{})",
+                                             i % per_var + 1, per_var, owner, offset + i),
+                                 c, slots[i]->numel());
+    }
+  }
+  return std::nullopt;
+}
 
 void save_model_weights(const Model& model, const std::string& path,
                         const std::optional<TrainingCheckpoint>& checkpoint) {
   check_suffix(path);
+  if (auto bad = find_non_finite(model))
+    throw ValueError(fmt::format("save_weights('{}'): {}; refusing to write non-finite weights (any existing file "
+                                 "is left as it was): {}",
+                                 path, *bad, kNonFiniteAdvice));
   WeightsFile file;
   file.model_name = model.name();
   auto layers = model.layers();

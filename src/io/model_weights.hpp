@@ -13,8 +13,18 @@ struct TrainingCheckpoint {
   ModelImpl::Position position;
 };
 
+// Refuses (ValueError naming the first non-finite variable and the fix, nothing written) when a
+// weight or optimizer slot holds NaN or Inf: a diverged run must never replace a good file.
 void save_model_weights(const Model& model, const std::string& path,
                         const std::optional<TrainingCheckpoint>& checkpoint = std::nullopt);
+// The first weight or optimizer slot holding NaN or Inf, described for a message ("variable
+// 'dense/kernel' (layers/dense/vars/0) holds 2 NaN and 0 Inf of 80 values"); nullopt when every
+// value is finite. Callbacks use it to skip a save with a warning instead of failing the run.
+std::optional<std::string> find_non_finite(const Model& model);
+// The advice that goes with it.
+inline constexpr const char* kNonFiniteAdvice =
+    "training diverged: lower the learning rate, check the inputs for NaN/Inf, or use "
+    "callbacks::TerminateOnNaN to stop at the first bad batch";
 // Loads weights (and optimizer state when the file and model both have it) into every replica
 // copy; all-or-nothing. Returns the training checkpoint when the file holds one.
 std::optional<TrainingCheckpoint> load_model_weights(Model& model, const std::string& path);

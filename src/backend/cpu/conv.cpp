@@ -126,12 +126,12 @@ void CpuBackend::conv2d_forward(const Tensor& x, const Tensor& w, const Tensor& 
 
   cache_.key("conv_fwd");
   key_geometry(cache_, s, g);
-  cache_.append(bias, static_cast<int>(act));
+  cache_.append(bias, post_op_key(act));
   auto& e = cache_.get<ConvEntry>([&] {
     return guarded_build(op, cache_.current_key(), [&] {
       ConvDescs d = conv_descs(s, g);
       auto attr = base_attr();
-      if (has_eltwise(act)) {
+      if (fused_post_op(act)) {
         dnnl::post_ops po;
         po.append_eltwise(1.f, eltwise_forward_alg(act), 0.f, 0.f);
         attr.set_post_ops(po);
@@ -151,7 +151,7 @@ void CpuBackend::conv2d_forward(const Tensor& x, const Tensor& w, const Tensor& 
   if (bias) e.conv.bind(DNNL_ARG_BIAS, b.raw());
   e.conv.bind(DNNL_ARG_DST, y.raw());
   run(e.conv);
-  if (act == Activation::softmax) softmax_rows(y.data<float>(), y.data<float>(), s.n * s.oh * s.ow, s.oc);
+  unfused_activation(act, y.data<float>(), s.n * s.oh * s.ow, s.oc);
 }
 
 void CpuBackend::conv2d_backward_data(const Tensor& dy, const Tensor& w, const Conv2DGeometry& g, Tensor& dx) {

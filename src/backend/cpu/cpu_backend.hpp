@@ -106,8 +106,12 @@ class CpuBackend final : public Backend {
   CachedPrimitive make_primitive(const dnnl::primitive_desc_base& pd, std::initializer_list<int> args) const;
   dnnl::primitive_attr base_attr() const;  // user-managed scratchpad
   void run(CachedPrimitive& p);
-  // Softmax over the last axis of a contiguous [rows, classes] array (y may alias x).
+  // Softmax over the last axis of a contiguous [rows, classes] array (y may alias x); a row
+  // holding NaN or +Inf gives NaN, as in Keras.
   void softmax_rows(const float* x, float* y, std::int64_t rows, std::int64_t classes);
+  // The part of `act` that Dense and Conv2D do not fuse into their primitive, in place on
+  // y[rows, cols]: relu (oneDNN's post-op turns NaN into 0) and softmax (over cols).
+  void unfused_activation(Activation act, float* y, std::int64_t rows, std::int64_t cols);
   void conv2d_backward_weights_impl(const Tensor& x, const Tensor& dy, const Conv2DGeometry& g, Tensor& dw, Tensor* db,
                                     bool accumulate);
 
@@ -120,6 +124,7 @@ class CpuBackend final : public Backend {
   ScratchBuffer channel_b_;
   std::vector<double> partials_;  // chunk partials of fixed-order reductions
   std::vector<double> sums_;
+  std::vector<std::int64_t> nan_rows_;  // softmax rows that must come out NaN
 };
 
 }  // namespace kerascpp::cpu

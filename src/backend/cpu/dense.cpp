@@ -47,11 +47,11 @@ void CpuBackend::dense_forward(const Tensor& x, const Tensor& w, const Tensor& b
   }
 
   cache_.key("dense");
-  cache_.append(rows, in, out, bias, static_cast<int>(act));
+  cache_.append(rows, in, out, bias, post_op_key(act));
   auto& e = cache_.get<MatmulEntry>([&] {
     return guarded_build(op, cache_.current_key(), [&] {
       auto attr = base_attr();
-      if (has_eltwise(act)) {
+      if (fused_post_op(act)) {
         dnnl::post_ops po;
         po.append_eltwise(1.f, eltwise_forward_alg(act), 0.f, 0.f);
         attr.set_post_ops(po);
@@ -73,7 +73,7 @@ void CpuBackend::dense_forward(const Tensor& x, const Tensor& w, const Tensor& b
   if (bias) e.mm.bind(DNNL_ARG_BIAS, b.raw());
   e.mm.bind(DNNL_ARG_DST, y.raw());
   run(e.mm);
-  if (act == Activation::softmax) softmax_rows(y.data<float>(), y.data<float>(), rows, out);
+  unfused_activation(act, y.data<float>(), rows, out);
 }
 
 void CpuBackend::matmul(const Tensor& a, bool transpose_a, const Tensor& b, bool transpose_b, Tensor& c,

@@ -17,14 +17,14 @@ inline dnnl::memory::desc f32_strided_md(const dims& d, const dims& strides) {
   return {d, dnnl::memory::data_type::f32, strides};
 }
 
-// Forward algorithm of an activation fused as a post-op or run alone (linear/softmax: none).
-inline bool has_eltwise(Activation act) {
-  return act == Activation::relu || act == Activation::sigmoid || act == Activation::tanh;
-}
+// Activations fused into Dense/Conv2D as a oneDNN eltwise post-op. Not relu: oneDNN computes it
+// as max(x, 0), which turns NaN into 0 (see nan_propagation.hpp); its sigmoid and tanh keep NaN.
+inline bool fused_post_op(Activation act) { return act == Activation::sigmoid || act == Activation::tanh; }
+// Cache key part for the post-op: activations that are not fused share one primitive.
+inline int post_op_key(Activation act) { return fused_post_op(act) ? static_cast<int>(act) : -1; }
+// Forward algorithm of sigmoid and tanh (relu is nan_propagation's; linear/softmax: none).
 inline dnnl::algorithm eltwise_forward_alg(Activation act) {
   switch (act) {
-    case Activation::relu:
-      return dnnl::algorithm::eltwise_relu;
     case Activation::sigmoid:
       return dnnl::algorithm::eltwise_logistic;
     case Activation::tanh:
@@ -36,8 +36,6 @@ inline dnnl::algorithm eltwise_forward_alg(Activation act) {
 // Backward from the forward output y, so layers need not keep their pre-activation input.
 inline dnnl::algorithm eltwise_backward_alg(Activation act) {
   switch (act) {
-    case Activation::relu:
-      return dnnl::algorithm::eltwise_relu_use_dst_for_bwd;
     case Activation::sigmoid:
       return dnnl::algorithm::eltwise_logistic_use_dst_for_bwd;
     case Activation::tanh:

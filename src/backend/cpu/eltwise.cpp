@@ -1,6 +1,7 @@
-// Activations on oneDNN: eltwise (relu, sigmoid, tanh) and softmax over the last axis, forward
-// and backward. Backward uses the *_use_dst_for_bwd algorithms: it needs only the forward
-// output y, which layers keep anyway.
+// Activations on oneDNN: eltwise (sigmoid, tanh) and softmax over the last axis, forward and
+// backward; relu is nan_propagation's, forward and backward (oneDNN's forward turns NaN into 0).
+// Backward uses the *_use_dst_for_bwd algorithms: it needs only the forward output y, which
+// layers keep anyway.
 #include <fmt/format.h>
 
 #include <cstring>
@@ -8,6 +9,7 @@
 #include "backend/cpu/checks.hpp"
 #include "backend/cpu/cpu_backend.hpp"
 #include "backend/cpu/dnnl_util.hpp"
+#include "backend/cpu/nan_propagation.hpp"
 
 namespace kerascpp::cpu {
 
@@ -42,9 +44,17 @@ void CpuBackend::softmax_rows(const float* x, float* y, std::int64_t rows, std::
       return entry;
     });
   });
+  // Rows to turn NaN are found before oneDNN runs: y may alias x.
+  softmax_nan_rows(x, rows, classes, nan_rows_);
   e.prim.bind(DNNL_ARG_SRC, x);
   e.prim.bind(DNNL_ARG_DST, y);
   run(e.prim);
+  fill_rows_nan(y, nan_rows_, classes);
+}
+
+void CpuBackend::unfused_activation(Activation act, float* y, std::int64_t rows, std::int64_t cols) {
+  if (act == Activation::relu) relu_keep_nan(y, rows * cols);
+  if (act == Activation::softmax) softmax_rows(y, y, rows, cols);
 }
 
 void CpuBackend::activation_forward(Activation act, const Tensor& x, Tensor& y) {
@@ -61,6 +71,10 @@ void CpuBackend::activation_forward(Activation act, const Tensor& x, Tensor& y) 
   if (act == Activation::softmax) {
     std::int64_t classes = softmax_classes(x, op);
     softmax_rows(x.data<float>(), y.data<float>(), n / classes, classes);
+    return;
+  }
+  if (act == Activation::relu) {
+    relu_keep_nan(x.data<float>(), y.data<float>(), n);  // oneDNN's relu turns NaN into 0
     return;
   }
   cache_.key("eltwise_fwd");
@@ -91,6 +105,10 @@ void CpuBackend::activation_backward(Activation act, const Tensor& y, const Tens
   if (n == 0) return;
   if (act == Activation::linear) {
     if (dy.raw() != dx.raw()) std::memcpy(dx.raw(), dy.raw(), dy.nbytes());
+    return;
+  }
+  if (act == Activation::relu) {
+    relu_backward_keep_nan(y.data<float>(), dy.data<float>(), dx.data<float>(), n);
     return;
   }
   cache_.key("act_bwd");

@@ -26,10 +26,25 @@ KERASCPP_NAN_SIMD void relu_block(const float* x, float* y, std::int64_t n) {
   for (std::int64_t i = 0; i < n; ++i) y[i] = x[i] <= 0.f ? 0.f : x[i];
 }
 
+// dy - dy is +0 for finite dy and NaN for NaN/Inf: TensorFlow's dy * 0 without its -0.
+KERASCPP_NAN_SIMD void relu_backward_block(const float* y, const float* dy, float* dx, std::int64_t n) {
+#pragma omp simd
+  for (std::int64_t i = 0; i < n; ++i) dx[i] = y[i] > 0.f ? dy[i] : dy[i] - dy[i];
+}
+
 KERASCPP_NAN_SIMD int nan_in_block(const float* x, std::int64_t n) {
   int found = 0;
 #pragma omp simd reduction(| : found)
   for (std::int64_t i = 0; i < n; ++i) found |= static_cast<int>(x[i] != x[i]);
+  return found;
+}
+
+// `x < +Inf` is false exactly for NaN and +Inf.
+KERASCPP_NAN_SIMD int nan_or_inf_in_block(const float* x, std::int64_t n) {
+  const float inf = std::numeric_limits<float>::infinity();
+  int found = 0;
+#pragma omp simd reduction(| : found)
+  for (std::int64_t i = 0; i < n; ++i) found |= static_cast<int>(!(x[i] < inf));
   return found;
 }
 
@@ -41,6 +56,11 @@ void relu_keep_nan(const float* x, float* y, std::int64_t n) {
 
 void relu_keep_nan(float* y, std::int64_t n) { relu_keep_nan(y, y, n); }
 
+void relu_backward_keep_nan(const float* y, const float* dy, float* dx, std::int64_t n) {
+  parallel_for(n, kElementGrain,
+               [&](std::int64_t b, std::int64_t e) { relu_backward_block(y + b, dy + b, dx + b, e - b); });
+}
+
 bool contains_nan(const float* x, std::int64_t n) {
   if (n <= 0) return false;
   const std::int64_t blocks = (n + kElementGrain - 1) / kElementGrain;
@@ -51,6 +71,18 @@ bool contains_nan(const float* x, std::int64_t n) {
     found |= nan_in_block(x + begin, std::min(n, begin + kElementGrain) - begin);
   }
   return found != 0;
+}
+
+void softmax_nan_rows(const float* x, std::int64_t rows, std::int64_t cols, std::vector<std::int64_t>& out) {
+  out.clear();
+  // Softmax inputs are logits, [batch, classes]: small, so one serial pass, then rows only if needed.
+  if (rows <= 0 || cols <= 0 || !nan_or_inf_in_block(x, rows * cols)) return;
+  for (std::int64_t r = 0; r < rows; ++r)
+    if (nan_or_inf_in_block(x + r * cols, cols)) out.push_back(r);
+}
+
+void fill_rows_nan(float* y, const std::vector<std::int64_t>& rows, std::int64_t cols) {
+  for (std::int64_t r : rows) std::fill(y + r * cols, y + (r + 1) * cols, std::numeric_limits<float>::quiet_NaN());
 }
 
 void max_pool_mark_nan(const float* x, const backend_checks::PoolShape& s, const Pool2DGeometry& g, float* y) {

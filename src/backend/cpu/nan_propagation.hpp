@@ -7,6 +7,7 @@
 // On NaN-free data both give exactly oneDNN's results, bit for bit.
 #pragma once
 #include <cstdint>
+#include <vector>
 
 #include "backend/op_shapes.hpp"
 #include "kerascpp/backend.hpp"
@@ -19,8 +20,20 @@ void relu_keep_nan(float* y, std::int64_t n);
 // y = relu(x), out of place (y may alias x).
 void relu_keep_nan(const float* x, float* y, std::int64_t n);
 
+// dx = dy * (y > 0), TensorFlow's ReluGrad, from the forward output y: dy where y > 0; elsewhere
+// +0 for a finite dy (as oneDNN gives) and NaN for a NaN/Inf one. oneDNN's relu backward passes
+// dy on where y is NaN (its test is "y <= 0"); TensorFlow gives 0 there. dx may alias dy.
+void relu_backward_keep_nan(const float* y, const float* dy, float* dx, std::int64_t n);
+
 // Whether x[0, n) holds a NaN; one vectorised pass, parallel.
 bool contains_nan(const float* x, std::int64_t n);
+
+// Rows of x[rows, cols] that Keras's softmax, exp(x - max) / sum, turns into NaN: those holding a
+// NaN or a +Inf (Inf - Inf). oneDNN clamps the exponent's argument, which drops the NaN and gives
+// a finite row. Replaces `out` with their indices; one vectorised pass when there are none.
+void softmax_nan_rows(const float* x, std::int64_t rows, std::int64_t cols, std::vector<std::int64_t>& out);
+// Sets every listed row of y[., cols] to NaN.
+void fill_rows_nan(float* y, const std::vector<std::int64_t>& rows, std::int64_t cols);
 
 // After oneDNN's max pooling of NHWC x into y: every output whose window (padding excluded)
 // holds a NaN becomes NaN. Call only when contains_nan(x): it walks every window.

@@ -1,5 +1,7 @@
 // 2-D max and average pooling on oneDNN, NHWC. Max pooling keeps oneDNN's argmax workspace
 // for the backward pass; average pooling excludes padding from the divisor like Keras.
+// oneDNN's max skips NaN; a window holding one is made NaN afterwards, as in Keras (the backward
+// pass still routes the window's gradient, NaN by then, to oneDNN's argmax).
 #include <fmt/format.h>
 
 #include <cstring>
@@ -7,6 +9,7 @@
 #include "backend/cpu/checks.hpp"
 #include "backend/cpu/cpu_backend.hpp"
 #include "backend/cpu/dnnl_util.hpp"
+#include "backend/cpu/nan_propagation.hpp"
 
 namespace kerascpp::cpu {
 
@@ -73,6 +76,8 @@ void CpuBackend::pool2d_forward(const Tensor& x, const Pool2DGeometry& g, Tensor
     e.pool.bind(DNNL_ARG_WORKSPACE, workspace.raw());
   }
   run(e.pool);
+  if (g.kind == PoolKind::max && contains_nan(x.data<float>(), x.numel()))
+    max_pool_mark_nan(x.data<float>(), s, g, y.data<float>());
 }
 
 void CpuBackend::pool2d_backward(const Tensor& dy, const Tensor& x, const Pool2DGeometry& g, const Tensor& workspace,

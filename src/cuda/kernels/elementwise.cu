@@ -1,4 +1,4 @@
-// Elementwise kernels: n-ary add, scale, multiply and dropout (grid-stride loops).
+// Elementwise kernels: n-ary add, scale, multiply, relu backward and dropout (grid-stride loops).
 #include "cuda/kernels/common.cuh"
 
 namespace kerascpp::cuda::kern {
@@ -25,6 +25,14 @@ __global__ void scale_kernel(float* x, float factor, std::int64_t n) {
 
 __global__ void multiply_kernel(const float* a, const float* b, float* y, std::int64_t n) {
   for (std::int64_t i = global_thread(); i < n; i += grid_threads()) y[i] = a[i] * b[i];
+}
+
+// dy - dy: +0 for finite dy, NaN for NaN/Inf (TensorFlow's dy * 0 without its -0).
+__global__ void relu_backward_kernel(const float* y, const float* dy, float* dx, std::int64_t n) {
+  for (std::int64_t i = global_thread(); i < n; i += grid_threads()) {
+    const float g = dy[i];
+    dx[i] = y[i] > 0.f ? g : __fsub_rn(g, g);  // __fsub_rn: never contracted or folded
+  }
 }
 
 // The CPU backend's SplitMix64 finaliser (backend/cpu/dropout.cpp), bit for bit.
@@ -63,6 +71,11 @@ void scale(float* x, float factor, std::int64_t n, cudaStream_t stream) {
 void multiply(const float* a, const float* b, float* y, std::int64_t n, cudaStream_t stream) {
   if (n <= 0) return;
   multiply_kernel<<<elementwise_blocks(n), kThreads, 0, stream>>>(a, b, y, n);
+}
+
+void relu_backward(const float* y, const float* dy, float* dx, std::int64_t n, cudaStream_t stream) {
+  if (n <= 0) return;
+  relu_backward_kernel<<<elementwise_blocks(n), kThreads, 0, stream>>>(y, dy, dx, n);
 }
 
 void dropout(const float* x, float* y, float* mask, std::int64_t n, std::uint64_t base, std::uint64_t threshold,

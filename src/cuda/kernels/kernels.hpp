@@ -36,6 +36,10 @@ constexpr int kMaxAddInputs = 8;
 void add_n(const float* const* xs, int count, float* y, std::int64_t n, cudaStream_t stream);
 void scale(float* x, float factor, std::int64_t n, cudaStream_t stream);
 void multiply(const float* a, const float* b, float* y, std::int64_t n, cudaStream_t stream);
+// ReLU's gradient from its output, TensorFlow's ReluGrad dy * (y > 0): dy where y > 0, else +0
+// for a finite dy and NaN for a NaN/Inf one (cuDNN's gives 0, dropping a NaN gradient). dx may
+// alias dy. The CPU backend computes the same (backend/cpu/nan_propagation.hpp).
+void relu_backward(const float* y, const float* dy, float* dx, std::int64_t n, cudaStream_t stream);
 // Inverted dropout with the CPU backend's counter-based SplitMix64 draws: element i keeps its
 // value (times keep_scale) when mix64(base + i·golden) >> 40 >= threshold.
 void dropout(const float* x, float* y, float* mask, std::int64_t n, std::uint64_t base, std::uint64_t threshold,
