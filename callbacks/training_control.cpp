@@ -5,6 +5,7 @@
 #include <cmath>
 #include <cstdio>
 
+#include "check.hpp"
 #include "kerascpp/model.hpp"
 
 namespace kerascpp::callbacks {
@@ -23,7 +24,11 @@ bool monitored(const Logs& logs, const Monitor& m, const char* who, double& valu
 
 }  // namespace
 
-EarlyStopping::EarlyStopping(EarlyStoppingOptions o) : o_(std::move(o)), monitor_(o_.monitor, o_.mode, o_.min_delta) {}
+EarlyStopping::EarlyStopping(EarlyStoppingOptions o) : o_(std::move(o)), monitor_(o_.monitor, o_.mode, o_.min_delta) {
+  KERASCPP_CHECK(o_.patience >= 0, ValueError, "EarlyStopping: patience must be >= 0 epochs, got {}", o_.patience);
+  KERASCPP_CHECK(o_.start_from_epoch >= 0, ValueError, "EarlyStopping: start_from_epoch must be >= 0, got {}",
+                 o_.start_from_epoch);
+}
 
 void EarlyStopping::on_train_begin(const Logs&) {
   wait_ = 0;
@@ -63,7 +68,15 @@ void EarlyStopping::on_train_end(const Logs&) {
 
 ReduceLROnPlateau::ReduceLROnPlateau(ReduceLROnPlateauOptions o)
     : o_(std::move(o)), monitor_(o_.monitor, o_.mode, o_.min_delta) {
-  if (o_.factor >= 1.0) throw ValueError("ReduceLROnPlateau: factor must be < 1 (it multiplies the learning rate)");
+  // Keras refuses factor >= 1 only; 0, negative or NaN would zero, flip or poison the rate.
+  KERASCPP_CHECK(o_.factor > 0.0 && o_.factor < 1.0, ValueError,
+                 "ReduceLROnPlateau: factor must be in (0, 1) (it multiplies the learning rate), got {}", o_.factor);
+  KERASCPP_CHECK(o_.patience >= 0, ValueError, "ReduceLROnPlateau: patience must be >= 0 epochs, got {}",
+                 o_.patience);
+  KERASCPP_CHECK(o_.cooldown >= 0, ValueError, "ReduceLROnPlateau: cooldown must be >= 0 epochs, got {}",
+                 o_.cooldown);
+  KERASCPP_CHECK(o_.min_lr >= 0.0 && std::isfinite(o_.min_lr), ValueError,
+                 "ReduceLROnPlateau: min_lr must be a finite number >= 0, got {}", o_.min_lr);
 }
 
 void ReduceLROnPlateau::on_train_begin(const Logs&) {

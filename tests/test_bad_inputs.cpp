@@ -762,10 +762,7 @@ TEST_CASE("bad inputs: validation_steps limits each validation") {
   CHECK(val_batches == 2);
 }
 
-// These arguments are accepted today: their constructors live in callbacks/training_control.cpp,
-// which this table's author may not change; reported to the lead. Each row must become an error.
-TEST_CASE("bad inputs: EarlyStopping/ReduceLROnPlateau counts and factors (fix pending in training_control.cpp)" *
-          doctest::may_fail()) {
+TEST_CASE("bad inputs: EarlyStopping/ReduceLROnPlateau counts and factors") {
   namespace C = K::callbacks;
   const std::vector<Row> rows = {
       {"EarlyStopping patience -1", [] { (void)C::EarlyStopping({.patience = -1}); }, Kind::Value,
