@@ -19,16 +19,19 @@ namespace K = kerascpp;
 namespace {
 
 constexpr std::int64_t kBatch = 64, kH = 26, kW = 26, kC = 8;
+// The backend sums narrow rows (< 16 channels) in channel blocks and wide rows row by row:
+// both paths are checked.
+constexpr std::int64_t kChannelCounts[] = {kC, 40};
 constexpr std::int64_t kRows = kBatch * kH * kW;  // 43,264: the case
 constexpr float kEps = 1e-3f;
 
 // Channel c: mean 100 + c, std 0.1·(1 + c/8): every channel is a hard case, and they differ.
-K::Tensor hard_input(std::uint64_t seed, std::int64_t batch = kBatch) {
+K::Tensor hard_input(std::uint64_t seed, std::int64_t channels = kC) {
   K::Rng rng(seed);
-  K::Tensor x({batch, kH, kW, kC});
+  K::Tensor x({kBatch, kH, kW, channels});
   float* p = x.data<float>();
   for (std::int64_t i = 0; i < x.numel(); ++i) {
-    std::int64_t c = i % kC;
+    std::int64_t c = i % channels;
     p[i] = static_cast<float>(100.0 + static_cast<double>(c) + 0.1 * (1.0 + c / 8.0) * rng.normal());
   }
   return x;
@@ -46,13 +49,13 @@ struct Moments {
 };
 
 // Two-pass mean and biased variance in long double over an [rows, C] view.
-Moments reference_moments(const float* x, std::int64_t rows) {
-  Moments m{std::vector<long double>(kC, 0.0L), std::vector<long double>(kC, 0.0L)};
-  for (std::int64_t i = 0; i < rows * kC; ++i) m.mean[i % kC] += x[i];
+Moments reference_moments(const float* x, std::int64_t rows, std::int64_t C = kC) {
+  Moments m{std::vector<long double>(C, 0.0L), std::vector<long double>(C, 0.0L)};
+  for (std::int64_t i = 0; i < rows * C; ++i) m.mean[i % C] += x[i];
   for (auto& v : m.mean) v /= rows;
-  for (std::int64_t i = 0; i < rows * kC; ++i) {
-    long double d = x[i] - m.mean[i % kC];
-    m.var[i % kC] += d * d;
+  for (std::int64_t i = 0; i < rows * C; ++i) {
+    long double d = x[i] - m.mean[i % C];
+    m.var[i % C] += d * d;
   }
   for (auto& v : m.var) v /= rows;
   return m;
@@ -84,8 +87,8 @@ BnRun run_bn(int threads, const K::Tensor& x, const K::Tensor& gamma, const K::T
   BnRun r;
   r.threads = be->num_threads();
   be->batchnorm_forward_training(x, gamma, beta, kEps, r.y, r.mean, r.var);
-  r.dgamma = K::Tensor::zeros({kC});
-  r.dbeta = K::Tensor::zeros({kC});
+  r.dgamma = K::Tensor::zeros({x.dim(-1)});
+  r.dbeta = K::Tensor::zeros({x.dim(-1)});
   be->batchnorm_backward(dy, x, gamma, r.mean, r.var, kEps, r.dx, r.dgamma, r.dbeta);
   be->batchnorm_sums(x, r.sum, r.sum_squares);
   be->batchnorm_backward_sums(dy, x, r.mean, r.sum_dy, r.sum_dy_xmu);
@@ -95,68 +98,74 @@ BnRun run_bn(int threads, const K::Tensor& x, const K::Tensor& gamma, const K::T
 }  // namespace
 
 TEST_CASE("bn numerics: batch statistics over 43,264 rows with mean 100, std 0.1 within 1e-6 of long double") {
-  K::Tensor x = hard_input(11).reshape({kRows, kC});
-  K::Tensor gamma = normal_tensor({kC}, 12), beta = normal_tensor({kC}, 13), dy = normal_tensor({kRows, kC}, 14);
-  Moments ref = reference_moments(x.data<float>(), kRows);
-  BnRun r = run_bn(2, x, gamma, beta, dy);
+  for (std::int64_t C : kChannelCounts) {
+    CAPTURE(C);
+    K::Tensor x = hard_input(11, C).reshape({kRows, C});
+    K::Tensor gamma = normal_tensor({C}, 12), beta = normal_tensor({C}, 13), dy = normal_tensor({kRows, C}, 14);
+    Moments ref = reference_moments(x.data<float>(), kRows, C);
+    BnRun r = run_bn(2, x, gamma, beta, dy);
 
-  double mean_err = max_rel_error(r.mean, ref.mean), var_err = max_rel_error(r.var, ref.var);
-  MESSAGE("batch mean max rel error " << mean_err << ", batch variance max rel error " << var_err);
-  // Rounding the exact value to float alone gives up to 6e-8; float sums gave ~1e-5 here.
-  CHECK(mean_err <= 1e-6);
-  CHECK(var_err <= 1e-6);
+    double mean_err = max_rel_error(r.mean, ref.mean), var_err = max_rel_error(r.var, ref.var);
+    MESSAGE("batch mean max rel error " << mean_err << ", batch variance max rel error " << var_err);
+    // Rounding the exact value to float alone gives up to 6e-8; float sums gave ~1e-5 here.
+    CHECK(mean_err <= 1e-6);
+    CHECK(var_err <= 1e-6);
 
-  // Gradient sums, against the same statistics the op was given (its float mean and variance).
-  std::vector<long double> sdy(kC, 0.0L), sdyx(kC, 0.0L), dgamma(kC);
-  const float* px = x.data<float>();
-  const float* pdy = dy.data<float>();
-  for (std::int64_t i = 0; i < kRows * kC; ++i) {
-    std::int64_t c = i % kC;
-    sdy[c] += pdy[i];
-    sdyx[c] += static_cast<long double>(pdy[i]) * (static_cast<long double>(px[i]) - r.mean.data<float>()[c]);
+    // Gradient sums, against the same statistics the op was given (its float mean and variance).
+    std::vector<long double> sdy(C, 0.0L), sdyx(C, 0.0L), dgamma(C);
+    const float* px = x.data<float>();
+    const float* pdy = dy.data<float>();
+    for (std::int64_t i = 0; i < kRows * C; ++i) {
+      std::int64_t c = i % C;
+      sdy[c] += pdy[i];
+      sdyx[c] += static_cast<long double>(pdy[i]) * (static_cast<long double>(px[i]) - r.mean.data<float>()[c]);
+    }
+    for (std::int64_t c = 0; c < C; ++c) dgamma[c] = sdyx[c] / std::sqrt(r.var.data<float>()[c] + (long double)kEps);
+    double dbeta_err = max_rel_error(r.dbeta, sdy), dgamma_err = max_rel_error(r.dgamma, dgamma);
+    MESSAGE("dbeta max rel error " << dbeta_err << ", dgamma max rel error " << dgamma_err);
+    CHECK(dbeta_err <= 1e-6);
+    CHECK(dgamma_err <= 1e-6);
+
+    // The output: (x − mean)·γ/√(var + eps) + β with the reference statistics, to float accuracy
+    // of its magnitude (|y| ~ a few units; x − mean loses the digits float x itself lacks, 4e-6).
+    double y_err = 0.0;
+    for (std::int64_t i = 0; i < kRows * C; ++i) {
+      std::int64_t c = i % C;
+      long double expect = (px[i] - ref.mean[c]) * gamma.data<float>()[c] / std::sqrt(ref.var[c] + kEps) +
+                           beta.data<float>()[c];
+      y_err = std::max(y_err, static_cast<double>(std::fabs(r.y.data<float>()[i] - expect)));
+    }
+    MESSAGE("y max abs error " << y_err);
+    CHECK(y_err <= 1e-4);
   }
-  for (std::int64_t c = 0; c < kC; ++c) dgamma[c] = sdyx[c] / std::sqrt(r.var.data<float>()[c] + (long double)kEps);
-  double dbeta_err = max_rel_error(r.dbeta, sdy), dgamma_err = max_rel_error(r.dgamma, dgamma);
-  MESSAGE("dbeta max rel error " << dbeta_err << ", dgamma max rel error " << dgamma_err);
-  CHECK(dbeta_err <= 1e-6);
-  CHECK(dgamma_err <= 1e-6);
-
-  // The output: (x − mean)·γ/√(var + eps) + β with the reference statistics, to float accuracy
-  // of its magnitude (|y| ~ a few units; x − mean loses the digits float x itself lacks, 4e-6).
-  double y_err = 0.0;
-  for (std::int64_t i = 0; i < kRows * kC; ++i) {
-    std::int64_t c = i % kC;
-    long double expect = (px[i] - ref.mean[c]) * gamma.data<float>()[c] / std::sqrt(ref.var[c] + kEps) +
-                         beta.data<float>()[c];
-    y_err = std::max(y_err, static_cast<double>(std::fabs(r.y.data<float>()[i] - expect)));
-  }
-  MESSAGE("y max abs error " << y_err);
-  CHECK(y_err <= 1e-4);
 }
 
 TEST_CASE("bn numerics: outputs, statistics and gradients are bit-identical with 1, 2 and 3 threads") {
-  K::Tensor x = hard_input(21).reshape({kRows, kC});
-  K::Tensor gamma = normal_tensor({kC}, 22), beta = normal_tensor({kC}, 23), dy = normal_tensor({kRows, kC}, 24);
-  BnRun one = run_bn(1, x, gamma, beta, dy);
-  REQUIRE(one.threads == 1);
-  for (int threads : {2, 3}) {
-    BnRun many = run_bn(threads, x, gamma, beta, dy);
-    if (many.threads != threads) {
-      // KERASCPP_MAX_THREADS (e.g. the ThreadSanitizer run sets 1) caps the backend: nothing to compare.
-      MESSAGE("skipped " << threads << " threads: KERASCPP_MAX_THREADS caps the backend at " << many.threads);
-      continue;
+  for (std::int64_t C : kChannelCounts) {
+    CAPTURE(C);
+    K::Tensor x = hard_input(21, C).reshape({kRows, C});
+    K::Tensor gamma = normal_tensor({C}, 22), beta = normal_tensor({C}, 23), dy = normal_tensor({kRows, C}, 24);
+    BnRun one = run_bn(1, x, gamma, beta, dy);
+    REQUIRE(one.threads == 1);
+    for (int threads : {2, 3}) {
+      BnRun many = run_bn(threads, x, gamma, beta, dy);
+      if (many.threads != threads) {
+        // KERASCPP_MAX_THREADS (e.g. the ThreadSanitizer run sets 1) caps the backend: nothing to compare.
+        MESSAGE("skipped " << threads << " threads: KERASCPP_MAX_THREADS caps the backend at " << many.threads);
+        continue;
+      }
+      CAPTURE(threads);
+      CHECK(bit_equal(one.y, many.y));
+      CHECK(bit_equal(one.mean, many.mean));
+      CHECK(bit_equal(one.var, many.var));
+      CHECK(bit_equal(one.dx, many.dx));
+      CHECK(bit_equal(one.dgamma, many.dgamma));
+      CHECK(bit_equal(one.dbeta, many.dbeta));
+      CHECK(bit_equal(one.sum, many.sum));
+      CHECK(bit_equal(one.sum_squares, many.sum_squares));
+      CHECK(bit_equal(one.sum_dy, many.sum_dy));
+      CHECK(bit_equal(one.sum_dy_xmu, many.sum_dy_xmu));
     }
-    CAPTURE(threads);
-    CHECK(bit_equal(one.y, many.y));
-    CHECK(bit_equal(one.mean, many.mean));
-    CHECK(bit_equal(one.var, many.var));
-    CHECK(bit_equal(one.dx, many.dx));
-    CHECK(bit_equal(one.dgamma, many.dgamma));
-    CHECK(bit_equal(one.dbeta, many.dbeta));
-    CHECK(bit_equal(one.sum, many.sum));
-    CHECK(bit_equal(one.sum_squares, many.sum_squares));
-    CHECK(bit_equal(one.sum_dy, many.sum_dy));
-    CHECK(bit_equal(one.sum_dy_xmu, many.sum_dy_xmu));
   }
 }
 
