@@ -12,8 +12,8 @@ namespace {
 // The loops below carry AVX-512 and AVX2 builds next to the baseline (x86-64-v2) one, picked
 // at load time. GCC would fuse multiply-adds in the AVX-512 build, rounding differently from
 // the others, so contraction is off for them: every build gives the baseline's bits. (Clang
-// contracts only within one expression, which these loops never ask for.) Sanitizer builds
-// keep the baseline only (see optimizer_updates.cpp).
+// contracts only within one expression, which these loops never write.) Sanitizer builds keep
+// the baseline only (see optimizer_updates.cpp).
 #if defined(KERASCPP_NO_TARGET_CLONES)
 #define KERASCPP_BN_SIMD
 #elif defined(__clang__)
@@ -114,7 +114,12 @@ KERASCPP_BN_SIMD void apply_rows(const float* dy, const float* x, const float* _
   for (std::int64_t r = r0; r < r1; ++r) {
     const std::int64_t o = r * C;
 #pragma omp simd
-    for (std::int64_t c = 0; c < C; ++c) dx[o + c] = ca[c] * dy[o + c] + cb[c] * (x[o + c] - mean[c]) + cd[c];
+    for (std::int64_t c = 0; c < C; ++c) {
+      // One operation per statement: Clang fuses a multiply-add written as one expression.
+      float a = ca[c] * dy[o + c];
+      float b = cb[c] * (x[o + c] - mean[c]);
+      dx[o + c] = a + b + cd[c];
+    }
   }
 }
 
