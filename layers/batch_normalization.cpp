@@ -3,6 +3,7 @@
 #include <algorithm>
 #include <cmath>
 
+#include "batch_normalization_sync.hpp"
 #include "check.hpp"
 #include "layer_util.hpp"
 
@@ -108,19 +109,11 @@ std::vector<Tensor> BatchNormalizationLayer::forward(ReplicaContext& ctx, const 
   double count = static_cast<double>(x2.dim(0));
   bool collective = ctx.cross && ctx.num_replicas > 1;
   if (options_.synchronized && collective) {
-    Tensor sum({channels_}), sumsq({channels_});
-    ctx.backend->batchnorm_sums(x2, sum, sumsq);
-    Tensor packed = pack({sum, sumsq}, count, dev);
-    ctx.cross->all_reduce_sum(r, {packed});
-    Tensor host = packed.to(kHost);
-    const float* p = host.data<float>();
-    double total = p[2 * channels_];
+    // This replica's moments (the backend's accurate ones; y is overwritten below), gathered
+    // and combined: see batch_normalization_sync.hpp for why not Σx and Σx².
+    ctx.backend->batchnorm_forward_training(x2, gamma_->value(r), beta_->value(r), options_.epsilon, y2, mean, var);
     Tensor hmean = mean.to(kHost), hvar = var.to(kHost);
-    for (std::int64_t c = 0; c < channels_; ++c) {
-      double mu = p[c] / total;
-      hmean.data<float>()[c] = static_cast<float>(mu);
-      hvar.data<float>()[c] = static_cast<float>(std::max(0.0, p[channels_ + c] / total - mu * mu));
-    }
+    sync_bn::all_replica_moments(ctx, channels_, count, mean, var, hmean, hvar);
     store(mean, hmean);
     store(var, hvar);
     ctx.backend->batchnorm_forward_inference(x2, gamma_->value(r), beta_->value(r), mean, var, options_.epsilon, y2);
@@ -154,6 +147,12 @@ std::vector<Tensor> BatchNormalizationLayer::forward(ReplicaContext& ctx, const 
 void BatchNormalizationLayer::forward_empty(ReplicaContext& ctx) {
   if (!ctx.training || !ctx.cross || ctx.num_replicas < 2) return;
   int r = ctx.replica_id;
+  if (options_.synchronized) {  // an empty slot in the gather the other replicas make
+    Tensor mean({channels_}, DType::float32, kHost), var({channels_}, DType::float32, kHost);
+    sync_bn::all_replica_moments(ctx, channels_, 0.0, Tensor(), Tensor(), mean, var);
+    update_moving_statistics(ctx, mean, var);
+    return;
+  }
   Tensor zeros = Tensor::zeros({channels_}, DType::float32, kHost);
   Tensor packed = pack({zeros, zeros}, 0.0, ctx.backend->device());
   ctx.cross->all_reduce_sum(r, {packed});
@@ -164,8 +163,7 @@ void BatchNormalizationLayer::forward_empty(ReplicaContext& ctx) {
   for (std::int64_t c = 0; c < channels_; ++c) {
     double mu = p[c] / total;
     mean.data<float>()[c] = static_cast<float>(mu);
-    var.data<float>()[c] = options_.synchronized ? static_cast<float>(std::max(0.0, p[channels_ + c] / total - mu * mu))
-                                                 : static_cast<float>(p[channels_ + c] / total);
+    var.data<float>()[c] = static_cast<float>(p[channels_ + c] / total);
   }
   update_moving_statistics(ctx, mean, var);
 }
