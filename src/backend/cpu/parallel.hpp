@@ -49,7 +49,9 @@ void chunked_row_sums(std::int64_t rows, std::int64_t channels, std::int64_t wid
                       double* out, F&& accumulate) {
   std::fill(out, out + width, 0.0);
   if (rows <= 0) return;
-  std::int64_t chunk_rows = std::max<std::int64_t>(1, kReduceChunk / std::max<std::int64_t>(channels, 1));
+  // At least 256 rows a chunk: with wide rows (256 channels gives 16 rows) the serial sum of the
+  // partials below would otherwise cost as much as the parallel part.
+  std::int64_t chunk_rows = std::max<std::int64_t>(256, kReduceChunk / std::max<std::int64_t>(channels, 1));
   std::int64_t chunks = (rows + chunk_rows - 1) / chunk_rows;
   partials.assign(static_cast<std::size_t>(chunks * width), 0.0);
   double* p = partials.data();
