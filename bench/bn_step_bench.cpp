@@ -1,5 +1,5 @@
 // bn_step_bench: the training step time of a Conv2D-BatchNormalization-ReLU network, to compare
-// BatchNormalization implementations (the numbers issue 10 asks for; bench/ has no BN model).
+// BatchNormalization implementations (the step-speed numbers of the README's Numerics section).
 //   bn_step_bench <filters> <batch> <steps> <threads>
 // Input(28, 28, 1) → Conv2D(filters, 3) → BN → ReLU → Conv2D(filters, 3) → BN → ReLU → Flatten
 // → Dense(10, softmax), SGD, random data; BN sees batch·26·26 and batch·24·24 rows of `filters`
