@@ -1,0 +1,53 @@
+#!/usr/bin/env bash
+# Builds the libFuzzer targets in fuzz/ (Debian's clang-14, ASan + UBSan, library instrumented
+# too) and runs each one for the given number of seconds on a copy of its seed corpus.
+# Usage: scripts/fuzz.sh [seconds_per_target (default 600)] [target ...]
+#   targets: weights_h5 idx events (default: all three, one after the other; FUZZ_PARALLEL=1
+#   runs them at the same time). Exits non-zero on any finding and prints where the input is.
+set -euo pipefail
+cd "$(dirname "$0")/.."
+seconds=${1:-600}
+shift || true
+targets=("$@")
+((${#targets[@]})) || targets=(weights_h5 idx events)
+case $seconds in '' | *[!0-9]*) echo "fuzz.sh: seconds_per_target must be a whole number, got '$seconds'" >&2; exit 2 ;; esac
+
+scripts/install_deps.sh clang-14 libclang-rt-14-dev libomp-14-dev
+cmake -S . -B build-fuzz -G Ninja -DCMAKE_BUILD_TYPE=RelWithDebInfo -DCMAKE_C_COMPILER=clang-14 \
+  -DCMAKE_CXX_COMPILER=clang++-14 -DKERASCPP_FUZZ=ON -DKERASCPP_CUDA=OFF -DKERASCPP_BUILD_EXAMPLES=OFF \
+  -DKERASCPP_BUILD_TESTS=OFF
+cmake --build build-fuzz -j2 --target "${targets[@]/#/fuzz_}"
+
+# One thread: oneDNN's OpenMP pool is not what is under test, and libFuzzer wants one process.
+export OMP_NUM_THREADS=1 KERASCPP_MAX_THREADS=1
+export UBSAN_OPTIONS="halt_on_error=1:print_stacktrace=1"
+fuzz_one() {
+  local t=$1 work=build-fuzz/corpus/$1 findings=build-fuzz/findings/$1
+  # The committed seeds stay untouched: libFuzzer adds what it finds to this copy.
+  rm -rf "$work" "$findings"
+  mkdir -p "$work" "$findings"
+  cp fuzz/corpus/"$t"/* "$work"/
+  local rc=0
+  build-fuzz/fuzz/fuzz_"$t" -max_total_time="$seconds" -rss_limit_mb=2048 -timeout=10 -print_final_stats=1 \
+    -artifact_prefix="$findings"/ "$work" >build-fuzz/fuzz-"$t".log 2>&1 || rc=$?
+  local execs corpus
+  execs=$(sed -n 's/^stat::number_of_executed_units: *//p' build-fuzz/fuzz-"$t".log)
+  corpus=$(find "$work" -type f | wc -l)
+  echo "fuzz $t: $(date -u +%Y-%m-%dT%H:%M:%SZ) ${seconds}s, exit $rc, ${execs:-?} executions, corpus $corpus files (log: build-fuzz/fuzz-$t.log)"
+  if [ "$rc" -ne 0 ] || [ -n "$(ls -A "$findings")" ]; then
+    tail -n 40 build-fuzz/fuzz-"$t".log
+    echo "FINDING in $t: input(s) in $findings/: $(ls "$findings" | tr '\n' ' ')" >&2
+    echo "  reproduce: build-fuzz/fuzz/fuzz_$t $findings/<file>" >&2
+    return 1
+  fi
+}
+
+failed=0
+if [ "${FUZZ_PARALLEL:-0}" = 1 ]; then
+  pids=()
+  for t in "${targets[@]}"; do fuzz_one "$t" & pids+=($!); done
+  for p in "${pids[@]}"; do wait "$p" || failed=1; done
+else
+  for t in "${targets[@]}"; do fuzz_one "$t" || failed=1; done
+fi
+exit $failed

@@ -1,0 +1,97 @@
+// Inputs the fuzzers in fuzz/ found (and close relatives), fed to the same readers in the unit
+// suite so that they stay fixed: each must give a kerascpp::Error or load cleanly, never crash,
+// leak or throw anything else (scripts/asan.sh runs this under ASan + UBSan as the fuzzers do).
+// Every file under tests/data/fuzz_regressions/<target>/ is replayed; the events files are raw
+// event files (the raw mode of fuzz/events.cpp), round-trip findings are written out below.
+#include <doctest/doctest.h>
+#include <zlib.h>
+
+#include <filesystem>
+#include <fstream>
+#include <functional>
+#include <iterator>
+#include <string>
+#include <vector>
+
+#include "../fuzz/fuzz_model.hpp"
+#include "data/idx_reader.hpp"
+#include "io/event_file_reader.hpp"
+#include "io/h5_weights.hpp"
+#include "kerascpp/error.hpp"
+#include "temp_dir.hpp"
+
+namespace K = kerascpp;
+namespace fs = std::filesystem;
+
+namespace {
+
+std::vector<fs::path> regression_inputs(const std::string& target) {
+  const fs::path dir = fs::path(KERASCPP_SOURCE_DIR) / "tests/data/fuzz_regressions" / target;
+  std::vector<fs::path> files;
+  for (const auto& entry : fs::directory_iterator(dir))
+    if (entry.is_regular_file() && entry.path().filename() != "README") files.push_back(entry.path());
+  return files;
+}
+
+// Runs `read` on every input of `target`: a kerascpp::Error is a pass, another exception fails.
+void replay(const std::string& target, const std::function<void(const std::string&)>& read) {
+  for (const fs::path& input : regression_inputs(target)) {
+    CAPTURE(input.string());
+    try {
+      read(input.string());
+    } catch (const K::Error& e) {
+      CHECK(std::string(e.what()).size() > 0);
+    } catch (const std::exception& e) {
+      FAIL("not a kerascpp::Error: " << e.what());
+    }
+  }
+}
+
+std::string slurp(const fs::path& p) {
+  std::ifstream in(p, std::ios::binary);
+  return {std::istreambuf_iterator<char>(in), std::istreambuf_iterator<char>()};
+}
+
+}  // namespace
+
+TEST_CASE("fuzz regressions: weights_h5 inputs give kerascpp::Error or load") {
+  K::Model model = kerascpp_fuzz::make_fuzz_model();
+  replay("weights_h5", [&](const std::string& path) {
+    try {
+      (void)K::io::read_weights_file(path);
+    } catch (const K::Error&) {
+    }
+    model.load_weights(path);
+  });
+}
+
+TEST_CASE("fuzz regressions: idx inputs give kerascpp::Error or load") {
+  replay("idx", [](const std::string& path) { (void)K::read_idx(path); });
+}
+
+TEST_CASE("fuzz regressions: raw event files give kerascpp::Error or parse") {
+  replay("events", [](const std::string& path) {
+    const std::string bytes = slurp(path);
+    (void)K::io::parse_events(bytes, path);
+  });
+}
+
+TEST_CASE("idx: a small gzip file declaring a huge shape is refused before allocating it") {
+  kerascpp_test::TempDir dir;
+  const std::string path = dir.file("bomb-idx3-ubyte.gz");
+  // uint8, 3 dims 1000 x 1000 x 1000: 1 GB declared, a few dozen bytes compressed, no data.
+  const unsigned char header[] = {0, 0, 0x08, 3, 0, 0, 0x03, 0xE8, 0, 0, 0x03, 0xE8, 0, 0, 0x03, 0xE8};
+  gzFile gz = gzopen(path.c_str(), "wb");
+  REQUIRE(gz != nullptr);
+  REQUIRE(gzwrite(gz, header, sizeof header) == static_cast<int>(sizeof header));
+  REQUIRE(gzclose(gz) == Z_OK);
+  try {
+    (void)K::read_idx(path);
+    FAIL("expected kerascpp::IOError");
+  } catch (const K::IOError& e) {
+    const std::string what = e.what();
+    CHECK(what.find(path) != std::string::npos);
+    CHECK(what.find("(1000, 1000, 1000)") != std::string::npos);
+    CHECK(what.find("compressed bytes") != std::string::npos);
+  }
+}
