@@ -96,7 +96,7 @@ void check_event(const Expected& e, const Event& got) {
 
 // The calls the writer documents as refused (see event_file_writer.hpp).
 bool may_refuse(const Expected& e) {
-  return e.tag.empty() || (e.kind == 1 && e.buckets < 1);
+  return !kerascpp::io::valid_summary_tag(e.tag) || (e.kind == 1 && e.buckets < 1);
 }
 
 void round_trip(FuzzedDataProvider& in) {
@@ -133,7 +133,7 @@ void round_trip(FuzzedDataProvider& in) {
         if (!may_refuse(e)) finding(std::string("writer refused a valid call: ") + err.what());
         continue;
       }
-      if (may_refuse(e)) finding("writer accepted an empty tag or buckets < 1");
+      if (may_refuse(e)) finding("writer accepted an empty or non-UTF-8 tag, or buckets < 1");
       expected.push_back(std::move(e));
     }
   }

@@ -9,6 +9,6 @@ supp="$PWD/tests"
 # detect_leaks: LeakSanitizer runs at exit. halt_on_error/abort_on_error: the first report
 # fails the run (UBSan reports already abort: the build passes -fno-sanitize-recover).
 export ASAN_OPTIONS="detect_leaks=1:halt_on_error=1:abort_on_error=1:print_stacktrace=1:strict_string_checks=1:detect_stack_use_after_return=1:check_initialization_order=1"
-export UBSAN_OPTIONS="halt_on_error=1:print_stacktrace=1:suppressions=$supp/ubsan.supp"
+export UBSAN_OPTIONS="halt_on_error=1:print_stacktrace=1"
 export LSAN_OPTIONS="suppressions=$supp/lsan.supp:print_suppressions=0"
 timeout 3600 build-asan/tests/kerascpp_tests "$@"

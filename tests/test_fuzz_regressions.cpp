@@ -16,6 +16,7 @@
 #include "../fuzz/fuzz_model.hpp"
 #include "data/idx_reader.hpp"
 #include "io/event_file_reader.hpp"
+#include "io/event_file_writer.hpp"
 #include "io/h5_weights.hpp"
 #include "kerascpp/error.hpp"
 #include "temp_dir.hpp"
@@ -94,4 +95,26 @@ TEST_CASE("idx: a small gzip file declaring a huge shape is refused before alloc
     CHECK(what.find("(1000, 1000, 1000)") != std::string::npos);
     CHECK(what.find("compressed bytes") != std::string::npos);
   }
+}
+
+TEST_CASE("events: a summary tag that is not UTF-8 is refused, and the file stays readable") {
+  // fuzz/events.cpp round trip: add_scalar("epoch_loss\\\x01...\xff...") was written with only a
+  // protobuf log line, and then the event file could not be parsed back (nor by TensorBoard).
+  kerascpp_test::TempDir dir;
+  K::io::EventFileWriter writer(dir.path.string());
+  const std::string bad_tag = "epoch_loss\xff\xfe";
+  try {
+    writer.add_scalar(bad_tag, 1.0, 0);
+    FAIL("expected kerascpp::ValueError");
+  } catch (const K::ValueError& e) {
+    const std::string what = e.what();
+    CHECK(what.find("epoch_loss") != std::string::npos);
+    CHECK(what.find("UTF-8") != std::string::npos);
+  }
+  const float values[] = {1.0f};
+  CHECK_THROWS_AS(writer.add_histogram("kernel\xc3", values, 1, 0), K::ValueError);  // cut-off sequence
+  writer.add_scalar("épоch_loss", 2.0, 1);  // valid UTF-8 beyond ASCII is fine
+  const auto events = K::io::read_event_file(writer.path());
+  REQUIRE(events.size() == 2);
+  CHECK(events[1].values.at(0).tag == "épоch_loss");
 }
