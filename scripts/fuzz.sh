@@ -21,12 +21,19 @@ cmake --build build-fuzz -j2 --target "${targets[@]/#/fuzz_}"
 # One thread: oneDNN's OpenMP pool is not what is under test, and libFuzzer wants one process.
 export OMP_NUM_THREADS=1 KERASCPP_MAX_THREADS=1
 export UBSAN_OPTIONS="halt_on_error=1:print_stacktrace=1"
+# A corrupt HDF5 header can make libhdf5 ask malloc for terabytes; it checks for NULL and fails
+# cleanly, which is what happens outside ASan. So malloc may return NULL (C libraries check it);
+# operator new in our code still reports an impossible size as a finding.
+export ASAN_OPTIONS="allocator_may_return_null=1"
 # HDF5's own leaks on corrupt files (third-party; each entry says why).
 export LSAN_OPTIONS="suppressions=$PWD/tests/lsan.supp:print_suppressions=0"
 fuzz_one() {
-  local t=$1 work=build-fuzz/corpus/$1 findings=build-fuzz/findings/$1
+  local t=$1 work=build-fuzz/corpus/$1 started
+  started=$(date -u +%Y-%m-%dT%H:%M:%SZ)
+  # Each run's findings get their own folder, so a later run never deletes an earlier crash.
+  local findings=build-fuzz/findings/$t-$started
   # The committed seeds stay untouched: libFuzzer adds what it finds to this copy.
-  rm -rf "$work" "$findings"
+  rm -rf "$work"
   mkdir -p "$work" "$findings"
   cp fuzz/corpus/"$t"/* "$work"/
   local rc=0
@@ -35,7 +42,7 @@ fuzz_one() {
   local execs corpus
   execs=$(sed -n 's/^stat::number_of_executed_units: *//p' build-fuzz/fuzz-"$t".log)
   corpus=$(find "$work" -type f | wc -l)
-  echo "fuzz $t: $(date -u +%Y-%m-%dT%H:%M:%SZ) ${seconds}s, exit $rc, ${execs:-?} executions, corpus $corpus files (log: build-fuzz/fuzz-$t.log)"
+  echo "fuzz $t: started $started, ${seconds}s, exit $rc, ${execs:-?} executions, corpus $corpus files (log: build-fuzz/fuzz-$t.log)"
   if [ "$rc" -ne 0 ] || [ -n "$(ls -A "$findings")" ]; then
     tail -n 40 build-fuzz/fuzz-"$t".log
     echo "FINDING in $t: input(s) in $findings/: $(ls "$findings" | tr '\n' ' ')" >&2
