@@ -38,9 +38,11 @@ fuzz_one() {
   cp fuzz/corpus/"$t"/* "$work"/
   local rc=0
   build-fuzz/fuzz/fuzz_"$t" -max_total_time="$seconds" -rss_limit_mb=2048 -timeout=10 -print_final_stats=1 \
-    -artifact_prefix="$findings"/ "$work" >build-fuzz/fuzz-"$t".log 2>&1 || rc=$?
+    "${keep_going[@]}" -artifact_prefix="$findings"/ "$work" >build-fuzz/fuzz-"$t".log 2>&1 || rc=$?
   local execs corpus
   execs=$(sed -n 's/^stat::number_of_executed_units: *//p' build-fuzz/fuzz-"$t".log)
+  # Fork mode prints no final stats; its last "#N" status line has the count.
+  [ -n "$execs" ] || execs=$(sed -n 's/^#\([0-9][0-9]*\).*/\1/p' build-fuzz/fuzz-"$t".log | tail -n 1)
   corpus=$(find "$work" -type f | wc -l)
   echo "fuzz $t: started $started, ${seconds}s, exit $rc, ${execs:-?} executions, corpus $corpus files (log: build-fuzz/fuzz-$t.log)"
   if [ "$rc" -ne 0 ] || [ -n "$(ls -A "$findings")" ]; then
@@ -50,6 +52,11 @@ fuzz_one() {
     return 1
   fi
 }
+
+# FUZZ_KEEP_GOING=1: fuzz on past crashes (libFuzzer's fork mode) to collect every finding of
+# the run for triage, e.g. to tell libhdf5's own crashes from ours; still exits non-zero.
+keep_going=()
+[ "${FUZZ_KEEP_GOING:-0}" = 1 ] && keep_going=(-fork=1 -ignore_crashes=1 -ignore_timeouts=1 -ignore_ooms=1)
 
 failed=0
 if [ "${FUZZ_PARALLEL:-0}" = 1 ]; then
