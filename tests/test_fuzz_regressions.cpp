@@ -66,6 +66,24 @@ TEST_CASE("fuzz regressions: weights_h5 inputs give kerascpp::Error or load") {
   });
 }
 
+TEST_CASE("weights_h5: a compact dataset storing fewer bytes than its shape is refused before H5Dread") {
+  // libhdf5 1.10 copied the missing values from NULL (SIGSEGV); the reader now compares the
+  // dataset's storage size with its shape first.
+  const std::string path = (fs::path(KERASCPP_SOURCE_DIR) /
+                            "tests/data/fuzz_regressions/weights_h5/hdf5-compact-short-data.weights.h5")
+                               .string();
+  try {
+    (void)K::io::read_weights_file(path);
+    FAIL("expected kerascpp::IOError");
+  } catch (const K::IOError& e) {
+    const std::string what = e.what();
+    CAPTURE(what);
+    CHECK(what.find(path) != std::string::npos);
+    CHECK(what.find("but stores") != std::string::npos);
+    CHECK(what.find("kerascpp/training_state_epoch") != std::string::npos);  // names the entry
+  }
+}
+
 TEST_CASE("fuzz regressions: idx inputs give kerascpp::Error or load") {
   replay("tests/data/fuzz_regressions/idx", [](const std::string& path) { (void)K::read_idx(path); });
 }
