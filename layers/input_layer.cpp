@@ -14,14 +14,15 @@ InputLayer::InputLayer(Shape shape, DType dtype, std::string name)
 }
 
 KerasTensor InputLayer::output() {
-  if (!output_.defined()) {
-    auto node = std::make_shared<Node>();
+  std::shared_ptr<Node> node = output_node_.lock();
+  if (!node) {
+    node = std::make_shared<Node>();
     node->layer = shared_from_this();
     node->output_shapes = {shape_};
     node->output_dtype = dtype_;
-    output_ = KerasTensor(node, 0);
+    output_node_ = node;
   }
-  return output_;
+  return KerasTensor(node, 0);
 }
 
 std::string InputLayer::config_json() const {

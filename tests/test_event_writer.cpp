@@ -1,5 +1,6 @@
-// EventFileWriter and CRC-32C: the bytes on disk are checked with a small TFRecord reader and
-// protobuf wire decoder written here, independent of the writer's own generated messages.
+// EventFileWriter, the event file reader and CRC-32C: the framing on disk is checked with the
+// library's TFRecord reader; the events are decoded with a small protobuf wire decoder written
+// here, independent of the generated messages that both the writer and the reader use.
 #include <doctest/doctest.h>
 
 #include "temp_dir.hpp"
@@ -21,6 +22,7 @@
 #include <vector>
 
 #include "io/crc32c.hpp"
+#include "io/event_file_reader.hpp"
 #include "io/event_file_writer.hpp"
 #include "kerascpp/error.hpp"
 
@@ -44,24 +46,10 @@ std::uint64_t load_le(const std::string& s, std::size_t at, int bytes) {
   return v;
 }
 
-// TFRecord reader: every record must have a valid length CRC and data CRC, and the records
-// must cover the file exactly.
+// The framing (length and data CRCs, records covering the file exactly) is checked by the
+// library's reader, which throws on any fault; the protobuf decoding below stays independent.
 std::vector<std::string> read_records(const std::string& path) {
-  const std::string file = read_bytes(path);
-  std::vector<std::string> records;
-  std::size_t at = 0;
-  while (at < file.size()) {
-    REQUIRE(at + 12 <= file.size());
-    const std::uint64_t len = load_le(file, at, 8);
-    CHECK(load_le(file, at + 8, 4) == masked_crc32c(file.data() + at, 8));
-    REQUIRE(at + 12 + len + 4 <= file.size());
-    std::string data = file.substr(at + 12, len);
-    CHECK(load_le(file, at + 12 + len, 4) == masked_crc32c(data.data(), data.size()));
-    records.push_back(std::move(data));
-    at += 12 + len + 4;
-  }
-  CHECK(at == file.size());
-  return records;
+  return kerascpp::io::read_tfrecords(path);
 }
 
 // Protobuf wire format, just enough to inspect our events: varint, fixed64, bytes, fixed32.
@@ -351,4 +339,85 @@ TEST_CASE("a failed write leaves whole records only, and later writes still land
   const auto records = read_records(writer.path());
   REQUIRE(records.size() == 3);
   CHECK(field(decode_summary_event(records[2]).event, 2)->scalar == 1);
+}
+
+TEST_CASE("event file reader: reads back what the writer wrote") {
+  TempDir dir;
+  EventFileWriter writer(dir.path.string());
+  writer.add_scalar("epoch_loss", 0.25, 3);
+  const float values[] = {0.0f, 1.0f, 2.0f};
+  writer.add_histogram("h", values, 3, 4, 2);
+  writer.add_keras_model_config("{}", 5);
+  const auto events = kerascpp::io::read_event_file(writer.path());
+  REQUIRE(events.size() == 4);
+  CHECK(events[0].file_version == "brain.Event:2");
+  CHECK(events[0].values.empty());
+  CHECK(events[1].step == 3);
+  REQUIRE(events[1].values.size() == 1);
+  CHECK(events[1].values[0].tag == "epoch_loss");
+  CHECK(events[1].values[0].plugin == "scalars");
+  CHECK(events[1].values[0].floats == std::vector<float>{0.25f});
+  CHECK(events[1].values[0].shape.empty());
+  REQUIRE(events[2].values.size() == 1);
+  CHECK(events[2].values[0].dtype == 2);  // DT_DOUBLE
+  CHECK(events[2].values[0].shape == std::vector<std::int64_t>{2, 3});
+  CHECK(events[2].values[0].tensor_content.size() == 6 * sizeof(double));
+  REQUIRE(events[3].values.size() == 1);
+  CHECK(events[3].values[0].plugin_content == "1");
+  CHECK(events[3].values[0].strings == std::vector<std::string>{"{}"});
+}
+
+namespace {
+// The IOError a damaged copy of a one-scalar event file gives; it must name the file.
+std::string damaged_file_error(const std::string& bytes, const TempDir& dir) {
+  const std::string path = dir.file("damaged.tfevents");
+  std::ofstream(path, std::ios::binary) << bytes;
+  try {
+    kerascpp::io::read_event_file(path);
+  } catch (const kerascpp::IOError& e) {
+    const std::string what = e.what();
+    CHECK(what.find(path) != std::string::npos);
+    return what;
+  }
+  FAIL("expected kerascpp::IOError for a damaged event file");
+  return {};
+}
+}  // namespace
+
+TEST_CASE("event file reader: bad CRCs, truncation and junk are IOErrors naming file and offset") {
+  TempDir dir;
+  std::string good;
+  {
+    EventFileWriter writer(dir.file("logs"));
+    writer.add_scalar("epoch_loss", 0.5, 1);
+    good = read_bytes(writer.path());
+  }
+  const std::size_t second = 12 + load_le(good, 0, 8) + 4;  // offset of the scalar's record
+  REQUIRE(second < good.size());
+
+  std::string bad_data = good;
+  bad_data[second + 14] ^= 0x01;
+  CHECK(damaged_file_error(bad_data, dir).find("offset " + std::to_string(second) + " has a bad data checksum") !=
+        std::string::npos);
+  std::string bad_length = good;
+  bad_length[second] ^= 0x40;
+  CHECK(damaged_file_error(bad_length, dir).find("bad length checksum") != std::string::npos);
+  CHECK(damaged_file_error(good.substr(0, good.size() - 1), dir).find("bytes follow its header") !=
+        std::string::npos);
+  CHECK(damaged_file_error(good + "junk", dir).find("cut off inside its 12-byte header") != std::string::npos);
+
+  // Valid framing around bytes that are not an Event: a field 1 (wall_time) with wire type 7.
+  std::string frame;
+  const std::string junk = "\x0f\xff";
+  for (int i = 0; i < 8; ++i) frame.push_back(static_cast<char>(i == 0 ? junk.size() : 0));
+  const std::uint32_t len_crc = masked_crc32c(frame.data(), 8);
+  for (int i = 0; i < 4; ++i) frame.push_back(static_cast<char>(len_crc >> (8 * i)));
+  frame += junk;
+  const std::uint32_t data_crc = masked_crc32c(junk.data(), junk.size());
+  for (int i = 0; i < 4; ++i) frame.push_back(static_cast<char>(data_crc >> (8 * i)));
+  CHECK(damaged_file_error(good + frame, dir).find("offset " + std::to_string(good.size()) +
+                                                    " is not an Event message") != std::string::npos);
+
+  CHECK_THROWS_AS(kerascpp::io::read_event_file(dir.file("missing")), kerascpp::IOError);
+  CHECK_THROWS_AS(kerascpp::io::read_event_file(dir.path.string()), kerascpp::IOError);
 }

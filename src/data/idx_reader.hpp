@@ -8,7 +8,7 @@
 namespace kerascpp {
 
 // Reads a gzip-compressed or raw IDX file. Element types: 0x08 uint8, 0x0C int32, 0x0D float32.
-// Throws Error naming the path for a missing, truncated or malformed file.
+// Throws IOError naming the path for a missing, truncated or malformed file.
 Tensor read_idx(const std::string& path);
 
 // Writes `t` (uint8, int32 or float32) as an IDX file, gzip-compressed if `gzip`. Writes to a

@@ -9,12 +9,15 @@
 #include <bit>
 #include <cerrno>
 #include <chrono>
+#include <climits>
 #include <cmath>
 #include <cstring>
 #include <ctime>
 #include <filesystem>
 #include <system_error>
 #include <vector>
+
+#include <google/protobuf/stubs/common.h>
 
 #include "io/crc32c.hpp"
 #include "kerascpp/error.hpp"
@@ -47,9 +50,15 @@ void append_le(std::string& out, std::uint64_t v, int bytes) {
 
 void require_tag(const std::string& tag, const std::string& path) {
   if (tag.empty())
-    throw Error(fmt::format("TensorBoard event for {}: empty summary tag; give each scalar, "
-                            "histogram or text a name such as \"epoch_loss\"",
-                            path));
+    throw ValueError(fmt::format("TensorBoard event for {}: empty summary tag; give each scalar, "
+                                 "histogram or text a name such as \"epoch_loss\"",
+                                 path));
+  // Found by fuzzing: protobuf serializes such a tag with only a logged warning, and then no
+  // reader (TensorBoard's, ours) can parse the event, so refuse it before anything is written.
+  if (!valid_summary_tag(tag))
+    throw ValueError(fmt::format("TensorBoard event for {}: summary tag {:?} is not valid UTF-8, so "
+                                 "TensorBoard could not read it; name the metric or layer in UTF-8",
+                                 path, tag));
 }
 
 // A summary event with one value carrying the plugin that TensorBoard should show it in.
@@ -106,6 +115,11 @@ std::vector<double> histogram_rows(const float* values, std::size_t n, int bucke
 }
 
 }  // namespace
+
+bool valid_summary_tag(const std::string& tag) {
+  return !tag.empty() && tag.size() <= INT_MAX &&
+         google::protobuf::internal::IsStructurallyValidUTF8(tag.data(), static_cast<int>(tag.size()));
+}
 
 EventFileWriter::EventFileWriter(const std::string& log_dir) {
   namespace fs = std::filesystem;

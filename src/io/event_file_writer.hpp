@@ -8,6 +8,11 @@
 
 namespace kerascpp::io {
 
+// Whether `tag` can name a summary: not empty, and valid UTF-8 (Summary.Value.tag is a protobuf
+// string; TensorBoard cannot parse an event whose tag is not). The add_* calls refuse other tags
+// with a ValueError.
+bool valid_summary_tag(const std::string& tag);
+
 class EventFileWriter {
  public:
   // Creates log_dir (recursively) and a fresh file

@@ -96,6 +96,7 @@ struct Pending {
 
 Pending inspect_dataset(const Reader& r, Handle dset, const std::string& where) {
   bool contiguous = false;
+  bool compact = false;
   {
     // Keras refuses external and virtual datasets (they read other files); so do we.
     Handle dcpl = r.checked(H5Dget_create_plist(dset.get()), H5Pclose, "cannot inspect dataset " + where);
@@ -103,6 +104,7 @@ Pending inspect_dataset(const Reader& r, Handle dset, const std::string& where) 
     if (layout == H5D_VIRTUAL || H5Pget_external_count(dcpl.get()) > 0)
       r.fail(where + " is an external or virtual dataset; weights files must hold their data directly");
     contiguous = layout == H5D_CONTIGUOUS || layout == H5D_COMPACT;
+    compact = layout == H5D_COMPACT;
   }
   Handle space =
       r.checked(H5Dget_space(dset.get()), H5Sclose, "cannot read the shape of " + where + " (file corrupt?)");
@@ -172,6 +174,13 @@ Pending inspect_dataset(const Reader& r, Handle dset, const std::string& where) 
     r.fail(fmt::format("{} declares shape {} ({} bytes), more than the {}-byte file can hold: the file is "
                        "truncated or corrupt; re-save it or use another copy",
                        where, shape_str(shape), declared, r.file_bytes));
+  // A compact dataset keeps its values inside its layout message, and libhdf5 1.10 reads them
+  // without checking that they cover the shape: on a corrupt message H5Dread copied from NULL
+  // (SIGSEGV, found by fuzz_weights_h5). Its storage size is that message's byte count.
+  if (compact && H5Dget_storage_size(dset.get()) < declared)
+    r.fail(fmt::format("{} declares shape {} ({} bytes) but stores {} bytes: the file is corrupt; re-save it "
+                       "or use another copy",
+                       where, shape_str(shape), declared, H5Dget_storage_size(dset.get())));
   return Pending{std::move(dset), DatasetInfo{where, std::move(shape), dtype}, memory_type};
 }
 

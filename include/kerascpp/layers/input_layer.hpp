@@ -23,7 +23,10 @@ class InputLayer : public Layer {
  private:
   Shape shape_;
   DType dtype_;
-  KerasTensor output_;
+  // Weak: the node holds this layer (Node::layer), so a strong pointer back would be a cycle that
+  // leaked every model's input layer and node (found by LeakSanitizer). While anyone holds the
+  // tensor, output() returns the same node; once nobody does, a new one is as good.
+  std::weak_ptr<Node> output_node_;
 };
 
 KerasTensor Input(Shape shape, DType dtype = DType::float32, std::string name = "");
