@@ -4,6 +4,8 @@
 # Usage: scripts/fuzz.sh [seconds_per_target (default 600)] [target ...]
 #   targets: weights_h5 idx events (default: all three, one after the other; FUZZ_PARALLEL=1
 #   runs them at the same time). Exits non-zero on any finding and prints where the input is.
+#   FUZZ_SEED=N fixes libFuzzer's seed: the inputs tried are then the same sequence on every run,
+#   so a short run is reproducible (CI uses it; see the README on libhdf5's known crashes).
 set -euo pipefail
 cd "$(dirname "$0")/.."
 seconds=${1:-600}
@@ -40,7 +42,7 @@ fuzz_one() {
   cp fuzz/corpus/"$t"/* "$work"/
   local rc=0
   build-fuzz/fuzz/fuzz_"$t" -max_total_time="$seconds" -rss_limit_mb=2048 -timeout=10 -print_final_stats=1 \
-    "${keep_going[@]}" -artifact_prefix="$findings"/ "$work" >build-fuzz/fuzz-"$t".log 2>&1 || rc=$?
+    "${keep_going[@]}" "${seed_args[@]}" -artifact_prefix="$findings"/ "$work" >build-fuzz/fuzz-"$t".log 2>&1 || rc=$?
   local execs corpus
   execs=$(sed -n 's/^stat::number_of_executed_units: *//p' build-fuzz/fuzz-"$t".log)
   # Fork mode prints no final stats; its last "#N" status line has the count.
@@ -59,6 +61,9 @@ fuzz_one() {
 # the run for triage, e.g. to tell libhdf5's own crashes from ours; still exits non-zero.
 keep_going=()
 [ "${FUZZ_KEEP_GOING:-0}" = 1 ] && keep_going=(-fork=1 -ignore_crashes=1 -ignore_timeouts=1 -ignore_ooms=1)
+
+seed_args=()
+[ -n "${FUZZ_SEED:-}" ] && seed_args=(-seed="$FUZZ_SEED")
 
 failed=0
 if [ "${FUZZ_PARALLEL:-0}" = 1 ]; then
