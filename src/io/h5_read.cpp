@@ -328,9 +328,25 @@ WeightsFile read_all(const Reader& r, const PendingFile& pending) {
   return file;
 }
 
-}  // namespace
+// Reads every dataset's bytes into one scratch buffer: all the parsing read_all does, without a
+// Tensor, so a forked probe touches no allocator lock a thread of its parent may have held.
+void probe_all(const Reader& r, const PendingFile& pending) {
+  std::vector<unsigned char> scratch;
+  auto probe = [&](const Pending& p) {
+    scratch.resize(static_cast<std::size_t>(shape_numel(p.info.shape)) * dtype_size(p.info.dtype));
+    if (!scratch.empty())
+      r.check(H5Dread(p.dset.get(), p.memory_type, H5S_ALL, H5S_ALL, H5P_DEFAULT, scratch.data()),
+              "cannot read the data of " + p.info.entry + " (file truncated or corrupt?)");
+  };
+  for (const auto& group : pending.layers)
+    for (const auto& p : group.second) probe(p);
+  for (const auto& p : pending.optimizer_vars) probe(p);
+  for (const auto& entry : pending.extra) probe(entry.second);
+}
 
-WeightsFile read_hdf5_file(const std::string& path, const LayoutCheck& check) {
+// Opens `path`, inspects every dataset and hands the reader and what it found to `finish`.
+template <class Finish>
+auto open_and_inspect(const std::string& path, Finish&& finish) {
   Reader reader{path};
   const htri_t is_hdf5 = H5Fis_hdf5(path.c_str());
   if (is_hdf5 == 0) {
@@ -351,8 +367,23 @@ WeightsFile read_hdf5_file(const std::string& path, const LayoutCheck& check) {
   reader.file_bytes = std::filesystem::file_size(path, ec);
   if (ec) reader.fail("cannot get its size: " + ec.message());
   const PendingFile pending = inspect_contents(reader, h5file.get());
-  if (check) check(layout_of(pending));
-  return read_all(reader, pending);
+  return finish(reader, pending);
+}
+
+}  // namespace
+
+WeightsFile read_hdf5_file(const std::string& path, const LayoutCheck& check) {
+  return open_and_inspect(path, [&](const Reader& reader, const PendingFile& pending) {
+    if (check) check(layout_of(pending));
+    return read_all(reader, pending);
+  });
+}
+
+void probe_hdf5_file(const std::string& path) {
+  open_and_inspect(path, [](const Reader& reader, const PendingFile& pending) {
+    probe_all(reader, pending);
+    return 0;
+  });
 }
 
 }  // namespace kerascpp::io::h5

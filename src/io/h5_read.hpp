@@ -7,7 +7,12 @@
 namespace kerascpp::io::h5 {
 
 // Everything after the file system checks of read_weights_file: whether `path` is HDF5 at all,
-// then its layout (given to `check`, when set, before any data is read), then its data. Callers hold hdf5_mutex() and a QuietHdf5.
+// then its layout (given to `check`, when set, before any data is read), then its data.
+// Callers hold hdf5_mutex() and a QuietHdf5.
 WeightsFile read_hdf5_file(const std::string& path, const LayoutCheck& check);
+
+// The same parsing and data reads as read_hdf5_file, into scratch memory only (no Tensor is
+// made): what the forked probe of h5_probe.cpp runs. Throws what read_hdf5_file would.
+void probe_hdf5_file(const std::string& path);
 
 }  // namespace kerascpp::io::h5

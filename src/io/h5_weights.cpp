@@ -9,6 +9,7 @@
 
 #include "io/atomic_file.hpp"
 #include "io/h5_handles.hpp"
+#include "io/h5_probe.hpp"
 #include "io/h5_read.hpp"
 #include "io/h5_write.hpp"
 #include "kerascpp/error.hpp"
@@ -54,6 +55,7 @@ WeightsFile read_weights_file(const std::string& path, const LayoutCheck& check)
 
   std::lock_guard lock(h5::hdf5_mutex());
   h5::QuietHdf5 quiet;
+  h5::probe_in_child_process(path);  // libhdf5 crashes on some corrupt files: see h5_probe.hpp
   return h5::read_hdf5_file(path, check);
 }
 
