@@ -31,6 +31,28 @@ export UBSAN_OPTIONS="halt_on_error=1:print_stacktrace=1"
 export ASAN_OPTIONS="allocator_may_return_null=1:max_allocation_size_mb=2048"
 # HDF5's own leaks on corrupt files (third-party; each entry says why).
 export LSAN_OPTIONS="suppressions=$PWD/tests/lsan.supp:print_suppressions=0"
+# libhdf5 1.10.8 segfaults on some corrupt files by itself (a NULL copy in H5F__accum_read,
+# HDFGroup/hdf5#584; fuzz/known_hdf5_crashes/). The fuzzer reads in-process (fuzz/weights_h5.cpp),
+# so it finds them; the library contains them by parsing in a forked probe. A crash input counts
+# as that known bug when its report's top frames are in libhdf5's H5F__accum_read and none in our
+# code, AND the target with the probe on (as users run it) handles it without a report; it then
+# moves to known/ and is not a finding. Anything else stays a finding.
+sort_out_known_hdf5_crashes() {
+  local findings=$1 input report
+  for input in "$findings"/crash-*; do
+    [ -e "$input" ] || continue
+    report=$(KERASCPP_H5_PROBE=0 build-fuzz/fuzz/fuzz_weights_h5 "$input" 2>&1 || true)
+    if grep -E '^ *#[0-3] ' <<<"$report" | grep -q 'H5F__accum_read' &&
+       ! grep -E '^ *#[0-3] ' <<<"$report" | grep -q -E 'kerascpp|/src/|/layers/' &&
+       KERASCPP_H5_PROBE=1 build-fuzz/fuzz/fuzz_weights_h5 "$input" >/dev/null 2>&1; then
+      mkdir -p "$findings/../known"
+      mv "$input" "$findings/../known/"
+      echo "fuzz weights_h5: known libhdf5 crash (HDFGroup/hdf5#584), contained by the probe: build-fuzz/findings/known/$(basename "$input")"
+    fi
+  done
+  [ -z "$(ls -A "$findings")" ]  # what remains are findings
+}
+
 fuzz_one() {
   local t=$1 work=build-fuzz/corpus/$1 started
   started=$(date -u +%Y-%m-%dT%H:%M:%SZ)
@@ -49,6 +71,10 @@ fuzz_one() {
   [ -n "$execs" ] || execs=$(sed -n 's/^#\([0-9][0-9]*\).*/\1/p' build-fuzz/fuzz-"$t".log | tail -n 1)
   corpus=$(find "$work" -type f | wc -l)
   echo "fuzz $t: started $started, ${seconds}s, exit $rc, ${execs:-?} executions, corpus $corpus files (log: build-fuzz/fuzz-$t.log)"
+  if [ "$t" = weights_h5 ] && ls "$findings"/crash-* >/dev/null 2>&1; then
+    # A run that stopped only at known libhdf5 crashes is clean.
+    sort_out_known_hdf5_crashes "$findings" && rc=0
+  fi
   if [ "$rc" -ne 0 ] || [ -n "$(ls -A "$findings")" ]; then
     tail -n 40 build-fuzz/fuzz-"$t".log
     echo "FINDING in $t: input(s) in $findings/: $(ls "$findings" | tr '\n' ' ')" >&2
