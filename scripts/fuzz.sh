@@ -43,7 +43,7 @@ sort_out_known_hdf5_crashes() {
     [ -e "$input" ] || continue
     report=$(KERASCPP_H5_PROBE=0 build-fuzz/fuzz/fuzz_weights_h5 "$input" 2>&1 || true)
     if grep -E '^ *#[0-3] ' <<<"$report" | grep -q 'H5F__accum_read' &&
-       ! grep -E '^ *#[0-3] ' <<<"$report" | grep -q -E 'kerascpp|/src/|/layers/' &&
+       ! grep -E '^ *#[0-3] ' <<<"$report" | grep -q -E 'kerascpp::|\.cpp:[0-9]' &&
        KERASCPP_H5_PROBE=1 build-fuzz/fuzz/fuzz_weights_h5 "$input" >/dev/null 2>&1; then
       mkdir -p "$findings/../known"
       mv "$input" "$findings/../known/"
