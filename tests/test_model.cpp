@@ -423,3 +423,20 @@ TEST_CASE("model: train_on_batch and test_on_batch return logs with the loss") {
   for (int i = 0; i < 30; ++i) model.train_on_batch(data.x, data.y);
   CHECK(model.test_on_batch(data.x, data.y)["loss"] < test["loss"]);
 }
+
+// Keras names a layer when it is made; reading names in another order must not reorder them.
+TEST_CASE("model: automatic layer names follow construction order") {
+  auto suffix = [](const std::string& name) {  // "dense" is 0, "dense_3" is 3
+    const auto underscore = name.rfind('_');
+    return underscore == std::string::npos ? 0 : std::stoi(name.substr(underscore + 1));
+  };
+  K::LayerRef a = K::layers::Dense(3);
+  K::LayerRef b = K::layers::Dense(3);
+  const std::string b_name = b->name();  // read first
+  const std::string a_name = a->name();
+  CAPTURE(a_name);
+  CAPTURE(b_name);
+  CHECK(a_name.rfind("dense", 0) == 0);
+  CHECK(b_name.rfind("dense", 0) == 0);
+  CHECK(suffix(a_name) < suffix(b_name));
+}

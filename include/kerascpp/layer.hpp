@@ -111,8 +111,13 @@ class Layer : public std::enable_shared_from_this<Layer> {
 class LayerRef {
  public:
   LayerRef() = default;
+  // Reading the name here gives an unnamed layer its automatic name ("dense", "dense_1", ...) when
+  // it is made, as Keras does, not when the name is first read: `a = Dense(3); b = Dense(3);`
+  // names a "dense" even if b's name is read first.
   template <class L>
-  LayerRef(std::shared_ptr<L> layer) : layer_(std::move(layer)) {}  // NOLINT: implicit by design
+  LayerRef(std::shared_ptr<L> layer) : layer_(std::move(layer)) {  // NOLINT: implicit by design
+    if (layer_) (void)layer_->name();
+  }
   KerasTensor operator()(const KerasTensor& x) const { return (*layer_)(x); }
   KerasTensor operator()(const std::vector<KerasTensor>& xs) const { return (*layer_)(xs); }
   Layer* operator->() const { return layer_.get(); }
