@@ -4,8 +4,8 @@
 # Usage: scripts/fuzz.sh [seconds_per_target (default 600)] [target ...]
 #   targets: weights_h5 idx events (default: all three, one after the other; FUZZ_PARALLEL=1
 #   runs them at the same time). Exits non-zero on any finding and prints where the input is.
-#   FUZZ_SEED=N fixes libFuzzer's seed: the inputs tried are then the same sequence on every run,
-#   so a short run is reproducible (CI uses it; see the README on libhdf5's known crashes).
+#   FUZZ_SEED=N fixes libFuzzer's seed: the same binary then tries the same sequence of inputs
+#   (how far it gets depends on the machine's speed; a code change changes the sequence). CI uses it.
 set -euo pipefail
 cd "$(dirname "$0")/.."
 seconds=${1:-600}
