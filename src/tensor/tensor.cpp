@@ -117,9 +117,13 @@ namespace {
 // Physical memory of this machine: a host tensor larger than it can never be used (and a huge
 // request could abort sanitizer builds or be granted by overcommit and OOM-kill the process later).
 std::uint64_t physical_memory_bytes() {
-  const long pages = sysconf(_SC_PHYS_PAGES), page = sysconf(_SC_PAGE_SIZE);
-  if (pages <= 0 || page <= 0) return std::numeric_limits<std::uint64_t>::max();
-  return static_cast<std::uint64_t>(pages) * static_cast<std::uint64_t>(page);
+  // Asked once: sysconf(_SC_PHYS_PAGES) is a syscall, and tensors are made on every step.
+  static const std::uint64_t bytes = [] {
+    const long pages = sysconf(_SC_PHYS_PAGES), page = sysconf(_SC_PAGE_SIZE);
+    if (pages <= 0 || page <= 0) return std::numeric_limits<std::uint64_t>::max();
+    return static_cast<std::uint64_t>(pages) * static_cast<std::uint64_t>(page);
+  }();
+  return bytes;
 }
 
 [[noreturn]] void throw_too_large(const Shape& shape, DType dtype, const std::string& bytes, const std::string& why) {
