@@ -5,6 +5,7 @@
 #include <cstdio>
 #include <filesystem>
 
+#include "engine/training_position.hpp"
 #include "io/model_weights.hpp"
 
 namespace kerascpp::callbacks {
@@ -21,8 +22,6 @@ void make_parent_dirs(const std::string& path) {
     throw IOError(fmt::format("cannot create directory '{}' for '{}': {}; choose a writable location", parent.string(),
                             path, ec.message()));
 }
-
-ModelImpl& impl_of(Model& m) { return m.impl(); }
 
 // A diverged run must not replace the last good file, nor stop because it cannot save: when a
 // weight or optimizer slot is NaN/Inf, warns (naming the epoch and the variable) and says to skip.
@@ -79,8 +78,9 @@ ModelCheckpoint::ModelCheckpoint(std::string filepath, ModelCheckpointOptions o)
 void ModelCheckpoint::on_train_begin(const Logs&) {
   // Fail before training, not after the first epoch, when the template has an unknown key.
   Logs probe;
+  const std::vector<std::string> names = model().metrics_names();  // "loss", then the metrics
   probe.set("loss", 0);
-  for (auto& m : model().impl().metrics) probe.set(m.name, 0), probe.set("val_" + m.name, 0);
+  for (std::size_t i = 1; i < names.size(); ++i) probe.set(names[i], 0), probe.set("val_" + names[i], 0);
   probe.set("val_loss", 0);
   probe.set("learning_rate", 0);
   format_filepath(filepath_, 0, o_.save_freq.per_epoch() ? std::nullopt : std::optional<std::int64_t>(0), probe);
@@ -136,26 +136,25 @@ void BackupAndRestore::on_train_begin(const Logs&) {
     throw IOError(fmt::format("BackupAndRestore: '{}' holds weights but no training state; it was not written by "
                             "BackupAndRestore — remove it or use another backup_dir",
                             checkpoint_path()));
-  impl_of(model()).resume_from = cp->position;
+  detail::training_position(model()).resume_at(cp->position);
   restored_ = true;
 }
 
-void BackupAndRestore::backup() {
+void BackupAndRestore::backup(const detail::ResumePoint& point) {
   if (!model().distribute_strategy().is_chief()) return;
   std::error_code ec;
   fs::create_directories(dir_, ec);
   if (ec) throw IOError(fmt::format("BackupAndRestore: cannot create '{}': {}", dir_, ec.message()));
-  io::TrainingCheckpoint cp{impl_of(model()).position};
-  io::save_model_weights(model(), checkpoint_path(), cp);
+  io::save_model_weights(model(), checkpoint_path(), io::TrainingCheckpoint{point});
 }
 
 void BackupAndRestore::on_train_batch_end(std::int64_t batch, const Logs&) {
   if (o_.save_freq.per_epoch() || (batch + 1) % o_.save_freq.batches() != 0) return;
+  const detail::ResumePoint& here = detail::training_position(model()).current();
   if (model().distribute_strategy().is_chief() &&
-      !finite_or_warn(model(), "BackupAndRestore", impl_of(model()).position.epoch, checkpoint_path(),
-                      "the last backup stays as it was"))
+      !finite_or_warn(model(), "BackupAndRestore", here.epoch, checkpoint_path(), "the last backup stays as it was"))
     return;
-  backup();
+  backup(here);
 }
 
 void BackupAndRestore::on_epoch_end(int epoch, const Logs&) {
@@ -163,13 +162,11 @@ void BackupAndRestore::on_epoch_end(int epoch, const Logs&) {
   if (model().distribute_strategy().is_chief() &&
       !finite_or_warn(model(), "BackupAndRestore", epoch, checkpoint_path(), "the last backup stays as it was"))
     return;
-  auto& pos = impl_of(model()).position;
-  ModelImpl::Position next;  // the next thing to do is the start of the next epoch
+  const detail::ResumePoint& here = detail::training_position(model()).current();
+  detail::ResumePoint next;  // the next thing to do is the start of the next epoch
   next.epoch = epoch + 1;
-  next.totals.reset(pos.totals.metric_sums.size());
-  std::swap(pos, next);
-  backup();
-  std::swap(pos, next);
+  next.totals.reset(here.totals.metric_sums.size());
+  backup(next);
 }
 
 void BackupAndRestore::on_train_end(const Logs&) {

@@ -645,7 +645,7 @@ std::string backup_dir_with(Fixture& f, const std::string& name, const std::func
   fs::create_directories(dir);
   const std::string path = (dir / "latest.weights.h5").string();
   K::io::TrainingCheckpoint cp;
-  cp.position = f.model.impl().position;
+  cp.position = K::detail::training_position(f.model).current();
   K::io::save_model_weights(f.model, path, cp);
   K::io::WeightsFile file = K::io::read_weights_file(path);
   edit(file);

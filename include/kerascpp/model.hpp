@@ -51,6 +51,12 @@ struct PredictOptions {
 };
 
 class ModelImpl;
+class Model;
+namespace detail {
+class TrainingPosition;
+// Internal (src/engine/training_position.hpp): where fit() is, for BackupAndRestore.
+TrainingPosition& training_position(Model& model);
+}  // namespace detail
 
 class Model {
  public:
@@ -68,6 +74,9 @@ class Model {
 
   void compile(CompileOptions options);
   bool compiled() const;
+  // Keras' metrics_names: "loss", then each compiled metric's name as given to compile() — the
+  // keys of evaluate()'s logs (fit adds "val_" versions). Empty before compile().
+  std::vector<std::string> metrics_names() const;
   callbacks::History fit(const Dataset& data, FitOptions options = {});
   Logs evaluate(const Dataset& data, EvaluateOptions options = {});
   Tensor predict(const Dataset& data, PredictOptions options = {});
@@ -104,11 +113,12 @@ class Model {
   std::vector<Tensor> get_weights() const;
   void set_weights(const std::vector<Tensor>& weights);
 
-  ModelImpl& impl() const { return *impl_; }
-
  protected:
   Model();  // Sequential builds its graph later
   std::shared_ptr<ModelImpl> impl_;
+
+ private:
+  friend detail::TrainingPosition& detail::training_position(Model& model);
 };
 
 // A linear stack of layers. Give the input shape with layers::InputLayer(shape) as the first

@@ -8,22 +8,6 @@
 
 namespace kerascpp {
 
-void StepTotals::add(const StepTotals& o) {
-  loss_sum += o.loss_sum;
-  examples += o.examples;
-  if (metric_sums.size() < o.metric_sums.size()) reset(o.metric_sums.size());
-  for (std::size_t i = 0; i < o.metric_sums.size(); ++i) {
-    metric_sums[i] += o.metric_sums[i];
-    metric_counts[i] += o.metric_counts[i];
-  }
-}
-
-void StepTotals::reset(std::size_t metrics) {
-  loss_sum = examples = 0;
-  metric_sums.assign(metrics, 0);
-  metric_counts.assign(metrics, 0);
-}
-
 const detail::Graph& ModelImpl::require_graph(const char* what) const {
   if (!graph)
     throw StateError(fmt::format("Model '{}': cannot {} before the model is built; give the Sequential model an "
@@ -44,30 +28,37 @@ void ModelImpl::ensure_built(const Tensor& x) {
   graph = std::make_unique<detail::Graph>(std::vector<KerasTensor>{in}, std::vector<KerasTensor>{t});
 }
 
-void ModelImpl::bind() {
-  if (bound || !graph || !compiled) return;
-  int replicas = strategy.num_replicas_in_sync();
-  std::vector<Device> devices;
-  for (int r = 0; r < replicas; ++r) devices.push_back(strategy.impl()->context(r).backend->device());
-  trainable.clear();
-  for (auto& layer : graph->layers()) {
-    for (Variable* v : layer->variables()) v->mirror(devices);
-    for (Variable* v : layer->trainable_variables()) trainable.push_back(v);
-  }
-  states.assign(static_cast<std::size_t>(replicas), {});
-  optimizer->build(trainable, replicas);
-  std::vector<std::shared_ptr<Layer>> backward_order(graph->layers().rbegin(), graph->layers().rend());
-  buckets = detail::BucketPlan::make(backward_order, trainable, strategy.impl()->bucket_bytes());
-  bound = true;
+const detail::CompiledState& ModelImpl::require_compiled(const char* what) const {
+  if (!compiled) throw StateError(fmt::format("Model '{}': call compile() before {}()", name, what));
+  return *compiled;
 }
 
-Logs ModelImpl::logs_from(const StepTotals& t, const std::string& prefix) const {
-  Logs logs;
-  logs.set(prefix + "loss", t.examples > 0 ? t.loss_sum / t.examples : 0.0);
-  for (std::size_t i = 0; i < metrics.size(); ++i)
-    logs.set(prefix + metrics[i].name, t.metric_counts[i] > 0 ? t.metric_sums[i] / t.metric_counts[i] : 0.0);
-  return logs;
+void ModelImpl::compile(detail::CompiledState state) {
+  replicas.reset();  // bound to the old strategy and optimizer
+  compiled.emplace(std::move(state));
+  staging.set_strategy(compiled->strategy());
+  bind();
 }
+
+const distribute::Strategy& ModelImpl::strategy() const {
+  if (compiled) return compiled->strategy();
+  if (!default_strategy_) default_strategy_.emplace();
+  return *default_strategy_;
+}
+
+void ModelImpl::bind() {
+  if (replicas || !graph || !compiled) return;
+  replicas.emplace(*graph, *compiled);
+}
+
+void ModelImpl::prepare(const Tensor& x) {
+  ensure_built(x);
+  bind();
+}
+
+namespace detail {
+TrainingPosition& training_position(Model& model) { return model.impl_->position; }
+}  // namespace detail
 
 // ---- Model ----
 
@@ -167,24 +158,24 @@ void Model::compile(CompileOptions options) {
                             impl_->name));
   std::vector<detail::MetricSpec> metrics;
   for (auto& m : options.metrics) metrics.push_back(detail::resolve_metric(m, options.loss.get()));
-  impl_->optimizer = options.optimizer;
-  impl_->loss = options.loss;
-  impl_->metrics = std::move(metrics);
-  impl_->strategy = options.distribute ? *options.distribute : distribute::Strategy();
-  impl_->step_seed = next_random_seed();
-  impl_->compiled = true;
-  impl_->bound = false;
-  impl_->bind();
+  distribute::Strategy strategy = options.distribute ? *options.distribute : distribute::Strategy();
+  const std::uint64_t step_seed = next_random_seed();
+  impl_->compile(detail::CompiledState(options.optimizer, options.loss, std::move(metrics), std::move(strategy),
+                                       step_seed));
 }
 
-bool Model::compiled() const { return impl_->compiled; }
+bool Model::compiled() const { return impl_->compiled.has_value(); }
+
+std::vector<std::string> Model::metrics_names() const {
+  return impl_->compiled ? impl_->compiled->metrics_names() : std::vector<std::string>{};
+}
 
 optimizers::Optimizer& Model::optimizer() const {
   if (!impl_->compiled) throw StateError(fmt::format("Model '{}' has no optimizer: call compile() first", impl_->name));
-  return *impl_->optimizer.get();
+  return impl_->compiled->optimizer();
 }
 
-const distribute::Strategy& Model::distribute_strategy() const { return impl_->strategy; }
+const distribute::Strategy& Model::distribute_strategy() const { return impl_->strategy(); }
 
 std::vector<Tensor> Model::get_weights() const {
   std::vector<Tensor> out;

@@ -1,7 +1,9 @@
 // One global batch through every replica: shard, forward, loss, backward with bucketed
-// all-reduce, optimizer update on every mirrored copy.
+// all-reduce, optimizer update on every mirrored copy. train/test/predict differ only in the
+// per-replica body they hand to run_sharded.
 #include <fmt/format.h>
 
+#include "check.hpp"
 #include "engine/model_impl.hpp"
 
 namespace kerascpp {
@@ -22,111 +24,83 @@ std::uint64_t mix(std::uint64_t a, std::uint64_t b) {
   return r.next_u64();
 }
 
+// The shard -> run -> sum skeleton of every step: splits the global batch's `rows` over the
+// replicas, runs body(ctx, begin, end) on each (its rows are [begin, end), possibly empty) and
+// adds the StepTotals it returns in replica order, so the sums are the same doubles every run.
+template <class Body>
+StepTotals run_sharded(const detail::CompiledState& compiled, std::int64_t rows, Body&& body) {
+  const distribute::Strategy& strategy = compiled.strategy();
+  auto ranges = strategy.shard_ranges(rows);
+  std::vector<StepTotals> partial(static_cast<std::size_t>(strategy.num_replicas_in_sync()));
+  strategy.run([&](ReplicaContext& ctx) {
+    auto [begin, end] = ranges[static_cast<std::size_t>(ctx.replica_id)];
+    partial[static_cast<std::size_t>(ctx.replica_id)] = body(ctx, begin, end);
+  });
+  StepTotals total = compiled.zero_totals();
+  for (auto& p : partial) total.add(p);  // replica order: deterministic
+  return total;
+}
+
 }  // namespace
 
+detail::ReplicaBinding& ModelImpl::bound(const char* what) {
+  require_graph(what);
+  KERASCPP_CHECK(replicas.has_value(), StateError,
+                 "Model '{}': cannot {} before the model is compiled and built; call compile() first", name, what);
+  return *replicas;
+}
+
 Tensor ModelImpl::replica_forward(ReplicaContext& ctx, const Tensor& x, bool training) {
-  const detail::Graph& g = require_graph("run forward");
+  detail::ReplicaBinding& binding = bound("run forward");
   ctx.training = training;
   if (training) {
     // Dropout masks: one stream per (step, replica), so a resumed run replays them exactly.
-    std::uint64_t it = static_cast<std::uint64_t>(optimizer->iterations());
-    ctx.rng = Rng(mix(step_seed, it * 1024u + static_cast<std::uint64_t>(ctx.replica_id)));
+    std::uint64_t it = static_cast<std::uint64_t>(compiled->optimizer().iterations());
+    ctx.rng = Rng(mix(compiled->step_seed(), it * 1024u + static_cast<std::uint64_t>(ctx.replica_id)));
   }
-  if (x.dim(0) == 0) {
-    g.forward_empty(ctx);  // no examples, but collectives (synchronized BN) still need this replica
-    Shape s = g.outputs().at(0).shape();
-    s.insert(s.begin(), 0);
-    return Tensor(s);
-  }
-  // A GPU replica copies its shard over here; on the host this is the shard itself, no copy.
-  return g.forward(ctx, {x.to(ctx.backend->device())}, states.at(static_cast<std::size_t>(ctx.replica_id))).at(0);
+  return binding.forward(ctx, x);
 }
 
 void ModelImpl::replica_backward(ReplicaContext& ctx, const Tensor& output_grad) {
-  const detail::Graph& g = require_graph("run backward");
-  for (Variable* v : trainable) v->reset_grads(ctx.replica_id);
-  detail::BucketReducer reducer(buckets, trainable, ctx);
-  auto on_done = [&](Layer& l) { reducer.layer_done(l); };
-  if (output_grad.dim(0) == 0) g.backward_empty(ctx, on_done);
-  else g.backward(ctx, {output_grad.to(ctx.backend->device())}, states.at(static_cast<std::size_t>(ctx.replica_id)),
-                  on_done);
-  reducer.finish();
+  bound("run backward").backward(ctx, output_grad);
 }
 
-void ModelImpl::replica_apply(ReplicaContext& ctx) {
-  for (std::size_t i = 0; i < trainable.size(); ++i) optimizer->apply(*ctx.backend, ctx.replica_id, i, *trainable[i]);
-}
-
-StepTotals ModelImpl::shard_totals(Backend& backend, const Tensor& pred, const Tensor& y, Tensor* grad,
-                                   float grad_scale) const {
-  StepTotals t;
-  t.reset(metrics.size());
-  Tensor per_example({pred.dim(0)});
-  Tensor no_grad;
-  Tensor y_here = y.to(backend.device());
-  loss->compute(backend, pred, y_here, per_example, grad ? *grad : no_grad, grad_scale);
-  t.loss_sum = backend.sum(per_example);
-  t.examples = static_cast<double>(pred.dim(0));
-  for (std::size_t m = 0; m < metrics.size(); ++m) {
-    auto [s, c] = detail::metric_sums(backend, metrics[m], pred, y_here);
-    t.metric_sums[m] = s;
-    t.metric_counts[m] = c;
-  }
-  return t;
-}
+void ModelImpl::replica_apply(ReplicaContext& ctx) { bound("apply gradients").apply(ctx, compiled->optimizer()); }
 
 StepTotals ModelImpl::train_step(const Tensor& x, const Tensor& y) {
   check_batch(x, y, name);
   // Checked on the global batch: a replica's shard would report (4, ...) for the user's (8, ...).
   require_graph("train").check_inputs({x});
-  int n = strategy.num_replicas_in_sync();
-  auto ranges = strategy.shard_ranges(x.dim(0));
+  const detail::CompiledState& c = require_compiled("train");
   float grad_scale = 1.0f / static_cast<float>(x.dim(0));  // the global batch, never the per-replica one
-  std::vector<StepTotals> partial(static_cast<std::size_t>(n));
-  strategy.run([&](ReplicaContext& ctx) {
-    int r = ctx.replica_id;
-    auto [begin, end] = ranges[static_cast<std::size_t>(r)];
-    StepTotals& mine = partial[static_cast<std::size_t>(r)];
-    mine.reset(metrics.size());
-    Tensor xs = replica_rows(ctx, x, begin, end), ys = replica_rows(ctx, y, begin, end);
+  StepTotals total = run_sharded(c, x.dim(0), [&](ReplicaContext& ctx, std::int64_t begin, std::int64_t end) {
+    StepTotals mine = c.zero_totals();
+    Tensor xs = staging.replica_rows(ctx, x, begin, end), ys = staging.replica_rows(ctx, y, begin, end);
     Tensor pred = replica_forward(ctx, xs, true);
     Tensor grad(pred.shape());
-    if (end > begin) {
-      mine = shard_totals(*ctx.backend, pred, ys, &grad, grad_scale);
-    }
+    // An empty shard still runs backward and apply: the all-reduce needs every replica.
+    if (end > begin) mine = c.shard_totals(*ctx.backend, pred, ys, &grad, grad_scale);
     replica_backward(ctx, grad);
     replica_apply(ctx);
+    return mine;
   });
-  unstage(x);
-  optimizer->finish_step();
-  StepTotals total;
-  total.reset(metrics.size());
-  for (auto& p : partial) total.add(p);  // replica order: deterministic
+  staging.unstage(x);
+  c.optimizer().finish_step();
   return total;
 }
 
 StepTotals ModelImpl::test_step(const Tensor& x, const Tensor& y) {
   check_batch(x, y, name);
-  const detail::Graph& g = require_graph("evaluate");
-  g.check_inputs({x});  // on the global batch, before sharding
-  int n = strategy.num_replicas_in_sync();
-  auto ranges = strategy.shard_ranges(x.dim(0));
-  std::vector<StepTotals> partial(static_cast<std::size_t>(n));
-  strategy.run([&](ReplicaContext& ctx) {
-    int r = ctx.replica_id;
-    auto [begin, end] = ranges[static_cast<std::size_t>(r)];
+  require_graph("evaluate").check_inputs({x});  // on the global batch, before sharding
+  const detail::CompiledState& c = require_compiled("evaluate");
+  StepTotals total = run_sharded(c, x.dim(0), [&](ReplicaContext& ctx, std::int64_t begin, std::int64_t end) {
     ctx.training = false;
-    StepTotals& mine = partial[static_cast<std::size_t>(r)];
-    mine.reset(metrics.size());
-    if (end == begin) return;
-    Tensor xs = replica_rows(ctx, x, begin, end), ys = replica_rows(ctx, y, begin, end);
-    Tensor pred = g.forward(ctx, {xs}, states[static_cast<std::size_t>(r)]).at(0);
-    mine = shard_totals(*ctx.backend, pred, ys, nullptr, 0.f);  // evaluation needs the loss only
+    if (end == begin) return c.zero_totals();
+    Tensor xs = staging.replica_rows(ctx, x, begin, end), ys = staging.replica_rows(ctx, y, begin, end);
+    Tensor pred = replica_forward(ctx, xs, false);
+    return c.shard_totals(*ctx.backend, pred, ys, nullptr, 0.f);  // evaluation needs the loss only
   });
-  unstage(x);
-  StepTotals total;
-  total.reset(metrics.size());
-  for (auto& p : partial) total.add(p);
+  staging.unstage(x);
   return total;
 }
 
@@ -134,20 +108,20 @@ Tensor ModelImpl::predict_step(const Tensor& x) {
   check_batch(x, Tensor(), name);
   const detail::Graph& g = require_graph("predict");
   g.check_inputs({x});  // on the global batch, before sharding
-  auto ranges = strategy.shard_ranges(x.dim(0));
+  const detail::CompiledState& c = require_compiled("predict");
   Shape out_shape = g.outputs().at(0).shape();
   out_shape.insert(out_shape.begin(), x.dim(0));
   Tensor out(out_shape, DType::float32, Device{});  // predictions are returned on the host
-  strategy.run([&](ReplicaContext& ctx) {
-    int r = ctx.replica_id;
-    auto [begin, end] = ranges[static_cast<std::size_t>(r)];
+  run_sharded(c, x.dim(0), [&](ReplicaContext& ctx, std::int64_t begin, std::int64_t end) {
     ctx.training = false;
-    if (end == begin) return;
-    Tensor pred = g.forward(ctx, {replica_rows(ctx, x, begin, end)}, states[static_cast<std::size_t>(r)]).at(0);
-    Tensor dst = out.slice(begin, end);
-    dst.copy_from(pred);  // each replica fills its own rows: outputs stay in dataset order
+    if (end > begin) {
+      Tensor pred = replica_forward(ctx, staging.replica_rows(ctx, x, begin, end), false);
+      Tensor dst = out.slice(begin, end);
+      dst.copy_from(pred);  // each replica fills its own rows: outputs stay in dataset order
+    }
+    return c.zero_totals();  // predictions have no loss
   });
-  unstage(x);
+  staging.unstage(x);
   return out;
 }
 

@@ -5,15 +5,11 @@
 #include <iostream>
 
 #include "check.hpp"
+#include "engine/callback_list.hpp"
 #include "engine/model_impl.hpp"
 
 namespace kerascpp {
 namespace {
-
-void require_compiled(const ModelImpl& m, const char* what) {
-  if (!m.compiled)
-    throw StateError(fmt::format("Model '{}': call compile() before {}()", m.name, what));
-}
 
 void require_batched(const Dataset& data, const ModelImpl& m, const char* what) {
   if (!data.is_batched())
@@ -31,22 +27,17 @@ std::pair<Tensor, Tensor> unpack(const Example& e, bool need_y, const ModelImpl&
 }
 
 // Rethrows the exception in flight with `context` in front of its message, as the same
-// kerascpp::Error category (callers catch by category); anything else passes through unchanged.
+// kerascpp::Error category (callers catch by category; list the categories before their base
+// Error); anything else passes through unchanged.
+template <class Category, class... Others>
 [[noreturn]] void rethrow_with_context(const std::string& context) {
   try {
     throw;
-  } catch (const ShapeError& e) {
-    throw ShapeError(context + e.what());
-  } catch (const ValueError& e) {
-    throw ValueError(context + e.what());
-  } catch (const IOError& e) {
-    throw IOError(context + e.what());
-  } catch (const DeviceError& e) {
-    throw DeviceError(context + e.what());
-  } catch (const StateError& e) {
-    throw StateError(context + e.what());
-  } catch (const Error& e) {
-    throw Error(context + e.what());
+  } catch (const Category& e) {
+    throw Category(context + e.what());
+  } catch (...) {
+    if constexpr (sizeof...(Others) > 0) rethrow_with_context<Others...>(context);
+    else throw;
   }
 }
 
@@ -73,17 +64,20 @@ void warn_ran_out_of_data(const ModelImpl& m, const char* what) {
                "when building your dataset.\n";
 }
 
-std::vector<callbacks::Callback*> raw(const std::vector<callbacks::CallbackRef>& refs) {
-  std::vector<callbacks::Callback*> out;
-  for (auto& r : refs) out.push_back(r.get());
-  return out;
+// The *_on_batch calls: one global batch through `step`, after the same checks and lazy
+// build/bind that fit/evaluate/predict do per batch.
+template <class Step>
+auto on_batch(ModelImpl& m, const char* what, const Tensor& x, Step step) {
+  m.require_compiled(what);
+  m.prepare(x);
+  return step(*m.compiled);
 }
 
 }  // namespace
 
 callbacks::History Model::fit(const Dataset& data, FitOptions options) {
   ModelImpl& m = *impl_;
-  require_compiled(m, "fit");
+  const detail::CompiledState& c = m.require_compiled("fit");
   require_batched(data, m, "fit");
   check_steps(options.steps_per_epoch, m, "fit", "steps_per_epoch");
   check_steps(options.validation_steps, m, "fit", "validation_steps");
@@ -116,28 +110,22 @@ callbacks::History Model::fit(const Dataset& data, FitOptions options) {
   auto history = std::make_shared<callbacks::History>();
   auto progbar = std::make_shared<callbacks::ProgbarLogger>(options.verbose);
   progbar->set_params(options.epochs, steps);
-  std::vector<callbacks::Callback*> cbs = raw(options.callbacks);
-  cbs.insert(cbs.begin(), progbar.get());
-  cbs.push_back(history.get());
-  for (auto* c : cbs) c->set_model(this);
+  detail::CallbackList cbs(*this, options.callbacks, progbar.get(), history.get());
   stop_training = false;
 
   Logs empty;
-  m.resume_from.reset();
-  for (auto* c : cbs) c->on_train_begin(empty);
+  m.position.clear_resume();
+  cbs.on_train_begin(empty);  // BackupAndRestore may ask to resume here
   int first_epoch = options.initial_epoch;
-  std::optional<ModelImpl::Position> resume = std::move(m.resume_from);
-  m.resume_from.reset();
+  std::optional<detail::ResumePoint> resume = m.position.take_resume();
   if (resume) first_epoch = resume->epoch;
   std::unique_ptr<Dataset::Iterator> it;
   for (int epoch = first_epoch; epoch < options.epochs && !stop_training; ++epoch) {
-    for (auto* c : cbs) c->on_epoch_begin(epoch, empty);
-    StepTotals& epoch_totals = m.position.totals;
-    epoch_totals.reset(m.metrics.size());
-    m.position.epoch = epoch;
+    cbs.on_epoch_begin(epoch, empty);
+    StepTotals& epoch_totals = m.position.begin_epoch(epoch, c.metric_count());
     // With steps_per_epoch a dataset iterator carries over epochs (like Keras); otherwise one pass per epoch.
     if (!it || options.steps_per_epoch <= 0)
-      it = m.with_device_lookahead(data.make_iterator(static_cast<std::uint64_t>(epoch)));
+      it = m.staging.with_device_lookahead(data.make_iterator(static_cast<std::uint64_t>(epoch)));
     std::int64_t step = 0;
     Example batch;
     if (resume && resume->epoch == epoch) {
@@ -145,13 +133,14 @@ callbacks::History Model::fit(const Dataset& data, FitOptions options) {
       for (; step < resume->step && it->next(batch); ++step) {
       }
       epoch_totals = resume->totals;
+      m.position.set_steps_done(step);
       resume.reset();
     }
     while ((steps < 0 || step < steps) && !stop_training) {
       if (!it->next(batch)) {
         // With steps_per_epoch, a finite dataset that ran out starts its next pass.
         if (options.steps_per_epoch > 0 && step == 0) {
-          it = m.with_device_lookahead(data.make_iterator(static_cast<std::uint64_t>(epoch)));
+          it = m.staging.with_device_lookahead(data.make_iterator(static_cast<std::uint64_t>(epoch)));
           if (!it->next(batch)) break;
         } else {
           // Like Keras 3: the epoch ends early with a warning, the next one starts a new pass.
@@ -160,17 +149,16 @@ callbacks::History Model::fit(const Dataset& data, FitOptions options) {
         }
       }
       auto [x, y] = unpack(batch, true, m);
-      m.ensure_built(x);
-      m.bind();
-      for (auto* c : cbs) c->on_train_batch_begin(step, empty);
+      m.prepare(x);
+      cbs.on_train_batch_begin(step, empty);
       epoch_totals.add(m.train_step(x, y));
-      m.position.step = step + 1;
-      Logs logs = m.logs_from(epoch_totals);
-      for (auto* c : cbs) c->on_train_batch_end(step, logs);
+      m.position.set_steps_done(step + 1);
+      Logs logs = c.logs_from(epoch_totals);
+      cbs.on_train_batch_end(step, logs);
       ++step;
     }
     if (step == 0) throw ValueError(fmt::format("Model '{}': the training dataset produced no batches", m.name));
-    Logs logs = m.logs_from(epoch_totals);
+    Logs logs = c.logs_from(epoch_totals);
     bool validate = options.validation_data && (epoch + 1) % options.validation_freq == 0;
     if (validate) {
       EvaluateOptions eo;
@@ -181,22 +169,22 @@ callbacks::History Model::fit(const Dataset& data, FitOptions options) {
       try {
         val = evaluate(*options.validation_data, eo);
       } catch (const Error&) {
-        rethrow_with_context(fmt::format("fit() validation_data (after epoch {}): ", epoch + 1));
+        rethrow_with_context<ShapeError, ValueError, IOError, DeviceError, StateError, Error>(
+            fmt::format("fit() validation_data (after epoch {}): ", epoch + 1));
       }
       for (auto& [k, v] : val) logs.set("val_" + k, v);
     }
-    logs.set("learning_rate", m.optimizer->learning_rate());
-    for (auto* c : cbs) c->on_epoch_end(epoch, logs);
+    logs.set("learning_rate", c.optimizer().learning_rate());
+    cbs.on_epoch_end(epoch, logs);
   }
-  for (auto* c : cbs) c->on_train_end(empty);
-  for (auto* c : cbs) c->set_model(nullptr);
-  history->set_model(nullptr);
+  cbs.on_train_end(empty);
+  cbs.detach();
   return *history;
 }
 
 Logs Model::evaluate(const Dataset& data, EvaluateOptions options) {
   ModelImpl& m = *impl_;
-  require_compiled(m, "evaluate");
+  const detail::CompiledState& c = m.require_compiled("evaluate");
   require_batched(data, m, "evaluate");
   check_steps(options.steps, m, "evaluate", "steps");
   check_verbose(options.verbose, m, "evaluate");
@@ -206,58 +194,52 @@ Logs Model::evaluate(const Dataset& data, EvaluateOptions options) {
   auto progbar = std::make_shared<callbacks::ProgbarLogger>(options.verbose);
   std::int64_t steps = options.steps > 0 ? options.steps : data.cardinality();
   progbar->set_test_steps(steps);
-  std::vector<callbacks::Callback*> cbs = raw(options.callbacks);
-  cbs.insert(cbs.begin(), progbar.get());
-  for (auto* c : cbs) c->set_model(this);
+  detail::CallbackList cbs(*this, options.callbacks, progbar.get());
   Logs empty;
-  for (auto* c : cbs) c->on_test_begin(empty);
-  StepTotals totals;
-  totals.reset(m.metrics.size());
-  auto it = m.with_device_lookahead(data.make_iterator(0));
+  cbs.on_test_begin(empty);
+  StepTotals totals = c.zero_totals();
+  auto it = m.staging.with_device_lookahead(data.make_iterator(0));
   Example batch;
   std::int64_t step = 0;
   while ((options.steps <= 0 || step < options.steps) && it->next(batch)) {
     auto [x, y] = unpack(batch, true, m);
-    m.ensure_built(x);
-    m.bind();
-    for (auto* c : cbs) c->on_test_batch_begin(step, empty);
+    m.prepare(x);
+    cbs.on_test_batch_begin(step, empty);
     totals.add(m.test_step(x, y));
-    Logs logs = m.logs_from(totals);
-    for (auto* c : cbs) c->on_test_batch_end(step, logs);
+    Logs logs = c.logs_from(totals);
+    cbs.on_test_batch_end(step, logs);
     ++step;
   }
   if (step == 0) throw ValueError(fmt::format("Model '{}': the evaluation dataset produced no batches", m.name));
   if (options.steps > 0 && step < options.steps) warn_ran_out_of_data(m, "evaluate");
-  Logs logs = m.logs_from(totals);
-  for (auto* c : cbs) c->on_test_end(logs);
+  Logs logs = c.logs_from(totals);
+  cbs.on_test_end(logs);
   return logs;
 }
 
 Tensor Model::predict(const Dataset& data, PredictOptions options) {
   ModelImpl& m = *impl_;
-  require_compiled(m, "predict");
+  m.require_compiled("predict");
   require_batched(data, m, "predict");
   check_steps(options.steps, m, "predict", "steps");
   check_verbose(options.verbose, m, "predict");
   if (data.cardinality() == Dataset::kInfinite && options.steps <= 0)
     throw ValueError(fmt::format("Model '{}': the dataset repeats forever; pass steps to predict()", m.name));
-  std::vector<callbacks::Callback*> cbs = raw(options.callbacks);
-  for (auto* c : cbs) c->set_model(this);
+  detail::CallbackList cbs(*this, options.callbacks);
   Logs empty;
-  for (auto* c : cbs) c->on_predict_begin(empty);
+  cbs.on_predict_begin(empty);
   std::vector<Tensor> parts;
   std::int64_t rows = 0;
-  auto it = m.with_device_lookahead(data.make_iterator(0));
+  auto it = m.staging.with_device_lookahead(data.make_iterator(0));
   Example batch;
   std::int64_t step = 0;
   while ((options.steps <= 0 || step < options.steps) && it->next(batch)) {
     auto [x, y] = unpack(batch, false, m);
-    m.ensure_built(x);
-    m.bind();
-    for (auto* c : cbs) c->on_predict_batch_begin(step, empty);
+    m.prepare(x);
+    cbs.on_predict_batch_begin(step, empty);
     parts.push_back(m.predict_step(x));
     rows += parts.back().dim(0);
-    for (auto* c : cbs) c->on_predict_batch_end(step, empty);
+    cbs.on_predict_batch_end(step, empty);
     ++step;
   }
   if (parts.empty()) throw ValueError(fmt::format("Model '{}': predict() got an empty dataset", m.name));
@@ -271,29 +253,22 @@ Tensor Model::predict(const Dataset& data, PredictOptions options) {
     dst.copy_from(p);
     at += p.dim(0);
   }
-  for (auto* c : cbs) c->on_predict_end(empty);
+  cbs.on_predict_end(empty);
   return out;
 }
 
 Logs Model::train_on_batch(const Tensor& x, const Tensor& y) {
-  require_compiled(*impl_, "train_on_batch");
-  impl_->ensure_built(x);
-  impl_->bind();
-  return impl_->logs_from(impl_->train_step(x, y));
+  return on_batch(*impl_, "train_on_batch", x,
+                  [&](const detail::CompiledState& c) { return c.logs_from(impl_->train_step(x, y)); });
 }
 
 Logs Model::test_on_batch(const Tensor& x, const Tensor& y) {
-  require_compiled(*impl_, "test_on_batch");
-  impl_->ensure_built(x);
-  impl_->bind();
-  return impl_->logs_from(impl_->test_step(x, y));
+  return on_batch(*impl_, "test_on_batch", x,
+                  [&](const detail::CompiledState& c) { return c.logs_from(impl_->test_step(x, y)); });
 }
 
 Tensor Model::predict_on_batch(const Tensor& x) {
-  require_compiled(*impl_, "predict_on_batch");
-  impl_->ensure_built(x);
-  impl_->bind();
-  return impl_->predict_step(x);
+  return on_batch(*impl_, "predict_on_batch", x, [&](const detail::CompiledState&) { return impl_->predict_step(x); });
 }
 
 }  // namespace kerascpp

@@ -274,8 +274,9 @@ LoadPlan check_layout(Model& model, const std::string& path, const WeightsLayout
   expect_scalar(path, *state["step"], true, "the step to resume at");
   const DatasetInfo& hi = *state["totals_hi"];
   const DatasetInfo& lo = *state["totals_lo"];
-  // (loss sum, examples) then (sum, count) per metric.
-  const std::int64_t want = model.compiled() ? 2 + 2 * static_cast<std::int64_t>(model.impl().metrics.size()) : -1;
+  // (loss sum, examples) then (sum, count) per metric: a pair per name in metrics_names().
+  const std::size_t metrics = model.compiled() ? model.metrics_names().size() - 1 : 0;
+  const std::int64_t want = model.compiled() ? 2 + 2 * static_cast<std::int64_t>(metrics) : -1;
   for (const DatasetInfo* t : {&hi, &lo}) {
     if (t->shape.size() != 1 || t->dtype != DType::float32)
       corrupt(path, t->entry,
@@ -284,7 +285,7 @@ LoadPlan check_layout(Model& model, const std::string& path, const WeightsLayout
     if (n < 2 || n % 2 != 0 || (want >= 0 && n != want) || n != hi.shape[0])
       corrupt(path, t->entry,
               fmt::format("has {} values but this model's loss and {} metric(s) need {}", n,
-                          model.compiled() ? model.impl().metrics.size() : 0, want >= 0 ? want : hi.shape[0]));
+                          metrics, want >= 0 ? want : hi.shape[0]));
   }
   plan.has_training_state = true;
   return plan;

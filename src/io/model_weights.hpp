@@ -4,13 +4,14 @@
 #include <optional>
 #include <string>
 
-#include "engine/model_impl.hpp"
+#include "engine/training_position.hpp"
+#include "kerascpp/model.hpp"
 
 namespace kerascpp::io {
 
 // Resume point stored beside the weights in a training checkpoint.
 struct TrainingCheckpoint {
-  ModelImpl::Position position;
+  detail::ResumePoint position;
 };
 
 // Refuses (ValueError naming the first non-finite variable and the fix, nothing written) when a

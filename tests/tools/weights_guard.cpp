@@ -91,7 +91,7 @@ int main(int argc, char** argv) {
     if (std::strcmp(argv[1], "save") == 0) {
       K::Model m = build(1);
       K::io::TrainingCheckpoint cp;
-      cp.position = m.impl().position;
+      cp.position = K::detail::training_position(m).current();
       K::io::save_model_weights(m, path, cp);
       std::printf("saved: %s\n", checksums(m).c_str());
       return 0;

@@ -9,6 +9,10 @@
 #include "kerascpp/callbacks/frequency.hpp"
 #include "kerascpp/callbacks/monitor.hpp"
 
+namespace kerascpp::detail {
+struct ResumePoint;  // internal: where a fit() run is (src/engine/training_position.hpp)
+}
+
 namespace kerascpp::callbacks {
 
 struct ModelCheckpointOptions {
@@ -61,7 +65,7 @@ class BackupAndRestore : public Callback {
   bool restored() const { return restored_; }
 
  private:
-  void backup();
+  void backup(const detail::ResumePoint& point);
   std::string dir_;
   BackupAndRestoreOptions o_;
   bool restored_ = false;

@@ -1,0 +1,50 @@
+#include "engine/compiled_state.hpp"
+
+namespace kerascpp::detail {
+
+CompiledState::CompiledState(optimizers::OptimizerRef optimizer, losses::LossRef loss, std::vector<MetricSpec> metrics,
+                             distribute::Strategy strategy, std::uint64_t step_seed)
+    : optimizer_(std::move(optimizer)),
+      loss_(std::move(loss)),
+      metrics_(std::move(metrics)),
+      strategy_(std::move(strategy)),
+      step_seed_(step_seed) {}
+
+std::vector<std::string> CompiledState::metrics_names() const {
+  std::vector<std::string> out{"loss"};
+  for (const MetricSpec& m : metrics_) out.push_back(m.name);
+  return out;
+}
+
+StepTotals CompiledState::zero_totals() const {
+  StepTotals t;
+  t.reset(metrics_.size());
+  return t;
+}
+
+StepTotals CompiledState::shard_totals(Backend& backend, const Tensor& pred, const Tensor& y, Tensor* grad,
+                                       float grad_scale) const {
+  StepTotals t = zero_totals();
+  Tensor per_example({pred.dim(0)});
+  Tensor no_grad;
+  Tensor y_here = y.to(backend.device());
+  loss_->compute(backend, pred, y_here, per_example, grad ? *grad : no_grad, grad_scale);
+  t.loss_sum = backend.sum(per_example);
+  t.examples = static_cast<double>(pred.dim(0));
+  for (std::size_t m = 0; m < metrics_.size(); ++m) {
+    auto [s, c] = metric_sums(backend, metrics_[m], pred, y_here);
+    t.metric_sums[m] = s;
+    t.metric_counts[m] = c;
+  }
+  return t;
+}
+
+Logs CompiledState::logs_from(const StepTotals& t, const std::string& prefix) const {
+  Logs logs;
+  logs.set(prefix + "loss", t.examples > 0 ? t.loss_sum / t.examples : 0.0);
+  for (std::size_t i = 0; i < metrics_.size(); ++i)
+    logs.set(prefix + metrics_[i].name, t.metric_counts[i] > 0 ? t.metric_sums[i] / t.metric_counts[i] : 0.0);
+  return logs;
+}
+
+}  // namespace kerascpp::detail

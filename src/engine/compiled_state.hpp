@@ -1,0 +1,48 @@
+// CompiledState: what compile() fixed — optimizer, loss, metrics, strategy and the seed of the
+// training steps' random streams — and the arithmetic that depends only on them: one shard's
+// loss and metric sums, and the logs made from summed totals.
+#pragma once
+#include <cstdint>
+#include <string>
+#include <vector>
+
+#include "engine/metrics.hpp"
+#include "engine/step_totals.hpp"
+#include "kerascpp/distribute.hpp"
+#include "kerascpp/logs.hpp"
+#include "kerascpp/losses.hpp"
+#include "kerascpp/optimizers.hpp"
+
+namespace kerascpp::detail {
+
+class CompiledState {
+ public:
+  CompiledState(optimizers::OptimizerRef optimizer, losses::LossRef loss, std::vector<MetricSpec> metrics,
+                distribute::Strategy strategy, std::uint64_t step_seed);
+
+  optimizers::Optimizer& optimizer() const { return *optimizer_.get(); }
+  const distribute::Strategy& strategy() const { return strategy_; }
+  // Seeds the per-(step, replica) random streams (dropout masks), so a resumed run replays them.
+  std::uint64_t step_seed() const { return step_seed_; }
+
+  std::size_t metric_count() const { return metrics_.size(); }
+  // Keras' metrics_names: "loss", then each metric's log key.
+  std::vector<std::string> metrics_names() const;
+  // Totals with every sum zero, sized for the metrics.
+  StepTotals zero_totals() const;
+
+  // Loss (and, when grad is given, its gradient scaled by grad_scale) and metric sums of one shard.
+  StepTotals shard_totals(Backend& backend, const Tensor& pred, const Tensor& y, Tensor* grad,
+                          float grad_scale) const;
+  // Means of summed totals, keyed "loss" and each metric's name, each with `prefix` ("val_").
+  Logs logs_from(const StepTotals& totals, const std::string& prefix = "") const;
+
+ private:
+  optimizers::OptimizerRef optimizer_;
+  losses::LossRef loss_;
+  std::vector<MetricSpec> metrics_;
+  distribute::Strategy strategy_;
+  std::uint64_t step_seed_;
+};
+
+}  // namespace kerascpp::detail

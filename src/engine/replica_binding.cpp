@@ -1,0 +1,46 @@
+#include "engine/replica_binding.hpp"
+
+#include "distribute/strategy_impl.hpp"
+
+namespace kerascpp::detail {
+
+ReplicaBinding::ReplicaBinding(const Graph& graph, const CompiledState& compiled) : graph_(graph) {
+  const distribute::Strategy& strategy = compiled.strategy();
+  int replicas = strategy.num_replicas_in_sync();
+  std::vector<Device> devices;
+  for (int r = 0; r < replicas; ++r) devices.push_back(strategy.impl()->context(r).backend->device());
+  for (auto& layer : graph.layers()) {
+    for (Variable* v : layer->variables()) v->mirror(devices);
+    for (Variable* v : layer->trainable_variables()) trainable_.push_back(v);
+  }
+  states_.assign(static_cast<std::size_t>(replicas), {});
+  compiled.optimizer().build(trainable_, replicas);
+  std::vector<std::shared_ptr<Layer>> backward_order(graph.layers().rbegin(), graph.layers().rend());
+  buckets_ = BucketPlan::make(backward_order, trainable_, strategy.impl()->bucket_bytes());
+}
+
+Tensor ReplicaBinding::forward(ReplicaContext& ctx, const Tensor& x) {
+  if (x.dim(0) == 0) {
+    graph_.forward_empty(ctx);  // no examples, but collectives (synchronized BN) still need this replica
+    Shape s = graph_.outputs().at(0).shape();
+    s.insert(s.begin(), 0);
+    return Tensor(s);
+  }
+  // A GPU replica copies its shard over here; on the host this is the shard itself, no copy.
+  return graph_.forward(ctx, {x.to(ctx.backend->device())}, state(ctx)).at(0);
+}
+
+void ReplicaBinding::backward(ReplicaContext& ctx, const Tensor& output_grad) {
+  for (Variable* v : trainable_) v->reset_grads(ctx.replica_id);
+  BucketReducer reducer(buckets_, trainable_, ctx);
+  auto on_done = [&](Layer& l) { reducer.layer_done(l); };
+  if (output_grad.dim(0) == 0) graph_.backward_empty(ctx, on_done);
+  else graph_.backward(ctx, {output_grad.to(ctx.backend->device())}, state(ctx), on_done);
+  reducer.finish();
+}
+
+void ReplicaBinding::apply(ReplicaContext& ctx, optimizers::Optimizer& optimizer) {
+  for (std::size_t i = 0; i < trainable_.size(); ++i) optimizer.apply(*ctx.backend, ctx.replica_id, i, *trainable_[i]);
+}
+
+}  // namespace kerascpp::detail

@@ -1,0 +1,38 @@
+// ReplicaBinding: a built, compiled model bound to its strategy's replicas — the variables
+// mirrored on every replica device, the optimizer's slots, each replica's activations and layer
+// state, and the plan for all-reducing gradients in buckets. It runs one replica's part of a
+// step; the model makes a new one whenever compile() changes the strategy.
+#pragma once
+#include <vector>
+
+#include "distribute/gradient_buckets.hpp"
+#include "engine/compiled_state.hpp"
+#include "engine/graph.hpp"
+
+namespace kerascpp::detail {
+
+class ReplicaBinding {
+ public:
+  // Mirrors every variable of `graph` on the strategy's devices, builds the optimizer's slots for
+  // the trainable ones and plans the gradient buckets. Keeps a reference to `graph`.
+  ReplicaBinding(const Graph& graph, const CompiledState& compiled);
+
+  // Replica ctx's forward pass over its shard `x` (copied to its device when it is elsewhere),
+  // keeping what backward needs. An empty shard still joins the collectives (synchronized BN).
+  Tensor forward(ReplicaContext& ctx, const Tensor& x);
+  // Backward from the loss gradient; every trainable gradient is all-reduced on return.
+  void backward(ReplicaContext& ctx, const Tensor& output_grad);
+  // The optimizer update of this replica's copy of every trainable variable.
+  void apply(ReplicaContext& ctx, optimizers::Optimizer& optimizer);
+
+  const std::vector<Variable*>& trainable() const { return trainable_; }
+
+ private:
+  GraphState& state(const ReplicaContext& ctx) { return states_.at(static_cast<std::size_t>(ctx.replica_id)); }
+  const Graph& graph_;
+  std::vector<GraphState> states_;  // per replica
+  std::vector<Variable*> trainable_;
+  BucketPlan buckets_;
+};
+
+}  // namespace kerascpp::detail
