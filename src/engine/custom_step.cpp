@@ -10,12 +10,13 @@ namespace {
 // A model only runs on the replicas of the strategy it was compiled under: its variables are
 // mirrored for that strategy's replica count and devices.
 void check_context(const ModelImpl& m, const ReplicaContext& ctx) {
-  if (!m.compiled) throw StateError(fmt::format("Model '{}': call compile() before running it on a replica", m.name));
-  auto& impl = *m.compiled->strategy().impl();
+  if (!m.is_compiled())
+    throw StateError(fmt::format("Model '{}': call compile() before running it on a replica", m.name));
+  auto& impl = *m.strategy().impl();
   if (ctx.replica_id < 0 || ctx.replica_id >= impl.num_replicas() || &impl.context(ctx.replica_id) != &ctx)
     throw StateError(fmt::format("Model '{}' was compiled under {} but is being run on a replica of another strategy; "
                             "compile it again with .distribute set to the strategy that runs it",
-                            m.name, m.compiled->strategy().describe()));
+                            m.name, m.strategy().describe()));
 }
 
 }  // namespace

@@ -29,26 +29,26 @@ void ModelImpl::ensure_built(const Tensor& x) {
 }
 
 const detail::CompiledState& ModelImpl::require_compiled(const char* what) const {
-  if (!compiled) throw StateError(fmt::format("Model '{}': call compile() before {}()", name, what));
-  return *compiled;
+  if (!compiled_) throw StateError(fmt::format("Model '{}': call compile() before {}()", name, what));
+  return *compiled_;
 }
 
 void ModelImpl::compile(detail::CompiledState state) {
-  replicas.reset();  // bound to the old strategy and optimizer
-  compiled.emplace(std::move(state));
-  staging.set_strategy(compiled->strategy());
+  replicas_.reset();  // bound to the old strategy and optimizer
+  compiled_.emplace(std::move(state));
+  staging.set_strategy(compiled_->strategy());
   bind();
 }
 
 const distribute::Strategy& ModelImpl::strategy() const {
-  if (compiled) return compiled->strategy();
+  if (compiled_) return compiled_->strategy();
   if (!default_strategy_) default_strategy_.emplace();
   return *default_strategy_;
 }
 
 void ModelImpl::bind() {
-  if (replicas || !graph || !compiled) return;
-  replicas.emplace(*graph, *compiled);
+  if (replicas_ || !graph || !compiled_) return;
+  replicas_.emplace(*graph, *compiled_);
 }
 
 void ModelImpl::prepare(const Tensor& x) {
@@ -164,15 +164,16 @@ void Model::compile(CompileOptions options) {
                                        step_seed));
 }
 
-bool Model::compiled() const { return impl_->compiled.has_value(); }
+bool Model::compiled() const { return impl_->is_compiled(); }
 
 std::vector<std::string> Model::metrics_names() const {
-  return impl_->compiled ? impl_->compiled->metrics_names() : std::vector<std::string>{};
+  return impl_->is_compiled() ? impl_->require_compiled("list metrics").metrics_names() : std::vector<std::string>{};
 }
 
 optimizers::Optimizer& Model::optimizer() const {
-  if (!impl_->compiled) throw StateError(fmt::format("Model '{}' has no optimizer: call compile() first", impl_->name));
-  return impl_->compiled->optimizer();
+  if (!impl_->is_compiled())
+    throw StateError(fmt::format("Model '{}' has no optimizer: call compile() first", impl_->name));
+  return impl_->require_compiled("get the optimizer").optimizer();
 }
 
 const distribute::Strategy& Model::distribute_strategy() const { return impl_->strategy(); }
@@ -210,7 +211,7 @@ Sequential::Sequential(std::vector<LayerRef> layers, std::string name) : Model()
 }
 
 void Sequential::add(LayerRef layer) {
-  if (impl_->compiled) throw StateError(fmt::format("Sequential '{}': add layers before compile()", impl_->name));
+  if (impl_->is_compiled()) throw StateError(fmt::format("Sequential '{}': add layers before compile()", impl_->name));
   if (auto* input = dynamic_cast<InputLayer*>(layer.get().get())) {
     if (!impl_->sequential_layers.empty() || impl_->graph)
       throw ValueError(fmt::format("Sequential '{}': an InputLayer may only be the first layer", impl_->name));

@@ -1,7 +1,7 @@
 // ModelImpl: the state behind a Model handle, one small type per concern:
 //   the architecture      name, graph (null until a Sequential model sees its input shape)
-//   compiled              what compile() fixed (compiled_state.hpp)
-//   replicas              the variables bound to the strategy's replicas (replica_binding.hpp)
+//   compiled_             what compile() fixed (compiled_state.hpp)
+//   replicas_             the variables bound to the strategy's replicas (replica_binding.hpp)
 //   staging               batches on their way to GPU replicas (device_staging.hpp)
 //   position              where fit() is, for BackupAndRestore (training_position.hpp)
 // and the steps that run one global batch through them (steps.cpp). Internal: the public Model
@@ -35,7 +35,7 @@ class ModelImpl {
   void ensure_built(const Tensor& x);
 
   // ---- compile() ----
-  std::optional<detail::CompiledState> compiled;
+  bool is_compiled() const { return compiled_.has_value(); }
   // StateError naming `what` ("fit") when compile() has not run.
   const detail::CompiledState& require_compiled(const char* what) const;
   // compile(): replaces the compiled state and rebinds the replicas.
@@ -44,7 +44,6 @@ class ModelImpl {
   const distribute::Strategy& strategy() const;
 
   // ---- bound to the strategy (after compile and build) ----
-  std::optional<detail::ReplicaBinding> replicas;
   // Mirrors the variables on every replica, creates optimizer slots and per-replica state; a
   // no-op until the model is both built and compiled, and once bound.
   void bind();
@@ -67,6 +66,9 @@ class ModelImpl {
 
  private:
   detail::ReplicaBinding& bound(const char* what);
+
+  std::optional<detail::CompiledState> compiled_;
+  std::optional<detail::ReplicaBinding> replicas_;
   mutable std::optional<distribute::Strategy> default_strategy_;
 };
 

@@ -45,9 +45,9 @@ StepTotals run_sharded(const detail::CompiledState& compiled, std::int64_t rows,
 
 detail::ReplicaBinding& ModelImpl::bound(const char* what) {
   require_graph(what);
-  KERASCPP_CHECK(replicas.has_value(), StateError,
+  KERASCPP_CHECK(replicas_.has_value(), StateError,
                  "Model '{}': cannot {} before the model is compiled and built; call compile() first", name, what);
-  return *replicas;
+  return *replicas_;
 }
 
 Tensor ModelImpl::replica_forward(ReplicaContext& ctx, const Tensor& x, bool training) {
@@ -55,8 +55,8 @@ Tensor ModelImpl::replica_forward(ReplicaContext& ctx, const Tensor& x, bool tra
   ctx.training = training;
   if (training) {
     // Dropout masks: one stream per (step, replica), so a resumed run replays them exactly.
-    std::uint64_t it = static_cast<std::uint64_t>(compiled->optimizer().iterations());
-    ctx.rng = Rng(mix(compiled->step_seed(), it * 1024u + static_cast<std::uint64_t>(ctx.replica_id)));
+    std::uint64_t it = static_cast<std::uint64_t>(compiled_->optimizer().iterations());
+    ctx.rng = Rng(mix(compiled_->step_seed(), it * 1024u + static_cast<std::uint64_t>(ctx.replica_id)));
   }
   return binding.forward(ctx, x);
 }
@@ -65,7 +65,7 @@ void ModelImpl::replica_backward(ReplicaContext& ctx, const Tensor& output_grad)
   bound("run backward").backward(ctx, output_grad);
 }
 
-void ModelImpl::replica_apply(ReplicaContext& ctx) { bound("apply gradients").apply(ctx, compiled->optimizer()); }
+void ModelImpl::replica_apply(ReplicaContext& ctx) { bound("apply gradients").apply(ctx, compiled_->optimizer()); }
 
 StepTotals ModelImpl::train_step(const Tensor& x, const Tensor& y) {
   check_batch(x, y, name);

@@ -68,9 +68,9 @@ void warn_ran_out_of_data(const ModelImpl& m, const char* what) {
 // build/bind that fit/evaluate/predict do per batch.
 template <class Step>
 auto on_batch(ModelImpl& m, const char* what, const Tensor& x, Step step) {
-  m.require_compiled(what);
+  const detail::CompiledState& c = m.require_compiled(what);
   m.prepare(x);
-  return step(*m.compiled);
+  return step(c);
 }
 
 }  // namespace
