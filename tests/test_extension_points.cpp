@@ -193,7 +193,8 @@ TEST_CASE("extension points: a user's metric totals over 2 replicas equal 1 repl
   K::Tensor target = K::Tensor::from_vector({5, 2}, kTarget);
   auto evaluate = [&](int replicas, std::int64_t batch) {
     K::Model model = identity_model(2);
-    K::CompileOptions options{.optimizer = "sgd", .loss = custom::LogCosh(), .metrics = {custom::WithinTolerance(0.1f)}};
+    K::CompileOptions options{
+        .optimizer = "sgd", .loss = custom::LogCosh(), .metrics = {custom::WithinTolerance(0.1f)}};
     if (replicas > 1) options.distribute = K::distribute::MirroredStrategy<>(replicas);
     model.compile(options);
     return model.evaluate(K::Dataset::from_tensor_slices(pred, target).batch(batch), {.verbose = 0});

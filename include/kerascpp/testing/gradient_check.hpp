@@ -6,6 +6,8 @@
 //   auto result = kerascpp::testing::check_layer_gradients(my_layer, {x});
 //   CHECK_MESSAGE(result.passed(), result.summary());      // doctest
 //   EXPECT_TRUE(result.passed()) << result.summary();      // GoogleTest
+// (With GoogleTest, spell it kerascpp::testing or K::testing: after `using namespace kerascpp`
+// a bare `testing::` is ambiguous with GoogleTest's ::testing.)
 //
 // What is checked, for a layer: the scalar objective L = Σ_k Σ_i output_k[i] · R_k[i], with R
 // fixed random weights (so dL/doutput = R), is differentiated numerically with respect to every
