@@ -251,3 +251,28 @@ TEST_CASE("extension points: compile() rejects unusable metrics") {
   CHECK_THROWS_AS(compile_with({"f1_score"}), K::ValueError);
   CHECK_NOTHROW(compile_with({"accuracy", "acc", "binary_accuracy", K::metrics::CategoricalAccuracy()}));
 }
+
+TEST_CASE("extension points: the built-in losses pass the public loss gradient check") {
+  K::Tensor logits = K::testing::uniform_tensor({4, 3}, 41, -2.f, 2.f);
+  K::Tensor labels = K::Tensor::from_vector({4}, std::vector<std::int32_t>{0, 2, 1, 2});
+  K::Tensor one_hot = K::Tensor::from_vector({4, 3}, std::vector<float>{1, 0, 0, 0, 0, 1, 0, 1, 0, 0, 0, 1});
+  K::Tensor binary = K::Tensor::from_vector({4, 3}, std::vector<float>{1, 0, 0, 1, 1, 0, 0, 1, 0, 1, 0, 1});
+  K::Tensor values = K::testing::uniform_tensor({4, 3}, 42);
+  struct Case {
+    const char* what;
+    K::losses::LossRef loss;
+    K::Tensor target;
+  };
+  std::vector<Case> cases = {
+      {"sparse categorical, logits", K::losses::SparseCategoricalCrossentropy({.from_logits = true}), labels},
+      {"categorical, logits", K::losses::CategoricalCrossentropy({.from_logits = true}), one_hot},
+      {"binary, logits", K::losses::BinaryCrossentropy({.from_logits = true}), binary},
+      {"mean squared error", "mse", values},
+  };
+  for (auto& c : cases) {
+    CAPTURE(c.what);
+    auto result = K::testing::check_loss_gradients(*c.loss.get(), logits, c.target);
+    CHECK_MESSAGE(result.passed(), result.summary());
+    CHECK(result.checked == 12);
+  }
+}
