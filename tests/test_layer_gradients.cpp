@@ -15,6 +15,7 @@
 
 #include "engine/graph.hpp"
 #include "kerascpp/kerascpp.hpp"
+#include "kerascpp/testing/gradient_check.hpp"
 
 namespace K = kerascpp;
 
@@ -39,90 +40,18 @@ K::Tensor distinct_tensor(const K::Shape& shape, std::uint32_t seed, float step 
   return K::Tensor::from_vector(shape, v);
 }
 
-double dot(const std::vector<K::Tensor>& outs, const std::vector<K::Tensor>& rs) {
-  double l = 0.0;
-  for (std::size_t k = 0; k < outs.size(); ++k) {
-    REQUIRE(outs[k].shape() == rs[k].shape());
-    const float* o = outs[k].data<float>();
-    const float* r = rs[k].data<float>();
-    for (std::int64_t i = 0; i < outs[k].numel(); ++i) l += static_cast<double>(o[i]) * static_cast<double>(r[i]);
-  }
-  return l;
-}
-
-// One evaluation of the objective. `pattern` marks the points where the function has a kink
-// (relu zero/non-zero); a finite difference whose two sides see a different pattern than the
-// base point straddles a kink and is skipped rather than compared.
-struct Eval {
-  double loss = 0.0;
-  std::vector<char> pattern;
-};
-
-void append_relu_pattern(std::vector<char>& pattern, const K::Tensor& relu_output) {
-  const float* p = relu_output.data<float>();
-  for (std::int64_t i = 0; i < relu_output.numel(); ++i) pattern.push_back(p[i] > 0.f ? 1 : 0);
-}
-
-struct FdOptions {
-  double eps = 1e-2;
-  double tol = 5e-3;  // observed worst: ~1e-5 per layer, ~1e-3 through the graph
-  std::int64_t max_elements = 160;  // per tensor; larger tensors are checked on a strided subset
-  double max_skipped_fraction = 0.2;
-};
-
-struct FdResult {
-  double worst = 0.0;     // max |analytic − numeric| / max(1, |analytic|, |numeric|)
-  std::string worst_at;   // which tensor / element
-  std::int64_t checked = 0;
-  std::int64_t skipped = 0;
-};
-
-// Compares `analytic` (dL/dt) with central differences of `eval` obtained by perturbing `t` in place.
-void compare_tensor(FdResult& res, const std::string& label, K::Tensor t, const K::Tensor& analytic,
-                    const std::function<Eval()>& eval, const Eval& base, const FdOptions& o) {
-  REQUIRE_MESSAGE(analytic.shape() == t.shape(), label << ": gradient shape " << K::shape_str(analytic.shape())
-                                                       << " differs from " << K::shape_str(t.shape()));
-  float* p = t.data<float>();
-  const float* g = analytic.data<float>();
-  std::int64_t n = t.numel();
-  std::int64_t stride = std::max<std::int64_t>(1, (n + o.max_elements - 1) / o.max_elements);
-  for (std::int64_t i = 0; i < n; i += stride) {
-    float saved = p[i];
-    // A step whose two sides see another kink pattern than the base point straddles a kink;
-    // retry with smaller steps (batch statistics move every relu input a little), else skip.
-    double numeric = 0.0;
-    bool smooth = false;
-    for (double eps = o.eps; !smooth && eps >= o.eps / 100; eps /= 10) {
-      p[i] = saved + static_cast<float>(eps);
-      double up_step = static_cast<double>(p[i]) - saved;  // the step actually taken in float32
-      Eval up = eval();
-      p[i] = saved - static_cast<float>(eps);
-      double down_step = saved - static_cast<double>(p[i]);
-      Eval down = eval();
-      p[i] = saved;
-      smooth = up.pattern == base.pattern && down.pattern == base.pattern;
-      numeric = (up.loss - down.loss) / (up_step + down_step);
-    }
-    if (!smooth) {
-      ++res.skipped;
-      continue;
-    }
-    double a = g[i];
-    double err = std::fabs(a - numeric) / std::max({1.0, std::fabs(a), std::fabs(numeric)});
-    ++res.checked;
-    if (!(err <= res.worst)) {  // NaN wins
-      res.worst = err;
-      res.worst_at = label + "[" + std::to_string(i) + "]: analytic " + std::to_string(a) + ", numeric " +
-                     std::to_string(numeric);
-    }
-  }
-}
+// The checker is the public one (kerascpp/testing/gradient_check.hpp); these adapters keep the
+// test cases short and turn a result into doctest checks.
+using FdOptions = K::testing::GradientCheckOptions;
+using FdResult = K::testing::GradientCheckResult;
+using Eval = K::testing::Evaluation;
 
 void require_ok(const FdResult& r, const FdOptions& o = {}) {
-  INFO("worst: " << r.worst_at << " (relative error " << r.worst << "), checked " << r.checked << ", skipped "
+  INFO("worst: " << r.worst_at << " (relative error " << r.worst_error << "), checked " << r.checked << ", skipped "
                  << r.skipped);
+  for (auto& p : r.problems) FAIL_CHECK(p);
   CHECK(r.checked > 0);
-  CHECK(r.worst <= o.tol);
+  CHECK(r.worst_error <= o.tolerance);
   CHECK(static_cast<double>(r.skipped) <= o.max_skipped_fraction * static_cast<double>(r.checked + r.skipped));
 }
 
@@ -148,53 +77,13 @@ std::vector<K::Tensor> randoms_like(const std::vector<K::Tensor>& ts, std::uint3
   return out;
 }
 
-// The analytic gradients of one layer call: dL/dinputs and dL/dvariable for each trainable variable.
-struct LayerGrads {
-  std::vector<K::Tensor> outputs, r, dx;
-  std::vector<K::Tensor> dvars;
-};
-
-LayerGrads layer_backward(Replica& rep, const K::LayerRef& layer, const std::vector<K::Tensor>& xs,
-                          std::uint32_t r_seed) {
-  LayerGrads g;
-  K::LayerState st;
-  g.outputs = layer->forward(rep.ctx, xs, st);
-  g.r = randoms_like(g.outputs, r_seed);
-  for (K::Variable* v : layer->variables()) v->reset_grads(0);
-  auto dx = layer->backward(rep.ctx, xs, g.outputs, g.r, st);
-  REQUIRE(dx.size() == xs.size());
-  g.dx = clone_all(dx);  // may alias R or the inputs (identity-like layers)
-  for (K::Variable* v : layer->trainable_variables()) {
-    REQUIRE_MESSAGE(v->has_grad(0), v->path() << " got no gradient");
-    g.dvars.push_back(v->grad(0).clone());
-  }
-  g.outputs = clone_all(g.outputs);
-  return g;
-}
-
 // Finite-difference check of one layer on inputs `xs`. `relu_guard`: the layer's outputs have
 // relu kinks (output == 0 region), so steps across them are skipped.
 FdResult check_layer(Replica& rep, const K::LayerRef& layer, std::vector<K::Tensor> xs, bool relu_guard,
-                     const FdOptions& o = {}, std::uint32_t r_seed = 1000) {
-  LayerGrads g = layer_backward(rep, layer, xs, r_seed);
-  auto eval = [&]() {
-    K::LayerState st;
-    auto outs = layer->forward(rep.ctx, xs, st);
-    Eval e;
-    e.loss = dot(outs, g.r);
-    if (relu_guard)
-      for (auto& t : outs) append_relu_pattern(e.pattern, t);
-    return e;
-  };
-  Eval base = eval();
-  CHECK(base.loss == doctest::Approx(dot(g.outputs, g.r)).epsilon(1e-6));  // forward is repeatable
-  FdResult res;
-  for (std::size_t i = 0; i < xs.size(); ++i)
-    compare_tensor(res, layer->name() + " input " + std::to_string(i), xs[i], g.dx[i], eval, base, o);
-  auto vars = layer->trainable_variables();
-  for (std::size_t k = 0; k < vars.size(); ++k)
-    compare_tensor(res, vars[k]->path(), vars[k]->value(0), g.dvars[k], eval, base, o);
-  return res;
+                     FdOptions o = {}, std::uint32_t r_seed = 1000) {
+  o.relu_outputs = relu_guard;
+  o.seed = r_seed;
+  return K::testing::check_layer_gradients(rep.ctx, layer, xs, o);
 }
 
 // A custom layer (same base as the built-in ones): identity forward, and it records the gradient
@@ -292,14 +181,15 @@ FdResult check_graph(Replica& rep, const K::detail::Graph& graph, K::Tensor x, G
     K::detail::GraphState s;  // fresh state: batch statistics are recomputed on every evaluation
     auto o2 = graph.forward(rep.ctx, {x}, s);
     Eval e;
-    e.loss = dot(o2, r);
-    for (std::size_t n : relu_nodes) append_relu_pattern(e.pattern, s.outputs[n].at(0));
+    e.value = K::testing::weighted_sum(o2, r);
+    for (std::size_t n : relu_nodes) K::testing::append_relu_kinks(e.kinks, s.outputs[n].at(0));
     return e;
   };
   Eval base = eval();
   FdResult res;
-  compare_tensor(res, "dL/dx", x, dx, eval, base, o);
-  for (std::size_t k = 0; k < vars.size(); ++k) compare_tensor(res, vars[k]->path(), vars[k]->value(0), dvars[k], eval, base, o);
+  K::testing::compare_gradient(res, "dL/dx", x, dx, eval, base, o);
+  for (std::size_t k = 0; k < vars.size(); ++k)
+    K::testing::compare_gradient(res, vars[k]->path(), vars[k]->value(0), dvars[k], eval, base, o);
   return res;
 }
 
@@ -313,30 +203,34 @@ TEST_CASE("gradients: the finite-difference checker rejects wrong gradients") {
   K::LayerRef dense = K::layers::Dense(4, {.activation = "tanh", .seed = 3});
   dense(in);
   K::Tensor x = grad_random_tensor({3, 4}, 7);
-  LayerGrads g = layer_backward(rep, dense, {x}, 11);
+  K::testing::LayerGradients g = K::testing::layer_gradients(rep.ctx, dense, {x}, 11);
+  REQUIRE(g.problems.empty());
   auto eval = [&]() {
     K::LayerState st;
-    return Eval{dot(dense->forward(rep.ctx, {x}, st), g.r), {}};
+    return Eval{K::testing::weighted_sum(dense->forward(rep.ctx, {x}, st), g.output_weights), {}};
   };
   Eval base = eval();
   auto vars = dense->trainable_variables();
   REQUIRE(vars.size() == 2);
 
   FdResult correct;
-  compare_tensor(correct, "kernel", vars[0]->value(0), g.dvars[0], eval, base, {});
-  compare_tensor(correct, "bias", vars[1]->value(0), g.dvars[1], eval, base, {});
-  CHECK(correct.worst <= 5e-3);
+  K::testing::compare_gradient(correct, "kernel", vars[0]->value(0), g.variable_grads[0], eval, base, {});
+  K::testing::compare_gradient(correct, "bias", vars[1]->value(0), g.variable_grads[1], eval, base, {});
+  CHECK(correct.worst_error <= 5e-3);
+  CHECK(correct.passed());
 
-  K::Tensor transposed = g.dvars[0].clone();
+  K::Tensor transposed = g.variable_grads[0].clone();
   for (int i = 0; i < 4; ++i)
-    for (int j = 0; j < 4; ++j) transposed.data<float>()[i * 4 + j] = g.dvars[0].data<float>()[j * 4 + i];
+    for (int j = 0; j < 4; ++j) transposed.data<float>()[i * 4 + j] = g.variable_grads[0].data<float>()[j * 4 + i];
   FdResult wrong_kernel;
-  compare_tensor(wrong_kernel, "kernel", vars[0]->value(0), transposed, eval, base, {});
-  CHECK(wrong_kernel.worst > 5e-2);
+  K::testing::compare_gradient(wrong_kernel, "kernel", vars[0]->value(0), transposed, eval, base, {});
+  CHECK(wrong_kernel.worst_error > 5e-2);
+  CHECK_FALSE(wrong_kernel.passed());
 
   FdResult missing_bias;
-  compare_tensor(missing_bias, "bias", vars[1]->value(0), K::Tensor::zeros({4}), eval, base, {});
-  CHECK(missing_bias.worst > 5e-2);
+  K::testing::compare_gradient(missing_bias, "bias", vars[1]->value(0), K::Tensor::zeros({4}), eval, base, {});
+  CHECK(missing_bias.worst_error > 5e-2);
+  CHECK_FALSE(missing_bias.passed());
 }
 
 TEST_CASE("gradients: Dense with every activation") {

@@ -1,4 +1,5 @@
-// kerascpp: a Keras-style deep learning API in C++. Include this one header.
+// kerascpp: a Keras-style deep learning API in C++. Include this one header (the test helpers,
+// kerascpp/testing/gradient_check.hpp, are included separately by test code).
 #pragma once
 
 #include "kerascpp/backend.hpp"
@@ -23,6 +24,7 @@
 #include "kerascpp/layers/pooling.hpp"
 #include "kerascpp/layers/reshaping.hpp"
 #include "kerascpp/losses.hpp"
+#include "kerascpp/metrics.hpp"
 #include "kerascpp/model.hpp"
 #include "kerascpp/optimizers.hpp"
 #include "kerascpp/random.hpp"

@@ -1,8 +1,24 @@
 // Losses with Keras names and defaults. A loss turns (predictions, targets) into per-example
 // losses and the gradient w.r.t. the predictions; the engine scales by the global batch size.
+//
+// Writing a loss: subclass Loss and implement compute() with Backend ops (or host loops on CPU
+// tensors), then pass an object to compile(): `.loss = MyLoss()`. The engine calls compute()
+// once per replica and batch, from that replica's thread, with:
+//   pred    the model's output for the replica's shard, [N, ...], on the replica's device;
+//   target  the shard's targets, moved to the same device (shape and dtype as the dataset has them);
+//   loss    a float32 tensor of shape [N] that the engine has already allocated: write one loss
+//           value per example (the engine logs sum(loss) / examples over the epoch);
+//   grad    either a float32 tensor with pred's shape, already allocated by the engine (training:
+//           write d(loss_n)/d(pred) * grad_scale into it, every element), or an undefined tensor
+//           (evaluate()/predict paths: compute the loss only and leave grad alone);
+//   grad_scale  1 / (global batch size), the same on every replica: the gradient of the batch's
+//           mean loss is then the sum of the replicas' gradients. Multiply it in, never divide by N.
+// compute() is const and may run on several replicas at once: keep no mutable state in a Loss.
 #pragma once
 #include <memory>
 #include <string>
+#include <type_traits>
+#include <utility>
 
 #include "kerascpp/backend.hpp"
 
@@ -12,7 +28,8 @@ class Loss {
  public:
   virtual ~Loss() = default;
   virtual std::string name() const = 0;  // Keras function name, e.g. "sparse_categorical_crossentropy"
-  // loss[N] per example; grad = dloss_n/dpred * grad_scale.
+  // Writes loss[n] for every example and, when grad is defined, grad = d(loss_n)/d(pred) * grad_scale
+  // (see the contract at the top of this file).
   virtual void compute(Backend& backend, const Tensor& pred, const Tensor& target, Tensor& loss, Tensor& grad,
                        float grad_scale) const = 0;
   // Which accuracy "accuracy" means with this loss (Keras picks by loss and target shape).
@@ -26,47 +43,51 @@ struct CrossentropyOptions {
 
 class SparseCategoricalCrossentropy : public Loss {
  public:
-  explicit SparseCategoricalCrossentropy(CrossentropyOptions o = {}) : o_(o) {}
+  explicit SparseCategoricalCrossentropy(CrossentropyOptions options = {}) : options_(options) {}
   std::string name() const override { return "sparse_categorical_crossentropy"; }
-  void compute(Backend& b, const Tensor& p, const Tensor& t, Tensor& l, Tensor& g, float s) const override {
-    b.sparse_categorical_crossentropy(p, t, o_.from_logits, l, g, s);
+  void compute(Backend& backend, const Tensor& pred, const Tensor& target, Tensor& loss, Tensor& grad,
+               float grad_scale) const override {
+    backend.sparse_categorical_crossentropy(pred, target, options_.from_logits, loss, grad, grad_scale);
   }
   AccuracyKind accuracy_kind() const override { return AccuracyKind::sparse_categorical; }
 
  private:
-  CrossentropyOptions o_;
+  CrossentropyOptions options_;
 };
 
 class CategoricalCrossentropy : public Loss {
  public:
-  explicit CategoricalCrossentropy(CrossentropyOptions o = {}) : o_(o) {}
+  explicit CategoricalCrossentropy(CrossentropyOptions options = {}) : options_(options) {}
   std::string name() const override { return "categorical_crossentropy"; }
-  void compute(Backend& b, const Tensor& p, const Tensor& t, Tensor& l, Tensor& g, float s) const override {
-    b.categorical_crossentropy(p, t, o_.from_logits, l, g, s);
+  void compute(Backend& backend, const Tensor& pred, const Tensor& target, Tensor& loss, Tensor& grad,
+               float grad_scale) const override {
+    backend.categorical_crossentropy(pred, target, options_.from_logits, loss, grad, grad_scale);
   }
 
  private:
-  CrossentropyOptions o_;
+  CrossentropyOptions options_;
 };
 
 class BinaryCrossentropy : public Loss {
  public:
-  explicit BinaryCrossentropy(CrossentropyOptions o = {}) : o_(o) {}
+  explicit BinaryCrossentropy(CrossentropyOptions options = {}) : options_(options) {}
   std::string name() const override { return "binary_crossentropy"; }
-  void compute(Backend& b, const Tensor& p, const Tensor& t, Tensor& l, Tensor& g, float s) const override {
-    b.binary_crossentropy(p, t, o_.from_logits, l, g, s);
+  void compute(Backend& backend, const Tensor& pred, const Tensor& target, Tensor& loss, Tensor& grad,
+               float grad_scale) const override {
+    backend.binary_crossentropy(pred, target, options_.from_logits, loss, grad, grad_scale);
   }
   AccuracyKind accuracy_kind() const override { return AccuracyKind::binary; }
 
  private:
-  CrossentropyOptions o_;
+  CrossentropyOptions options_;
 };
 
 class MeanSquaredError : public Loss {
  public:
   std::string name() const override { return "mean_squared_error"; }
-  void compute(Backend& b, const Tensor& p, const Tensor& t, Tensor& l, Tensor& g, float s) const override {
-    b.mean_squared_error(p, t, l, g, s);
+  void compute(Backend& backend, const Tensor& pred, const Tensor& target, Tensor& loss, Tensor& grad,
+               float grad_scale) const override {
+    backend.mean_squared_error(pred, target, loss, grad, grad_scale);
   }
 };
 
@@ -79,6 +100,8 @@ class LossRef {
   template <class L, class = std::enable_if_t<std::is_base_of_v<Loss, L>>>
   LossRef(L loss) : loss_(std::make_shared<L>(std::move(loss))) {}  // NOLINT
   LossRef(std::shared_ptr<Loss> loss) : loss_(std::move(loss)) {}  // NOLINT
+  template <class L, class = std::enable_if_t<std::is_base_of_v<Loss, L>>>
+  LossRef(std::shared_ptr<L> loss) : loss_(std::move(loss)) {}  // NOLINT: a shared_ptr to a subclass
   Loss* get() const { return loss_.get(); }
   Loss* operator->() const { return loss_.get(); }
   explicit operator bool() const { return static_cast<bool>(loss_); }

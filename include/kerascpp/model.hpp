@@ -14,6 +14,7 @@
 #include "kerascpp/layer.hpp"
 #include "kerascpp/logs.hpp"
 #include "kerascpp/losses.hpp"
+#include "kerascpp/metrics.hpp"
 #include "kerascpp/optimizers.hpp"
 
 namespace kerascpp {
@@ -21,7 +22,7 @@ namespace kerascpp {
 struct CompileOptions {
   optimizers::OptimizerRef optimizer = "rmsprop";  // Keras' compile() default
   losses::LossRef loss{};
-  std::vector<std::string> metrics{};              // "accuracy"/"acc", "mae"/"mean_absolute_error"
+  std::vector<metrics::MetricRef> metrics{};       // "accuracy"/"acc", "mae", or metrics::Metric objects
   std::optional<distribute::Strategy> distribute{};  // default: one replica on cpu:0
 };
 

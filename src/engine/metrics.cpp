@@ -2,44 +2,79 @@
 
 #include <fmt/format.h>
 
-namespace kerascpp::detail {
+#include "check.hpp"
 
-MetricSpec resolve_metric(const std::string& name, const losses::Loss* loss) {
+namespace kerascpp {
+namespace metrics {
+
+// Each built-in does exactly the Backend calls and divisions of the former closed switch, so
+// the logged numbers are unchanged bit for bit.
+
+MetricSums SparseCategoricalAccuracy::shard_sums(Backend& backend, const Tensor& pred, const Tensor& target) const {
+  return {backend.sparse_categorical_accuracy_sum(pred, target), static_cast<double>(pred.dim(0))};
+}
+
+MetricSums CategoricalAccuracy::shard_sums(Backend& backend, const Tensor& pred, const Tensor& target) const {
+  return {backend.categorical_accuracy_sum(pred, target), static_cast<double>(pred.dim(0))};
+}
+
+MetricSums BinaryAccuracy::shard_sums(Backend& backend, const Tensor& pred, const Tensor& target) const {
+  // Keras averages over every element (per example over the last axis, then over examples).
+  double rows = static_cast<double>(pred.dim(0));
+  double per_row = pred.dim(0) ? static_cast<double>(pred.numel()) / rows : 1;
+  return {backend.binary_accuracy_sum(pred, target, 0.5f) / per_row, rows};
+}
+
+MetricSums MeanAbsoluteError::shard_sums(Backend& backend, const Tensor& pred, const Tensor& target) const {
+  double rows = static_cast<double>(pred.dim(0));
+  double per_row = pred.dim(0) ? static_cast<double>(pred.numel()) / rows : 1;
+  return {backend.absolute_error_sum(pred, target) / per_row, rows};
+}
+
+}  // namespace metrics
+
+namespace detail {
+namespace {
+
+std::shared_ptr<const metrics::Metric> metric_for_name(const std::string& name, const losses::Loss* loss) {
   if (name == "accuracy" || name == "acc") {
     auto kind = loss ? loss->accuracy_kind() : losses::Loss::AccuracyKind::categorical;
     switch (kind) {
-      case losses::Loss::AccuracyKind::sparse_categorical: return {name, MetricKind::sparse_categorical_accuracy};
-      case losses::Loss::AccuracyKind::binary: return {name, MetricKind::binary_accuracy};
-      case losses::Loss::AccuracyKind::categorical: return {name, MetricKind::categorical_accuracy};
+      case losses::Loss::AccuracyKind::sparse_categorical:
+        return std::make_shared<metrics::SparseCategoricalAccuracy>(name);
+      case losses::Loss::AccuracyKind::binary: return std::make_shared<metrics::BinaryAccuracy>(name);
+      case losses::Loss::AccuracyKind::categorical: return std::make_shared<metrics::CategoricalAccuracy>(name);
     }
   }
-  if (name == "sparse_categorical_accuracy") return {name, MetricKind::sparse_categorical_accuracy};
-  if (name == "categorical_accuracy") return {name, MetricKind::categorical_accuracy};
-  if (name == "binary_accuracy") return {name, MetricKind::binary_accuracy};
-  if (name == "mae" || name == "mean_absolute_error") return {name, MetricKind::mean_absolute_error};
+  if (name == "sparse_categorical_accuracy") return std::make_shared<metrics::SparseCategoricalAccuracy>(name);
+  if (name == "categorical_accuracy") return std::make_shared<metrics::CategoricalAccuracy>(name);
+  if (name == "binary_accuracy") return std::make_shared<metrics::BinaryAccuracy>(name);
+  if (name == "mae" || name == "mean_absolute_error") return std::make_shared<metrics::MeanAbsoluteError>(name);
   throw ValueError(fmt::format("unknown metric '{}'; use accuracy, sparse_categorical_accuracy, categorical_accuracy, "
-                          "binary_accuracy or mae",
-                          name));
+                               "binary_accuracy or mae, or pass a kerascpp::metrics::Metric object",
+                               name));
+}
+
+}  // namespace
+
+MetricSpec resolve_metric(const metrics::MetricRef& ref, const losses::Loss* loss) {
+  if (ref.metric()) {
+    std::string name = ref.metric()->name();
+    KERASCPP_CHECK(!name.empty(), ValueError,
+                   "compile(): a custom metric's name() is empty; return the key it should have in the logs");
+    return {name, ref.metric()};
+  }
+  KERASCPP_CHECK(!ref.name().empty(), ValueError,
+                 "compile(): an empty metric in CompileOptions::metrics; give a Keras name (\"accuracy\") or a "
+                 "kerascpp::metrics::Metric object");
+  return {ref.name(), metric_for_name(ref.name(), loss)};
 }
 
 std::pair<double, double> metric_sums(Backend& backend, const MetricSpec& spec, const Tensor& pred,
                                       const Tensor& target) {
-  double rows = static_cast<double>(pred.dim(0));
-  switch (spec.kind) {
-    case MetricKind::sparse_categorical_accuracy:
-      return {backend.sparse_categorical_accuracy_sum(pred, target), rows};
-    case MetricKind::categorical_accuracy: return {backend.categorical_accuracy_sum(pred, target), rows};
-    case MetricKind::binary_accuracy: {
-      // Keras averages over every element (per example over the last axis, then over examples).
-      double per_row = pred.dim(0) ? static_cast<double>(pred.numel()) / rows : 1;
-      return {backend.binary_accuracy_sum(pred, target, 0.5f) / per_row, rows};
-    }
-    case MetricKind::mean_absolute_error: {
-      double per_row = pred.dim(0) ? static_cast<double>(pred.numel()) / rows : 1;
-      return {backend.absolute_error_sum(pred, target) / per_row, rows};
-    }
-  }
-  return {0, 0};
+  metrics::MetricSums s = spec.metric->shard_sums(backend, pred, target);
+  return {s.sum, s.count};
 }
 
-}  // namespace kerascpp::detail
+}  // namespace detail
+}  // namespace kerascpp
