@@ -62,7 +62,6 @@ void concat_rows(const ConcatParts& parts, float* whole, std::int64_t outer, std
 // Per-column sums over a [rows, cols] matrix, accumulated in double.
 enum ColumnSumKind : int {
   kColumnSum = 0,         // out0 = Σ a                          (out1 unused)
-  kColumnSumSquares = 1,  // out0 = Σ a,   out1 = Σ a²
   kColumnSumDyXmu = 2,    // out0 = Σ a,   out1 = Σ a·(b − mean)  (a = dy, b = x)
 };
 // Doubles of scratch column_sums needs.

@@ -64,12 +64,6 @@ __global__ void column_partials_kernel(int kind, const float* a, const float* b,
   if (c < cols) {
     if (kind == kColumnSum) {
       for (std::int64_t r = r0 + ty; r < r1; r += TY) s0 += a[r * cols + c];
-    } else if (kind == kColumnSumSquares) {
-      for (std::int64_t r = r0 + ty; r < r1; r += TY) {
-        const double v = a[r * cols + c];
-        s0 += v;
-        s1 += v * v;
-      }
     } else {
       const float mu = mean[c];
       for (std::int64_t r = r0 + ty; r < r1; r += TY) {
