@@ -1,9 +1,7 @@
 #include "kerascpp/layers/batch_normalization.hpp"
 
-#include <algorithm>
 #include <cmath>
 
-#include "batch_normalization_sync.hpp"
 #include "check.hpp"
 #include "layer_util.hpp"
 
@@ -41,56 +39,19 @@ void BatchNormalizationLayer::build(const std::vector<Shape>& in) {
   moving_variance_ = &add_weight("moving_variance", {channels_}, "ones", false, 0);
 }
 
-// The per-channel arithmetic between collectives runs on the host. On a GPU replica the
-// channel vectors are staged through host copies (Tensor::to); on the CPU to() returns the
-// tensor itself, so nothing is copied.
-namespace {
-const Device kHost{};
-
-// Packs per-channel vectors and a count into one tensor on `device` so one collective serves them all.
-Tensor pack(const std::vector<Tensor>& parts, double count, Device device) {
-  std::int64_t c = parts[0].numel();
-  Tensor t({static_cast<std::int64_t>(parts.size()) * c + 1}, DType::float32, kHost);
-  float* p = t.data<float>();
-  for (std::size_t i = 0; i < parts.size(); ++i)
-    std::copy_n(parts[i].to(kHost).data<float>(), c, p + static_cast<std::int64_t>(i) * c);
-  p[t.numel() - 1] = static_cast<float>(count);
-  return t.to(device);
-}
-
-// Writes the host values `host` into `dst` (a no-op when dst is that host tensor).
-void store(Tensor& dst, const Tensor& host) {
-  if (!dst.same_storage(host)) dst.copy_from(host);
-}
-}  // namespace
-
 void BatchNormalizationLayer::update_moving_statistics(ReplicaContext& ctx, const Tensor& mean, const Tensor& var) {
   int r = ctx.replica_id;
-  float m = options_.momentum;
-  Tensor& moving_mean = moving_mean_->value(r);
-  Tensor& moving_var = moving_variance_->value(r);
-  if (!moving_mean.on_host()) {
-    // On a GPU: moving·m + batch·(1 − m) with backend ops on the replica's stream, no host sync.
-    // Same three roundings per element as the loop below.
-    for (auto [moving, batch] : {std::pair{&moving_mean, &mean}, std::pair{&moving_var, &var}}) {
-      Tensor scaled(batch->shape(), DType::float32, moving->device());
-      ctx.backend->copy(batch->to(moving->device()), scaled);
-      ctx.backend->scale(scaled, 1.f - m);
-      ctx.backend->scale(*moving, m);
-      ctx.backend->add_inplace(*moving, scaled);
-    }
-    return;
-  }
-  Tensor hbm = mean.to(kHost), hbv = var.to(kHost);
-  float* mm = moving_mean.data<float>();
-  float* mv = moving_var.data<float>();
-  const float* bm = hbm.data<float>();
-  const float* bv = hbv.data<float>();
-  for (std::int64_t i = 0; i < channels_; ++i) {
-    mm[i] = mm[i] * m + bm[i] * (1.f - m);
-    mv[i] = mv[i] * m + bv[i] * (1.f - m);
-  }
+  ctx.backend->moving_average_update(moving_mean_->value(r), mean, options_.momentum);
+  ctx.backend->moving_average_update(moving_variance_->value(r), var, options_.momentum);
 }
+
+namespace {
+// Sums `packed` over the replicas, in place (the vector holds a handle to its storage).
+void all_reduce(ReplicaContext& ctx, Tensor& packed) {
+  std::vector<Tensor> parts{packed};
+  ctx.cross->all_reduce_sum(ctx.replica_id, parts);
+}
+}  // namespace
 
 std::vector<Tensor> BatchNormalizationLayer::forward(ReplicaContext& ctx, const std::vector<Tensor>& in,
                                                      LayerState& st) {
@@ -104,37 +65,28 @@ std::vector<Tensor> BatchNormalizationLayer::forward(ReplicaContext& ctx, const 
                                              moving_variance_->value(r), options_.epsilon, y2);
     return {y};
   }
-  const Device dev = ctx.backend->device();
-  Tensor mean({channels_}, DType::float32, dev), var({channels_}, DType::float32, dev);
-  double count = static_cast<double>(x2.dim(0));
+  Tensor mean, var;
+  const std::int64_t rows = x2.dim(0);
   bool collective = ctx.cross && ctx.num_replicas > 1;
   if (options_.synchronized && collective) {
-    // This replica's moments (the backend's accurate ones; y is overwritten below), gathered
-    // and combined: see batch_normalization_sync.hpp for why not Σx and Σx².
-    ctx.backend->batchnorm_forward_training(x2, gamma_->value(r), beta_->value(r), options_.epsilon, y2, mean, var);
-    Tensor hmean = mean.to(kHost), hvar = var.to(kHost);
-    sync_bn::all_replica_moments(ctx, channels_, count, mean, var, hmean, hvar);
-    store(mean, hmean);
-    store(var, hvar);
+    // The union's moments: every replica's (count, mean, var) gathered through one all-reduce
+    // and combined (Keras' ops.moments(..., synchronized=True)), not Σx and Σx², which cancel
+    // when |mean| >> std.
+    Tensor local_mean, local_var, packed;
+    ctx.backend->moments(x2, local_mean, local_var);
+    ctx.backend->pack_moments(local_mean, local_var, rows, r, ctx.num_replicas, packed);
+    all_reduce(ctx, packed);
+    ctx.backend->synchronized_moments(packed, ctx.num_replicas, mean, var);
     ctx.backend->batchnorm_forward_inference(x2, gamma_->value(r), beta_->value(r), mean, var, options_.epsilon, y2);
     update_moving_statistics(ctx, mean, var);
   } else {
     ctx.backend->batchnorm_forward_training(x2, gamma_->value(r), beta_->value(r), options_.epsilon, y2, mean, var);
     if (collective) {
       // Moving statistics follow the example-weighted average of the replicas' batch statistics.
-      Tensor weighted_mean = mean.clone(), weighted_var = var.clone();
-      ctx.backend->scale(weighted_mean, static_cast<float>(count));
-      ctx.backend->scale(weighted_var, static_cast<float>(count));
-      Tensor packed = pack({weighted_mean, weighted_var}, count, dev);
-      ctx.cross->all_reduce_sum(r, {packed});
-      Tensor host = packed.to(kHost);
-      const float* p = host.data<float>();
-      float total = p[2 * channels_];
-      Tensor avg_mean({channels_}, DType::float32, kHost), avg_var({channels_}, DType::float32, kHost);
-      for (std::int64_t c = 0; c < channels_; ++c) {
-        avg_mean.data<float>()[c] = p[c] / total;
-        avg_var.data<float>()[c] = p[channels_ + c] / total;
-      }
+      Tensor packed, avg_mean, avg_var;
+      ctx.backend->pack_moments(mean, var, rows, r, ctx.num_replicas, packed);
+      all_reduce(ctx, packed);
+      ctx.backend->average_moments(packed, ctx.num_replicas, avg_mean, avg_var);
       update_moving_statistics(ctx, avg_mean, avg_var);
     } else {
       update_moving_statistics(ctx, mean, var);
@@ -146,25 +98,14 @@ std::vector<Tensor> BatchNormalizationLayer::forward(ReplicaContext& ctx, const 
 
 void BatchNormalizationLayer::forward_empty(ReplicaContext& ctx) {
   if (!ctx.training || !ctx.cross || ctx.num_replicas < 2) return;
-  int r = ctx.replica_id;
-  if (options_.synchronized) {  // an empty slot in the gather the other replicas make
-    Tensor mean({channels_}, DType::float32, kHost), var({channels_}, DType::float32, kHost);
-    sync_bn::all_replica_moments(ctx, channels_, 0.0, Tensor(), Tensor(), mean, var);
-    update_moving_statistics(ctx, mean, var);
-    return;
-  }
-  Tensor zeros = Tensor::zeros({channels_}, DType::float32, kHost);
-  Tensor packed = pack({zeros, zeros}, 0.0, ctx.backend->device());
-  ctx.cross->all_reduce_sum(r, {packed});
-  Tensor host = packed.to(kHost);
-  const float* p = host.data<float>();
-  double total = p[2 * channels_];
-  Tensor mean({channels_}, DType::float32, kHost), var({channels_}, DType::float32, kHost);
-  for (std::int64_t c = 0; c < channels_; ++c) {
-    double mu = p[c] / total;
-    mean.data<float>()[c] = static_cast<float>(mu);
-    var.data<float>()[c] = static_cast<float>(p[channels_ + c] / total);
-  }
+  // No rows here: an all-zero slot in the statistics the other replicas gather.
+  Tensor packed = Tensor::zeros({moments_packed_size(channels_, ctx.num_replicas)});
+  all_reduce(ctx, packed);
+  Tensor mean, var;
+  if (options_.synchronized)
+    ctx.backend->synchronized_moments(packed, ctx.num_replicas, mean, var);
+  else
+    ctx.backend->average_moments(packed, ctx.num_replicas, mean, var);
   update_moving_statistics(ctx, mean, var);
 }
 
@@ -180,25 +121,12 @@ std::vector<Tensor> BatchNormalizationLayer::backward(ReplicaContext& ctx, const
   Tensor dx2 = dx.reshape({-1, channels_});
   Tensor dgamma({channels_}), dbeta({channels_});
   if (options_.synchronized && ctx.cross && ctx.num_replicas > 1) {
-    Tensor sum_dy({channels_}), sum_dy_xmu({channels_});
-    ctx.backend->batchnorm_backward_sums(dy2, x2, mean, sum_dy, sum_dy_xmu);
-    // Local parameter gradients (the strategy all-reduces them with every other gradient).
-    dbeta.copy_from(sum_dy);
-    {
-      Tensor hdgamma = dgamma.to(kHost), hxmu = sum_dy_xmu.to(kHost), hvar = var.to(kHost);
-      for (std::int64_t c = 0; c < channels_; ++c)
-        hdgamma.data<float>()[c] = hxmu.data<float>()[c] / std::sqrt(hvar.data<float>()[c] + options_.epsilon);
-      store(dgamma, hdgamma);
-    }
-    Tensor packed = pack({sum_dy, sum_dy_xmu}, static_cast<double>(x2.dim(0)), ctx.backend->device());
-    ctx.cross->all_reduce_sum(r, {packed});
-    Tensor host = packed.to(kHost);
-    const float* p = host.data<float>();
-    // Views of the reduced sums, on the replica's device (no copy on the host).
-    sum_dy = packed.slice(0, channels_);
-    sum_dy_xmu = packed.slice(channels_, 2 * channels_);
-    ctx.backend->batchnorm_backward_apply(dy2, x2, gamma_->value(r), mean, var, options_.epsilon, sum_dy, sum_dy_xmu,
-                                          p[2 * channels_], dx2);
+    // Local gradient sums (and the local parameter gradients, which the strategy all-reduces
+    // with every other gradient), summed over the replicas, then the input gradient.
+    Tensor sums;
+    ctx.backend->batchnorm_backward_reduce(dy2, x2, mean, var, options_.epsilon, sums, dgamma, dbeta);
+    all_reduce(ctx, sums);
+    ctx.backend->batchnorm_backward_apply(dy2, x2, gamma_->value(r), mean, var, options_.epsilon, sums, dx2);
   } else {
     ctx.backend->batchnorm_backward(dy2, x2, gamma_->value(r), mean, var, options_.epsilon, dx2, dgamma, dbeta);
   }
@@ -212,9 +140,8 @@ std::vector<Tensor> BatchNormalizationLayer::backward(ReplicaContext& ctx, const
 void BatchNormalizationLayer::backward_empty(ReplicaContext& ctx) {
   // Take part in the synchronized backward collective; the gradient reducer zero-fills gamma/beta.
   if (options_.synchronized && ctx.cross && ctx.num_replicas > 1) {
-    Tensor zeros = Tensor::zeros({channels_}, DType::float32, kHost);
-    Tensor packed = pack({zeros, zeros}, 0.0, ctx.backend->device());
-    ctx.cross->all_reduce_sum(ctx.replica_id, {packed});
+    Tensor sums = Tensor::zeros({batchnorm_grad_sums_size(channels_)});
+    all_reduce(ctx, sums);
   }
 }
 

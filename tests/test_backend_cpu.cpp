@@ -13,6 +13,7 @@
 
 #include "backend/cpu/cpu_backend.hpp"
 #include "kerascpp/backend.hpp"
+#include "kerascpp/error.hpp"
 
 namespace K = kerascpp;
 
@@ -634,28 +635,23 @@ TEST_CASE("cpu backend: batchnorm fused path against reference, decomposed path 
   check_close(dgamma, dg_ref);
   check_close(dbeta, db_ref);
 
-  // Decomposed: sums -> statistics -> inference-style normalisation; backward sums -> apply.
-  K::Tensor s, sq;
-  be->batchnorm_sums(x, s, sq);
-  Vec sv = s.to_vector(), sqv = sq.to_vector(), dmean(C), dvar(C);
-  for (std::int64_t c = 0; c < C; ++c) {
-    dmean[c] = sv[c] / float(M);
-    dvar[c] = sqv[c] / float(M) - dmean[c] * dmean[c];
-  }
-  check_close(K::Tensor::from_vector({C}, dmean), bmean.to_vector());
-  check_close(K::Tensor::from_vector({C}, dvar), bvar.to_vector());
+  // Decomposed (synchronized BN's path on one replica): moments -> inference-style
+  // normalisation; backward reduce -> apply.
+  K::Tensor dmean, dvar;
+  be->moments(x, dmean, dvar);
+  CHECK(bit_equal(dmean, bmean));
+  CHECK(bit_equal(dvar, bvar));
   K::Tensor y_dec;
-  be->batchnorm_forward_inference(x, gamma, beta, K::Tensor::from_vector({C}, dmean), K::Tensor::from_vector({C}, dvar),
-                                  eps, y_dec);
-  check_close(y_dec, y.to_vector());
-  K::Tensor sum_dy, sum_dy_xmu, dx_dec;
-  be->batchnorm_backward_sums(dy, x, bmean, sum_dy, sum_dy_xmu);
-  check_close(sum_dy, dbeta.to_vector());
-  Vec dg_dec = sum_dy_xmu.to_vector();
-  for (std::int64_t c = 0; c < C; ++c) dg_dec[c] /= std::sqrt(bvar.to_vector()[c] + eps);
-  check_close(K::Tensor::from_vector({C}, dg_dec), dgamma.to_vector());
-  be->batchnorm_backward_apply(dy, x, gamma, bmean, bvar, eps, sum_dy, sum_dy_xmu, double(M), dx_dec);
-  check_close(dx_dec, dx.to_vector());
+  be->batchnorm_forward_inference(x, gamma, beta, dmean, dvar, eps, y_dec);
+  CHECK(bit_equal(y_dec, y));
+  K::Tensor sums, dg_dec = K::Tensor::zeros({C}), db_dec = K::Tensor::zeros({C}), dx_dec;
+  be->batchnorm_backward_reduce(dy, x, bmean, bvar, eps, sums, dg_dec, db_dec);
+  REQUIRE(sums.numel() == K::batchnorm_grad_sums_size(C));
+  CHECK(sums.to_vector()[2 * C] == float(M));
+  CHECK(bit_equal(db_dec, dbeta));
+  check_close(dg_dec, dgamma.to_vector(), 1e-6);
+  be->batchnorm_backward_apply(dy, x, gamma, bmean, bvar, eps, sums, dx_dec);
+  check_close(dx_dec, dx.to_vector());  // the fused op keeps its sums in double
 
   // Without gamma/beta (scale=False, center=False) the defaults are 1 and 0.
   K::Tensor y_plain, m2, v2, dx_plain, no_dg, no_db;
@@ -666,7 +662,7 @@ TEST_CASE("cpu backend: batchnorm fused path against reference, decomposed path 
   be->batchnorm_backward(dy, x, K::Tensor(), m2, v2, eps, dx_plain, no_dg, no_db);
   CHECK(!no_dg.defined());
   K::Tensor dx_plain_dec;
-  be->batchnorm_backward_apply(dy, x, K::Tensor(), m2, v2, eps, sum_dy, sum_dy_xmu, double(M), dx_plain_dec);
+  be->batchnorm_backward_apply(dy, x, K::Tensor(), m2, v2, eps, sums, dx_plain_dec);
   check_close(dx_plain, dx_plain_dec.to_vector());
 
   std::string msg = error_of([&] {
@@ -675,6 +671,189 @@ TEST_CASE("cpu backend: batchnorm fused path against reference, decomposed path 
   });
   CHECK(contains(msg, "(17,)"));
   CHECK(contains(msg, "16"));
+}
+
+// ============================================================================ moments
+
+namespace {
+
+// The layer code these ops replaced (layers/batch_normalization_sync.cpp and the unsynchronized
+// moving-statistics average of batch_normalization.cpp before issue 11), kept as the reference
+// the backend ops must reproduce bit for bit.
+void old_synchronized_moments(const std::vector<std::int64_t>& counts, const std::vector<Vec>& means,
+                              const std::vector<Vec>& vars, Vec& mean, Vec& var) {
+  const std::size_t C = means[0].size();
+  double total = 0.0;
+  for (auto n : counts) total += static_cast<float>(n);
+  mean.assign(C, 0.f);
+  var.assign(C, 0.f);
+  for (std::size_t c = 0; c < C; ++c) {
+    double mu = 0.0;
+    for (std::size_t r = 0; r < counts.size(); ++r) mu += static_cast<float>(counts[r]) * static_cast<double>(means[r][c]);
+    mu /= total;
+    double m2 = 0.0;
+    for (std::size_t r = 0; r < counts.size(); ++r) {
+      if (counts[r] == 0) continue;
+      double d = static_cast<double>(means[r][c]) - mu;
+      m2 += static_cast<float>(counts[r]) * (static_cast<double>(vars[r][c]) + d * d);
+    }
+    mean[c] = static_cast<float>(mu);
+    var[c] = static_cast<float>(m2 / total);
+  }
+}
+
+// Each replica scaled its moments by its count (Backend::scale) and the shared-memory
+// all-reduce summed them from 0 in replica order; then one float division by the summed count.
+void old_average_moments(K::Backend& be, const std::vector<std::int64_t>& counts, const std::vector<K::Tensor>& means,
+                         const std::vector<K::Tensor>& vars, Vec& mean, Vec& var) {
+  const std::size_t C = static_cast<std::size_t>(means[0].numel());
+  Vec sum_mean(C, 0.f), sum_var(C, 0.f);
+  float total = 0.f;
+  for (std::size_t r = 0; r < counts.size(); ++r) {
+    K::Tensor wm = means[r].clone(), wv = vars[r].clone();
+    be.scale(wm, static_cast<float>(counts[r]));
+    be.scale(wv, static_cast<float>(counts[r]));
+    for (std::size_t c = 0; c < C; ++c) {
+      sum_mean[c] += wm.to_vector()[c];
+      sum_var[c] += wv.to_vector()[c];
+    }
+    total += static_cast<float>(counts[r]);
+  }
+  mean.resize(C);
+  var.resize(C);
+  for (std::size_t c = 0; c < C; ++c) {
+    mean[c] = sum_mean[c] / total;
+    var[c] = sum_var[c] / total;
+  }
+}
+
+}  // namespace
+
+TEST_CASE("cpu backend: moments, and synchronized moments over 2 simulated replicas") {
+  auto be = K::make_cpu_backend(2);
+  const std::int64_t C = 5, rows0 = 37, rows1 = 23, M = rows0 + rows1;
+  auto x = random_tensor({M, C}, 120, 3.f, 5.f);  // means far from 0: the case Σx² − (Σx)² gets wrong
+  Vec xv = x.to_vector();
+
+  // Plain moments: the fused training op's statistics bit for bit, and the two-pass reference.
+  K::Tensor mean, var;
+  be->moments(x, mean, var);
+  K::Tensor y, fused_mean, fused_var;
+  be->batchnorm_forward_training(x, K::Tensor(), K::Tensor(), 1e-3f, y, fused_mean, fused_var);
+  CHECK(bit_equal(mean, fused_mean));
+  CHECK(bit_equal(var, fused_var));
+  Vec ref_mean(C), ref_var(C);
+  {
+    std::vector<double> m(C, 0.0), v(C, 0.0);
+    for (std::int64_t i = 0; i < M * C; ++i) m[i % C] += xv[i] / double(M);
+    for (std::int64_t i = 0; i < M * C; ++i) v[i % C] += std::pow(xv[i] - m[i % C], 2) / double(M);
+    for (std::int64_t c = 0; c < C; ++c) {
+      ref_mean[c] = float(m[c]);
+      ref_var[c] = float(v[c]);
+    }
+  }
+  check_close(mean, ref_mean, 1e-6);
+  check_close(var, ref_var, 1e-6);
+
+  // Each replica packs its moments into its own slot; the all-reduce is the elementwise sum.
+  const std::vector<std::int64_t> counts{rows0, rows1};
+  std::vector<K::Tensor> m(2), v(2), packed(2);
+  be->moments(x.slice(0, rows0), m[0], v[0]);
+  be->moments(x.slice(rows0, M), m[1], v[1]);
+  for (int r = 0; r < 2; ++r) be->pack_moments(m[r], v[r], counts[r], r, 2, packed[r]);
+  REQUIRE(packed[0].numel() == K::moments_packed_size(C, 2));
+  K::Tensor reduced = packed[0].clone();
+  be->add_inplace(reduced, packed[1]);
+
+  // Synchronized: the moments of the concatenated batch, within float rounding ...
+  K::Tensor sync_mean, sync_var;
+  be->synchronized_moments(reduced, 2, sync_mean, sync_var);
+  check_close(sync_mean, mean.to_vector(), 1e-6);
+  check_close(sync_var, var.to_vector(), 1e-6);
+  // ... and bit for bit what the layer computed before these ops existed.
+  Vec old_mean, old_var;
+  old_synchronized_moments(counts, {m[0].to_vector(), m[1].to_vector()}, {v[0].to_vector(), v[1].to_vector()},
+                           old_mean, old_var);
+  CHECK(bit_equal(sync_mean, K::Tensor::from_vector({C}, old_mean)));
+  CHECK(bit_equal(sync_var, K::Tensor::from_vector({C}, old_var)));
+
+  // Average (unsynchronized BN's moving statistics): the old layer path bit for bit.
+  K::Tensor avg_mean, avg_var;
+  be->average_moments(reduced, 2, avg_mean, avg_var);
+  old_average_moments(*be, counts, m, v, old_mean, old_var);
+  CHECK(bit_equal(avg_mean, K::Tensor::from_vector({C}, old_mean)));
+  CHECK(bit_equal(avg_var, K::Tensor::from_vector({C}, old_var)));
+  check_close(avg_mean, mean.to_vector(), 1e-6);  // the means' weighted average is the batch mean
+
+  // A replica without rows contributes an all-zero packed tensor: the union is the other one's moments.
+  K::Tensor alone = packed[0].clone();
+  be->add_inplace(alone, K::Tensor::zeros({K::moments_packed_size(C, 2)}));
+  K::Tensor alone_mean, alone_var;
+  be->synchronized_moments(alone, 2, alone_mean, alone_var);
+  CHECK(bit_equal(alone_mean, m[0]));
+  CHECK(bit_equal(alone_var, v[0]));
+  // No rows anywhere: zeros, not NaN.
+  be->synchronized_moments(K::Tensor::zeros({K::moments_packed_size(C, 2)}), 2, alone_mean, alone_var);
+  CHECK(alone_mean.to_vector() == Vec(C, 0.f));
+  CHECK(alone_var.to_vector() == Vec(C, 0.f));
+
+  // Misuse is a typed error naming the op.
+  K::Tensor a, b;
+  CHECK_THROWS_AS(be->synchronized_moments(K::Tensor::zeros({8}), 2, a, b), K::ShapeError);
+  CHECK_THROWS_AS(be->pack_moments(m[0], v[0], rows0, 2, 2, a), K::ValueError);
+  CHECK_THROWS_AS(be->moments(K::Tensor::zeros({0, C}), a, b), K::ShapeError);
+}
+
+TEST_CASE("cpu backend: synchronized batchnorm backward over 2 simulated replicas equals the fused op") {
+  auto be = K::make_cpu_backend(2);
+  const std::int64_t C = 6, rows0 = 20, rows1 = 13, M = rows0 + rows1;
+  const float eps = 1e-3f;
+  auto x = random_tensor({M, C}, 130, -2.f, 3.f), dy = random_tensor({M, C}, 131);
+  auto gamma = random_tensor({C}, 132, 0.5f, 1.5f);
+  K::Tensor mean, var, dx, dgamma = K::Tensor::zeros({C}), dbeta = K::Tensor::zeros({C});
+  be->moments(x, mean, var);
+  be->batchnorm_backward(dy, x, gamma, mean, var, eps, dx, dgamma, dbeta);
+
+  const std::int64_t bounds[] = {0, rows0, M};
+  std::vector<K::Tensor> sums(2), dg(2), db(2);
+  for (int r = 0; r < 2; ++r) {
+    dg[r] = K::Tensor::zeros({C});
+    db[r] = K::Tensor::zeros({C});
+    be->batchnorm_backward_reduce(dy.slice(bounds[r], bounds[r + 1]), x.slice(bounds[r], bounds[r + 1]), mean, var,
+                                  eps, sums[r], dg[r], db[r]);
+  }
+  K::Tensor total = sums[0].clone();
+  be->add_inplace(total, sums[1]);  // the all-reduce
+  CHECK(total.to_vector()[2 * C] == float(M));
+  be->add_inplace(dg[0], dg[1]);  // the gradient all-reduce of the parameters
+  be->add_inplace(db[0], db[1]);
+  check_close(dg[0], dgamma.to_vector(), 1e-5);
+  check_close(db[0], dbeta.to_vector(), 1e-5);
+  Vec dx_sync;
+  for (int r = 0; r < 2; ++r) {
+    K::Tensor part;
+    be->batchnorm_backward_apply(dy.slice(bounds[r], bounds[r + 1]), x.slice(bounds[r], bounds[r + 1]), gamma, mean,
+                                 var, eps, total, part);
+    Vec pv = part.to_vector();
+    dx_sync.insert(dx_sync.end(), pv.begin(), pv.end());
+  }
+  check_close(K::Tensor::from_vector({M, C}, dx_sync), dx.to_vector(), 1e-5);
+  // The row count travels in the sums: all-zero sums (no rows anywhere) cannot be applied.
+  K::Tensor out;
+  CHECK_THROWS_AS(be->batchnorm_backward_apply(dy, x, gamma, mean, var, eps,
+                                               K::Tensor::zeros({K::batchnorm_grad_sums_size(C)}), out),
+                  K::ValueError);
+}
+
+TEST_CASE("cpu backend: moving_average_update is moving·m + value·(1 − m) in place") {
+  auto be = K::make_cpu_backend(1);
+  auto moving = random_tensor({7}, 140), value = random_tensor({7}, 141);
+  Vec mv = moving.to_vector(), vv = value.to_vector(), expected(7);
+  const float m = 0.99f;
+  for (std::size_t i = 0; i < 7; ++i) expected[i] = mv[i] * m + vv[i] * (1.f - m);
+  be->moving_average_update(moving, value, m);
+  CHECK(bit_equal(moving, K::Tensor::from_vector({7}, expected)));
+  CHECK_THROWS_AS(be->moving_average_update(moving, random_tensor({6}, 1), m), K::ShapeError);
 }
 
 // ============================================================================ losses
@@ -1012,7 +1191,7 @@ TEST_CASE("cpu backend: results are bit-identical run to run") {
     K::Tensor mean, var;
     be->batchnorm_forward_training(dy, K::Tensor(), K::Tensor(), 1e-3f, out[3], mean, var);
     out[4] = var;
-    be->batchnorm_sums(x, out[5], out[6]);
+    be->moments(x, out[5], out[6]);
     be->sum_to_last_axis(dy, out[7], false);
     return out;
   };

@@ -79,7 +79,7 @@ bool bit_equal(const K::Tensor& a, const K::Tensor& b) {
 // Everything the fused BN ops produce for one input, on a backend with `threads` threads.
 struct BnRun {
   int threads = 0;
-  K::Tensor y, mean, var, dx, dgamma, dbeta, sum, sum_squares, sum_dy, sum_dy_xmu;
+  K::Tensor y, mean, var, dx, dgamma, dbeta, moments_mean, moments_var, grad_sums, sync_dgamma, sync_dbeta;
 };
 
 BnRun run_bn(int threads, const K::Tensor& x, const K::Tensor& gamma, const K::Tensor& beta, const K::Tensor& dy) {
@@ -90,8 +90,10 @@ BnRun run_bn(int threads, const K::Tensor& x, const K::Tensor& gamma, const K::T
   r.dgamma = K::Tensor::zeros({x.dim(-1)});
   r.dbeta = K::Tensor::zeros({x.dim(-1)});
   be->batchnorm_backward(dy, x, gamma, r.mean, r.var, kEps, r.dx, r.dgamma, r.dbeta);
-  be->batchnorm_sums(x, r.sum, r.sum_squares);
-  be->batchnorm_backward_sums(dy, x, r.mean, r.sum_dy, r.sum_dy_xmu);
+  be->moments(x, r.moments_mean, r.moments_var);
+  r.sync_dgamma = K::Tensor::zeros({x.dim(-1)});
+  r.sync_dbeta = K::Tensor::zeros({x.dim(-1)});
+  be->batchnorm_backward_reduce(dy, x, r.mean, r.var, kEps, r.grad_sums, r.sync_dgamma, r.sync_dbeta);
   return r;
 }
 
@@ -161,10 +163,11 @@ TEST_CASE("bn numerics: outputs, statistics and gradients are bit-identical with
       CHECK(bit_equal(one.dx, many.dx));
       CHECK(bit_equal(one.dgamma, many.dgamma));
       CHECK(bit_equal(one.dbeta, many.dbeta));
-      CHECK(bit_equal(one.sum, many.sum));
-      CHECK(bit_equal(one.sum_squares, many.sum_squares));
-      CHECK(bit_equal(one.sum_dy, many.sum_dy));
-      CHECK(bit_equal(one.sum_dy_xmu, many.sum_dy_xmu));
+      CHECK(bit_equal(one.moments_mean, many.moments_mean));
+      CHECK(bit_equal(one.moments_var, many.moments_var));
+      CHECK(bit_equal(one.grad_sums, many.grad_sums));
+      CHECK(bit_equal(one.sync_dgamma, many.sync_dgamma));
+      CHECK(bit_equal(one.sync_dbeta, many.sync_dbeta));
     }
   }
 }

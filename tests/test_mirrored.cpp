@@ -190,7 +190,7 @@ TEST_CASE("custom training loop: strategy.run + forward/backward/apply_gradients
       custom.apply_gradients(ctx);
     });
     custom.optimizer().finish_step();
-    CHECK(std::isfinite(strategy.reduce(K::distribute::ReduceOp::SUM, losses)));
+    CHECK(std::isfinite(strategy.reduce(K::distribute::ReduceOp::sum, losses)));
   }
   auto a = by_fit.get_weights(), b = custom.get_weights();
   for (std::size_t i = 0; i < a.size(); ++i) CHECK(std::memcmp(a[i].raw(), b[i].raw(), a[i].nbytes()) == 0);

@@ -2,6 +2,55 @@
 // Layers call only these, so the same layer code runs on the CPU (oneDNN) and CUDA backends.
 // One Backend instance serves one replica: it is used from one thread at a time and may
 // cache primitives keyed by shape. All tensors are dense, row-major (NHWC for images).
+//
+// Where tensors live. Every tensor argument must be float32 (labels: integer ids) on the
+// backend's device(): the host for the CPU backend, the replica's GPU for the CUDA backend.
+// Ops never copy between devices; a tensor elsewhere is refused with a DeviceError. Inside a
+// replica step, `Tensor t(shape)` and `Tensor::zeros(shape)` already allocate on that device
+// (the strategy sets the replica's default device), so a layer never names one.
+//
+// Who allocates outputs. Outputs are the non-const Tensor& arguments.
+//  * Undefined output: the op allocates it, with the result's shape, on device().
+//  * Defined output: the caller preallocated it; it must have the result's shape (a
+//    ShapeError otherwise) and is written in place. Layers preallocate what they keep
+//    between steps (gradients, moving statistics) and reshape views of it ([N, C] of NHWC).
+//  * Exceptions, per op group below: conv2d_backward_data needs dx preallocated (strides
+//    make the input size ambiguous); split needs its parts preallocated; an undefined loss
+//    `grad` or batchnorm_backward dgamma/dbeta means "not wanted" and is skipped;
+//    pool2d_forward's workspace is resized by the call.
+//  * `accumulate` flags (matmul, sum_to_last_axis, conv2d_backward_weights) add into a
+//    defined output instead of overwriting it: how a layer sums gradients over several calls.
+//
+// In place. In-place ops say so (add_inplace, scale, the optimizer updates,
+// moving_average_update). Elsewhere an output may alias an input only where the op says so
+// (activation_backward: dx may be dy); otherwise pass distinct tensors.
+//
+// Writing a layer with Backend ops. A layer's forward and backward receive a ReplicaContext
+// (kerascpp/context.hpp) with the replica's backend; they allocate their outputs and call ops,
+// never reading tensor data. A sketch of y = s·(x·W) with a fixed scale s:
+//
+//   std::vector<Tensor> forward(ReplicaContext& ctx, const std::vector<Tensor>& in, LayerState&) {
+//     Tensor x2 = in[0].reshape({-1, in[0].dim(-1)});            // [N, in], a view
+//     Tensor y({x2.dim(0), units_});                             // on the replica's device
+//     ctx.backend->matmul(x2, false, kernel_->value(ctx.replica_id), false, y, false);
+//     ctx.backend->scale(y, s_);
+//     return {y};
+//   }
+//   std::vector<Tensor> backward(ReplicaContext& ctx, const std::vector<Tensor>& in,
+//                                const std::vector<Tensor>&, const std::vector<Tensor>& grads, LayerState&) {
+//     int r = ctx.replica_id;
+//     Tensor x2 = in[0].reshape({-1, in[0].dim(-1)});
+//     Tensor dz = grads[0].clone();                              // dL/d(x·W) = s·dy
+//     ctx.backend->scale(dz, s_);
+//     bool first = kernel_->take_first_grad(r);                  // first contribution this step?
+//     ctx.backend->matmul(x2, true, dz, false, kernel_->grad(r), !first);   // dW (+)= xᵀ·dz
+//     Tensor dx(in[0].shape());
+//     Tensor dx2 = dx.reshape({-1, in[0].dim(-1)});
+//     ctx.backend->matmul(dz, false, kernel_->value(r), true, dx2, false);  // dx = dz·Wᵀ
+//     return {dx};
+//   }
+//
+// layers/dense.cpp is the full version (activation, bias, skipping dx for the first layer).
 #pragma once
 #include <cstdint>
 #include <memory>
@@ -88,16 +137,40 @@ class Backend {
                                            const Tensor& mean, const Tensor& var, float eps, Tensor& y) = 0;
   virtual void batchnorm_backward(const Tensor& dy, const Tensor& x, const Tensor& gamma, const Tensor& mean,
                                   const Tensor& var, float eps, Tensor& dx, Tensor& dgamma, Tensor& dbeta) = 0;
-  // Decomposed path for synchronized BN: local sums are all-reduced between the two calls.
-  virtual void batchnorm_sums(const Tensor& x, Tensor& sum, Tensor& sum_squares) = 0;
-  // sum_dy[C] = Σ dy, sum_dy_xmu[C] = Σ dy·(x - mean)
-  virtual void batchnorm_backward_sums(const Tensor& dy, const Tensor& x, const Tensor& mean, Tensor& sum_dy,
-                                       Tensor& sum_dy_xmu) = 0;
-  // dx = γ·inv·(dy − sum_dy/count − (x−mean)·inv²·sum_dy_xmu/count), inv = 1/sqrt(var+eps)
-  virtual void batchnorm_backward_apply(const Tensor& dy, const Tensor& x, const Tensor& gamma,
-                                        const Tensor& mean, const Tensor& var, float eps, const Tensor& sum_dy,
-                                        const Tensor& sum_dy_xmu, double count, Tensor& dx) = 0;
+  // moving = moving·momentum + value·(1 − momentum), in place (Keras' assign_moving_average).
+  virtual void moving_average_update(Tensor& moving, const Tensor& value, float momentum) = 0;
 
+  // ---- moments: Keras ops.moments over every axis but the last (x viewed as [M, C]) ----
+  // mean[C] and biased variance var[C] of each channel; M > 0.
+  virtual void moments(const Tensor& x, Tensor& mean, Tensor& var) = 0;
+  // The synchronized form (Keras ops.moments(..., synchronized=True)) is three calls on every
+  // replica: pack_moments, CrossReplica::all_reduce_sum of `packed`, synchronized_moments.
+  // `packed` holds num_replicas slots of (count, mean[C], var[C]) (moments_packed_size floats);
+  // pack_moments writes this replica's moments of `count` rows into slot `replica` and zeros
+  // elsewhere, so the all-reduced sum holds every replica's slot unchanged (adding zeros is
+  // exact): an all-gather. A replica with no rows contributes an all-zero packed tensor.
+  virtual void pack_moments(const Tensor& mean, const Tensor& var, std::int64_t count, int replica,
+                            int num_replicas, Tensor& packed) = 0;
+  // The union's mean and biased variance from the all-reduced `packed`, combined in double in
+  // replica order as Σnᵣ(vᵣ + (μᵣ − μ)²)/N, not from Σx and Σx² (which cancel when |mean| >> std).
+  // The same bits on every replica. No rows on any replica: zeros.
+  virtual void synchronized_moments(const Tensor& packed, int num_replicas, Tensor& mean, Tensor& var) = 0;
+  // The example-weighted average of the replicas' means and of their variances (Σnᵣμᵣ/N,
+  // Σnᵣvᵣ/N, in float, replica order): what unsynchronized BN's moving statistics follow.
+  virtual void average_moments(const Tensor& packed, int num_replicas, Tensor& mean, Tensor& var) = 0;
+
+  // ---- synchronized batch norm backward: local sums, all-reduce, apply ----
+  // sums[batchnorm_grad_sums_size(C)] = (Σdy [C], Σdy·(x − mean) [C], M) for one all-reduce,
+  // and this replica's parameter gradients dgamma = Σdy·(x − mean)/√(var + eps), dbeta = Σdy
+  // (the strategy all-reduces those with every other gradient). dgamma/dbeta may be undefined
+  // (not wanted). A replica with no rows contributes an all-zero `sums`.
+  virtual void batchnorm_backward_reduce(const Tensor& dy, const Tensor& x, const Tensor& mean, const Tensor& var,
+                                         float eps, Tensor& sums, Tensor& dgamma, Tensor& dbeta) = 0;
+  // dx = γ·inv·(dy − Σdy/N − (x−mean)·inv²·Σdy(x−mean)/N), inv = 1/√(var+eps), with the
+  // all-reduced `sums` (N, their last element, the global row count: > 0).
+  virtual void batchnorm_backward_apply(const Tensor& dy, const Tensor& x, const Tensor& gamma,
+                                        const Tensor& mean, const Tensor& var, float eps, const Tensor& sums,
+                                        Tensor& dx) = 0;
   // ---- losses: per-example loss out[N]; grad = d(loss_n)/d(pred) * grad_scale ----
   // An undefined `grad` computes the loss only (evaluation).
   // labels: integer class ids [N] or [N,1] (int32/int64/uint8), checked against the class count.
@@ -128,6 +201,13 @@ class Backend {
   // v = ρ v + (1−ρ) g²; w −= lr · g / sqrt(v + eps)   (no momentum, not centered)
   virtual void rmsprop_update(Tensor& w, const Tensor& g, Tensor& v, float lr, float rho, float eps) = 0;
 };
+
+// Floats in pack_moments' packed tensor: num_replicas slots of (count, mean[C], var[C]).
+inline std::int64_t moments_packed_size(std::int64_t channels, int num_replicas) {
+  return static_cast<std::int64_t>(num_replicas) * (2 * channels + 1);
+}
+// Floats in batchnorm_backward_reduce's sums: Σdy[C], Σdy·(x − mean)[C], row count.
+inline std::int64_t batchnorm_grad_sums_size(std::int64_t channels) { return 2 * channels + 1; }
 
 // A oneDNN-backed CPU backend using `threads` OpenMP threads for calls from the calling thread.
 std::unique_ptr<Backend> make_cpu_backend(int threads);

@@ -14,12 +14,14 @@ class CrossReplica {
  public:
   virtual ~CrossReplica() = default;
   virtual int num_replicas() const = 0;
-  // Sums each tensor elementwise over all replicas, in place, identically on every replica.
-  virtual void all_reduce_sum(int replica, const std::vector<Tensor>& tensors) = 0;
+  // Sums each tensor elementwise over all replicas, in place, identically on every replica:
+  // the storage the handles in `tensors` refer to is overwritten with the sum.
+  virtual void all_reduce_sum(int replica, std::vector<Tensor>& tensors) = 0;
   // Asynchronous form for gradient buckets: returns at once; the sum is computed by whichever
   // replica hands in bucket `bucket` last, while the others go on with their backward pass.
-  // `tensors` must stay alive and untouched until wait_all_reduces() returns.
-  virtual void begin_all_reduce_sum(int replica, int /*bucket*/, const std::vector<Tensor>& tensors) {
+  // `tensors` (the vector and their storage) must stay alive and untouched until
+  // wait_all_reduces() returns; they are overwritten with the sum.
+  virtual void begin_all_reduce_sum(int replica, int /*bucket*/, std::vector<Tensor>& tensors) {
     all_reduce_sum(replica, tensors);
   }
   // Waits until every bucket begun in this step is reduced on every replica.

@@ -21,7 +21,7 @@ struct HierarchicalCopyAllReduce { static constexpr CrossDeviceOpsKind kind = Cr
 struct NcclAllReduce { static constexpr CrossDeviceOpsKind kind = CrossDeviceOpsKind::nccl; };
 const char* cross_device_ops_name(CrossDeviceOpsKind kind);
 
-enum class ReduceOp { SUM, MEAN };
+enum class ReduceOp { sum, mean };  // tf.distribute.ReduceOp.SUM / MEAN
 
 struct StrategyOptions {
   int threads_per_replica = 0;             // 0: the machine's cores divided among the replicas

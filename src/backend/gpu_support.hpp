@@ -47,7 +47,9 @@ PendingUpload upload_async(const Tensor& host, Backend& backend);
 // Makes `backend`'s stream wait for the upload to land (the host does not wait).
 void wait_upload(const PendingUpload& upload, Backend& backend);
 
-// Collectives between GPU replicas (NcclAllReduce, HierarchicalCopyAllReduce, ReductionToOneDevice).
+// Collectives between the replicas of one strategy that a failing replica can abort: between GPU
+// replicas (NcclAllReduce, HierarchicalCopyAllReduce, ReductionToOneDevice; make_gpu_collectives)
+// and between CPU replicas (distribute/shared_memory_collective.hpp).
 class DeviceCollectives : public CrossReplica {
  public:
   virtual void abort() = 0;  // releases replicas waiting in a collective: another replica failed

@@ -2,7 +2,7 @@
 
 #include <fmt/format.h>
 
-namespace kerascpp::backend_checks {
+namespace kerascpp::op_shapes {
 
 // ------------------------------------------------------------------------------ general
 
@@ -268,4 +268,4 @@ void throw_label_out_of_range(std::int64_t value, std::int64_t index, std::int64
                   op, value, index, classes, shape_str(pred.shape()), classes));
 }
 
-}  // namespace kerascpp::backend_checks
+}  // namespace kerascpp::op_shapes

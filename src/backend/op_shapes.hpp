@@ -11,7 +11,7 @@
 #include "kerascpp/backend.hpp"
 #include "kerascpp/tensor.hpp"
 
-namespace kerascpp::backend_checks {
+namespace kerascpp::op_shapes {
 
 // ------------------------------------------------------------------------------ general
 
@@ -114,4 +114,4 @@ void check_labels(const Tensor& labels, const Tensor& pred, std::int64_t rows, c
 [[noreturn]] void throw_label_out_of_range(std::int64_t value, std::int64_t index, std::int64_t classes,
                                            const Tensor& pred, const char* op);
 
-}  // namespace kerascpp::backend_checks
+}  // namespace kerascpp::op_shapes

@@ -25,7 +25,7 @@ void prepare_output_on(Tensor& t, const Shape& shape, Device device, const char*
     return;
   }
   require_float_on(t, device, op, arg);
-  backend_checks::require_output_shape(t, shape, op, arg);
+  op_shapes::require_output_shape(t, shape, op, arg);
 }
 
 void prepare_output_on(Tensor& t, std::initializer_list<std::int64_t> shape, Device device, const char* op,

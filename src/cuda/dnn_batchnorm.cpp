@@ -42,12 +42,12 @@ constexpr float kOne = 1.f, kZero = 0.f, kMinusOne = -1.f;
 
 // Channels of x viewed as [M, C] (shared with the CPU backend); per-channel tensors are
 // checked for the GPU and float32 here, for their shape there.
-using backend_checks::channels_of;
+using op_shapes::channels_of;
 
 void require_channel_vector(const Tensor& t, std::int64_t channels, const Tensor& x, Device dev, const char* op,
                             const char* arg) {
   require_float_on(t, dev, op, arg);
-  backend_checks::check_channel_vector(t, channels, x, op, arg);
+  op_shapes::check_channel_vector(t, channels, x, op, arg);
 }
 
 // cuDNN's view of x (and y, dy, dx): NHWC (1, M / w, w, C) with w the largest divisor of M not
@@ -183,7 +183,7 @@ void CudaBackend::batchnorm_backward(const Tensor& dy, const Tensor& x, const Te
   const Device dev = device();
   require_float_on(dy, dev, op, "dy");
   require_float_on(x, dev, op, "x");
-  backend_checks::require_same_shape(dy, "dy", x, "x", op);
+  op_shapes::require_same_shape(dy, "dy", x, "x", op);
   const std::int64_t C = channels_of(x, op), M = C == 0 ? 0 : x.numel() / C;
   if (gamma.defined()) require_channel_vector(gamma, C, x, dev, op, "gamma");
   require_channel_vector(mean, C, x, dev, op, "mean");

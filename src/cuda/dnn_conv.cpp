@@ -42,8 +42,8 @@ namespace {
 constexpr float kOne = 1.f, kZero = 0.f;
 
 // Geometry and shape checks are shared with the CPU backend (backend/op_shapes.*), messages included.
-using backend_checks::conv_shape;
-using backend_checks::ConvShape;
+using op_shapes::conv_shape;
+using op_shapes::ConvShape;
 
 // The problem handed to cuDNN: the input as it sees it and its symmetric padding.
 struct ConvProblem {
@@ -258,7 +258,7 @@ void CudaBackend::conv2d_forward(const Tensor& x, const Tensor& w, const Tensor&
   const bool bias = b.defined();
   if (bias) {
     require_float_on(b, dev, op, "b");
-    backend_checks::check_conv_bias(b, w, s, op);
+    op_shapes::check_conv_bias(b, w, s, op);
   }
   prepare_output_on(y, {s.n, s.oh, s.ow, s.oc}, dev, op, "y");
   if (y.numel() == 0) return;
@@ -304,7 +304,7 @@ void CudaBackend::conv2d_backward_data(const Tensor& dy, const Tensor& w, const 
                             w.rank() == 4 ? w.dim(2) : 0));
   require_float_on(dx, dev, op, "dx");
   ConvShape s = conv_shape(dx, w, g, op, "dx");
-  backend_checks::check_conv_dy(dy, s, op);
+  op_shapes::check_conv_dy(dy, s, op);
   if (dx.numel() == 0) return;
   DnnState& d = *dnn_;
   float* pdx = dx.data<float>();
@@ -337,7 +337,7 @@ void CudaBackend::conv2d_backward_weights(const Tensor& x, const Tensor& dy, con
   const Device dev = device();
   require_float_on(x, dev, op, "x");
   require_float_on(dy, dev, op, "dy");
-  backend_checks::check_conv_weights_args(x, dy, g, op);
+  op_shapes::check_conv_weights_args(x, dy, g, op);
   // An undefined dw is allocated; it then counts as zeros, so accumulating into it overwrites.
   bool fresh_dw = false;
   if (!dw.defined()) {
@@ -346,7 +346,7 @@ void CudaBackend::conv2d_backward_weights(const Tensor& x, const Tensor& dy, con
   }
   prepare_output_on(dw, {g.kernel_h, g.kernel_w, x.dim(3), dy.dim(3)}, dev, op, "dw");
   ConvShape s = conv_shape(x, dw, g, op, "x");
-  backend_checks::check_conv_dy(dy, s, op);
+  op_shapes::check_conv_dy(dy, s, op);
   // An undefined db means no bias: it stays undefined.
   const bool bias = db.defined();
   if (bias) prepare_output_on(db, {s.oc}, dev, op, "db");

@@ -32,8 +32,8 @@ constexpr float kOne = 1.f, kZero = 0.f;
 constexpr std::size_t kLtWorkspace = std::size_t{32} << 20;
 
 // Shape checks and the [leading, last] view are shared with the CPU backend (backend/op_shapes.*).
-using backend_checks::leading;
-using backend_checks::require_rank_at_least;
+using op_shapes::leading;
+using op_shapes::require_rank_at_least;
 
 // Alignment of a device pointer (a power of two up to 256 bytes). cuBLASLt's heuristics assume
 // 256-byte aligned operands unless told otherwise, and a tensor that is a row slice of a batch
@@ -121,12 +121,12 @@ void CudaBackend::dense_forward(const Tensor& x, const Tensor& w, const Tensor& 
   require_float_on(x, dev, op, "x");
   require_float_on(w, dev, op, "w");
   require_rank_at_least(x, 1, op, "x");
-  backend_checks::check_dense_kernel(x, w, op);
+  op_shapes::check_dense_kernel(x, w, op);
   const std::int64_t rows = leading(x), in = w.dim(0), out = w.dim(1);
   const bool bias = b.defined();
   if (bias) {
     require_float_on(b, dev, op, "b");
-    backend_checks::check_dense_bias(b, w, op);
+    op_shapes::check_dense_bias(b, w, op);
   }
   Shape y_shape = x.shape();
   y_shape.back() = out;
@@ -183,7 +183,7 @@ void CudaBackend::matmul(const Tensor& a, bool transpose_a, const Tensor& b, boo
   require_float_on(b, dev, op, "b");
   require_rank_at_least(a, 1, op, "a");
   require_rank_at_least(b, 1, op, "b");
-  const backend_checks::MatmulDims dims = backend_checks::matmul_dims(a, transpose_a, b, transpose_b, op);
+  const op_shapes::MatmulDims dims = op_shapes::matmul_dims(a, transpose_a, b, transpose_b, op);
   const std::int64_t M = dims.M, K = dims.K, N = dims.N;
   // An undefined c is allocated; it then counts as zeros, so "accumulate" into it overwrites.
   bool fresh = false;
@@ -192,7 +192,7 @@ void CudaBackend::matmul(const Tensor& a, bool transpose_a, const Tensor& b, boo
     fresh = true;
   } else {
     require_float_on(c, dev, op, "c");
-    backend_checks::check_matmul_output(c, dims, op);
+    op_shapes::check_matmul_output(c, dims, op);
   }
   if (M == 0 || N == 0) return;
   DnnState& d = *dnn_;

@@ -42,9 +42,9 @@ namespace {
 constexpr float kOne = 1.f, kZero = 0.f;
 
 // Geometry and shape checks are shared with the CPU backend (backend/op_shapes.*), messages included.
-using backend_checks::has_shape;
-using backend_checks::pool_shape;
-using backend_checks::PoolShape;
+using op_shapes::has_shape;
+using op_shapes::pool_shape;
+using op_shapes::PoolShape;
 
 // What cuDNN is asked to pool: x itself with symmetric padding, or x padded explicitly.
 struct PoolProblem {
@@ -180,7 +180,7 @@ void CudaBackend::pool2d_backward(const Tensor& dy, const Tensor& x, const Pool2
   require_float_on(dy, dev, op, "dy");
   require_float_on(x, dev, op, "x");
   PoolShape s = pool_shape(x, g, op);
-  backend_checks::check_pool_dy(dy, x, s, op);
+  op_shapes::check_pool_dy(dy, x, s, op);
   prepare_output_on(dx, x.shape(), dev, op, "dx");
   if (dx.numel() == 0) return;
   DnnState& d = *dnn_;

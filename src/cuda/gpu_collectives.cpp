@@ -73,14 +73,14 @@ class GpuCollectives final : public detail::DeviceCollectives {
 
   int num_replicas() const override { return static_cast<int>(replicas_.size()); }
 
-  void all_reduce_sum(int replica, const std::vector<Tensor>& tensors) override {
+  void all_reduce_sum(int replica, std::vector<Tensor>& tensors) override {
     CudaBackend& b = *replicas_[static_cast<std::size_t>(replica)];
     check_tensors(tensors, b, "all_reduce_sum");
     if (ops_ == CrossDeviceOpsKind::nccl) nccl_sum(replica, tensors, b.stream());  // in order on the compute stream
     else copy_tree_sum(replica, tensors);
   }
 
-  void begin_all_reduce_sum(int replica, int bucket, const std::vector<Tensor>& tensors) override {
+  void begin_all_reduce_sum(int replica, int bucket, std::vector<Tensor>& tensors) override {
     if (ops_ != CrossDeviceOpsKind::nccl) return all_reduce_sum(replica, tensors);
     auto r = static_cast<std::size_t>(replica);
     CudaBackend& b = *replicas_[r];
@@ -148,7 +148,7 @@ class GpuCollectives final : public detail::DeviceCollectives {
     comms_.clear();
   }
 
-  void nccl_sum(int replica, const std::vector<Tensor>& tensors, cudaStream_t stream) {
+  void nccl_sum(int replica, std::vector<Tensor>& tensors, cudaStream_t stream) {
     if (aborted_) throw detail::ReplicaAborted();
     ncclComm_t comm;
     {
@@ -157,8 +157,8 @@ class GpuCollectives final : public detail::DeviceCollectives {
     }
     // One group per call: NCCL fuses the bucket's tensors into as few kernels as it can.
     KCPP_NCCL_CHECK(ncclGroupStart());
-    for (const Tensor& t : tensors) {
-      auto* p = const_cast<float*>(t.data<float>());
+    for (Tensor& t : tensors) {
+      float* p = t.data<float>();
       ncclResult_t res = ncclAllReduce(p, p, static_cast<std::size_t>(t.numel()), ncclFloat, ncclSum, comm, stream);
       if (res != ncclSuccess) {
         ncclGroupEnd();
@@ -173,19 +173,18 @@ class GpuCollectives final : public detail::DeviceCollectives {
     CudaBackend& d = *replicas_[dst];
     DeviceGuard guard(d.device_index());
     KCPP_CUDA_CHECK(cudaStreamWaitEvent(d.stream(), ready_[src], 0));
-    const auto& to = *published_[dst];
+    auto& to = *published_[dst];
     const auto& from = *published_[src];
     for (std::size_t t = 0; t < to.size(); ++t) {
       Tensor incoming(to[t].shape(), DType::float32, d.device());  // from the caching allocator
       KCPP_CUDA_CHECK(cudaMemcpyPeerAsync(incoming.raw(), d.device_index(), from[t].raw(),
                                           replicas_[src]->device_index(), to[t].nbytes(), d.stream()));
-      Tensor target = to[t];
-      d.add_inplace(target, incoming);
+      d.add_inplace(to[t], incoming);
     }
     KCPP_CUDA_CHECK(cudaEventRecord(ready_[dst], d.stream()));
   }
 
-  void copy_tree_sum(int replica, const std::vector<Tensor>& tensors) {
+  void copy_tree_sum(int replica, std::vector<Tensor>& tensors) {
     auto r = static_cast<std::size_t>(replica);
     std::size_t n = replicas_.size();
     published_[r] = &tensors;
@@ -207,7 +206,7 @@ class GpuCollectives final : public detail::DeviceCollectives {
       DeviceGuard guard(root.device_index());
       for (std::size_t q = 1; q < n; ++q)
         for (std::size_t t = 0; t < tensors.size(); ++t)
-          KCPP_CUDA_CHECK(cudaMemcpyPeerAsync(const_cast<void*>((*published_[q])[t].raw()), replicas_[q]->device_index(),
+          KCPP_CUDA_CHECK(cudaMemcpyPeerAsync((*published_[q])[t].raw(), replicas_[q]->device_index(),
                                               tensors[t].raw(), root.device_index(), tensors[t].nbytes(),
                                               root.stream()));
       KCPP_CUDA_CHECK(cudaEventRecord(broadcast_done_, root.stream()));
@@ -221,7 +220,7 @@ class GpuCollectives final : public detail::DeviceCollectives {
   std::vector<CudaBackend*> replicas_;
   CrossDeviceOpsKind ops_;
   detail::AbortableBarrier barrier_;
-  std::vector<const std::vector<Tensor>*> published_;
+  std::vector<std::vector<Tensor>*> published_;  // written: the sum is copied into every list
   std::vector<char> pending_;  // a bucket was handed to NCCL since the last wait (per replica; not
                                // vector<bool>: replicas write their own entries concurrently)
   std::atomic<bool> aborted_{false};

@@ -20,9 +20,9 @@ namespace kerascpp::cuda::ops {
 
 // The device-agnostic checks are shared with the CPU backend (backend/op_shapes.*), messages
 // included; what is here adds the GPU side (tensors on the backend's device, label readback).
-using backend_checks::has_shape;
-using backend_checks::require_rank_at_least;
-using backend_checks::require_same_shape;
+using op_shapes::has_shape;
+using op_shapes::require_rank_at_least;
+using op_shapes::require_same_shape;
 
 // Rows of x viewed as [rows, x.dim(-1)].
 inline std::int64_t rows_of(const Tensor& x) {
@@ -34,28 +34,28 @@ inline std::int64_t rows_of(const Tensor& x) {
 // ---------------------------------------------------------------------- losses and metrics
 
 // Predictions viewed as rows of their last axis, grouped per example (as on the CPU).
-using backend_checks::RowLayout;
+using op_shapes::RowLayout;
 
 inline RowLayout class_rows(const Tensor& pred, Device device, const char* op) {
   require_float_on(pred, device, op, "pred");
-  return backend_checks::class_rows_of(pred, op);
+  return op_shapes::class_rows_of(pred, op);
 }
 
 inline RowLayout element_rows(const Tensor& pred, Device device, const char* op) {
   require_float_on(pred, device, op, "pred");
-  return backend_checks::element_rows_of(pred, op);
+  return op_shapes::element_rows_of(pred, op);
 }
 
 inline void require_target(const Tensor& target, const Tensor& pred, Device device, const char* op) {
   require_float_on(target, device, op, "target");
-  backend_checks::check_target_shape(target, pred, op);
+  op_shapes::check_target_shape(target, pred, op);
 }
 
 // Integer class labels on the GPU with one entry per row of pred viewed as [rows, classes].
 inline int require_labels(const Tensor& labels, const Tensor& pred, std::int64_t rows, Device device,
                           const char* op) {
   require_on(labels, device, op, "labels");
-  backend_checks::check_labels(labels, pred, rows, op);
+  op_shapes::check_labels(labels, pred, rows, op);
   switch (labels.dtype()) {
     case DType::int32:
       return kern::kLabelInt32;
@@ -92,7 +92,7 @@ inline int require_labels(const Tensor& labels, const Tensor& pred, std::int64_t
       value = bytes[0];
       break;
   }
-  backend_checks::throw_label_out_of_range(value, static_cast<std::int64_t>(index), classes, pred, op);
+  op_shapes::throw_label_out_of_range(value, static_cast<std::int64_t>(index), classes, pred, op);
 }
 
 }  // namespace kerascpp::cuda::ops

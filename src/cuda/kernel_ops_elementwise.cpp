@@ -1,6 +1,6 @@
-// CudaBackend's elementwise ops, concat/split, dropout, bias sums and the decomposed batch-norm
-// path, on the hand-written kernels of kernels/*.cu. Everything is queued on the backend's
-// stream; only copies that touch host memory wait for it.
+// CudaBackend's elementwise ops, concat/split, dropout and bias sums, on the hand-written
+// kernels of kernels/*.cu. Everything is queued on the backend's stream; only copies that touch
+// host memory wait for it.
 #include <algorithm>
 #include <cstring>
 #include <vector>
@@ -21,9 +21,9 @@ bool overlaps(const void* a, std::size_t a_bytes, const void* b, std::size_t b_b
 }
 
 // Axis and part-shape checks are shared with the CPU backend (backend/op_shapes.*).
-using backend_checks::check_parts;
-using backend_checks::normalize_axis;
-using backend_checks::outer_count;
+using op_shapes::check_parts;
+using op_shapes::normalize_axis;
+using op_shapes::outer_count;
 
 // Copies between the whole tensor [outer, whole_row] and its parts, kMaxConcatParts per launch.
 void move_rows(const std::vector<Tensor>& parts, float* whole, std::int64_t outer, std::int64_t whole_row,
@@ -42,12 +42,6 @@ void move_rows(const std::vector<Tensor>& parts, float* whole, std::int64_t oute
     kern::concat_rows(pack, whole, outer, whole_row, to_whole, stream);
     KCPP_CUDA_CHECK(cudaGetLastError());
   }
-}
-
-void require_vector(const Tensor& t, std::int64_t channels, const Tensor& x, Device device, const char* op,
-                    const char* arg) {
-  require_float_on(t, device, op, arg);
-  backend_checks::check_channel_vector(t, channels, x, op, arg);
 }
 
 }  // namespace
@@ -233,68 +227,6 @@ void CudaBackend::dropout_forward(const Tensor& x, float rate, std::uint64_t see
   base = base ^ (base >> 31);
   kern::dropout(x.data<float>(), y.data<float>(), mask.data<float>(), x.numel(), base, threshold, keep_scale,
                 stream_);
-  KCPP_CUDA_CHECK(cudaGetLastError());
-}
-
-// ------------------------------------------------------------------ decomposed batch norm
-
-void CudaBackend::batchnorm_sums(const Tensor& x, Tensor& sum, Tensor& sum_squares) {
-  DeviceGuard guard(device_);
-  const char* op = "batchnorm_sums";
-  require_float_on(x, device(), op, "x");
-  require_rank_at_least(x, 1, op, "x");
-  const std::int64_t C = x.dim(-1), M = C == 0 ? 0 : x.numel() / C;
-  prepare_output_on(sum, {C}, device(), op, "sum");
-  prepare_output_on(sum_squares, {C}, device(), op, "sum_squares");
-  if (C == 0) return;
-  double* scratch = kernels_->scratch_doubles(kern::column_sums_scratch(M, C, kern::kColumnSumSquares));
-  kern::column_sums(kern::kColumnSumSquares, x.data<float>(), nullptr, nullptr, M, C, scratch, sum.data<float>(),
-                    sum_squares.data<float>(), false, stream_);
-  KCPP_CUDA_CHECK(cudaGetLastError());
-}
-
-void CudaBackend::batchnorm_backward_sums(const Tensor& dy, const Tensor& x, const Tensor& mean, Tensor& sum_dy,
-                                          Tensor& sum_dy_xmu) {
-  DeviceGuard guard(device_);
-  const char* op = "batchnorm_backward_sums";
-  require_float_on(dy, device(), op, "dy");
-  require_float_on(x, device(), op, "x");
-  require_same_shape(dy, "dy", x, "x", op);
-  require_rank_at_least(x, 1, op, "x");
-  const std::int64_t C = x.dim(-1), M = C == 0 ? 0 : x.numel() / C;
-  require_vector(mean, C, x, device(), op, "mean");
-  prepare_output_on(sum_dy, {C}, device(), op, "sum_dy");
-  prepare_output_on(sum_dy_xmu, {C}, device(), op, "sum_dy_xmu");
-  if (C == 0) return;
-  double* scratch = kernels_->scratch_doubles(kern::column_sums_scratch(M, C, kern::kColumnSumDyXmu));
-  kern::column_sums(kern::kColumnSumDyXmu, dy.data<float>(), x.data<float>(), mean.data<float>(), M, C, scratch,
-                    sum_dy.data<float>(), sum_dy_xmu.data<float>(), false, stream_);
-  KCPP_CUDA_CHECK(cudaGetLastError());
-}
-
-void CudaBackend::batchnorm_backward_apply(const Tensor& dy, const Tensor& x, const Tensor& gamma, const Tensor& mean,
-                                           const Tensor& var, float eps, const Tensor& sum_dy,
-                                           const Tensor& sum_dy_xmu, double count, Tensor& dx) {
-  DeviceGuard guard(device_);
-  const char* op = "batchnorm_backward_apply";
-  require_float_on(dy, device(), op, "dy");
-  require_float_on(x, device(), op, "x");
-  require_same_shape(dy, "dy", x, "x", op);
-  require_rank_at_least(x, 1, op, "x");
-  const std::int64_t C = x.dim(-1), M = C == 0 ? 0 : x.numel() / C;
-  if (gamma.defined()) require_vector(gamma, C, x, device(), op, "gamma");
-  require_vector(mean, C, x, device(), op, "mean");
-  require_vector(var, C, x, device(), op, "var");
-  require_vector(sum_dy, C, x, device(), op, "sum_dy");
-  require_vector(sum_dy_xmu, C, x, device(), op, "sum_dy_xmu");
-  if (!(count > 0))
-    throw ValueError(fmt::format("{}: count is {} but must be the (global) number of rows summed, > 0", op, count));
-  prepare_output_on(dx, x.shape(), device(), op, "dx");
-  if (C == 0) return;
-  auto* coef = static_cast<float*>(kernels_->scratch(static_cast<std::size_t>(3 * C) * sizeof(float)));
-  kern::batchnorm_backward_apply(dy.data<float>(), x.data<float>(), gamma.defined() ? gamma.data<float>() : nullptr,
-                                 mean.data<float>(), var.data<float>(), eps, sum_dy.data<float>(),
-                                 sum_dy_xmu.data<float>(), count, M, C, coef, dx.data<float>(), stream_);
   KCPP_CUDA_CHECK(cudaGetLastError());
 }
 

@@ -20,7 +20,7 @@ float* prepare_loss_outputs(const Tensor& pred, Tensor& loss, Tensor& grad, std:
 
 void require_class_target(const Tensor& target, const Tensor& pred, Device device, const char* op) {
   require_float_on(target, device, op, "target");
-  backend_checks::check_one_hot_target(target, pred, op);
+  op_shapes::check_one_hot_target(target, pred, op);
 }
 
 // The fields both crossentropies fill alike; the caller adds labels or target and the status.

@@ -118,7 +118,7 @@ void Strategy::run(const std::function<void(ReplicaContext&)>& fn) const { impl_
 double Strategy::reduce(ReduceOp op, const std::vector<double>& per_replica) const {
   double s = 0;
   for (double v : per_replica) s += v;
-  return op == ReduceOp::SUM || per_replica.empty() ? s : s / static_cast<double>(per_replica.size());
+  return op == ReduceOp::sum || per_replica.empty() ? s : s / static_cast<double>(per_replica.size());
 }
 
 std::vector<std::pair<std::int64_t, std::int64_t>> Strategy::shard_ranges(std::int64_t rows) const {

@@ -504,20 +504,43 @@ TEST_CASE("gpu backend: batchnorm training, inference, backward and the decompos
         CHECK(!no_db_g.defined());
       }
 
-      // Decomposed path: local sums, then backward sums and apply with the CPU's statistics.
-      K::Tensor sc, sqc, sg, sqg;
-      be.cpu->batchnorm_sums(x, sc, sqc);
-      be.gpu->batchnorm_sums(xg, sg, sqg);
-      check_close(sg, sc, what + " sums");
-      check_close(sqg, sqc, what + " sum of squares");
-      K::Tensor sdc, sdxc, sdg = gpu_garbage({C}), sdxg = gpu_garbage({C});
-      be.cpu->batchnorm_backward_sums(dy, x, mc, sdc, sdxc);
-      be.gpu->batchnorm_backward_sums(dyg, xg, mcg, sdg, sdxg);
-      check_close(sdg, sdc, what + " backward sum_dy");
-      check_close(sdxg, sdxc, what + " backward sum_dy_xmu");
+      // Synchronized BN's ops on one replica: moments, packed and combined; backward reduce and
+      // apply with the CPU's statistics.
+      K::Tensor mom_mc, mom_vc, mom_mg = gpu_garbage({C}), mom_vg = gpu_garbage({C});
+      be.cpu->moments(x, mom_mc, mom_vc);
+      be.gpu->moments(xg, mom_mg, mom_vg);
+      check_close(mom_mg, mom_mc, what + " moments mean");
+      check_close(mom_vg, mom_vc, what + " moments var");
+      K::Tensor pc, pg = gpu_garbage({K::moments_packed_size(C, 2)});
+      be.cpu->pack_moments(mc, vc, static_cast<std::int64_t>(M), 1, 2, pc);
+      be.gpu->pack_moments(mcg, vcg, static_cast<std::int64_t>(M), 1, 2, pg);
+      check_close(pg, pc, what + " pack_moments");
+      for (bool sync : {true, false}) {
+        K::Tensor smc, svc, smg = gpu_garbage({C}), svg = gpu_garbage({C});
+        if (sync) {
+          be.cpu->synchronized_moments(pc, 2, smc, svc);
+          be.gpu->synchronized_moments(pg, 2, smg, svg);
+        } else {
+          be.cpu->average_moments(pc, 2, smc, svc);
+          be.gpu->average_moments(pg, 2, smg, svg);
+        }
+        check_close(smg, smc, what + (sync ? " synchronized" : " average") + "_moments mean");
+        check_close(svg, svc, what + (sync ? " synchronized" : " average") + "_moments var");
+      }
+      K::Tensor movc = K::Tensor::from_vector({C}, std::vector<float>(C, 0.5f)), movg = on_gpu(movc);
+      be.cpu->moving_average_update(movc, mc, 0.9f);
+      be.gpu->moving_average_update(movg, mcg, 0.9f);
+      check_close(movg, movc, what + " moving_average_update");
+      K::Tensor sums_c, sums_g = gpu_garbage({K::batchnorm_grad_sums_size(C)}), rdgc = K::Tensor::zeros({C}),
+                rdbc = K::Tensor::zeros({C}), rdgg = gpu_garbage({C}), rdbg = gpu_garbage({C});
+      be.cpu->batchnorm_backward_reduce(dy, x, mc, vc, eps, sums_c, rdgc, rdbc);
+      be.gpu->batchnorm_backward_reduce(dyg, xg, mcg, vcg, eps, sums_g, rdgg, rdbg);
+      check_close(sums_g, sums_c, what + " backward_reduce sums");
+      check_close(rdgg, rdgc, what + " backward_reduce dgamma");
+      check_close(rdbg, rdbc, what + " backward_reduce dbeta");
       K::Tensor dac, dag = gpu_garbage(c.s);
-      be.cpu->batchnorm_backward_apply(dy, x, gam, mc, vc, eps, sdc, sdxc, M, dac);
-      be.gpu->batchnorm_backward_apply(dyg, xg, gam_g, mcg, vcg, eps, on_gpu(sdc), on_gpu(sdxc), M, dag);
+      be.cpu->batchnorm_backward_apply(dy, x, gam, mc, vc, eps, sums_c, dac);
+      be.gpu->batchnorm_backward_apply(dyg, xg, gam_g, mcg, vcg, eps, on_gpu(sums_c), dag);
       check_close(dag, dac, what + " backward_apply");
     }
   }

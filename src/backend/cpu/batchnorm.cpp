@@ -1,7 +1,7 @@
 // Batch normalization over the last axis, x viewed as [M, C]. The reductions (batch statistics,
 // gradient sums) are batchnorm_stats' double, fixed-order sums; the elementwise normalisation
 // with given statistics runs on oneDNN, which takes x as an NHWC tensor (M, C, 1, 1), the same
-// bytes. gamma or beta may be undefined (Keras scale=False / center=False): ones and zeros
+// bytes. The moments themselves are moments.cpp. gamma or beta may be undefined (Keras scale=False / center=False): ones and zeros
 // stand in for them.
 #include <fmt/format.h>
 
@@ -30,11 +30,11 @@ dnnl::memory::desc data_md(std::int64_t rows, std::int64_t channels) {
 
 // Channels of x viewed as [M, C] (shared with the CUDA backend); per-channel tensors are
 // checked for the host and float32 here, for their shape there.
-using backend_checks::channels_of;
+using op_shapes::channels_of;
 
 void require_channel_vector(const Tensor& t, std::int64_t channels, const Tensor& x, const char* op, const char* arg) {
   require_float(t, op, arg);
-  backend_checks::check_channel_vector(t, channels, x, op, arg);
+  op_shapes::check_channel_vector(t, channels, x, op, arg);
 }
 
 // Binds gamma and beta as the scale and shift, with ones and zeros (in `scratch`) standing in for
@@ -59,22 +59,13 @@ void CpuBackend::batchnorm_forward_training(const Tensor& x, const Tensor& gamma
   if (gamma.defined()) require_channel_vector(gamma, C, x, op, "gamma");
   if (beta.defined()) require_channel_vector(beta, C, x, op, "beta");
   prepare_output(y, x.shape(), op, "y");
-  prepare_output(mean, {C}, op, "mean");
-  prepare_output(var, {C}, op, "var");
-  if (C == 0) return;
-  KERASCPP_CHECK(M > 0, ShapeError, "{}: x {} holds no rows; batch statistics need at least one", op,
-                 shape_str(x.shape()));
-  // The statistics come from bn::moments (double, fixed order), not from oneDNN's fused
-  // training primitive, whose float sums lose accuracy and change with the thread count;
+  // The statistics come from moments (bn::moments: double, fixed order), not from oneDNN's
+  // fused training primitive, whose float sums lose accuracy and change with the thread count;
   // normalising with given statistics is then oneDNN's elementwise inference kernel.
-  sums_.resize(static_cast<std::size_t>(2 * C));
-  bn::moments(x.data<float>(), M, C, partials_, sums_.data(), sums_.data() + C);
-  float* pm = mean.data<float>();
-  float* pv = var.data<float>();
-  for (std::int64_t c = 0; c < C; ++c) {
-    pm[c] = static_cast<float>(sums_[c]);
-    pv[c] = static_cast<float>(sums_[C + c]);
-  }
+  KERASCPP_CHECK(C == 0 || M > 0, ShapeError, "{}: x {} holds no rows; batch statistics need at least one", op,
+                 shape_str(x.shape()));
+  moments(x, mean, var);
+  if (C == 0) return;
   batchnorm_forward_inference(x, gamma, beta, mean, var, eps, y);
 }
 
@@ -155,6 +146,18 @@ void CpuBackend::batchnorm_backward(const Tensor& dy, const Tensor& x, const Ten
   }
   bn::grad_apply(dy.data<float>(), x.data<float>(), gamma.defined() ? gamma.data<float>() : nullptr, pmean, pvar, eps,
                  sum_dy, sum_dy_xmu, static_cast<double>(M), M, C, channel_a_.floats(3 * C), dx.data<float>());
+}
+
+void CpuBackend::moving_average_update(Tensor& moving, const Tensor& value, float momentum) {
+  enter();
+  const char* op = "moving_average_update";
+  require_float(moving, op, "moving");
+  require_float(value, op, "value");
+  require_same_shape(value, "value", moving, "moving", op);
+  float* pm = moving.data<float>();
+  const float* pv = value.data<float>();
+  // Three roundings per element (two products, one sum), as the CUDA backend does them.
+  for (std::int64_t i = 0; i < moving.numel(); ++i) pm[i] = pm[i] * momentum + pv[i] * (1.f - momentum);
 }
 
 }  // namespace kerascpp::cpu

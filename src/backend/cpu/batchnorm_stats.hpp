@@ -1,5 +1,6 @@
 // The reductions of batch normalization over an [rows, channels] view, shared by the fused ops
-// (batchnorm.cpp) and the decomposed ones of synchronized BN (batchnorm_sums.cpp).
+// (batchnorm.cpp, moments.cpp) and the decomposed backward of synchronized BN
+// (batchnorm_sync_backward.cpp).
 //
 // Every sum accumulates in double over row chunks of a fixed size that are added in chunk
 // order (parallel.hpp's chunked_row_sums), so results are bit-identical for any thread count,

@@ -22,7 +22,7 @@ void prepare_output(Tensor& t, const Shape& shape, const char* op, const char* a
     return;
   }
   require_float(t, op, arg);
-  backend_checks::require_output_shape(t, shape, op, arg);
+  op_shapes::require_output_shape(t, shape, op, arg);
 }
 
 void prepare_output(Tensor& t, std::initializer_list<std::int64_t> shape, const char* op, const char* arg) {
@@ -47,14 +47,14 @@ void require_labels(const Tensor& labels, const Tensor& pred, std::int64_t rows,
   if (!labels.defined()) throw StateError(fmt::format("{}: `labels` is an undefined tensor", op));
   if (labels.device().kind != Device::Kind::cpu)
     throw DeviceError(fmt::format("{}: `labels` live on {}; copy them to the host first", op, labels.device().str()));
-  backend_checks::check_labels(labels, pred, rows, op);
+  op_shapes::check_labels(labels, pred, rows, op);
 }
 
 void check_label_range(const Tensor& labels, std::int64_t classes, const Tensor& pred, const char* op) {
   std::int64_t n = labels.numel();
   for (std::int64_t i = 0; i < n; ++i) {
     std::int64_t l = label_at(labels, i);
-    if (l < 0 || l >= classes) backend_checks::throw_label_out_of_range(l, i, classes, pred, op);
+    if (l < 0 || l >= classes) op_shapes::throw_label_out_of_range(l, i, classes, pred, op);
   }
 }
 

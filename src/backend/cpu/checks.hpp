@@ -10,9 +10,9 @@
 namespace kerascpp::cpu {
 
 // The device-agnostic checks live in backend/op_shapes.* (shared with the CUDA backend).
-using backend_checks::has_shape;
-using backend_checks::require_rank_at_least;
-using backend_checks::require_same_shape;
+using op_shapes::has_shape;
+using op_shapes::require_rank_at_least;
+using op_shapes::require_same_shape;
 
 // Defined, on the host and float32.
 void require_float(const Tensor& t, const char* op, const char* arg);

@@ -13,9 +13,9 @@ namespace kerascpp::cpu {
 namespace {
 
 // Axis and part-shape checks are shared with the CUDA backend (backend/op_shapes.*).
-using backend_checks::check_parts;
-using backend_checks::normalize_axis;
-using backend_checks::outer_count;
+using op_shapes::check_parts;
+using op_shapes::normalize_axis;
+using op_shapes::outer_count;
 
 // Copies between the whole tensor and its parts; to_whole picks the direction.
 template <class Parts>

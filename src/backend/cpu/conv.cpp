@@ -14,8 +14,8 @@ namespace kerascpp::cpu {
 namespace {
 
 // Geometry and shape checks are shared with the CUDA backend (backend/op_shapes.*).
-using backend_checks::conv_shape;
-using backend_checks::ConvShape;
+using op_shapes::conv_shape;
+using op_shapes::ConvShape;
 
 struct ConvDescs {
   dnnl::memory::desc src, wei_any, wei_user, bias, dst;
@@ -119,7 +119,7 @@ void CpuBackend::conv2d_forward(const Tensor& x, const Tensor& w, const Tensor& 
   const bool bias = b.defined();
   if (bias) {
     require_float(b, op, "b");
-    backend_checks::check_conv_bias(b, w, s, op);
+    op_shapes::check_conv_bias(b, w, s, op);
   }
   prepare_output(y, {s.n, s.oh, s.ow, s.oc}, op, "y");
   if (y.numel() == 0) return;
@@ -165,7 +165,7 @@ void CpuBackend::conv2d_backward_data(const Tensor& dy, const Tensor& w, const C
                             w.rank() == 4 ? w.dim(2) : 0));
   require_float(dx, op, "dx");
   ConvShape s = conv_shape(dx, w, g, op, "dx");
-  backend_checks::check_conv_dy(dy, s, op);
+  op_shapes::check_conv_dy(dy, s, op);
   if (dx.numel() == 0) return;
   if (dy.numel() == 0) {
     std::memset(dx.raw(), 0, dx.nbytes());
@@ -206,11 +206,11 @@ void CpuBackend::conv2d_backward_weights_impl(const Tensor& x, const Tensor& dy,
   const char* op = "conv2d_backward_weights";
   require_float(x, op, "x");
   require_float(dy, op, "dy");
-  backend_checks::check_conv_weights_args(x, dy, g, op);
+  op_shapes::check_conv_weights_args(x, dy, g, op);
   if (!dw.defined()) dw = Tensor::zeros({g.kernel_h, g.kernel_w, x.dim(3), dy.dim(3)}, DType::float32, Device{});
   prepare_output(dw, {g.kernel_h, g.kernel_w, x.dim(3), dy.dim(3)}, op, "dw");
   ConvShape s = conv_shape(x, dw, g, op, "x");
-  backend_checks::check_conv_dy(dy, s, op);
+  op_shapes::check_conv_dy(dy, s, op);
   const bool bias = db != nullptr;
   if (bias) prepare_output(*db, {s.oc}, op, "db");
   if (dw.numel() == 0) return;

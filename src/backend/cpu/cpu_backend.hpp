@@ -69,12 +69,16 @@ class CpuBackend final : public Backend {
                                    const Tensor& var, float eps, Tensor& y) override;
   void batchnorm_backward(const Tensor& dy, const Tensor& x, const Tensor& gamma, const Tensor& mean, const Tensor& var,
                           float eps, Tensor& dx, Tensor& dgamma, Tensor& dbeta) override;
-  void batchnorm_sums(const Tensor& x, Tensor& sum, Tensor& sum_squares) override;
-  void batchnorm_backward_sums(const Tensor& dy, const Tensor& x, const Tensor& mean, Tensor& sum_dy,
-                               Tensor& sum_dy_xmu) override;
+  void moving_average_update(Tensor& moving, const Tensor& value, float momentum) override;
+  void moments(const Tensor& x, Tensor& mean, Tensor& var) override;
+  void pack_moments(const Tensor& mean, const Tensor& var, std::int64_t count, int replica, int num_replicas,
+                    Tensor& packed) override;
+  void synchronized_moments(const Tensor& packed, int num_replicas, Tensor& mean, Tensor& var) override;
+  void average_moments(const Tensor& packed, int num_replicas, Tensor& mean, Tensor& var) override;
+  void batchnorm_backward_reduce(const Tensor& dy, const Tensor& x, const Tensor& mean, const Tensor& var, float eps,
+                                 Tensor& sums, Tensor& dgamma, Tensor& dbeta) override;
   void batchnorm_backward_apply(const Tensor& dy, const Tensor& x, const Tensor& gamma, const Tensor& mean,
-                                const Tensor& var, float eps, const Tensor& sum_dy, const Tensor& sum_dy_xmu,
-                                double count, Tensor& dx) override;
+                                const Tensor& var, float eps, const Tensor& sums, Tensor& dx) override;
 
   void sparse_categorical_crossentropy(const Tensor& pred, const Tensor& labels, bool from_logits, Tensor& loss,
                                        Tensor& grad, float grad_scale) override;

@@ -18,7 +18,7 @@ struct MatmulEntry : CacheEntry {
 };
 
 // Tensors of rank > 2 are read as [product of leading axes, last axis] (shared with the CUDA backend).
-using backend_checks::leading;
+using op_shapes::leading;
 
 }  // namespace
 
@@ -28,12 +28,12 @@ void CpuBackend::dense_forward(const Tensor& x, const Tensor& w, const Tensor& b
   require_float(x, op, "x");
   require_float(w, op, "w");
   require_rank_at_least(x, 1, op, "x");
-  backend_checks::check_dense_kernel(x, w, op);
+  op_shapes::check_dense_kernel(x, w, op);
   const std::int64_t rows = leading(x), in = w.dim(0), out = w.dim(1);
   const bool bias = b.defined();
   if (bias) {
     require_float(b, op, "b");
-    backend_checks::check_dense_bias(b, w, op);
+    op_shapes::check_dense_bias(b, w, op);
   }
   prepare_output_last(y, x.shape(), out, op, "y");
   if (rows == 0 || out == 0) return;
@@ -84,13 +84,13 @@ void CpuBackend::matmul(const Tensor& a, bool transpose_a, const Tensor& b, bool
   require_float(b, op, "b");
   require_rank_at_least(a, 1, op, "a");
   require_rank_at_least(b, 1, op, "b");
-  const backend_checks::MatmulDims dims = backend_checks::matmul_dims(a, transpose_a, b, transpose_b, op);
+  const op_shapes::MatmulDims dims = op_shapes::matmul_dims(a, transpose_a, b, transpose_b, op);
   const std::int64_t M = dims.M, K = dims.K, N = dims.N;
   if (!c.defined()) {
     c = Tensor::zeros({M, N}, DType::float32, Device{});
   } else {
     require_float(c, op, "c");
-    backend_checks::check_matmul_output(c, dims, op);
+    op_shapes::check_matmul_output(c, dims, op);
   }
   if (M == 0 || N == 0) return;
   if (K == 0) {

@@ -1,5 +1,5 @@
 // Shape handling shared by the losses and metrics: predictions are viewed as rows of a last
-// axis, grouped per example (backend_checks::RowLayout), and every result is per example (rows
+// axis, grouped per example (op_shapes::RowLayout), and every result is per example (rows
 // of one example averaged), so the caller's Σ/N matches Keras's mean over all positions.
 #pragma once
 #include <fmt/format.h>
@@ -13,23 +13,23 @@ namespace kerascpp::cpu {
 // Keras's backend.epsilon(), used to clip probabilities.
 constexpr float kProbEpsilon = 1e-7f;
 
-using backend_checks::RowLayout;
+using op_shapes::RowLayout;
 
 // The shape rules are shared with the CUDA backend (backend/op_shapes.*); here the tensors
 // must also be float32 on the host.
 inline RowLayout class_rows(const Tensor& pred, const char* op) {
   require_float(pred, op, "pred");
-  return backend_checks::class_rows_of(pred, op);
+  return op_shapes::class_rows_of(pred, op);
 }
 
 inline RowLayout element_rows(const Tensor& pred, const char* op) {
   require_float(pred, op, "pred");
-  return backend_checks::element_rows_of(pred, op);
+  return op_shapes::element_rows_of(pred, op);
 }
 
 inline void require_target(const Tensor& target, const Tensor& pred, const char* op) {
   require_float(target, op, "target");
-  backend_checks::check_target_shape(target, pred, op);
+  op_shapes::check_target_shape(target, pred, op);
 }
 
 // Calls f(const T* labels) with the labels' integer type.

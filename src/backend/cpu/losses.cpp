@@ -126,7 +126,7 @@ void CpuBackend::categorical_crossentropy(const Tensor& pred, const Tensor& targ
   const char* op = "categorical_crossentropy";
   RowLayout l = class_rows(pred, op);
   require_float(target, op, "target");
-  backend_checks::check_one_hot_target(target, pred, op);
+  op_shapes::check_one_hot_target(target, pred, op);
   float* pg = prepare_loss_outputs(pred, loss, grad, l.examples, op);
   const float* pp = pred.data<float>();
   const float* pt = target.data<float>();

@@ -85,7 +85,7 @@ void fill_rows_nan(float* y, const std::vector<std::int64_t>& rows, std::int64_t
   for (std::int64_t r : rows) std::fill(y + r * cols, y + (r + 1) * cols, std::numeric_limits<float>::quiet_NaN());
 }
 
-void max_pool_mark_nan(const float* x, const backend_checks::PoolShape& s, const Pool2DGeometry& g, float* y) {
+void max_pool_mark_nan(const float* x, const op_shapes::PoolShape& s, const Pool2DGeometry& g, float* y) {
   const float nan = std::numeric_limits<float>::quiet_NaN();
   const std::int64_t C = s.c;
   // One output row (n, oh) per iteration; windows are clipped to the input (padding holds no

@@ -37,6 +37,6 @@ void fill_rows_nan(float* y, const std::vector<std::int64_t>& rows, std::int64_t
 
 // After oneDNN's max pooling of NHWC x into y: every output whose window (padding excluded)
 // holds a NaN becomes NaN. Call only when contains_nan(x): it walks every window.
-void max_pool_mark_nan(const float* x, const backend_checks::PoolShape& s, const Pool2DGeometry& g, float* y);
+void max_pool_mark_nan(const float* x, const op_shapes::PoolShape& s, const Pool2DGeometry& g, float* y);
 
 }  // namespace kerascpp::cpu

@@ -16,8 +16,8 @@ namespace kerascpp::cpu {
 namespace {
 
 // Geometry and shape checks are shared with the CUDA backend (backend/op_shapes.*).
-using backend_checks::pool_shape;
-using backend_checks::PoolShape;
+using op_shapes::pool_shape;
+using op_shapes::PoolShape;
 
 dnnl::algorithm pool_alg(PoolKind kind) {
   return kind == PoolKind::max ? dnnl::algorithm::pooling_max : dnnl::algorithm::pooling_avg_exclude_padding;
@@ -87,7 +87,7 @@ void CpuBackend::pool2d_backward(const Tensor& dy, const Tensor& x, const Pool2D
   require_float(dy, op, "dy");
   require_float(x, op, "x");
   PoolShape s = pool_shape(x, g, op);
-  backend_checks::check_pool_dy(dy, x, s, op);
+  op_shapes::check_pool_dy(dy, x, s, op);
   prepare_output(dx, x.shape(), op, "dx");
   if (dx.numel() == 0) return;
   if (dy.numel() == 0) {

@@ -62,7 +62,6 @@ void concat_rows(const ConcatParts& parts, float* whole, std::int64_t outer, std
 // Per-column sums over a [rows, cols] matrix, accumulated in double.
 enum ColumnSumKind : int {
   kColumnSum = 0,         // out0 = Σ a                          (out1 unused)
-  kColumnSumSquares = 1,  // out0 = Σ a,   out1 = Σ a²
   kColumnSumDyXmu = 2,    // out0 = Σ a,   out1 = Σ a·(b − mean)  (a = dy, b = x)
 };
 // Doubles of scratch column_sums needs.
@@ -81,10 +80,28 @@ void reduce_to_double(int kind, const float* a, const float* b, std::int64_t n, 
                       cudaStream_t stream);
 
 // Batch-norm backward apply over [rows, cols]: per-channel coefficients (in double, like the
-// CPU backend) into coef[3·cols] floats, then dx = a·dy + b·(x − mean) + d.
+// CPU backend) into coef[3·cols] floats, then dx = a·dy + b·(x − mean) + d. sums holds Σdy
+// [cols], Σdy·(x − mean) [cols] and the row count (batchnorm_backward_reduce's layout).
 void batchnorm_backward_apply(const float* dy, const float* x, const float* gamma, const float* mean, const float* var,
-                              float eps, const float* sum_dy, const float* sum_dy_xmu, double count, std::int64_t rows,
-                              std::int64_t cols, float* coef, float* dx, cudaStream_t stream);
+                              float eps, const float* sums, std::int64_t rows, std::int64_t cols, float* coef,
+                              float* dx, cudaStream_t stream);
+
+// ------------------------------------------------------------------------------- moments.cu
+// packed[replicas·(2·cols + 1)]: zeros but for slot `replica` = (count, mean, var).
+void pack_moments(const float* mean, const float* var, float count, std::int64_t cols, int replica, int replicas,
+                  float* packed, cudaStream_t stream);
+// The union's mean and biased variance from the all-reduced slots (in double, replica order).
+void synchronized_moments(const float* packed, std::int64_t cols, int replicas, float* mean, float* var,
+                          cudaStream_t stream);
+// Σnᵣμᵣ/N and Σnᵣvᵣ/N in float, replica order.
+void average_moments(const float* packed, std::int64_t cols, int replicas, float* mean, float* var,
+                     cudaStream_t stream);
+// moving = moving·momentum + value·(1 − momentum) over n elements.
+void moving_average(float* moving, const float* value, float momentum, std::int64_t n, cudaStream_t stream);
+// After the column sums filled sums[0, 2·cols): sums[2·cols] = count, dbeta = Σdy and
+// dgamma = Σdy·(x − mean)/√(var + eps) in float (either may be null).
+void grad_sums_finish(float* sums, float count, const float* var, float eps, std::int64_t cols, float* dgamma,
+                      float* dbeta, cudaStream_t stream);
 
 // ----------------------------------------------------------------------------------- losses
 // Crossentropy over rows of `classes` values; rows of one example (per_example of them,

@@ -64,12 +64,6 @@ __global__ void column_partials_kernel(int kind, const float* a, const float* b,
   if (c < cols) {
     if (kind == kColumnSum) {
       for (std::int64_t r = r0 + ty; r < r1; r += TY) s0 += a[r * cols + c];
-    } else if (kind == kColumnSumSquares) {
-      for (std::int64_t r = r0 + ty; r < r1; r += TY) {
-        const double v = a[r * cols + c];
-        s0 += v;
-        s1 += v * v;
-      }
     } else {
       const float mu = mean[c];
       for (std::int64_t r = r0 + ty; r < r1; r += TY) {
@@ -162,11 +156,14 @@ __global__ void reduce_finish_kernel(const double* partials, std::int64_t count,
 
 // ------------------------------------------------------------------- batch-norm backward apply
 
-__global__ void bn_coef_kernel(const float* gamma, const float* var, float eps, const float* sum_dy,
-                               const float* sum_dy_xmu, double count, std::int64_t cols, float* coef) {
+__global__ void bn_coef_kernel(const float* gamma, const float* var, float eps, const float* sums, std::int64_t cols,
+                               float* coef) {
   const std::int64_t c = global_thread();
   if (c >= cols) return;
-  // As backend/cpu/batchnorm_sums.cpp: a = γ·inv, b = −a·inv²·Σdy(x−μ)/count, d = −a·Σdy/count.
+  const float* sum_dy = sums;
+  const float* sum_dy_xmu = sums + cols;
+  const double count = sums[2 * cols];
+  // As backend/cpu/batchnorm_stats.cpp's grad_apply: a = γ·inv, b = −a·inv²·Σdy(x−μ)/count, d = −a·Σdy/count.
   const double inv = 1.0 / sqrt(static_cast<double>(var[c]) + static_cast<double>(eps));
   const double a = (gamma ? static_cast<double>(gamma[c]) : 1.0) * inv;
   coef[c] = static_cast<float>(a);
@@ -226,11 +223,11 @@ void reduce_to_double(int kind, const float* a, const float* b, std::int64_t n, 
 }
 
 void batchnorm_backward_apply(const float* dy, const float* x, const float* gamma, const float* mean, const float* var,
-                              float eps, const float* sum_dy, const float* sum_dy_xmu, double count, std::int64_t rows,
-                              std::int64_t cols, float* coef, float* dx, cudaStream_t stream) {
+                              float eps, const float* sums, std::int64_t rows, std::int64_t cols, float* coef,
+                              float* dx, cudaStream_t stream) {
   if (cols <= 0) return;
-  bn_coef_kernel<<<static_cast<unsigned>((cols + kThreads - 1) / kThreads), kThreads, 0, stream>>>(
-      gamma, var, eps, sum_dy, sum_dy_xmu, count, cols, coef);
+  bn_coef_kernel<<<static_cast<unsigned>((cols + kThreads - 1) / kThreads), kThreads, 0, stream>>>(gamma, var, eps,
+                                                                                                  sums, cols, coef);
   const std::int64_t n = rows * cols;
   if (n <= 0) return;
   bn_apply_kernel<<<elementwise_blocks(n), kThreads, 0, stream>>>(dy, x, mean, coef, cols, n, dx);
