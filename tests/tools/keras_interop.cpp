@@ -41,7 +41,7 @@ K::Model build_model(const std::string& kind) {
   } else if (kind == "cnn") {
     x = K::layers::Conv2D(8, 3, {.activation = "relu"})(x);
     x = K::layers::MaxPooling2D(2)(x);
-    x = K::layers::Conv2D(16, 3, {.strides = {2, 2}, .padding = "same", .activation = "relu"})(x);
+    x = K::layers::Conv2D(16, 3, {.strides = {2, 2}, .padding = K::Padding::same, .activation = "relu"})(x);
     x = K::layers::BatchNormalization()(x);
     x = K::layers::Flatten()(x);
   } else {

@@ -4,9 +4,13 @@
 
 namespace kerascpp::layers {
 
+struct ActivationOptions {
+  std::string name{};
+};
+
 class ActivationLayer : public Layer {
  public:
-  ActivationLayer(const std::string& activation, std::string name);
+  ActivationLayer(const std::string& activation, ActivationOptions options);
   std::string class_name() const override { return "Activation"; }
   std::vector<Shape> compute_output_shapes(const std::vector<Shape>& in) override;
   std::vector<Tensor> forward(ReplicaContext& ctx, const std::vector<Tensor>& in, LayerState& st) override;
@@ -19,6 +23,7 @@ class ActivationLayer : public Layer {
   kerascpp::Activation activation_ = kerascpp::Activation::linear;
 };
 
-LayerRef Activation(const std::string& activation, std::string name = "");
+// Activation("relu"), Activation("softmax", {.name = "probabilities"}).
+LayerRef Activation(const std::string& activation, ActivationOptions options = {});
 
 }  // namespace kerascpp::layers
