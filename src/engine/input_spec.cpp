@@ -7,11 +7,14 @@ namespace kerascpp {
 namespace {
 
 std::string rank_words(const InputSpec& s) {
-  std::string words;
-  if (s.ndim) words = fmt::format("rank {}", *s.ndim);
-  else if (s.min_ndim && s.max_ndim) words = fmt::format("rank {} to {}", *s.min_ndim, *s.max_ndim);
-  else if (s.min_ndim) words = fmt::format("rank at least {}", *s.min_ndim);
-  else if (s.max_ndim) words = fmt::format("rank at most {}", *s.max_ndim);
+  if (s.ndim) return fmt::format("rank {}", *s.ndim);
+  if (s.min_ndim && s.max_ndim) return fmt::format("rank {} to {}", *s.min_ndim, *s.max_ndim);
+  if (s.min_ndim) return fmt::format("rank at least {}", *s.min_ndim);
+  if (s.max_ndim) return fmt::format("rank at most {}", *s.max_ndim);
+  return {};
+}
+
+std::string with_layout(std::string words, const InputSpec& s) {
   if (!s.layout.empty()) words += (words.empty() ? "" : " ") + s.layout;
   return words;
 }
@@ -19,7 +22,7 @@ std::string rank_words(const InputSpec& s) {
 }  // namespace
 
 std::string InputSpec::to_string() const {
-  std::string out = rank_words(*this);
+  std::string out = with_layout(rank_words(*this), *this);
   for (const auto& [axis, size] : axes) out += fmt::format("{}axis {} of size {}", out.empty() ? "" : ", ", axis, size);
   if (dtype) out += fmt::format("{}{}", out.empty() ? "" : ", ", dtype_name(*dtype));
   return out.empty() ? "any input" : out;
@@ -29,8 +32,8 @@ std::string InputSpec::mismatch(const Shape& shape, DType got_dtype) const {
   const int rank = static_cast<int>(shape.size());
   const bool rank_ok = (!ndim || rank == *ndim) && (!min_ndim || rank >= *min_ndim) && (!max_ndim || rank <= *max_ndim);
   if (!rank_ok)
-    return fmt::format("expected {} input, got {}{}{}", rank_words(*this), shape_str(shape),
-                       rank_hint.empty() ? "" : "; ", rank_hint);
+    return fmt::format("expected {} input{}{}, got {}{}{}", rank_words(*this), layout.empty() ? "" : " ", layout,
+                       shape_str(shape), rank_hint.empty() ? "" : "; ", rank_hint);
   for (const auto& [axis, size] : axes) {
     const int a = axis < 0 ? axis + rank : axis;
     if (a < 0 || a >= rank || shape[static_cast<std::size_t>(a)] != size)
