@@ -16,6 +16,12 @@ Graph::Graph(const std::vector<KerasTensor>& inputs, const std::vector<KerasTens
   for (auto& t : inputs)
     if (!t.defined() || !dynamic_cast<layers::InputLayerImpl*>(t.node()->layer.get()))
       throw ValueError("Model: every input must be a tensor returned by kerascpp::Input(shape)");
+  for (auto& t : inputs) {
+    const auto& input = static_cast<const layers::InputLayerImpl&>(*t.node()->layer);
+    InputSpec spec{.ndim = static_cast<int>(input.shape().size()) + 1, .dtype = input.dtype()};
+    for (std::size_t a = 0; a < input.shape().size(); ++a) spec.axes[static_cast<int>(a) + 1] = input.shape()[a];
+    input_specs_.push_back(std::move(spec));
+  }
   // Depth-first post-order from the outputs gives a topological order.
   std::unordered_set<const Node*> done, active;
   std::function<void(const std::shared_ptr<Node>&)> visit = [&](const std::shared_ptr<Node>& n) {
@@ -73,6 +79,9 @@ void Graph::check_inputs(const std::vector<Tensor>& inputs) const {
   for (std::size_t k = 0; k < inputs_.size(); ++k) {
     const auto* input_layer = dynamic_cast<const layers::InputLayerImpl*>(inputs_[k].node()->layer.get());
     const Tensor& x = inputs[k];
+    const InputSpec& spec = input_specs_[k];
+    if (spec.mismatch(x.shape(), x.dtype()).empty()) continue;
+    // The message speaks of the model's Input (batches, the dataset) rather than a layer's input.
     Shape expected = input_layer->shape();
     Shape got(x.shape().begin() + (x.rank() ? 1 : 0), x.shape().end());
     if (x.rank() == 0 || got != expected)
