@@ -13,7 +13,7 @@ ActivationLayer::ActivationLayer(const std::string& activation, ActivationOption
 std::vector<Shape> ActivationLayer::compute_output_shapes(const std::vector<Shape>& in) { return {in[0]}; }
 
 std::vector<Tensor> ActivationLayer::forward(ReplicaContext& ctx, const std::vector<Tensor>& in, LayerState&) {
-  if (activation_ == kerascpp::Activation::linear) return {in[0]};
+  if (activation_ == ActivationKind::linear) return {in[0]};
   Tensor y(in[0].shape());
   ctx.backend->activation_forward(activation_, in[0], y);
   return {y};
@@ -22,7 +22,7 @@ std::vector<Tensor> ActivationLayer::forward(ReplicaContext& ctx, const std::vec
 std::vector<Tensor> ActivationLayer::backward(ReplicaContext& ctx, const std::vector<Tensor>&,
                                               const std::vector<Tensor>& out, const std::vector<Tensor>& grads,
                                               LayerState&) {
-  if (activation_ == kerascpp::Activation::linear) return {grads[0]};
+  if (activation_ == ActivationKind::linear) return {grads[0]};
   Tensor dx(grads[0].shape());
   ctx.backend->activation_backward(activation_, out[0], grads[0], dx);
   return {dx};

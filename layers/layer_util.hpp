@@ -31,8 +31,8 @@ inline void same_padding(std::int64_t in, std::int64_t k, std::int64_t s, std::i
 }
 
 // Gradient before a fused activation, from the layer's output y and dL/dy (no copy for linear).
-inline Tensor through_activation(ReplicaContext& ctx, Activation act, const Tensor& y, const Tensor& dy) {
-  if (act == Activation::linear) return dy;
+inline Tensor through_activation(ReplicaContext& ctx, ActivationKind act, const Tensor& y, const Tensor& dy) {
+  if (act == ActivationKind::linear) return dy;
   Tensor dz(dy.shape());
   ctx.backend->activation_backward(act, y, dy, dz);
   return dz;

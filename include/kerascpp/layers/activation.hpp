@@ -20,7 +20,7 @@ class ActivationLayer : public Layer {
 
  private:
   std::string activation_name_;
-  kerascpp::Activation activation_ = kerascpp::Activation::linear;
+  ActivationKind activation_ = ActivationKind::linear;
 };
 
 // Activation("relu"), Activation("softmax", {.name = "probabilities"}).
