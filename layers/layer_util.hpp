@@ -2,6 +2,7 @@
 #pragma once
 #include <fmt/format.h>
 
+#include <charconv>
 #include <nlohmann/json.hpp>
 #include <string>
 
@@ -47,8 +48,14 @@ using Json = nlohmann::ordered_json;
 inline std::string dump(const Json& config) { return config.dump(-1, ' ', false, Json::error_handler_t::replace); }
 
 // A float argument as the shortest decimal that reads back as the same float: 0.99f is written
-// 0.99 (as Keras writes the Python float), not 0.9900000095367432.
-inline double json_float(float v) { return std::stod(fmt::format("{}", v)); }
+// 0.99 (as Keras writes the Python float), not 0.9900000095367432. from_chars, unlike stod, does
+// not read the decimal point from the program's locale.
+inline double json_float(float v) {
+  const std::string text = fmt::format("{}", v);
+  double out = static_cast<double>(v);  // NaN/inf (rejected by the layers anyway) stay as they are
+  std::from_chars(text.data(), text.data() + text.size(), out);
+  return out;
+}
 
 inline Json json_size2d(const Size2D& s) { return Json::array({s.height, s.width}); }
 
