@@ -44,7 +44,7 @@ class Swish : public K::Layer {
     b.copy(x, z);
     b.scale(z, beta(ctx));
     K::Tensor s(x.shape());  // sigmoid(beta · x), kept for backward
-    b.activation_forward(K::Activation::sigmoid, z, s);
+    b.activation_forward(K::ActivationKind::sigmoid, z, s);
     K::Tensor y(x.shape());
     b.multiply(x, s, y);
     state.saved = {s};
@@ -61,7 +61,7 @@ class Swish : public K::Layer {
     const K::Tensor& s = state.saved.at(0);
     K::Tensor t(x.shape());  // x · dy · s(1 − s)
     b.multiply(x, dy, t);
-    b.activation_backward(K::Activation::sigmoid, s, t, t);
+    b.activation_backward(K::ActivationKind::sigmoid, s, t, t);
     // dL/dbeta = Σ t · x, written into this replica's gradient: the first contribution of a step
     // overwrites, a second call of the same layer in the step adds (Variable::take_first_grad).
     K::Tensor tx(x.shape());

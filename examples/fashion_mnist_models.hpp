@@ -21,10 +21,10 @@ inline kerascpp::Model fashion_mnist_model(const std::string& kind, std::int64_t
     x = K::layers::Dense(mlp_width > 0 ? mlp_width : 256, {.activation = "relu"})(x);
   } else if (kind == "cnn") {
     // The official models' MNIST CNN: 5x5 "same" convolutions, a wide dense layer and dropout.
-    x = K::layers::Conv2D(32, 5, {.padding = "same", .activation = "relu"})(x);
-    x = K::layers::MaxPooling2D(2, {.padding = "same"})(x);
-    x = K::layers::Conv2D(64, 5, {.padding = "same", .activation = "relu"})(x);
-    x = K::layers::MaxPooling2D(2, {.padding = "same"})(x);
+    x = K::layers::Conv2D(32, 5, {.padding = K::Padding::same, .activation = "relu"})(x);
+    x = K::layers::MaxPooling2D(2, {.padding = K::Padding::same})(x);
+    x = K::layers::Conv2D(64, 5, {.padding = K::Padding::same, .activation = "relu"})(x);
+    x = K::layers::MaxPooling2D(2, {.padding = K::Padding::same})(x);
     x = K::layers::Flatten()(x);
     x = K::layers::Dense(1024, {.activation = "relu"})(x);
     x = K::layers::Dropout(0.4f)(x);

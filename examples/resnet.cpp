@@ -37,8 +37,8 @@ struct BnConfig {
 K::KerasTensor conv_bn(K::KerasTensor x, std::int64_t filters, std::int64_t kernel, std::int64_t stride,
                        const std::string& conv_name, const std::string& bn_name, const BnConfig& bn) {
   x = K::layers::Conv2D(filters, kernel,
-                        {.strides = {stride, stride},
-                         .padding = kernel == 1 ? "valid" : "same",
+                        {.strides = stride,
+                         .padding = kernel == 1 ? K::Padding::valid : K::Padding::same,
                          .use_bias = false,
                          .kernel_initializer = "he_normal",
                          .name = conv_name})(x);
@@ -111,7 +111,7 @@ K::Model resnet50(int num_classes) {
   // split differs by one pixel: TF "same" pads 2 on top/left and 3 on bottom/right, the official
   // model effectively 3 and 2, so every window sits one pixel further down/right.
   K::KerasTensor x = relu(conv_bn(inputs, 64, 7, 2, "conv1", "bn_conv1", bn));
-  x = K::layers::MaxPooling2D(3, {.strides = {2, 2}, .padding = "same"})(x);
+  x = K::layers::MaxPooling2D(3, {.strides = 2, .padding = K::Padding::same})(x);
   const int blocks[] = {3, 4, 6, 3};
   const std::int64_t filters[] = {64, 128, 256, 512};
   for (int stage = 0; stage < 4; ++stage)

@@ -4,18 +4,16 @@
 
 namespace kerascpp::layers {
 
-ActivationLayer::ActivationLayer(const std::string& activation, std::string name)
-    : Layer(std::move(name)), activation_name_(activation) {
+ActivationLayer::ActivationLayer(const std::string& activation, ActivationOptions options)
+    : Layer(std::move(options.name)), activation_name_(activation) {
   activation_ = activation_from_name(activation, "Activation");
+  set_input_spec({});  // one float32 input of any shape
 }
 
-std::vector<Shape> ActivationLayer::compute_output_shapes(const std::vector<Shape>& in) {
-  detail::expect_inputs(in, 1, where());
-  return {in[0]};
-}
+std::vector<Shape> ActivationLayer::compute_output_shapes(const std::vector<Shape>& in) { return {in[0]}; }
 
 std::vector<Tensor> ActivationLayer::forward(ReplicaContext& ctx, const std::vector<Tensor>& in, LayerState&) {
-  if (activation_ == kerascpp::Activation::linear) return {in[0]};
+  if (activation_ == ActivationKind::linear) return {in[0]};
   Tensor y(in[0].shape());
   ctx.backend->activation_forward(activation_, in[0], y);
   return {y};
@@ -24,18 +22,18 @@ std::vector<Tensor> ActivationLayer::forward(ReplicaContext& ctx, const std::vec
 std::vector<Tensor> ActivationLayer::backward(ReplicaContext& ctx, const std::vector<Tensor>&,
                                               const std::vector<Tensor>& out, const std::vector<Tensor>& grads,
                                               LayerState&) {
-  if (activation_ == kerascpp::Activation::linear) return {grads[0]};
+  if (activation_ == ActivationKind::linear) return {grads[0]};
   Tensor dx(grads[0].shape());
   ctx.backend->activation_backward(activation_, out[0], grads[0], dx);
   return {dx};
 }
 
 std::string ActivationLayer::config_json() const {
-  return fmt::format(R"({{"name": "{}", "activation": "{}"}})", name(), activation_name(activation_));
+  return detail::dump({{"name", name()}, {"activation", activation_name(activation_)}});
 }
 
-LayerRef Activation(const std::string& activation, std::string name) {
-  return std::make_shared<ActivationLayer>(activation, std::move(name));
+LayerRef Activation(const std::string& activation, ActivationOptions options) {
+  return std::make_shared<ActivationLayer>(activation, std::move(options));
 }
 
 }  // namespace kerascpp::layers

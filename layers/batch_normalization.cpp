@@ -18,21 +18,19 @@ BatchNormalizationLayer::BatchNormalizationLayer(BatchNormalizationOptions optio
                  "BatchNormalization '{}': epsilon must be a positive finite number, got {}", name(), options_.epsilon);
   KERASCPP_CHECK(options_.momentum >= 0.f && options_.momentum <= 1.f, ValueError,
                  "BatchNormalization '{}': momentum must be in [0, 1], got {}", name(), options_.momentum);
+  set_input_spec({.min_ndim = 2,
+                  .layout = "(batch, ..., channels)",
+                  .rank_hint = "BatchNormalization normalises the last (channel) axis"});
 }
 
-std::vector<Shape> BatchNormalizationLayer::compute_output_shapes(const std::vector<Shape>& in) {
-  detail::expect_inputs(in, 1, where());
-  if (in[0].empty())
-    throw Error(fmt::format("{}: input {} has no channel axis; BatchNormalization normalises the last axis", where(),
-                            shape_str(detail::with_batch(-1, in[0]))));
-  if (channels_ && in[0].back() != channels_)
-    throw Error(fmt::format("{}: built for {} channels but called on shape {}", where(), channels_,
-                            shape_str(detail::with_batch(-1, in[0]))));
-  return {in[0]};
-}
+std::vector<Shape> BatchNormalizationLayer::compute_output_shapes(const std::vector<Shape>& in) { return {in[0]}; }
 
 void BatchNormalizationLayer::build(const std::vector<Shape>& in) {
   channels_ = in[0].back();
+  // Built for this many channels, as Keras' InputSpec(ndim=rank, axes={-1: channels}).
+  set_input_spec({.ndim = static_cast<int>(in[0].size()) + 1,
+                  .axes = {{-1, channels_}},
+                  .layout = "(batch, ..., channels)"});
   gamma_ = &add_weight("gamma", {channels_}, "ones", true, 0);
   beta_ = &add_weight("beta", {channels_}, "zeros", true, 0);
   moving_mean_ = &add_weight("moving_mean", {channels_}, "zeros", false, 0);
@@ -146,8 +144,10 @@ void BatchNormalizationLayer::backward_empty(ReplicaContext& ctx) {
 }
 
 std::string BatchNormalizationLayer::config_json() const {
-  return fmt::format(R"({{"name": "{}", "momentum": {}, "epsilon": {}, "synchronized": {}}})", name(),
-                     options_.momentum, options_.epsilon, options_.synchronized ? "true" : "false");
+  return detail::dump({{"name", name()},
+                      {"momentum", detail::json_float(options_.momentum)},
+                      {"epsilon", detail::json_float(options_.epsilon)},
+                      {"synchronized", options_.synchronized}});
 }
 
 LayerRef BatchNormalization(BatchNormalizationOptions options) {

@@ -10,19 +10,13 @@ DenseLayer::DenseLayer(std::int64_t units, DenseOptions options)
   if (units_ <= 0)
     throw ValueError(fmt::format("Dense '{}': units must be positive (the number of outputs), got {}", name(), units_));
   activation_ = activation_from_name(options_.activation, "Dense");
+  set_input_spec({.min_ndim = 2,
+                  .layout = "(batch, ..., features)",
+                  .rank_hint = "Dense needs a feature axis; reshape the input, e.g. Input({1})"});
 }
 
 std::vector<Shape> DenseLayer::compute_output_shapes(const std::vector<Shape>& in) {
-  detail::expect_inputs(in, 1, where());
-  const Shape& s = in[0];
-  if (s.empty())
-    throw ShapeError(fmt::format("{}: input of shape {} has rank 1 (batch axis only); Dense needs at least rank 2 "
-                            "(batch, features). Reshape the input, e.g. Input({{1}})",
-                            where(), shape_str(detail::with_batch(-1, s))));
-  if (kernel_ && kernel_->shape()[0] != s.back())
-    throw ShapeError(fmt::format("{}: built for {} input features but called on shape {}", where(), kernel_->shape()[0],
-                            shape_str(detail::with_batch(-1, s))));
-  Shape out = s;
+  Shape out = in[0];  // at least (features): the input spec holds
   out.back() = units_;
   return {out};
 }
@@ -34,6 +28,8 @@ void DenseLayer::build(const std::vector<Shape>& in) {
   if (options_.use_bias)
     bias_ = &add_weight("bias", {units_}, options_.bias_initializer, true,
                         options_.seed ? *options_.seed + 1 : next_random_seed());
+  // The kernel is made for fan_in features, as Keras' InputSpec(min_ndim=2, axes={-1: input_dim}).
+  set_input_spec({.min_ndim = 2, .axes = {{-1, fan_in}}, .layout = "(batch, ..., features)"});
 }
 
 std::vector<Tensor> DenseLayer::forward(ReplicaContext& ctx, const std::vector<Tensor>& in, LayerState&) {
@@ -69,8 +65,10 @@ std::vector<Tensor> DenseLayer::backward(ReplicaContext& ctx, const std::vector<
 }
 
 std::string DenseLayer::config_json() const {
-  return fmt::format(R"({{"name": "{}", "units": {}, "activation": "{}", "use_bias": {}}})", name(), units_,
-                     activation_name(activation_), options_.use_bias ? "true" : "false");
+  return detail::dump({{"name", name()},
+                      {"units", units_},
+                      {"activation", activation_name(activation_)},
+                      {"use_bias", options_.use_bias}});
 }
 
 LayerRef Dense(std::int64_t units, DenseOptions options) {

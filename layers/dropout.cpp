@@ -10,12 +10,10 @@ DropoutLayer::DropoutLayer(float rate, DropoutOptions options)
   if (!(rate_ >= 0.f && rate_ < 1.f))
     throw ValueError(fmt::format("Dropout '{}': rate must be in [0, 1) (the fraction of inputs dropped), got {}", name(),
                                  rate_));
+  set_input_spec({});  // one float32 input of any shape
 }
 
-std::vector<Shape> DropoutLayer::compute_output_shapes(const std::vector<Shape>& in) {
-  detail::expect_inputs(in, 1, where());
-  return {in[0]};
-}
+std::vector<Shape> DropoutLayer::compute_output_shapes(const std::vector<Shape>& in) { return {in[0]}; }
 
 std::vector<Tensor> DropoutLayer::forward(ReplicaContext& ctx, const std::vector<Tensor>& in, LayerState& st) {
   st.saved.clear();
@@ -36,7 +34,9 @@ std::vector<Tensor> DropoutLayer::backward(ReplicaContext& ctx, const std::vecto
   return {dx};
 }
 
-std::string DropoutLayer::config_json() const { return fmt::format(R"({{"name": "{}", "rate": {}}})", name(), rate_); }
+std::string DropoutLayer::config_json() const {
+  return detail::dump({{"name", name()}, {"rate", detail::json_float(rate_)}});
+}
 
 LayerRef Dropout(float rate, DropoutOptions options) {
   return std::make_shared<DropoutLayer>(rate, std::move(options));

@@ -1,19 +1,20 @@
 #include "kerascpp/layers/input_layer.hpp"
 
-#include <fmt/format.h>
+#include "layer_util.hpp"
 
-namespace kerascpp {
+namespace kerascpp::layers {
 
-InputLayer::InputLayer(Shape shape, DType dtype, std::string name)
-    : Layer(std::move(name)), shape_(std::move(shape)), dtype_(dtype) {
+InputLayerImpl::InputLayerImpl(Shape shape, InputLayerOptions options)
+    : Layer(std::move(options.name)), shape_(std::move(shape)), dtype_(options.dtype) {
   for (auto d : shape_)
     if (d <= 0)
       throw ValueError(fmt::format("Input: every dimension of the per-example shape must be positive, got {}; the batch "
                               "axis is implicit and must not be given",
                               shape_str(shape_)));
+  set_input_specs({});  // a source: it is never called on inputs
 }
 
-KerasTensor InputLayer::output() {
+KerasTensor InputLayerImpl::output() {
   std::shared_ptr<Node> node = output_node_.lock();
   if (!node) {
     node = std::make_shared<Node>();
@@ -25,23 +26,23 @@ KerasTensor InputLayer::output() {
   return KerasTensor(node, 0);
 }
 
-std::string InputLayer::config_json() const {
-  Shape batch_shape = shape_;
-  batch_shape.insert(batch_shape.begin(), -1);
-  std::string dims;
-  for (std::size_t i = 0; i < batch_shape.size(); ++i)
-    dims += (i ? ", " : "") + (batch_shape[i] < 0 ? std::string("null") : std::to_string(batch_shape[i]));
-  return fmt::format(R"({{"batch_shape": [{}], "dtype": "{}", "name": "{}"}})", dims, dtype_name(dtype_), name());
+std::string InputLayerImpl::config_json() const {
+  detail::Json batch_shape = detail::Json::array({nullptr});  // the batch axis: unknown
+  for (std::int64_t d : shape_) batch_shape.push_back(d);
+  return detail::dump({{"batch_shape", batch_shape}, {"dtype", dtype_name(dtype_)}, {"name", name()}});
 }
+
+LayerRef InputLayer(Shape shape, InputLayerOptions options) {
+  return std::make_shared<InputLayerImpl>(std::move(shape), std::move(options));
+}
+
+}  // namespace kerascpp::layers
+
+namespace kerascpp {
 
 KerasTensor Input(Shape shape, DType dtype, std::string name) {
-  return std::make_shared<InputLayer>(std::move(shape), dtype, std::move(name))->output();
+  return std::make_shared<layers::InputLayerImpl>(std::move(shape), layers::InputLayerOptions{dtype, std::move(name)})
+      ->output();
 }
-
-namespace layers {
-LayerRef InputLayer(Shape shape, DType dtype, std::string name) {
-  return std::make_shared<kerascpp::InputLayer>(std::move(shape), dtype, std::move(name));
-}
-}  // namespace layers
 
 }  // namespace kerascpp

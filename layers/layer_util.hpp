@@ -2,7 +2,12 @@
 #pragma once
 #include <fmt/format.h>
 
+#include <charconv>
+#include <nlohmann/json.hpp>
+#include <string>
+
 #include "kerascpp/layer.hpp"
+#include "kerascpp/layers/window_args.hpp"
 
 namespace kerascpp::detail {
 
@@ -11,11 +16,6 @@ inline Shape with_batch(std::int64_t batch, const Shape& s) {
   Shape out{batch};
   out.insert(out.end(), s.begin(), s.end());
   return out;
-}
-
-inline void expect_inputs(const std::vector<Shape>& in, std::size_t n, const std::string& where) {
-  if (in.size() != n)
-    throw ValueError(fmt::format("{} expects {} input(s) but was called on {}", where, n, in.size()));
 }
 
 // Keras output length of a windowed op along one axis.
@@ -31,20 +31,32 @@ inline void same_padding(std::int64_t in, std::int64_t k, std::int64_t s, std::i
   after = total - before;
 }
 
-inline bool parse_padding(const std::string& padding, const std::string& where) {
-  if (padding == "same") return true;
-  if (padding == "valid") return false;
-  throw ValueError(fmt::format("{}: unknown padding '{}'; use \"valid\" or \"same\"", where, padding));
-}
-
 // Gradient before a fused activation, from the layer's output y and dL/dy (no copy for linear).
-inline Tensor through_activation(ReplicaContext& ctx, Activation act, const Tensor& y, const Tensor& dy) {
-  if (act == Activation::linear) return dy;
+inline Tensor through_activation(ReplicaContext& ctx, ActivationKind act, const Tensor& y, const Tensor& dy) {
+  if (act == ActivationKind::linear) return dy;
   Tensor dz(dy.shape());
   ctx.backend->activation_backward(act, y, dy, dz);
   return dz;
 }
 
-inline std::string json_string(const std::string& s) { return fmt::format("\"{}\"", s); }
+// A layer's config as Keras writes it: keys in insertion order ("name" first), strings escaped
+// by the JSON library, so a name like `my "head"` stays valid JSON.
+using Json = nlohmann::ordered_json;
+
+// The config as text; bytes that are not UTF-8 (a name from a Latin-1 file) become U+FFFD rather
+// than an exception from the JSON library.
+inline std::string dump(const Json& config) { return config.dump(-1, ' ', false, Json::error_handler_t::replace); }
+
+// A float argument as the shortest decimal that reads back as the same float: 0.99f is written
+// 0.99 (as Keras writes the Python float), not 0.9900000095367432. from_chars, unlike stod, does
+// not read the decimal point from the program's locale.
+inline double json_float(float v) {
+  const std::string text = fmt::format("{}", v);
+  double out = static_cast<double>(v);  // NaN/inf (rejected by the layers anyway) stay as they are
+  std::from_chars(text.data(), text.data() + text.size(), out);
+  return out;
+}
+
+inline Json json_size2d(const Size2D& s) { return Json::array({s.height, s.width}); }
 
 }  // namespace kerascpp::detail

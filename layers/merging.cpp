@@ -75,10 +75,12 @@ std::vector<Tensor> ConcatenateLayer::backward(ReplicaContext& ctx, const std::v
 }
 
 std::string ConcatenateLayer::config_json() const {
-  return fmt::format(R"({{"name": "{}", "axis": {}}})", name(), axis_);
+  return detail::dump({{"name", name()}, {"axis", axis_}});
 }
 
-LayerRef Add(std::string name) { return std::make_shared<AddLayer>(std::move(name)); }
-LayerRef Concatenate(int axis, std::string name) { return std::make_shared<ConcatenateLayer>(axis, std::move(name)); }
+LayerRef Add(AddOptions options) { return std::make_shared<AddLayer>(std::move(options)); }
+LayerRef Concatenate(int axis, ConcatenateOptions options) {
+  return std::make_shared<ConcatenateLayer>(axis, std::move(options));
+}
 
 }  // namespace kerascpp::layers

@@ -9,6 +9,7 @@ namespace kerascpp::layers {
 
 ReshapeLayer::ReshapeLayer(Shape target, bool flatten, std::string name)
     : Layer(std::move(name)), target_(std::move(target)), flatten_(flatten) {
+  set_input_spec({});  // one float32 input of any rank (Keras' Flatten: min_ndim=1, the batch axis)
   if (flatten_) return;
   // Checked here, not at the first call, so the error points at the line that built the layer.
   const auto unknowns = std::count(target_.begin(), target_.end(), std::int64_t{-1});
@@ -41,10 +42,7 @@ Shape ReshapeLayer::resolve(const Shape& per_example) const {
   return out;
 }
 
-std::vector<Shape> ReshapeLayer::compute_output_shapes(const std::vector<Shape>& in) {
-  detail::expect_inputs(in, 1, where());
-  return {resolve(in[0])};
-}
+std::vector<Shape> ReshapeLayer::compute_output_shapes(const std::vector<Shape>& in) { return {resolve(in[0])}; }
 
 std::vector<Tensor> ReshapeLayer::forward(ReplicaContext&, const std::vector<Tensor>& in, LayerState&) {
   Shape per_example(in[0].shape().begin() + 1, in[0].shape().end());
@@ -57,15 +55,16 @@ std::vector<Tensor> ReshapeLayer::backward(ReplicaContext&, const std::vector<Te
 }
 
 std::string ReshapeLayer::config_json() const {
-  if (flatten_) return fmt::format(R"({{"name": "{}"}})", name());
-  std::string dims;
-  for (std::size_t i = 0; i < target_.size(); ++i) dims += (i ? ", " : "") + std::to_string(target_[i]);
-  return fmt::format(R"({{"name": "{}", "target_shape": [{}]}})", name(), dims);
+  detail::Json config{{"name", name()}};
+  if (!flatten_) config["target_shape"] = target_;
+  return detail::dump(config);
 }
 
-LayerRef Flatten(std::string name) { return std::make_shared<ReshapeLayer>(Shape{}, true, std::move(name)); }
-LayerRef Reshape(Shape target_shape, std::string name) {
-  return std::make_shared<ReshapeLayer>(std::move(target_shape), false, std::move(name));
+LayerRef Flatten(FlattenOptions options) {
+  return std::make_shared<ReshapeLayer>(Shape{}, true, std::move(options.name));
+}
+LayerRef Reshape(Shape target_shape, ReshapeOptions options) {
+  return std::make_shared<ReshapeLayer>(std::move(target_shape), false, std::move(options.name));
 }
 
 }  // namespace kerascpp::layers

@@ -14,7 +14,7 @@ inline K::Model small_convnet(bool synchronized_bn) {
   auto in = K::Input({6, 6, 2});
   // No conv bias before BN (as in ResNet): BN cancels it, so its gradient is pure rounding noise,
   // which Adam would normalise into lr-sized steps on any strategy, one device included.
-  auto x = K::layers::Conv2D(4, 3, {.padding = "same", .use_bias = false})(in);
+  auto x = K::layers::Conv2D(4, 3, {.padding = K::Padding::same, .use_bias = false})(in);
   x = K::layers::BatchNormalization({.synchronized = synchronized_bn})(x);
   x = K::layers::Activation("relu")(x);
   x = K::layers::MaxPooling2D(2)(x);

@@ -90,46 +90,46 @@ void ref_softmax_rows(Vec& v, std::int64_t C) {
   }
 }
 
-void ref_activation(Vec& v, K::Activation act, std::int64_t C) {
+void ref_activation(Vec& v, K::ActivationKind act, std::int64_t C) {
   switch (act) {
-    case K::Activation::relu:
+    case K::ActivationKind::relu:
       for (auto& x : v) x = std::max(x, 0.f);
       break;
-    case K::Activation::sigmoid:
+    case K::ActivationKind::sigmoid:
       for (auto& x : v) x = float(1 / (1 + std::exp(-double(x))));
       break;
-    case K::Activation::tanh:
+    case K::ActivationKind::tanh:
       for (auto& x : v) x = std::tanh(x);
       break;
-    case K::Activation::softmax:
+    case K::ActivationKind::softmax:
       ref_softmax_rows(v, C);
       break;
-    case K::Activation::linear:
+    case K::ActivationKind::linear:
       break;
   }
 }
 
-Vec ref_activation_backward(K::Activation act, const Vec& y, const Vec& dy, std::int64_t C) {
+Vec ref_activation_backward(K::ActivationKind act, const Vec& y, const Vec& dy, std::int64_t C) {
   Vec dx(y.size());
   for (std::size_t i = 0; i < y.size(); ++i) {
     switch (act) {
-      case K::Activation::relu:
+      case K::ActivationKind::relu:
         dx[i] = y[i] > 0 ? dy[i] : 0.f;
         break;
-      case K::Activation::sigmoid:
+      case K::ActivationKind::sigmoid:
         dx[i] = dy[i] * y[i] * (1 - y[i]);
         break;
-      case K::Activation::tanh:
+      case K::ActivationKind::tanh:
         dx[i] = dy[i] * (1 - y[i] * y[i]);
         break;
-      case K::Activation::linear:
+      case K::ActivationKind::linear:
         dx[i] = dy[i];
         break;
-      case K::Activation::softmax:
+      case K::ActivationKind::softmax:
         break;
     }
   }
-  if (act == K::Activation::softmax)
+  if (act == K::ActivationKind::softmax)
     for (std::size_t r = 0; r < y.size() / C; ++r) {
       double dot = 0;
       for (std::int64_t j = 0; j < C; ++j) dot += double(dy[r * C + j]) * y[r * C + j];
@@ -229,10 +229,10 @@ Vec finite_differences(const Vec& v, const std::function<double(const Vec&)>& f,
 // ============================================================================ activation names
 
 TEST_CASE("activation names round-trip and unknown names are rejected") {
-  for (auto act : {K::Activation::linear, K::Activation::relu, K::Activation::sigmoid, K::Activation::tanh,
-                   K::Activation::softmax})
+  for (auto act : {K::ActivationKind::linear, K::ActivationKind::relu, K::ActivationKind::sigmoid, K::ActivationKind::tanh,
+                   K::ActivationKind::softmax})
     CHECK(K::activation_from_name(K::activation_name(act), "dense") == act);
-  CHECK(K::activation_from_name("", "dense") == K::Activation::linear);
+  CHECK(K::activation_from_name("", "dense") == K::ActivationKind::linear);
   std::string msg = error_of([] { K::activation_from_name("gelu_fast", "dense_3"); });
   CHECK(contains(msg, "dense_3"));
   CHECK(contains(msg, "gelu_fast"));
@@ -256,8 +256,8 @@ TEST_CASE("cpu backend: dense_forward with bias and each activation") {
   auto be = K::make_cpu_backend(2);
   const std::int64_t N = 7, I = 13, O = 5;
   auto x = random_tensor({N, I}, 1), w = random_tensor({I, O}, 2), b = random_tensor({O}, 3);
-  for (auto act : {K::Activation::linear, K::Activation::relu, K::Activation::sigmoid, K::Activation::tanh,
-                   K::Activation::softmax}) {
+  for (auto act : {K::ActivationKind::linear, K::ActivationKind::relu, K::ActivationKind::sigmoid, K::ActivationKind::tanh,
+                   K::ActivationKind::softmax}) {
     CAPTURE(K::activation_name(act));
     for (bool bias : {true, false}) {
       K::Tensor y;
@@ -272,8 +272,8 @@ TEST_CASE("cpu backend: dense_forward with bias and each activation") {
   }
   // Leading axes are batch axes, as in Keras's Dense on (batch, steps, features).
   K::Tensor y3, y2;
-  be->dense_forward(x.reshape({N, 1, I}), w, b, K::Activation::tanh, y3);
-  be->dense_forward(x, w, b, K::Activation::tanh, y2);
+  be->dense_forward(x.reshape({N, 1, I}), w, b, K::ActivationKind::tanh, y3);
+  be->dense_forward(x, w, b, K::ActivationKind::tanh, y2);
   CHECK(y3.shape() == K::Shape{N, 1, O});
   CHECK(bit_equal(y3, y2));
 }
@@ -338,7 +338,7 @@ TEST_CASE("cpu backend: conv2d forward, backward data and backward weights") {
     Vec y_ref(static_cast<std::size_t>(cc.n * cc.oh() * cc.ow() * cc.o));
     for (std::size_t i = 0; i < y_ref.size(); ++i) y_ref[i] = bv[i % cc.o];
     for_each_tap(cc, [&](auto xi, auto wi, auto yi) { y_ref[yi] += xv[xi] * wv[wi]; });
-    for (auto act : {K::Activation::linear, K::Activation::relu, K::Activation::tanh, K::Activation::softmax}) {
+    for (auto act : {K::ActivationKind::linear, K::ActivationKind::relu, K::ActivationKind::tanh, K::ActivationKind::softmax}) {
       CAPTURE(K::activation_name(act));
       K::Tensor y;
       be->conv2d_forward(x, w, b, g, act, y);
@@ -348,7 +348,7 @@ TEST_CASE("cpu backend: conv2d forward, backward data and backward weights") {
       check_close(y, ref);
     }
     K::Tensor y_nobias;
-    be->conv2d_forward(x, w, K::Tensor(), g, K::Activation::linear, y_nobias);
+    be->conv2d_forward(x, w, K::Tensor(), g, K::ActivationKind::linear, y_nobias);
     Vec ref_nobias = y_ref;
     for (std::size_t i = 0; i < ref_nobias.size(); ++i) ref_nobias[i] -= bv[i % cc.o];
     check_close(y_nobias, ref_nobias);
@@ -385,11 +385,11 @@ TEST_CASE("cpu backend: conv2d rejects mismatched shapes") {
   K::Conv2DGeometry g{3, 3, 1, 1, 0, 0, 0, 0};
   auto x = random_tensor({1, 5, 5, 3}, 1), w = random_tensor({3, 3, 4, 2}, 2);
   K::Tensor y;
-  std::string msg = error_of([&] { be->conv2d_forward(x, w, K::Tensor(), g, K::Activation::linear, y); });
+  std::string msg = error_of([&] { be->conv2d_forward(x, w, K::Tensor(), g, K::ActivationKind::linear, y); });
   CHECK(contains(msg, "(1, 5, 5, 3)"));
   CHECK(contains(msg, "(3, 3, 4, 2)"));
   auto w5 = random_tensor({5, 5, 3, 2}, 3);
-  msg = error_of([&] { be->conv2d_forward(x, w5, K::Tensor(), g, K::Activation::linear, y); });
+  msg = error_of([&] { be->conv2d_forward(x, w5, K::Tensor(), g, K::ActivationKind::linear, y); });
   CHECK(contains(msg, "3x3"));
   auto w_ok = random_tensor({3, 3, 3, 2}, 4);
   K::Tensor dx = K::Tensor::zeros({1, 5, 5, 3});
@@ -397,7 +397,7 @@ TEST_CASE("cpu backend: conv2d rejects mismatched shapes") {
   msg = error_of([&] { be->conv2d_backward_data(bad_dy, w_ok, g, dx); });
   CHECK(contains(msg, "(1, 3, 3, 2)"));
   K::Tensor wrong_y = K::Tensor::zeros({1, 4, 4, 2});
-  msg = error_of([&] { be->conv2d_forward(x, w_ok, K::Tensor(), g, K::Activation::linear, wrong_y); });
+  msg = error_of([&] { be->conv2d_forward(x, w_ok, K::Tensor(), g, K::ActivationKind::linear, wrong_y); });
   CHECK(contains(msg, "(1, 3, 3, 2)"));
 }
 
@@ -466,8 +466,8 @@ TEST_CASE("cpu backend: activations forward and backward, including in place") {
   const std::int64_t C = 6;
   auto x = random_tensor({5, 3, C}, 40, -3.f, 3.f);
   auto dy = random_tensor({5, 3, C}, 41);
-  for (auto act : {K::Activation::linear, K::Activation::relu, K::Activation::sigmoid, K::Activation::tanh,
-                   K::Activation::softmax}) {
+  for (auto act : {K::ActivationKind::linear, K::ActivationKind::relu, K::ActivationKind::sigmoid, K::ActivationKind::tanh,
+                   K::ActivationKind::softmax}) {
     CAPTURE(K::activation_name(act));
     K::Tensor y, dx;
     be->activation_forward(act, x, y);
@@ -1133,21 +1133,21 @@ TEST_CASE("cpu backend: dense algebra rejects mismatched shapes") {
   auto be = K::make_cpu_backend(1);
   auto x = random_tensor({4, 8}, 1), w = random_tensor({7, 3}, 2);
   K::Tensor y;
-  std::string msg = error_of([&] { be->dense_forward(x, w, K::Tensor(), K::Activation::relu, y); });
+  std::string msg = error_of([&] { be->dense_forward(x, w, K::Tensor(), K::ActivationKind::relu, y); });
   CHECK(contains(msg, "(4, 8)"));
   CHECK(contains(msg, "(7, 3)"));
   msg = error_of([&] { be->matmul(x, false, w, false, y, false); });
   CHECK(contains(msg, "(4, 8)"));
   CHECK(contains(msg, "(7, 3)"));
   auto w_ok = random_tensor({8, 3}, 3);
-  msg = error_of([&] { be->dense_forward(x, w_ok, random_tensor({4}, 4), K::Activation::linear, y); });
+  msg = error_of([&] { be->dense_forward(x, w_ok, random_tensor({4}, 4), K::ActivationKind::linear, y); });
   CHECK(contains(msg, "(4,)"));
   K::Tensor bad_y = K::Tensor::zeros({4, 4});
-  msg = error_of([&] { be->dense_forward(x, w_ok, K::Tensor(), K::Activation::linear, bad_y); });
+  msg = error_of([&] { be->dense_forward(x, w_ok, K::Tensor(), K::ActivationKind::linear, bad_y); });
   CHECK(contains(msg, "(4, 3)"));
   msg = error_of([&] {
     K::Tensor ints = K::Tensor::zeros({4, 8}, K::DType::int32), out;
-    be->dense_forward(ints, w_ok, K::Tensor(), K::Activation::linear, out);
+    be->dense_forward(ints, w_ok, K::Tensor(), K::ActivationKind::linear, out);
   });
   CHECK(contains(msg, "int32"));
 }
@@ -1161,10 +1161,10 @@ TEST_CASE("cpu backend: steady state creates no primitives") {
   K::Pool2DGeometry pg;
   auto step = [&] {
     K::Tensor y, p, ws, dp, dy, dx = K::Tensor::zeros(x.shape()), dw, db = K::Tensor::zeros({4});
-    cpu->conv2d_forward(x, w, b, g, K::Activation::relu, y);
+    cpu->conv2d_forward(x, w, b, g, K::ActivationKind::relu, y);
     cpu->pool2d_forward(y, pg, p, ws);
     cpu->pool2d_backward(p, y, pg, ws, dp);
-    cpu->activation_backward(K::Activation::relu, y, dp, dp);
+    cpu->activation_backward(K::ActivationKind::relu, y, dp, dp);
     cpu->conv2d_backward_data(dp, w, g, dx);
     cpu->conv2d_backward_weights(x, dp, g, dw, db, false);
   };
@@ -1183,7 +1183,7 @@ TEST_CASE("cpu backend: results are bit-identical run to run") {
   auto run = [&](int threads) {
     auto be = K::make_cpu_backend(threads);
     std::vector<K::Tensor> out(8);
-    be->conv2d_forward(x, w, K::Tensor(), g, K::Activation::linear, out[0]);
+    be->conv2d_forward(x, w, K::Tensor(), g, K::ActivationKind::linear, out[0]);
     out[1] = K::Tensor::zeros(w.shape());
     K::Tensor db = K::Tensor::zeros({32});
     be->conv2d_backward_weights(x, dy, g, out[1], db, false);
@@ -1213,7 +1213,7 @@ TEST_CASE("cpu backend: replicas on separate threads each use their own backend"
   auto forward = [&](K::Tensor& y) {
     auto be = K::make_cpu_backend(1);
     K::Tensor loss, grad;
-    be->conv2d_forward(x, w, K::Tensor(), g, K::Activation::relu, y);
+    be->conv2d_forward(x, w, K::Tensor(), g, K::ActivationKind::relu, y);
     be->mean_squared_error(y, K::Tensor::zeros(y.shape()), loss, grad, 1.f);
   };
   K::Tensor serial, a, b;

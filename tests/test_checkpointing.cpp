@@ -15,7 +15,7 @@ namespace {
 K::Model make_model() {
   K::set_random_seed(5);
   auto in = K::Input({4, 4, 1});
-  auto x = K::layers::Conv2D(3, 3, {.padding = "same", .use_bias = false})(in);
+  auto x = K::layers::Conv2D(3, 3, {.padding = K::Padding::same, .use_bias = false})(in);
   // Synchronized BN: per-replica statistics would (legitimately) train differently on 1 and 2 replicas.
   x = K::layers::BatchNormalization({.synchronized = true})(x);
   x = K::layers::Flatten()(x);

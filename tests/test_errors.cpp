@@ -105,24 +105,24 @@ TEST_CASE("errors: Conv2D on a rank-2 input") {
 TEST_CASE("errors: Add of different shapes and Concatenate on mismatched axes") {
   auto a = K::Input({3});
   auto b = K::Input({4});
-  expect_error([&] { K::layers::Add("add_mismatch")({a, b}); }, {"add_mismatch", "(None, 3)", "(None, 4)"});
-  expect_error([&] { K::layers::Add("add_single")({a}); }, {"add_single", "2 inputs"});
+  expect_error([&] { K::layers::Add({.name = "add_mismatch"})({a, b}); }, {"add_mismatch", "(None, 3)", "(None, 4)"});
+  expect_error([&] { K::layers::Add({.name = "add_single"})({a}); }, {"add_single", "2 inputs"});
 
   auto c = K::Input({2, 3});
   auto d = K::Input({3, 4});
-  expect_error([&] { K::layers::Concatenate(-1, "concat_mismatch")({c, d}); },
+  expect_error([&] { K::layers::Concatenate(-1, {.name = "concat_mismatch"})({c, d}); },
                {"concat_mismatch", "(None, 2, 3)", "(None, 3, 4)"});
   auto e = K::Input({2, 3, 5});
-  expect_error([&] { K::layers::Concatenate(-1, "concat_rank")({c, e}); }, {"concat_rank", "(None, 2, 3, 5)"});
-  expect_error([&] { K::layers::Concatenate(3, "concat_axis")({c, c}); }, {"concat_axis", "axis 3"});
-  expect_error([&] { K::layers::Concatenate(0, "concat_batch")({c, c}); }, {"concat_batch", "batch"});
+  expect_error([&] { K::layers::Concatenate(-1, {.name = "concat_rank"})({c, e}); }, {"concat_rank", "(None, 2, 3, 5)"});
+  expect_error([&] { K::layers::Concatenate(3, {.name = "concat_axis"})({c, c}); }, {"concat_axis", "axis 3"});
+  expect_error([&] { K::layers::Concatenate(0, {.name = "concat_batch"})({c, c}); }, {"concat_batch", "batch"});
 }
 
 TEST_CASE("errors: shared layers called on incompatible shapes, bad Reshape") {
   K::LayerRef dense = K::layers::Dense(3, {.name = "shared_dense"});
   dense(K::Input({4}));
   expect_error([&] { dense(K::Input({5})); }, {"shared_dense", "4", "(None, 5)"});
-  expect_error([&] { K::layers::Reshape({5, 5}, "bad_reshape")(K::Input({12})); },
+  expect_error([&] { K::layers::Reshape({5, 5}, {.name = "bad_reshape"})(K::Input({12})); },
                {"bad_reshape", "(None, 12)", "(5, 5)"});
 }
 
@@ -241,7 +241,7 @@ TEST_CASE("errors: unknown activation, loss, optimizer and metric names") {
   expect_error([] { K::layers::Dense(3, {.activation = "relux"}); }, {"Dense", "relux", "relu"});
   expect_error([] { K::layers::Conv2D(3, 3, {.activation = "swishy"}); }, {"Conv2D", "swishy"});
   expect_error([] { K::layers::Activation("gelu_fast"); }, {"gelu_fast"});
-  expect_error([] { K::layers::Conv2D(3, 3, {.padding = "full"}); }, {"Conv2D", "full", "same"});
+  expect_error([] { K::padding_from_name("full", "Conv2D"); }, {"Conv2D", "full", "same"});
 
   auto in = K::Input({4});
   K::Model model(in, K::layers::Dense(2)(in), "names_model");

@@ -266,22 +266,22 @@ TEST_CASE("gradients: Conv2D") {
   struct Case {
     const char* what;
     K::Shape input;
-    std::int64_t filters, kernel;
+    std::int64_t filters;
+    K::Size2D kernel;
     K::layers::Conv2DOptions options;
     K::Shape expected_output;
   };
   std::vector<Case> cases = {
       {"valid, stride 1", {5, 6, 3}, 4, 3, {.seed = 1}, {3, 4, 4}},
-      {"same, stride 2, 5x5 (symmetric padding)", {5, 5, 3}, 4, 3, {.strides = {2, 2}, .padding = "same", .seed = 2},
+      {"same, stride 2, 5x5 (symmetric padding)", {5, 5, 3}, 4, 3, {.strides = {2, 2}, .padding = K::Padding::same, .seed = 2},
        {3, 3, 4}},
       // 6 and 8 with k=3, s=2: one pixel of padding in total, all of it at the bottom/right.
-      {"same, stride 2, 6x8 (asymmetric padding)", {6, 8, 2}, 3, 3, {.strides = {2, 2}, .padding = "same", .seed = 3},
+      {"same, stride 2, 6x8 (asymmetric padding)", {6, 8, 2}, 3, 3, {.strides = {2, 2}, .padding = K::Padding::same, .seed = 3},
        {3, 4, 3}},
-      {"same, stride 1, even kernel (asymmetric padding)", {4, 5, 2}, 2, 2, {.padding = "same", .seed = 4}, {4, 5, 2}},
-      {"valid, strides 2x1, 2x3 kernel", {6, 7, 2}, 3, 0,
-       {.strides = {2, 1}, .seed = 5, .kernel_size_hw = {2, 3}}, {3, 5, 3}},
+      {"same, stride 1, even kernel (asymmetric padding)", {4, 5, 2}, 2, 2, {.padding = K::Padding::same, .seed = 4}, {4, 5, 2}},
+      {"valid, strides 2x1, 2x3 kernel", {6, 7, 2}, 3, {2, 3}, {.strides = {2, 1}, .seed = 5}, {3, 5, 3}},
       {"relu, same, stride 2, odd input", {7, 5, 3}, 4, 3,
-       {.strides = {2, 2}, .padding = "same", .activation = "relu", .seed = 6}, {4, 3, 4}},
+       {.strides = {2, 2}, .padding = K::Padding::same, .activation = "relu", .seed = 6}, {4, 3, 4}},
   };
   std::uint32_t seed = 40;
   for (auto& c : cases) {
@@ -302,26 +302,26 @@ TEST_CASE("gradients: MaxPooling2D and AveragePooling2D") {
     bool is_max;
     K::Shape input;
     std::int64_t pool, stride;
-    const char* padding;
+    K::Padding padding;
     K::Shape expected_output;
   };
   std::vector<Case> cases = {
-      {true, {5, 6, 3}, 2, 2, "valid", {2, 3, 3}},   // the last row is dropped
-      {true, {5, 5, 2}, 3, 1, "valid", {3, 3, 2}},   // overlapping windows
-      {true, {5, 7, 2}, 2, 2, "same", {3, 4, 2}},    // one pad row/col at the bottom/right
-      {true, {5, 6, 2}, 3, 2, "same", {3, 3, 2}},    // padding on both sides of the rows
-      {false, {4, 5, 3}, 2, 2, "valid", {2, 2, 3}},
-      {false, {5, 5, 2}, 3, 1, "valid", {3, 3, 2}},
-      {false, {5, 7, 2}, 2, 2, "same", {3, 4, 2}},
-      {false, {5, 6, 2}, 3, 2, "same", {3, 3, 2}},
+      {true, {5, 6, 3}, 2, 2, K::Padding::valid, {2, 3, 3}},   // the last row is dropped
+      {true, {5, 5, 2}, 3, 1, K::Padding::valid, {3, 3, 2}},   // overlapping windows
+      {true, {5, 7, 2}, 2, 2, K::Padding::same, {3, 4, 2}},    // one pad row/col at the bottom/right
+      {true, {5, 6, 2}, 3, 2, K::Padding::same, {3, 3, 2}},    // padding on both sides of the rows
+      {false, {4, 5, 3}, 2, 2, K::Padding::valid, {2, 2, 3}},
+      {false, {5, 5, 2}, 3, 1, K::Padding::valid, {3, 3, 2}},
+      {false, {5, 7, 2}, 2, 2, K::Padding::same, {3, 4, 2}},
+      {false, {5, 6, 2}, 3, 2, K::Padding::same, {3, 3, 2}},
   };
   std::uint32_t seed = 50;
   for (auto& c : cases) {
     CAPTURE(c.is_max);
-    CAPTURE(c.padding);
+    CAPTURE(K::padding_name(c.padding));
     CAPTURE(c.pool);
     auto in = K::Input(c.input);
-    K::layers::Pooling2DOptions options{.strides = {c.stride, c.stride}, .padding = c.padding};
+    K::layers::Pooling2DOptions options{.strides = c.stride, .padding = c.padding};
     K::LayerRef pool = c.is_max ? K::layers::MaxPooling2D(c.pool, options) : K::layers::AveragePooling2D(c.pool, options);
     CHECK(pool(in).shape() == c.expected_output);
     K::Shape batch_shape = c.input;
@@ -330,7 +330,7 @@ TEST_CASE("gradients: MaxPooling2D and AveragePooling2D") {
     K::Tensor x = c.is_max ? distinct_tensor(batch_shape, seed++) : grad_random_tensor(batch_shape, seed++);
     K::LayerState st;
     check_forward_against(pool->forward(rep.ctx, {x}, st).at(0),
-                          naive_pool(x, c.is_max, c.pool, c.stride, std::string(c.padding) == "same"));
+                          naive_pool(x, c.is_max, c.pool, c.stride, c.padding == K::Padding::same));
     require_ok(check_layer(rep, pool, {x}, false));
   }
 }
@@ -516,10 +516,10 @@ TEST_CASE("gradients: a branching graph (residual block with BatchNormalization,
   auto probe = std::make_shared<GradientProbe>();
   K::LayerRef probe_ref = probe;
   auto x = probe_ref(x_in);
-  auto h = K::layers::Conv2D(3, 3, {.padding = "same", .seed = 1})(x);
+  auto h = K::layers::Conv2D(3, 3, {.padding = K::Padding::same, .seed = 1})(x);
   h = K::layers::BatchNormalization()(h);
   auto relu1 = K::layers::Activation("relu")(h);
-  h = K::layers::Conv2D(3, 3, {.padding = "same", .seed = 2})(relu1);
+  h = K::layers::Conv2D(3, 3, {.padding = K::Padding::same, .seed = 2})(relu1);
   h = K::layers::Add()({h, x});  // shortcut: x feeds the Conv2D and the Add
   auto block = K::layers::Activation("relu")(h);
   auto pooled = K::layers::GlobalAveragePooling2D()(block);

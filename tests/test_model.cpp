@@ -1,12 +1,15 @@
 // Model API: summary with Keras parameter counts, get/set_weights, training a small MLP to high
 // accuracy, determinism under set_random_seed, predict order, optimizer steps against their
-// formulas, learning-rate schedules and the *_on_batch calls.
+// formulas, learning-rate schedules, the *_on_batch calls and to_json's Keras config.
 #include <doctest/doctest.h>
+
+#include <nlohmann/json.hpp>
 
 #include <algorithm>
 #include <cmath>
 #include <cstdint>
 #include <cstring>
+#include <map>
 #include <random>
 #include <sstream>
 #include <string>
@@ -439,4 +442,89 @@ TEST_CASE("model: automatic layer names follow construction order") {
   CHECK(a_name.rfind("dense", 0) == 0);
   CHECK(b_name.rfind("dense", 0) == 0);
   CHECK(suffix(a_name) < suffix(b_name));
+}
+
+namespace {
+
+// A user-defined layer whose config_json() is not JSON: to_json must say which layer, not emit it.
+class BadConfigLayer : public K::Layer {
+ public:
+  BadConfigLayer() : K::Layer("bad_config") {}
+  std::string class_name() const override { return "BadConfig"; }
+  std::string config_json() const override { return "{name: unquoted"; }
+  std::vector<K::Shape> compute_output_shapes(const std::vector<K::Shape>& in) override { return {in.at(0)}; }
+  std::vector<K::Tensor> forward(K::ReplicaContext&, const std::vector<K::Tensor>& in, K::LayerState&) override {
+    return in;
+  }
+  std::vector<K::Tensor> backward(K::ReplicaContext&, const std::vector<K::Tensor>&, const std::vector<K::Tensor>&,
+                                  const std::vector<K::Tensor>& grads, K::LayerState&) override {
+    return grads;
+  }
+};
+
+}  // namespace
+
+TEST_CASE("model: to_json escapes names with quotes and backslashes and parses back") {
+  const std::string head_name = "my \"head\"\\1";  // my "head"\1
+  const std::string input_name = "in\\\"put";      // in\"put
+  auto in = K::Input({4}, K::DType::float32, input_name);
+  K::LayerRef shared = K::layers::Dense(3, {.activation = "relu", .name = "shared\\"});
+  auto sum = K::layers::Add({.name = "sum \"a+b\""})({shared(in), shared(in)});
+  auto out = K::layers::Dense(2, {.activation = "softmax", .name = head_name})(sum);
+  K::Model model(in, out, "model \"q\"");
+
+  const std::string text = model.to_json();
+  INFO(text);
+  nlohmann::json j = nlohmann::json::parse(text);  // throws on invalid JSON
+  CHECK(j["class_name"] == "Functional");
+  CHECK(j["config"]["name"] == "model \"q\"");
+  const auto& layers = j["config"]["layers"];
+  REQUIRE(layers.size() == 4);
+  std::map<std::string, nlohmann::json> by_name;
+  for (const auto& l : layers) by_name[l["name"].get<std::string>()] = l;
+  REQUIRE(by_name.count(head_name) == 1);
+  REQUIRE(by_name.count(input_name) == 1);
+  const auto& head = by_name[head_name];
+  CHECK(head["class_name"] == "Dense");
+  CHECK(head["module"] == "keras.layers");
+  CHECK(head["config"]["name"] == head_name);
+  CHECK(head["config"]["units"] == 2);
+  CHECK(head["config"]["activation"] == "softmax");
+  CHECK(by_name[input_name]["config"]["batch_shape"] == nlohmann::json::parse("[null, 4]"));
+  CHECK(by_name[input_name]["inbound_nodes"].empty());
+  // The shared Dense has two calls (node 0 and 1); Add takes both of its outputs as one list.
+  CHECK(by_name["shared\\"]["inbound_nodes"].size() == 2);
+  const auto& add_args = by_name["sum \"a+b\""]["inbound_nodes"][0]["args"];
+  REQUIRE(add_args.size() == 1);
+  REQUIRE(add_args[0].size() == 2);
+  CHECK(add_args[0][0]["config"]["keras_history"] == nlohmann::json::array({"shared\\", 0, 0}));
+  CHECK(add_args[0][1]["config"]["keras_history"] == nlohmann::json::array({"shared\\", 1, 0}));
+  CHECK(head["inbound_nodes"][0]["args"][0]["config"]["keras_history"] ==
+        nlohmann::json::array({"sum \"a+b\"", 0, 0}));
+  CHECK(head["inbound_nodes"][0]["args"][0]["config"]["shape"] == nlohmann::json::parse("[null, 3]"));
+  CHECK(j["config"]["input_layers"] == nlohmann::json::array({input_name, 0, 0}));
+  CHECK(j["config"]["output_layers"] == nlohmann::json::array({head_name, 0, 0}));
+
+  // A Sequential model lists its layers, the InputLayer first, under its own (escaped) name.
+  K::Sequential seq({K::layers::InputLayer({5}, {.name = "seq \"in\""}), K::layers::Dense(2, {.name = head_name + "_s"})},
+                    "seq\\");
+  nlohmann::json s = nlohmann::json::parse(seq.to_json());
+  CHECK(s["class_name"] == "Sequential");
+  CHECK(s["config"]["name"] == "seq\\");
+  REQUIRE(s["config"]["layers"].size() == 2);
+  CHECK(s["config"]["layers"][0]["config"]["name"] == "seq \"in\"");
+  CHECK(s["config"]["layers"][1]["config"]["name"] == head_name + "_s");
+  CHECK(s["config"]["build_input_shape"] == nlohmann::json::parse("[null, 5]"));
+}
+
+TEST_CASE("model: to_json names a custom layer whose config_json is not JSON") {
+  auto in = K::Input({2});
+  K::LayerRef bad = std::make_shared<BadConfigLayer>();
+  K::Model model(in, bad(in), "bad_config_model");
+  try {
+    (void)model.to_json();
+    FAIL("to_json accepted invalid JSON from config_json()");
+  } catch (const K::ValueError& e) {
+    CHECK(std::string(e.what()).find("'bad_config' (BadConfig)") != std::string::npos);
+  }
 }

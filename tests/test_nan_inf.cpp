@@ -141,10 +141,10 @@ void check_backend_ops(K::Backend& be, K::Device dev) {
     x.data<float>()[2 * 7 + 4] = kNaN;  // row 2
     K::Tensor xd = x.to(dev), w = ramp({7, 6}, 0.2f, -0.1f).to(dev), b = ramp({6}, 0.1f, 0.f).to(dev);
     K::Tensor y, linear;
-    be.dense_forward(xd, w, b, K::Activation::relu, y);
-    be.dense_forward(xd, w, b, K::Activation::linear, linear);
+    be.dense_forward(xd, w, b, K::ActivationKind::relu, y);
+    be.dense_forward(xd, w, b, K::ActivationKind::linear, linear);
     check_nan_pattern(y, relu_of(linear), [](std::size_t i) { return i / 6 == 2; });
-    for (K::Activation act : {K::Activation::sigmoid, K::Activation::tanh, K::Activation::softmax}) {
+    for (K::ActivationKind act : {K::ActivationKind::sigmoid, K::ActivationKind::tanh, K::ActivationKind::softmax}) {
       CAPTURE(K::activation_name(act));
       K::Tensor z;
       be.dense_forward(xd, w, b, act, z);
@@ -160,8 +160,8 @@ void check_backend_ops(K::Backend& be, K::Device dev) {
     x.data<float>()[((1 * 7 + 1) * 7 + 5) * 2 + 1] = kNaN;  // image 1, (h, w) = (1, 5), channel 1
     K::Tensor xd = x.to(dev), w = ramp({3, 3, 2, 5}, 0.2f, 0.05f).to(dev), b = ramp({5}, 0.1f, 0.f).to(dev);
     K::Tensor y, linear;
-    be.conv2d_forward(xd, w, b, g, K::Activation::relu, y);
-    be.conv2d_forward(xd, w, b, g, K::Activation::linear, linear);
+    be.conv2d_forward(xd, w, b, g, K::ActivationKind::relu, y);
+    be.conv2d_forward(xd, w, b, g, K::ActivationKind::linear, linear);
     REQUIRE(y.shape() == K::Shape{2, 5, 5, 5});
     check_nan_pattern(y, relu_of(linear), [](std::size_t i) {
       const std::size_t n = i / (5 * 5 * 5), oh = i / (5 * 5) % 5, ow = i / 5 % 5;
@@ -173,7 +173,7 @@ void check_backend_ops(K::Backend& be, K::Device dev) {
     K::Tensor x = ramp({3, 40}, 0.5f, 0.f);
     x.data<float>()[17] = kNaN;
     K::Tensor y;
-    be.activation_forward(K::Activation::relu, x.to(dev), y);
+    be.activation_forward(K::ActivationKind::relu, x.to(dev), y);
     K::Tensor clean = x.clone();
     clean.data<float>()[17] = 0.f;
     check_nan_pattern(y, relu_of(clean), [](std::size_t i) { return i == 17; });
@@ -188,13 +188,13 @@ void check_backend_ops(K::Backend& be, K::Device dev) {
     REQUIRE(flat >= 0);
     dy.data<float>()[flat] = kNaN;
     K::Tensor dx;
-    be.activation_backward(K::Activation::relu, y, dy.to(dev), dx);
+    be.activation_backward(K::ActivationKind::relu, y, dy.to(dev), dx);
     std::vector<float> expected = dy.to_vector();
     for (std::size_t i = 0; i < expected.size(); ++i)
       if (!(yv[i] > 0.f)) expected[i] = 0.f;
     check_nan_pattern(dx, expected, [&](std::size_t i) { return static_cast<std::int64_t>(i) == flat; });
     dy.data<float>()[flat] = kInf;  // Inf * 0 = NaN in TensorFlow too
-    be.activation_backward(K::Activation::relu, y, dy.to(dev), dx);
+    be.activation_backward(K::ActivationKind::relu, y, dy.to(dev), dx);
     CHECK(std::isnan(dx.to_vector()[static_cast<std::size_t>(flat)]));
   }
 
@@ -221,7 +221,7 @@ void check_backend_ops(K::Backend& be, K::Device dev) {
     x.data<float>()[2 * 5 + 0] = kInf;
     x.data<float>()[3 * 5 + 4] = -kInf;  // a -Inf logit is just a zero probability
     K::Tensor y;
-    be.activation_forward(K::Activation::softmax, x.to(dev), y);
+    be.activation_forward(K::ActivationKind::softmax, x.to(dev), y);
     std::vector<float> v = y.to_vector();
     for (int j = 0; j < 5; ++j) {
       CHECK(std::isfinite(v[j]));

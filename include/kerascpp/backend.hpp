@@ -61,10 +61,10 @@
 
 namespace kerascpp {
 
-enum class Activation : std::uint8_t { linear, relu, sigmoid, tanh, softmax };
+enum class ActivationKind : std::uint8_t { linear, relu, sigmoid, tanh, softmax };
 // "relu", "sigmoid", "tanh", "softmax", "linear" or "" (= linear). `where` names the layer for errors.
-Activation activation_from_name(const std::string& name, const std::string& where);
-const char* activation_name(Activation act);
+ActivationKind activation_from_name(const std::string& name, const std::string& where);
+const char* activation_name(ActivationKind act);
 
 struct Conv2DGeometry {
   std::int64_t kernel_h = 1, kernel_w = 1;
@@ -91,7 +91,7 @@ class Backend {
 
   // ---- dense algebra ----
   // y[N,out] = act(x[N,in] · w[in,out] + b[out]); b may be undefined (no bias).
-  virtual void dense_forward(const Tensor& x, const Tensor& w, const Tensor& b, Activation act, Tensor& y) = 0;
+  virtual void dense_forward(const Tensor& x, const Tensor& w, const Tensor& b, ActivationKind act, Tensor& y) = 0;
   // c[M,N] = op(a) · op(b), op = transpose when the flag is set; adds into c when accumulate.
   virtual void matmul(const Tensor& a, bool transpose_a, const Tensor& b, bool transpose_b, Tensor& c,
                       bool accumulate) = 0;
@@ -100,7 +100,7 @@ class Backend {
 
   // ---- convolution, NHWC activations, HWIO kernels ----
   virtual void conv2d_forward(const Tensor& x, const Tensor& w, const Tensor& b, const Conv2DGeometry& g,
-                              Activation act, Tensor& y) = 0;
+                              ActivationKind act, Tensor& y) = 0;
   // dx must be preallocated: with stride > 1 several input sizes give the same output size.
   virtual void conv2d_backward_data(const Tensor& dy, const Tensor& w, const Conv2DGeometry& g, Tensor& dx) = 0;
   // dw (+)= ..., db (+)= ... (db may be undefined); accumulate adds instead of overwriting.
@@ -114,9 +114,9 @@ class Backend {
                                const Tensor& workspace, Tensor& dx) = 0;
 
   // ---- elementwise ----
-  virtual void activation_forward(Activation act, const Tensor& x, Tensor& y) = 0;  // softmax: last axis
+  virtual void activation_forward(ActivationKind act, const Tensor& x, Tensor& y) = 0;  // softmax: last axis
   // dx = dy * act'(.) computed from the forward output y (x and dx may alias dy).
-  virtual void activation_backward(Activation act, const Tensor& y, const Tensor& dy, Tensor& dx) = 0;
+  virtual void activation_backward(ActivationKind act, const Tensor& y, const Tensor& dy, Tensor& dx) = 0;
   virtual void add(const std::vector<Tensor>& xs, Tensor& y) = 0;        // y = sum of xs, same shapes
   virtual void add_inplace(Tensor& y, const Tensor& x) = 0;              // y += x
   virtual void scale(Tensor& x, float factor) = 0;                       // x *= factor

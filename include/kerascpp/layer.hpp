@@ -8,6 +8,7 @@
 #include <vector>
 
 #include "kerascpp/context.hpp"
+#include "kerascpp/input_spec.hpp"
 #include "kerascpp/variable.hpp"
 
 namespace kerascpp {
@@ -59,8 +60,9 @@ class Layer : public std::enable_shared_from_this<Layer> {
   std::string snake_name() const;
   const std::string& name() const;  // the user's name, else a unique "dense_1"-style one
 
-  // Checks input shapes (per example, no batch axis) and returns the output shapes; throws a
-  // kerascpp::Error naming the layer and the shapes when they do not fit.
+  // The output shapes for inputs of these per-example shapes (no batch axis). call_multi has
+  // already checked the declared input specs, so this checks only what a spec cannot express (a
+  // kernel larger than the image) and throws a kerascpp::Error naming the layer and the shapes.
   virtual std::vector<Shape> compute_output_shapes(const std::vector<Shape>& input_shapes) = 0;
   // Creates the variables. Called once, on the first call, after compute_output_shapes.
   virtual void build(const std::vector<Shape>& /*input_shapes*/) {}
@@ -82,8 +84,11 @@ class Layer : public std::enable_shared_from_this<Layer> {
   // true for layers with trainable variables; a custom layer that inspects its gradient (a
   // saliency probe, say) overrides it to return true.
   virtual bool needs_gradient() { return !trainable_variables().empty(); }
-  // Input dtypes other than float32 that the layer accepts (InputLayer accepts anything).
-  virtual bool accepts_any_dtype() const { return false; }
+  // What each input must look like (Keras' layer.input_spec). With input_spec_for_each(), any
+  // number of inputs each satisfying input_spec()[0]; otherwise exactly input_spec().size() inputs.
+  // A layer that declares nothing takes any number of float32 inputs.
+  const std::vector<InputSpec>& input_spec() const { return input_spec_; }
+  bool input_spec_for_each() const { return input_spec_for_each_; }
 
   // Variables in Keras order: trainable first, then non-trainable.
   std::vector<Variable*> variables();
@@ -100,10 +105,21 @@ class Layer : public std::enable_shared_from_this<Layer> {
                        bool trainable, std::uint64_t seed);
   // "Layer 'dense_1' (Dense)" for error messages.
   std::string where() const;
+  // Declares the inputs the layer takes: one satisfying `spec`; one per entry of `specs`; or any
+  // number each satisfying `spec` (merge layers). build() may tighten the spec, e.g. fix the
+  // feature axis to the size the variables were made for ({-1: input_dim}).
+  void set_input_spec(InputSpec spec);
+  void set_input_specs(std::vector<InputSpec> specs);
+  void set_input_spec_for_each(InputSpec spec);
 
  private:
+  // Throws ShapeError (ValueError for a wrong number of inputs) naming the layer, the spec and
+  // the shape of the first input that does not satisfy the declared spec.
+  void check_input_spec(const std::vector<KerasTensor>& inputs) const;
   mutable std::string name_;
   bool built_ = false;
+  std::vector<InputSpec> input_spec_{InputSpec{}};
+  bool input_spec_for_each_ = true;
   std::vector<std::unique_ptr<Variable>> variables_;
 };
 

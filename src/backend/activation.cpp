@@ -4,29 +4,29 @@
 
 namespace kerascpp {
 
-Activation activation_from_name(const std::string& name, const std::string& where) {
-  if (name.empty() || name == "linear") return Activation::linear;
-  if (name == "relu") return Activation::relu;
-  if (name == "sigmoid") return Activation::sigmoid;
-  if (name == "tanh") return Activation::tanh;
-  if (name == "softmax") return Activation::softmax;
+ActivationKind activation_from_name(const std::string& name, const std::string& where) {
+  if (name.empty() || name == "linear") return ActivationKind::linear;
+  if (name == "relu") return ActivationKind::relu;
+  if (name == "sigmoid") return ActivationKind::sigmoid;
+  if (name == "tanh") return ActivationKind::tanh;
+  if (name == "softmax") return ActivationKind::softmax;
   throw ValueError(
       fmt::format("{}: unknown activation \"{}\"; use one of \"relu\", \"sigmoid\", \"tanh\", "
                   "\"softmax\", \"linear\" (or \"\" for linear)",
                   where, name));
 }
 
-const char* activation_name(Activation act) {
+const char* activation_name(ActivationKind act) {
   switch (act) {
-    case Activation::linear:
+    case ActivationKind::linear:
       return "linear";
-    case Activation::relu:
+    case ActivationKind::relu:
       return "relu";
-    case Activation::sigmoid:
+    case ActivationKind::sigmoid:
       return "sigmoid";
-    case Activation::tanh:
+    case ActivationKind::tanh:
       return "tanh";
-    case Activation::softmax:
+    case ActivationKind::softmax:
       return "softmax";
   }
   return "linear";

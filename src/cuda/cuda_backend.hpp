@@ -31,12 +31,12 @@ class CudaBackend final : public Backend {
   int device_index() const { return device_; }
   void synchronize() const;  // waits for all work queued on this backend's stream
 
-  void dense_forward(const Tensor& x, const Tensor& w, const Tensor& b, Activation act, Tensor& y) override;
+  void dense_forward(const Tensor& x, const Tensor& w, const Tensor& b, ActivationKind act, Tensor& y) override;
   void matmul(const Tensor& a, bool transpose_a, const Tensor& b, bool transpose_b, Tensor& c,
               bool accumulate) override;
   void sum_to_last_axis(const Tensor& x, Tensor& out, bool accumulate) override;
 
-  void conv2d_forward(const Tensor& x, const Tensor& w, const Tensor& b, const Conv2DGeometry& g, Activation act,
+  void conv2d_forward(const Tensor& x, const Tensor& w, const Tensor& b, const Conv2DGeometry& g, ActivationKind act,
                       Tensor& y) override;
   void conv2d_backward_data(const Tensor& dy, const Tensor& w, const Conv2DGeometry& g, Tensor& dx) override;
   void conv2d_backward_weights(const Tensor& x, const Tensor& dy, const Conv2DGeometry& g, Tensor& dw, Tensor& db,
@@ -46,8 +46,8 @@ class CudaBackend final : public Backend {
   void pool2d_backward(const Tensor& dy, const Tensor& x, const Pool2DGeometry& g, const Tensor& workspace,
                        Tensor& dx) override;
 
-  void activation_forward(Activation act, const Tensor& x, Tensor& y) override;
-  void activation_backward(Activation act, const Tensor& y, const Tensor& dy, Tensor& dx) override;
+  void activation_forward(ActivationKind act, const Tensor& x, Tensor& y) override;
+  void activation_backward(ActivationKind act, const Tensor& y, const Tensor& dy, Tensor& dx) override;
   void add(const std::vector<Tensor>& xs, Tensor& y) override;
   void add_inplace(Tensor& y, const Tensor& x) override;
   void scale(Tensor& x, float factor) override;

@@ -35,7 +35,7 @@ void flat_view(const Tensor& t, std::int64_t& rows, std::int64_t& cols) {
 
 }  // namespace
 
-void CudaBackend::activation_forward(Activation act, const Tensor& x, Tensor& y) {
+void CudaBackend::activation_forward(ActivationKind act, const Tensor& x, Tensor& y) {
   DeviceGuard guard(device_);
   const char* op = "activation_forward";
   const Device dev = device();
@@ -44,7 +44,7 @@ void CudaBackend::activation_forward(Activation act, const Tensor& x, Tensor& y)
   const std::int64_t n = x.numel();
   if (n == 0) return;
   std::int64_t rows = 0, cols = 0;
-  if (act == Activation::softmax) {
+  if (act == ActivationKind::softmax) {
     cols = softmax_classes(x, op);
     rows = n / cols;
   } else {
@@ -54,7 +54,7 @@ void CudaBackend::activation_forward(Activation act, const Tensor& x, Tensor& y)
   dnn_->activation_forward(act, x.data<float>(), y.data<float>(), rows, cols, op);
 }
 
-void CudaBackend::activation_backward(Activation act, const Tensor& y, const Tensor& dy, Tensor& dx) {
+void CudaBackend::activation_backward(ActivationKind act, const Tensor& y, const Tensor& dy, Tensor& dx) {
   DeviceGuard guard(device_);
   const char* op = "activation_backward";
   const Device dev = device();
@@ -70,24 +70,24 @@ void CudaBackend::activation_backward(Activation act, const Tensor& y, const Ten
   const float* py = y.data<float>();
   const float* pdy = dy.data<float>();
   float* pdx = dx.data<float>();
-  if (act == Activation::linear) {
+  if (act == ActivationKind::linear) {
     d.copy(pdy, pdx, n);
     return;
   }
-  if (act == Activation::relu) {
+  if (act == ActivationKind::relu) {
     kern::relu_backward(py, pdy, pdx, n, d.stream);  // elementwise: dx may alias y or dy
     KCPP_CUDA_CHECK(cudaGetLastError());
     return;
   }
   std::int64_t rows = 0, cols = 0;
-  if (act == Activation::softmax) {
+  if (act == ActivationKind::softmax) {
     cols = softmax_classes(y, op);
     rows = n / cols;
   } else {
     flat_view(y, rows, cols);
   }
   cudnnTensorDescriptor_t desc = d.rows_view(rows, cols, op);
-  if (act == Activation::softmax) {
+  if (act == ActivationKind::softmax) {
     // dx = y ⊙ (dy − Σ_row dy ⊙ y). Each row is reduced before it is written, but cuDNN does not
     // document in-place use, so a dx that aliases y or dy goes through scratch.
     float* out = (pdx == py || pdx == pdy) ? d.scratch(n) : pdx;

@@ -248,7 +248,7 @@ const float* krsc_kernel(DnnState& d, const float* w, const ConvShape& s, const 
 }  // namespace
 
 void CudaBackend::conv2d_forward(const Tensor& x, const Tensor& w, const Tensor& b, const Conv2DGeometry& g,
-                                 Activation act, Tensor& y) {
+                                 ActivationKind act, Tensor& y) {
   DeviceGuard guard(device_);
   const char* op = "conv2d_forward";
   const Device dev = device();

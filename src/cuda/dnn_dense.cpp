@@ -114,7 +114,7 @@ std::unique_ptr<DensePlan> make_dense_plan(DnnState& d, std::int64_t rows, std::
 
 }  // namespace
 
-void CudaBackend::dense_forward(const Tensor& x, const Tensor& w, const Tensor& b, Activation act, Tensor& y) {
+void CudaBackend::dense_forward(const Tensor& x, const Tensor& w, const Tensor& b, ActivationKind act, Tensor& y) {
   DeviceGuard guard(device_);
   const char* op = "dense_forward";
   const Device dev = device();
@@ -171,7 +171,7 @@ void CudaBackend::dense_forward(const Tensor& x, const Tensor& w, const Tensor& 
   }
   // The activation: relu/sigmoid/tanh (cuDNN activation, NaN-propagating) or softmax over each
   // row (cuDNN softmax).
-  if (act != Activation::linear) d.activation_forward(act, py, py, rows, out, op);
+  if (act != ActivationKind::linear) d.activation_forward(act, py, py, rows, out, op);
 }
 
 void CudaBackend::matmul(const Tensor& a, bool transpose_a, const Tensor& b, bool transpose_b, Tensor& c,

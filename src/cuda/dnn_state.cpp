@@ -234,19 +234,19 @@ cudnnPoolingDescriptor_t DnnState::pooling(cudnnPoolingMode_t mode, std::int64_t
   return desc;
 }
 
-cudnnActivationDescriptor_t DnnState::activation_desc(Activation act) {
+cudnnActivationDescriptor_t DnnState::activation_desc(ActivationKind act) {
   const int key = static_cast<int>(act);
   auto it = activation_descs_.find(key);
   if (it != activation_descs_.end()) return it->second;
   cudnnActivationMode_t mode;
   switch (act) {
-    case Activation::relu:
+    case ActivationKind::relu:
       mode = CUDNN_ACTIVATION_RELU;
       break;
-    case Activation::sigmoid:
+    case ActivationKind::sigmoid:
       mode = CUDNN_ACTIVATION_SIGMOID;
       break;
-    case Activation::tanh:
+    case ActivationKind::tanh:
       mode = CUDNN_ACTIVATION_TANH;
       break;
     default:
@@ -281,15 +281,15 @@ cudnnOpTensorDescriptor_t DnnState::op_tensor(cudnnOpTensorOp_t op) {
 
 // ---------------------------------------------------------------------------- helpers
 
-void DnnState::activation_forward(Activation act, const float* x, float* y, std::int64_t rows, std::int64_t cols,
+void DnnState::activation_forward(ActivationKind act, const float* x, float* y, std::int64_t rows, std::int64_t cols,
                                   const char* op) {
   const std::int64_t n = rows * cols;
   if (n == 0) return;
   switch (act) {
-    case Activation::linear:
+    case ActivationKind::linear:
       copy(x, y, n);
       return;
-    case Activation::softmax: {
+    case ActivationKind::softmax: {
       // The tensor viewed as NCHW (rows, classes, 1, 1); MODE_INSTANCE normalises over C*H*W =
       // the classes of each row. ACCURATE subtracts the row maximum first (as oneDNN does).
       // cuDNN does not document in-place softmax, so an aliased output goes through scratch.

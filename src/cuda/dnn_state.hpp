@@ -133,7 +133,7 @@ struct DnnState {
   cudnnPoolingDescriptor_t pooling(cudnnPoolingMode_t mode, std::int64_t window_h, std::int64_t window_w,
                                    std::int64_t pad_h, std::int64_t pad_w, std::int64_t stride_h,
                                    std::int64_t stride_w, const char* op);
-  cudnnActivationDescriptor_t activation_desc(Activation act);  // relu, sigmoid or tanh
+  cudnnActivationDescriptor_t activation_desc(ActivationKind act);  // relu, sigmoid or tanh
   cudnnOpTensorDescriptor_t op_tensor(cudnnOpTensorOp_t op);   // float compute
 
   // ---- plan caches ----
@@ -145,7 +145,7 @@ struct DnnState {
 
   // ---- shared helpers (device pointers; all queued on the stream) ----
   // y = act(x) over a row-major [rows, cols] tensor; softmax runs over each row. x == y is fine.
-  void activation_forward(Activation act, const float* x, float* y, std::int64_t rows, std::int64_t cols,
+  void activation_forward(ActivationKind act, const float* x, float* y, std::int64_t rows, std::int64_t cols,
                           const char* op);
   // y[r, :] += b for every row r of a row-major [rows, cols] y.
   void add_row_bias(const float* b, float* y, std::int64_t rows, std::int64_t cols, const char* op);

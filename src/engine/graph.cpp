@@ -14,8 +14,14 @@ Graph::Graph(const std::vector<KerasTensor>& inputs, const std::vector<KerasTens
     : inputs_(inputs), outputs_(outputs) {
   if (inputs.empty() || outputs.empty()) throw ValueError("Model: needs at least one input and one output");
   for (auto& t : inputs)
-    if (!t.defined() || !dynamic_cast<InputLayer*>(t.node()->layer.get()))
+    if (!t.defined() || !dynamic_cast<layers::InputLayerImpl*>(t.node()->layer.get()))
       throw ValueError("Model: every input must be a tensor returned by kerascpp::Input(shape)");
+  for (auto& t : inputs) {
+    const auto& input = static_cast<const layers::InputLayerImpl&>(*t.node()->layer);
+    InputSpec spec{.ndim = static_cast<int>(input.shape().size()) + 1, .dtype = input.dtype()};
+    for (std::size_t a = 0; a < input.shape().size(); ++a) spec.axes[static_cast<int>(a) + 1] = input.shape()[a];
+    input_specs_.push_back(std::move(spec));
+  }
   // Depth-first post-order from the outputs gives a topological order.
   std::unordered_set<const Node*> done, active;
   std::function<void(const std::shared_ptr<Node>&)> visit = [&](const std::shared_ptr<Node>& n) {
@@ -32,7 +38,7 @@ Graph::Graph(const std::vector<KerasTensor>& inputs, const std::vector<KerasTens
     visit(o.node());
   }
   for (auto& n : nodes_)
-    if (dynamic_cast<InputLayer*>(n->layer.get()) &&
+    if (dynamic_cast<layers::InputLayerImpl*>(n->layer.get()) &&
         std::none_of(inputs.begin(), inputs.end(), [&](const KerasTensor& t) { return t.node() == n; }))
       throw ValueError(fmt::format("Model: the outputs depend on input '{}', which is not among the model's inputs; pass "
                               "it in Model(inputs, outputs)",
@@ -71,8 +77,11 @@ void Graph::check_inputs(const std::vector<Tensor>& inputs) const {
   if (inputs.size() != inputs_.size())
     throw ValueError(fmt::format("Model expects {} input(s) but got {}", inputs_.size(), inputs.size()));
   for (std::size_t k = 0; k < inputs_.size(); ++k) {
-    const auto* input_layer = dynamic_cast<const InputLayer*>(inputs_[k].node()->layer.get());
+    const auto* input_layer = dynamic_cast<const layers::InputLayerImpl*>(inputs_[k].node()->layer.get());
     const Tensor& x = inputs[k];
+    const InputSpec& spec = input_specs_[k];
+    if (spec.mismatch(x.shape(), x.dtype()).empty()) continue;
+    // The message speaks of the model's Input (batches, the dataset) rather than a layer's input.
     Shape expected = input_layer->shape();
     Shape got(x.shape().begin() + (x.rank() ? 1 : 0), x.shape().end());
     if (x.rank() == 0 || got != expected)
@@ -100,7 +109,7 @@ std::vector<Tensor> Graph::forward(ReplicaContext& ctx, const std::vector<Tensor
   check_inputs(inputs);
   for (std::size_t i = 0; i < n; ++i) {
     const Node& node = *nodes_[i];
-    if (dynamic_cast<InputLayer*>(node.layer.get())) {
+    if (dynamic_cast<layers::InputLayerImpl*>(node.layer.get())) {
       std::size_t k = 0;
       while (inputs_[k].node().get() != &node) ++k;
       const Tensor& x = inputs[k];
@@ -142,7 +151,7 @@ void Graph::backward(ReplicaContext& ctx, const std::vector<Tensor>& output_grad
   std::vector<int> remaining = calls_per_layer_;
   for (std::size_t i = n; i-- > 0;) {
     const Node& node = *nodes_[i];
-    if (dynamic_cast<InputLayer*>(node.layer.get())) continue;
+    if (dynamic_cast<layers::InputLayerImpl*>(node.layer.get())) continue;
     std::vector<Tensor>& g = grads[i];
     for (std::size_t j = 0; j < g.size(); ++j)
       if (!g[j].defined()) g[j] = Tensor::zeros(st.outputs[i][j].shape());  // output unused downstream

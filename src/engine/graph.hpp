@@ -25,10 +25,13 @@ class Graph {
   const std::vector<std::shared_ptr<Node>>& nodes() const { return nodes_; }
   const std::vector<KerasTensor>& inputs() const { return inputs_; }
   const std::vector<KerasTensor>& outputs() const { return outputs_; }
+  // What each model input takes, as Keras' Functional.input_spec: the Input's full shape (any batch
+  // size) and dtype.
+  const std::vector<InputSpec>& input_specs() const { return input_specs_; }
 
   // Throws ShapeError unless `inputs` match the model's Inputs in count, per-example shape and
-  // dtype. The steps call it on the global batch before sharding, so the error shows the batch
-  // the user gave; forward() checks again for custom loops that pass shards directly.
+  // dtype (input_specs()). The steps call it on the global batch before sharding, so the error
+  // shows the batch the user gave; forward() checks again for custom loops that pass shards directly.
   void check_inputs(const std::vector<Tensor>& inputs) const;
   std::vector<Tensor> forward(ReplicaContext& ctx, const std::vector<Tensor>& inputs, GraphState& state) const;
   // Backpropagates from output gradients. `on_layer_done` fires when every call of a layer has
@@ -42,6 +45,7 @@ class Graph {
  private:
   std::size_t node_index(const Node* n) const;
   std::vector<KerasTensor> inputs_, outputs_;
+  std::vector<InputSpec> input_specs_;
   std::vector<std::shared_ptr<Node>> nodes_;       // topological order
   std::vector<std::shared_ptr<Layer>> layers_;
   std::vector<int> layer_of_node_;                 // index into layers_

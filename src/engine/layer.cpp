@@ -99,16 +99,39 @@ KerasTensor Layer::operator()(const std::vector<KerasTensor>& xs) {
   return outs[0];
 }
 
-std::vector<KerasTensor> Layer::call_multi(const std::vector<KerasTensor>& xs) {
-  std::vector<Shape> shapes;
-  for (auto& x : xs) {
-    check_defined(x);
-    if (!accepts_any_dtype() && x.dtype() != DType::float32)
-      throw ShapeError(fmt::format("{}: input has dtype {}, but this layer computes in float32; cast the data to "
-                              "float32 before feeding it",
-                              where(), dtype_name(x.dtype())));
-    shapes.push_back(x.shape());
+void Layer::set_input_spec(InputSpec spec) {
+  input_spec_ = {std::move(spec)};
+  input_spec_for_each_ = false;
+}
+
+void Layer::set_input_specs(std::vector<InputSpec> specs) {
+  input_spec_ = std::move(specs);
+  input_spec_for_each_ = false;
+}
+
+void Layer::set_input_spec_for_each(InputSpec spec) {
+  input_spec_ = {std::move(spec)};
+  input_spec_for_each_ = true;
+}
+
+void Layer::check_input_spec(const std::vector<KerasTensor>& xs) const {
+  if (!input_spec_for_each_ && xs.size() != input_spec_.size())
+    throw ValueError(fmt::format("{} expects {} input(s) but was called on {}", where(), input_spec_.size(), xs.size()));
+  for (std::size_t i = 0; i < xs.size(); ++i) {
+    const InputSpec& spec = input_spec_for_each_ ? input_spec_.at(0) : input_spec_[i];
+    Shape shape = xs[i].shape();
+    shape.insert(shape.begin(), -1);  // the batch axis, unknown when called symbolically
+    std::string why = spec.mismatch(shape, xs[i].dtype());
+    if (!why.empty())
+      throw ShapeError(fmt::format("{}: {}{}", where(), xs.size() > 1 ? fmt::format("input {}: ", i) : "", why));
   }
+}
+
+std::vector<KerasTensor> Layer::call_multi(const std::vector<KerasTensor>& xs) {
+  for (auto& x : xs) check_defined(x);
+  check_input_spec(xs);  // once per call, so compute_output_shapes may assume the spec holds
+  std::vector<Shape> shapes;
+  for (auto& x : xs) shapes.push_back(x.shape());
   auto node = std::make_shared<Node>();
   node->output_shapes = compute_output_shapes(shapes);
   if (!built_) {

@@ -87,7 +87,7 @@ std::vector<std::shared_ptr<Layer>> Model::layers() const {
   // Keras' Sequential does not list its implicit InputLayer.
   if (impl_->sequential)
     out.erase(std::remove_if(out.begin(), out.end(),
-                             [](auto& l) { return dynamic_cast<InputLayer*>(l.get()) != nullptr; }),
+                             [](auto& l) { return dynamic_cast<layers::InputLayerImpl*>(l.get()) != nullptr; }),
               out.end());
   return out;
 }
@@ -123,7 +123,7 @@ void Model::summary(std::ostream& out) const {
   bool first = true;
   for (auto& node : graph.nodes()) {
     Layer& l = *node->layer;
-    if (impl_->sequential && dynamic_cast<InputLayer*>(&l)) continue;
+    if (impl_->sequential && dynamic_cast<layers::InputLayerImpl*>(&l)) continue;
     if (!first) line('_');
     first = false;
     Shape s = node->output_shapes.at(0);
@@ -139,16 +139,6 @@ void Model::summary(std::ostream& out) const {
   out << fmt::format(" Total params: {}\n Trainable params: {}\n Non-trainable params: {}\n", total, trainable,
                      total - trainable);
   line('_');
-}
-
-std::string Model::to_json() const {
-  const auto& graph = impl_->require_graph("describe its config");
-  std::string layers;
-  for (auto& l : graph.layers())
-    layers += fmt::format("{}{{\"class_name\": \"{}\", \"config\": {}}}", layers.empty() ? "" : ", ", l->class_name(),
-                          l->config_json());
-  return fmt::format(R"({{"class_name": "{}", "config": {{"name": "{}", "layers": [{}]}}}})",
-                     impl_->sequential ? "Sequential" : "Functional", impl_->name, layers);
 }
 
 void Model::compile(CompileOptions options) {
@@ -212,7 +202,7 @@ Sequential::Sequential(std::vector<LayerRef> layers, std::string name) : Model()
 
 void Sequential::add(LayerRef layer) {
   if (impl_->is_compiled()) throw StateError(fmt::format("Sequential '{}': add layers before compile()", impl_->name));
-  if (auto* input = dynamic_cast<InputLayer*>(layer.get().get())) {
+  if (auto* input = dynamic_cast<layers::InputLayerImpl*>(layer.get().get())) {
     if (!impl_->sequential_layers.empty() || impl_->graph)
       throw ValueError(fmt::format("Sequential '{}': an InputLayer may only be the first layer", impl_->name));
     KerasTensor in = input->output();

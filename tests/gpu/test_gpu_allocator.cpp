@@ -81,12 +81,12 @@ TEST_CASE("gpu allocator: repeated backend op calls make no new cudaMalloc after
   // One training-like step: every temporary is created here and released at the end.
   auto step = [&] {
     K::Tensor y, mean, var, yn, p, ws, flat, logits, loss, grad = K::Tensor::zeros({16, 10}, K::DType::float32, gpu());
-    be->conv2d_forward(x, w, K::Tensor(), g, K::Activation::linear, y);
+    be->conv2d_forward(x, w, K::Tensor(), g, K::ActivationKind::linear, y);
     be->batchnorm_forward_training(y, K::Tensor(), K::Tensor(), 1e-3f, yn, mean, var);
-    be->activation_forward(K::Activation::relu, yn, yn);
+    be->activation_forward(K::ActivationKind::relu, yn, yn);
     be->pool2d_forward(yn, pg, p, ws);
     flat = p.reshape({16, -1});
-    be->dense_forward(flat, dense_w, dense_b, K::Activation::linear, logits);
+    be->dense_forward(flat, dense_w, dense_b, K::ActivationKind::linear, logits);
     be->sparse_categorical_crossentropy(logits, labels, true, loss, grad, 1.f / 16);
     K::Tensor dw = K::Tensor::zeros(dense_w.shape(), K::DType::float32, gpu()), db, dflat;
     be->matmul(flat, true, grad, false, dw, false);
@@ -95,7 +95,7 @@ TEST_CASE("gpu allocator: repeated backend op calls make no new cudaMalloc after
     be->matmul(grad, false, dense_w, true, dflat, false);
     K::Tensor dp = dflat.reshape(p.shape()), dyn, dx, dcw, no_db;
     be->pool2d_backward(dp, yn, pg, ws, dyn);
-    be->activation_backward(K::Activation::relu, yn, dyn, dyn);
+    be->activation_backward(K::ActivationKind::relu, yn, dyn, dyn);
     K::Tensor dy, no_dg, no_dbeta;
     be->batchnorm_backward(dyn, y, K::Tensor(), mean, var, 1e-3f, dy, no_dg, no_dbeta);
     be->conv2d_backward_weights(x, dy, g, dcw, no_db, false);

@@ -19,8 +19,8 @@ using namespace gputest;
 
 namespace {
 
-const K::Activation kAllActivations[] = {K::Activation::linear, K::Activation::relu, K::Activation::sigmoid,
-                                         K::Activation::tanh, K::Activation::softmax};
+const K::ActivationKind kAllActivations[] = {K::ActivationKind::linear, K::ActivationKind::relu, K::ActivationKind::sigmoid,
+                                         K::ActivationKind::tanh, K::ActivationKind::softmax};
 
 // Keras "same" padding along one axis: out = ceil(in / s), the extra row/column goes after.
 void same_padding(std::int64_t in, std::int64_t k, std::int64_t s, std::int64_t& before, std::int64_t& after) {
@@ -817,7 +817,7 @@ TEST_CASE("gpu backend: host tensors, out-of-range labels and bad shapes raise k
 
   SUBCASE("a CPU tensor passed to the GPU backend") {
     K::Tensor y;
-    std::string msg = error_of([&] { be.gpu->dense_forward(x, wg, K::Tensor(), K::Activation::relu, y); });
+    std::string msg = error_of([&] { be.gpu->dense_forward(x, wg, K::Tensor(), K::ActivationKind::relu, y); });
     CHECK_MESSAGE(!msg.empty(), "dense_forward accepted a host x");
     CHECK(contains(msg, "cpu:0"));
     MESSAGE("host input: " << msg);
@@ -875,12 +875,12 @@ TEST_CASE("gpu backend: host tensors, out-of-range labels and bad shapes raise k
 
   SUBCASE("mismatched shapes and dtypes") {
     K::Tensor y;
-    CHECK_THROWS_AS(be.gpu->dense_forward(xg, on_gpu(random_tensor({7, 3}, 5)), K::Tensor(), K::Activation::relu, y),
+    CHECK_THROWS_AS(be.gpu->dense_forward(xg, on_gpu(random_tensor({7, 3}, 5)), K::Tensor(), K::ActivationKind::relu, y),
                     K::Error);
     K::Tensor bad_y = gpu_garbage({4, 4});
-    CHECK_THROWS_AS(be.gpu->dense_forward(xg, wg, K::Tensor(), K::Activation::linear, bad_y), K::Error);
+    CHECK_THROWS_AS(be.gpu->dense_forward(xg, wg, K::Tensor(), K::ActivationKind::linear, bad_y), K::Error);
     K::Tensor ints = K::Tensor::zeros({4, 8}, K::DType::int32, gpu()), out;
-    CHECK_THROWS_AS(be.gpu->dense_forward(ints, wg, K::Tensor(), K::Activation::linear, out), K::Error);
+    CHECK_THROWS_AS(be.gpu->dense_forward(ints, wg, K::Tensor(), K::ActivationKind::linear, out), K::Error);
     K::Tensor m = K::Tensor::zeros({9}, K::DType::float32, gpu()), v = K::Tensor::zeros({8}, K::DType::float32, gpu());
     K::Tensor wv = gpu_garbage({8});
     CHECK_THROWS_AS(be.gpu->adam_update(wv, on_gpu(random_tensor({8}, 6)), m, v, 1e-3f, 0.9f, 0.999f, 1e-7f), K::Error);
@@ -905,8 +905,8 @@ TEST_CASE("gpu backend: the last GPU computes what gpu:0 does and refuses gpu:0 
   auto g = cc.geometry();
   auto x = random_tensor({2, 8, 8, 3}, 1), w = random_tensor({3, 3, 3, 5}, 2), b = random_tensor({5}, 3);
   K::Tensor yc, yg;
-  be.cpu->conv2d_forward(x, w, b, g, K::Activation::relu, yc);
-  be.gpu->conv2d_forward(on_gpu(x, last), on_gpu(w, last), on_gpu(b, last), g, K::Activation::relu, yg);
+  be.cpu->conv2d_forward(x, w, b, g, K::ActivationKind::relu, yc);
+  be.gpu->conv2d_forward(on_gpu(x, last), on_gpu(w, last), on_gpu(b, last), g, K::ActivationKind::relu, yg);
   check_close(yg, yc, "conv on gpu:" + std::to_string(last), kOpTol, gpu(last));
   auto pred = random_tensor({16, 10}, 4);
   auto labels = labels_as(random_labels(16, 10, 5), K::DType::int64, {16});
@@ -917,6 +917,6 @@ TEST_CASE("gpu backend: the last GPU computes what gpu:0 does and refuses gpu:0 
   check_close(gg, gc, "sparse_cce grad on the last GPU", kOpTol, gpu(last));
   K::Tensor y;
   CHECK_THROWS_AS(be.gpu->dense_forward(on_gpu(random_tensor({2, 4}, 6), 0), on_gpu(random_tensor({4, 2}, 7), last),
-                                        K::Tensor(), K::Activation::linear, y),
+                                        K::Tensor(), K::ActivationKind::linear, y),
                   K::Error);
 }

@@ -7,6 +7,10 @@
 //   keras_interop load <mlp|cnn> <dir>
 //       builds the same architecture, loads <dir>/model.weights.h5 (e.g. written by Keras), reads
 //       <dir>/x.f32 (shape from <dir>/shapes.json, or 5 examples), predicts, writes <dir>/y_cpp.f32.
+//   keras_interop config <mlp|cnn|quoted|sequential> <dir>
+//       writes the model's Model::to_json() to <dir>/model.json (set_random_seed(1), as save does,
+//       so the layer names match). `quoted`: layer names with quotes and backslashes, a shared
+//       layer, Add and Concatenate branches; `sequential`: a Sequential model.
 // The Python side builds the equivalent Keras functional model with the same layers in the same
 // order, so Keras' automatic layer names match kerascpp's. Errors: stderr, exit status 1.
 #include <kerascpp/kerascpp.hpp>
@@ -41,7 +45,7 @@ K::Model build_model(const std::string& kind) {
   } else if (kind == "cnn") {
     x = K::layers::Conv2D(8, 3, {.activation = "relu"})(x);
     x = K::layers::MaxPooling2D(2)(x);
-    x = K::layers::Conv2D(16, 3, {.strides = {2, 2}, .padding = "same", .activation = "relu"})(x);
+    x = K::layers::Conv2D(16, 3, {.strides = {2, 2}, .padding = K::Padding::same, .activation = "relu"})(x);
     x = K::layers::BatchNormalization()(x);
     x = K::layers::Flatten()(x);
   } else {
@@ -49,6 +53,37 @@ K::Model build_model(const std::string& kind) {
   }
   auto outputs = K::layers::Dense(10, {.activation = "softmax"})(x);
   return K::Model(inputs, outputs);
+}
+
+// Names a JSON writer must escape, a layer called twice and layers called on lists of tensors.
+K::Model build_quoted_model() {
+  auto a = K::Input({6}, K::DType::float32, "in \"a\"");
+  auto b = K::Input({6}, K::DType::float32, "in\\b");
+  K::LayerRef shared = K::layers::Dense(4, {.activation = "tanh", .name = "shared \"dense\""});
+  auto sum = K::layers::Add({.name = "sum\\"})({shared(a), shared(b)});
+  auto both = K::layers::Concatenate(-1, {.name = "cat \"\\ \""})({sum, K::layers::Dropout(0.25f)(a)});
+  auto head = K::layers::Dense(3, {.activation = "softmax", .name = "my \"head\"\\1"})(both);
+  return K::Model({a, b}, {head}, "model \"quoted\"");
+}
+
+K::Model build_sequential_model() {
+  return K::Sequential({K::layers::InputLayer({8, 8, 1}, {.name = "pixels"}),
+                        K::layers::Conv2D(4, {3, 5}, {.strides = {2, 1}, .padding = K::Padding::same}),
+                        K::layers::AveragePooling2D(2, {.strides = 1}), K::layers::Flatten(),
+                        K::layers::Dense(2, {.name = "seq \"out\""})},
+                       "sequential \"model\"");
+}
+
+int config(const std::string& kind, const fs::path& dir) {
+  K::set_random_seed(1);
+  K::Model model = kind == "quoted"       ? build_quoted_model()
+                   : kind == "sequential" ? build_sequential_model()
+                                          : build_model(kind);
+  fs::create_directories(dir);
+  std::ofstream json(dir / "model.json", std::ios::trunc);
+  json << model.to_json() << "\n";
+  if (!json) throw K::Error("cannot write model.json");
+  return 0;
 }
 
 void compile(K::Model& model) {
@@ -134,12 +169,15 @@ int load(const std::string& kind, const fs::path& dir) {
 }  // namespace
 
 int main(int argc, char** argv) {
-  if (argc != 4 || (std::string(argv[1]) != "save" && std::string(argv[1]) != "load")) {
-    std::fprintf(stderr, "usage: keras_interop save|load mlp|cnn <dir>\n");
+  const std::string command = argc == 4 ? argv[1] : "";
+  if (command != "save" && command != "load" && command != "config") {
+    std::fprintf(stderr, "usage: keras_interop save|load mlp|cnn <dir>\n       keras_interop config "
+                         "mlp|cnn|quoted|sequential <dir>\n");
     return 2;
   }
   try {
-    return std::string(argv[1]) == "save" ? save(argv[2], argv[3]) : load(argv[2], argv[3]);
+    if (command == "config") return config(argv[2], argv[3]);
+    return command == "save" ? save(argv[2], argv[3]) : load(argv[2], argv[3]);
   } catch (const K::Error& e) {
     std::fprintf(stderr, "error: %s\n", e.what());
     return 1;

@@ -4,9 +4,13 @@
 
 namespace kerascpp::layers {
 
+struct ActivationOptions {
+  std::string name{};
+};
+
 class ActivationLayer : public Layer {
  public:
-  ActivationLayer(const std::string& activation, std::string name);
+  ActivationLayer(const std::string& activation, ActivationOptions options);
   std::string class_name() const override { return "Activation"; }
   std::vector<Shape> compute_output_shapes(const std::vector<Shape>& in) override;
   std::vector<Tensor> forward(ReplicaContext& ctx, const std::vector<Tensor>& in, LayerState& st) override;
@@ -16,9 +20,10 @@ class ActivationLayer : public Layer {
 
  private:
   std::string activation_name_;
-  kerascpp::Activation activation_ = kerascpp::Activation::linear;
+  ActivationKind activation_ = ActivationKind::linear;
 };
 
-LayerRef Activation(const std::string& activation, std::string name = "");
+// Activation("relu"), Activation("softmax", {.name = "probabilities"}).
+LayerRef Activation(const std::string& activation, ActivationOptions options = {});
 
 }  // namespace kerascpp::layers

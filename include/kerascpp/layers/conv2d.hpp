@@ -1,27 +1,27 @@
 // Conv2D over NHWC inputs with an HWIO kernel (Keras layout); "valid" or "same" padding.
+//   Conv2D(32, 3)  Conv2D(32, {3, 5}, {.strides = {2, 2}, .padding = Padding::same})
 #pragma once
-#include <array>
 #include <optional>
 
 #include "kerascpp/layer.hpp"
+#include "kerascpp/layers/window_args.hpp"
 
 namespace kerascpp::layers {
 
 struct Conv2DOptions {
-  std::array<std::int64_t, 2> strides{1, 1};
-  std::string padding = "valid";  // "valid" | "same"
+  Size2D strides = 1;  // 2 or {2, 1}
+  Padding padding = Padding::valid;
   std::string activation = "linear";
   bool use_bias = true;
   std::string kernel_initializer = "glorot_uniform";
   std::string bias_initializer = "zeros";
   std::optional<std::uint64_t> seed{};
   std::string name{};
-  std::array<std::int64_t, 2> kernel_size_hw{0, 0};  // overrides the square kernel_size when set
 };
 
 class Conv2DLayer : public Layer {
  public:
-  Conv2DLayer(std::int64_t filters, std::int64_t kernel_size, Conv2DOptions options);
+  Conv2DLayer(std::int64_t filters, Size2D kernel_size, Conv2DOptions options);
   std::string class_name() const override { return "Conv2D"; }
   std::vector<Shape> compute_output_shapes(const std::vector<Shape>& in) override;
   void build(const std::vector<Shape>& in) override;
@@ -32,14 +32,16 @@ class Conv2DLayer : public Layer {
 
  private:
   Conv2DGeometry geometry_for(std::int64_t height, std::int64_t width) const;
+  InputSpec image_spec() const;
   std::int64_t filters_;
-  std::int64_t kh_, kw_;
+  Size2D kernel_size_;
   Conv2DOptions options_;
-  kerascpp::Activation activation_;
+  ActivationKind activation_;
   Variable* kernel_ = nullptr;
   Variable* bias_ = nullptr;
 };
 
-LayerRef Conv2D(std::int64_t filters, std::int64_t kernel_size, Conv2DOptions options = {});
+// kernel_size: 3 (3x3) or {height, width}.
+LayerRef Conv2D(std::int64_t filters, Size2D kernel_size, Conv2DOptions options = {});
 
 }  // namespace kerascpp::layers

@@ -31,7 +31,7 @@ class DenseLayer : public Layer {
  private:
   std::int64_t units_;
   DenseOptions options_;
-  kerascpp::Activation activation_;
+  ActivationKind activation_;
   Variable* kernel_ = nullptr;
   Variable* bias_ = nullptr;
 };

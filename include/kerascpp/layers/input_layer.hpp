@@ -4,9 +4,18 @@
 
 namespace kerascpp {
 
-class InputLayer : public Layer {
+namespace layers {
+
+struct InputLayerOptions {
+  DType dtype = DType::float32;
+  std::string name{};
+};
+
+// The layer behind Input() and layers::InputLayer() (Keras' keras.layers.InputLayer class; named
+// InputLayerImpl so that layers::InputLayer is, like layers::Dense, the factory a user calls).
+class InputLayerImpl : public Layer {
  public:
-  InputLayer(Shape shape, DType dtype, std::string name);
+  InputLayerImpl(Shape shape, InputLayerOptions options);
   std::string class_name() const override { return "InputLayer"; }
   std::vector<Shape> compute_output_shapes(const std::vector<Shape>&) override { return {shape_}; }
   std::vector<Tensor> forward(ReplicaContext&, const std::vector<Tensor>& in, LayerState&) override { return in; }
@@ -29,11 +38,14 @@ class InputLayer : public Layer {
   std::weak_ptr<Node> output_node_;
 };
 
-KerasTensor Input(Shape shape, DType dtype = DType::float32, std::string name = "");
-
-namespace layers {
 // For Sequential models: Sequential({layers::InputLayer({784}), layers::Dense(10)}).
-LayerRef InputLayer(Shape shape, DType dtype = DType::float32, std::string name = "");
+LayerRef InputLayer(Shape shape, InputLayerOptions options = {});
+
 }  // namespace layers
+
+// A model input of per-example shape `shape` (no batch axis). Unlike the layer factories, dtype
+// and name are positional: Input returns a tensor rather than a layer, and its arguments follow
+// the order of Keras' keras.Input(shape, ..., dtype, ..., name), the one call every model makes.
+KerasTensor Input(Shape shape, DType dtype = DType::float32, std::string name = "");
 
 }  // namespace kerascpp

@@ -4,9 +4,17 @@
 
 namespace kerascpp::layers {
 
+struct AddOptions {
+  std::string name{};
+};
+
+struct ConcatenateOptions {
+  std::string name{};
+};
+
 class AddLayer : public Layer {
  public:
-  explicit AddLayer(std::string name) : Layer(std::move(name)) {}
+  explicit AddLayer(AddOptions options) : Layer(std::move(options.name)) {}
   std::string class_name() const override { return "Add"; }
   std::vector<Shape> compute_output_shapes(const std::vector<Shape>& in) override;
   std::vector<Tensor> forward(ReplicaContext& ctx, const std::vector<Tensor>& in, LayerState& st) override;
@@ -16,7 +24,7 @@ class AddLayer : public Layer {
 
 class ConcatenateLayer : public Layer {
  public:
-  ConcatenateLayer(int axis, std::string name) : Layer(std::move(name)), axis_(axis) {}
+  ConcatenateLayer(int axis, ConcatenateOptions options) : Layer(std::move(options.name)), axis_(axis) {}
   std::string class_name() const override { return "Concatenate"; }
   std::vector<Shape> compute_output_shapes(const std::vector<Shape>& in) override;
   std::vector<Tensor> forward(ReplicaContext& ctx, const std::vector<Tensor>& in, LayerState& st) override;
@@ -28,7 +36,8 @@ class ConcatenateLayer : public Layer {
   int axis_;  // Keras axis including the batch axis; -1 = last
 };
 
-LayerRef Add(std::string name = "");
-LayerRef Concatenate(int axis = -1, std::string name = "");
+// Called on two or more inputs: Add()({a, b}), Concatenate(-1, {.name = "features"})({a, b}).
+LayerRef Add(AddOptions options = {});
+LayerRef Concatenate(int axis = -1, ConcatenateOptions options = {});
 
 }  // namespace kerascpp::layers

@@ -1,21 +1,25 @@
 // Pooling over NHWC inputs: MaxPooling2D, AveragePooling2D (strides default to the pool size,
 // like Keras) and GlobalAveragePooling2D.
+//   MaxPooling2D(2)  MaxPooling2D({3, 2}, {.strides = 1, .padding = Padding::same})
 #pragma once
-#include <array>
-
 #include "kerascpp/layer.hpp"
+#include "kerascpp/layers/window_args.hpp"
 
 namespace kerascpp::layers {
 
 struct Pooling2DOptions {
-  std::array<std::int64_t, 2> strides{0, 0};  // 0 = pool size
-  std::string padding = "valid";
+  OptionalSize2D strides{};  // 2 or {2, 1}; unset: the pool size (Keras' strides=None)
+  Padding padding = Padding::valid;
+  std::string name{};
+};
+
+struct GlobalAveragePooling2DOptions {
   std::string name{};
 };
 
 class Pooling2DLayer : public Layer {
  public:
-  Pooling2DLayer(PoolKind kind, std::int64_t pool_size, Pooling2DOptions options);
+  Pooling2DLayer(PoolKind kind, Size2D pool_size, Pooling2DOptions options);
   std::string class_name() const override { return kind_ == PoolKind::max ? "MaxPooling2D" : "AveragePooling2D"; }
   std::vector<Shape> compute_output_shapes(const std::vector<Shape>& in) override;
   std::vector<Tensor> forward(ReplicaContext& ctx, const std::vector<Tensor>& in, LayerState& st) override;
@@ -24,27 +28,26 @@ class Pooling2DLayer : public Layer {
   std::string config_json() const override;
 
  private:
+  Pool2DGeometry geometry_for(std::int64_t height, std::int64_t width) const;
   PoolKind kind_;
-  std::int64_t pool_;
-  Pooling2DOptions options_;
-  Pool2DGeometry geometry_;
+  Size2D pool_size_;
+  Size2D strides_;
+  Padding padding_;
 };
 
 class GlobalAveragePooling2DLayer : public Layer {
  public:
-  explicit GlobalAveragePooling2DLayer(std::string name) : Layer(std::move(name)) {}
+  explicit GlobalAveragePooling2DLayer(GlobalAveragePooling2DOptions options);
   std::string class_name() const override { return "GlobalAveragePooling2D"; }
   std::vector<Shape> compute_output_shapes(const std::vector<Shape>& in) override;
   std::vector<Tensor> forward(ReplicaContext& ctx, const std::vector<Tensor>& in, LayerState& st) override;
   std::vector<Tensor> backward(ReplicaContext& ctx, const std::vector<Tensor>& in, const std::vector<Tensor>& out,
                                const std::vector<Tensor>& grads, LayerState& st) override;
-
- private:
-  Pool2DGeometry geometry_;
 };
 
-LayerRef MaxPooling2D(std::int64_t pool_size = 2, Pooling2DOptions options = {});
-LayerRef AveragePooling2D(std::int64_t pool_size = 2, Pooling2DOptions options = {});
-LayerRef GlobalAveragePooling2D(std::string name = "");
+// pool_size: 2 (2x2) or {height, width}.
+LayerRef MaxPooling2D(Size2D pool_size = 2, Pooling2DOptions options = {});
+LayerRef AveragePooling2D(Size2D pool_size = 2, Pooling2DOptions options = {});
+LayerRef GlobalAveragePooling2D(GlobalAveragePooling2DOptions options = {});
 
 }  // namespace kerascpp::layers

@@ -4,6 +4,14 @@
 
 namespace kerascpp::layers {
 
+struct FlattenOptions {
+  std::string name{};
+};
+
+struct ReshapeOptions {
+  std::string name{};
+};
+
 class ReshapeLayer : public Layer {
  public:
   // target empty = Flatten.
@@ -21,7 +29,8 @@ class ReshapeLayer : public Layer {
   bool flatten_;
 };
 
-LayerRef Flatten(std::string name = "");
-LayerRef Reshape(Shape target_shape, std::string name = "");  // one dim may be -1
+LayerRef Flatten(FlattenOptions options = {});
+// target_shape: the per-example shape (no batch axis); one dim may be -1. Reshape({28, 28, 1}).
+LayerRef Reshape(Shape target_shape, ReshapeOptions options = {});
 
 }  // namespace kerascpp::layers

@@ -110,7 +110,7 @@ void key_geometry(PrimitiveCache& cache, const ConvShape& s, const Conv2DGeometr
 }  // namespace
 
 void CpuBackend::conv2d_forward(const Tensor& x, const Tensor& w, const Tensor& b, const Conv2DGeometry& g,
-                                Activation act, Tensor& y) {
+                                ActivationKind act, Tensor& y) {
   enter();
   const char* op = "conv2d_forward";
   require_float(x, op, "x");

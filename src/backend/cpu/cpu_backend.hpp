@@ -37,12 +37,12 @@ class CpuBackend final : public Backend {
   void set_num_threads(int threads) override;
   int num_threads() const override { return threads_; }
 
-  void dense_forward(const Tensor& x, const Tensor& w, const Tensor& b, Activation act, Tensor& y) override;
+  void dense_forward(const Tensor& x, const Tensor& w, const Tensor& b, ActivationKind act, Tensor& y) override;
   void matmul(const Tensor& a, bool transpose_a, const Tensor& b, bool transpose_b, Tensor& c,
               bool accumulate) override;
   void sum_to_last_axis(const Tensor& x, Tensor& out, bool accumulate) override;
 
-  void conv2d_forward(const Tensor& x, const Tensor& w, const Tensor& b, const Conv2DGeometry& g, Activation act,
+  void conv2d_forward(const Tensor& x, const Tensor& w, const Tensor& b, const Conv2DGeometry& g, ActivationKind act,
                       Tensor& y) override;
   void conv2d_backward_data(const Tensor& dy, const Tensor& w, const Conv2DGeometry& g, Tensor& dx) override;
   void conv2d_backward_weights(const Tensor& x, const Tensor& dy, const Conv2DGeometry& g, Tensor& dw, Tensor& db,
@@ -52,8 +52,8 @@ class CpuBackend final : public Backend {
   void pool2d_backward(const Tensor& dy, const Tensor& x, const Pool2DGeometry& g, const Tensor& workspace,
                        Tensor& dx) override;
 
-  void activation_forward(Activation act, const Tensor& x, Tensor& y) override;
-  void activation_backward(Activation act, const Tensor& y, const Tensor& dy, Tensor& dx) override;
+  void activation_forward(ActivationKind act, const Tensor& x, Tensor& y) override;
+  void activation_backward(ActivationKind act, const Tensor& y, const Tensor& dy, Tensor& dx) override;
   void add(const std::vector<Tensor>& xs, Tensor& y) override;
   void add_inplace(Tensor& y, const Tensor& x) override;
   void scale(Tensor& x, float factor) override;
@@ -115,7 +115,7 @@ class CpuBackend final : public Backend {
   void softmax_rows(const float* x, float* y, std::int64_t rows, std::int64_t classes);
   // The part of `act` that Dense and Conv2D do not fuse into their primitive, in place on
   // y[rows, cols]: relu (oneDNN's post-op turns NaN into 0) and softmax (over cols).
-  void unfused_activation(Activation act, float* y, std::int64_t rows, std::int64_t cols);
+  void unfused_activation(ActivationKind act, float* y, std::int64_t rows, std::int64_t cols);
   void conv2d_backward_weights_impl(const Tensor& x, const Tensor& dy, const Conv2DGeometry& g, Tensor& dw, Tensor* db,
                                     bool accumulate);
 

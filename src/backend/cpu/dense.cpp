@@ -22,7 +22,7 @@ using op_shapes::leading;
 
 }  // namespace
 
-void CpuBackend::dense_forward(const Tensor& x, const Tensor& w, const Tensor& b, Activation act, Tensor& y) {
+void CpuBackend::dense_forward(const Tensor& x, const Tensor& w, const Tensor& b, ActivationKind act, Tensor& y) {
   enter();
   const char* op = "dense_forward";
   require_float(x, op, "x");

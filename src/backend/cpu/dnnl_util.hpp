@@ -19,26 +19,26 @@ inline dnnl::memory::desc f32_strided_md(const dims& d, const dims& strides) {
 
 // Activations fused into Dense/Conv2D as a oneDNN eltwise post-op. Not relu: oneDNN computes it
 // as max(x, 0), which turns NaN into 0 (see nan_propagation.hpp); its sigmoid and tanh keep NaN.
-inline bool fused_post_op(Activation act) { return act == Activation::sigmoid || act == Activation::tanh; }
+inline bool fused_post_op(ActivationKind act) { return act == ActivationKind::sigmoid || act == ActivationKind::tanh; }
 // Cache key part for the post-op: activations that are not fused share one primitive.
-inline int post_op_key(Activation act) { return fused_post_op(act) ? static_cast<int>(act) : -1; }
+inline int post_op_key(ActivationKind act) { return fused_post_op(act) ? static_cast<int>(act) : -1; }
 // Forward algorithm of sigmoid and tanh (relu is nan_propagation's; linear/softmax: none).
-inline dnnl::algorithm eltwise_forward_alg(Activation act) {
+inline dnnl::algorithm eltwise_forward_alg(ActivationKind act) {
   switch (act) {
-    case Activation::sigmoid:
+    case ActivationKind::sigmoid:
       return dnnl::algorithm::eltwise_logistic;
-    case Activation::tanh:
+    case ActivationKind::tanh:
       return dnnl::algorithm::eltwise_tanh;
     default:
       return dnnl::algorithm::undef;
   }
 }
 // Backward from the forward output y, so layers need not keep their pre-activation input.
-inline dnnl::algorithm eltwise_backward_alg(Activation act) {
+inline dnnl::algorithm eltwise_backward_alg(ActivationKind act) {
   switch (act) {
-    case Activation::sigmoid:
+    case ActivationKind::sigmoid:
       return dnnl::algorithm::eltwise_logistic_use_dst_for_bwd;
-    case Activation::tanh:
+    case ActivationKind::tanh:
       return dnnl::algorithm::eltwise_tanh_use_dst_for_bwd;
     default:
       return dnnl::algorithm::undef;

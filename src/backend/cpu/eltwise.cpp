@@ -52,28 +52,28 @@ void CpuBackend::softmax_rows(const float* x, float* y, std::int64_t rows, std::
   fill_rows_nan(y, nan_rows_, classes);
 }
 
-void CpuBackend::unfused_activation(Activation act, float* y, std::int64_t rows, std::int64_t cols) {
-  if (act == Activation::relu) relu_keep_nan(y, rows * cols);
-  if (act == Activation::softmax) softmax_rows(y, y, rows, cols);
+void CpuBackend::unfused_activation(ActivationKind act, float* y, std::int64_t rows, std::int64_t cols) {
+  if (act == ActivationKind::relu) relu_keep_nan(y, rows * cols);
+  if (act == ActivationKind::softmax) softmax_rows(y, y, rows, cols);
 }
 
-void CpuBackend::activation_forward(Activation act, const Tensor& x, Tensor& y) {
+void CpuBackend::activation_forward(ActivationKind act, const Tensor& x, Tensor& y) {
   enter();
   const char* op = "activation_forward";
   require_float(x, op, "x");
   prepare_output(y, x.shape(), op, "y");
   const std::int64_t n = x.numel();
   if (n == 0) return;
-  if (act == Activation::linear) {
+  if (act == ActivationKind::linear) {
     if (x.raw() != y.raw()) std::memcpy(y.raw(), x.raw(), x.nbytes());
     return;
   }
-  if (act == Activation::softmax) {
+  if (act == ActivationKind::softmax) {
     std::int64_t classes = softmax_classes(x, op);
     softmax_rows(x.data<float>(), y.data<float>(), n / classes, classes);
     return;
   }
-  if (act == Activation::relu) {
+  if (act == ActivationKind::relu) {
     relu_keep_nan(x.data<float>(), y.data<float>(), n);  // oneDNN's relu turns NaN into 0
     return;
   }
@@ -94,7 +94,7 @@ void CpuBackend::activation_forward(Activation act, const Tensor& x, Tensor& y) 
   run(e.prim);
 }
 
-void CpuBackend::activation_backward(Activation act, const Tensor& y, const Tensor& dy, Tensor& dx) {
+void CpuBackend::activation_backward(ActivationKind act, const Tensor& y, const Tensor& dy, Tensor& dx) {
   enter();
   const char* op = "activation_backward";
   require_float(y, op, "y");
@@ -103,11 +103,11 @@ void CpuBackend::activation_backward(Activation act, const Tensor& y, const Tens
   prepare_output(dx, y.shape(), op, "dx");
   const std::int64_t n = y.numel();
   if (n == 0) return;
-  if (act == Activation::linear) {
+  if (act == ActivationKind::linear) {
     if (dy.raw() != dx.raw()) std::memcpy(dx.raw(), dy.raw(), dy.nbytes());
     return;
   }
-  if (act == Activation::relu) {
+  if (act == ActivationKind::relu) {
     relu_backward_keep_nan(y.data<float>(), dy.data<float>(), dx.data<float>(), n);
     return;
   }
@@ -116,7 +116,7 @@ void CpuBackend::activation_backward(Activation act, const Tensor& y, const Tens
   auto& e = cache_.get<EltwiseEntry>([&] {
     return guarded_build(op, cache_.current_key(), [&] {
       auto entry = std::make_unique<EltwiseEntry>();
-      if (act == Activation::softmax) {
+      if (act == ActivationKind::softmax) {
         std::int64_t classes = softmax_classes(y, op), rows = n / classes;
         auto hint = softmax_forward_pd(rows, classes, base_attr(), engine_);
         auto md = f32_md({rows, classes}, tag::ab);

@@ -1,0 +1,52 @@
+// Typed arguments of the windowed layers (Conv2D, MaxPooling2D, AveragePooling2D): a (height,
+// width) pair given as one integer or a brace pair, as Keras takes `3` or `(3, 5)`, and the
+// padding mode as an enum rather than a string compared on every call.
+//   Conv2D(32, 3)                                                     // 3x3, strides 1, valid
+//   Conv2D(32, {3, 5}, {.strides = {2, 2}, .padding = Padding::same})
+//   MaxPooling2D(2, {.strides = 1, .padding = Padding::same})
+#pragma once
+#include <cstdint>
+#include <optional>
+#include <string>
+
+namespace kerascpp {
+
+struct Size2D {
+  std::int64_t height = 0;
+  std::int64_t width = 0;
+  // One integer means the same size on both axes: Size2D(3) is 3x3. Implicit by design, so
+  // that `3` and `{3, 5}` both read as a size where one is expected.
+  Size2D(std::int64_t both) : height(both), width(both) {}  // NOLINT(google-explicit-constructor)
+  Size2D(std::int64_t h, std::int64_t w) : height(h), width(w) {}
+  bool positive() const { return height > 0 && width > 0; }
+  bool operator==(const Size2D& o) const { return height == o.height && width == o.width; }
+  bool operator!=(const Size2D& o) const { return !(*this == o); }
+};
+
+// A Size2D that may be left unset, as Keras' `strides=None` (pooling strides then equal the pool
+// size). Takes `2` and `{2, 1}` like Size2D; std::optional<Size2D> would not take `{2, 1}`.
+class OptionalSize2D {
+ public:
+  OptionalSize2D() = default;
+  OptionalSize2D(std::int64_t both) : value_(Size2D(both)) {}  // NOLINT(google-explicit-constructor)
+  OptionalSize2D(std::int64_t h, std::int64_t w) : value_(Size2D(h, w)) {}
+  OptionalSize2D(Size2D size) : value_(size) {}  // NOLINT(google-explicit-constructor)
+  bool has_value() const { return value_.has_value(); }
+  Size2D value_or(Size2D fallback) const { return value_.value_or(fallback); }
+
+ private:
+  std::optional<Size2D> value_;
+};
+
+// Keras' padding modes: "valid" (no padding, the window stays inside the input) and "same"
+// (zero padding so that the output has ceil(input / stride) positions; the extra pixel goes to
+// the bottom/right, as in TensorFlow).
+enum class Padding : std::uint8_t { valid, same };
+
+// "valid" / "same", the spelling in Keras configs.
+const char* padding_name(Padding padding);
+// The padding named `name` ("valid" or "same", e.g. from a command-line flag); throws ValueError
+// naming `where` and the unknown name otherwise.
+Padding padding_from_name(const std::string& name, const std::string& where = "padding");
+
+}  // namespace kerascpp

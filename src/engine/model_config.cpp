@@ -1,0 +1,125 @@
+// Model::to_json: the model's architecture in the JSON that Keras 3 writes and reads
+// (keras.Model.to_json / keras.models.model_from_json): each layer's class and config, and for a
+// functional model the calls between layers (inbound_nodes). Built with a JSON library, so layer
+// names holding quotes or backslashes stay valid JSON.
+#include <fmt/format.h>
+
+#include <nlohmann/json.hpp>
+#include <unordered_map>
+
+#include "engine/model_impl.hpp"
+#include "kerascpp/layers/input_layer.hpp"
+
+namespace kerascpp {
+
+namespace {
+
+using Json = nlohmann::ordered_json;
+
+// (None, d1, d2, ...) with the batch axis unknown, as Keras writes shapes.
+Json batch_shape(const Shape& per_example) {
+  Json shape = Json::array({nullptr});
+  for (std::int64_t d : per_example) shape.push_back(d);
+  return shape;
+}
+
+// {"module": "keras.layers", "class_name": "Dense", "config": {...}, "registered_name": null}:
+// how Keras refers to a built-in layer. The layer's own config_json() is parsed so that a custom
+// layer's config is checked and embedded as JSON, not pasted as text.
+Json layer_entry(const Layer& layer) {
+  Json config;
+  try {
+    config = Json::parse(layer.config_json());
+  } catch (const nlohmann::json::exception& e) {
+    throw ValueError(fmt::format("Layer '{}' ({}): config_json() returned invalid JSON ({}); return a JSON object "
+                                 "such as {{\"name\": \"...\"}}",
+                                 layer.name(), layer.class_name(), e.what()));
+  }
+  if (!config.is_object())
+    throw ValueError(fmt::format("Layer '{}' ({}): config_json() must return a JSON object, got {}", layer.name(),
+                                 layer.class_name(), config.dump()));
+  if (!config.contains("name")) {  // Keras names the rebuilt layer from its config
+    Json named{{"name", layer.name()}};
+    named.update(config);
+    config = std::move(named);
+  }
+  return Json{{"module", "keras.layers"}, {"class_name", layer.class_name()}, {"config", std::move(config)},
+              {"registered_name", nullptr}};
+}
+
+// The functional graph as Keras serialises it: for every layer, each call (node) lists the
+// tensors it was called on as [layer name, node index, tensor index] ("keras_history"), where the
+// node index counts that layer's calls in the order they are listed here.
+Json functional_config(const detail::Graph& graph, const std::string& name) {
+  std::unordered_map<const Node*, int> node_index;  // position among its layer's calls
+  std::unordered_map<const Layer*, int> calls;
+  for (const auto& node : graph.nodes()) node_index[node.get()] = calls[node->layer.get()]++;
+  auto history = [&](const KerasTensor& t) {
+    return Json::array({t.node()->layer->name(), node_index.at(t.node().get()), t.index()});
+  };
+  auto tensor = [&](const KerasTensor& t) {
+    return Json{{"class_name", "__keras_tensor__"},
+                {"config", {{"shape", batch_shape(t.shape())}, {"dtype", dtype_name(t.dtype())}, {"keras_history", history(t)}}}};
+  };
+  Json layers = Json::array();
+  for (const auto& layer : graph.layers()) {
+    Json entry = layer_entry(*layer);
+    entry["name"] = layer->name();
+    Json inbound = Json::array();
+    for (const auto& node : graph.nodes()) {
+      if (node->layer != layer || node->inputs.empty()) continue;  // an Input has no inbound call
+      Json args;
+      if (node->inputs.size() == 1) {
+        args = Json::array({tensor(node->inputs[0])});
+      } else {  // a merge layer is called on a list: layer([a, b])
+        Json list = Json::array();
+        for (const auto& t : node->inputs) list.push_back(tensor(t));
+        args = Json::array({std::move(list)});
+      }
+      inbound.push_back({{"args", std::move(args)}, {"kwargs", Json::object()}});
+    }
+    entry["inbound_nodes"] = std::move(inbound);
+    layers.push_back(std::move(entry));
+  }
+  // One input (output) is written as the bare [name, node, tensor], several as a list, as Keras does.
+  auto endpoints = [&](const std::vector<KerasTensor>& ts) {
+    if (ts.size() == 1) return history(ts[0]);
+    Json list = Json::array();
+    for (const auto& t : ts) list.push_back(history(t));
+    return list;
+  };
+  return Json{{"name", name},
+              {"trainable", true},
+              {"layers", std::move(layers)},
+              {"input_layers", endpoints(graph.inputs())},
+              {"output_layers", endpoints(graph.outputs())}};
+}
+
+// A Sequential model lists its layers in order, its InputLayer first.
+Json sequential_config(const detail::Graph& graph, const std::string& name) {
+  Json layers = Json::array();
+  for (const auto& layer : graph.layers()) layers.push_back(layer_entry(*layer));
+  return Json{{"name", name},
+              {"trainable", true},
+              {"layers", std::move(layers)},
+              {"build_input_shape", batch_shape(graph.inputs().front().shape())}};
+}
+
+std::string dump(const Json& j) { return j.dump(-1, ' ', false, Json::error_handler_t::replace); }
+
+}  // namespace
+
+std::string Model::to_json() const {
+  const auto& graph = impl_->require_graph("describe its config");
+  if (impl_->sequential)
+    return dump({{"module", "keras"},
+                {"class_name", "Sequential"},
+                {"config", sequential_config(graph, impl_->name)},
+                {"registered_name", nullptr}});
+  return dump({{"module", "keras.src.models.functional"},
+              {"class_name", "Functional"},
+              {"config", functional_config(graph, impl_->name)},
+              {"registered_name", "Functional"}});
+}
+
+}  // namespace kerascpp
