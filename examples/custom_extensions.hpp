@@ -23,12 +23,15 @@ namespace K = kerascpp;
 // every replica at once).
 class Swish : public K::Layer {
  public:
-  explicit Swish(std::string name = "") : K::Layer(std::move(name)) {}
+  explicit Swish(std::string name = "") : K::Layer(std::move(name)) {
+    // One float32 input with a batch axis: the library checks this declared spec whenever the
+    // layer is called and names the layer in the ShapeError/ValueError, so the shape code below
+    // may assume it.
+    set_input_spec(K::InputSpec{.min_ndim = 2, .layout = "(batch, ...)"});
+  }
   std::string class_name() const override { return "Swish"; }
 
   std::vector<K::Shape> compute_output_shapes(const std::vector<K::Shape>& input_shapes) override {
-    if (input_shapes.size() != 1)
-      throw K::ValueError(where() + " takes one input, got " + std::to_string(input_shapes.size()));
     return {input_shapes[0]};
   }
 

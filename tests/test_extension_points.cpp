@@ -276,3 +276,16 @@ TEST_CASE("extension points: the built-in losses pass the public loss gradient c
     CHECK(result.checked == 12);
   }
 }
+
+TEST_CASE("extension points: a custom layer's declared input spec is checked by the library") {
+  auto swish = std::make_shared<custom::Swish>("my_swish");
+  // Rank 1 (batch only) breaks the declared min rank 2; an int32 input breaks the float32 dtype.
+  try {
+    (*swish)(K::Input({}));
+    FAIL("a rank-1 input was accepted");
+  } catch (const K::ShapeError& e) {
+    CHECK(std::string(e.what()).find("my_swish") != std::string::npos);
+  }
+  CHECK_THROWS_AS((*swish)(K::Input({4}, K::DType::int32)), K::ShapeError);
+  CHECK((*swish)(K::Input({4})).shape() == K::Shape{4});
+}
