@@ -4,8 +4,8 @@
 //   kerascpp_bench train   --model mlp|cnn [--batch B] [--width W] [--replicas R] [--threads T]
 //                          [--windows N] [--window-steps S] [--warmup-steps W]
 //   kerascpp_bench predict [--samples N] [--warmup N] [--threads T]
-#include <kerascpp/kerascpp.hpp>
 #include <sys/resource.h>
+#include <kerascpp/kerascpp.hpp>
 
 #include <algorithm>
 #include <chrono>
@@ -117,8 +117,7 @@ int train(const Args& a) {
   K::distribute::Strategy strategy =
       replicas == 1
           ? K::distribute::Strategy(K::distribute::OneDeviceStrategy("cpu:0", {.threads_per_replica = threads}))
-          : K::distribute::Strategy(
-                K::distribute::MirroredStrategy<>(replicas, {.threads_per_replica = threads}));
+          : K::distribute::Strategy(K::distribute::MirroredStrategy<>(replicas, {.threads_per_replica = threads}));
   K::Model model = build_model(kind, width);
   model.compile({.optimizer = K::optimizers::Adam(1e-3),
                  .loss = K::losses::SparseCategoricalCrossentropy(),
@@ -136,9 +135,10 @@ int train(const Args& a) {
   std::vector<double> sps;
   for (double s : timer->seconds) sps.push_back(static_cast<double>(window_steps * batch) / s);
   double flops_per_sample = 0;
-  if (kind == "mlp") {  // 2 flops per MAC; forward + backward-weights on every layer, backward-data on all but the first
-    std::vector<std::int64_t> dims = width > 0 ? std::vector<std::int64_t>{784, width, width, 10}
-                                               : std::vector<std::int64_t>{784, 512, 256, 10};
+  if (kind ==
+      "mlp") {  // 2 flops per MAC; forward + backward-weights on every layer, backward-data on all but the first
+    std::vector<std::int64_t> dims =
+        width > 0 ? std::vector<std::int64_t>{784, width, width, 10} : std::vector<std::int64_t>{784, 512, 256, 10};
     for (std::size_t i = 0; i + 1 < dims.size(); ++i)
       flops_per_sample += 2.0 * static_cast<double>(dims[i] * dims[i + 1]) * (i == 0 ? 2 : 3);
   }

@@ -4,8 +4,8 @@
 //
 //   sgemm_bench mlp  --batch B --dims 784,512,256,10 [--threads 2] [--windows 7] [--reps R]
 //   sgemm_bench peak [--threads 2] [--windows 7]
-#include <oneapi/dnnl/dnnl.h>
 #include <omp.h>
+#include <oneapi/dnnl/dnnl.h>
 
 #include <algorithm>
 #include <chrono>
@@ -96,9 +96,9 @@ int main(int argc, char** argv) {
     gs.reserve(3 * dims.size());
     for (std::size_t i = 0; i + 1 < dims.size(); ++i) {
       long in = dims[i], out = dims[i + 1];
-      gs.emplace_back("fwd", 'N', 'N', batch, out, in);            // y = x W
+      gs.emplace_back("fwd", 'N', 'N', batch, out, in);                  // y = x W
       if (i > 0) gs.emplace_back("bwd_data", 'N', 'T', batch, in, out);  // dx = dy W^T (not for the input)
-      gs.emplace_back("bwd_weights", 'T', 'N', in, out, batch);    // dW = x^T dy
+      gs.emplace_back("bwd_weights", 'T', 'N', in, out, batch);          // dW = x^T dy
     }
     double flops = 0;
     for (auto& g : gs) flops += g.flops();

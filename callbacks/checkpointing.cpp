@@ -20,7 +20,7 @@ void make_parent_dirs(const std::string& path) {
   fs::create_directories(parent, ec);
   if (ec)
     throw IOError(fmt::format("cannot create directory '{}' for '{}': {}; choose a writable location", parent.string(),
-                            path, ec.message()));
+                              path, ec.message()));
 }
 
 // A diverged run must not replace the last good file, nor stop because it cannot save: when a
@@ -28,8 +28,8 @@ void make_parent_dirs(const std::string& path) {
 bool finite_or_warn(const Model& model, const char* who, int epoch, const std::string& path, const char* kept) {
   auto bad = io::find_non_finite(model);
   if (!bad) return true;
-  std::fprintf(stderr, "%s: epoch %d: not saving '%s': %s; %s (%s)\n", who, epoch + 1, path.c_str(), bad->c_str(),
-               kept, io::kNonFiniteAdvice);
+  std::fprintf(stderr, "%s: epoch %d: not saving '%s': %s; %s (%s)\n", who, epoch + 1, path.c_str(), bad->c_str(), kept,
+               io::kNonFiniteAdvice);
   return false;
 }
 
@@ -40,12 +40,22 @@ std::string format_filepath(const std::string& pattern, int epoch, std::optional
   std::string out;
   for (std::size_t i = 0; i < pattern.size(); ++i) {
     char c = pattern[i];
-    if (c == '{' && i + 1 < pattern.size() && pattern[i + 1] == '{') { out += '{'; ++i; continue; }
-    if (c == '}' && i + 1 < pattern.size() && pattern[i + 1] == '}') { out += '}'; ++i; continue; }
-    if (c != '{') { out += c; continue; }
+    if (c == '{' && i + 1 < pattern.size() && pattern[i + 1] == '{') {
+      out += '{';
+      ++i;
+      continue;
+    }
+    if (c == '}' && i + 1 < pattern.size() && pattern[i + 1] == '}') {
+      out += '}';
+      ++i;
+      continue;
+    }
+    if (c != '{') {
+      out += c;
+      continue;
+    }
     auto close = pattern.find('}', i);
-    if (close == std::string::npos)
-      throw ValueError(fmt::format("checkpoint filepath '{}': unclosed '{{'", pattern));
+    if (close == std::string::npos) throw ValueError(fmt::format("checkpoint filepath '{}': unclosed '{{'", pattern));
     std::string field = pattern.substr(i + 1, close - i - 1);
     std::string key = field.substr(0, field.find(':'));
     std::string spec = field.find(':') == std::string::npos ? "" : field.substr(field.find(':') + 1);
@@ -56,9 +66,10 @@ std::string format_filepath(const std::string& pattern, int epoch, std::optional
       else if (logs.contains(key)) out += fmt::format(fmt::runtime(fmt_str), logs.at(key));
       else
         throw ValueError(fmt::format("checkpoint filepath '{}': unknown key '{}'; available: epoch{}, {}", pattern, key,
-                                batch ? ", batch" : "", logs.keys_str()));
+                                     batch ? ", batch" : "", logs.keys_str()));
     } catch (const fmt::format_error& e) {
-      throw ValueError(fmt::format("checkpoint filepath '{}': bad format '{}' for key '{}': {}", pattern, spec, key, e.what()));
+      throw ValueError(
+          fmt::format("checkpoint filepath '{}': bad format '{}' for key '{}': {}", pattern, spec, key, e.what()));
     }
     i = close;
   }
@@ -70,9 +81,10 @@ ModelCheckpoint::ModelCheckpoint(std::string filepath, ModelCheckpointOptions o)
   best_ = o_.initial_value_threshold ? *o_.initial_value_threshold : monitor_.worst();
   const std::string suffix = ".weights.h5";
   if (filepath_.size() < suffix.size() || filepath_.compare(filepath_.size() - suffix.size(), suffix.size(), suffix))
-    throw ValueError(fmt::format("ModelCheckpoint: filepath '{}' must end in '.weights.h5' (kerascpp writes Keras 3 "
-                            "weights files; .keras archives are not supported yet)",
-                            filepath_));
+    throw ValueError(
+        fmt::format("ModelCheckpoint: filepath '{}' must end in '.weights.h5' (kerascpp writes Keras 3 "
+                    "weights files; .keras archives are not supported yet)",
+                    filepath_));
 }
 
 void ModelCheckpoint::on_train_begin(const Logs&) {
@@ -133,9 +145,10 @@ void BackupAndRestore::on_train_begin(const Logs&) {
   if (!fs::exists(checkpoint_path())) return;
   auto cp = io::load_model_weights(model(), checkpoint_path());
   if (!cp)
-    throw IOError(fmt::format("BackupAndRestore: '{}' holds weights but no training state; it was not written by "
-                            "BackupAndRestore — remove it or use another backup_dir",
-                            checkpoint_path()));
+    throw IOError(
+        fmt::format("BackupAndRestore: '{}' holds weights but no training state; it was not written by "
+                    "BackupAndRestore — remove it or use another backup_dir",
+                    checkpoint_path()));
   detail::training_position(model()).resume_at(cp->position);
   restored_ = true;
 }

@@ -6,10 +6,10 @@
 #include <fstream>
 #include <sstream>
 
-#include "path_checks.hpp"
 #include "check.hpp"
 #include "io/atomic_file.hpp"
 #include "kerascpp/model.hpp"
+#include "path_checks.hpp"
 
 namespace kerascpp::callbacks {
 

@@ -40,17 +40,18 @@ void ProgbarLogger::render(std::int64_t done, std::int64_t total, const Logs& lo
   if (total > 0) {
     constexpr int kWidth = 30;
     int filled = static_cast<int>(kWidth * done / total);
-    bar = fmt::format("{}/{} [{}{}{}]", done, total, std::string(static_cast<std::size_t>(std::max(0, filled - 1)), '='),
-                      filled > 0 ? (done == total ? "=" : ">") : "",
-                      std::string(static_cast<std::size_t>(kWidth - filled), '.'));
+    bar = fmt::format(
+        "{}/{} [{}{}{}]", done, total, std::string(static_cast<std::size_t>(std::max(0, filled - 1)), '='),
+        filled > 0 ? (done == total ? "=" : ">") : "", std::string(static_cast<std::size_t>(kWidth - filled), '.'));
   } else {
     bar = fmt::format("{}/Unknown", done);
   }
-  std::string timing = final_line ? fmt::format(" - {} {}/step", format_duration(elapsed), format_duration(per_step))
-                                  : fmt::format(" - ETA: {}", total > 0 ? format_duration(per_step * double(total - done))
-                                                                        : std::string("?"));
-  std::fprintf(stdout, "%s%s%s%s%s%s", interactive ? "\r" : "", bar.c_str(), timing.c_str(),
-               format_logs(logs).c_str(), interactive ? "\033[K" : "", final_line ? "\n" : "");
+  std::string timing =
+      final_line
+          ? fmt::format(" - {} {}/step", format_duration(elapsed), format_duration(per_step))
+          : fmt::format(" - ETA: {}", total > 0 ? format_duration(per_step * double(total - done)) : std::string("?"));
+  std::fprintf(stdout, "%s%s%s%s%s%s", interactive ? "\r" : "", bar.c_str(), timing.c_str(), format_logs(logs).c_str(),
+               interactive ? "\033[K" : "", final_line ? "\n" : "");
   std::fflush(stdout);
 }
 
@@ -78,9 +79,7 @@ void ProgbarLogger::on_epoch_end(int, const Logs& logs) {
   }
 }
 
-void ProgbarLogger::on_test_begin(const Logs&) {
-  start_ = now_seconds();
-}
+void ProgbarLogger::on_test_begin(const Logs&) { start_ = now_seconds(); }
 
 void ProgbarLogger::on_test_batch_end(std::int64_t batch, const Logs& logs) {
   if (verbose_ == 1) render(batch + 1, test_steps_, logs, false);

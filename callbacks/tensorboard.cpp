@@ -4,8 +4,8 @@
 
 #include "check.hpp"
 #include "io/event_file_writer.hpp"
-#include "path_checks.hpp"
 #include "kerascpp/model.hpp"
+#include "path_checks.hpp"
 
 namespace kerascpp::callbacks {
 
@@ -23,9 +23,7 @@ void TensorBoard::on_train_begin(const Logs&) {
   try {
     train_ = std::make_shared<io::EventFileWriter>((fs::path(log_dir_) / "train").string());
     validation_ = std::make_shared<io::EventFileWriter>((fs::path(log_dir_) / "validation").string());
-  } catch (const IOError&) {
-    throw;
-  } catch (const Error& e) {
+  } catch (const IOError&) { throw; } catch (const Error& e) {
     // The event writer reports an uncreatable directory or file as a plain Error; it is an I/O one.
     train_.reset();
     throw IOError(fmt::format("TensorBoard log_dir '{}': {}", log_dir_, e.what()));

@@ -71,10 +71,8 @@ ReduceLROnPlateau::ReduceLROnPlateau(ReduceLROnPlateauOptions o)
   // Keras refuses factor >= 1 only; 0, negative or NaN would zero, flip or poison the rate.
   KERASCPP_CHECK(o_.factor > 0.0 && o_.factor < 1.0, ValueError,
                  "ReduceLROnPlateau: factor must be in (0, 1) (it multiplies the learning rate), got {}", o_.factor);
-  KERASCPP_CHECK(o_.patience >= 0, ValueError, "ReduceLROnPlateau: patience must be >= 0 epochs, got {}",
-                 o_.patience);
-  KERASCPP_CHECK(o_.cooldown >= 0, ValueError, "ReduceLROnPlateau: cooldown must be >= 0 epochs, got {}",
-                 o_.cooldown);
+  KERASCPP_CHECK(o_.patience >= 0, ValueError, "ReduceLROnPlateau: patience must be >= 0 epochs, got {}", o_.patience);
+  KERASCPP_CHECK(o_.cooldown >= 0, ValueError, "ReduceLROnPlateau: cooldown must be >= 0 epochs, got {}", o_.cooldown);
   KERASCPP_CHECK(o_.min_lr >= 0.0 && std::isfinite(o_.min_lr), ValueError,
                  "ReduceLROnPlateau: min_lr must be a finite number >= 0, got {}", o_.min_lr);
 }
@@ -110,7 +108,8 @@ void ReduceLROnPlateau::on_epoch_end(int epoch, const Logs& logs) {
 void LearningRateScheduler::on_epoch_begin(int epoch, const Logs&) {
   auto& opt = model().optimizer();
   double lr = schedule_(epoch, opt.learning_rate());
-  if (!std::isfinite(lr)) throw ValueError(fmt::format("LearningRateScheduler: the schedule returned {} at epoch {}", lr, epoch));
+  if (!std::isfinite(lr))
+    throw ValueError(fmt::format("LearningRateScheduler: the schedule returned {} at epoch {}", lr, epoch));
   opt.set_learning_rate(lr);
   if (verbose_ > 0) std::printf("Epoch %d: LearningRateScheduler setting learning rate to %g.\n", epoch + 1, lr);
 }

@@ -103,7 +103,7 @@ class LogCosh : public K::losses::Loss {
     const std::int64_t d = n ? pred.numel() / n : 0;
     const float* p = pred.data<float>();
     const float* t = target.data<float>();
-    float* l = loss.data<float>();                            // [N], allocated by the caller
+    float* l = loss.data<float>();                             // [N], allocated by the caller
     float* g = grad.defined() ? grad.data<float>() : nullptr;  // undefined when evaluating
     for (std::int64_t row = 0; row < n; ++row) {
       double total = 0.0;

@@ -44,7 +44,8 @@ int main(int argc, char** argv) {
   app.add_option("--model", model_kind, "mlp, cnn (the official models' MNIST CNN) or small_cnn")
       ->check(CLI::IsMember({"mlp", "cnn", "small_cnn"}));
   app.add_option("--train_epochs", train_epochs, "Epochs to train")->check(examples::kPositiveInteger);
-  app.add_option("--batch_size", batch_size, "Global batch size (split across replicas)")->check(examples::kPositiveInteger);
+  app.add_option("--batch_size", batch_size, "Global batch size (split across replicas)")
+      ->check(examples::kPositiveInteger);
   app.add_option("--learning_rate", learning_rate, "Adam learning rate")->check(examples::kFinitePositive);
   app.add_option("--seed", seed, "Random seed (weights, shuffling, dropout)");
   app.add_flag("--use_synthetic_data", synthetic, "Train on constant synthetic data (no dataset needed)");

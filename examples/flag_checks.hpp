@@ -61,8 +61,8 @@ inline const CLI::Validator kWritableDirectory(
         return "'" + s + "' cannot be created: '" + p.string() + "' is not a directory; choose another path";
       std::string probe = (p / ".kerascpp_write_probe_XXXXXX").string();
       if (::mkdtemp(probe.data()) == nullptr)
-        return "'" + s + "' is not writable (cannot create anything in '" + p.string() + "': " +
-               std::strerror(errno) + "); choose a writable directory";
+        return "'" + s + "' is not writable (cannot create anything in '" + p.string() + "': " + std::strerror(errno) +
+               "); choose a writable directory";
       ::rmdir(probe.c_str());
       return {};
     },

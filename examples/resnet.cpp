@@ -130,7 +130,10 @@ K::Model resnet50(int num_classes) {
 class OfficialSchedule : public K::optimizers::schedules::LearningRateSchedule {
  public:
   OfficialSchedule(double rate, std::int64_t steps_per_epoch, int warmup_epochs, std::vector<int> boundaries)
-      : rate_(rate), steps_per_epoch_(steps_per_epoch), warmup_epochs_(warmup_epochs), boundaries_(std::move(boundaries)) {}
+      : rate_(rate),
+        steps_per_epoch_(steps_per_epoch),
+        warmup_epochs_(warmup_epochs),
+        boundaries_(std::move(boundaries)) {}
   double operator()(std::int64_t step) const override {
     const std::int64_t warmup_steps = warmup_epochs_ * steps_per_epoch_;
     if (step < warmup_steps) return rate_ * static_cast<double>(step) / static_cast<double>(warmup_steps);
@@ -231,7 +234,8 @@ int main(int argc, char** argv) {
       ->check(CLI::IsMember({"cifar10", "imagenet"}));
   app.add_flag("--use_synthetic_data", synthetic, "Train on random images and labels (required for now)");
   // Left unset (0), --batch_size takes the dataset's default; given, it must be positive.
-  app.add_option("--batch_size", batch_size, "Global batch size, split across replicas (default 128 CIFAR, 256 ImageNet)")
+  app.add_option("--batch_size", batch_size,
+                 "Global batch size, split across replicas (default 128 CIFAR, 256 ImageNet)")
       ->check(examples::kPositiveInteger);
   app.add_option("--train_steps", train_steps, "Steps per epoch (default 100)")->check(examples::kPositiveInteger);
   app.add_option("--train_epochs", train_epochs, "Epochs to train (default 1)")->check(examples::kPositiveInteger);
@@ -268,7 +272,8 @@ int main(int argc, char** argv) {
     K::set_random_seed(seed);
     const int num_classes = imagenet ? 1000 : 10;
     const K::Shape image_shape = imagenet ? K::Shape{224, 224, 3} : K::Shape{32, 32, 3};
-    K::Dataset train = synthetic_data(image_shape, num_classes, std::min<std::int64_t>(batch_size, 64), batch_size, seed);
+    K::Dataset train =
+        synthetic_data(image_shape, num_classes, std::min<std::int64_t>(batch_size, 64), batch_size, seed);
 
     auto strategy = examples::make_strategy(devices);
     std::printf("Strategy: %s\n", strategy.describe().c_str());

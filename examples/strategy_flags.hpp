@@ -24,8 +24,7 @@ struct StrategyFlags {
 inline void add_strategy_flags(CLI::App& app, StrategyFlags& f) {
   app.add_option("--num_gpus", f.num_gpus, "GPUs to mirror over (-1: every GPU, or the CPU without one; 0: CPU)")
       ->check(CLI::Range(-1, 1 << 16));
-  app.add_option("--cpu_replicas", f.cpu_replicas, "CPU replicas when running on the CPU")
-      ->check(kPositiveInteger);
+  app.add_option("--cpu_replicas", f.cpu_replicas, "CPU replicas when running on the CPU")->check(kPositiveInteger);
   app.add_option("--all_reduce_alg", f.all_reduce_alg,
                  "auto, nccl, hierarchical_copy, reduction_to_one_device or shared_memory")
       ->check(CLI::IsMember({"auto", "nccl", "hierarchical_copy", "reduction_to_one_device", "shared_memory"}));

@@ -87,7 +87,9 @@ void check_event(const Expected& e, const Event& got) {
           !same_bits(v.floats[0], e.scalar))
         finding("scalar");
       break;
-    case 1: check_histogram(e, v); break;
+    case 1:
+      check_histogram(e, v);
+      break;
     default:
       if (v.plugin != "graph_keras_model" || v.plugin_content != "1" || v.strings != std::vector{e.json})
         finding("keras model config");
@@ -95,14 +97,11 @@ void check_event(const Expected& e, const Event& got) {
 }
 
 // The calls the writer documents as refused (see event_file_writer.hpp).
-bool may_refuse(const Expected& e) {
-  return !kerascpp::io::valid_summary_tag(e.tag) || (e.kind == 1 && e.buckets < 1);
-}
+bool may_refuse(const Expected& e) { return !kerascpp::io::valid_summary_tag(e.tag) || (e.kind == 1 && e.buckets < 1); }
 
 void round_trip(FuzzedDataProvider& in) {
-  static const std::string dir = (std::filesystem::temp_directory_path() /
-                                  ("kerascpp_fuzz_events_" + std::to_string(::getpid())))
-                                     .string();
+  static const std::string dir =
+      (std::filesystem::temp_directory_path() / ("kerascpp_fuzz_events_" + std::to_string(::getpid()))).string();
   std::vector<Expected> expected;
   std::string path;
   {
@@ -150,10 +149,9 @@ extern "C" int LLVMFuzzerTestOneInput(const std::uint8_t* data, std::size_t size
   if (size == 0) return 0;
   if (data[0] & 1U) {
     try {
-      (void)kerascpp::io::parse_events(
-          std::string_view(reinterpret_cast<const char*>(data) + 1, size - 1), "fuzz input");
-    } catch (const kerascpp::Error&) {
-    }
+      (void)kerascpp::io::parse_events(std::string_view(reinterpret_cast<const char*>(data) + 1, size - 1),
+                                       "fuzz input");
+    } catch (const kerascpp::Error&) {}
     return 0;
   }
   FuzzedDataProvider in(data + 1, size - 1);

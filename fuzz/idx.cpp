@@ -11,7 +11,6 @@ extern "C" int LLVMFuzzerTestOneInput(const std::uint8_t* data, std::size_t size
   const std::string path = kerascpp_fuzz::write_temp_input(data, size, "-idx");
   try {
     (void)kerascpp::read_idx(path);
-  } catch (const kerascpp::Error&) {
-  }
+  } catch (const kerascpp::Error&) {}
   return 0;
 }

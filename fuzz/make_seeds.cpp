@@ -23,9 +23,7 @@ std::string slurp(const fs::path& p) {
   return {std::istreambuf_iterator<char>(in), std::istreambuf_iterator<char>()};
 }
 
-void put(const fs::path& p, const std::string& bytes) {
-  std::ofstream(p, std::ios::binary) << bytes;
-}
+void put(const fs::path& p, const std::string& bytes) { std::ofstream(p, std::ios::binary) << bytes; }
 
 void weights_seeds(const fs::path& out, const fs::path& scratch) {
   K::Model model = kerascpp_fuzz::make_fuzz_model();
@@ -63,8 +61,9 @@ void event_seeds(const fs::path& out, const fs::path& scratch) {
   put(out / "raw-event-file", "\x01" + slurp(path));  // odd first byte: raw mode
   // Even first byte: round-trip scripts (the bytes FuzzedDataProvider turns into calls).
   put(out / "script-scalar", std::string("\x00\x00", 2) + "epoch_loss\\\x01\x02\x03\x04\x05\x06\x07\x08\x09");
-  put(out / "script-mixed", std::string("\x00", 1) + "kernel\\\x10\x20\x30\x40\x50\x60\x70\x80\x90\xa0"
-                                                       "bias\\\x7f\x80\x00\x00\xff\xff\x7f\x7f\x01\x02\x03");
+  put(out / "script-mixed", std::string("\x00", 1) +
+                                "kernel\\\x10\x20\x30\x40\x50\x60\x70\x80\x90\xa0"
+                                "bias\\\x7f\x80\x00\x00\xff\xff\x7f\x7f\x01\x02\x03");
 }
 
 }  // namespace

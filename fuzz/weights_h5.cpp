@@ -24,11 +24,9 @@ extern "C" int LLVMFuzzerTestOneInput(const std::uint8_t* data, std::size_t size
   const std::string path = kerascpp_fuzz::write_temp_input(data, size, ".weights.h5");
   try {
     (void)kerascpp::io::read_weights_file(path);
-  } catch (const kerascpp::Error&) {
-  }
+  } catch (const kerascpp::Error&) {}
   try {
     model.load_weights(path);  // all-or-nothing: a refused file leaves the model as it was
-  } catch (const kerascpp::Error&) {
-  }
+  } catch (const kerascpp::Error&) {}
   return 0;
 }

@@ -28,9 +28,8 @@ std::vector<Shape> BatchNormalizationLayer::compute_output_shapes(const std::vec
 void BatchNormalizationLayer::build(const std::vector<Shape>& in) {
   channels_ = in[0].back();
   // Built for this many channels, as Keras' InputSpec(ndim=rank, axes={-1: channels}).
-  set_input_spec({.ndim = static_cast<int>(in[0].size()) + 1,
-                  .axes = {{-1, channels_}},
-                  .layout = "(batch, ..., channels)"});
+  set_input_spec(
+      {.ndim = static_cast<int>(in[0].size()) + 1, .axes = {{-1, channels_}}, .layout = "(batch, ..., channels)"});
   gamma_ = &add_weight("gamma", {channels_}, "ones", true, 0);
   beta_ = &add_weight("beta", {channels_}, "zeros", true, 0);
   moving_mean_ = &add_weight("moving_mean", {channels_}, "zeros", false, 0);
@@ -100,10 +99,8 @@ void BatchNormalizationLayer::forward_empty(ReplicaContext& ctx) {
   Tensor packed = Tensor::zeros({moments_packed_size(channels_, ctx.num_replicas)});
   all_reduce(ctx, packed);
   Tensor mean, var;
-  if (options_.synchronized)
-    ctx.backend->synchronized_moments(packed, ctx.num_replicas, mean, var);
-  else
-    ctx.backend->average_moments(packed, ctx.num_replicas, mean, var);
+  if (options_.synchronized) ctx.backend->synchronized_moments(packed, ctx.num_replicas, mean, var);
+  else ctx.backend->average_moments(packed, ctx.num_replicas, mean, var);
   update_moving_statistics(ctx, mean, var);
 }
 
@@ -145,9 +142,9 @@ void BatchNormalizationLayer::backward_empty(ReplicaContext& ctx) {
 
 std::string BatchNormalizationLayer::config_json() const {
   return detail::dump({{"name", name()},
-                      {"momentum", detail::json_float(options_.momentum)},
-                      {"epsilon", detail::json_float(options_.epsilon)},
-                      {"synchronized", options_.synchronized}});
+                       {"momentum", detail::json_float(options_.momentum)},
+                       {"epsilon", detail::json_float(options_.epsilon)},
+                       {"synchronized", options_.synchronized}});
 }
 
 LayerRef BatchNormalization(BatchNormalizationOptions options) {

@@ -1,7 +1,7 @@
 #include "kerascpp/layers/conv2d.hpp"
 
-#include "kerascpp/random.hpp"
 #include "check.hpp"
+#include "kerascpp/random.hpp"
 #include "layer_util.hpp"
 
 namespace kerascpp::layers {
@@ -32,9 +32,10 @@ std::vector<Shape> Conv2DLayer::compute_output_shapes(const std::vector<Shape>& 
   const bool same = options_.padding == Padding::same;
   const std::int64_t kh = kernel_size_.height, kw = kernel_size_.width;
   if (!same && (s[0] < kh || s[1] < kw)) {
-    throw ShapeError(fmt::format("{}: kernel {}x{} is larger than the input {} with padding=\"valid\"; use "
-                                 "Padding::same or a smaller kernel",
-                                 where(), kh, kw, shape_str(detail::with_batch(-1, s))));
+    throw ShapeError(
+        fmt::format("{}: kernel {}x{} is larger than the input {} with padding=\"valid\"; use "
+                    "Padding::same or a smaller kernel",
+                    where(), kh, kw, shape_str(detail::with_batch(-1, s))));
   }
   return {{detail::window_output(s[0], kh, options_.strides.height, same),
            detail::window_output(s[1], kw, options_.strides.width, same), filters_}};
@@ -86,8 +87,7 @@ std::vector<Tensor> Conv2DLayer::backward(ReplicaContext& ctx, const std::vector
   Tensor db;
   if (bias_) {
     bool first_b = bias_->take_first_grad(r);
-    if (first_b != first)
-      throw StateError(fmt::format("{}: kernel and bias gradients out of step", where()));
+    if (first_b != first) throw StateError(fmt::format("{}: kernel and bias gradients out of step", where()));
     db = bias_->grad(r);
   }
   Conv2DGeometry g = geometry_for(in[0].dim(1), in[0].dim(2));
@@ -100,12 +100,12 @@ std::vector<Tensor> Conv2DLayer::backward(ReplicaContext& ctx, const std::vector
 
 std::string Conv2DLayer::config_json() const {
   return detail::dump({{"name", name()},
-                      {"filters", filters_},
-                      {"kernel_size", detail::json_size2d(kernel_size_)},
-                      {"strides", detail::json_size2d(options_.strides)},
-                      {"padding", padding_name(options_.padding)},
-                      {"activation", activation_name(activation_)},
-                      {"use_bias", options_.use_bias}});
+                       {"filters", filters_},
+                       {"kernel_size", detail::json_size2d(kernel_size_)},
+                       {"strides", detail::json_size2d(options_.strides)},
+                       {"padding", padding_name(options_.padding)},
+                       {"activation", activation_name(activation_)},
+                       {"use_bias", options_.use_bias}});
 }
 
 LayerRef Conv2D(std::int64_t filters, Size2D kernel_size, Conv2DOptions options) {

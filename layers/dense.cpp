@@ -66,9 +66,9 @@ std::vector<Tensor> DenseLayer::backward(ReplicaContext& ctx, const std::vector<
 
 std::string DenseLayer::config_json() const {
   return detail::dump({{"name", name()},
-                      {"units", units_},
-                      {"activation", activation_name(activation_)},
-                      {"use_bias", options_.use_bias}});
+                       {"units", units_},
+                       {"activation", activation_name(activation_)},
+                       {"use_bias", options_.use_bias}});
 }
 
 LayerRef Dense(std::int64_t units, DenseOptions options) {

@@ -8,8 +8,8 @@ namespace kerascpp::layers {
 DropoutLayer::DropoutLayer(float rate, DropoutOptions options)
     : Layer(options.name), rate_(rate), seed_(options.seed ? *options.seed : next_random_seed()) {
   if (!(rate_ >= 0.f && rate_ < 1.f))
-    throw ValueError(fmt::format("Dropout '{}': rate must be in [0, 1) (the fraction of inputs dropped), got {}", name(),
-                                 rate_));
+    throw ValueError(
+        fmt::format("Dropout '{}': rate must be in [0, 1) (the fraction of inputs dropped), got {}", name(), rate_));
   set_input_spec({});  // one float32 input of any shape
 }
 

@@ -9,7 +9,8 @@ std::vector<Shape> AddLayer::compute_output_shapes(const std::vector<Shape>& in)
   for (std::size_t i = 1; i < in.size(); ++i)
     if (in[i] != in[0])
       throw ShapeError(fmt::format("{}: inputs must have equal shapes, but input 0 is {} and input {} is {}", where(),
-                              shape_str(detail::with_batch(-1, in[0])), i, shape_str(detail::with_batch(-1, in[i]))));
+                                   shape_str(detail::with_batch(-1, in[0])), i,
+                                   shape_str(detail::with_batch(-1, in[i]))));
   return {in[0]};
 }
 
@@ -30,9 +31,10 @@ int normalise_axis(int axis, std::size_t rank_with_batch, const std::string& whe
   int r = static_cast<int>(rank_with_batch);
   int a = axis < 0 ? axis + r : axis;
   if (a <= 0 || a >= r)
-    throw ValueError(fmt::format("{}: axis {} is out of range for inputs of rank {} (the batch axis 0 cannot be "
-                            "concatenated)",
-                            where, axis, r));
+    throw ValueError(
+        fmt::format("{}: axis {} is out of range for inputs of rank {} (the batch axis 0 cannot be "
+                    "concatenated)",
+                    where, axis, r));
   return a;
 }
 }  // namespace
@@ -46,10 +48,10 @@ std::vector<Shape> ConcatenateLayer::compute_output_shapes(const std::vector<Sha
     for (std::size_t d = 0; ok && d < in[0].size(); ++d)
       if (static_cast<int>(d) != a && in[i][d] != in[0][d]) ok = false;
     if (!ok)
-      throw ShapeError(fmt::format("{}: inputs must match on every axis except axis {}, but input 0 is {} and input {} "
-                              "is {}",
-                              where(), axis_, shape_str(detail::with_batch(-1, in[0])), i,
-                              shape_str(detail::with_batch(-1, in[i]))));
+      throw ShapeError(fmt::format(
+          "{}: inputs must match on every axis except axis {}, but input 0 is {} and input {} "
+          "is {}",
+          where(), axis_, shape_str(detail::with_batch(-1, in[0])), i, shape_str(detail::with_batch(-1, in[i]))));
     out[static_cast<std::size_t>(a)] += in[i][static_cast<std::size_t>(a)];
   }
   return {out};
@@ -74,9 +76,7 @@ std::vector<Tensor> ConcatenateLayer::backward(ReplicaContext& ctx, const std::v
   return dxs;
 }
 
-std::string ConcatenateLayer::config_json() const {
-  return detail::dump({{"name", name()}, {"axis", axis_}});
-}
+std::string ConcatenateLayer::config_json() const { return detail::dump({{"name", name()}, {"axis", axis_}}); }
 
 LayerRef Add(AddOptions options) { return std::make_shared<AddLayer>(std::move(options)); }
 LayerRef Concatenate(int axis, ConcatenateOptions options) {

@@ -20,8 +20,8 @@ Pooling2DLayer::Pooling2DLayer(PoolKind kind, Size2D pool_size, Pooling2DOptions
       pool_size_(pool_size),
       strides_(options.strides.value_or(pool_size)),
       padding_(options.padding) {
-  KERASCPP_CHECK(pool_size_.positive(), ValueError, "{} '{}': pool_size must be positive, got {{{}, {}}}",
-                 class_name(), name(), pool_size_.height, pool_size_.width);
+  KERASCPP_CHECK(pool_size_.positive(), ValueError, "{} '{}': pool_size must be positive, got {{{}, {}}}", class_name(),
+                 name(), pool_size_.height, pool_size_.width);
   KERASCPP_CHECK(strides_.positive(), ValueError,
                  "{} '{}': strides must be positive (or left unset for the pool size), got {{{}, {}}}", class_name(),
                  name(), strides_.height, strides_.width);
@@ -77,9 +77,9 @@ std::vector<Tensor> Pooling2DLayer::backward(ReplicaContext& ctx, const std::vec
 
 std::string Pooling2DLayer::config_json() const {
   return detail::dump({{"name", name()},
-                      {"pool_size", detail::json_size2d(pool_size_)},
-                      {"strides", detail::json_size2d(strides_)},
-                      {"padding", padding_name(padding_)}});
+                       {"pool_size", detail::json_size2d(pool_size_)},
+                       {"strides", detail::json_size2d(strides_)},
+                       {"padding", padding_name(padding_)}});
 }
 
 GlobalAveragePooling2DLayer::GlobalAveragePooling2DLayer(GlobalAveragePooling2DOptions options)
@@ -115,8 +115,7 @@ std::vector<Tensor> GlobalAveragePooling2DLayer::backward(ReplicaContext& ctx, c
                                                           LayerState& st) {
   const Tensor& x = in[0];
   Tensor dx(x.shape());
-  ctx.backend->pool2d_backward(grads[0].reshape({x.dim(0), 1, 1, x.dim(3)}), x, global_geometry(x), st.saved.at(0),
-                               dx);
+  ctx.backend->pool2d_backward(grads[0].reshape({x.dim(0), 1, 1, x.dim(3)}), x, global_geometry(x), st.saved.at(0), dx);
   return {dx};
 }
 

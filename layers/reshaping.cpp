@@ -32,13 +32,14 @@ Shape ReshapeLayer::resolve(const Shape& per_example) const {
   for (std::size_t i = 0; i < out.size(); ++i) {
     if (out[i] == -1 && infer < 0) infer = static_cast<int>(i);
     else if (out[i] <= 0)
-      throw ValueError(fmt::format("{}: target shape {} may hold positive sizes and one -1", where(), shape_str(target_)));
+      throw ValueError(
+          fmt::format("{}: target shape {} may hold positive sizes and one -1", where(), shape_str(target_)));
     else known *= out[i];
   }
   if (infer >= 0 && known > 0 && n % known == 0) out[static_cast<std::size_t>(infer)] = n / known;
   if (shape_numel(out) != n)
     throw ShapeError(fmt::format("{}: cannot reshape input {} ({} values per example) to target shape {}", where(),
-                            shape_str(detail::with_batch(-1, per_example)), n, shape_str(target_)));
+                                 shape_str(detail::with_batch(-1, per_example)), n, shape_str(target_)));
   return out;
 }
 

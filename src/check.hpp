@@ -7,8 +7,8 @@
 
 #include "kerascpp/error.hpp"
 
-#define KERASCPP_CHECK(condition, ErrorType, ...)                \
-  do {                                                           \
-    if (!(condition)) [[unlikely]]                               \
-      throw ::kerascpp::ErrorType(::fmt::format(__VA_ARGS__));   \
+#define KERASCPP_CHECK(condition, ErrorType, ...)              \
+  do {                                                         \
+    if (!(condition)) [[unlikely]]                             \
+      throw ::kerascpp::ErrorType(::fmt::format(__VA_ARGS__)); \
   } while (false)

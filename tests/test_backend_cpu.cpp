@@ -59,9 +59,7 @@ bool bit_equal(const K::Tensor& a, const K::Tensor& b) {
 std::string error_of(const std::function<void()>& f) {
   try {
     f();
-  } catch (const K::Error& e) {
-    return e.what();
-  }
+  } catch (const K::Error& e) { return e.what(); }
   return "";
 }
 
@@ -229,8 +227,8 @@ Vec finite_differences(const Vec& v, const std::function<double(const Vec&)>& f,
 // ============================================================================ activation names
 
 TEST_CASE("activation names round-trip and unknown names are rejected") {
-  for (auto act : {K::ActivationKind::linear, K::ActivationKind::relu, K::ActivationKind::sigmoid, K::ActivationKind::tanh,
-                   K::ActivationKind::softmax})
+  for (auto act : {K::ActivationKind::linear, K::ActivationKind::relu, K::ActivationKind::sigmoid,
+                   K::ActivationKind::tanh, K::ActivationKind::softmax})
     CHECK(K::activation_from_name(K::activation_name(act), "dense") == act);
   CHECK(K::activation_from_name("", "dense") == K::ActivationKind::linear);
   std::string msg = error_of([] { K::activation_from_name("gelu_fast", "dense_3"); });
@@ -256,8 +254,8 @@ TEST_CASE("cpu backend: dense_forward with bias and each activation") {
   auto be = K::make_cpu_backend(2);
   const std::int64_t N = 7, I = 13, O = 5;
   auto x = random_tensor({N, I}, 1), w = random_tensor({I, O}, 2), b = random_tensor({O}, 3);
-  for (auto act : {K::ActivationKind::linear, K::ActivationKind::relu, K::ActivationKind::sigmoid, K::ActivationKind::tanh,
-                   K::ActivationKind::softmax}) {
+  for (auto act : {K::ActivationKind::linear, K::ActivationKind::relu, K::ActivationKind::sigmoid,
+                   K::ActivationKind::tanh, K::ActivationKind::softmax}) {
     CAPTURE(K::activation_name(act));
     for (bool bias : {true, false}) {
       K::Tensor y;
@@ -338,7 +336,8 @@ TEST_CASE("cpu backend: conv2d forward, backward data and backward weights") {
     Vec y_ref(static_cast<std::size_t>(cc.n * cc.oh() * cc.ow() * cc.o));
     for (std::size_t i = 0; i < y_ref.size(); ++i) y_ref[i] = bv[i % cc.o];
     for_each_tap(cc, [&](auto xi, auto wi, auto yi) { y_ref[yi] += xv[xi] * wv[wi]; });
-    for (auto act : {K::ActivationKind::linear, K::ActivationKind::relu, K::ActivationKind::tanh, K::ActivationKind::softmax}) {
+    for (auto act :
+         {K::ActivationKind::linear, K::ActivationKind::relu, K::ActivationKind::tanh, K::ActivationKind::softmax}) {
       CAPTURE(K::activation_name(act));
       K::Tensor y;
       be->conv2d_forward(x, w, b, g, act, y);
@@ -466,8 +465,8 @@ TEST_CASE("cpu backend: activations forward and backward, including in place") {
   const std::int64_t C = 6;
   auto x = random_tensor({5, 3, C}, 40, -3.f, 3.f);
   auto dy = random_tensor({5, 3, C}, 41);
-  for (auto act : {K::ActivationKind::linear, K::ActivationKind::relu, K::ActivationKind::sigmoid, K::ActivationKind::tanh,
-                   K::ActivationKind::softmax}) {
+  for (auto act : {K::ActivationKind::linear, K::ActivationKind::relu, K::ActivationKind::sigmoid,
+                   K::ActivationKind::tanh, K::ActivationKind::softmax}) {
     CAPTURE(K::activation_name(act));
     K::Tensor y, dx;
     be->activation_forward(act, x, y);
@@ -689,7 +688,8 @@ void old_synchronized_moments(const std::vector<std::int64_t>& counts, const std
   var.assign(C, 0.f);
   for (std::size_t c = 0; c < C; ++c) {
     double mu = 0.0;
-    for (std::size_t r = 0; r < counts.size(); ++r) mu += static_cast<float>(counts[r]) * static_cast<double>(means[r][c]);
+    for (std::size_t r = 0; r < counts.size(); ++r)
+      mu += static_cast<float>(counts[r]) * static_cast<double>(means[r][c]);
     mu /= total;
     double m2 = 0.0;
     for (std::size_t r = 0; r < counts.size(); ++r) {
@@ -772,8 +772,8 @@ TEST_CASE("cpu backend: moments, and synchronized moments over 2 simulated repli
   check_close(sync_var, var.to_vector(), 1e-6);
   // ... and bit for bit what the layer computed before these ops existed.
   Vec old_mean, old_var;
-  old_synchronized_moments(counts, {m[0].to_vector(), m[1].to_vector()}, {v[0].to_vector(), v[1].to_vector()},
-                           old_mean, old_var);
+  old_synchronized_moments(counts, {m[0].to_vector(), m[1].to_vector()}, {v[0].to_vector(), v[1].to_vector()}, old_mean,
+                           old_var);
   CHECK(bit_equal(sync_mean, K::Tensor::from_vector({C}, old_mean)));
   CHECK(bit_equal(sync_var, K::Tensor::from_vector({C}, old_var)));
 
@@ -819,8 +819,8 @@ TEST_CASE("cpu backend: synchronized batchnorm backward over 2 simulated replica
   for (int r = 0; r < 2; ++r) {
     dg[r] = K::Tensor::zeros({C});
     db[r] = K::Tensor::zeros({C});
-    be->batchnorm_backward_reduce(dy.slice(bounds[r], bounds[r + 1]), x.slice(bounds[r], bounds[r + 1]), mean, var,
-                                  eps, sums[r], dg[r], db[r]);
+    be->batchnorm_backward_reduce(dy.slice(bounds[r], bounds[r + 1]), x.slice(bounds[r], bounds[r + 1]), mean, var, eps,
+                                  sums[r], dg[r], db[r]);
   }
   K::Tensor total = sums[0].clone();
   be->add_inplace(total, sums[1]);  // the all-reduce
@@ -971,9 +971,8 @@ TEST_CASE("cpu backend: categorical crossentropy and its gradient") {
   be->categorical_crossentropy(pred, onehot, false, loss, grad, 1.f);
   CHECK(loss.to_vector()[0] == doctest::Approx(-std::log(1e-7)).epsilon(1e-5));
   check_close(grad, Vec{0.f, 0.f, 0.f});
-  std::string msg = error_of([&] {
-    be->categorical_crossentropy(pred, random_tensor({1, 4}, 1), false, loss, grad, 1.f);
-  });
+  std::string msg =
+      error_of([&] { be->categorical_crossentropy(pred, random_tensor({1, 4}, 1), false, loss, grad, 1.f); });
   CHECK(contains(msg, "(1, 4)"));
 }
 

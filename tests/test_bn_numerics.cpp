@@ -133,8 +133,8 @@ TEST_CASE("bn numerics: batch statistics over 43,264 rows with mean 100, std 0.1
     double y_err = 0.0;
     for (std::int64_t i = 0; i < kRows * C; ++i) {
       std::int64_t c = i % C;
-      long double expect = (px[i] - ref.mean[c]) * gamma.data<float>()[c] / std::sqrt(ref.var[c] + kEps) +
-                           beta.data<float>()[c];
+      long double expect =
+          (px[i] - ref.mean[c]) * gamma.data<float>()[c] / std::sqrt(ref.var[c] + kEps) + beta.data<float>()[c];
       y_err = std::max(y_err, static_cast<double>(std::fabs(r.y.data<float>()[i] - expect)));
     }
     MESSAGE("y max abs error " << y_err);
@@ -188,8 +188,8 @@ K::Model bn_model(bool synchronized) {
 std::vector<K::Tensor> train_one_step(K::distribute::Strategy strategy, bool synchronized, const K::Tensor& x,
                                       const K::Tensor& y) {
   K::Model model = bn_model(synchronized);
-  model.compile({.optimizer = K::optimizers::SGD(0.1), .loss = "sparse_categorical_crossentropy",
-                 .distribute = strategy});
+  model.compile(
+      {.optimizer = K::optimizers::SGD(0.1), .loss = "sparse_categorical_crossentropy", .distribute = strategy});
   model.fit(K::Dataset::from_tensor_slices(x, y).batch(x.dim(0)), {.epochs = 1, .verbose = 0});
   return model.get_weights();  // gamma, beta, moving_mean, moving_variance, kernel, bias
 }

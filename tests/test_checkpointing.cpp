@@ -32,8 +32,10 @@ K::Dataset data(std::int64_t n) {
 }
 
 void compile(K::Model& m, int replicas) {
-  m.compile({.optimizer = K::optimizers::Adam(1e-2), .loss = "sparse_categorical_crossentropy",
-             .metrics = {"accuracy"}, .distribute = K::distribute::MirroredStrategy<>(replicas)});
+  m.compile({.optimizer = K::optimizers::Adam(1e-2),
+             .loss = "sparse_categorical_crossentropy",
+             .metrics = {"accuracy"},
+             .distribute = K::distribute::MirroredStrategy<>(replicas)});
 }
 
 }  // namespace
@@ -112,7 +114,8 @@ TEST_CASE("ModelCheckpoint: templates, save_best_only, and bad keys fail before 
   CHECK(fs::is_empty(dir));  // nothing half-written
 
   auto best = std::make_shared<K::callbacks::ModelCheckpoint>(
-      (dir / "best.weights.h5").string(), K::callbacks::ModelCheckpointOptions{.monitor = "loss", .save_best_only = true});
+      (dir / "best.weights.h5").string(),
+      K::callbacks::ModelCheckpointOptions{.monitor = "loss", .save_best_only = true});
   auto every = std::make_shared<K::callbacks::ModelCheckpoint>((dir / "sub" / "e{epoch}.weights.h5").string());
   m.fit(data(16).batch(8), {.epochs = 3, .callbacks = {best, every}, .verbose = 0});
   CHECK(fs::exists(dir / "best.weights.h5"));
@@ -123,9 +126,8 @@ TEST_CASE("ModelCheckpoint: templates, save_best_only, and bad keys fail before 
 TEST_CASE("callbacks: EarlyStopping restores best weights, ReduceLROnPlateau and LearningRateScheduler change lr") {
   K::Model m = make_model();
   compile(m, 1);
-  auto sched = std::make_shared<K::callbacks::LearningRateScheduler>([](int epoch, double lr) {
-    return epoch == 0 ? 0.05 : lr * 0.5;
-  });
+  auto sched = std::make_shared<K::callbacks::LearningRateScheduler>(
+      [](int epoch, double lr) { return epoch == 0 ? 0.05 : lr * 0.5; });
   auto h = m.fit(data(16).batch(8), {.epochs = 3, .callbacks = {sched}, .verbose = 0});
   REQUIRE(h.history["learning_rate"].size() == 3);
   CHECK(h.history["learning_rate"][2] == doctest::Approx(0.0125));

@@ -190,11 +190,11 @@ TEST_CASE("shuffle is a permutation, deterministic per (seed, epoch), different 
   CHECK(sorted == iota(100));
   CHECK(e0 != iota(100));
 
-  CHECK(labels(shuffled, 0) == e0);                 // same iterator epoch, same order
-  CHECK(labels(ds.shuffle(100, 42), 0) == e0);      // re-created pipeline, same order
-  CHECK(labels(shuffled, 1) != e0);                 // reshuffled each epoch
+  CHECK(labels(shuffled, 0) == e0);             // same iterator epoch, same order
+  CHECK(labels(ds.shuffle(100, 42), 0) == e0);  // re-created pipeline, same order
+  CHECK(labels(shuffled, 1) != e0);             // reshuffled each epoch
   CHECK(labels(shuffled, 1) == labels(shuffled, 1));
-  CHECK(labels(ds.shuffle(100, 43), 0) != e0);      // other seed, other order
+  CHECK(labels(ds.shuffle(100, 43), 0) != e0);  // other seed, other order
 
   auto fixed = ds.shuffle(100, 42, /*reshuffle_each_iteration=*/false);
   CHECK(labels(fixed, 0) == labels(fixed, 5));

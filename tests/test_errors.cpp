@@ -29,13 +29,9 @@ namespace {
 std::string kerascpp_error(const std::function<void()>& f) {
   try {
     f();
-  } catch (const K::Error& e) {
-    return e.what();
-  } catch (const std::exception& e) {
+  } catch (const K::Error& e) { return e.what(); } catch (const std::exception& e) {
     FAIL("threw a std::exception that is not a kerascpp::Error: " << e.what());
-  } catch (...) {
-    FAIL("threw something that is not a std::exception");
-  }
+  } catch (...) { FAIL("threw something that is not a std::exception"); }
   FAIL("no exception was thrown");
   return {};
 }
@@ -98,8 +94,7 @@ TEST_CASE("errors: Conv2D on a rank-2 input") {
   auto img = K::Input({2, 2, 1});
   expect_error([&] { K::layers::Conv2D(4, 3, {.name = "conv_too_small"})(img); },
                {"conv_too_small", "(None, 2, 2, 1)", "3x3"});
-  expect_error([&] { K::layers::MaxPooling2D(2, {.name = "pool_on_vectors"})(in); },
-               {"pool_on_vectors", "(None, 10)"});
+  expect_error([&] { K::layers::MaxPooling2D(2, {.name = "pool_on_vectors"})(in); }, {"pool_on_vectors", "(None, 10)"});
 }
 
 TEST_CASE("errors: Add of different shapes and Concatenate on mismatched axes") {
@@ -113,7 +108,8 @@ TEST_CASE("errors: Add of different shapes and Concatenate on mismatched axes") 
   expect_error([&] { K::layers::Concatenate(-1, {.name = "concat_mismatch"})({c, d}); },
                {"concat_mismatch", "(None, 2, 3)", "(None, 3, 4)"});
   auto e = K::Input({2, 3, 5});
-  expect_error([&] { K::layers::Concatenate(-1, {.name = "concat_rank"})({c, e}); }, {"concat_rank", "(None, 2, 3, 5)"});
+  expect_error([&] { K::layers::Concatenate(-1, {.name = "concat_rank"})({c, e}); },
+               {"concat_rank", "(None, 2, 3, 5)"});
   expect_error([&] { K::layers::Concatenate(3, {.name = "concat_axis"})({c, c}); }, {"concat_axis", "axis 3"});
   expect_error([&] { K::layers::Concatenate(0, {.name = "concat_batch"})({c, c}); }, {"concat_batch", "batch"});
 }

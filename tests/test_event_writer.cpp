@@ -3,9 +3,9 @@
 // here, independent of the generated messages that both the writer and the reader use.
 #include <doctest/doctest.h>
 
-#include "temp_dir.hpp"
 #include <sys/resource.h>
 #include <unistd.h>
+#include "temp_dir.hpp"
 
 #include <algorithm>
 #include <csignal>
@@ -41,16 +41,13 @@ std::string read_bytes(const std::string& path) {
 
 std::uint64_t load_le(const std::string& s, std::size_t at, int bytes) {
   std::uint64_t v = 0;
-  for (int i = 0; i < bytes; ++i)
-    v |= static_cast<std::uint64_t>(static_cast<unsigned char>(s[at + i])) << (8 * i);
+  for (int i = 0; i < bytes; ++i) v |= static_cast<std::uint64_t>(static_cast<unsigned char>(s[at + i])) << (8 * i);
   return v;
 }
 
 // The framing (length and data CRCs, records covering the file exactly) is checked by the
 // library's reader, which throws on any fault; the protobuf decoding below stays independent.
-std::vector<std::string> read_records(const std::string& path) {
-  return kerascpp::io::read_tfrecords(path);
-}
+std::vector<std::string> read_records(const std::string& path) { return kerascpp::io::read_tfrecords(path); }
 
 // Protobuf wire format, just enough to inspect our events: varint, fixed64, bytes, fixed32.
 struct Field {
@@ -81,9 +78,19 @@ std::vector<Field> parse(const std::string& s) {
     f.number = static_cast<int>(key >> 3);
     f.wire_type = static_cast<int>(key & 7U);
     switch (f.wire_type) {
-      case 0: f.scalar = read_varint(s, at); break;
-      case 1: REQUIRE(at + 8 <= s.size()); f.scalar = load_le(s, at, 8); at += 8; break;
-      case 5: REQUIRE(at + 4 <= s.size()); f.scalar = load_le(s, at, 4); at += 4; break;
+      case 0:
+        f.scalar = read_varint(s, at);
+        break;
+      case 1:
+        REQUIRE(at + 8 <= s.size());
+        f.scalar = load_le(s, at, 8);
+        at += 8;
+        break;
+      case 5:
+        REQUIRE(at + 4 <= s.size());
+        f.scalar = load_le(s, at, 4);
+        at += 4;
+        break;
       case 2: {
         const std::uint64_t len = read_varint(s, at);
         REQUIRE(at + len <= s.size());
@@ -91,7 +98,8 @@ std::vector<Field> parse(const std::string& s) {
         at += len;
         break;
       }
-      default: FAIL("unexpected wire type " << f.wire_type);
+      default:
+        FAIL("unexpected wire type " << f.wire_type);
     }
     fields.push_back(std::move(f));
   }
@@ -148,8 +156,7 @@ std::vector<std::int64_t> dims(const std::vector<Field>& tensor) {
   auto shape = field(tensor, 2);
   if (!shape) return out;
   for (const Field& dim : parse(shape->bytes))
-    if (dim.number == 2)
-      out.push_back(static_cast<std::int64_t>(field(parse(dim.bytes), 1)->scalar));
+    if (dim.number == 2) out.push_back(static_cast<std::int64_t>(field(parse(dim.bytes), 1)->scalar));
   return out;
 }
 
@@ -176,7 +183,9 @@ TEST_CASE("crc32c matches the published check values") {
   CHECK(crc32c("", 0) == 0U);
   const std::string zeros(32, '\0');
   CHECK(crc32c(zeros.data(), zeros.size()) == 0x8A9136AAU);  // RFC 3720 B.4
-  const std::string vector = "\x1a\x11" "CRC test, one two";
+  const std::string vector =
+      "\x1a\x11"
+      "CRC test, one two";
   CHECK(masked_crc32c(vector.data(), vector.size()) == 0x5794D08AU);
 }
 
@@ -216,8 +225,8 @@ TEST_CASE("scalar event decodes to tag, plugin, value and step") {
   CHECK(message(d.value, 1) == "epoch_loss");
   CHECK(d.plugin == "scalars");
   CHECK(d.content.empty());
-  CHECK(field(d.tensor, 1)->scalar == 1);  // DT_FLOAT
-  CHECK(dims(d.tensor).empty());           // rank 0
+  CHECK(field(d.tensor, 1)->scalar == 1);           // DT_FLOAT
+  CHECK(dims(d.tensor).empty());                    // rank 0
   const std::string packed = message(d.tensor, 5);  // float_val, packed
   REQUIRE(packed.size() == 4);
   CHECK(as_float(load_le(packed, 0, 4)) == 0.25f);
@@ -270,8 +279,7 @@ TEST_CASE("histogram: [k, 3] rows whose counts sum to n") {
   const auto finite = histogram_rows(records[5]);
   CHECK(finite == std::vector<double>{0.0, 0.5, 1.0, 0.5, 1.0, 1.0});
 
-  CHECK_THROWS_AS(writer.add_histogram("bad", values.data(), values.size(), 0, 0),
-                  kerascpp::Error);
+  CHECK_THROWS_AS(writer.add_histogram("bad", values.data(), values.size(), 0, 0), kerascpp::Error);
   CHECK_THROWS_AS(writer.add_scalar("", 1.0, 0), kerascpp::Error);
   CHECK(read_records(writer.path()).size() == 6);  // refused input wrote nothing
 }
@@ -287,8 +295,8 @@ TEST_CASE("keras model config event") {
   CHECK(message(d.value, 1) == "keras");
   CHECK(d.plugin == "graph_keras_model");
   CHECK(d.content == "1");
-  CHECK(field(d.tensor, 1)->scalar == 7);  // DT_STRING
-  CHECK(message(d.tensor, 8) == json);     // string_val
+  CHECK(field(d.tensor, 1)->scalar == 7);      // DT_STRING
+  CHECK(message(d.tensor, 8) == json);         // string_val
   CHECK_FALSE(field(d.event, 2).has_value());  // step 0 is the proto3 default
 }
 
@@ -301,9 +309,7 @@ TEST_CASE("an impossible log dir throws kerascpp::Error naming it") {
   try {
     EventFileWriter writer(log_dir);
     FAIL("expected kerascpp::Error");
-  } catch (const kerascpp::Error& e) {
-    CHECK(std::string(e.what()).find(log_dir) != std::string::npos);
-  }
+  } catch (const kerascpp::Error& e) { CHECK(std::string(e.what()).find(log_dir) != std::string::npos); }
   CHECK_THROWS_AS(EventFileWriter(blocker.string()), kerascpp::Error);
 }
 
@@ -402,8 +408,7 @@ TEST_CASE("event file reader: bad CRCs, truncation and junk are IOErrors naming 
   std::string bad_length = good;
   bad_length[second] ^= 0x40;
   CHECK(damaged_file_error(bad_length, dir).find("bad length checksum") != std::string::npos);
-  CHECK(damaged_file_error(good.substr(0, good.size() - 1), dir).find("bytes follow its header") !=
-        std::string::npos);
+  CHECK(damaged_file_error(good.substr(0, good.size() - 1), dir).find("bytes follow its header") != std::string::npos);
   CHECK(damaged_file_error(good + "junk", dir).find("cut off inside its 12-byte header") != std::string::npos);
 
   // Valid framing around bytes that are not an Event: a field 1 (wall_time) with wire type 7.
@@ -415,8 +420,8 @@ TEST_CASE("event file reader: bad CRCs, truncation and junk are IOErrors naming 
   frame += junk;
   const std::uint32_t data_crc = masked_crc32c(junk.data(), junk.size());
   for (int i = 0; i < 4; ++i) frame.push_back(static_cast<char>(data_crc >> (8 * i)));
-  CHECK(damaged_file_error(good + frame, dir).find("offset " + std::to_string(good.size()) +
-                                                    " is not an Event message") != std::string::npos);
+  CHECK(damaged_file_error(good + frame, dir)
+            .find("offset " + std::to_string(good.size()) + " is not an Event message") != std::string::npos);
 
   CHECK_THROWS_AS(kerascpp::io::read_event_file(dir.file("missing")), kerascpp::IOError);
   CHECK_THROWS_AS(kerascpp::io::read_event_file(dir.path.string()), kerascpp::IOError);

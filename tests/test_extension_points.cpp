@@ -283,9 +283,7 @@ TEST_CASE("extension points: a custom layer's declared input spec is checked by 
   try {
     (*swish)(K::Input({}));
     FAIL("a rank-1 input was accepted");
-  } catch (const K::ShapeError& e) {
-    CHECK(std::string(e.what()).find("my_swish") != std::string::npos);
-  }
+  } catch (const K::ShapeError& e) { CHECK(std::string(e.what()).find("my_swish") != std::string::npos); }
   CHECK_THROWS_AS((*swish)(K::Input({4}, K::DType::int32)), K::ShapeError);
   CHECK((*swish)(K::Input({4})).shape() == K::Shape{4});
 }

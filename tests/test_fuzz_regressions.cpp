@@ -40,9 +40,7 @@ void replay(const std::string& folder, const std::function<void(const std::strin
     CAPTURE(input.string());
     try {
       read(input.string());
-    } catch (const K::Error& e) {
-      CHECK(std::string(e.what()).size() > 0);
-    } catch (const std::exception& e) {
+    } catch (const K::Error& e) { CHECK(std::string(e.what()).size() > 0); } catch (const std::exception& e) {
       FAIL("not a kerascpp::Error: " << e.what());
     }
   }
@@ -60,8 +58,7 @@ TEST_CASE("fuzz regressions: weights_h5 inputs give kerascpp::Error or load") {
   replay("tests/data/fuzz_regressions/weights_h5", [&](const std::string& path) {
     try {
       (void)K::io::read_weights_file(path);
-    } catch (const K::Error&) {
-    }
+    } catch (const K::Error&) {}
     model.load_weights(path);
   });
 }
@@ -69,9 +66,9 @@ TEST_CASE("fuzz regressions: weights_h5 inputs give kerascpp::Error or load") {
 TEST_CASE("weights_h5: a compact dataset storing fewer bytes than its shape is refused before H5Dread") {
   // libhdf5 1.10 copied the missing values from NULL (SIGSEGV); the reader now compares the
   // dataset's storage size with its shape first.
-  const std::string path = (fs::path(KERASCPP_SOURCE_DIR) /
-                            "tests/data/fuzz_regressions/weights_h5/hdf5-compact-short-data.weights.h5")
-                               .string();
+  const std::string path =
+      (fs::path(KERASCPP_SOURCE_DIR) / "tests/data/fuzz_regressions/weights_h5/hdf5-compact-short-data.weights.h5")
+          .string();
   try {
     (void)K::io::read_weights_file(path);
     FAIL("expected kerascpp::IOError");
@@ -98,9 +95,9 @@ TEST_CASE("fuzz regressions: raw event files give kerascpp::Error or parse") {
 TEST_CASE("idx: a small gzip file declaring a huge shape is refused before allocating it") {
   // uint8, 3 dims 1000 x 1000 x 1000: 1 GB declared in 29 compressed bytes, no data. read_idx
   // allocated the whole tensor before finding out that the data is missing.
-  const std::string path = (fs::path(KERASCPP_SOURCE_DIR) /
-                            "tests/data/fuzz_regressions/idx/gzip-bomb-1000x1000x1000-idx3-ubyte.gz")
-                               .string();
+  const std::string path =
+      (fs::path(KERASCPP_SOURCE_DIR) / "tests/data/fuzz_regressions/idx/gzip-bomb-1000x1000x1000-idx3-ubyte.gz")
+          .string();
   try {
     (void)K::read_idx(path);
     FAIL("expected kerascpp::IOError");
@@ -128,7 +125,7 @@ TEST_CASE("events: a summary tag that is not UTF-8 is refused, and the file stay
   }
   const float values[] = {1.0f};
   CHECK_THROWS_AS(writer.add_histogram("kernel\xc3", values, 1, 0), K::ValueError);  // cut-off sequence
-  writer.add_scalar("épоch_loss", 2.0, 1);  // valid UTF-8 beyond ASCII is fine
+  writer.add_scalar("épоch_loss", 2.0, 1);                                           // valid UTF-8 beyond ASCII is fine
   const auto events = K::io::read_event_file(writer.path());
   REQUIRE(events.size() == 2);
   CHECK(events[1].values.at(0).tag == "épоch_loss");

@@ -20,7 +20,8 @@ namespace {
 bool machine_has_gpu() { return K::detail::gpu_availability().device_count > 0; }
 
 // Captures what `f` writes to std::cerr.
-template <class F> std::string captured_stderr(F f) {
+template <class F>
+std::string captured_stderr(F f) {
   std::ostringstream out;
   auto* old = std::cerr.rdbuf(out.rdbuf());
   try {
@@ -78,9 +79,9 @@ TEST_CASE("gpu errors: an explicit GPU that does not exist lists the available d
   }
   CHECK_THROWS_WITH_AS(K::distribute::MirroredStrategy<>(std::vector<std::string>{"gpu:0", "gpu:1"}),
                        doctest::Contains("does not exist"), K::Error);
-  CHECK_THROWS_WITH_AS(K::distribute::MirroredStrategy<K::distribute::NcclAllReduce>(
-                           std::vector<std::string>{"gpu:0", "gpu:1"}),
-                       doctest::Contains(K::detail::gpu_availability().reason.c_str()), K::Error);
+  CHECK_THROWS_WITH_AS(
+      K::distribute::MirroredStrategy<K::distribute::NcclAllReduce>(std::vector<std::string>{"gpu:0", "gpu:1"}),
+      doctest::Contains(K::detail::gpu_availability().reason.c_str()), K::Error);
   // Placing a tensor on a missing GPU is an error, not a crash.
   K::Tensor host = K::Tensor::from_vector({2}, std::vector<float>{1.f, 2.f});
   if (!K::detail::gpu_availability().built) {
@@ -94,9 +95,9 @@ TEST_CASE("gpu errors: GPU and CPU devices do not mix; SharedMemoryAllReduce is 
   CHECK_THROWS_WITH_AS(K::distribute::MirroredStrategy<>(std::vector<std::string>{"gpu:0", "cpu:0"}),
                        doctest::Contains("mixed device kinds"), K::Error);
   if (machine_has_gpu()) {
-    CHECK_THROWS_WITH_AS(K::distribute::MirroredStrategy<K::distribute::SharedMemoryAllReduce>(
-                             std::vector<std::string>{"gpu:0"}),
-                         doctest::Contains("needs CPU replicas"), K::Error);
+    CHECK_THROWS_WITH_AS(
+        K::distribute::MirroredStrategy<K::distribute::SharedMemoryAllReduce>(std::vector<std::string>{"gpu:0"}),
+        doctest::Contains("needs CPU replicas"), K::Error);
   }
 }
 

@@ -2,10 +2,10 @@
 // (src/io/atomic_file). Keras' side of the layout is checked in tests/python/test_h5_layout.py.
 #include <doctest/doctest.h>
 
-#include "temp_dir.hpp"
 #include <sys/resource.h>
 #include <sys/stat.h>
 #include <unistd.h>
+#include "temp_dir.hpp"
 
 #include <algorithm>
 #include <csignal>
@@ -45,9 +45,7 @@ template <class F>
 std::string error_of(F&& f) {
   try {
     f();
-  } catch (const kerascpp::Error& e) {
-    return e.what();
-  }
+  } catch (const kerascpp::Error& e) { return e.what(); }
   return "";
 }
 
@@ -132,8 +130,7 @@ TEST_CASE("weights file round trip keeps groups, nested paths, dtypes, scalars a
   REQUIRE(read.extra.size() == written.extra.size());
   for (const auto& [name, tensor] : written.extra) {
     CAPTURE(name);
-    auto it =
-        std::find_if(read.extra.begin(), read.extra.end(), [&](const auto& e) { return e.first == name; });
+    auto it = std::find_if(read.extra.begin(), read.extra.end(), [&](const auto& e) { return e.first == name; });
     REQUIRE(it != read.extra.end());
     check_same(it->second, tensor);
   }
@@ -236,7 +233,7 @@ TEST_CASE("write_atomically replaces the file only when the writer succeeds") {
     CHECK(read_bytes(path) == "new contents");
     CHECK_FALSE(fs::exists(seen_tmp));
     CHECK(dir.entries() == std::vector<std::string>{"state.txt"});
-    struct stat st {};
+    struct stat st{};
     REQUIRE(::stat(path.c_str(), &st) == 0);
     CHECK((st.st_mode & 0777) == 0640);
   }

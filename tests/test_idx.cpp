@@ -2,8 +2,8 @@
 // made here, plus the real dataset when the Debian package is installed.
 #include <doctest/doctest.h>
 
-#include "temp_dir.hpp"
 #include <unistd.h>
+#include "temp_dir.hpp"
 
 #include <algorithm>
 #include <cstdlib>
@@ -28,12 +28,11 @@ void write_bytes(const std::string& path, const std::vector<unsigned char>& byte
 }
 
 // Message of the K::Error that `fn` throws ("" if it throws nothing).
-template <class Fn> std::string error_of(Fn fn) {
+template <class Fn>
+std::string error_of(Fn fn) {
   try {
     fn();
-  } catch (const K::Error& e) {
-    return e.what();
-  }
+  } catch (const K::Error& e) { return e.what(); }
   return "";
 }
 
@@ -43,7 +42,8 @@ bool contains(const std::string& haystack, const std::string& needle) {
 
 K::Tensor images(std::int64_t n, int offset) {
   std::vector<std::uint8_t> v(static_cast<std::size_t>(n * 28 * 28));
-  for (std::size_t i = 0; i < v.size(); ++i) v[i] = static_cast<std::uint8_t>((i + static_cast<std::size_t>(offset)) % 256);
+  for (std::size_t i = 0; i < v.size(); ++i)
+    v[i] = static_cast<std::uint8_t>((i + static_cast<std::size_t>(offset)) % 256);
   return K::Tensor::from_vector({n, 28, 28}, v);
 }
 

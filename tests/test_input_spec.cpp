@@ -21,9 +21,7 @@ template <class E>
 std::string message_of(const std::function<void()>& f) {
   try {
     f();
-  } catch (const E& e) {
-    return e.what();
-  } catch (const K::Error& e) {
+  } catch (const E& e) { return e.what(); } catch (const K::Error& e) {
     FAIL("threw another kerascpp::Error category: " << e.what());
   }
   FAIL("no exception was thrown");
@@ -57,8 +55,9 @@ class SpecLayer : public K::Layer {
 
 TEST_CASE("input spec: a wrong rank names the layer, the expected spec and the actual shape") {
   auto msg = message_of<K::ShapeError>([] { K::layers::Conv2D(4, 3, {.name = "conv2d_rank"})(K::Input({28, 28})); });
-  CHECK(contains(msg, "Layer 'conv2d_rank' (Conv2D): expected rank 4 input (batch, height, width, channels), got "
-                      "(None, 28, 28)"));
+  CHECK(contains(msg,
+                 "Layer 'conv2d_rank' (Conv2D): expected rank 4 input (batch, height, width, channels), got "
+                 "(None, 28, 28)"));
   CHECK(contains(msg, "Reshape"));  // the fix
 
   for (auto* pool : {"max", "average", "global"}) {

@@ -273,15 +273,32 @@ TEST_CASE("gradients: Conv2D") {
   };
   std::vector<Case> cases = {
       {"valid, stride 1", {5, 6, 3}, 4, 3, {.seed = 1}, {3, 4, 4}},
-      {"same, stride 2, 5x5 (symmetric padding)", {5, 5, 3}, 4, 3, {.strides = {2, 2}, .padding = K::Padding::same, .seed = 2},
+      {"same, stride 2, 5x5 (symmetric padding)",
+       {5, 5, 3},
+       4,
+       3,
+       {.strides = {2, 2}, .padding = K::Padding::same, .seed = 2},
        {3, 3, 4}},
       // 6 and 8 with k=3, s=2: one pixel of padding in total, all of it at the bottom/right.
-      {"same, stride 2, 6x8 (asymmetric padding)", {6, 8, 2}, 3, 3, {.strides = {2, 2}, .padding = K::Padding::same, .seed = 3},
+      {"same, stride 2, 6x8 (asymmetric padding)",
+       {6, 8, 2},
+       3,
+       3,
+       {.strides = {2, 2}, .padding = K::Padding::same, .seed = 3},
        {3, 4, 3}},
-      {"same, stride 1, even kernel (asymmetric padding)", {4, 5, 2}, 2, 2, {.padding = K::Padding::same, .seed = 4}, {4, 5, 2}},
+      {"same, stride 1, even kernel (asymmetric padding)",
+       {4, 5, 2},
+       2,
+       2,
+       {.padding = K::Padding::same, .seed = 4},
+       {4, 5, 2}},
       {"valid, strides 2x1, 2x3 kernel", {6, 7, 2}, 3, {2, 3}, {.strides = {2, 1}, .seed = 5}, {3, 5, 3}},
-      {"relu, same, stride 2, odd input", {7, 5, 3}, 4, 3,
-       {.strides = {2, 2}, .padding = K::Padding::same, .activation = "relu", .seed = 6}, {4, 3, 4}},
+      {"relu, same, stride 2, odd input",
+       {7, 5, 3},
+       4,
+       3,
+       {.strides = {2, 2}, .padding = K::Padding::same, .activation = "relu", .seed = 6},
+       {4, 3, 4}},
   };
   std::uint32_t seed = 40;
   for (auto& c : cases) {
@@ -306,14 +323,12 @@ TEST_CASE("gradients: MaxPooling2D and AveragePooling2D") {
     K::Shape expected_output;
   };
   std::vector<Case> cases = {
-      {true, {5, 6, 3}, 2, 2, K::Padding::valid, {2, 3, 3}},   // the last row is dropped
-      {true, {5, 5, 2}, 3, 1, K::Padding::valid, {3, 3, 2}},   // overlapping windows
-      {true, {5, 7, 2}, 2, 2, K::Padding::same, {3, 4, 2}},    // one pad row/col at the bottom/right
-      {true, {5, 6, 2}, 3, 2, K::Padding::same, {3, 3, 2}},    // padding on both sides of the rows
-      {false, {4, 5, 3}, 2, 2, K::Padding::valid, {2, 2, 3}},
-      {false, {5, 5, 2}, 3, 1, K::Padding::valid, {3, 3, 2}},
-      {false, {5, 7, 2}, 2, 2, K::Padding::same, {3, 4, 2}},
-      {false, {5, 6, 2}, 3, 2, K::Padding::same, {3, 3, 2}},
+      {true, {5, 6, 3}, 2, 2, K::Padding::valid, {2, 3, 3}},  // the last row is dropped
+      {true, {5, 5, 2}, 3, 1, K::Padding::valid, {3, 3, 2}},  // overlapping windows
+      {true, {5, 7, 2}, 2, 2, K::Padding::same, {3, 4, 2}},   // one pad row/col at the bottom/right
+      {true, {5, 6, 2}, 3, 2, K::Padding::same, {3, 3, 2}},   // padding on both sides of the rows
+      {false, {4, 5, 3}, 2, 2, K::Padding::valid, {2, 2, 3}}, {false, {5, 5, 2}, 3, 1, K::Padding::valid, {3, 3, 2}},
+      {false, {5, 7, 2}, 2, 2, K::Padding::same, {3, 4, 2}},  {false, {5, 6, 2}, 3, 2, K::Padding::same, {3, 3, 2}},
   };
   std::uint32_t seed = 50;
   for (auto& c : cases) {
@@ -322,7 +337,8 @@ TEST_CASE("gradients: MaxPooling2D and AveragePooling2D") {
     CAPTURE(c.pool);
     auto in = K::Input(c.input);
     K::layers::Pooling2DOptions options{.strides = c.stride, .padding = c.padding};
-    K::LayerRef pool = c.is_max ? K::layers::MaxPooling2D(c.pool, options) : K::layers::AveragePooling2D(c.pool, options);
+    K::LayerRef pool =
+        c.is_max ? K::layers::MaxPooling2D(c.pool, options) : K::layers::AveragePooling2D(c.pool, options);
     CHECK(pool(in).shape() == c.expected_output);
     K::Shape batch_shape = c.input;
     batch_shape.insert(batch_shape.begin(), 2);
@@ -434,7 +450,8 @@ TEST_CASE("gradients: BatchNormalization in training mode") {
     // Channels with different means and scales.
     K::Tensor x = grad_random_tensor({4, 3, 3, 4}, 102);
     float* px = x.data<float>();
-    for (std::int64_t i = 0; i < x.numel(); ++i) px[i] = px[i] * static_cast<float>(1 + i % 4) + static_cast<float>(i % 4) - 1.f;
+    for (std::int64_t i = 0; i < x.numel(); ++i)
+      px[i] = px[i] * static_cast<float>(1 + i % 4) + static_cast<float>(i % 4) - 1.f;
     require_ok(check_layer(rep, bn, {x}, false));
   }
   {
@@ -478,10 +495,10 @@ TEST_CASE("gradients: Add and Concatenate") {
     auto c = K::Input({3, 4});
     K::LayerRef add = K::layers::Add();
     add({a, b, c});
-    require_ok(check_layer(rep, add,
-                           {grad_random_tensor({2, 3, 4}, 110), grad_random_tensor({2, 3, 4}, 111),
-                            grad_random_tensor({2, 3, 4}, 112)},
-                           false));
+    require_ok(check_layer(
+        rep, add,
+        {grad_random_tensor({2, 3, 4}, 110), grad_random_tensor({2, 3, 4}, 111), grad_random_tensor({2, 3, 4}, 112)},
+        false));
   }
   {
     auto a = K::Input({3, 4});
@@ -503,10 +520,10 @@ TEST_CASE("gradients: Add and Concatenate") {
     auto c = K::Input({3, 3});
     K::LayerRef cat = K::layers::Concatenate(1);
     CHECK(cat({a, b, c}).shape() == K::Shape{6, 3});
-    require_ok(check_layer(rep, cat,
-                           {grad_random_tensor({2, 2, 3}, 115), grad_random_tensor({2, 1, 3}, 116),
-                            grad_random_tensor({2, 3, 3}, 117)},
-                           false));
+    require_ok(check_layer(
+        rep, cat,
+        {grad_random_tensor({2, 2, 3}, 115), grad_random_tensor({2, 1, 3}, 116), grad_random_tensor({2, 3, 3}, 117)},
+        false));
   }
 }
 
@@ -580,8 +597,7 @@ TEST_CASE("gradients: a layer shared by two calls sums both contributions") {
   d->backward(rep.ctx, {xv}, {h}, {dh}, s1);
   auto first = d->trainable_variables()[0]->grad(0).to_vector();
   auto first_bias = d->trainable_variables()[1]->grad(0).to_vector();
-  for (std::size_t i = 0; i < total.size(); ++i)
-    CHECK(total[i] == doctest::Approx(first[i] + second[i]).epsilon(1e-5));
+  for (std::size_t i = 0; i < total.size(); ++i) CHECK(total[i] == doctest::Approx(first[i] + second[i]).epsilon(1e-5));
   for (std::size_t i = 0; i < total_bias.size(); ++i)
     CHECK(total_bias[i] == doctest::Approx(first_bias[i] + second_bias[i]).epsilon(1e-5));
 }
@@ -606,8 +622,10 @@ TEST_CASE("gradients: a Flatten layer shared by inputs of different shapes") {
   REQUIRE(outs[0].shape() == K::Shape{2, 10});
   auto y = outs[0].to_vector(), va = xa.to_vector(), vb = xb.to_vector();
   for (int r = 0; r < 2; ++r) {
-    for (int i = 0; i < 6; ++i) CHECK(y[static_cast<std::size_t>(r * 10 + i)] == va[static_cast<std::size_t>(r * 6 + i)]);
-    for (int i = 0; i < 4; ++i) CHECK(y[static_cast<std::size_t>(r * 10 + 6 + i)] == vb[static_cast<std::size_t>(r * 4 + i)]);
+    for (int i = 0; i < 6; ++i)
+      CHECK(y[static_cast<std::size_t>(r * 10 + i)] == va[static_cast<std::size_t>(r * 6 + i)]);
+    for (int i = 0; i < 4; ++i)
+      CHECK(y[static_cast<std::size_t>(r * 10 + 6 + i)] == vb[static_cast<std::size_t>(r * 4 + i)]);
   }
   K::Tensor r = grad_random_tensor({2, 10}, 502);
   CHECK_NOTHROW(graph.backward(rep.ctx, {r}, st, nullptr));

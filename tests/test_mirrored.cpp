@@ -20,8 +20,8 @@ using mirrored_fixture::small_convnet;
 std::vector<K::Tensor> train(K::distribute::Strategy strategy, K::optimizers::OptimizerRef opt, std::int64_t batch,
                              std::int64_t examples, int epochs, bool sync_bn, K::Model* keep = nullptr) {
   K::Model model = small_convnet(sync_bn);
-  model.compile({.optimizer = opt, .loss = "sparse_categorical_crossentropy", .metrics = {"accuracy"},
-                 .distribute = strategy});
+  model.compile(
+      {.optimizer = opt, .loss = "sparse_categorical_crossentropy", .metrics = {"accuracy"}, .distribute = strategy});
   Data d = make_data(examples);
   model.fit(K::Dataset::from_tensor_slices(d.x, d.y).batch(batch), {.epochs = epochs, .verbose = 0});
   if (keep) *keep = model;
@@ -95,7 +95,9 @@ TEST_CASE("mirrored: evaluate and predict under 2 replicas equal one device") {
   auto ds = K::Dataset::from_tensor_slices(d.x, d.y).batch(8);
   K::Model a = small_convnet(false), b = small_convnet(false);
   a.compile({.optimizer = "sgd", .loss = "sparse_categorical_crossentropy", .metrics = {"accuracy"}});
-  b.compile({.optimizer = "sgd", .loss = "sparse_categorical_crossentropy", .metrics = {"accuracy"},
+  b.compile({.optimizer = "sgd",
+             .loss = "sparse_categorical_crossentropy",
+             .metrics = {"accuracy"},
              .distribute = K::distribute::MirroredStrategy<>(2)});
   auto ea = a.evaluate(ds, {.verbose = 0});
   auto eb = b.evaluate(ds, {.verbose = 0});
@@ -169,12 +171,14 @@ TEST_CASE("custom training loop: strategy.run + forward/backward/apply_gradients
   K::distribute::MirroredStrategy<> strategy(2);
   Data d = make_data(48);
   K::Model by_fit = small_convnet(true);
-  by_fit.compile({.optimizer = K::optimizers::SGD(0.05, {.momentum = 0.9}), .loss = "sparse_categorical_crossentropy",
+  by_fit.compile({.optimizer = K::optimizers::SGD(0.05, {.momentum = 0.9}),
+                  .loss = "sparse_categorical_crossentropy",
                   .distribute = strategy});
   by_fit.fit(K::Dataset::from_tensor_slices(d.x, d.y).batch(12), {.epochs = 1, .verbose = 0});
 
   K::Model custom = small_convnet(true);
-  custom.compile({.optimizer = K::optimizers::SGD(0.05, {.momentum = 0.9}), .loss = "sparse_categorical_crossentropy",
+  custom.compile({.optimizer = K::optimizers::SGD(0.05, {.momentum = 0.9}),
+                  .loss = "sparse_categorical_crossentropy",
                   .distribute = strategy});
   K::losses::SparseCategoricalCrossentropy loss;
   for (std::int64_t start = 0; start < 48; start += 12) {

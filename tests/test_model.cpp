@@ -30,7 +30,9 @@ K::Tensor model_random_tensor(const K::Shape& shape, std::uint32_t seed, float l
 }
 
 // |a − b| <= rel·max(|a|, |b|): doctest's Approx adds an absolute scale of 1, too loose for small values.
-bool close(double a, double b, double rel = 1e-9) { return std::fabs(a - b) <= rel * std::max(std::fabs(a), std::fabs(b)); }
+bool close(double a, double b, double rel = 1e-9) {
+  return std::fabs(a - b) <= rel * std::max(std::fabs(a), std::fabs(b));
+}
 
 bool contains(const std::string& s, const std::string& part) { return s.find(part) != std::string::npos; }
 
@@ -144,20 +146,20 @@ TEST_CASE("model: functional summary shows layer names, output shapes and Keras 
 TEST_CASE("model: convolutional summary with BatchNormalization's non-trainable statistics") {
   auto in = K::Input({28, 28, 1});
   auto x = K::layers::Conv2D(32, 3, {.activation = "relu"})(in);  // 3*3*1*32 + 32 = 320
-  x = K::layers::MaxPooling2D(2)(x);                                // (None, 13, 13, 32)
-  x = K::layers::Conv2D(8, 3)(x);                                   // 3*3*32*8 + 8 = 2312
-  x = K::layers::BatchNormalization()(x);                          // 4*8 = 32, 16 non-trainable
-  x = K::layers::Flatten()(x);                                      // 11*11*8 = 968
-  auto out = K::layers::Dense(10)(x);                               // 9690
+  x = K::layers::MaxPooling2D(2)(x);                              // (None, 13, 13, 32)
+  x = K::layers::Conv2D(8, 3)(x);                                 // 3*3*32*8 + 8 = 2312
+  x = K::layers::BatchNormalization()(x);                         // 4*8 = 32, 16 non-trainable
+  x = K::layers::Flatten()(x);                                    // 11*11*8 = 968
+  auto out = K::layers::Dense(10)(x);                             // 9690
   K::Model model(in, out);
   std::ostringstream os;
   model.summary(os);
   std::string s = os.str();
   INFO(s);
   for (auto& layer : model.layers()) CHECK(contains(s, layer->name() + " (" + layer->class_name() + ")"));
-  for (const char* part : {"(None, 26, 26, 32)", "320", "(None, 13, 13, 32)", "(None, 11, 11, 8)", "2312", "32",
-                           "(None, 968)", "9690", "Total params: 12354", "Trainable params: 12338",
-                           "Non-trainable params: 16"})
+  for (const char* part :
+       {"(None, 26, 26, 32)", "320", "(None, 13, 13, 32)", "(None, 11, 11, 8)", "2312", "32", "(None, 968)", "9690",
+        "Total params: 12354", "Trainable params: 12338", "Non-trainable params: 16"})
     CHECK_MESSAGE(contains(s, part), part);
   auto layers = model.layers();
   REQUIRE(layers.size() == 7);
@@ -499,15 +501,14 @@ TEST_CASE("model: to_json escapes names with quotes and backslashes and parses b
   REQUIRE(add_args[0].size() == 2);
   CHECK(add_args[0][0]["config"]["keras_history"] == nlohmann::json::array({"shared\\", 0, 0}));
   CHECK(add_args[0][1]["config"]["keras_history"] == nlohmann::json::array({"shared\\", 1, 0}));
-  CHECK(head["inbound_nodes"][0]["args"][0]["config"]["keras_history"] ==
-        nlohmann::json::array({"sum \"a+b\"", 0, 0}));
+  CHECK(head["inbound_nodes"][0]["args"][0]["config"]["keras_history"] == nlohmann::json::array({"sum \"a+b\"", 0, 0}));
   CHECK(head["inbound_nodes"][0]["args"][0]["config"]["shape"] == nlohmann::json::parse("[null, 3]"));
   CHECK(j["config"]["input_layers"] == nlohmann::json::array({input_name, 0, 0}));
   CHECK(j["config"]["output_layers"] == nlohmann::json::array({head_name, 0, 0}));
 
   // A Sequential model lists its layers, the InputLayer first, under its own (escaped) name.
-  K::Sequential seq({K::layers::InputLayer({5}, {.name = "seq \"in\""}), K::layers::Dense(2, {.name = head_name + "_s"})},
-                    "seq\\");
+  K::Sequential seq(
+      {K::layers::InputLayer({5}, {.name = "seq \"in\""}), K::layers::Dense(2, {.name = head_name + "_s"})}, "seq\\");
   nlohmann::json s = nlohmann::json::parse(seq.to_json());
   CHECK(s["class_name"] == "Sequential");
   CHECK(s["config"]["name"] == "seq\\");

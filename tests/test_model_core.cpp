@@ -51,8 +51,10 @@ K::Model make_model(std::uint64_t seed = 11) {
 }
 
 void compile(K::Model& m, int replicas) {
-  m.compile({.optimizer = K::optimizers::SGD(0.1), .loss = "sparse_categorical_crossentropy",
-             .metrics = {"accuracy"}, .distribute = K::distribute::MirroredStrategy<>(replicas)});
+  m.compile({.optimizer = K::optimizers::SGD(0.1),
+             .loss = "sparse_categorical_crossentropy",
+             .metrics = {"accuracy"},
+             .distribute = K::distribute::MirroredStrategy<>(replicas)});
 }
 
 struct Batch {
@@ -98,12 +100,22 @@ TEST_CASE("CallbackList: attaches every callback and forwards each hook to all o
   list.on_epoch_begin(3, logs);
   list.on_train_batch_end(7, logs);
   list.on_predict_batch_begin(2, logs);
-  const std::vector<std::string> want{
-      "progbar:train_begin",          "a:train_begin",          "b:train_begin",          "history:train_begin",
-      "progbar:epoch_begin(3)",       "a:epoch_begin(3)",       "b:epoch_begin(3)",       "history:epoch_begin(3)",
-      "progbar:train_batch_end(7)",   "a:train_batch_end(7)",   "b:train_batch_end(7)",   "history:train_batch_end(7)",
-      "progbar:predict_batch_begin(2)", "a:predict_batch_begin(2)", "b:predict_batch_begin(2)",
-      "history:predict_batch_begin(2)"};
+  const std::vector<std::string> want{"progbar:train_begin",
+                                      "a:train_begin",
+                                      "b:train_begin",
+                                      "history:train_begin",
+                                      "progbar:epoch_begin(3)",
+                                      "a:epoch_begin(3)",
+                                      "b:epoch_begin(3)",
+                                      "history:epoch_begin(3)",
+                                      "progbar:train_batch_end(7)",
+                                      "a:train_batch_end(7)",
+                                      "b:train_batch_end(7)",
+                                      "history:train_batch_end(7)",
+                                      "progbar:predict_batch_begin(2)",
+                                      "a:predict_batch_begin(2)",
+                                      "b:predict_batch_begin(2)",
+                                      "history:predict_batch_begin(2)"};
   CHECK(log == want);
 
   list.detach();
@@ -121,24 +133,28 @@ TEST_CASE("CallbackList: fit, evaluate and predict call the user's callbacks in 
   auto data = K::Dataset::from_tensor_slices(d.x, d.y).batch(4);
   model.fit(data, {.epochs = 1, .validation_data = data, .callbacks = {a, b}, .verbose = 0});
   const std::vector<std::string> fit_want{
-      "a:train_begin", "b:train_begin", "a:epoch_begin(0)", "b:epoch_begin(0)",
-      "a:train_batch_begin(0)", "b:train_batch_begin(0)", "a:train_batch_end(0)", "b:train_batch_end(0)",
-      "a:train_batch_begin(1)", "b:train_batch_begin(1)", "a:train_batch_end(1)", "b:train_batch_end(1)",
+      "a:train_begin", "b:train_begin", "a:epoch_begin(0)", "b:epoch_begin(0)", "a:train_batch_begin(0)",
+      "b:train_batch_begin(0)", "a:train_batch_end(0)", "b:train_batch_end(0)", "a:train_batch_begin(1)",
+      "b:train_batch_begin(1)", "a:train_batch_end(1)", "b:train_batch_end(1)",
       // validation runs the same callbacks' test hooks before the epoch ends
       "a:test_begin", "b:test_begin", "a:test_batch_begin(0)", "b:test_batch_begin(0)", "a:test_batch_end(0)",
       "b:test_batch_end(0)", "a:test_batch_begin(1)", "b:test_batch_begin(1)", "a:test_batch_end(1)",
-      "b:test_batch_end(1)", "a:test_end", "b:test_end",
-      "a:epoch_end(0)", "b:epoch_end(0)", "a:train_end", "b:train_end"};
+      "b:test_batch_end(1)", "a:test_end", "b:test_end", "a:epoch_end(0)", "b:epoch_end(0)", "a:train_end",
+      "b:train_end"};
   CHECK(log == fit_want);
   // fit lets go of its callbacks when it is done.
   CHECK_THROWS_AS(a->model(), K::StateError);
 
   log.clear();
   model.predict(K::Dataset::from_tensor_slices(d.x).batch(8), {.callbacks = {b, a}});
-  const std::vector<std::string> predict_want{"b:predict_begin",        "a:predict_begin",
-                                              "b:predict_batch_begin(0)", "a:predict_batch_begin(0)",
-                                              "b:predict_batch_end(0)", "a:predict_batch_end(0)",
-                                              "b:predict_end",          "a:predict_end"};
+  const std::vector<std::string> predict_want{"b:predict_begin",
+                                              "a:predict_begin",
+                                              "b:predict_batch_begin(0)",
+                                              "a:predict_batch_begin(0)",
+                                              "b:predict_batch_end(0)",
+                                              "a:predict_batch_end(0)",
+                                              "b:predict_end",
+                                              "a:predict_end"};
   CHECK(log == predict_want);
 }
 
@@ -171,8 +187,8 @@ TEST_CASE("training position: fit advances it, and a resume point set in on_trai
   K::Model resumed = make_model();
   compile(resumed, 1);
   auto history = resumed.fit(data, {.epochs = 2, .callbacks = {ResumeAt()}, .verbose = 0});
-  CHECK(history.epoch == std::vector<int>{1});      // epoch 0 was done before the "interruption"
-  CHECK(resumed.optimizer().iterations() == 2);     // batches 1 and 2 of epoch 1
+  CHECK(history.epoch == std::vector<int>{1});   // epoch 0 was done before the "interruption"
+  CHECK(resumed.optimizer().iterations() == 2);  // batches 1 and 2 of epoch 1
   const K::detail::ResumePoint& r = K::detail::training_position(resumed).current();
   CHECK(r.epoch == 1);
   CHECK(r.step == 3);
@@ -204,10 +220,10 @@ TEST_CASE("BackupAndRestore: an interrupted fit resumed from its backup ends wit
   const std::string dir = tmp.file("backup");
   K::Model first = make_model();
   compile(first, 2);
-  first.fit(data, {.epochs = 3,
-                   .callbacks = {K::callbacks::BackupAndRestore(dir, {.save_freq = 1, .delete_checkpoint = false}),
-                                 StopAt()},
-                   .verbose = 0});
+  first.fit(data,
+            {.epochs = 3,
+             .callbacks = {K::callbacks::BackupAndRestore(dir, {.save_freq = 1, .delete_checkpoint = false}), StopAt()},
+             .verbose = 0});
   REQUIRE(first.optimizer().iterations() == 6);
 
   K::Model second = make_model(99);  // different initial weights: everything must come from the backup

@@ -364,8 +364,7 @@ TEST_CASE("ModelCheckpoint and BackupAndRestore keep the previous file when the 
   // A NaN example: the weights turn NaN on the first step; every save is skipped with a
   // warning and training runs to its end (epochs 2 and 3).
   CaptureFd err(2);
-  auto h = m.fit(examples(6, 0, kNaN).batch(3),
-                 {.epochs = 3, .callbacks = {checkpoint, backup}, .verbose = 0});
+  auto h = m.fit(examples(6, 0, kNaN).batch(3), {.epochs = 3, .callbacks = {checkpoint, backup}, .verbose = 0});
   const std::string text = err.text();
   CHECK(h.history["loss"].size() == 2);
   CHECK(file_bytes(ckpt) == good);

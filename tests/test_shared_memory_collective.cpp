@@ -19,7 +19,9 @@ using K::distribute::SharedMemoryCollective;
 namespace {
 
 // Replica r's value at element i of tensor t: distinct, with rounding in float sums.
-float value(int r, std::size_t t, std::int64_t i) { return 0.1f * static_cast<float>(r + 1) + 1e-3f * (i + 7 * t) / 3.f; }
+float value(int r, std::size_t t, std::int64_t i) {
+  return 0.1f * static_cast<float>(r + 1) + 1e-3f * (i + 7 * t) / 3.f;
+}
 
 std::vector<K::Tensor> replica_tensors(int r) {
   std::vector<K::Tensor> ts;
@@ -97,8 +99,7 @@ TEST_CASE("shared-memory collective: different tensor lists are a ShapeError; ab
     } catch (const K::ShapeError&) {
       std::lock_guard lock(mu);
       ++shape_errors;
-    } catch (const K::detail::ReplicaAborted&) {
-    }
+    } catch (const K::detail::ReplicaAborted&) {}
   });
   CHECK(shape_errors == 2);  // every replica sees the mismatch, none waits forever
   collective.reset();
@@ -109,9 +110,7 @@ TEST_CASE("shared-memory collective: different tensor lists are a ShapeError; ab
     std::vector<K::Tensor> ts{K::Tensor::zeros({2})};
     try {
       collective.all_reduce_sum(0, ts);
-    } catch (const K::detail::ReplicaAborted&) {
-      aborted = true;
-    }
+    } catch (const K::detail::ReplicaAborted&) { aborted = true; }
   });
   std::this_thread::sleep_for(std::chrono::milliseconds(20));
   collective.abort();

@@ -18,7 +18,9 @@ TEST_CASE("steady state: no new host allocations after warm-up (1 and 2 replicas
     x = K::layers::Flatten()(x);
     auto out = K::layers::Dense(3, {.activation = "softmax"})(x);
     K::Model model(in, out);
-    model.compile({.optimizer = "adam", .loss = "sparse_categorical_crossentropy", .metrics = {"accuracy"},
+    model.compile({.optimizer = "adam",
+                   .loss = "sparse_categorical_crossentropy",
+                   .metrics = {"accuracy"},
                    .distribute = K::distribute::MirroredStrategy<>(replicas)});
     K::Tensor xs = K::Tensor::full({16, 8, 8, 1}, 0.5f);
     K::Tensor ys = K::Tensor::zeros({16}, K::DType::int32);
@@ -43,7 +45,7 @@ TEST_CASE("graph: layers with nothing trainable upstream are not asked for input
   K::detail::GraphState state;
   graph.forward(ctx, {K::Tensor::full({3, 6}, 0.25f)}, state);
   graph.backward(ctx, {K::Tensor::full({3, 2}, 1.f)}, state, nullptr);
-  REQUIRE(state.layer_states.size() == 3);  // Input, Dense, Dense
+  REQUIRE(state.layer_states.size() == 3);              // Input, Dense, Dense
   CHECK_FALSE(state.layer_states[1].need_input_grads);  // first Dense: dL/dx would go nowhere
   CHECK(state.layer_states[2].need_input_grads);        // second Dense feeds the first one's kernel
 }

@@ -110,17 +110,17 @@ class Backend {
   // ---- pooling, NHWC ----
   // workspace: backend-defined state for backward (max pooling argmax); may be resized by the call.
   virtual void pool2d_forward(const Tensor& x, const Pool2DGeometry& g, Tensor& y, Tensor& workspace) = 0;
-  virtual void pool2d_backward(const Tensor& dy, const Tensor& x, const Pool2DGeometry& g,
-                               const Tensor& workspace, Tensor& dx) = 0;
+  virtual void pool2d_backward(const Tensor& dy, const Tensor& x, const Pool2DGeometry& g, const Tensor& workspace,
+                               Tensor& dx) = 0;
 
   // ---- elementwise ----
   virtual void activation_forward(ActivationKind act, const Tensor& x, Tensor& y) = 0;  // softmax: last axis
   // dx = dy * act'(.) computed from the forward output y (x and dx may alias dy).
   virtual void activation_backward(ActivationKind act, const Tensor& y, const Tensor& dy, Tensor& dx) = 0;
-  virtual void add(const std::vector<Tensor>& xs, Tensor& y) = 0;        // y = sum of xs, same shapes
-  virtual void add_inplace(Tensor& y, const Tensor& x) = 0;              // y += x
-  virtual void scale(Tensor& x, float factor) = 0;                       // x *= factor
-  virtual void copy(const Tensor& src, Tensor& dst) = 0;                  // same numel, any shapes
+  virtual void add(const std::vector<Tensor>& xs, Tensor& y) = 0;  // y = sum of xs, same shapes
+  virtual void add_inplace(Tensor& y, const Tensor& x) = 0;        // y += x
+  virtual void scale(Tensor& x, float factor) = 0;                 // x *= factor
+  virtual void copy(const Tensor& src, Tensor& dst) = 0;           // same numel, any shapes
   // Concatenate along `axis` (last axes allowed, negative counts from the end) and its inverse.
   virtual void concat(const std::vector<Tensor>& xs, int axis, Tensor& y) = 0;
   virtual void split(const Tensor& y, int axis, std::vector<Tensor>& xs) = 0;  // xs preallocated
@@ -133,8 +133,8 @@ class Backend {
   virtual void batchnorm_forward_training(const Tensor& x, const Tensor& gamma, const Tensor& beta, float eps,
                                           Tensor& y, Tensor& mean, Tensor& var) = 0;
   // Given statistics (inference with moving stats, or synchronized stats).
-  virtual void batchnorm_forward_inference(const Tensor& x, const Tensor& gamma, const Tensor& beta,
-                                           const Tensor& mean, const Tensor& var, float eps, Tensor& y) = 0;
+  virtual void batchnorm_forward_inference(const Tensor& x, const Tensor& gamma, const Tensor& beta, const Tensor& mean,
+                                           const Tensor& var, float eps, Tensor& y) = 0;
   virtual void batchnorm_backward(const Tensor& dy, const Tensor& x, const Tensor& gamma, const Tensor& mean,
                                   const Tensor& var, float eps, Tensor& dx, Tensor& dgamma, Tensor& dbeta) = 0;
   // moving = moving·momentum + value·(1 − momentum), in place (Keras' assign_moving_average).
@@ -149,8 +149,8 @@ class Backend {
   // pack_moments writes this replica's moments of `count` rows into slot `replica` and zeros
   // elsewhere, so the all-reduced sum holds every replica's slot unchanged (adding zeros is
   // exact): an all-gather. A replica with no rows contributes an all-zero packed tensor.
-  virtual void pack_moments(const Tensor& mean, const Tensor& var, std::int64_t count, int replica,
-                            int num_replicas, Tensor& packed) = 0;
+  virtual void pack_moments(const Tensor& mean, const Tensor& var, std::int64_t count, int replica, int num_replicas,
+                            Tensor& packed) = 0;
   // The union's mean and biased variance from the all-reduced `packed`, combined in double in
   // replica order as Σnᵣ(vᵣ + (μᵣ − μ)²)/N, not from Σx and Σx² (which cancel when |mean| >> std).
   // The same bits on every replica. No rows on any replica: zeros.
@@ -168,14 +168,13 @@ class Backend {
                                          float eps, Tensor& sums, Tensor& dgamma, Tensor& dbeta) = 0;
   // dx = γ·inv·(dy − Σdy/N − (x−mean)·inv²·Σdy(x−mean)/N), inv = 1/√(var+eps), with the
   // all-reduced `sums` (N, their last element, the global row count: > 0).
-  virtual void batchnorm_backward_apply(const Tensor& dy, const Tensor& x, const Tensor& gamma,
-                                        const Tensor& mean, const Tensor& var, float eps, const Tensor& sums,
-                                        Tensor& dx) = 0;
+  virtual void batchnorm_backward_apply(const Tensor& dy, const Tensor& x, const Tensor& gamma, const Tensor& mean,
+                                        const Tensor& var, float eps, const Tensor& sums, Tensor& dx) = 0;
   // ---- losses: per-example loss out[N]; grad = d(loss_n)/d(pred) * grad_scale ----
   // An undefined `grad` computes the loss only (evaluation).
   // labels: integer class ids [N] or [N,1] (int32/int64/uint8), checked against the class count.
-  virtual void sparse_categorical_crossentropy(const Tensor& pred, const Tensor& labels, bool from_logits,
-                                               Tensor& loss, Tensor& grad, float grad_scale) = 0;
+  virtual void sparse_categorical_crossentropy(const Tensor& pred, const Tensor& labels, bool from_logits, Tensor& loss,
+                                               Tensor& grad, float grad_scale) = 0;
   virtual void categorical_crossentropy(const Tensor& pred, const Tensor& target, bool from_logits, Tensor& loss,
                                         Tensor& grad, float grad_scale) = 0;
   virtual void binary_crossentropy(const Tensor& pred, const Tensor& target, bool from_logits, Tensor& loss,
@@ -186,18 +185,18 @@ class Backend {
   // ---- metric helpers: return sums over the batch (the caller divides) ----
   virtual double sparse_categorical_accuracy_sum(const Tensor& pred, const Tensor& labels) = 0;
   virtual double categorical_accuracy_sum(const Tensor& pred, const Tensor& target) = 0;
-  virtual double binary_accuracy_sum(const Tensor& pred, const Tensor& target, float threshold) = 0;  // matches over all elements
+  virtual double binary_accuracy_sum(const Tensor& pred, const Tensor& target,
+                                     float threshold) = 0;                          // matches over all elements
   virtual double absolute_error_sum(const Tensor& pred, const Tensor& target) = 0;  // Σ|p−t| over all elements
   virtual double sum(const Tensor& x) = 0;
 
   // ---- optimizer updates (Keras 3 formulas), in place on w and slots ----
   // velocity = momentum·velocity − lr·g; w += velocity (nesterov: w += momentum·velocity − lr·g).
   // momentum == 0: w −= lr·g, velocity unused.
-  virtual void sgd_update(Tensor& w, const Tensor& g, Tensor& velocity, float lr, float momentum,
-                          bool nesterov) = 0;
+  virtual void sgd_update(Tensor& w, const Tensor& g, Tensor& velocity, float lr, float momentum, bool nesterov) = 0;
   // m = β1 m + (1−β1) g; v = β2 v + (1−β2) g²; w −= lr_t · m / (sqrt(v) + eps)
-  virtual void adam_update(Tensor& w, const Tensor& g, Tensor& m, Tensor& v, float lr_t, float beta_1,
-                           float beta_2, float eps) = 0;
+  virtual void adam_update(Tensor& w, const Tensor& g, Tensor& m, Tensor& v, float lr_t, float beta_1, float beta_2,
+                           float eps) = 0;
   // v = ρ v + (1−ρ) g²; w −= lr · g / sqrt(v + eps)   (no momentum, not centered)
   virtual void rmsprop_update(Tensor& w, const Tensor& g, Tensor& v, float lr, float rho, float eps) = 0;
 };

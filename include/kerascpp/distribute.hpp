@@ -14,18 +14,28 @@ namespace kerascpp::distribute {
 
 // How gradients cross devices (the template argument of MirroredStrategy).
 enum class CrossDeviceOpsKind { automatic, shared_memory, reduction_to_one_device, hierarchical_copy, nccl };
-struct Auto { static constexpr CrossDeviceOpsKind kind = CrossDeviceOpsKind::automatic; };
-struct SharedMemoryAllReduce { static constexpr CrossDeviceOpsKind kind = CrossDeviceOpsKind::shared_memory; };
-struct ReductionToOneDevice { static constexpr CrossDeviceOpsKind kind = CrossDeviceOpsKind::reduction_to_one_device; };
-struct HierarchicalCopyAllReduce { static constexpr CrossDeviceOpsKind kind = CrossDeviceOpsKind::hierarchical_copy; };
-struct NcclAllReduce { static constexpr CrossDeviceOpsKind kind = CrossDeviceOpsKind::nccl; };
+struct Auto {
+  static constexpr CrossDeviceOpsKind kind = CrossDeviceOpsKind::automatic;
+};
+struct SharedMemoryAllReduce {
+  static constexpr CrossDeviceOpsKind kind = CrossDeviceOpsKind::shared_memory;
+};
+struct ReductionToOneDevice {
+  static constexpr CrossDeviceOpsKind kind = CrossDeviceOpsKind::reduction_to_one_device;
+};
+struct HierarchicalCopyAllReduce {
+  static constexpr CrossDeviceOpsKind kind = CrossDeviceOpsKind::hierarchical_copy;
+};
+struct NcclAllReduce {
+  static constexpr CrossDeviceOpsKind kind = CrossDeviceOpsKind::nccl;
+};
 const char* cross_device_ops_name(CrossDeviceOpsKind kind);
 
 enum class ReduceOp { sum, mean };  // tf.distribute.ReduceOp.SUM / MEAN
 
 struct StrategyOptions {
-  int threads_per_replica = 0;             // 0: the machine's cores divided among the replicas
-  std::size_t bucket_bytes = 25u << 20;    // gradient fusion bucket size (PyTorch DDP's default)
+  int threads_per_replica = 0;           // 0: the machine's cores divided among the replicas
+  std::size_t bucket_bytes = 25u << 20;  // gradient fusion bucket size (PyTorch DDP's default)
 };
 
 class StrategyImpl;  // engine-side implementation

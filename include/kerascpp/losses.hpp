@@ -99,7 +99,7 @@ class LossRef {
   LossRef(const std::string& name);  // NOLINT
   template <class L, class = std::enable_if_t<std::is_base_of_v<Loss, L>>>
   LossRef(L loss) : loss_(std::make_shared<L>(std::move(loss))) {}  // NOLINT
-  LossRef(std::shared_ptr<Loss> loss) : loss_(std::move(loss)) {}  // NOLINT
+  LossRef(std::shared_ptr<Loss> loss) : loss_(std::move(loss)) {}   // NOLINT
   template <class L, class = std::enable_if_t<std::is_base_of_v<Loss, L>>>
   LossRef(std::shared_ptr<L> loss) : loss_(std::move(loss)) {}  // NOLINT: a shared_ptr to a subclass
   Loss* get() const { return loss_.get(); }

@@ -101,7 +101,7 @@ class MeanAbsoluteError : public Metric {
 class MetricRef {
  public:
   MetricRef() = default;
-  MetricRef(const char* name) : name_(name) {}            // NOLINT: implicit by design, like Keras strings
+  MetricRef(const char* name) : name_(name) {}             // NOLINT: implicit by design, like Keras strings
   MetricRef(std::string name) : name_(std::move(name)) {}  // NOLINT
   template <class M, class = std::enable_if_t<std::is_base_of_v<Metric, M>>>
   MetricRef(M metric) : metric_(std::make_shared<M>(std::move(metric))) {}  // NOLINT

@@ -22,7 +22,7 @@ namespace kerascpp {
 struct CompileOptions {
   optimizers::OptimizerRef optimizer = "rmsprop";  // Keras' compile() default
   losses::LossRef loss{};
-  std::vector<metrics::MetricRef> metrics{};       // "accuracy"/"acc", "mae", or metrics::Metric objects
+  std::vector<metrics::MetricRef> metrics{};         // "accuracy"/"acc", "mae", or metrics::Metric objects
   std::optional<distribute::Strategy> distribute{};  // default: one replica on cpu:0
 };
 
@@ -69,7 +69,7 @@ class Model {
   void summary(std::ostream& out = std::cout) const;
   std::string to_json() const;  // Keras-style model config
   std::vector<std::shared_ptr<Layer>> layers() const;
-  std::vector<Variable*> variables() const;            // per layer: trainable then non-trainable
+  std::vector<Variable*> variables() const;  // per layer: trainable then non-trainable
   std::vector<Variable*> trainable_variables() const;
   std::int64_t count_params() const;
 

@@ -168,7 +168,7 @@ class OptimizerRef {
   OptimizerRef(const char* name);         // NOLINT: implicit by design
   OptimizerRef(const std::string& name);  // NOLINT
   template <class O, class = std::enable_if_t<std::is_base_of_v<Optimizer, O>>>
-  OptimizerRef(O opt) : opt_(std::make_shared<O>(std::move(opt))) {}  // NOLINT
+  OptimizerRef(O opt) : opt_(std::make_shared<O>(std::move(opt))) {}      // NOLINT
   OptimizerRef(std::shared_ptr<Optimizer> opt) : opt_(std::move(opt)) {}  // NOLINT
   Optimizer* get() const { return opt_.get(); }
   Optimizer* operator->() const { return opt_.get(); }

@@ -17,8 +17,8 @@ std::size_t dtype_size(DType dtype);
 const char* dtype_name(DType dtype);
 
 using Shape = std::vector<std::int64_t>;
-std::string shape_str(const Shape& shape);      // "(None, 28, 28, 1)" style: only -1 (unknown) prints as None
-std::int64_t shape_numel(const Shape& shape);   // throws ValueError when the product overflows int64
+std::string shape_str(const Shape& shape);     // "(None, 28, 28, 1)" style: only -1 (unknown) prints as None
+std::int64_t shape_numel(const Shape& shape);  // throws ValueError when the product overflows int64
 
 struct Device {
   enum class Kind : std::uint8_t { cpu, gpu };
@@ -81,18 +81,26 @@ class Tensor {
   bool on_host() const { return device().kind == Device::Kind::cpu; }
 
   // Every accessor of the contents throws StateError on a default-constructed (empty) tensor.
-  void* raw() { require_defined("raw"); return static_cast<char*>(storage_->data) + offset_; }
-  const void* raw() const { require_defined("raw"); return static_cast<const char*>(storage_->data) + offset_; }
-  template <class T> T* data();              // checks that T matches dtype()
-  template <class T> const T* data() const;
+  void* raw() {
+    require_defined("raw");
+    return static_cast<char*>(storage_->data) + offset_;
+  }
+  const void* raw() const {
+    require_defined("raw");
+    return static_cast<const char*>(storage_->data) + offset_;
+  }
+  template <class T>
+  T* data();  // checks that T matches dtype()
+  template <class T>
+  const T* data() const;
   // data()/raw() of a GPU tensor are device pointers, for backends only; host code uses these:
-  std::vector<float> to_vector() const;      // any dtype converted to float (for tests and logs)
-  Tensor to(Device device) const;            // a copy on `device`; *this when already there
+  std::vector<float> to_vector() const;  // any dtype converted to float (for tests and logs)
+  Tensor to(Device device) const;        // a copy on `device`; *this when already there
 
-  Tensor reshape(Shape shape) const;                          // shares storage; -1 infers one dim
-  Tensor slice(std::int64_t begin, std::int64_t end) const;   // rows [begin, end) of axis 0, shared
-  Tensor clone() const;                // a deep copy on the same device
-  void copy_from(const Tensor& src);   // same shape and dtype required; devices may differ
+  Tensor reshape(Shape shape) const;                         // shares storage; -1 infers one dim
+  Tensor slice(std::int64_t begin, std::int64_t end) const;  // rows [begin, end) of axis 0, shared
+  Tensor clone() const;                                      // a deep copy on the same device
+  void copy_from(const Tensor& src);                         // same shape and dtype required; devices may differ
   void fill(float value);
   bool same_storage(const Tensor& other) const { return storage_ == other.storage_; }
 
@@ -110,19 +118,36 @@ class Tensor {
   DType dtype_ = DType::float32;
 };
 
-template <class T> struct dtype_of;
-template <> struct dtype_of<float> { static constexpr DType value = DType::float32; };
-template <> struct dtype_of<std::int32_t> { static constexpr DType value = DType::int32; };
-template <> struct dtype_of<std::int64_t> { static constexpr DType value = DType::int64; };
-template <> struct dtype_of<std::uint8_t> { static constexpr DType value = DType::uint8; };
+template <class T>
+struct dtype_of;
+template <>
+struct dtype_of<float> {
+  static constexpr DType value = DType::float32;
+};
+template <>
+struct dtype_of<std::int32_t> {
+  static constexpr DType value = DType::int32;
+};
+template <>
+struct dtype_of<std::int64_t> {
+  static constexpr DType value = DType::int64;
+};
+template <>
+struct dtype_of<std::uint8_t> {
+  static constexpr DType value = DType::uint8;
+};
 
-template <class T> T* Tensor::data() {
+template <class T>
+T* Tensor::data() {
   require_defined("data");
   if (dtype_of<T>::value != dtype_)
     throw ShapeError(std::string("Tensor::data: tensor holds ") + dtype_name(dtype_) + ", requested " +
-                dtype_name(dtype_of<T>::value) + "; convert the tensor first");
+                     dtype_name(dtype_of<T>::value) + "; convert the tensor first");
   return static_cast<T*>(raw());
 }
-template <class T> const T* Tensor::data() const { return const_cast<Tensor*>(this)->data<T>(); }
+template <class T>
+const T* Tensor::data() const {
+  return const_cast<Tensor*>(this)->data<T>();
+}
 
 }  // namespace kerascpp

@@ -12,8 +12,8 @@ class Variable {
  public:
   Variable(std::string name, Tensor initial, bool trainable);
 
-  const std::string& name() const { return name_; }          // "kernel"
-  const std::string& path() const { return path_; }          // "dense_1/kernel"
+  const std::string& name() const { return name_; }  // "kernel"
+  const std::string& path() const { return path_; }  // "dense_1/kernel"
   void set_path(std::string p) { path_ = std::move(p); }
   const Shape& shape() const { return copies_.front().shape(); }
   bool trainable() const { return trainable_; }

@@ -14,9 +14,9 @@
 namespace kerascpp::detail {
 
 struct GpuAvailability {
-  bool built = false;     // the library was compiled with the CUDA backend
-  int device_count = 0;   // GPUs the CUDA runtime sees now
-  std::string reason;     // why device_count is 0 ("no CUDA driver is loaded", ...); empty otherwise
+  bool built = false;    // the library was compiled with the CUDA backend
+  int device_count = 0;  // GPUs the CUDA runtime sees now
+  std::string reason;    // why device_count is 0 ("no CUDA driver is loaded", ...); empty otherwise
 };
 // Probed once per process (the CUDA runtime's answer does not change while we run).
 const GpuAvailability& gpu_availability();

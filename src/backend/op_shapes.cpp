@@ -9,7 +9,7 @@ namespace kerascpp::op_shapes {
 void require_same_shape(const Tensor& t, const char* arg, const Tensor& ref, const char* ref_arg, const char* op) {
   if (t.shape() != ref.shape())
     throw ShapeError(fmt::format("{}: `{}` has shape {} but `{}` has shape {}; they must match", op, arg,
-                            shape_str(t.shape()), ref_arg, shape_str(ref.shape())));
+                                 shape_str(t.shape()), ref_arg, shape_str(ref.shape())));
 }
 
 void require_rank_at_least(const Tensor& t, int rank, const char* op, const char* arg) {
@@ -20,7 +20,7 @@ void require_rank_at_least(const Tensor& t, int rank, const char* op, const char
 void require_output_shape(const Tensor& t, const Shape& shape, const char* op, const char* arg) {
   if (t.shape() != shape)
     throw ShapeError(fmt::format("{}: output `{}` has shape {} but the result has shape {}; allocate it as {}", op, arg,
-                            shape_str(t.shape()), shape_str(shape), shape_str(shape)));
+                                 shape_str(t.shape()), shape_str(shape), shape_str(shape)));
 }
 
 // ------------------------------------------------------------------------ concat / split
@@ -28,8 +28,8 @@ void require_output_shape(const Tensor& t, const Shape& shape, const char* op, c
 int normalize_axis(int axis, int rank, const char* op, const Shape& shape) {
   int a = axis < 0 ? axis + rank : axis;
   if (a < 0 || a >= rank)
-    throw ValueError(fmt::format("{}: axis {} is out of range for shape {}; use -{}..{}", op, axis, shape_str(shape), rank,
-                            rank - 1));
+    throw ValueError(fmt::format("{}: axis {} is out of range for shape {}; use -{}..{}", op, axis, shape_str(shape),
+                                 rank, rank - 1));
   return a;
 }
 
@@ -42,12 +42,12 @@ void check_parts(const std::vector<Tensor>& parts, const Tensor& whole, int axis
       if (d != axis && p.dim(d) != whole.dim(d)) ok = false;
     if (!ok)
       throw ShapeError(fmt::format("{}: part {} has shape {} but must match {} on every axis except {}", op, i,
-                              shape_str(p.shape()), shape_str(whole.shape()), axis));
+                                   shape_str(p.shape()), shape_str(whole.shape()), axis));
     total += p.dim(axis);
   }
   if (total != whole.dim(axis))
-    throw ShapeError(fmt::format("{}: the parts add up to {} along axis {} but the whole tensor {} has {}", op, total, axis,
-                            shape_str(whole.shape()), whole.dim(axis)));
+    throw ShapeError(fmt::format("{}: the parts add up to {} along axis {} but the whole tensor {} has {}", op, total,
+                                 axis, shape_str(whole.shape()), whole.dim(axis)));
 }
 
 std::int64_t outer_count(const Shape& s, int axis) {
@@ -70,7 +70,7 @@ void check_dense_bias(const Tensor& b, const Tensor& w, const char* op) {
   const std::int64_t out = w.dim(1);
   if (!has_shape(b, {out}))
     throw ShapeError(fmt::format("{}: bias has shape {} but the kernel {} has {} units; the bias must be ({},)", op,
-                            shape_str(b.shape()), shape_str(w.shape()), out, out));
+                                 shape_str(b.shape()), shape_str(w.shape()), out, out));
 }
 
 MatmulDims matmul_dims(const Tensor& a, bool transpose_a, const Tensor& b, bool transpose_b, const char* op) {
@@ -89,7 +89,7 @@ MatmulDims matmul_dims(const Tensor& a, bool transpose_a, const Tensor& b, bool 
 void check_matmul_output(const Tensor& c, const MatmulDims& m, const char* op) {
   if (c.rank() < 1 || c.dim(-1) != m.N || c.numel() != m.M * m.N)
     throw ShapeError(fmt::format("{}: output c has shape {} but the product is ({}, {}); allocate c as ({}, {})", op,
-                            shape_str(c.shape()), m.M, m.N, m.M, m.N));
+                                 shape_str(c.shape()), m.M, m.N, m.M, m.N));
 }
 
 // ------------------------------------------------------------------------- convolution
@@ -125,10 +125,10 @@ ConvShape conv_shape(const Tensor& x, const Tensor& w, const Conv2DGeometry& g, 
   check_kernel(w, g, op);
   if (x.rank() != 4)
     throw ShapeError(fmt::format("{}: {} has shape {} but must be NHWC (batch, height, width, channels)", op, x_name,
-                            shape_str(x.shape())));
+                                 shape_str(x.shape())));
   if (x.dim(3) != w.dim(2))
-    throw ShapeError(fmt::format("{}: {} {} has {} channels but the kernel {} expects {}", op, x_name, shape_str(x.shape()),
-                            x.dim(3), shape_str(w.shape()), w.dim(2)));
+    throw ShapeError(fmt::format("{}: {} {} has {} channels but the kernel {} expects {}", op, x_name,
+                                 shape_str(x.shape()), x.dim(3), shape_str(w.shape()), w.dim(2)));
   ConvShape s{x.dim(0), x.dim(1), x.dim(2), x.dim(3), 0, 0, w.dim(3)};
   s.oh = out_size(s.ih, g.kernel_h, g.stride_h, g.pad_top, g.pad_bottom);
   s.ow = out_size(s.iw, g.kernel_w, g.stride_w, g.pad_left, g.pad_right);
@@ -151,13 +151,13 @@ void check_conv_weights_args(const Tensor& x, const Tensor& dy, const Conv2DGeom
 void check_conv_dy(const Tensor& dy, const ConvShape& s, const char* op) {
   if (!has_shape(dy, {s.n, s.oh, s.ow, s.oc}))
     throw ShapeError(fmt::format("{}: dy has shape {} but the convolution output is {}", op, shape_str(dy.shape()),
-                            shape_str({s.n, s.oh, s.ow, s.oc})));
+                                 shape_str({s.n, s.oh, s.ow, s.oc})));
 }
 
 void check_conv_bias(const Tensor& b, const Tensor& w, const ConvShape& s, const char* op) {
   if (!has_shape(b, {s.oc}))
     throw ShapeError(fmt::format("{}: bias has shape {} but the kernel {} has {} filters; the bias must be ({},)", op,
-                            shape_str(b.shape()), shape_str(w.shape()), s.oc, s.oc));
+                                 shape_str(b.shape()), shape_str(w.shape()), s.oc, s.oc));
 }
 
 // ----------------------------------------------------------------------------- pooling
@@ -178,8 +178,8 @@ PoolShape pool_shape(const Tensor& x, const Pool2DGeometry& g, const char* op) {
   std::int64_t span_h = s.ih + g.pad_top + g.pad_bottom - g.pool_h;
   std::int64_t span_w = s.iw + g.pad_left + g.pad_right - g.pool_w;
   if (span_h < 0 || span_w < 0)
-    throw ShapeError(fmt::format("{}: a {}x{} pool does not fit the input {}; use \"same\" padding or a smaller pool", op,
-                            g.pool_h, g.pool_w, shape_str(x.shape())));
+    throw ShapeError(fmt::format("{}: a {}x{} pool does not fit the input {}; use \"same\" padding or a smaller pool",
+                                 op, g.pool_h, g.pool_w, shape_str(x.shape())));
   s.oh = span_h / g.stride_h + 1;
   s.ow = span_w / g.stride_w + 1;
   return s;
@@ -188,7 +188,7 @@ PoolShape pool_shape(const Tensor& x, const Pool2DGeometry& g, const char* op) {
 void check_pool_dy(const Tensor& dy, const Tensor& x, const PoolShape& s, const char* op) {
   if (!has_shape(dy, {s.n, s.oh, s.ow, s.c}))
     throw ShapeError(fmt::format("{}: dy has shape {} but pooling x {} gives {}", op, shape_str(dy.shape()),
-                            shape_str(x.shape()), shape_str({s.n, s.oh, s.ow, s.c})));
+                                 shape_str(x.shape()), shape_str({s.n, s.oh, s.ow, s.c})));
 }
 
 // ------------------------------------------------------------------------- batch norm
@@ -200,15 +200,16 @@ std::int64_t channels_of(const Tensor& x, const char* op) {
 
 void check_channel_vector(const Tensor& t, std::int64_t channels, const Tensor& x, const char* op, const char* arg) {
   if (!has_shape(t, {channels}))
-    throw ShapeError(fmt::format("{}: {} has shape {} but x {} has {} channels on its last axis; {} must be ({},)", op, arg,
-                            shape_str(t.shape()), shape_str(x.shape()), channels, arg, channels));
+    throw ShapeError(fmt::format("{}: {} has shape {} but x {} has {} channels on its last axis; {} must be ({},)", op,
+                                 arg, shape_str(t.shape()), shape_str(x.shape()), channels, arg, channels));
 }
 
 // ------------------------------------------------------------------ losses and metrics
 
 RowLayout class_rows_of(const Tensor& pred, const char* op) {
   if (pred.rank() < 2)
-    throw ShapeError(fmt::format("{}: pred has shape {} but must be (batch, ..., classes)", op, shape_str(pred.shape())));
+    throw ShapeError(
+        fmt::format("{}: pred has shape {} but must be (batch, ..., classes)", op, shape_str(pred.shape())));
   RowLayout l;
   l.examples = pred.dim(0);
   l.width = pred.dim(-1);

@@ -9,8 +9,9 @@ namespace kerascpp::cuda {
 void require_on(const Tensor& t, Device device, const char* op, const char* arg) {
   if (!t.defined()) throw StateError(fmt::format("{}: `{}` is undefined", op, arg));
   if (t.device() != device)
-    throw DeviceError(fmt::format("{}: `{}` is on {} but this backend runs on {}; move it with tensor.to(Device::parse(\"{}\"))",
-                            op, arg, t.device().str(), device.str(), device.str()));
+    throw DeviceError(
+        fmt::format("{}: `{}` is on {} but this backend runs on {}; move it with tensor.to(Device::parse(\"{}\"))", op,
+                    arg, t.device().str(), device.str(), device.str()));
 }
 
 void require_float_on(const Tensor& t, Device device, const char* op, const char* arg) {

@@ -21,7 +21,7 @@ CudaBackend::CudaBackend(int device) : device_(device) {
 }
 
 CudaBackend::~CudaBackend() {
-  DeviceGuard guard(device_, std::nothrow);  // destroyed from any thread, e.g. the strategy's owner
+  DeviceGuard guard(device_, std::nothrow);     // destroyed from any thread, e.g. the strategy's owner
   if (stream_) cudaStreamSynchronize(stream_);  // no throwing from a destructor; errors surface on the next call
   kernels_.reset();
   dnn_.reset();

@@ -83,9 +83,10 @@ void* obtain(int pool_id, std::size_t nbytes) {
   }
   if (e != cudaSuccess) {
     cudaGetLastError();
-    throw DeviceError(fmt::format("cannot allocate {} bytes on {}: {}; use a smaller batch size", size,
-                            pool_id == kPinnedPool ? std::string("pinned host memory") : fmt::format("gpu:{}", pool_id),
-                            cudaGetErrorString(e)));
+    throw DeviceError(
+        fmt::format("cannot allocate {} bytes on {}: {}; use a smaller batch size", size,
+                    pool_id == kPinnedPool ? std::string("pinned host memory") : fmt::format("gpu:{}", pool_id),
+                    cudaGetErrorString(e)));
   }
   std::lock_guard<std::mutex> lock(pools_mu);
   Pool& pool = pools()[pool_id];

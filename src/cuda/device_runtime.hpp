@@ -33,7 +33,7 @@ void device_release(int device, void* ptr, std::size_t nbytes);
 struct AllocatorStats {
   std::size_t cuda_malloc_calls = 0;  // blocks ever obtained from cudaMalloc
   std::size_t bytes_in_use = 0;
-  std::size_t bytes_cached = 0;       // parked on free lists
+  std::size_t bytes_cached = 0;  // parked on free lists
 };
 AllocatorStats allocator_stats(int device);
 // Gives every cached block of `device` back to the driver (after an out-of-memory, and for tests).

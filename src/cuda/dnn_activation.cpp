@@ -23,7 +23,8 @@ namespace {
 constexpr float kOne = 1.f, kZero = 0.f;
 
 std::int64_t softmax_classes(const Tensor& t, const char* op) {
-  if (t.rank() < 1) throw ShapeError(fmt::format("{}: softmax needs rank >= 1, got shape {}", op, shape_str(t.shape())));
+  if (t.rank() < 1)
+    throw ShapeError(fmt::format("{}: softmax needs rank >= 1, got shape {}", op, shape_str(t.shape())));
   return t.dim(-1);
 }
 
@@ -61,8 +62,8 @@ void CudaBackend::activation_backward(ActivationKind act, const Tensor& y, const
   require_float_on(y, dev, op, "y");
   require_float_on(dy, dev, op, "dy");
   if (dy.shape() != y.shape())
-    throw ShapeError(fmt::format("{}: `dy` has shape {} but `y` has shape {}; they must match", op, shape_str(dy.shape()),
-                            shape_str(y.shape())));
+    throw ShapeError(fmt::format("{}: `dy` has shape {} but `y` has shape {}; they must match", op,
+                                 shape_str(dy.shape()), shape_str(y.shape())));
   prepare_output_on(dx, y.shape(), dev, op, "dx");
   const std::int64_t n = y.numel();
   if (n == 0) return;
@@ -99,8 +100,8 @@ void CudaBackend::activation_backward(ActivationKind act, const Tensor& y, const
   // cuDNN allows dx == dy (identical descriptors); a dx aliasing only y goes through scratch.
   float* out = (pdx == py && pdx != pdy) ? d.scratch(n) : pdx;
   // y is passed as x too (sigmoid, tanh): see the file comment.
-  KCPP_CUDNN_CHECK(cudnnActivationBackward(d.dnn, d.activation_desc(act), &kOne, desc, py, desc, pdy, desc, py, &kZero,
-                                           desc, out));
+  KCPP_CUDNN_CHECK(
+      cudnnActivationBackward(d.dnn, d.activation_desc(act), &kOne, desc, py, desc, pdy, desc, py, &kZero, desc, out));
   if (out != pdx) d.copy(out, pdx, n);
 }
 

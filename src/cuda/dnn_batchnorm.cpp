@@ -107,7 +107,8 @@ void CudaBackend::batchnorm_forward_training(const Tensor& x, const Tensor& gamm
   prepare_output_on(var, {C}, dev, op, "var");
   if (C == 0) return;
   if (M == 0)
-    throw ShapeError(fmt::format("{}: x {} holds no rows; batch statistics need at least one", op, shape_str(x.shape())));
+    throw ShapeError(
+        fmt::format("{}: x {} holds no rows; batch statistics need at least one", op, shape_str(x.shape())));
   check_cudnn_elements(M * C, op, "x");
   DnnState& d = *dnn_;
   const float* px = x.data<float>();
@@ -118,10 +119,8 @@ void CudaBackend::batchnorm_forward_training(const Tensor& x, const Tensor& gamm
     // One row: mean = x, var = 0, and y = gamma·0/sqrt(eps) + beta = beta. (mean before y: y may alias x.)
     d.copy(px, pmean, C);
     d.zero(pvar, C);
-    if (beta.defined())
-      d.copy(beta.data<float>(), py, C);
-    else
-      d.zero(py, C);
+    if (beta.defined()) d.copy(beta.data<float>(), py, C);
+    else d.zero(py, C);
     return;
   }
   nhwc_view(d, M, C, op);  // checks the sizes before any work is queued
@@ -135,8 +134,7 @@ void CudaBackend::batchnorm_forward_training(const Tensor& x, const Tensor& gamm
   d.zero(pvar, C);
   run_batchnorm(d, M, C, op, "cudnnBatchNormalizationForwardTraining", [&](cudnnTensorDescriptor_t xd) {
     return cudnnBatchNormalizationForwardTraining(d.dnn, CUDNN_BATCHNORM_SPATIAL, &kOne, &kZero, xd, px, xd, out, cd,
-                                                  pg, pb, 1.0, pmean, pvar, static_cast<double>(eps), nullptr,
-                                                  nullptr);
+                                                  pg, pb, 1.0, pmean, pvar, static_cast<double>(eps), nullptr, nullptr);
   });
   if (out != py) d.copy(out, py, M * C);
   // Unbiased (÷(M−1)) to biased (÷M) variance.
@@ -228,9 +226,9 @@ void CudaBackend::batchnorm_backward(const Tensor& dy, const Tensor& x, const Te
     KCPP_CUDNN_CHECK(cudnnOpTensor(d.dnn, mul, &kOne, cd, t1, &kOne, cd, inv, &kZero, cd, t2));         // x̂
     KCPP_CUDNN_CHECK(cudnnOpTensor(d.dnn, mul, &kOne, cd, pdy, &kOne, cd, t2, &kZero, cd, pdgamma));    // dy·x̂
     d.copy(pdy, pdbeta, C);
-    KCPP_CUDNN_CHECK(cudnnOpTensor(d.dnn, mul, &kOne, cd, t2, &kOne, cd, pdgamma, &kZero, cd, t1));     // x̂²·dy
-    KCPP_CUDNN_CHECK(cudnnOpTensor(d.dnn, mul, &kOne, cd, t1, &kOne, cd, inv, &kZero, cd, t3));         // ·inv
-    KCPP_CUDNN_CHECK(cudnnOpTensor(d.dnn, mul, &kMinusOne, cd, t3, &kOne, cd, pg, &kZero, cd, pdx));    // ·(−γ)
+    KCPP_CUDNN_CHECK(cudnnOpTensor(d.dnn, mul, &kOne, cd, t2, &kOne, cd, pdgamma, &kZero, cd, t1));   // x̂²·dy
+    KCPP_CUDNN_CHECK(cudnnOpTensor(d.dnn, mul, &kOne, cd, t1, &kOne, cd, inv, &kZero, cd, t3));       // ·inv
+    KCPP_CUDNN_CHECK(cudnnOpTensor(d.dnn, mul, &kMinusOne, cd, t3, &kOne, cd, pg, &kZero, cd, pdx));  // ·(−γ)
     return;
   }
 
@@ -238,8 +236,7 @@ void CudaBackend::batchnorm_backward(const Tensor& dy, const Tensor& x, const Te
   float* out = (pdx == px || pdx == pdy) ? d.scratch(M * C) : pdx;
   run_batchnorm(d, M, C, op, "cudnnBatchNormalizationBackward", [&](cudnnTensorDescriptor_t xd) {
     return cudnnBatchNormalizationBackward(d.dnn, CUDNN_BATCHNORM_SPATIAL, &kOne, &kZero, &kOne, &kZero, xd, px, xd,
-                                           pdy, xd, out, cd, pg, pdgamma, pdbeta, static_cast<double>(eps), pmean,
-                                           inv);
+                                           pdy, xd, out, cd, pg, pdgamma, pdbeta, static_cast<double>(eps), pmean, inv);
   });
   if (out != pdx) d.copy(out, pdx, M * C);
 }

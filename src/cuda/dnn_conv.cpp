@@ -47,8 +47,8 @@ using op_shapes::ConvShape;
 
 // The problem handed to cuDNN: the input as it sees it and its symmetric padding.
 struct ConvProblem {
-  bool explicit_pad = false;   // asymmetric padding: the input is padded into a buffer first
-  std::int64_t h = 0, w = 0;   // input height and width as cuDNN sees them
+  bool explicit_pad = false;  // asymmetric padding: the input is padded into a buffer first
+  std::int64_t h = 0, w = 0;  // input height and width as cuDNN sees them
   std::int64_t pad_h = 0, pad_w = 0;
 };
 
@@ -65,8 +65,7 @@ struct ConvDescs {
 
 // Descriptors of the problem (cached by DnnState). Also checks every size against cuDNN's int
 // limits and that cuDNN's idea of the output size is ours.
-ConvDescs conv_descs(DnnState& d, const ConvShape& s, const ConvProblem& p, const Conv2DGeometry& g,
-                     const char* op) {
+ConvDescs conv_descs(DnnState& d, const ConvShape& s, const ConvProblem& p, const Conv2DGeometry& g, const char* op) {
   ConvDescs cd;
   cd.x = d.tensor_nhwc(s.n, p.h, p.w, s.ic, op);
   cd.y = d.tensor_nhwc(s.n, s.oh, s.ow, s.oc, op);
@@ -92,9 +91,7 @@ ConvAlgoKey algo_key(ConvDirection dir, const ConvShape& s, const ConvProblem& p
   return k;
 }
 
-bool tensor_core(cudnnMathType_t m) {
-  return m == CUDNN_TENSOR_OP_MATH || m == CUDNN_TENSOR_OP_MATH_ALLOW_CONVERSION;
-}
+bool tensor_core(cudnnMathType_t m) { return m == CUDNN_TENSOR_OP_MATH || m == CUDNN_TENSOR_OP_MATH_ALLOW_CONVERSION; }
 
 // The first heuristic result that succeeds, runs without tensor cores and whose workspace
 // (queried again for the algorithm) fits the limit. `query` returns the workspace size of an
@@ -129,8 +126,8 @@ bool pick(const std::vector<Perf>& perf, int returned, std::size_t limit, const 
 
 // The algorithm for `key`: cached, or chosen by the heuristics, skipping `excluded` algorithms
 // (ones that failed to run; a non-empty list replaces the cached choice).
-ConvAlgoChoice choose_algo(DnnState& d, const ConvAlgoKey& key, const ConvDescs& cd, const ConvShape& s,
-                           const char* op, const std::vector<int>& excluded) {
+ConvAlgoChoice choose_algo(DnnState& d, const ConvAlgoKey& key, const ConvDescs& cd, const ConvShape& s, const char* op,
+                           const std::vector<int>& excluded) {
   auto it = d.conv_algos.find(key);
   if (it != d.conv_algos.end() && excluded.empty()) return it->second;
 
@@ -138,9 +135,10 @@ ConvAlgoChoice choose_algo(DnnState& d, const ConvAlgoKey& key, const ConvDescs&
   int on = 0, oc = 0, oh = 0, ow = 0;
   KCPP_CUDNN_CHECK(cudnnGetConvolution2dForwardOutputDim(cd.conv, cd.x, cd.w, &on, &oc, &oh, &ow));
   if (on != s.n || oc != s.oc || oh != s.oh || ow != s.ow)
-    throw DeviceError(fmt::format("{}: internal error: cuDNN computes a ({}, {}, {}, {}) output for {} but the geometry "
-                            "gives ({}, {}, {}, {})",
-                            op, on, oh, ow, oc, key.describe(), s.n, s.oh, s.ow, s.oc));
+    throw DeviceError(
+        fmt::format("{}: internal error: cuDNN computes a ({}, {}, {}, {}) output for {} but the geometry "
+                    "gives ({}, {}, {}, {})",
+                    op, on, oh, ow, oc, key.describe(), s.n, s.oh, s.ow, s.oc));
 
   ConvAlgoChoice choice;
   bool found = false;
@@ -196,10 +194,10 @@ ConvAlgoChoice choose_algo(DnnState& d, const ConvAlgoKey& key, const ConvDescs&
     }
   }
   if (!found)
-    throw DeviceError(fmt::format("{}: cuDNN offers no float32 (non-TF32) algorithm for the convolution {} within the {} "
-                            "MiB workspace limit{}{}; set KERASCPP_GPU_WORKSPACE_MB higher or use a smaller batch",
-                            op, key.describe(), d.workspace_limit >> 20, rejected.empty() ? "" : "; rejected:",
-                            rejected));
+    throw DeviceError(
+        fmt::format("{}: cuDNN offers no float32 (non-TF32) algorithm for the convolution {} within the {} "
+                    "MiB workspace limit{}{}; set KERASCPP_GPU_WORKSPACE_MB higher or use a smaller batch",
+                    op, key.describe(), d.workspace_limit >> 20, rejected.empty() ? "" : "; rejected:", rejected));
   d.conv_algos[key] = choice;
   return choice;
 }
@@ -218,8 +216,8 @@ void run_conv(DnnState& d, const ConvAlgoKey& key, const ConvDescs& cd, const Co
     const cudnnStatus_t st = launch(algo, ws);
     if (st == CUDNN_STATUS_SUCCESS) return;
     if (first == CUDNN_STATUS_SUCCESS) first = st;
-    const bool retry = CUDNN_STATUS_CATEGORY(st) == CUDNN_STATUS_NOT_SUPPORTED ||
-                       st == CUDNN_STATUS_BAD_PARAM_MISALIGNED_POINTER;
+    const bool retry =
+        CUDNN_STATUS_CATEGORY(st) == CUDNN_STATUS_NOT_SUPPORTED || st == CUDNN_STATUS_BAD_PARAM_MISALIGNED_POINTER;
     if (!retry || failed.size() >= 16) break;
     failed.push_back(algo.algo);
     // choose_algo throws, naming the problem, once no candidate is left.
@@ -229,8 +227,8 @@ void run_conv(DnnState& d, const ConvAlgoKey& key, const ConvDescs& cd, const Co
 }
 
 // The input as cuDNN reads it: x itself, or x padded into the state's pad buffer.
-const float* conv_input(DnnState& d, const float* x, const ConvShape& s, const ConvProblem& p,
-                        const Conv2DGeometry& g, const char* op) {
+const float* conv_input(DnnState& d, const float* x, const ConvShape& s, const ConvProblem& p, const Conv2DGeometry& g,
+                        const char* op) {
   if (!p.explicit_pad) return x;
   float* xp = d.pad_buffer(s.n * p.h * p.w * s.ic);
   d.pad_nhwc(x, xp, s.n, s.ih, s.iw, s.ic, g.pad_top, g.pad_bottom, g.pad_left, g.pad_right, 0.f, op);
@@ -284,8 +282,8 @@ void CudaBackend::conv2d_forward(const Tensor& x, const Tensor& w, const Tensor&
   const float* wt = krsc_kernel(d, w.data<float>(), s, g);
   run_conv(d, key, cd, s, op, "the convolution", [&](const ConvAlgoChoice& algo, void* ws) {
     return cudnnConvolutionForward(d.dnn, &kOne, cd.x, xin, cd.w, wt, cd.conv,
-                                   static_cast<cudnnConvolutionFwdAlgo_t>(algo.algo), ws, algo.workspace_bytes,
-                                   &kZero, cd.y, py);
+                                   static_cast<cudnnConvolutionFwdAlgo_t>(algo.algo), ws, algo.workspace_bytes, &kZero,
+                                   cd.y, py);
   });
   // y viewed as row-major [n*oh*ow, filters]: the bias is a row vector, softmax runs over filters.
   if (bias) d.add_row_bias(b.data<float>(), py, rows, s.oc, op);
@@ -301,7 +299,7 @@ void CudaBackend::conv2d_backward_data(const Tensor& dy, const Tensor& w, const 
   // With strides > 1 several input sizes give the same output size, so dx fixes the input shape.
   if (!dx.defined())
     throw StateError(fmt::format("{}: dx is undefined; allocate it with the forward input's shape (N, H, W, {})", op,
-                            w.rank() == 4 ? w.dim(2) : 0));
+                                 w.rank() == 4 ? w.dim(2) : 0));
   require_float_on(dx, dev, op, "dx");
   ConvShape s = conv_shape(dx, w, g, op, "dx");
   op_shapes::check_conv_dy(dy, s, op);
@@ -324,8 +322,8 @@ void CudaBackend::conv2d_backward_data(const Tensor& dy, const Tensor& w, const 
   float* out = p.explicit_pad ? d.pad_grad_buffer(s.n * p.h * p.w * s.ic) : pdx;
   run_conv(d, key, cd, s, op, "the convolution's backward data pass", [&](const ConvAlgoChoice& algo, void* ws) {
     return cudnnConvolutionBackwardData(d.dnn, &kOne, cd.w, wt, cd.y, pdy, cd.conv,
-                                        static_cast<cudnnConvolutionBwdDataAlgo_t>(algo.algo), ws,
-                                        algo.workspace_bytes, &kZero, cd.x, out);
+                                        static_cast<cudnnConvolutionBwdDataAlgo_t>(algo.algo), ws, algo.workspace_bytes,
+                                        &kZero, cd.x, out);
   });
   if (p.explicit_pad) d.crop_nhwc(out, pdx, s.n, s.ih, s.iw, s.ic, g.pad_top, g.pad_bottom, g.pad_left, g.pad_right);
 }

@@ -59,9 +59,8 @@ void set_pref(cublasLtMatmulPreference_t pref, cublasLtMatmulPreferenceAttribute
 // D (out x rows, ld out) = A (= w: out x in, ld out) · B (= x: in x rows, ld in). The bias is
 // a vector over D's rows (= our columns), broadcast over D's columns (= our rows): exactly
 // CUBLASLT_EPILOGUE_BIAS. The pointers only serve the heuristics' alignment checks.
-std::unique_ptr<DensePlan> make_dense_plan(DnnState& d, std::int64_t rows, std::int64_t in, std::int64_t out,
-                                           bool bias, const float* x, const float* w, const float* b,
-                                           const float* y) {
+std::unique_ptr<DensePlan> make_dense_plan(DnnState& d, std::int64_t rows, std::int64_t in, std::int64_t out, bool bias,
+                                           const float* x, const float* w, const float* b, const float* y) {
   auto plan = std::make_unique<DensePlan>();
   KCPP_CUBLAS_CHECK(cublasLtMatmulDescCreate(&plan->desc, CUBLAS_COMPUTE_32F, CUDA_R_32F));
   set_desc(plan->desc, CUBLASLT_MATMUL_DESC_TRANSA, CUBLAS_OP_N);
@@ -148,8 +147,8 @@ void CudaBackend::dense_forward(const Tensor& x, const Tensor& w, const Tensor& 
   const float* pw = w.data<float>();
   // Plans are keyed by the problem, the fused epilogue and the operands' alignments (the
   // heuristics' choice depends on them).
-  const std::array<std::int64_t, 8> key{rows, in, out, bias ? 1 : 0, alignment_of(px),
-                                        alignment_of(pw), alignment_of(py), bias ? alignment_of(pb) : 0};
+  const std::array<std::int64_t, 8> key{
+      rows, in, out, bias ? 1 : 0, alignment_of(px), alignment_of(pw), alignment_of(py), bias ? alignment_of(pb) : 0};
   auto& slot = d.dense_plans[key];
   if (!slot) slot = make_dense_plan(d, rows, in, out, bias, px, pw, pb, py);
   DensePlan& plan = *slot;

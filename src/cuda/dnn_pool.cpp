@@ -66,8 +66,7 @@ PoolProblem pool_problem(const PoolShape& s, const Pool2DGeometry& g) {
     p.pad_h = g.pad_top;
     p.pad_w = g.pad_left;
   }
-  if (g.kind == PoolKind::max)
-    p.mode = CUDNN_POOLING_MAX_DETERMINISTIC;
+  if (g.kind == PoolKind::max) p.mode = CUDNN_POOLING_MAX_DETERMINISTIC;
   else
     p.mode = p.explicit_pad ? CUDNN_POOLING_AVERAGE_COUNT_INCLUDE_PADDING : CUDNN_POOLING_AVERAGE_COUNT_EXCLUDE_PADDING;
   return p;
@@ -87,17 +86,18 @@ PoolDescs pool_descs(DnnState& d, const PoolShape& s, const PoolProblem& p, cons
   int on = 0, oc = 0, oh = 0, ow = 0;
   KCPP_CUDNN_CHECK(cudnnGetPooling2dForwardOutputDim(pd.pool, pd.x, &on, &oc, &oh, &ow));
   if (on != s.n || oc != s.c || oh != s.oh || ow != s.ow)
-    throw DeviceError(fmt::format("{}: internal error: cuDNN pools the ({}, {}, {}, {}) input into ({}, {}, {}, {}) but the "
-                            "geometry gives ({}, {}, {}, {})",
-                            op, s.n, p.h, p.w, s.c, on, oh, ow, oc, s.n, s.oh, s.ow, s.c));
+    throw DeviceError(
+        fmt::format("{}: internal error: cuDNN pools the ({}, {}, {}, {}) input into ({}, {}, {}, {}) but the "
+                    "geometry gives ({}, {}, {}, {})",
+                    op, s.n, p.h, p.w, s.c, on, oh, ow, oc, s.n, s.oh, s.ow, s.c));
   return pd;
 }
 
 // The [oh, ow] factors ph*pw / count(i, j) of asymmetrically padded average pooling (see the
 // file comment), cached per geometry and input size.
 const float* avg_factors(DnnState& d, const PoolShape& s, const Pool2DGeometry& g) {
-  const std::array<std::int64_t, 10> key{s.ih, s.iw, g.pool_h, g.pool_w, g.stride_h, g.stride_w,
-                                         g.pad_top, g.pad_left, g.pad_bottom, g.pad_right};
+  const std::array<std::int64_t, 10> key{s.ih,       s.iw,      g.pool_h,   g.pool_w,     g.stride_h,
+                                         g.stride_w, g.pad_top, g.pad_left, g.pad_bottom, g.pad_right};
   auto& slot = d.avg_pool_factors[key];
   if (slot) return static_cast<const float*>(slot->device_factors.get(d.device, 0));
   auto entry = std::make_unique<AvgPoolFactors>();
@@ -134,8 +134,8 @@ void scale_by_factors(DnnState& d, const float* a, const float* factors, float* 
 }
 
 // The input as cuDNN reads it: x, or x padded with -inf (max) or 0 (average) into the pad buffer.
-const float* pool_input(DnnState& d, const float* x, const PoolShape& s, const PoolProblem& p,
-                        const Pool2DGeometry& g, const char* op) {
+const float* pool_input(DnnState& d, const float* x, const PoolShape& s, const PoolProblem& p, const Pool2DGeometry& g,
+                        const char* op) {
   if (!p.explicit_pad) return x;
   float* xp = d.pad_buffer(s.n * p.h * p.w * s.c);
   const float fill = g.kind == PoolKind::max ? -std::numeric_limits<float>::infinity() : 0.f;

@@ -23,17 +23,19 @@ constexpr std::int64_t kFillChunk = std::int64_t{1} << 30;
 
 int cudnn_int(std::int64_t value, const char* op, const char* what) {
   if (value < 0 || value > std::numeric_limits<int>::max())
-    throw ShapeError(fmt::format("{}: {} is {}, beyond the int range cuDNN accepts (at most {}); split the work, "
-                            "e.g. use a smaller batch",
-                            op, what, value, std::numeric_limits<int>::max()));
+    throw ShapeError(
+        fmt::format("{}: {} is {}, beyond the int range cuDNN accepts (at most {}); split the work, "
+                    "e.g. use a smaller batch",
+                    op, what, value, std::numeric_limits<int>::max()));
   return static_cast<int>(value);
 }
 
 void check_cudnn_elements(std::int64_t count, const char* op, const char* what) {
   if (count > std::numeric_limits<int>::max())
-    throw ShapeError(fmt::format("{}: {} holds {} elements; cuDNN indexes tensors with 32 bits (at most {}); use a "
-                            "smaller batch",
-                            op, what, count, std::numeric_limits<int>::max()));
+    throw ShapeError(
+        fmt::format("{}: {} holds {} elements; cuDNN indexes tensors with 32 bits (at most {}); use a "
+                    "smaller batch",
+                    op, what, count, std::numeric_limits<int>::max()));
 }
 
 // ---------------------------------------------------------------------------- DeviceBuffer
@@ -115,9 +117,10 @@ DnnState::~DnnState() {
 void* DnnState::workspace(std::size_t bytes, const char* op, const char* what) {
   if (bytes == 0) return nullptr;
   if (bytes > workspace_limit)
-    throw DeviceError(fmt::format("{}: {} needs {:.1f} MiB of GPU workspace but the limit is {} MiB; set "
-                            "KERASCPP_GPU_WORKSPACE_MB higher or use a smaller batch",
-                            op, what, static_cast<double>(bytes) / (1 << 20), workspace_limit >> 20));
+    throw DeviceError(
+        fmt::format("{}: {} needs {:.1f} MiB of GPU workspace but the limit is {} MiB; set "
+                    "KERASCPP_GPU_WORKSPACE_MB higher or use a smaller batch",
+                    op, what, static_cast<double>(bytes) / (1 << 20), workspace_limit >> 20));
   return workspace_.get(device, bytes);
 }
 
@@ -152,8 +155,8 @@ cudnnTensorDescriptor_t DnnState::tensor_nhwc(std::int64_t n, std::int64_t h, st
   return tensor_4d(CUDNN_TENSOR_NHWC, n, c, h, w, op);
 }
 
-cudnnTensorDescriptor_t DnnState::tensor_4d(cudnnTensorFormat_t format, std::int64_t n, std::int64_t c,
-                                            std::int64_t h, std::int64_t w, const char* op) {
+cudnnTensorDescriptor_t DnnState::tensor_4d(cudnnTensorFormat_t format, std::int64_t n, std::int64_t c, std::int64_t h,
+                                            std::int64_t w, const char* op) {
   const std::array<std::int64_t, 5> key{format == CUDNN_TENSOR_NHWC ? 1 : 0, n, c, h, w};
   auto it = tensor_descs_.find(key);
   if (it != tensor_descs_.end()) return it->second;
@@ -216,8 +219,8 @@ cudnnConvolutionDescriptor_t DnnState::convolution(std::int64_t pad_h, std::int6
 cudnnPoolingDescriptor_t DnnState::pooling(cudnnPoolingMode_t mode, std::int64_t window_h, std::int64_t window_w,
                                            std::int64_t pad_h, std::int64_t pad_w, std::int64_t stride_h,
                                            std::int64_t stride_w, const char* op) {
-  const std::array<std::int64_t, 7> key{static_cast<std::int64_t>(mode), window_h, window_w, pad_h, pad_w,
-                                        stride_h, stride_w};
+  const std::array<std::int64_t, 7> key{
+      static_cast<std::int64_t>(mode), window_h, window_w, pad_h, pad_w, stride_h, stride_w};
   auto it = pool_descs_.find(key);
   if (it != pool_descs_.end()) return it->second;
   const int wh = cudnn_int(window_h, op, "the pool height"), ww = cudnn_int(window_w, op, "the pool width"),
@@ -322,8 +325,8 @@ void DnnState::transpose(const float* a, float* out, std::int64_t rows, std::int
   // old contents of out (possibly NaN) are never read; with beta = 1 it is out itself, which
   // cuBLAS allows in place when ldb == ldc and transb == N.
   if (beta == 0.f) {
-    KCPP_CUBLAS_CHECK(cublasSgeam_64(blas, CUBLAS_OP_T, CUBLAS_OP_T, rows, cols, &kOne, a, cols, &kZero, a, cols, out,
-                                     rows));
+    KCPP_CUBLAS_CHECK(
+        cublasSgeam_64(blas, CUBLAS_OP_T, CUBLAS_OP_T, rows, cols, &kOne, a, cols, &kZero, a, cols, out, rows));
   } else {
     KCPP_CUBLAS_CHECK(
         cublasSgeam_64(blas, CUBLAS_OP_T, CUBLAS_OP_N, rows, cols, &kOne, a, cols, &beta, out, rows, out, rows));
@@ -336,10 +339,8 @@ void DnnState::pad_nhwc(const float* x, float* xp, std::int64_t n, std::int64_t 
   const std::int64_t hp = h + top + bottom, wp = w + left + right;
   const std::int64_t total = n * hp * wp * c;
   if (total == 0) return;
-  if (fill_value == 0.f)
-    zero(xp, total);
-  else
-    fill(xp, total, fill_value, op);
+  if (fill_value == 0.f) zero(xp, total);
+  else fill(xp, total, fill_value, op);
   if (n * h * w * c == 0) return;
   // One 3-D copy: each image is a slice of h rows of w*c floats. Source rows are packed (pitch
   // w*c floats, h rows per slice); destination rows have pitch wp*c floats and hp rows per
@@ -376,8 +377,8 @@ void DnnState::crop_nhwc(const float* xp, float* x, std::int64_t n, std::int64_t
 
 void DnnState::copy(const float* src, float* dst, std::int64_t count) {
   if (count <= 0 || src == dst) return;
-  KCPP_CUDA_CHECK(cudaMemcpyAsync(dst, src, static_cast<std::size_t>(count) * sizeof(float), cudaMemcpyDeviceToDevice,
-                                  stream));
+  KCPP_CUDA_CHECK(
+      cudaMemcpyAsync(dst, src, static_cast<std::size_t>(count) * sizeof(float), cudaMemcpyDeviceToDevice, stream));
 }
 
 void DnnState::zero(float* dst, std::int64_t count) {

@@ -95,9 +95,9 @@ struct DnnState {
 
   cudaStream_t stream;
   int device = 0;
-  cublasHandle_t blas = nullptr;    // bound to `stream`, CUBLAS_DEFAULT_MATH (no TF32)
-  cublasLtHandle_t lt = nullptr;    // stream passed per call
-  cudnnHandle_t dnn = nullptr;      // bound to `stream`
+  cublasHandle_t blas = nullptr;  // bound to `stream`, CUBLAS_DEFAULT_MATH (no TF32)
+  cublasLtHandle_t lt = nullptr;  // stream passed per call
+  cudnnHandle_t dnn = nullptr;    // bound to `stream`
   // Upper bound of the one workspace shared by cuDNN convolutions and cuBLASLt: 256 MiB unless
   // the environment variable KERASCPP_GPU_WORKSPACE_MB says otherwise.
   std::size_t workspace_limit = std::size_t{256} << 20;
@@ -111,37 +111,34 @@ struct DnnState {
   float* pad_grad_buffer(std::int64_t count) { return pad_grad_.floats(device, count); }
   float* scratch(std::int64_t count) { return scratch_.floats(device, count); }  // outputs that alias inputs
   float* small(std::int64_t count) { return small_.floats(device, count); }      // per-channel vectors
-  const float* ones(std::int64_t count);   // a device vector of >= count ones
-  const float* zeros(std::int64_t count);  // a device vector of >= count zeros
+  const float* ones(std::int64_t count);                                         // a device vector of >= count ones
+  const float* zeros(std::int64_t count);                                        // a device vector of >= count zeros
 
   // ---- cuDNN descriptor caches (descriptors live as long as the state) ----
-  cudnnTensorDescriptor_t tensor_nchw(std::int64_t n, std::int64_t c, std::int64_t h, std::int64_t w,
-                                      const char* op);
+  cudnnTensorDescriptor_t tensor_nchw(std::int64_t n, std::int64_t c, std::int64_t h, std::int64_t w, const char* op);
   // An NHWC image tensor; dims in our (n, h, w, c) order.
-  cudnnTensorDescriptor_t tensor_nhwc(std::int64_t n, std::int64_t h, std::int64_t w, std::int64_t c,
-                                      const char* op);
+  cudnnTensorDescriptor_t tensor_nhwc(std::int64_t n, std::int64_t h, std::int64_t w, std::int64_t c, const char* op);
   // Row-major [rows, cols] as NCHW (rows, cols, 1, 1).
   cudnnTensorDescriptor_t rows_view(std::int64_t rows, std::int64_t cols, const char* op) {
     return tensor_nchw(rows, cols, 1, 1, op);
   }
   // A KRSC filter (K filters of R x S x C), i.e. cuDNN's NHWC filter layout.
-  cudnnFilterDescriptor_t filter_krsc(std::int64_t k, std::int64_t r, std::int64_t s, std::int64_t c,
-                                      const char* op);
+  cudnnFilterDescriptor_t filter_krsc(std::int64_t k, std::int64_t r, std::int64_t s, std::int64_t c, const char* op);
   // Cross-correlation (Keras' convolution), float32 compute, CUDNN_FMA_MATH (no TF32).
   cudnnConvolutionDescriptor_t convolution(std::int64_t pad_h, std::int64_t pad_w, std::int64_t stride_h,
                                            std::int64_t stride_w, const char* op);
   cudnnPoolingDescriptor_t pooling(cudnnPoolingMode_t mode, std::int64_t window_h, std::int64_t window_w,
-                                   std::int64_t pad_h, std::int64_t pad_w, std::int64_t stride_h,
-                                   std::int64_t stride_w, const char* op);
+                                   std::int64_t pad_h, std::int64_t pad_w, std::int64_t stride_h, std::int64_t stride_w,
+                                   const char* op);
   cudnnActivationDescriptor_t activation_desc(ActivationKind act);  // relu, sigmoid or tanh
-  cudnnOpTensorDescriptor_t op_tensor(cudnnOpTensorOp_t op);   // float compute
+  cudnnOpTensorDescriptor_t op_tensor(cudnnOpTensorOp_t op);        // float compute
 
   // ---- plan caches ----
   std::unordered_map<ConvAlgoKey, ConvAlgoChoice, ConvAlgoKeyHash> conv_algos;
   std::map<std::array<std::int64_t, 8>, std::unique_ptr<DensePlan>> dense_plans;
   std::map<std::array<std::int64_t, 10>, std::unique_ptr<AvgPoolFactors>> avg_pool_factors;
   std::map<std::int64_t, std::int64_t> bn_widths;  // rows M -> the W of batch norm's NHWC view (dnn_batchnorm.cpp)
-  bool bn_nchw_view = false;  // cuDNN refused batch norm on the NHWC view once: use the NCHW one
+  bool bn_nchw_view = false;                       // cuDNN refused batch norm on the NHWC view once: use the NCHW one
 
   // ---- shared helpers (device pointers; all queued on the stream) ----
   // y = act(x) over a row-major [rows, cols] tensor; softmax runs over each row. x == y is fine.

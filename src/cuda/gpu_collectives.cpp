@@ -30,8 +30,8 @@ void check_tensors(const std::vector<Tensor>& tensors, const CudaBackend& backen
   for (const Tensor& t : tensors) {
     if (!t.defined() || t.dtype() != DType::float32 || t.device() != backend.device())
       throw DeviceError(fmt::format("{}: every tensor must be a float32 tensor on {} (got {} on {})", op,
-                              backend.device().str(), t.defined() ? dtype_name(t.dtype()) : "undefined",
-                              t.defined() ? t.device().str() : "-"));
+                                    backend.device().str(), t.defined() ? dtype_name(t.dtype()) : "undefined",
+                                    t.defined() ? t.device().str() : "-"));
   }
 }
 
@@ -193,11 +193,12 @@ class GpuCollectives final : public detail::DeviceCollectives {
     if (r == 0) {
       for (std::size_t q = 1; q < n; ++q)
         if (published_[q]->size() != tensors.size())
-          throw ShapeError(fmt::format("all-reduce: replica 0 and replica {} passed different tensor lists ({} vs {}); "
-                                  "every replica must reduce the same variables in the same order",
-                                  q, tensors.size(), published_[q]->size()));
+          throw ShapeError(
+              fmt::format("all-reduce: replica 0 and replica {} passed different tensor lists ({} vs {}); "
+                          "every replica must reduce the same variables in the same order",
+                          q, tensors.size(), published_[q]->size()));
       if (ops_ == CrossDeviceOpsKind::hierarchical_copy) {
-        for (std::size_t q = 0; q + 1 < n; q += 2) add_into(q, q + 1);   // within pairs
+        for (std::size_t q = 0; q + 1 < n; q += 2) add_into(q, q + 1);  // within pairs
         for (std::size_t q = 2; q < n; q += 2) add_into(0, q);          // pair sums on gpu:0
       } else {
         for (std::size_t q = 1; q < n; ++q) add_into(0, q);
@@ -206,9 +207,8 @@ class GpuCollectives final : public detail::DeviceCollectives {
       DeviceGuard guard(root.device_index());
       for (std::size_t q = 1; q < n; ++q)
         for (std::size_t t = 0; t < tensors.size(); ++t)
-          KCPP_CUDA_CHECK(cudaMemcpyPeerAsync((*published_[q])[t].raw(), replicas_[q]->device_index(),
-                                              tensors[t].raw(), root.device_index(), tensors[t].nbytes(),
-                                              root.stream()));
+          KCPP_CUDA_CHECK(cudaMemcpyPeerAsync((*published_[q])[t].raw(), replicas_[q]->device_index(), tensors[t].raw(),
+                                              root.device_index(), tensors[t].nbytes(), root.stream()));
       KCPP_CUDA_CHECK(cudaEventRecord(broadcast_done_, root.stream()));
     }
     barrier_.arrive_and_wait();
@@ -221,8 +221,8 @@ class GpuCollectives final : public detail::DeviceCollectives {
   CrossDeviceOpsKind ops_;
   detail::AbortableBarrier barrier_;
   std::vector<std::vector<Tensor>*> published_;  // written: the sum is copied into every list
-  std::vector<char> pending_;  // a bucket was handed to NCCL since the last wait (per replica; not
-                               // vector<bool>: replicas write their own entries concurrently)
+  std::vector<char> pending_;                    // a bucket was handed to NCCL since the last wait (per replica; not
+                                                 // vector<bool>: replicas write their own entries concurrently)
   std::atomic<bool> aborted_{false};
   std::vector<cudaEvent_t> ready_, reduced_;
   cudaEvent_t broadcast_done_ = nullptr;

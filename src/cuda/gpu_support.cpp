@@ -43,9 +43,9 @@ void require_gpu(int device) {
   const GpuAvailability& a = gpu_availability();
   if (device < 0 || device >= a.device_count)
     throw DeviceError(fmt::format("gpu:{} does not exist: {}", device,
-                            a.device_count == 0 ? a.reason
-                                                : fmt::format("this machine has {} GPU(s), gpu:0..gpu:{}",
-                                                              a.device_count, a.device_count - 1)));
+                                  a.device_count == 0 ? a.reason
+                                                      : fmt::format("this machine has {} GPU(s), gpu:0..gpu:{}",
+                                                                    a.device_count, a.device_count - 1)));
 }
 
 }  // namespace

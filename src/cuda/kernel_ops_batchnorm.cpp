@@ -23,9 +23,10 @@ std::int64_t packed_channels(const Tensor& packed, int num_replicas, Device devi
     throw ValueError(fmt::format("{}: num_replicas is {}; it must be at least 1", op, num_replicas));
   const std::int64_t slot = packed.numel() / num_replicas;
   if (packed.rank() != 1 || packed.numel() % num_replicas != 0 || slot % 2 != 1)
-    throw ShapeError(fmt::format("{}: packed {} is not {} slots of (count, mean[C], var[C]); make it with "
-                                 "pack_moments (moments_packed_size floats)",
-                                 op, shape_str(packed.shape()), num_replicas));
+    throw ShapeError(
+        fmt::format("{}: packed {} is not {} slots of (count, mean[C], var[C]); make it with "
+                    "pack_moments (moments_packed_size floats)",
+                    op, shape_str(packed.shape()), num_replicas));
   return (slot - 1) / 2;
 }
 
@@ -48,8 +49,8 @@ void CudaBackend::moments(const Tensor& x, Tensor& mean, Tensor& var) {
   batchnorm_forward_training(x, Tensor(), Tensor(), 1e-3f, unused_y, mean, var);
 }
 
-void CudaBackend::pack_moments(const Tensor& mean, const Tensor& var, std::int64_t count, int replica,
-                               int num_replicas, Tensor& packed) {
+void CudaBackend::pack_moments(const Tensor& mean, const Tensor& var, std::int64_t count, int replica, int num_replicas,
+                               Tensor& packed) {
   DeviceGuard guard(device_);
   const char* op = "pack_moments";
   require_float_on(mean, device(), op, "mean");
@@ -58,10 +59,9 @@ void CudaBackend::pack_moments(const Tensor& mean, const Tensor& var, std::int64
   require_vector(mean, C, mean, device(), op, "mean");
   require_vector(var, C, mean, device(), op, "var");
   if (replica < 0 || replica >= num_replicas)
-    throw ValueError(fmt::format("{}: replica {} is not one of the {} replicas (0 to num_replicas − 1)", op, replica,
-                                 num_replicas));
-  if (count < 0)
-    throw ValueError(fmt::format("{}: count is {}; it is this replica's number of rows, >= 0", op, count));
+    throw ValueError(
+        fmt::format("{}: replica {} is not one of the {} replicas (0 to num_replicas − 1)", op, replica, num_replicas));
+  if (count < 0) throw ValueError(fmt::format("{}: count is {}; it is this replica's number of rows, >= 0", op, count));
   prepare_output_on(packed, {moments_packed_size(C, num_replicas)}, device(), op, "packed");
   kern::pack_moments(mean.data<float>(), var.data<float>(), static_cast<float>(count), C, replica, num_replicas,
                      packed.data<float>(), stream_);
@@ -129,9 +129,10 @@ void CudaBackend::batchnorm_backward_apply(const Tensor& dy, const Tensor& x, co
   require_vector(var, C, x, device(), op, "var");
   require_float_on(sums, device(), op, "sums");
   if (sums.rank() != 1 || sums.numel() != batchnorm_grad_sums_size(C))
-    throw ShapeError(fmt::format("{}: sums {} for x {} must be ({},): Σdy, Σdy·(x − mean) and the row count, as "
-                                 "batchnorm_backward_reduce makes them",
-                                 op, shape_str(sums.shape()), shape_str(x.shape()), batchnorm_grad_sums_size(C)));
+    throw ShapeError(
+        fmt::format("{}: sums {} for x {} must be ({},): Σdy, Σdy·(x − mean) and the row count, as "
+                    "batchnorm_backward_reduce makes them",
+                    op, shape_str(sums.shape()), shape_str(x.shape()), batchnorm_grad_sums_size(C)));
   // The row count lives on the GPU with the sums; it is not read back (a zero count, which the
   // CPU backend refuses, gives non-finite dx here).
   prepare_output_on(dx, x.shape(), device(), op, "dx");

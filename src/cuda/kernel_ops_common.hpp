@@ -52,8 +52,7 @@ inline void require_target(const Tensor& target, const Tensor& pred, Device devi
 }
 
 // Integer class labels on the GPU with one entry per row of pred viewed as [rows, classes].
-inline int require_labels(const Tensor& labels, const Tensor& pred, std::int64_t rows, Device device,
-                          const char* op) {
+inline int require_labels(const Tensor& labels, const Tensor& pred, std::int64_t rows, Device device, const char* op) {
   require_on(labels, device, op, "labels");
   op_shapes::check_labels(labels, pred, rows, op);
   switch (labels.dtype()) {
@@ -64,7 +63,8 @@ inline int require_labels(const Tensor& labels, const Tensor& pred, std::int64_t
     case DType::uint8:
       return kern::kLabelUint8;
     default:
-      throw ShapeError(fmt::format("{}: labels are {} but must be int32, int64 or uint8", op, dtype_name(labels.dtype())));
+      throw ShapeError(
+          fmt::format("{}: labels are {} but must be int32, int64 or uint8", op, dtype_name(labels.dtype())));
   }
 }
 

@@ -73,7 +73,7 @@ void CudaBackend::add(const std::vector<Tensor>& xs, Tensor& y) {
     require_float_on(xs[i], device(), op, "xs[i]");
     if (xs[i].shape() != xs[0].shape())
       throw ShapeError(fmt::format("add: input {} has shape {} but input 0 has shape {}; all inputs must match", i,
-                              shape_str(xs[i].shape()), shape_str(xs[0].shape())));
+                                   shape_str(xs[i].shape()), shape_str(xs[0].shape())));
   }
   prepare_output_on(y, xs[0].shape(), device(), op, "y");
   const std::int64_t n = y.numel();
@@ -154,8 +154,8 @@ void CudaBackend::copy(const Tensor& src, Tensor& dst) {
   for (const Tensor* t : {&src, static_cast<const Tensor*>(&dst)}) {
     const Device d = t->device();
     if (d.kind != Device::Kind::cpu && d != device())
-      throw DeviceError(fmt::format("{}: {} is on {} but this backend runs on {}; copy between GPUs with tensor.to()", op,
-                              t == &src ? "src" : "dst", d.str(), device().str()));
+      throw DeviceError(fmt::format("{}: {} is on {} but this backend runs on {}; copy between GPUs with tensor.to()",
+                                    op, t == &src ? "src" : "dst", d.str(), device().str()));
   }
   const std::size_t bytes = src.nbytes();
   if (bytes == 0 || src.raw() == dst.raw()) return;
@@ -225,8 +225,7 @@ void CudaBackend::dropout_forward(const Tensor& x, float rate, std::uint64_t see
   base = (base ^ (base >> 30)) * 0xbf58476d1ce4e5b9ULL;
   base = (base ^ (base >> 27)) * 0x94d049bb133111ebULL;
   base = base ^ (base >> 31);
-  kern::dropout(x.data<float>(), y.data<float>(), mask.data<float>(), x.numel(), base, threshold, keep_scale,
-                stream_);
+  kern::dropout(x.data<float>(), y.data<float>(), mask.data<float>(), x.numel(), base, threshold, keep_scale, stream_);
   KCPP_CUDA_CHECK(cudaGetLastError());
 }
 

@@ -43,9 +43,8 @@ kern::CrossentropyArgs crossentropy_args(const Tensor& pred, const RowLayout& l,
 
 // Binary crossentropy and MSE: per-element losses averaged per example. `grad_factor` is the
 // loss's derivative constant (2 for MSE), applied with grad_scale / width.
-void element_loss(kern::ElementLossKind kind, float grad_factor, const Tensor& pred, const Tensor& target,
-                  Tensor& loss, Tensor& grad, float grad_scale, Device device, KernelState& ks, cudaStream_t stream,
-                  const char* op) {
+void element_loss(kern::ElementLossKind kind, float grad_factor, const Tensor& pred, const Tensor& target, Tensor& loss,
+                  Tensor& grad, float grad_scale, Device device, KernelState& ks, cudaStream_t stream, const char* op) {
   const RowLayout l = ops::element_rows(pred, device, op);
   ops::require_target(target, pred, device, op);
   kern::ElementLossArgs a{};
@@ -100,8 +99,8 @@ void CudaBackend::categorical_crossentropy(const Tensor& pred, const Tensor& tar
 void CudaBackend::binary_crossentropy(const Tensor& pred, const Tensor& target, bool from_logits, Tensor& loss,
                                       Tensor& grad, float grad_scale) {
   DeviceGuard guard(device_);
-  element_loss(from_logits ? kern::kBinaryCrossentropyLogits : kern::kBinaryCrossentropyProbs, 1.f, pred, target,
-               loss, grad, grad_scale, device(), *kernels_, stream_, "binary_crossentropy");
+  element_loss(from_logits ? kern::kBinaryCrossentropyLogits : kern::kBinaryCrossentropyProbs, 1.f, pred, target, loss,
+               grad, grad_scale, device(), *kernels_, stream_, "binary_crossentropy");
 }
 
 void CudaBackend::mean_squared_error(const Tensor& pred, const Tensor& target, Tensor& loss, Tensor& grad,
@@ -122,8 +121,8 @@ double CudaBackend::sparse_categorical_accuracy_sum(const Tensor& pred, const Te
   const int label_type = ops::require_labels(labels, pred, l.rows, device(), op);
   if (l.examples == 0) return 0.0;
   kernels_->reset_status();
-  kern::class_accuracy_hits(pred.data<float>(), nullptr, labels.raw(), label_type, l.rows, l.width,
-                            kernels_->status(), stream_);
+  kern::class_accuracy_hits(pred.data<float>(), nullptr, labels.raw(), label_type, l.rows, l.width, kernels_->status(),
+                            stream_);
   KCPP_CUDA_CHECK(cudaGetLastError());
   const kern::Status& st = kernels_->fetch_status();
   if (st.bad_row != kern::kNoBadRow) ops::throw_bad_label(labels, st.bad_row, l.width, pred, stream_, op);
@@ -164,8 +163,8 @@ double CudaBackend::absolute_error_sum(const Tensor& pred, const Tensor& target)
   ops::require_target(target, pred, device(), op);
   const std::int64_t n = pred.numel();
   double* scratch = kernels_->scratch_doubles(kern::reduce_scratch(n));
-  kern::reduce_to_double(kern::kReduceAbsDiff, pred.data<float>(), target.data<float>(), n, scratch,
-                         kernels_->status(), stream_);
+  kern::reduce_to_double(kern::kReduceAbsDiff, pred.data<float>(), target.data<float>(), n, scratch, kernels_->status(),
+                         stream_);
   KCPP_CUDA_CHECK(cudaGetLastError());
   return kernels_->fetch_status().value;
 }

@@ -31,16 +31,16 @@ void CudaBackend::sgd_update(Tensor& w, const Tensor& g, Tensor& velocity, float
   KCPP_CUDA_CHECK(cudaGetLastError());
 }
 
-void CudaBackend::adam_update(Tensor& w, const Tensor& g, Tensor& m, Tensor& v, float lr_t, float beta_1,
-                              float beta_2, float eps) {
+void CudaBackend::adam_update(Tensor& w, const Tensor& g, Tensor& m, Tensor& v, float lr_t, float beta_1, float beta_2,
+                              float eps) {
   DeviceGuard guard(device_);
   const char* op = "adam_update";
   require_float_on(w, device(), op, "w");
   require_slot(g, w, device(), op, "gradient");
   require_slot(m, w, device(), op, "m");
   require_slot(v, w, device(), op, "v");
-  kern::adam_update(w.data<float>(), g.data<float>(), m.data<float>(), v.data<float>(), w.numel(), lr_t, beta_1,
-                    beta_2, eps, stream_);
+  kern::adam_update(w.data<float>(), g.data<float>(), m.data<float>(), v.data<float>(), w.numel(), lr_t, beta_1, beta_2,
+                    eps, stream_);
   KCPP_CUDA_CHECK(cudaGetLastError());
 }
 

@@ -27,15 +27,17 @@ Example stack(const std::vector<Example>& elements) {
   for (std::size_t e = 1; e < elements.size(); ++e) {
     const Example& other = elements[e];
     if (other.size() != first.size())
-      throw ShapeError(fmt::format("Dataset.batch: element 0 of a batch has {} components but element {} has {}; "
-                              "every element must have the same structure (check your map() function)",
-                              first.size(), e, other.size()));
+      throw ShapeError(
+          fmt::format("Dataset.batch: element 0 of a batch has {} components but element {} has {}; "
+                      "every element must have the same structure (check your map() function)",
+                      first.size(), e, other.size()));
     for (std::size_t c = 0; c < first.size(); ++c)
       if (other[c].shape() != first[c].shape() || other[c].dtype() != first[c].dtype())
-        throw ShapeError(fmt::format("Dataset.batch: component {} of element 0 of a batch is {} but element {} "
-                                "is {}; all elements of a batch need the same shape and dtype — resize or "
-                                "pad them with map() before batch()",
-                                c, describe(first[c]), e, describe(other[c])));
+        throw ShapeError(
+            fmt::format("Dataset.batch: component {} of element 0 of a batch is {} but element {} "
+                        "is {}; all elements of a batch need the same shape and dtype — resize or "
+                        "pad them with map() before batch()",
+                        c, describe(first[c]), e, describe(other[c])));
   }
   const auto n = static_cast<std::int64_t>(elements.size());
   Example out;
@@ -78,9 +80,11 @@ class StackingBatchIterator final : public Dataset::Iterator {
 
 class GatherBatchIterator final : public Dataset::Iterator {
  public:
-  GatherBatchIterator(std::vector<Tensor> rows, std::unique_ptr<detail::IndexStream> indices,
-                      std::int64_t batch_size, bool drop_remainder)
-      : rows_(std::move(rows)), indices_(std::move(indices)), batch_size_(static_cast<std::size_t>(batch_size)),
+  GatherBatchIterator(std::vector<Tensor> rows, std::unique_ptr<detail::IndexStream> indices, std::int64_t batch_size,
+                      bool drop_remainder)
+      : rows_(std::move(rows)),
+        indices_(std::move(indices)),
+        batch_size_(static_cast<std::size_t>(batch_size)),
         drop_remainder_(drop_remainder) {
     picked_.reserve(std::min<std::size_t>(batch_size_, kMaxReserve));
   }
@@ -102,7 +106,8 @@ class GatherBatchIterator final : public Dataset::Iterator {
       for (std::size_t k = 0; k < picked_.size();) {
         std::size_t run = 1;
         while (k + run < picked_.size() && picked_[k + run] == picked_[k] + static_cast<std::int64_t>(run)) ++run;
-        if (row_bytes) std::memcpy(to + k * row_bytes, from + static_cast<std::size_t>(picked_[k]) * row_bytes, run * row_bytes);
+        if (row_bytes)
+          std::memcpy(to + k * row_bytes, from + static_cast<std::size_t>(picked_[k]) * row_bytes, run * row_bytes);
         k += run;
       }
       out.push_back(std::move(batch));
@@ -147,9 +152,10 @@ class BatchNode final : public detail::DatasetNode {
 Dataset Dataset::batch(std::int64_t batch_size, bool drop_remainder) const {
   node("batch");  // throws for a default-constructed Dataset
   if (batch_size < 1)
-    throw ValueError(fmt::format("Dataset.batch: batch_size must be >= 1, got {}; pass the number of examples "
-                            "per step, e.g. batch(128)",
-                            batch_size));
+    throw ValueError(
+        fmt::format("Dataset.batch: batch_size must be >= 1, got {}; pass the number of examples "
+                    "per step, e.g. batch(128)",
+                    batch_size));
   return Dataset(std::make_shared<BatchNode>(node_, batch_size, drop_remainder));
 }
 

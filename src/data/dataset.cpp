@@ -8,9 +8,10 @@ Dataset::Iterator::~Iterator() = default;
 
 const detail::DatasetNode& Dataset::node(const char* op) const {
   if (!node_)
-    throw StateError(fmt::format("Dataset.{}: this Dataset is default-constructed and holds no pipeline; "
-                            "create one with Dataset::from_tensor_slices or a datasets:: loader",
-                            op));
+    throw StateError(
+        fmt::format("Dataset.{}: this Dataset is default-constructed and holds no pipeline; "
+                    "create one with Dataset::from_tensor_slices or a datasets:: loader",
+                    op));
   return *node_;
 }
 

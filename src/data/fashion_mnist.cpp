@@ -27,33 +27,38 @@ std::string find_file(const std::string& dir, const std::string& base) {
 std::string require_file(const std::string& dir, const std::string& base) {
   std::string path = find_file(dir, base);
   if (path.empty())
-    throw IOError(fmt::format("fashion_mnist: '{}' not found in '{}' (looked for {}.gz and {}); install the "
-                            "Debian package dataset-fashion-mnist (it puts the files in {}), or set "
-                            "KERASCPP_DATA (or pass --data_dir / load(dir)) to a directory holding them",
-                            base, dir, base, base, kDefaultDir));
+    throw IOError(
+        fmt::format("fashion_mnist: '{}' not found in '{}' (looked for {}.gz and {}); install the "
+                    "Debian package dataset-fashion-mnist (it puts the files in {}), or set "
+                    "KERASCPP_DATA (or pass --data_dir / load(dir)) to a directory holding them",
+                    base, dir, base, base, kDefaultDir));
   return path;
 }
 
 void check_pair(const Tensor& images, const std::string& images_path, const Tensor& labels,
                 const std::string& labels_path) {
   if (images.dtype() != DType::uint8 || images.rank() != 3 || images.dim(1) != kSide || images.dim(2) != kSide)
-    throw IOError(fmt::format("fashion_mnist: '{}' holds {} {}, expected uint8 images of shape (N, 28, 28); "
-                            "is it the right file?",
-                            images_path, dtype_name(images.dtype()), shape_str(images.shape())));
+    throw IOError(
+        fmt::format("fashion_mnist: '{}' holds {} {}, expected uint8 images of shape (N, 28, 28); "
+                    "is it the right file?",
+                    images_path, dtype_name(images.dtype()), shape_str(images.shape())));
   if (labels.dtype() != DType::uint8 || labels.rank() != 1)
-    throw IOError(fmt::format("fashion_mnist: '{}' holds {} {}, expected uint8 labels of shape (N,); is it the "
-                            "right file?",
-                            labels_path, dtype_name(labels.dtype()), shape_str(labels.shape())));
+    throw IOError(
+        fmt::format("fashion_mnist: '{}' holds {} {}, expected uint8 labels of shape (N,); is it the "
+                    "right file?",
+                    labels_path, dtype_name(labels.dtype()), shape_str(labels.shape())));
   if (images.dim(0) != labels.dim(0))
-    throw IOError(fmt::format("fashion_mnist: '{}' has {} images but '{}' has {} labels; the files come from "
-                            "different sets, reinstall them",
-                            images_path, images.dim(0), labels_path, labels.dim(0)));
+    throw IOError(
+        fmt::format("fashion_mnist: '{}' has {} images but '{}' has {} labels; the files come from "
+                    "different sets, reinstall them",
+                    images_path, images.dim(0), labels_path, labels.dim(0)));
   const auto* y = labels.data<std::uint8_t>();
   for (std::int64_t i = 0; i < labels.dim(0); ++i)
     if (y[i] >= kNumClasses)
-      throw IOError(fmt::format("fashion_mnist: '{}' has label {} at index {}; labels must be 0..9, the file is "
-                              "corrupt",
-                              labels_path, int{y[i]}, i));
+      throw IOError(
+          fmt::format("fashion_mnist: '{}' has label {} at index {}; labels must be 0..9, the file is "
+                      "corrupt",
+                      labels_path, int{y[i]}, i));
 }
 
 // The IDX reader reports a missing, unreadable or corrupt file as a plain kerascpp::Error; here
@@ -61,9 +66,7 @@ void check_pair(const Tensor& images, const std::string& images_path, const Tens
 Tensor read_idx_as_io(const std::string& path) {
   try {
     return read_idx(path);
-  } catch (const IOError&) {
-    throw;
-  } catch (const Error& e) {
+  } catch (const IOError&) { throw; } catch (const Error& e) {
     throw IOError(fmt::format("fashion_mnist: {}", e.what()));
   }
 }
@@ -96,9 +99,10 @@ std::string resolve_dir(const std::string& dir) {
   if (const char* env = std::getenv("KERASCPP_DATA"); env && *env) {
     std::error_code ec;
     if (!fs::is_directory(env, ec))
-      throw IOError(fmt::format("fashion_mnist: environment variable KERASCPP_DATA='{}' is not a directory; set it "
-                                "to the directory holding the Fashion-MNIST IDX files, or unset it to use {}",
-                                env, kDefaultDir));
+      throw IOError(
+          fmt::format("fashion_mnist: environment variable KERASCPP_DATA='{}' is not a directory; set it "
+                      "to the directory holding the Fashion-MNIST IDX files, or unset it to use {}",
+                      env, kDefaultDir));
     std::string nested = (fs::path(env) / "fashion-mnist").string();
     if (find_file(env, "train-images-idx3-ubyte").empty() && !find_file(nested, "train-images-idx3-ubyte").empty())
       return nested;

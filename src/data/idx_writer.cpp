@@ -15,13 +15,17 @@ namespace {
 
 unsigned char idx_code(DType dtype, const std::string& path) {
   switch (dtype) {
-    case DType::uint8: return 0x08;
-    case DType::int32: return 0x0C;
-    case DType::float32: return 0x0D;
+    case DType::uint8:
+      return 0x08;
+    case DType::int32:
+      return 0x0C;
+    case DType::float32:
+      return 0x0D;
     default:
-      throw ShapeError(fmt::format("write_idx: '{}': IDX has no {} type; convert the tensor to uint8, int32 or "
-                              "float32 first",
-                              path, dtype_name(dtype)));
+      throw ShapeError(
+          fmt::format("write_idx: '{}': IDX has no {} type; convert the tensor to uint8, int32 or "
+                      "float32 first",
+                      path, dtype_name(dtype)));
   }
 }
 
@@ -38,14 +42,14 @@ void write_idx(const std::string& path, const Tensor& t, bool gzip) {
   if (!t.defined()) throw StateError(fmt::format("write_idx: '{}': the tensor is undefined", path));
   if (t.rank() < 1 || t.rank() > 255)
     throw ShapeError(fmt::format("write_idx: '{}': IDX needs 1 to 255 dimensions, the tensor has shape {}", path,
-                            shape_str(t.shape())));
+                                 shape_str(t.shape())));
   std::vector<unsigned char> bytes(4 + 4 * static_cast<std::size_t>(t.rank()) + t.nbytes());
   bytes[2] = idx_code(t.dtype(), path);
   bytes[3] = static_cast<unsigned char>(t.rank());
   for (int i = 0; i < t.rank(); ++i) {
     if (t.dim(i) > 0xFFFFFFFFll)
       throw ShapeError(fmt::format("write_idx: '{}': dimension {} of shape {} exceeds IDX's uint32 limit", path, i,
-                              shape_str(t.shape())));
+                                   shape_str(t.shape())));
     store_be32(&bytes[4 + 4 * static_cast<std::size_t>(i)], static_cast<std::uint32_t>(t.dim(i)));
   }
   unsigned char* data = bytes.data() + 4 + 4 * static_cast<std::size_t>(t.rank());

@@ -109,8 +109,8 @@ class PrefetchNode final : public detail::DatasetNode {
 Dataset Dataset::prefetch(std::int64_t buffer_size) const {
   node("prefetch");  // throws for a default-constructed Dataset
   if (buffer_size < kAutotune)
-    throw ValueError(fmt::format("Dataset.prefetch: buffer_size must be >= 0 or Dataset::kAutotune (-1), got {}",
-                            buffer_size));
+    throw ValueError(
+        fmt::format("Dataset.prefetch: buffer_size must be >= 0 or Dataset::kAutotune (-1), got {}", buffer_size));
   if (buffer_size == 0) return *this;  // tf.data: no prefetching
   std::size_t capacity = buffer_size == kAutotune ? kAutotuneBuffer : static_cast<std::size_t>(buffer_size);
   return Dataset(std::make_shared<PrefetchNode>(node_, capacity));

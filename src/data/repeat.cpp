@@ -18,7 +18,8 @@ class RepeatStream final : public Base {
       if (!current_) {
         if (count_ >= 0 && pass_ >= count_) return false;
         // Pass 0 keeps the caller's epoch so that repeat(1) is the identity.
-        std::uint64_t key = pass_ == 0 ? epoch_ : detail::mix64(detail::mix64(epoch_) ^ static_cast<std::uint64_t>(pass_));
+        std::uint64_t key =
+            pass_ == 0 ? epoch_ : detail::mix64(detail::mix64(epoch_) ^ static_cast<std::uint64_t>(pass_));
         current_ = open_(key);
         produced_ = false;
       }

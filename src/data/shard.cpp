@@ -49,10 +49,11 @@ class ShardNode final : public detail::IndexOpNode<ShardNode> {
 Dataset Dataset::shard(std::int64_t num_shards, std::int64_t index) const {
   node("shard");  // throws for a default-constructed Dataset
   if (num_shards < 1)
-    throw ValueError(fmt::format("Dataset.shard: num_shards must be >= 1, got {}; pass the number of workers", num_shards));
+    throw ValueError(
+        fmt::format("Dataset.shard: num_shards must be >= 1, got {}; pass the number of workers", num_shards));
   if (index < 0 || index >= num_shards)
-    throw ValueError(fmt::format("Dataset.shard: index must be in [0, {}), got {}; pass this worker's rank", num_shards,
-                            index));
+    throw ValueError(
+        fmt::format("Dataset.shard: index must be in [0, {}), got {}; pass this worker's rank", num_shards, index));
   return Dataset(std::make_shared<ShardNode>(node_, num_shards, index));
 }
 

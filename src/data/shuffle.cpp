@@ -73,7 +73,8 @@ class ShuffleNode final : public detail::IndexOpNode<ShuffleNode> {
     std::uint64_t key = reshuffle_ ? detail::mix64(seed_ ^ detail::mix64(epoch)) : detail::mix64(seed_);
     std::int64_t n = input_->cardinality();
     // Reserve no more than the data can fill: shuffle(1 << 40) on a small set must not allocate.
-    std::size_t reserve = static_cast<std::size_t>(n >= 0 ? std::min(n, buffer_size_) : std::min<std::int64_t>(buffer_size_, 1024));
+    std::size_t reserve =
+        static_cast<std::size_t>(n >= 0 ? std::min(n, buffer_size_) : std::min<std::int64_t>(buffer_size_, 1024));
     return std::make_unique<ShuffleStream<Base, T>>(open(epoch), buffer_size_, reserve, key);
   }
 
@@ -89,9 +90,10 @@ Dataset Dataset::shuffle(std::int64_t buffer_size, std::optional<std::uint64_t> 
                          bool reshuffle_each_iteration) const {
   node("shuffle");  // throws for a default-constructed Dataset
   if (buffer_size < 1)
-    throw ValueError(fmt::format("Dataset.shuffle: buffer_size must be >= 1, got {}; use the dataset size "
-                            "(e.g. 60000) for a full shuffle",
-                            buffer_size));
+    throw ValueError(
+        fmt::format("Dataset.shuffle: buffer_size must be >= 1, got {}; use the dataset size "
+                    "(e.g. 60000) for a full shuffle",
+                    buffer_size));
   std::uint64_t s = seed ? *seed : next_random_seed();
   return Dataset(std::make_shared<ShuffleNode>(node_, buffer_size, s, reshuffle_each_iteration));
 }

@@ -46,9 +46,10 @@ class SyntheticNode final : public detail::DatasetNode {
 void check_shape(const Shape& shape, const char* what) {
   for (auto d : shape)
     if (d < 0)
-      throw ValueError(fmt::format("Dataset.synthetic: {} shape {} has a negative or unknown dimension; give "
-                              "every dimension, e.g. {{28, 28, 1}}",
-                              what, shape_str(shape)));
+      throw ValueError(
+          fmt::format("Dataset.synthetic: {} shape {} has a negative or unknown dimension; give "
+                      "every dimension, e.g. {{28, 28, 1}}",
+                      what, shape_str(shape)));
 }
 
 }  // namespace

@@ -90,8 +90,9 @@ Dataset Dataset::skip(std::int64_t n) const {
   const auto& input = node("skip");
   if (n < -1) throw ValueError(fmt::format("Dataset.skip: n must be >= 0, or -1 for all elements; got {}", n));
   if (n == -1 && input.cardinality() == kInfinite)
-    throw ValueError("Dataset.skip(-1) on an endless dataset would never return; skip a finite number, or "
-                "apply take() before repeat()");
+    throw ValueError(
+        "Dataset.skip(-1) on an endless dataset would never return; skip a finite number, or "
+        "apply take() before repeat()");
   return Dataset(std::make_shared<SkipNode>(node_, n));
 }
 

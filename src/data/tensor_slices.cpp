@@ -45,18 +45,21 @@ Dataset Dataset::from_tensor_slices(std::vector<Tensor> components) {
   for (std::size_t i = 0; i < components.size(); ++i) {
     const Tensor& t = components[i];
     if (!t.defined())
-      throw StateError(fmt::format("Dataset.from_tensor_slices: tensor {} is undefined (default-constructed); "
-                              "pass tensors that hold data",
-                              i));
+      throw StateError(
+          fmt::format("Dataset.from_tensor_slices: tensor {} is undefined (default-constructed); "
+                      "pass tensors that hold data",
+                      i));
     if (t.rank() == 0)
-      throw ShapeError(fmt::format("Dataset.from_tensor_slices: tensor {} is a scalar (shape ()); it needs a "
-                              "leading axis to slice along, e.g. reshape it to (1,)",
-                              i));
+      throw ShapeError(
+          fmt::format("Dataset.from_tensor_slices: tensor {} is a scalar (shape ()); it needs a "
+                      "leading axis to slice along, e.g. reshape it to (1,)",
+                      i));
     if (t.dim(0) != components[0].dim(0))
-      throw ShapeError(fmt::format("Dataset.from_tensor_slices: tensor 0 has shape {} but tensor {} has shape {}; "
-                              "all tensors need the same number of rows (axis 0), e.g. as many labels "
-                              "as images",
-                              shape_str(components[0].shape()), i, shape_str(t.shape())));
+      throw ShapeError(
+          fmt::format("Dataset.from_tensor_slices: tensor 0 has shape {} but tensor {} has shape {}; "
+                      "all tensors need the same number of rows (axis 0), e.g. as many labels "
+                      "as images",
+                      shape_str(components[0].shape()), i, shape_str(t.shape())));
   }
   return Dataset(std::make_shared<SlicesNode>(std::move(components)));
 }

@@ -28,7 +28,11 @@ BucketPlan BucketPlan::make(const std::vector<std::shared_ptr<Layer>>& layers, c
 }
 
 BucketReducer::BucketReducer(const BucketPlan& plan, const std::vector<Variable*>& trainable, ReplicaContext& ctx)
-    : plan_(plan), trainable_(trainable), ctx_(ctx), ready_(trainable.size(), 0), bucket_tensors_(plan.buckets.size()) {}
+    : plan_(plan),
+      trainable_(trainable),
+      ctx_(ctx),
+      ready_(trainable.size(), 0),
+      bucket_tensors_(plan.buckets.size()) {}
 
 void BucketReducer::layer_done(Layer& layer) {
   auto it = plan_.layer_variables.find(&layer);

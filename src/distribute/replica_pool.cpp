@@ -9,8 +9,7 @@
 
 namespace kerascpp::distribute {
 
-ReplicaPool::ReplicaPool(std::string kind, std::vector<Device> devices, CrossDeviceOpsKind ops,
-                         StrategyOptions options)
+ReplicaPool::ReplicaPool(std::string kind, std::vector<Device> devices, CrossDeviceOpsKind ops, StrategyOptions options)
     : kind_(std::move(kind)), devices_(std::move(devices)), ops_(ops), options_(options) {
   int n = static_cast<int>(devices_.size());
   int threads = options_.threads_per_replica;
@@ -47,7 +46,8 @@ std::string ReplicaPool::name() const {
   std::string devs;
   for (auto& d : devices_) devs += (devs.empty() ? "" : ", ") + d.str();
   if (kind_ == "OneDeviceStrategy") return fmt::format("{}({})", kind_, devs);
-  if (devices_.front().kind == Device::Kind::gpu) return fmt::format("{}({}; {})", kind_, devs, cross_device_ops_name(ops_));
+  if (devices_.front().kind == Device::Kind::gpu)
+    return fmt::format("{}({}; {})", kind_, devs, cross_device_ops_name(ops_));
   return fmt::format("{}({}; {}, {} thread(s) per replica)", kind_, devs, cross_device_ops_name(ops_),
                      backends_.front()->num_threads());
 }

@@ -19,14 +19,15 @@ void SharedMemoryCollective::check_same_tensors(const TensorLists& lists) {
     bool same = other.size() == first.size();
     for (std::size_t t = 0; same && t < first.size(); ++t) same = other[t].numel() == first[t].numel();
     if (!same)
-      throw ShapeError(fmt::format("all-reduce: replica 0 and replica {} passed different tensor lists ({} vs {} tensors "
-                              "or different sizes); every replica must reduce the same variables in the same order",
-                              q, first.size(), other.size()));
+      throw ShapeError(
+          fmt::format("all-reduce: replica 0 and replica {} passed different tensor lists ({} vs {} tensors "
+                      "or different sizes); every replica must reduce the same variables in the same order",
+                      q, first.size(), other.size()));
   }
 }
 
-void SharedMemoryCollective::reduce_range(const TensorLists& lists, std::size_t t,
-                               std::int64_t begin, std::int64_t end, std::vector<float>& acc) {
+void SharedMemoryCollective::reduce_range(const TensorLists& lists, std::size_t t, std::int64_t begin, std::int64_t end,
+                                          std::vector<float>& acc) {
   if (begin >= end) return;
   acc.assign(static_cast<std::size_t>(end - begin), 0.f);  // capacity is kept: no allocation in steady state
   for (const auto* list : lists) {

@@ -13,11 +13,16 @@ namespace kerascpp::distribute {
 
 const char* cross_device_ops_name(CrossDeviceOpsKind kind) {
   switch (kind) {
-    case CrossDeviceOpsKind::automatic: return "Auto";
-    case CrossDeviceOpsKind::shared_memory: return "SharedMemoryAllReduce";
-    case CrossDeviceOpsKind::reduction_to_one_device: return "ReductionToOneDevice";
-    case CrossDeviceOpsKind::hierarchical_copy: return "HierarchicalCopyAllReduce";
-    case CrossDeviceOpsKind::nccl: return "NcclAllReduce";
+    case CrossDeviceOpsKind::automatic:
+      return "Auto";
+    case CrossDeviceOpsKind::shared_memory:
+      return "SharedMemoryAllReduce";
+    case CrossDeviceOpsKind::reduction_to_one_device:
+      return "ReductionToOneDevice";
+    case CrossDeviceOpsKind::hierarchical_copy:
+      return "HierarchicalCopyAllReduce";
+    case CrossDeviceOpsKind::nccl:
+      return "NcclAllReduce";
   }
   return "?";
 }
@@ -46,10 +51,10 @@ Device check_device(const std::string& name) {
   Device d = Device::parse(name);
   const auto& gpus = detail::gpu_availability();
   if (d.kind == Device::Kind::gpu && d.index >= gpus.device_count)
-    throw DeviceError(fmt::format("device '{}' does not exist: {}. Available devices: {}", name,
-                            gpus.device_count == 0 ? gpus.reason
-                                                   : fmt::format("this machine has {} GPU(s)", gpus.device_count),
-                            available_devices_str()));
+    throw DeviceError(
+        fmt::format("device '{}' does not exist: {}. Available devices: {}", name,
+                    gpus.device_count == 0 ? gpus.reason : fmt::format("this machine has {} GPU(s)", gpus.device_count),
+                    available_devices_str()));
   return d;
 }
 
@@ -83,21 +88,23 @@ std::shared_ptr<StrategyImpl> make_mirrored_impl(std::vector<std::string> names,
   }
   for (auto& d : devices)
     if (d.kind != devices.front().kind)
-      throw ValueError(fmt::format("MirroredStrategy: mixed device kinds ({} and {}); a strategy mirrors over devices of "
-                              "one kind — use only GPUs or only CPU replicas",
-                              devices.front().str(), d.str()));
+      throw ValueError(
+          fmt::format("MirroredStrategy: mixed device kinds ({} and {}); a strategy mirrors over devices of "
+                      "one kind — use only GPUs or only CPU replicas",
+                      devices.front().str(), d.str()));
   for (auto& n : names) check_device(n);
   bool gpus = devices.front().kind == Device::Kind::gpu;
   if (!gpus && (ops == CrossDeviceOpsKind::nccl || ops == CrossDeviceOpsKind::hierarchical_copy))
-    throw ValueError(fmt::format("MirroredStrategy<{}> needs GPU devices, but the devices are CPU replicas; use "
-                            "MirroredStrategy<> (Auto) or SharedMemoryAllReduce / ReductionToOneDevice",
-                            cross_device_ops_name(ops)));
+    throw ValueError(
+        fmt::format("MirroredStrategy<{}> needs GPU devices, but the devices are CPU replicas; use "
+                    "MirroredStrategy<> (Auto) or SharedMemoryAllReduce / ReductionToOneDevice",
+                    cross_device_ops_name(ops)));
   if (gpus && ops == CrossDeviceOpsKind::shared_memory)
-    throw ValueError("MirroredStrategy<SharedMemoryAllReduce> reduces in host memory and needs CPU replicas, but the "
-                "devices are GPUs; use MirroredStrategy<> (NcclAllReduce), HierarchicalCopyAllReduce or "
-                "ReductionToOneDevice");
-  if (ops == CrossDeviceOpsKind::automatic)
-    ops = gpus ? CrossDeviceOpsKind::nccl : CrossDeviceOpsKind::shared_memory;
+    throw ValueError(
+        "MirroredStrategy<SharedMemoryAllReduce> reduces in host memory and needs CPU replicas, but the "
+        "devices are GPUs; use MirroredStrategy<> (NcclAllReduce), HierarchicalCopyAllReduce or "
+        "ReductionToOneDevice");
+  if (ops == CrossDeviceOpsKind::automatic) ops = gpus ? CrossDeviceOpsKind::nccl : CrossDeviceOpsKind::shared_memory;
   return std::make_shared<ReplicaPool>("MirroredStrategy", std::move(devices), ops, options);
 }
 

@@ -32,8 +32,7 @@ class CompiledState {
   StepTotals zero_totals() const;
 
   // Loss (and, when grad is given, its gradient scaled by grad_scale) and metric sums of one shard.
-  StepTotals shard_totals(Backend& backend, const Tensor& pred, const Tensor& y, Tensor* grad,
-                          float grad_scale) const;
+  StepTotals shard_totals(Backend& backend, const Tensor& pred, const Tensor& y, Tensor* grad, float grad_scale) const;
   // Means of summed totals, keyed "loss" and each metric's name, each with `prefix` ("val_").
   Logs logs_from(const StepTotals& totals, const std::string& prefix = "") const;
 

@@ -14,9 +14,10 @@ void check_context(const ModelImpl& m, const ReplicaContext& ctx) {
     throw StateError(fmt::format("Model '{}': call compile() before running it on a replica", m.name));
   auto& impl = *m.strategy().impl();
   if (ctx.replica_id < 0 || ctx.replica_id >= impl.num_replicas() || &impl.context(ctx.replica_id) != &ctx)
-    throw StateError(fmt::format("Model '{}' was compiled under {} but is being run on a replica of another strategy; "
-                            "compile it again with .distribute set to the strategy that runs it",
-                            m.name, m.strategy().describe()));
+    throw StateError(
+        fmt::format("Model '{}' was compiled under {} but is being run on a replica of another strategy; "
+                    "compile it again with .distribute set to the strategy that runs it",
+                    m.name, m.strategy().describe()));
 }
 
 }  // namespace

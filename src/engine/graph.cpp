@@ -40,9 +40,10 @@ Graph::Graph(const std::vector<KerasTensor>& inputs, const std::vector<KerasTens
   for (auto& n : nodes_)
     if (dynamic_cast<layers::InputLayerImpl*>(n->layer.get()) &&
         std::none_of(inputs.begin(), inputs.end(), [&](const KerasTensor& t) { return t.node() == n; }))
-      throw ValueError(fmt::format("Model: the outputs depend on input '{}', which is not among the model's inputs; pass "
-                              "it in Model(inputs, outputs)",
-                              n->layer->name()));
+      throw ValueError(
+          fmt::format("Model: the outputs depend on input '{}', which is not among the model's inputs; pass "
+                      "it in Model(inputs, outputs)",
+                      n->layer->name()));
   for (std::size_t i = 0; i < nodes_.size(); ++i) index_of_[nodes_[i].get()] = i;
   // A node's output depends on a trainable variable if its layer has one or any input does.
   std::vector<char> depends_on_variables(nodes_.size(), 0);
@@ -85,19 +86,20 @@ void Graph::check_inputs(const std::vector<Tensor>& inputs) const {
     Shape expected = input_layer->shape();
     Shape got(x.shape().begin() + (x.rank() ? 1 : 0), x.shape().end());
     if (x.rank() == 0 || got != expected)
-      throw ShapeError(fmt::format("Input '{}' expects batches of shape {} but got {}; check the dataset's element "
-                                   "shape or the Input shape",
-                                   input_layer->name(), shape_str([&] {
-                                     Shape s = expected;
-                                     s.insert(s.begin(), -1);
-                                     return s;
-                                   }()),
-                                   shape_str(x.shape())));
+      throw ShapeError(
+          fmt::format("Input '{}' expects batches of shape {} but got {}; check the dataset's element "
+                      "shape or the Input shape",
+                      input_layer->name(), shape_str([&] {
+                        Shape s = expected;
+                        s.insert(s.begin(), -1);
+                        return s;
+                      }()),
+                      shape_str(x.shape())));
     if (x.dtype() != input_layer->dtype())
-      throw ShapeError(fmt::format("Input '{}' expects dtype {} but got {}; cast the data (e.g. images to float32 "
-                                   "scaled to [0, 1]) or declare Input(shape, DType::{})",
-                                   input_layer->name(), dtype_name(input_layer->dtype()), dtype_name(x.dtype()),
-                                   dtype_name(x.dtype())));
+      throw ShapeError(fmt::format(
+          "Input '{}' expects dtype {} but got {}; cast the data (e.g. images to float32 "
+          "scaled to [0, 1]) or declare Input(shape, DType::{})",
+          input_layer->name(), dtype_name(input_layer->dtype()), dtype_name(x.dtype()), dtype_name(x.dtype())));
   }
 }
 
@@ -119,12 +121,14 @@ std::vector<Tensor> Graph::forward(ReplicaContext& ctx, const std::vector<Tensor
     }
     auto& ins = st.inputs[i];
     ins.clear();
-    for (auto& kt : node.inputs) ins.push_back(st.outputs[node_index(kt.node().get())].at(static_cast<std::size_t>(kt.index())));
+    for (auto& kt : node.inputs)
+      ins.push_back(st.outputs[node_index(kt.node().get())].at(static_cast<std::size_t>(kt.index())));
     st.layer_states[i].saved.clear();
     st.outputs[i] = node.layer->forward(ctx, ins, st.layer_states[i]);
   }
   std::vector<Tensor> outs;
-  for (auto& o : outputs_) outs.push_back(st.outputs[node_index(o.node().get())].at(static_cast<std::size_t>(o.index())));
+  for (auto& o : outputs_)
+    outs.push_back(st.outputs[node_index(o.node().get())].at(static_cast<std::size_t>(o.index())));
   return outs;
 }
 
@@ -163,7 +167,8 @@ void Graph::backward(ReplicaContext& ctx, const std::vector<Tensor>& output_grad
     }
     g.clear();
     int li = layer_of_node_[i];
-    if (--remaining[static_cast<std::size_t>(li)] == 0 && on_layer_done) on_layer_done(*layers_[static_cast<std::size_t>(li)]);
+    if (--remaining[static_cast<std::size_t>(li)] == 0 && on_layer_done)
+      on_layer_done(*layers_[static_cast<std::size_t>(li)]);
   }
 }
 
@@ -176,7 +181,8 @@ void Graph::backward_empty(ReplicaContext& ctx, const std::function<void(Layer&)
   for (std::size_t i = nodes_.size(); i-- > 0;) {
     nodes_[i]->layer->backward_empty(ctx);
     int li = layer_of_node_[i];
-    if (--remaining[static_cast<std::size_t>(li)] == 0 && on_layer_done) on_layer_done(*layers_[static_cast<std::size_t>(li)]);
+    if (--remaining[static_cast<std::size_t>(li)] == 0 && on_layer_done)
+      on_layer_done(*layers_[static_cast<std::size_t>(li)]);
   }
 }
 

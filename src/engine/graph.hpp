@@ -46,9 +46,9 @@ class Graph {
   std::size_t node_index(const Node* n) const;
   std::vector<KerasTensor> inputs_, outputs_;
   std::vector<InputSpec> input_specs_;
-  std::vector<std::shared_ptr<Node>> nodes_;       // topological order
+  std::vector<std::shared_ptr<Node>> nodes_;  // topological order
   std::vector<std::shared_ptr<Layer>> layers_;
-  std::vector<int> layer_of_node_;                 // index into layers_
+  std::vector<int> layer_of_node_;  // index into layers_
   std::vector<int> calls_per_layer_;
   std::unordered_map<const Node*, std::size_t> index_of_;
   std::vector<char> need_input_grads_;  // per node: does any input lead back to a trainable variable?

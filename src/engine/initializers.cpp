@@ -49,12 +49,15 @@ void initialize(Tensor& t, const std::string& name, std::uint64_t seed, const st
   if (name == "zeros") t.fill(0.f);
   else if (name == "ones") t.fill(1.f);
   else if (name == "glorot_uniform") fill_uniform(t, std::sqrt(6.0 / (f.in + f.out)), rng);
-  else if (name == "glorot_normal") fill_truncated_normal(t, std::sqrt(2.0 / (f.in + f.out)) / kTruncationCorrection, rng);
+  else if (name == "glorot_normal")
+    fill_truncated_normal(t, std::sqrt(2.0 / (f.in + f.out)) / kTruncationCorrection, rng);
   else if (name == "he_normal") fill_truncated_normal(t, std::sqrt(2.0 / f.in) / kTruncationCorrection, rng);
   else if (name == "he_uniform") fill_uniform(t, std::sqrt(6.0 / f.in), rng);
   else
-    throw ValueError(fmt::format("{}: unknown initializer '{}'; use glorot_uniform, glorot_normal, he_normal, "
-                            "he_uniform, zeros or ones", where, name));
+    throw ValueError(
+        fmt::format("{}: unknown initializer '{}'; use glorot_uniform, glorot_normal, he_normal, "
+                    "he_uniform, zeros or ones",
+                    where, name));
 }
 
 }  // namespace kerascpp::initializers

@@ -82,8 +82,8 @@ std::int64_t Layer::count_params() const {
   return n;
 }
 
-Variable& Layer::add_weight(const std::string& name, const Shape& shape, const std::string& initializer,
-                            bool trainable, std::uint64_t seed) {
+Variable& Layer::add_weight(const std::string& name, const Shape& shape, const std::string& initializer, bool trainable,
+                            std::uint64_t seed) {
   Tensor t(shape, DType::float32, Device{});  // initialised on the host; mirror() places the copies
   initializers::initialize(t, initializer, seed, where());
   variables_.push_back(std::make_unique<Variable>(name, std::move(t), trainable));
@@ -116,7 +116,8 @@ void Layer::set_input_spec_for_each(InputSpec spec) {
 
 void Layer::check_input_spec(const std::vector<KerasTensor>& xs) const {
   if (!input_spec_for_each_ && xs.size() != input_spec_.size())
-    throw ValueError(fmt::format("{} expects {} input(s) but was called on {}", where(), input_spec_.size(), xs.size()));
+    throw ValueError(
+        fmt::format("{} expects {} input(s) but was called on {}", where(), input_spec_.size(), xs.size()));
   for (std::size_t i = 0; i < xs.size(); ++i) {
     const InputSpec& spec = input_spec_for_each_ ? input_spec_.at(0) : input_spec_[i];
     Shape shape = xs[i].shape();

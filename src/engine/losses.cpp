@@ -12,9 +12,10 @@ LossRef::LossRef(const std::string& name) {
   else if (name == "binary_crossentropy") loss_ = std::make_shared<BinaryCrossentropy>();
   else if (name == "mean_squared_error" || name == "mse") loss_ = std::make_shared<MeanSquaredError>();
   else
-    throw ValueError(fmt::format("unknown loss '{}'; use sparse_categorical_crossentropy, categorical_crossentropy, "
-                            "binary_crossentropy or mean_squared_error",
-                            name));
+    throw ValueError(
+        fmt::format("unknown loss '{}'; use sparse_categorical_crossentropy, categorical_crossentropy, "
+                    "binary_crossentropy or mean_squared_error",
+                    name));
 }
 
 }  // namespace kerascpp::losses

@@ -42,17 +42,20 @@ std::shared_ptr<const metrics::Metric> metric_for_name(const std::string& name, 
     switch (kind) {
       case losses::Loss::AccuracyKind::sparse_categorical:
         return std::make_shared<metrics::SparseCategoricalAccuracy>(name);
-      case losses::Loss::AccuracyKind::binary: return std::make_shared<metrics::BinaryAccuracy>(name);
-      case losses::Loss::AccuracyKind::categorical: return std::make_shared<metrics::CategoricalAccuracy>(name);
+      case losses::Loss::AccuracyKind::binary:
+        return std::make_shared<metrics::BinaryAccuracy>(name);
+      case losses::Loss::AccuracyKind::categorical:
+        return std::make_shared<metrics::CategoricalAccuracy>(name);
     }
   }
   if (name == "sparse_categorical_accuracy") return std::make_shared<metrics::SparseCategoricalAccuracy>(name);
   if (name == "categorical_accuracy") return std::make_shared<metrics::CategoricalAccuracy>(name);
   if (name == "binary_accuracy") return std::make_shared<metrics::BinaryAccuracy>(name);
   if (name == "mae" || name == "mean_absolute_error") return std::make_shared<metrics::MeanAbsoluteError>(name);
-  throw ValueError(fmt::format("unknown metric '{}'; use accuracy, sparse_categorical_accuracy, categorical_accuracy, "
-                               "binary_accuracy or mae, or pass a kerascpp::metrics::Metric object",
-                               name));
+  throw ValueError(
+      fmt::format("unknown metric '{}'; use accuracy, sparse_categorical_accuracy, categorical_accuracy, "
+                  "binary_accuracy or mae, or pass a kerascpp::metrics::Metric object",
+                  name));
 }
 
 }  // namespace

@@ -10,17 +10,20 @@ namespace kerascpp {
 
 const detail::Graph& ModelImpl::require_graph(const char* what) const {
   if (!graph)
-    throw StateError(fmt::format("Model '{}': cannot {} before the model is built; give the Sequential model an "
-                            "input shape with layers::InputLayer(shape) or call fit/predict on data first",
-                            name, what));
+    throw StateError(
+        fmt::format("Model '{}': cannot {} before the model is built; give the Sequential model an "
+                    "input shape with layers::InputLayer(shape) or call fit/predict on data first",
+                    name, what));
   return *graph;
 }
 
 void ModelImpl::ensure_built(const Tensor& x) {
   if (graph) return;
   if (!sequential) throw StateError(fmt::format("Model '{}' has no graph", name));
-  if (sequential_layers.empty()) throw StateError(fmt::format("Sequential model '{}' has no layers; add some first", name));
-  if (x.rank() < 1) throw ShapeError(fmt::format("Sequential model '{}': the input batch must have a batch axis", name));
+  if (sequential_layers.empty())
+    throw StateError(fmt::format("Sequential model '{}' has no layers; add some first", name));
+  if (x.rank() < 1)
+    throw ShapeError(fmt::format("Sequential model '{}': the input batch must have a batch axis", name));
   Shape per_example(x.shape().begin() + 1, x.shape().end());
   KerasTensor in = Input(per_example, x.dtype());
   KerasTensor t = in;
@@ -144,14 +147,14 @@ void Model::summary(std::ostream& out) const {
 void Model::compile(CompileOptions options) {
   if (!options.optimizer) throw ValueError(fmt::format("Model '{}': compile() needs an optimizer", impl_->name));
   if (!options.loss)
-    throw ValueError(fmt::format("Model '{}': compile() needs a loss, e.g. .loss = losses::SparseCategoricalCrossentropy()",
-                            impl_->name));
+    throw ValueError(fmt::format(
+        "Model '{}': compile() needs a loss, e.g. .loss = losses::SparseCategoricalCrossentropy()", impl_->name));
   std::vector<detail::MetricSpec> metrics;
   for (auto& m : options.metrics) metrics.push_back(detail::resolve_metric(m, options.loss.get()));
   distribute::Strategy strategy = options.distribute ? *options.distribute : distribute::Strategy();
   const std::uint64_t step_seed = next_random_seed();
-  impl_->compile(detail::CompiledState(options.optimizer, options.loss, std::move(metrics), std::move(strategy),
-                                       step_seed));
+  impl_->compile(
+      detail::CompiledState(options.optimizer, options.loss, std::move(metrics), std::move(strategy), step_seed));
 }
 
 bool Model::compiled() const { return impl_->is_compiled(); }
@@ -181,11 +184,11 @@ void Model::set_weights(const std::vector<Tensor>& weights) {
   auto vars = variables();
   if (weights.size() != vars.size())
     throw ValueError(fmt::format("Model '{}': set_weights got {} tensors but the model has {} variables", impl_->name,
-                            weights.size(), vars.size()));
+                                 weights.size(), vars.size()));
   for (std::size_t i = 0; i < vars.size(); ++i)
     if (weights[i].shape() != vars[i]->shape())
-      throw ShapeError(fmt::format("Model '{}': weight {} ({}) expects shape {} but got {}", impl_->name, i, vars[i]->path(),
-                              shape_str(vars[i]->shape()), shape_str(weights[i].shape())));
+      throw ShapeError(fmt::format("Model '{}': weight {} ({}) expects shape {} but got {}", impl_->name, i,
+                                   vars[i]->path(), shape_str(vars[i]->shape()), shape_str(weights[i].shape())));
   for (std::size_t i = 0; i < vars.size(); ++i) vars[i]->assign(weights[i]);
 }
 

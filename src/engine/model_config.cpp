@@ -31,9 +31,10 @@ Json layer_entry(const Layer& layer) {
   try {
     config = Json::parse(layer.config_json());
   } catch (const nlohmann::json::exception& e) {
-    throw ValueError(fmt::format("Layer '{}' ({}): config_json() returned invalid JSON ({}); return a JSON object "
-                                 "such as {{\"name\": \"...\"}}",
-                                 layer.name(), layer.class_name(), e.what()));
+    throw ValueError(
+        fmt::format("Layer '{}' ({}): config_json() returned invalid JSON ({}); return a JSON object "
+                    "such as {{\"name\": \"...\"}}",
+                    layer.name(), layer.class_name(), e.what()));
   }
   if (!config.is_object())
     throw ValueError(fmt::format("Layer '{}' ({}): config_json() must return a JSON object, got {}", layer.name(),
@@ -43,7 +44,9 @@ Json layer_entry(const Layer& layer) {
     named.update(config);
     config = std::move(named);
   }
-  return Json{{"module", "keras.layers"}, {"class_name", layer.class_name()}, {"config", std::move(config)},
+  return Json{{"module", "keras.layers"},
+              {"class_name", layer.class_name()},
+              {"config", std::move(config)},
               {"registered_name", nullptr}};
 }
 
@@ -59,7 +62,8 @@ Json functional_config(const detail::Graph& graph, const std::string& name) {
   };
   auto tensor = [&](const KerasTensor& t) {
     return Json{{"class_name", "__keras_tensor__"},
-                {"config", {{"shape", batch_shape(t.shape())}, {"dtype", dtype_name(t.dtype())}, {"keras_history", history(t)}}}};
+                {"config",
+                 {{"shape", batch_shape(t.shape())}, {"dtype", dtype_name(t.dtype())}, {"keras_history", history(t)}}}};
   };
   Json layers = Json::array();
   for (const auto& layer : graph.layers()) {
@@ -113,13 +117,13 @@ std::string Model::to_json() const {
   const auto& graph = impl_->require_graph("describe its config");
   if (impl_->sequential)
     return dump({{"module", "keras"},
-                {"class_name", "Sequential"},
-                {"config", sequential_config(graph, impl_->name)},
-                {"registered_name", nullptr}});
+                 {"class_name", "Sequential"},
+                 {"config", sequential_config(graph, impl_->name)},
+                 {"registered_name", nullptr}});
   return dump({{"module", "keras.src.models.functional"},
-              {"class_name", "Functional"},
-              {"config", functional_config(graph, impl_->name)},
-              {"registered_name", "Functional"}});
+               {"class_name", "Functional"},
+               {"config", functional_config(graph, impl_->name)},
+               {"registered_name", "Functional"}});
 }
 
 }  // namespace kerascpp

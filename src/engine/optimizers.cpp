@@ -74,9 +74,10 @@ double ExponentialDecay::operator()(std::int64_t step) const {
 PiecewiseConstantDecay::PiecewiseConstantDecay(std::vector<std::int64_t> b, std::vector<double> v)
     : boundaries_(std::move(b)), values_(std::move(v)) {
   if (values_.size() != boundaries_.size() + 1)
-    throw ValueError(fmt::format("PiecewiseConstantDecay: values needs one more entry than boundaries ({} boundaries, "
-                            "{} values)",
-                            boundaries_.size(), values_.size()));
+    throw ValueError(
+        fmt::format("PiecewiseConstantDecay: values needs one more entry than boundaries ({} boundaries, "
+                    "{} values)",
+                    boundaries_.size(), values_.size()));
   for (std::size_t i = 1; i < boundaries_.size(); ++i)
     KERASCPP_CHECK(boundaries_[i] > boundaries_[i - 1], ValueError,
                    "PiecewiseConstantDecay: boundaries must be strictly increasing, but boundaries[{}] = {} follows "

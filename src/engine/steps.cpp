@@ -11,11 +11,13 @@ namespace {
 
 void check_batch(const Tensor& x, const Tensor& y, const std::string& model) {
   if (x.rank() == 0 || (y.defined() && y.rank() == 0))
-    throw ShapeError(fmt::format("Model '{}': batches need a leading batch axis; batch the dataset with .batch(n)", model));
+    throw ShapeError(
+        fmt::format("Model '{}': batches need a leading batch axis; batch the dataset with .batch(n)", model));
   if (y.defined() && x.dim(0) != y.dim(0))
-    throw ShapeError(fmt::format("Model '{}': the batch has {} inputs but {} targets; x and y must have the same number "
-                            "of rows",
-                            model, x.dim(0), y.dim(0)));
+    throw ShapeError(
+        fmt::format("Model '{}': the batch has {} inputs but {} targets; x and y must have the same number "
+                    "of rows",
+                    model, x.dim(0), y.dim(0)));
   if (x.dim(0) == 0) throw ValueError(fmt::format("Model '{}': got an empty batch", model));
 }
 

@@ -13,16 +13,18 @@ namespace {
 
 void require_batched(const Dataset& data, const ModelImpl& m, const char* what) {
   if (!data.is_batched())
-    throw ShapeError(fmt::format("Model '{}': {}() needs a batched dataset; call .batch(batch_size) on it", m.name, what));
+    throw ShapeError(
+        fmt::format("Model '{}': {}() needs a batched dataset; call .batch(batch_size) on it", m.name, what));
 }
 
 // Splits an element into (x, y); `need_y` for fit/evaluate.
 std::pair<Tensor, Tensor> unpack(const Example& e, bool need_y, const ModelImpl& m) {
   if (e.empty()) throw ValueError(fmt::format("Model '{}': the dataset yielded an empty element", m.name));
   if (need_y && e.size() < 2)
-    throw ShapeError(fmt::format("Model '{}': the dataset yields only inputs; fit/evaluate need (x, y) elements — use "
-                            "Dataset::from_tensor_slices(x, y)",
-                            m.name));
+    throw ShapeError(
+        fmt::format("Model '{}': the dataset yields only inputs; fit/evaluate need (x, y) elements — use "
+                    "Dataset::from_tensor_slices(x, y)",
+                    m.name));
   return {e[0], e.size() > 1 ? e[1] : Tensor()};
 }
 
@@ -33,9 +35,7 @@ template <class Category, class... Others>
 [[noreturn]] void rethrow_with_context(const std::string& context) {
   try {
     throw;
-  } catch (const Category& e) {
-    throw Category(context + e.what());
-  } catch (...) {
+  } catch (const Category& e) { throw Category(context + e.what()); } catch (...) {
     if constexpr (sizeof...(Others) > 0) rethrow_with_context<Others...>(context);
     else throw;
   }
@@ -87,20 +87,23 @@ callbacks::History Model::fit(const Dataset& data, FitOptions options) {
     require_batched(*options.validation_data, m, "fit (validation_data)");
     const std::int64_t val_card = options.validation_data->cardinality();
     if (val_card == 0)
-      throw ValueError(fmt::format("Model '{}': fit() got an empty validation_data dataset; pass a dataset with at "
-                                   "least one batch, or leave validation_data unset",
-                                   m.name));
+      throw ValueError(
+          fmt::format("Model '{}': fit() got an empty validation_data dataset; pass a dataset with at "
+                      "least one batch, or leave validation_data unset",
+                      m.name));
     if (val_card == Dataset::kInfinite)
-      throw ValueError(fmt::format("Model '{}': fit()'s validation_data repeats forever, so validation would never "
-                                   "end; apply take(n) to it or remove repeat()",
-                                   m.name));
+      throw ValueError(
+          fmt::format("Model '{}': fit()'s validation_data repeats forever, so validation would never "
+                      "end; apply take(n) to it or remove repeat()",
+                      m.name));
   }
   if (options.epochs < 0 || options.initial_epoch < 0)
     throw ValueError(fmt::format("Model '{}': epochs ({}) and initial_epoch ({}) must not be negative", m.name,
-                            options.epochs, options.initial_epoch));
+                                 options.epochs, options.initial_epoch));
   if (options.validation_freq < 1)
-    throw ValueError(fmt::format("Model '{}': fit() validation_freq must be at least 1 (validate every N epochs), got {}",
-                                 m.name, options.validation_freq));
+    throw ValueError(
+        fmt::format("Model '{}': fit() validation_freq must be at least 1 (validate every N epochs), got {}", m.name,
+                    options.validation_freq));
   std::int64_t card = data.cardinality();
   if (card == 0) throw ValueError(fmt::format("Model '{}': fit() got an empty dataset", m.name));
   if (card == Dataset::kInfinite && options.steps_per_epoch <= 0)
@@ -130,8 +133,7 @@ callbacks::History Model::fit(const Dataset& data, FitOptions options) {
     Example batch;
     if (resume && resume->epoch == epoch) {
       // Replay the data order up to where the backup was taken; the epoch's sums come from the backup.
-      for (; step < resume->step && it->next(batch); ++step) {
-      }
+      for (; step < resume->step && it->next(batch); ++step) {}
       epoch_totals = resume->totals;
       m.position.set_steps_done(step);
       resume.reset();

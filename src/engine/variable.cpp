@@ -28,11 +28,12 @@ void Variable::mirror(const std::vector<Device>& devices) {
 void Variable::assign(const Tensor& v) {
   if (v.shape() != shape())
     throw ShapeError(fmt::format("variable '{}': cannot assign a value of shape {} to a variable of shape {}", path_,
-                            shape_str(v.shape()), shape_str(shape())));
+                                 shape_str(v.shape()), shape_str(shape())));
   for (auto& c : copies_) {
     if (v.dtype() == c.dtype()) c.copy_from(v);
-    else throw ShapeError(fmt::format("variable '{}': value has dtype {}, expected {}", path_, dtype_name(v.dtype()),
-                                 dtype_name(c.dtype())));
+    else
+      throw ShapeError(fmt::format("variable '{}': value has dtype {}, expected {}", path_, dtype_name(v.dtype()),
+                                   dtype_name(c.dtype())));
   }
 }
 

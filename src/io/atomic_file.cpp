@@ -27,11 +27,9 @@ std::string explain_errno(int err, const std::string& dir, bool dir_exists = tru
             "directory '{}' exists but refuses new files ({}: a special file system such as /proc, or it "
             "was removed meanwhile); choose another path",
             dir, std::strerror(err));
-      return fmt::format("directory '{}' does not exist; create it first (mkdir -p) or choose another path",
-                         dir);
+      return fmt::format("directory '{}' does not exist; create it first (mkdir -p) or choose another path", dir);
     case ENOTDIR:
-      return fmt::format("a component of '{}' is not a directory ({}); choose another path", dir,
-                         std::strerror(err));
+      return fmt::format("a component of '{}' is not a directory ({}); choose another path", dir, std::strerror(err));
     case EACCES:
     case EPERM:
       return fmt::format("directory '{}' is not writable ({}); fix its permissions or choose another path", dir,
@@ -40,8 +38,7 @@ std::string explain_errno(int err, const std::string& dir, bool dir_exists = tru
       return fmt::format("directory '{}' is on a read-only file system; choose another path", dir);
     case ENOSPC:
     case EDQUOT:
-      return fmt::format("no space left on the device holding '{}'; free some space or choose another path",
-                         dir);
+      return fmt::format("no space left on the device holding '{}'; free some space or choose another path", dir);
     default:
       return fmt::format("{} (in directory '{}')", std::strerror(err), dir);
   }
@@ -50,7 +47,7 @@ std::string explain_errno(int err, const std::string& dir, bool dir_exists = tru
 [[noreturn]] void fail(const std::string& path, const std::string& why, bool target_exists = false) {
   // Saying the old file survived matters to someone whose checkpoint just failed to save.
   throw IOError(fmt::format("cannot write '{}': {}.{}", path, why,
-                          target_exists ? " The existing file was left unchanged." : ""));
+                            target_exists ? " The existing file was left unchanged." : ""));
 }
 
 // The tmp name is hidden (leading dot) so that globbing readers such as TensorBoard's directory
@@ -62,8 +59,7 @@ std::string tmp_name_for(const std::filesystem::path& dir, const std::string& ba
 
 }  // namespace
 
-void write_atomically(const std::string& path,
-                      const std::function<void(const std::string& tmp_path)>& write) {
+void write_atomically(const std::string& path, const std::function<void(const std::string& tmp_path)>& write) {
   namespace fs = std::filesystem;
   if (path.empty()) throw ValueError("cannot write a file with an empty path; pass the file name to write");
   const fs::path target(path);
@@ -72,7 +68,7 @@ void write_atomically(const std::string& path,
   if (dir.empty()) dir = ".";
   const std::string dir_str = dir.string();
 
-  struct stat st {};
+  struct stat st{};
   if (::stat(dir_str.c_str(), &st) != 0) fail(path, explain_errno(errno, dir_str, /*dir_exists=*/false));
   if (!S_ISDIR(st.st_mode)) fail(path, fmt::format("'{}' is not a directory; choose another path", dir_str));
   // Keep the permission bits of the file being replaced; rename would otherwise silently
@@ -114,8 +110,7 @@ void write_atomically(const std::string& path,
   if (fd < 0) {
     int err = errno;
     discard_tmp();
-    fail(path, fmt::format("the temporary file '{}' vanished while writing: {}", tmp, std::strerror(err)),
-         existed);
+    fail(path, fmt::format("the temporary file '{}' vanished while writing: {}", tmp, std::strerror(err)), existed);
   }
   if (::fsync(fd) != 0) {
     int err = errno;

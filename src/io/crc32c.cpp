@@ -28,12 +28,8 @@ std::uint32_t crc32c(const void* data, std::size_t n) {
   return c ^ 0xFFFFFFFFU;
 }
 
-std::uint32_t mask_crc32c(std::uint32_t crc) {
-  return ((crc >> 15) | (crc << 17)) + 0xA282EAD8U;
-}
+std::uint32_t mask_crc32c(std::uint32_t crc) { return ((crc >> 15) | (crc << 17)) + 0xA282EAD8U; }
 
-std::uint32_t masked_crc32c(const void* data, std::size_t n) {
-  return mask_crc32c(crc32c(data, n));
-}
+std::uint32_t masked_crc32c(const void* data, std::size_t n) { return mask_crc32c(crc32c(data, n)); }
 
 }  // namespace kerascpp::io

@@ -76,8 +76,7 @@ std::vector<std::string> split_tfrecords(std::string_view bytes, const std::stri
                    name, at, len, left - 12, kFix);
     const char* data = p + 12;
     KERASCPP_CHECK(load_le(data + len, 4) == masked_crc32c(data, len), IOError,
-                   "TensorBoard event file '{}': record at byte offset {} has a bad data checksum; {}", name, at,
-                   kFix);
+                   "TensorBoard event file '{}': record at byte offset {} has a bad data checksum; {}", name, at, kFix);
     records.emplace_back(data, len);
     at += 12 + len + 4;
   }
@@ -94,8 +93,8 @@ std::vector<Event> parse_events(std::string_view bytes, const std::string& name)
   for (const std::string& record : split_tfrecords(bytes, name)) {
     tb::Event e;
     KERASCPP_CHECK(record.size() <= INT_MAX && e.ParseFromArray(record.data(), static_cast<int>(record.size())),
-                   IOError, "TensorBoard event file '{}': record at byte offset {} is not an Event message; {}",
-                   name, offset, kFix);
+                   IOError, "TensorBoard event file '{}': record at byte offset {} is not an Event message; {}", name,
+                   offset, kFix);
     Event out;
     out.wall_time = e.wall_time();
     out.step = e.step();
@@ -107,8 +106,6 @@ std::vector<Event> parse_events(std::string_view bytes, const std::string& name)
   return events;
 }
 
-std::vector<Event> read_event_file(const std::string& path) {
-  return parse_events(read_whole_file(path), path);
-}
+std::vector<Event> read_event_file(const std::string& path) { return parse_events(read_whole_file(path), path); }
 
 }  // namespace kerascpp::io

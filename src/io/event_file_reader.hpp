@@ -14,19 +14,19 @@ namespace kerascpp::io {
 // float, like the TF2 form; TF1 `histo` values are not decoded (kerascpp never writes them).
 struct EventValue {
   std::string tag;
-  std::string plugin;             // metadata.plugin_data.plugin_name
-  std::string plugin_content;     // metadata.plugin_data.content
-  int dtype = 0;                  // TensorProto.dtype (tb::DataType: 1 float, 2 double, 7 string)
-  std::vector<std::int64_t> shape;  // empty: a scalar
-  std::vector<float> floats;        // float_val
-  std::string tensor_content;       // raw little-endian elements (histograms)
+  std::string plugin;                // metadata.plugin_data.plugin_name
+  std::string plugin_content;        // metadata.plugin_data.content
+  int dtype = 0;                     // TensorProto.dtype (tb::DataType: 1 float, 2 double, 7 string)
+  std::vector<std::int64_t> shape;   // empty: a scalar
+  std::vector<float> floats;         // float_val
+  std::string tensor_content;        // raw little-endian elements (histograms)
   std::vector<std::string> strings;  // string_val
 };
 
 struct Event {
   double wall_time = 0;
   std::int64_t step = 0;
-  std::string file_version;  // set in the first event of a file only ("brain.Event:2")
+  std::string file_version;        // set in the first event of a file only ("brain.Event:2")
   std::vector<EventValue> values;  // the summary's values; empty for non-summary events
 };
 

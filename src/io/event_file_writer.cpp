@@ -1,7 +1,7 @@
 #include "io/event_file_writer.hpp"
 
-#include <fmt/format.h>
 #include <fcntl.h>
+#include <fmt/format.h>
 #include <unistd.h>
 
 #include <algorithm>
@@ -27,8 +27,7 @@ namespace kerascpp::io {
 namespace {
 
 // tensor_content is raw little-endian; we copy host doubles straight in.
-static_assert(std::endian::native == std::endian::little,
-              "event_file_writer assumes a little-endian host");
+static_assert(std::endian::native == std::endian::little, "event_file_writer assumes a little-endian host");
 
 // Distinguishes files made by several writers in one process within the same second.
 std::atomic<unsigned> g_file_counter{0};
@@ -50,20 +49,22 @@ void append_le(std::string& out, std::uint64_t v, int bytes) {
 
 void require_tag(const std::string& tag, const std::string& path) {
   if (tag.empty())
-    throw ValueError(fmt::format("TensorBoard event for {}: empty summary tag; give each scalar, "
-                                 "histogram or text a name such as \"epoch_loss\"",
-                                 path));
+    throw ValueError(
+        fmt::format("TensorBoard event for {}: empty summary tag; give each scalar, "
+                    "histogram or text a name such as \"epoch_loss\"",
+                    path));
   // Found by fuzzing: protobuf serializes such a tag with only a logged warning, and then no
   // reader (TensorBoard's, ours) can parse the event, so refuse it before anything is written.
   if (!valid_summary_tag(tag))
-    throw ValueError(fmt::format("TensorBoard event for {}: summary tag {:?} is not valid UTF-8, so "
-                                 "TensorBoard could not read it; name the metric or layer in UTF-8",
-                                 path, tag));
+    throw ValueError(
+        fmt::format("TensorBoard event for {}: summary tag {:?} is not valid UTF-8, so "
+                    "TensorBoard could not read it; name the metric or layer in UTF-8",
+                    path, tag));
 }
 
 // A summary event with one value carrying the plugin that TensorBoard should show it in.
-tb::Summary::Value* add_value(tb::Event& event, const std::string& tag, std::int64_t step,
-                              const std::string& plugin, const std::string& content) {
+tb::Summary::Value* add_value(tb::Event& event, const std::string& tag, std::int64_t step, const std::string& plugin,
+                              const std::string& content) {
   event.set_wall_time(wall_time_now());
   event.set_step(step);
   tb::Summary::Value* value = event.mutable_summary()->add_value();
@@ -126,9 +127,10 @@ EventFileWriter::EventFileWriter(const std::string& log_dir) {
   std::error_code ec;
   fs::create_directories(log_dir, ec);
   if (ec || !fs::is_directory(log_dir))
-    throw Error(fmt::format("TensorBoard log directory '{}' cannot be created ({}); pass a "
-                            "log_dir inside a writable directory",
-                            log_dir, ec ? ec.message() : "a file of that name exists"));
+    throw Error(
+        fmt::format("TensorBoard log directory '{}' cannot be created ({}); pass a "
+                    "log_dir inside a writable directory",
+                    log_dir, ec ? ec.message() : "a file of that name exists"));
 
   const auto secs = static_cast<long long>(std::time(nullptr));
   const std::string host = host_name();
@@ -138,17 +140,16 @@ EventFileWriter::EventFileWriter(const std::string& log_dir) {
   int last_errno = 0;
   for (int attempt = 0; attempt < 100 && fd_ < 0; ++attempt) {
     const unsigned n = g_file_counter.fetch_add(1);
-    path_ = (fs::path(log_dir) /
-             fmt::format("events.out.tfevents.{:010d}.{}.{}.{}.v2", secs, host, pid, n))
-                .string();
+    path_ = (fs::path(log_dir) / fmt::format("events.out.tfevents.{:010d}.{}.{}.{}.v2", secs, host, pid, n)).string();
     fd_ = ::open(path_.c_str(), O_WRONLY | O_CREAT | O_EXCL | O_CLOEXEC, 0666);
     last_errno = errno;
     if (fd_ < 0 && last_errno != EEXIST) break;
   }
   if (fd_ < 0)
-    throw Error(fmt::format("TensorBoard event file '{}' cannot be created ({}); check that "
-                            "the log directory is writable and not full",
-                            path_, std::strerror(last_errno)));
+    throw Error(
+        fmt::format("TensorBoard event file '{}' cannot be created ({}); check that "
+                    "the log directory is writable and not full",
+                    path_, std::strerror(last_errno)));
 
   tb::Event first;
   first.set_wall_time(wall_time_now());
@@ -183,25 +184,26 @@ void EventFileWriter::add_scalar(const std::string& tag, double value, std::int6
   write_record(event.SerializeAsString());
 }
 
-void EventFileWriter::add_histogram(const std::string& tag, const float* values, std::size_t n,
-                                    std::int64_t step, int buckets) {
+void EventFileWriter::add_histogram(const std::string& tag, const float* values, std::size_t n, std::int64_t step,
+                                    int buckets) {
   require_tag(tag, path_);
   if (buckets < 1)
-    throw Error(fmt::format("TensorBoard histogram '{}' for {}: buckets = {}; use at least 1 "
-                            "(Keras uses 30)",
-                            tag, path_, buckets));
+    throw Error(
+        fmt::format("TensorBoard histogram '{}' for {}: buckets = {}; use at least 1 "
+                    "(Keras uses 30)",
+                    tag, path_, buckets));
   if (values == nullptr && n > 0)
-    throw Error(fmt::format("TensorBoard histogram '{}' for {}: values is null but n = {}; pass "
-                            "the data pointer, or n = 0 for an empty histogram",
-                            tag, path_, n));
+    throw Error(
+        fmt::format("TensorBoard histogram '{}' for {}: values is null but n = {}; pass "
+                    "the data pointer, or n = 0 for an empty histogram",
+                    tag, path_, n));
   const std::vector<double> rows = histogram_rows(values, n, buckets);
   tb::Event event;
   auto* tensor = add_value(event, tag, step, "histograms", "")->mutable_tensor();
   tensor->set_dtype(tb::DT_DOUBLE);
   tensor->mutable_tensor_shape()->add_dim()->set_size(buckets);
   tensor->mutable_tensor_shape()->add_dim()->set_size(3);
-  tensor->set_tensor_content(std::string(reinterpret_cast<const char*>(rows.data()),
-                                         rows.size() * sizeof(double)));
+  tensor->set_tensor_content(std::string(reinterpret_cast<const char*>(rows.data()), rows.size() * sizeof(double)));
   std::lock_guard lock(mutex_);
   write_record(event.SerializeAsString());
 }
@@ -219,9 +221,10 @@ void EventFileWriter::add_keras_model_config(const std::string& json, std::int64
 void EventFileWriter::flush() {
   std::lock_guard lock(mutex_);
   if (fsync(fd_) != 0)
-    throw Error(fmt::format("TensorBoard event file '{}' could not be flushed to disk ({}); "
-                            "check free space on that filesystem",
-                            path_, std::strerror(errno)));
+    throw Error(
+        fmt::format("TensorBoard event file '{}' could not be flushed to disk ({}); "
+                    "check free space on that filesystem",
+                    path_, std::strerror(errno)));
 }
 
 void EventFileWriter::write_record(const std::string& event_bytes) {
@@ -243,11 +246,11 @@ void EventFileWriter::write_record(const std::string& event_bytes) {
     const int err = wrote < 0 ? errno : EIO;
     // A torn record would make TensorBoard stop reading at it, and every later record would
     // be unreadable; cut it off so the next write starts on a record boundary again.
-    if (done > 0 && ::ftruncate(fd_, static_cast<off_t>(end_)) == 0)
-      ::lseek(fd_, static_cast<off_t>(end_), SEEK_SET);
-    throw Error(fmt::format("TensorBoard event file '{}' could not be written ({}); check "
-                            "free space and permissions",
-                            path_, std::strerror(err)));
+    if (done > 0 && ::ftruncate(fd_, static_cast<off_t>(end_)) == 0) ::lseek(fd_, static_cast<off_t>(end_), SEEK_SET);
+    throw Error(
+        fmt::format("TensorBoard event file '{}' could not be written ({}); check "
+                    "free space and permissions",
+                    path_, std::strerror(err)));
   }
   end_ += record.size();
 }

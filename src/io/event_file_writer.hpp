@@ -31,8 +31,7 @@ class EventFileWriter {
   // TF2 histogram: a DT_DOUBLE [buckets, 3] tensor of rows (left, right, count) under plugin
   // "histograms", bucketed like tf.summary.histogram. Non-finite values are left out (TF
   // would turn the whole histogram into NaNs). Empty input gives all-zero rows, as TF does.
-  void add_histogram(const std::string& tag, const float* values, std::size_t n,
-                     std::int64_t step, int buckets = 30);
+  void add_histogram(const std::string& tag, const float* values, std::size_t n, std::int64_t step, int buckets = 30);
 
   // The model's JSON config under tag "keras", plugin "graph_keras_model" (content "1"):
   // what TensorBoard's graph dashboard shows as the Keras model.

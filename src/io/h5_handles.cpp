@@ -37,9 +37,7 @@ std::string hdf5_detail() {
   return " [HDF5: " + detail + "]";
 }
 
-[[noreturn]] void h5_fail(const std::string& what) {
-  throw IOError(what + hdf5_detail());
-}
+[[noreturn]] void h5_fail(const std::string& what) { throw IOError(what + hdf5_detail()); }
 
 Handle checked(hid_t id, Handle::Closer closer, const std::string& what) {
   if (id < 0) h5_fail(what);

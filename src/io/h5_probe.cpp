@@ -7,8 +7,8 @@
 
 #include <algorithm>
 #include <cerrno>
-#include <csignal>
 #include <chrono>
+#include <csignal>
 #include <cstdlib>
 #include <cstring>
 #include <filesystem>
@@ -39,9 +39,10 @@ std::chrono::milliseconds time_limit(const std::string& path) {
 }
 
 [[noreturn]] void refuse(const std::string& path, const std::string& what) {
-  throw IOError(fmt::format("cannot read weights file '{}': {} while parsing it in a probe process; the file is "
-                            "corrupt (libhdf5 cannot read it safely): use another copy or re-save it",
-                            path, what));
+  throw IOError(
+      fmt::format("cannot read weights file '{}': {} while parsing it in a probe process; the file is "
+                  "corrupt (libhdf5 cannot read it safely): use another copy or re-save it",
+                  path, what));
 }
 
 }  // namespace
@@ -57,9 +58,7 @@ void probe_in_child_process(const std::string& path) {
     int code = kReadable;
     try {
       probe_hdf5_file(path);
-    } catch (const Error&) {
-      code = kRefused;
-    } catch (...) {
+    } catch (const Error&) { code = kRefused; } catch (...) {
       code = kOtherException;
     }
     _exit(code);  // no atexit handlers: the parent's libhdf5 and sanitizer state are not ours to tear down

@@ -73,13 +73,10 @@ std::vector<std::string> link_names(const Reader& r, hid_t group, const std::str
 }
 
 Handle open_object(const Reader& r, hid_t parent, const std::string& name, const std::string& where) {
-  return r.checked(H5Oopen(parent, name.c_str(), H5P_DEFAULT), H5Oclose,
-                   "cannot open " + where + " (file corrupt?)");
+  return r.checked(H5Oopen(parent, name.c_str(), H5P_DEFAULT), H5Oclose, "cannot open " + where + " (file corrupt?)");
 }
 
-bool is_group(hid_t object) {
-  return H5Iget_type(object) == H5I_GROUP;
-}
+bool is_group(hid_t object) { return H5Iget_type(object) == H5I_GROUP; }
 
 bool has_link(const Reader& r, hid_t parent, const char* name) {
   htri_t exists = H5Lexists(parent, name, H5P_DEFAULT);
@@ -117,8 +114,7 @@ Pending inspect_dataset(const Reader& r, Handle dset, const std::string& where) 
       if (rank < 0) r.fail("cannot read the shape of " + where + " (file corrupt?)");
       std::vector<hsize_t> dims(static_cast<std::size_t>(rank));
       if (rank > 0)
-        r.check(H5Sget_simple_extent_dims(space.get(), dims.data(), nullptr),
-                "cannot read the shape of " + where);
+        r.check(H5Sget_simple_extent_dims(space.get(), dims.data(), nullptr), "cannot read the shape of " + where);
       for (auto d : dims) {
         if (d > static_cast<hsize_t>(std::numeric_limits<std::int64_t>::max()))
           r.fail(where + " declares an impossible dimension (file corrupt?)");
@@ -130,8 +126,7 @@ Pending inspect_dataset(const Reader& r, Handle dset, const std::string& where) 
       r.fail(where + " has no data (null dataspace); Keras variables always have a shape");
   }
 
-  Handle type =
-      r.checked(H5Dget_type(dset.get()), H5Tclose, "cannot read the type of " + where + " (file corrupt?)");
+  Handle type = r.checked(H5Dget_type(dset.get()), H5Tclose, "cannot read the type of " + where + " (file corrupt?)");
   const H5T_class_t type_class = H5Tget_class(type.get());
   const std::size_t type_size = H5Tget_size(type.get());
   DType dtype;
@@ -156,8 +151,8 @@ Pending inspect_dataset(const Reader& r, Handle dset, const std::string& where) 
     std::string hint = "kerascpp reads float and integer datasets";
     if (H5Aexists(dset.get(), "dtype") > 0) hint = "it is probably bfloat16; save the Keras model in float32";
     H5Eclear2(H5E_DEFAULT);
-    r.fail(fmt::format("{} has an unsupported HDF5 type (class {}, {} bytes); {}", where,
-                       static_cast<int>(type_class), type_size, hint));
+    r.fail(fmt::format("{} has an unsupported HDF5 type (class {}, {} bytes); {}", where, static_cast<int>(type_class),
+                       type_size, hint));
   }
 
   // A corrupt or hostile shape must not make us allocate far more than the file can hold (Keras
@@ -171,16 +166,18 @@ Pending inspect_dataset(const Reader& r, Handle dset, const std::string& where) 
   }
   const std::uint64_t limit = contiguous ? r.file_bytes : std::max<std::uint64_t>(r.file_bytes * 1100, 1 << 20);
   if (declared > limit)
-    r.fail(fmt::format("{} declares shape {} ({} bytes), more than the {}-byte file can hold: the file is "
-                       "truncated or corrupt; re-save it or use another copy",
-                       where, shape_str(shape), declared, r.file_bytes));
+    r.fail(
+        fmt::format("{} declares shape {} ({} bytes), more than the {}-byte file can hold: the file is "
+                    "truncated or corrupt; re-save it or use another copy",
+                    where, shape_str(shape), declared, r.file_bytes));
   // A compact dataset keeps its values inside its layout message, and libhdf5 1.10 reads them
   // without checking that they cover the shape: on a corrupt message H5Dread copied from NULL
   // (SIGSEGV, found by fuzz_weights_h5). Its storage size is that message's byte count.
   if (compact && H5Dget_storage_size(dset.get()) < declared)
-    r.fail(fmt::format("{} declares shape {} ({} bytes) but stores {} bytes: the file is corrupt; re-save it "
-                       "or use another copy",
-                       where, shape_str(shape), declared, H5Dget_storage_size(dset.get())));
+    r.fail(
+        fmt::format("{} declares shape {} ({} bytes) but stores {} bytes: the file is corrupt; re-save it "
+                    "or use another copy",
+                    where, shape_str(shape), declared, H5Dget_storage_size(dset.get())));
   return Pending{std::move(dset), DatasetInfo{where, std::move(shape), dtype}, memory_type};
 }
 
@@ -198,7 +195,8 @@ std::vector<Pending> inspect_vars_group(const Reader& r, hid_t group, const std:
   std::vector<std::pair<std::size_t, std::string>> entries;
   for (auto& name : link_names(r, group, where)) {
     const bool numeric = !name.empty() && name.size() < 10 &&
-                         std::all_of(name.begin(), name.end(), [](char c) { return c >= '0' && c <= '9'; }) &&
+                         std::all_of(
+                             name.begin(), name.end(), [](char c) { return c >= '0' && c <= '9'; }) &&
                          (name == "0" || name[0] != '0');
     if (!numeric)
       r.fail(
@@ -211,8 +209,8 @@ std::vector<Pending> inspect_vars_group(const Reader& r, hid_t group, const std:
   std::vector<Pending> vars;
   for (std::size_t i = 0; i < entries.size(); ++i) {
     if (entries[i].first != i)
-      r.fail(fmt::format("{} has no variable {} (it has {} variables); the file is incomplete", where, i,
-                         entries.size()));
+      r.fail(
+          fmt::format("{} has no variable {} (it has {} variables); the file is incomplete", where, i, entries.size()));
     const std::string item = where + "/" + entries[i].second;
     Handle object = open_object(r, group, entries[i].second, item);
     if (H5Iget_type(object.get()) != H5I_DATASET) r.fail(item + " is not a dataset");
@@ -231,8 +229,8 @@ struct PendingFile {
 
 // Walks layers/...: every group holding `vars` is one entry, named by its path below `layers/`
 // (nested models and layers with sublayers put their children below their own group).
-void collect_layers(const Reader& r, hid_t group, const std::string& rel, const std::string& where,
-                    PendingFile& out, int depth, int& groups_seen) {
+void collect_layers(const Reader& r, hid_t group, const std::string& rel, const std::string& where, PendingFile& out,
+                    int depth, int& groups_seen) {
   // Hard links can form cycles in a hostile file, and a few links per level make the walk
   // exponential; real models are neither this deep nor this large.
   if (depth > 64) r.fail(where + " is nested more than 64 levels deep (file corrupt?)");
@@ -244,8 +242,7 @@ void collect_layers(const Reader& r, hid_t group, const std::string& rel, const 
     if (name == "vars" && !rel.empty()) {
       out.layers.emplace_back(rel, inspect_vars_group(r, child.get(), child_where));
     } else {
-      collect_layers(r, child.get(), rel.empty() ? name : rel + "/" + name, child_where, out, depth + 1,
-                     groups_seen);
+      collect_layers(r, child.get(), rel.empty() ? name : rel + "/" + name, child_where, out, depth + 1, groups_seen);
     }
   }
 }

@@ -37,8 +37,7 @@ TypePair h5_types(DType dtype) {
 
 void check_tensor(const Tensor& t, const std::string& where) {
   if (!t.defined())
-    throw Error(
-        fmt::format("{} is an empty (undefined) Tensor; give every variable a value before saving", where));
+    throw Error(fmt::format("{} is an empty (undefined) Tensor; give every variable a value before saving", where));
   for (auto d : t.shape())
     if (d < 0) throw Error(fmt::format("{} has unknown dimension in shape {}", where, shape_str(t.shape())));
 }
@@ -91,9 +90,9 @@ Handle open_or_create_path(hid_t root, const std::string& path, const std::strin
     std::string part = path.substr(start, end - start);
     htri_t exists = H5Lexists(current.get(), part.c_str(), H5P_DEFAULT);
     if (exists < 0) h5_fail("cannot look up " + where);
-    current = exists ? checked(H5Gopen2(current.get(), part.c_str(), H5P_DEFAULT), H5Gclose,
-                               "cannot open group " + where)
-                     : create_group(current.get(), part, where);
+    current = exists
+                  ? checked(H5Gopen2(current.get(), part.c_str(), H5P_DEFAULT), H5Gclose, "cannot open group " + where)
+                  : create_group(current.get(), part, where);
     start = end + 1;
   }
   return current;
@@ -107,9 +106,9 @@ void write_dataset(hid_t parent, const std::string& name, const Tensor& t, const
                                          "cannot create a dataspace for " + where);
   auto types = h5_types(t.dtype());
   // Default creation properties give contiguous, uncompressed storage, as Keras writes.
-  Handle dset = checked(
-      H5Dcreate2(parent, name.c_str(), types.file, space.get(), H5P_DEFAULT, H5P_DEFAULT, H5P_DEFAULT),
-      H5Dclose, "cannot create dataset " + where);
+  Handle dset =
+      checked(H5Dcreate2(parent, name.c_str(), types.file, space.get(), H5P_DEFAULT, H5P_DEFAULT, H5P_DEFAULT),
+              H5Dclose, "cannot create dataset " + where);
   Tensor host = t.to(Device{});  // weights of GPU replicas are written from a host copy
   if (t.numel() > 0)
     check(H5Dwrite(dset.get(), types.memory, H5S_ALL, H5S_ALL, H5P_DEFAULT, host.raw()),
@@ -148,14 +147,12 @@ std::vector<char> build_image(const WeightsFile& file) {
   for (const auto& layer : file.layers) check_layer_name(layer.name);
   for (const auto& [name, tensor] : file.extra)
     if (name.empty() || name == "." || name == ".." || name.find('/') != std::string::npos)
-      throw Error(
-          fmt::format("extra entry name '{}' must be non-empty, without '/', and not '.' or '..'", name));
+      throw Error(fmt::format("extra entry name '{}' must be non-empty, without '/', and not '.' or '..'", name));
 
   Handle fapl = checked(H5Pcreate(H5P_FILE_ACCESS), H5Pclose, "cannot create an HDF5 property list");
-  check(H5Pset_fapl_core(fapl.get(), estimated_file_size(file), false),
-        "cannot set up an in-memory HDF5 file");
-  Handle h5file = checked(H5Fcreate("kerascpp-weights-image", H5F_ACC_TRUNC, H5P_DEFAULT, fapl.get()),
-                          H5Fclose, "cannot create an in-memory HDF5 file");
+  check(H5Pset_fapl_core(fapl.get(), estimated_file_size(file), false), "cannot set up an in-memory HDF5 file");
+  Handle h5file = checked(H5Fcreate("kerascpp-weights-image", H5F_ACC_TRUNC, H5P_DEFAULT, fapl.get()), H5Fclose,
+                          "cannot create an in-memory HDF5 file");
   {
     Handle layers = create_group(h5file.get(), "layers", "layers");
     for (const auto& layer : file.layers) {
@@ -164,8 +161,7 @@ std::vector<char> build_image(const WeightsFile& file) {
       htri_t exists = H5Lexists(group.get(), "vars", H5P_DEFAULT);
       if (exists < 0) h5_fail("cannot look up " + where);
       if (exists > 0)
-        throw Error(
-            fmt::format("two layers are both named '{}'; give every layer a unique name", layer.name));
+        throw Error(fmt::format("two layers are both named '{}'; give every layer a unique name", layer.name));
       std::string attr = layer.layer_name;
       if (attr.empty()) attr = layer.name.substr(layer.name.rfind('/') + 1);
       write_vars_group(group.get(), layer.vars, attr, where);
@@ -186,8 +182,7 @@ std::vector<char> build_image(const WeightsFile& file) {
         const std::string where = std::string(kExtraGroup) + "/" + name;
         htri_t exists = H5Lexists(extra.get(), name.c_str(), H5P_DEFAULT);
         if (exists < 0) h5_fail("cannot look up " + where);
-        if (exists > 0)
-          throw Error(fmt::format("extra entry '{}' appears twice; give each a unique name", name));
+        if (exists > 0) throw Error(fmt::format("extra entry '{}' appears twice; give each a unique name", name));
         write_dataset(extra.get(), name, tensor, where);
       }
     }
@@ -196,8 +191,7 @@ std::vector<char> build_image(const WeightsFile& file) {
   ssize_t size = H5Fget_file_image(h5file.get(), nullptr, 0);
   if (size < 0) h5_fail("cannot take the HDF5 file image");
   std::vector<char> image(static_cast<std::size_t>(size));
-  if (H5Fget_file_image(h5file.get(), image.data(), image.size()) != size)
-    h5_fail("cannot take the HDF5 file image");
+  if (H5Fget_file_image(h5file.get(), image.data(), image.size()) != size) h5_fail("cannot take the HDF5 file image");
   check(h5file.close_checked(), "cannot close the in-memory HDF5 file");
   return image;
 }
@@ -216,8 +210,7 @@ void write_image(const std::string& tmp_path, const std::vector<char>& image) {
       if (err == ENOSPC || err == EDQUOT)
         throw Error("no space left on the device " + progress + "; free some space or choose another path");
       if (err == EFBIG)
-        throw Error("the file system or the process' file size limit (ulimit -f) refused the file " +
-                    progress);
+        throw Error("the file system or the process' file size limit (ulimit -f) refused the file " + progress);
       throw Error(fmt::format("writing failed {}: {}", progress, std::strerror(err)));
     }
     done += static_cast<std::size_t>(n);

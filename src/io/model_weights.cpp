@@ -78,8 +78,8 @@ std::optional<std::string> find_non_finite(const Model& model) {
     for (std::size_t k = 0; k < vars.size(); ++k) {
       const Tensor& t = vars[k]->value(0);  // the copies are identical
       if (auto c = count_non_finite(t); c.any())
-        return describe_non_finite(
-            fmt::format("variable '{}' (layers/{}/vars/{})", vars[k]->path(), paths[i], k), c, t.numel());
+        return describe_non_finite(fmt::format("variable '{}' (layers/{}/vars/{})", vars[k]->path(), paths[i], k), c,
+                                   t.numel());
     }
   }
   if (!model.compiled()) return std::nullopt;
@@ -105,9 +105,10 @@ void save_model_weights(const Model& model, const std::string& path,
                         const std::optional<TrainingCheckpoint>& checkpoint) {
   check_suffix(path);
   if (auto bad = find_non_finite(model))
-    throw ValueError(fmt::format("save_weights('{}'): {}; refusing to write non-finite weights (any existing file "
-                                 "is left as it was): {}",
-                                 path, *bad, kNonFiniteAdvice));
+    throw ValueError(
+        fmt::format("save_weights('{}'): {}; refusing to write non-finite weights (any existing file "
+                    "is left as it was): {}",
+                    path, *bad, kNonFiniteAdvice));
   WeightsFile file;
   file.model_name = model.name();
   auto layers = model.layers();
@@ -152,9 +153,10 @@ namespace {
 
 // Refusals name the file and the entry inside it, and say what to do.
 [[noreturn]] void corrupt(const std::string& path, const std::string& entry, const std::string& what) {
-  throw IOError(fmt::format("load_weights('{}'): entry '{}' {}; the file is damaged or was not written by "
-                            "Keras 3 or kerascpp for this model: use another copy or re-save it",
-                            path, entry, what));
+  throw IOError(
+      fmt::format("load_weights('{}'): entry '{}' {}; the file is damaged or was not written by "
+                  "Keras 3 or kerascpp for this model: use another copy or re-save it",
+                  path, entry, what));
 }
 
 // What load_model_weights will do once the whole file checked out.
@@ -194,10 +196,11 @@ LoadPlan check_layout(Model& model, const std::string& path, const WeightsLayout
   }
   for (std::size_t i = 0; i < layers.size(); ++i)
     if (group_of[i] == layout.layers.size() && !layers[i]->variables().empty())
-      throw IOError(fmt::format("load_weights('{}'): the file has no entry 'layers/{}/vars' for layer '{}' ({}); "
-                                "it was saved from a different architecture, or the entry was removed or "
-                                "renamed: load a file saved from this model",
-                                path, paths[i], layers[i]->name(), layers[i]->class_name()));
+      throw IOError(
+          fmt::format("load_weights('{}'): the file has no entry 'layers/{}/vars' for layer '{}' ({}); "
+                      "it was saved from a different architecture, or the entry was removed or "
+                      "renamed: load a file saved from this model",
+                      path, paths[i], layers[i]->name(), layers[i]->class_name()));
   for (std::size_t i = 0; i < layers.size(); ++i) {
     const std::size_t g = group_of[i];
     if (g == layout.layers.size()) continue;
@@ -210,22 +213,24 @@ LoadPlan check_layout(Model& model, const std::string& path, const WeightsLayout
                 fmt::format("(variable '{}' of layer '{}') is missing", vars[k]->path(), layers[i]->name()));
       if (k >= vars.size())
         corrupt(path, stored[k].entry,
-                fmt::format("is extra: layer '{}' ({}) has {} variables", layers[i]->name(),
-                            layers[i]->class_name(), vars.size()));
+                fmt::format("is extra: layer '{}' ({}) has {} variables", layers[i]->name(), layers[i]->class_name(),
+                            vars.size()));
       if (stored[k].shape != vars[k]->shape() || stored[k].dtype != DType::float32)
-        throw ShapeError(fmt::format("load_weights('{}'): entry '{}' has shape {} {} but variable '{}' expects "
-                                     "{} float32; the file was saved from a different architecture: load a "
-                                     "file saved from this model",
-                                     path, stored[k].entry, shape_str(stored[k].shape),
-                                     dtype_name(stored[k].dtype), vars[k]->path(), shape_str(vars[k]->shape())));
+        throw ShapeError(
+            fmt::format("load_weights('{}'): entry '{}' has shape {} {} but variable '{}' expects "
+                        "{} float32; the file was saved from a different architecture: load a "
+                        "file saved from this model",
+                        path, stored[k].entry, shape_str(stored[k].shape), dtype_name(stored[k].dtype), vars[k]->path(),
+                        shape_str(vars[k]->shape())));
       plan.weights.emplace_back(vars[k], std::make_pair(g, k));
     }
   }
   if (!unknown_group.empty())
-    throw IOError(fmt::format("load_weights('{}'): entry '{}' holds weights for a layer this model does not have; "
-                              "the file was saved from a different architecture (or the entry was renamed): load "
-                              "a file saved from this model",
-                              path, unknown_group));
+    throw IOError(
+        fmt::format("load_weights('{}'): entry '{}' holds weights for a layer this model does not have; "
+                    "the file was saved from a different architecture (or the entry was renamed): load "
+                    "a file saved from this model",
+                    path, unknown_group));
 
   // Optimizer state: Keras skips it with a warning when the variable counts differ (another
   // optimizer or schedule) and fails when a variable's shape differs; so do we.
@@ -245,12 +250,12 @@ LoadPlan check_layout(Model& model, const std::string& path, const WeightsLayout
       for (std::size_t i = 0; i < slots.size(); ++i) {
         const auto& info = stored[plan.optimizer_offset + i];
         if (info.shape != slots[i]->shape() || info.dtype != slots[i]->dtype())
-          throw ShapeError(fmt::format("load_weights('{}'): entry '{}' has shape {} {} but the {} slot it "
-                                       "restores has shape {} {}; the file's optimizer state belongs to a "
-                                       "different model: load a file saved from this model",
-                                       path, info.entry, shape_str(info.shape), dtype_name(info.dtype),
-                                       opt.class_name(), shape_str(slots[i]->shape()),
-                                       dtype_name(slots[i]->dtype())));
+          throw ShapeError(
+              fmt::format("load_weights('{}'): entry '{}' has shape {} {} but the {} slot it "
+                          "restores has shape {} {}; the file's optimizer state belongs to a "
+                          "different model: load a file saved from this model",
+                          path, info.entry, shape_str(info.shape), dtype_name(info.dtype), opt.class_name(),
+                          shape_str(slots[i]->shape()), dtype_name(slots[i]->dtype())));
       }
       plan.restore_optimizer = true;
     }
@@ -284,8 +289,8 @@ LoadPlan check_layout(Model& model, const std::string& path, const WeightsLayout
     const std::int64_t n = t->shape[0];
     if (n < 2 || n % 2 != 0 || (want >= 0 && n != want) || n != hi.shape[0])
       corrupt(path, t->entry,
-              fmt::format("has {} values but this model's loss and {} metric(s) need {}", n,
-                          metrics, want >= 0 ? want : hi.shape[0]));
+              fmt::format("has {} values but this model's loss and {} metric(s) need {}", n, metrics,
+                          want >= 0 ? want : hi.shape[0]));
   }
   plan.has_training_state = true;
   return plan;
@@ -302,7 +307,8 @@ const Tensor& extra_entry(const WeightsFile& file, const std::string& key) {
 std::optional<TrainingCheckpoint> load_model_weights(Model& model, const std::string& path) {
   // 1. Structure, shapes and dtypes against the model, before any data is read.
   LoadPlan plan;
-  WeightsFile file = read_weights_file(path, [&](const WeightsLayout& layout) { plan = check_layout(model, path, layout); });
+  WeightsFile file =
+      read_weights_file(path, [&](const WeightsLayout& layout) { plan = check_layout(model, path, layout); });
 
   // 2. Values, still before anything changes.
   std::int64_t iterations = 0;
@@ -354,7 +360,8 @@ std::optional<TrainingCheckpoint> load_model_weights(Model& model, const std::st
     int replicas = model.distribute_strategy().num_replicas_in_sync();
     for (int r = 0; r < replicas; ++r) {
       auto slots = opt.slot_tensors(r);
-      for (std::size_t i = 0; i < slots.size(); ++i) slots[i]->copy_from(file.optimizer_vars[plan.optimizer_offset + i]);
+      for (std::size_t i = 0; i < slots.size(); ++i)
+        slots[i]->copy_from(file.optimizer_vars[plan.optimizer_offset + i]);
     }
   }
   return cp;

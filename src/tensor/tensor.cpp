@@ -15,20 +15,28 @@ namespace kerascpp {
 
 std::size_t dtype_size(DType dtype) {
   switch (dtype) {
-    case DType::float32: return 4;
-    case DType::int32: return 4;
-    case DType::int64: return 8;
-    case DType::uint8: return 1;
+    case DType::float32:
+      return 4;
+    case DType::int32:
+      return 4;
+    case DType::int64:
+      return 8;
+    case DType::uint8:
+      return 1;
   }
   return 0;
 }
 
 const char* dtype_name(DType dtype) {
   switch (dtype) {
-    case DType::float32: return "float32";
-    case DType::int32: return "int32";
-    case DType::int64: return "int64";
-    case DType::uint8: return "uint8";
+    case DType::float32:
+      return "float32";
+    case DType::int32:
+      return "int32";
+    case DType::int64:
+      return "int64";
+    case DType::uint8:
+      return "uint8";
   }
   return "?";
 }
@@ -48,14 +56,12 @@ std::int64_t shape_numel(const Shape& shape) {
   std::int64_t n = 1;
   for (auto d : shape)
     if (__builtin_mul_overflow(n, d, &n))
-      throw ValueError(fmt::format("shape {} has more elements than int64 can count; use a smaller shape",
-                                   shape_str(shape)));
+      throw ValueError(
+          fmt::format("shape {} has more elements than int64 can count; use a smaller shape", shape_str(shape)));
   return n;
 }
 
-std::string Device::str() const {
-  return fmt::format("{}:{}", kind == Kind::cpu ? "cpu" : "gpu", index);
-}
+std::string Device::str() const { return fmt::format("{}:{}", kind == Kind::cpu ? "cpu" : "gpu", index); }
 
 Device Device::parse(const std::string& name) {
   std::string s = name;
@@ -86,7 +92,8 @@ thread_local Device current_default_device;
 
 const detail::DeviceMemoryOps& gpu_ops(Device d) {
   const detail::DeviceMemoryOps* ops = detail::gpu_memory_ops();
-  if (!ops) throw DeviceError(fmt::format("cannot place a tensor on {}: {}", d.str(), detail::gpu_availability().reason));
+  if (!ops)
+    throw DeviceError(fmt::format("cannot place a tensor on {}: {}", d.str(), detail::gpu_availability().reason));
   return *ops;
 }
 
@@ -136,9 +143,10 @@ std::uint64_t physical_memory_bytes() {
 Tensor::Tensor(Shape shape, DType dtype, Device device) : shape_(std::move(shape)), dtype_(dtype) {
   for (auto d : shape_)
     if (d < 0)
-      throw ValueError(fmt::format("Tensor: shape {} of {} has a negative dimension; every dimension must be >= 0 "
-                                   "(-1 means unknown only in Input/Reshape shapes, not in a tensor)",
-                                   shape_str(shape_), dtype_name(dtype_)));
+      throw ValueError(
+          fmt::format("Tensor: shape {} of {} has a negative dimension; every dimension must be >= 0 "
+                      "(-1 means unknown only in Input/Reshape shapes, not in a tensor)",
+                      shape_str(shape_), dtype_name(dtype_)));
   // Checked products: a shape like (1e10, 1e10) must be refused, not wrap around to a small size.
   std::int64_t count = 1;
   std::uint64_t bytes = 0;
@@ -158,10 +166,11 @@ Tensor::Tensor(Shape shape, DType dtype, Device device) : shape_(std::move(shape
 }
 
 void Tensor::throw_empty(const char* op) {
-  throw StateError(fmt::format("Tensor::{}: the tensor is empty (default-constructed); give it a shape and "
-                               "contents first (Tensor(shape), Tensor::zeros, Tensor::from_vector) or check "
-                               "defined() before using it",
-                               op));
+  throw StateError(
+      fmt::format("Tensor::{}: the tensor is empty (default-constructed); give it a shape and "
+                  "contents first (Tensor(shape), Tensor::zeros, Tensor::from_vector) or check "
+                  "defined() before using it",
+                  op));
 }
 
 Tensor Tensor::zeros(Shape shape, DType dtype, Device device) {
@@ -178,10 +187,11 @@ Tensor Tensor::full(Shape shape, float value) {
 }
 
 namespace {
-template <class T> Tensor from_values(Shape shape, const std::vector<T>& values) {
+template <class T>
+Tensor from_values(Shape shape, const std::vector<T>& values) {
   if (shape_numel(shape) != static_cast<std::int64_t>(values.size()))
-    throw ShapeError(fmt::format("Tensor::from_vector: shape {} holds {} values but {} were given",
-                            shape_str(shape), shape_numel(shape), values.size()));
+    throw ShapeError(fmt::format("Tensor::from_vector: shape {} holds {} values but {} were given", shape_str(shape),
+                                 shape_numel(shape), values.size()));
   Tensor t(std::move(shape), dtype_of<T>::value, Device{});
   if (!values.empty()) std::memcpy(t.raw(), values.data(), values.size() * sizeof(T));
   return t;
@@ -197,7 +207,8 @@ std::int64_t Tensor::dim(int axis) const {
   require_defined("dim");
   int r = rank();
   int a = axis < 0 ? axis + r : axis;
-  if (a < 0 || a >= r) throw ValueError(fmt::format("Tensor::dim: axis {} out of range for shape {}", axis, shape_str(shape_)));
+  if (a < 0 || a >= r)
+    throw ValueError(fmt::format("Tensor::dim: axis {} out of range for shape {}", axis, shape_str(shape_)));
   return shape_[a];
 }
 
@@ -207,10 +218,18 @@ std::vector<float> Tensor::to_vector() const {
   std::vector<float> out(static_cast<std::size_t>(numel()));
   for (std::size_t i = 0; i < out.size(); ++i) {
     switch (dtype_) {
-      case DType::float32: out[i] = static_cast<const float*>(raw())[i]; break;
-      case DType::int32: out[i] = static_cast<float>(static_cast<const std::int32_t*>(raw())[i]); break;
-      case DType::int64: out[i] = static_cast<float>(static_cast<const std::int64_t*>(raw())[i]); break;
-      case DType::uint8: out[i] = static_cast<const std::uint8_t*>(raw())[i]; break;
+      case DType::float32:
+        out[i] = static_cast<const float*>(raw())[i];
+        break;
+      case DType::int32:
+        out[i] = static_cast<float>(static_cast<const std::int32_t*>(raw())[i]);
+        break;
+      case DType::int64:
+        out[i] = static_cast<float>(static_cast<const std::int64_t*>(raw())[i]);
+        break;
+      case DType::uint8:
+        out[i] = static_cast<const std::uint8_t*>(raw())[i];
+        break;
     }
   }
   return out;
@@ -222,22 +241,23 @@ Tensor Tensor::reshape(Shape shape) const {
   std::int64_t known = 1;
   for (std::size_t i = 0; i < shape.size(); ++i) {
     if (shape[i] < -1)
-      throw ValueError(fmt::format("Tensor::reshape: target shape {} has a negative dimension; use sizes >= 0 "
-                                   "and at most one -1 (inferred)",
-                                   shape_str(shape)));
+      throw ValueError(
+          fmt::format("Tensor::reshape: target shape {} has a negative dimension; use sizes >= 0 "
+                      "and at most one -1 (inferred)",
+                      shape_str(shape)));
     if (shape[i] == -1) {
       if (infer >= 0) throw ValueError("Tensor::reshape: only one dimension may be -1");
       infer = static_cast<int>(i);
     } else {
       if (__builtin_mul_overflow(known, shape[i], &known))
-        throw ValueError(fmt::format("Tensor::reshape: target shape {} has more elements than int64 can count",
-                                     shape_str(shape)));
+        throw ValueError(
+            fmt::format("Tensor::reshape: target shape {} has more elements than int64 can count", shape_str(shape)));
     }
   }
   if (infer >= 0 && known > 0) shape[infer] = numel() / known;
   if (shape_numel(shape) != numel())
     throw ShapeError(fmt::format("Tensor::reshape: cannot reshape {} ({} values) to {}", shape_str(shape_), numel(),
-                            shape_str(shape)));
+                                 shape_str(shape)));
   Tensor t = *this;
   t.shape_ = std::move(shape);
   return t;
@@ -246,7 +266,8 @@ Tensor Tensor::reshape(Shape shape) const {
 Tensor Tensor::slice(std::int64_t begin, std::int64_t end) const {
   require_defined("slice");
   if (rank() == 0 || begin < 0 || end < begin || end > shape_[0])
-    throw ValueError(fmt::format("Tensor::slice: rows [{}, {}) out of range for shape {}", begin, end, shape_str(shape_)));
+    throw ValueError(
+        fmt::format("Tensor::slice: rows [{}, {}) out of range for shape {}", begin, end, shape_str(shape_)));
   Tensor t = *this;
   std::int64_t row = shape_[0] == 0 ? 0 : numel() / shape_[0];
   t.offset_ += static_cast<std::size_t>(begin * row) * dtype_size(dtype_);
@@ -273,7 +294,7 @@ void Tensor::copy_from(const Tensor& src) {
   src.require_defined("copy_from (source)");
   if (src.shape_ != shape_ || src.dtype_ != dtype_)
     throw ShapeError(fmt::format("Tensor::copy_from: destination {} {} but source {} {}", shape_str(shape_),
-                            dtype_name(dtype_), shape_str(src.shape_), dtype_name(src.dtype_)));
+                                 dtype_name(dtype_), shape_str(src.shape_), dtype_name(src.dtype_)));
   copy_bytes(raw(), device(), src.raw(), src.device(), nbytes());
 }
 
@@ -281,15 +302,35 @@ void Tensor::fill(float value) {
   require_defined("fill");
   if (!on_host()) {
     if (value == 0.f) gpu_ops(device()).zero(device(), raw(), nbytes());  // all four dtypes: zero bits
-    else { Tensor host(shape_, dtype_, Device{}); host.fill(value); copy_from(host); }
+    else {
+      Tensor host(shape_, dtype_, Device{});
+      host.fill(value);
+      copy_from(host);
+    }
     return;
   }
   auto n = numel();
   switch (dtype_) {
-    case DType::float32: { auto* p = data<float>(); for (std::int64_t i = 0; i < n; ++i) p[i] = value; break; }
-    case DType::int32: { auto* p = data<std::int32_t>(); for (std::int64_t i = 0; i < n; ++i) p[i] = static_cast<std::int32_t>(value); break; }
-    case DType::int64: { auto* p = data<std::int64_t>(); for (std::int64_t i = 0; i < n; ++i) p[i] = static_cast<std::int64_t>(value); break; }
-    case DType::uint8: { auto* p = data<std::uint8_t>(); for (std::int64_t i = 0; i < n; ++i) p[i] = static_cast<std::uint8_t>(value); break; }
+    case DType::float32: {
+      auto* p = data<float>();
+      for (std::int64_t i = 0; i < n; ++i) p[i] = value;
+      break;
+    }
+    case DType::int32: {
+      auto* p = data<std::int32_t>();
+      for (std::int64_t i = 0; i < n; ++i) p[i] = static_cast<std::int32_t>(value);
+      break;
+    }
+    case DType::int64: {
+      auto* p = data<std::int64_t>();
+      for (std::int64_t i = 0; i < n; ++i) p[i] = static_cast<std::int64_t>(value);
+      break;
+    }
+    case DType::uint8: {
+      auto* p = data<std::uint8_t>();
+      for (std::int64_t i = 0; i < n; ++i) p[i] = static_cast<std::uint8_t>(value);
+      break;
+    }
   }
 }
 

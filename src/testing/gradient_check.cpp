@@ -56,10 +56,10 @@ bool GradientCheckResult::passed() const {
 }
 
 std::string GradientCheckResult::summary() const {
-  std::string s = fmt::format("gradient check {}: worst relative error {:.3g} (tolerance {:.3g}) at {}; {} elements "
-                              "checked, {} skipped at kinks",
-                              passed() ? "passed" : "FAILED", worst_error, tolerance,
-                              worst_at.empty() ? "-" : worst_at, checked, skipped);
+  std::string s = fmt::format(
+      "gradient check {}: worst relative error {:.3g} (tolerance {:.3g}) at {}; {} elements "
+      "checked, {} skipped at kinks",
+      passed() ? "passed" : "FAILED", worst_error, tolerance, worst_at.empty() ? "-" : worst_at, checked, skipped);
   for (auto& p : problems) s += "; " + p;
   return s;
 }
@@ -132,8 +132,8 @@ void compare_gradient(GradientCheckResult& res, const std::string& label, Tensor
     ++res.checked;
     if (!(err <= res.worst_error)) {  // NaN wins
       res.worst_error = err;
-      res.worst_at = label + "[" + std::to_string(i) + "]: analytic " + std::to_string(a) + ", numeric " +
-                     std::to_string(numeric);
+      res.worst_at =
+          label + "[" + std::to_string(i) + "]: analytic " + std::to_string(a) + ", numeric " + std::to_string(numeric);
     }
   }
 }
@@ -155,8 +155,8 @@ LayerGradients layer_gradients(ReplicaContext& ctx, const LayerRef& layer, const
   g.input_grads = clone_all(dx);  // may alias R or the inputs (identity-like layers)
   for (Variable* v : layer->trainable_variables()) {
     if (!v->has_grad(replica)) {
-      g.problems.push_back(fmt::format("{} got no gradient (backward must write it, see Variable::take_first_grad)",
-                                       v->path()));
+      g.problems.push_back(
+          fmt::format("{} got no gradient (backward must write it, see Variable::take_first_grad)", v->path()));
       g.variable_grads.emplace_back();
       continue;
     }
@@ -166,12 +166,11 @@ LayerGradients layer_gradients(ReplicaContext& ctx, const LayerRef& layer, const
   return g;
 }
 
-GradientCheckResult check_layer_gradients(ReplicaContext& ctx, const LayerRef& layer,
-                                          const std::vector<Tensor>& inputs, const GradientCheckOptions& o) {
+GradientCheckResult check_layer_gradients(ReplicaContext& ctx, const LayerRef& layer, const std::vector<Tensor>& inputs,
+                                          const GradientCheckOptions& o) {
   KERASCPP_CHECK(layer.get() != nullptr, ValueError, "gradient check: the LayerRef is empty");
   KERASCPP_CHECK(ctx.backend != nullptr && ctx.backend->device().kind == Device::Kind::cpu, DeviceError,
-                 "gradient check of layer '{}': the checker needs a CPU backend in the ReplicaContext",
-                 layer->name());
+                 "gradient check of layer '{}': the checker needs a CPU backend in the ReplicaContext", layer->name());
   for (std::size_t i = 0; i < inputs.size(); ++i)
     require_host_float(inputs[i], fmt::format("input {} of layer '{}'", i, layer->name()));
   build_if_needed(layer, inputs);
@@ -196,9 +195,10 @@ GradientCheckResult check_layer_gradients(ReplicaContext& ctx, const LayerRef& l
   // The finite differences assume forward() is a function of the inputs and variables only.
   double first = weighted_sum(g.outputs, g.output_weights);
   if (!(std::fabs(base.value - first) <= 1e-6 * std::max(1.0, std::fabs(first))))
-    res.problems.push_back(fmt::format("layer '{}': forward is not repeatable (objective {} then {}); a layer that "
-                                       "draws random numbers cannot be checked in training mode",
-                                       layer->name(), first, base.value));
+    res.problems.push_back(
+        fmt::format("layer '{}': forward is not repeatable (objective {} then {}); a layer that "
+                    "draws random numbers cannot be checked in training mode",
+                    layer->name(), first, base.value));
   for (std::size_t i = 0; i < xs.size() && i < g.input_grads.size(); ++i)
     compare_gradient(res, layer->name() + " input " + std::to_string(i), xs[i], g.input_grads[i], objective, base, o);
   auto vars = layer->trainable_variables();
@@ -248,9 +248,10 @@ GradientCheckResult check_loss_gradients(const losses::Loss& loss, const Tensor&
   if (a.size() == s.size()) {
     for (std::size_t i = 0; i < a.size(); ++i)
       if (element_error(0.25 * a[i], s[i]) > o.tolerance) {
-        res.problems.push_back(fmt::format("loss '{}': grad with grad_scale 0.25 is {} at [{}], expected {} (0.25 x "
-                                           "the grad at scale 1)",
-                                           loss.name(), s[i], i, 0.25 * a[i]));
+        res.problems.push_back(
+            fmt::format("loss '{}': grad with grad_scale 0.25 is {} at [{}], expected {} (0.25 x "
+                        "the grad at scale 1)",
+                        loss.name(), s[i], i, 0.25 * a[i]));
         break;
       }
   }

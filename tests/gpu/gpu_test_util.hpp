@@ -121,7 +121,7 @@ inline void check_close(const K::Tensor& gpu_result, const K::Tensor& cpu_result
   CHECK_MESSAGE(gpu_result.device() == device,
                 what << ": result is on " << gpu_result.device().str() << ", expected " << device.str());
   CHECK_MESSAGE(gpu_result.shape() == cpu_result.shape(), what << ": shape " << K::shape_str(gpu_result.shape())
-                                                                << " vs CPU " << K::shape_str(cpu_result.shape()));
+                                                               << " vs CPU " << K::shape_str(cpu_result.shape()));
   Vec a = gpu_result.to_vector(), e = cpu_result.to_vector();
   double err = rel_error(a, e);
   CHECK_MESSAGE(err <= tol, what << ": rel_error " << err << " > " << tol << " (" << worst_element(a, e) << ")");
@@ -163,9 +163,7 @@ inline double max_rel_error(const std::vector<K::Tensor>& actual, const std::vec
 inline std::string error_of(const std::function<void()>& f) {
   try {
     f();
-  } catch (const K::Error& e) {
-    return e.what();
-  }
+  } catch (const K::Error& e) { return e.what(); }
   return "";
 }
 

@@ -146,16 +146,16 @@ TEST_CASE("gpu allocator: a model's training steps make no new cudaMalloc after 
   };
   std::vector<Setup> setups;
   setups.push_back({"OneDeviceStrategy(gpu:0)", K::distribute::OneDeviceStrategy("gpu:0")});
-  if (gpu_count() >= 2)
-    setups.push_back({"MirroredStrategy(all GPUs)", K::distribute::MirroredStrategy<>(all_gpus())});
-  else
-    MESSAGE("only one GPU: the MirroredStrategy variant of this test needs >= 2 GPUs, skipped");
+  if (gpu_count() >= 2) setups.push_back({"MirroredStrategy(all GPUs)", K::distribute::MirroredStrategy<>(all_gpus())});
+  else MESSAGE("only one GPU: the MirroredStrategy variant of this test needs >= 2 GPUs, skipped");
 
   for (auto& s : setups) {
     CAPTURE(s.name);
     const int replicas = s.strategy.num_replicas_in_sync();
     K::Model model = small_model();
-    model.compile({.optimizer = "adam", .loss = "sparse_categorical_crossentropy", .metrics = {"accuracy"},
+    model.compile({.optimizer = "adam",
+                   .loss = "sparse_categorical_crossentropy",
+                   .metrics = {"accuracy"},
                    .distribute = s.strategy});
     K::Tensor xs = random_tensor({16, 8, 8, 1}, 11);
     K::Tensor ys = labels_as(random_labels(16, 3, 12), K::DType::int32, {16});

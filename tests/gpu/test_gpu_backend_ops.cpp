@@ -19,8 +19,9 @@ using namespace gputest;
 
 namespace {
 
-const K::ActivationKind kAllActivations[] = {K::ActivationKind::linear, K::ActivationKind::relu, K::ActivationKind::sigmoid,
-                                         K::ActivationKind::tanh, K::ActivationKind::softmax};
+const K::ActivationKind kAllActivations[] = {K::ActivationKind::linear, K::ActivationKind::relu,
+                                             K::ActivationKind::sigmoid, K::ActivationKind::tanh,
+                                             K::ActivationKind::softmax};
 
 // Keras "same" padding along one axis: out = ceil(in / s), the extra row/column goes after.
 void same_padding(std::int64_t in, std::int64_t k, std::int64_t s, std::int64_t& before, std::int64_t& after) {
@@ -55,11 +56,11 @@ struct ConvCase {
   }
   std::string label() const {
     auto g = geometry();
-    return "conv x(" + std::to_string(n) + "," + std::to_string(h) + "," + std::to_string(w) + "," +
-           std::to_string(c) + ") k" + std::to_string(kh) + "x" + std::to_string(kw) + " o" + std::to_string(o) +
-           " s" + std::to_string(sh) + "x" + std::to_string(sw) + (same ? " same" : " valid") + " pads(t" +
-           std::to_string(g.pad_top) + ",b" + std::to_string(g.pad_bottom) + ",l" + std::to_string(g.pad_left) +
-           ",r" + std::to_string(g.pad_right) + ")";
+    return "conv x(" + std::to_string(n) + "," + std::to_string(h) + "," + std::to_string(w) + "," + std::to_string(c) +
+           ") k" + std::to_string(kh) + "x" + std::to_string(kw) + " o" + std::to_string(o) + " s" +
+           std::to_string(sh) + "x" + std::to_string(sw) + (same ? " same" : " valid") + " pads(t" +
+           std::to_string(g.pad_top) + ",b" + std::to_string(g.pad_bottom) + ",l" + std::to_string(g.pad_left) + ",r" +
+           std::to_string(g.pad_right) + ")";
   }
 };
 
@@ -116,8 +117,8 @@ TEST_CASE("gpu backend: dense_forward, each activation, with and without bias") 
     std::int64_t out;
   };
   std::uint32_t seed = 1;
-  for (const Case& c : {Case{{1, 1}, 1}, Case{{7, 13}, 5}, Case{{64, 100}, 33}, Case{{3, 4, 6}, 10},
-                        Case{{256, 512}, 130}}) {
+  for (const Case& c :
+       {Case{{1, 1}, 1}, Case{{7, 13}, 5}, Case{{64, 100}, 33}, Case{{3, 4, 6}, 10}, Case{{256, 512}, 130}}) {
     const std::int64_t in = c.x.back();
     auto x = random_tensor(c.x, seed++), w = random_tensor({in, c.out}, seed++), b = random_tensor({c.out}, seed++);
     auto xg = on_gpu(x), wg = on_gpu(w), bg = on_gpu(b);
@@ -266,14 +267,14 @@ TEST_CASE("gpu backend: max and average pooling forward and backward") {
   using PK = K::PoolKind;
   std::vector<PoolCase> cases;
   for (PK kind : {PK::max, PK::average}) {
-    cases.push_back({2, 6, 6, 3, pool(kind, 2, 2, 2, 2)});                    // valid, non-overlapping
-    cases.push_back({2, 7, 7, 4, pool(kind, 3, 3, 2, 2, 1, 1, 1, 1)});        // overlapping windows, padding
-    cases.push_back({1, 5, 8, 2, pool(kind, 2, 2, 2, 2, 0, 0, 1, 0)});        // "same" on odd height: bottom pad only
-    cases.push_back({1, 5, 8, 2, pool(kind, 2, 3, 2, 1, 0, 1, 1, 1)});        // non-square, mixed strides
-    cases.push_back({4, 9, 9, 16, pool(kind, 3, 3, 1, 1, 1, 1, 1, 1)});      // "same", stride 1
-    cases.push_back({3, 7, 5, 8, pool(kind, 2, 2, 2, 2, 0, 0, 1, 1)});        // "same" on odd h and w
-    cases.push_back({8, 28, 28, 32, pool(kind, 2, 2, 2, 2)});                 // a real layer's size
-    cases.push_back({2, 5, 5, 3, pool(kind, 5, 5, 1, 1)});                    // global window
+    cases.push_back({2, 6, 6, 3, pool(kind, 2, 2, 2, 2)});               // valid, non-overlapping
+    cases.push_back({2, 7, 7, 4, pool(kind, 3, 3, 2, 2, 1, 1, 1, 1)});   // overlapping windows, padding
+    cases.push_back({1, 5, 8, 2, pool(kind, 2, 2, 2, 2, 0, 0, 1, 0)});   // "same" on odd height: bottom pad only
+    cases.push_back({1, 5, 8, 2, pool(kind, 2, 3, 2, 1, 0, 1, 1, 1)});   // non-square, mixed strides
+    cases.push_back({4, 9, 9, 16, pool(kind, 3, 3, 1, 1, 1, 1, 1, 1)});  // "same", stride 1
+    cases.push_back({3, 7, 5, 8, pool(kind, 2, 2, 2, 2, 0, 0, 1, 1)});   // "same" on odd h and w
+    cases.push_back({8, 28, 28, 32, pool(kind, 2, 2, 2, 2)});            // a real layer's size
+    cases.push_back({2, 5, 5, 3, pool(kind, 5, 5, 1, 1)});               // global window
   }
   std::uint32_t seed = 300;
   for (const auto& pc : cases) {
@@ -332,8 +333,7 @@ TEST_CASE("gpu backend: activations forward and backward (softmax included), in 
 TEST_CASE("gpu backend: add, add_inplace, multiply, scale, copy") {
   auto be = make_backends();
   std::uint32_t seed = 500;
-  for (const K::Shape& s : {K::Shape{4, 33}, K::Shape{1}, K::Shape{1000, 17}, K::Shape{2, 3, 4, 5},
-                            K::Shape{262147}}) {
+  for (const K::Shape& s : {K::Shape{4, 33}, K::Shape{1}, K::Shape{1000, 17}, K::Shape{2, 3, 4, 5}, K::Shape{262147}}) {
     const std::string sl = shape_label(s);
     std::vector<K::Tensor> xs, xgs;
     for (int i = 0; i < 4; ++i) {
@@ -419,8 +419,8 @@ TEST_CASE("gpu backend: dropout masks equal the CPU's bit for bit for the same s
     auto xg = on_gpu(x);
     for (float rate : {0.f, 0.3f, 0.5f, 0.9f})
       for (std::uint64_t dseed : {std::uint64_t(0), std::uint64_t(1234), (std::uint64_t(1) << 63) + 5}) {
-        std::string what = "dropout " + shape_label(s) + " rate " + std::to_string(rate) + " seed " +
-                           std::to_string(dseed);
+        std::string what =
+            "dropout " + shape_label(s) + " rate " + std::to_string(rate) + " seed " + std::to_string(dseed);
         K::Tensor yc, mc, yg = gpu_garbage(s), mg = gpu_garbage(s);
         be.cpu->dropout_forward(x, rate, dseed, yc, mc);
         be.gpu->dropout_forward(xg, rate, dseed, yg, mg);
@@ -481,7 +481,8 @@ TEST_CASE("gpu backend: batchnorm training, inference, backward and the decompos
 
       // Fused backward from the CPU's statistics on both sides; dgamma/dbeta only when affine.
       K::Tensor mcg = on_gpu(mc), vcg = on_gpu(vc);
-      K::Tensor dxc, dgc = affine ? K::Tensor::zeros({C}) : K::Tensor(), dbc = affine ? K::Tensor::zeros({C}) : K::Tensor();
+      K::Tensor dxc, dgc = affine ? K::Tensor::zeros({C}) : K::Tensor(),
+                     dbc = affine ? K::Tensor::zeros({C}) : K::Tensor();
       K::Tensor dxg = gpu_garbage(c.s), dgg = affine ? gpu_garbage({C}) : K::Tensor(),
                 dbg_ = affine ? gpu_garbage({C}) : K::Tensor();
       be.cpu->batchnorm_backward(dy, x, gam, mc, vc, eps, dxc, dgc, dbc);
@@ -532,7 +533,7 @@ TEST_CASE("gpu backend: batchnorm training, inference, backward and the decompos
       be.gpu->moving_average_update(movg, mcg, 0.9f);
       check_close(movg, movc, what + " moving_average_update");
       K::Tensor sums_c, sums_g = gpu_garbage({K::batchnorm_grad_sums_size(C)}), rdgc = K::Tensor::zeros({C}),
-                rdbc = K::Tensor::zeros({C}), rdgg = gpu_garbage({C}), rdbg = gpu_garbage({C});
+                        rdbc = K::Tensor::zeros({C}), rdgg = gpu_garbage({C}), rdbg = gpu_garbage({C});
       be.cpu->batchnorm_backward_reduce(dy, x, mc, vc, eps, sums_c, rdgc, rdbc);
       be.gpu->batchnorm_backward_reduce(dyg, xg, mcg, vcg, eps, sums_g, rdgg, rdbg);
       check_close(sums_g, sums_c, what + " backward_reduce sums");
@@ -706,7 +707,8 @@ TEST_CASE("gpu backend: the five metric sums") {
     CHECK_MESSAGE(err <= tol, what << ": gpu " << g << " cpu " << c << " rel_error " << err);
   };
   std::uint32_t seed = 1300;
-  for (const K::Shape& ps : {K::Shape{200, 10}, K::Shape{1, 1}, K::Shape{4096, 3}, K::Shape{6, 4, 5}, K::Shape{33, 1000}}) {
+  for (const K::Shape& ps :
+       {K::Shape{200, 10}, K::Shape{1, 1}, K::Shape{4096, 3}, K::Shape{6, 4, 5}, K::Shape{33, 1000}}) {
     const std::int64_t C = ps.back(), N = ps[0], rows = K::shape_numel(ps) / C;
     const std::string sl = shape_label(ps);
     auto pred = random_tensor(ps, seed++);
@@ -767,8 +769,8 @@ TEST_CASE("gpu backend: sgd (plain, momentum, nesterov), adam and rmsprop over s
     for (float momentum : {0.f, 0.9f})
       for (bool nesterov : {false, true}) {
         if (momentum == 0.f && nesterov) continue;
-        std::string what = std::string("sgd momentum ") + (momentum == 0.f ? "0" : "0.9") +
-                           (nesterov ? " nesterov" : "") + nl;
+        std::string what =
+            std::string("sgd momentum ") + (momentum == 0.f ? "0" : "0.9") + (nesterov ? " nesterov" : "") + nl;
         K::Tensor wc = w0.clone(), wg = on_gpu(w0);
         K::Tensor vc = momentum == 0.f ? K::Tensor() : K::Tensor::zeros({n});
         K::Tensor vg = momentum == 0.f ? K::Tensor() : K::Tensor::zeros({n}, K::DType::float32, gpu());
@@ -784,7 +786,8 @@ TEST_CASE("gpu backend: sgd (plain, momentum, nesterov), adam and rmsprop over s
       const float lr = 1e-2f, b1 = 0.9f, b2 = 0.999f, eps = 1e-7f;
       K::Tensor wc = w0.clone(), wg = on_gpu(w0);
       K::Tensor mc = K::Tensor::zeros({n}), vc = K::Tensor::zeros({n});
-      K::Tensor mg = K::Tensor::zeros({n}, K::DType::float32, gpu()), vg = K::Tensor::zeros({n}, K::DType::float32, gpu());
+      K::Tensor mg = K::Tensor::zeros({n}, K::DType::float32, gpu()),
+                vg = K::Tensor::zeros({n}, K::DType::float32, gpu());
       for (int s = 0; s < steps; ++s) {
         const int t = s + 1;
         const float lr_t = lr * std::sqrt(1.f - std::pow(b2, float(t))) / (1.f - std::pow(b1, float(t)));
@@ -853,8 +856,9 @@ TEST_CASE("gpu backend: host tensors, out-of-range labels and bad shapes raise k
       std::string msg = error_of([&] { be.gpu->sparse_categorical_crossentropy(pg, lg, false, loss, grad, 1.f); });
       CHECK_MESSAGE(!msg.empty(), b.what << ": no kerascpp::Error from sparse_categorical_crossentropy");
       MESSAGE(b.what << ": " << msg);
-      CHECK_MESSAGE(!error_of([&] { be.gpu->sparse_categorical_crossentropy(pg, lg, true, loss, no_grad, 1.f); }).empty(),
-                    b.what << ": no kerascpp::Error from the loss-only call");
+      CHECK_MESSAGE(
+          !error_of([&] { be.gpu->sparse_categorical_crossentropy(pg, lg, true, loss, no_grad, 1.f); }).empty(),
+          b.what << ": no kerascpp::Error from the loss-only call");
       CHECK_MESSAGE(!error_of([&] { be.gpu->sparse_categorical_accuracy_sum(pg, lg); }).empty(),
                     b.what << ": no kerascpp::Error from sparse_categorical_accuracy_sum");
     }
@@ -870,13 +874,14 @@ TEST_CASE("gpu backend: host tensors, out-of-range labels and bad shapes raise k
     REQUIRE_NOTHROW(be.gpu->sparse_categorical_crossentropy(pg, on_gpu(good), false, lg, gg, 1.f));
     check_close(lg, lc, "sparse_cce after errors, loss");
     check_close(gg, gc, "sparse_cce after errors, grad");
-    CHECK(be.gpu->sparse_categorical_accuracy_sum(pg, on_gpu(good)) == be.cpu->sparse_categorical_accuracy_sum(pred, good));
+    CHECK(be.gpu->sparse_categorical_accuracy_sum(pg, on_gpu(good)) ==
+          be.cpu->sparse_categorical_accuracy_sum(pred, good));
   }
 
   SUBCASE("mismatched shapes and dtypes") {
     K::Tensor y;
-    CHECK_THROWS_AS(be.gpu->dense_forward(xg, on_gpu(random_tensor({7, 3}, 5)), K::Tensor(), K::ActivationKind::relu, y),
-                    K::Error);
+    CHECK_THROWS_AS(
+        be.gpu->dense_forward(xg, on_gpu(random_tensor({7, 3}, 5)), K::Tensor(), K::ActivationKind::relu, y), K::Error);
     K::Tensor bad_y = gpu_garbage({4, 4});
     CHECK_THROWS_AS(be.gpu->dense_forward(xg, wg, K::Tensor(), K::ActivationKind::linear, bad_y), K::Error);
     K::Tensor ints = K::Tensor::zeros({4, 8}, K::DType::int32, gpu()), out;

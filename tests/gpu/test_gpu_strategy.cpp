@@ -9,9 +9,9 @@
 #include <string>
 #include <vector>
 
+#include "../mirrored_fixture.hpp"
 #include "gpu_test_util.hpp"
 #include "kerascpp/kerascpp.hpp"
-#include "../mirrored_fixture.hpp"
 
 using namespace gputest;
 namespace D = kerascpp::distribute;
@@ -141,8 +141,8 @@ struct Trained {
 Trained train(const D::Strategy& strategy, K::optimizers::OptimizerRef opt, std::int64_t batch, std::int64_t examples,
               int epochs) {
   K::Model model = small_convnet();
-  model.compile({.optimizer = opt, .loss = "sparse_categorical_crossentropy", .metrics = {"accuracy"},
-                 .distribute = strategy});
+  model.compile(
+      {.optimizer = opt, .loss = "sparse_categorical_crossentropy", .metrics = {"accuracy"}, .distribute = strategy});
   Data d = make_data(examples);
   model.fit(K::Dataset::from_tensor_slices(d.x, d.y).batch(batch), {.epochs = epochs, .verbose = 0});
   return {model.get_weights(), model};
@@ -213,8 +213,9 @@ TEST_CASE("gpu strategy: MirroredStrategy<>() with GPUs present mirrors over eve
 TEST_CASE("gpu strategy: MirroredStrategy over all GPUs matches OneDeviceStrategy(gpu:0) after 20 steps") {
   const int n = gpu_count();
   if (n < 2)
-    MESSAGE("only one GPU: this compares a one-replica MirroredStrategy with OneDeviceStrategy; the cross-GPU "
-            "comparison needs >= 2 GPUs");
+    MESSAGE(
+        "only one GPU: this compares a one-replica MirroredStrategy with OneDeviceStrategy; the cross-GPU "
+        "comparison needs >= 2 GPUs");
   const auto init = initial_weights();
   struct Variant {
     const char* name;
@@ -249,7 +250,7 @@ TEST_CASE("gpu strategy: MirroredStrategy over all GPUs matches OneDeviceStrateg
     const double moved = max_abs_diff(init, one.weights);
     const double diff = max_abs_diff(one.weights, many.weights);
     MESSAGE(name << ", " << n << " GPU(s): max|dw| = " << diff << " (training moved the weights by up to " << moved
-                   << ")");
+                 << ")");
     CHECK(moved > 1e-3);  // the comparison is not between two untrained models
     CHECK(diff <= 1e-5);
     check_copies_identical(many.model);
@@ -268,7 +269,8 @@ TEST_CASE("gpu strategy: one GPU trains the weights the CPU does (5 steps, 1e-3 
   const double moved = max_abs_diff(init, on_cpu.weights);
   // rel_error: max |gpu − cpu| / max(1, |cpu|) over every weight.
   const double err = max_rel_error(on_gpu0.weights, on_cpu.weights);
-  MESSAGE("gpu:0 vs cpu:0 after 5 steps: rel_error " << err << ", max|dw| " << max_abs_diff(on_gpu0.weights, on_cpu.weights)
+  MESSAGE("gpu:0 vs cpu:0 after 5 steps: rel_error " << err << ", max|dw| "
+                                                     << max_abs_diff(on_gpu0.weights, on_cpu.weights)
                                                      << " (training moved the weights by up to " << moved << ")");
   CHECK(moved > 1e-3);
   CHECK(err <= 1e-3);

@@ -158,12 +158,9 @@ int main(int argc, char** argv) {
       bool optimizer = true, extra = true;
       for (int i = 3; i < argc; ++i) {
         const std::string flag = argv[i];
-        if (flag == "--no-optimizer")
-          optimizer = false;
-        else if (flag == "--no-extra")
-          extra = false;
-        else
-          return usage();
+        if (flag == "--no-optimizer") optimizer = false;
+        else if (flag == "--no-extra") extra = false;
+        else return usage();
       }
       return write_mlp(path, optimizer, extra);
     }

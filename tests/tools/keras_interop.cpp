@@ -171,8 +171,9 @@ int load(const std::string& kind, const fs::path& dir) {
 int main(int argc, char** argv) {
   const std::string command = argc == 4 ? argv[1] : "";
   if (command != "save" && command != "load" && command != "config") {
-    std::fprintf(stderr, "usage: keras_interop save|load mlp|cnn <dir>\n       keras_interop config "
-                         "mlp|cnn|quoted|sequential <dir>\n");
+    std::fprintf(stderr,
+                 "usage: keras_interop save|load mlp|cnn <dir>\n       keras_interop config "
+                 "mlp|cnn|quoted|sequential <dir>\n");
     return 2;
   }
   try {

@@ -34,8 +34,8 @@ K::Model build(std::uint64_t seed) {
   x = K::layers::BatchNormalization()(x);
   auto out = K::layers::Dense(3, {.activation = "softmax"})(x);
   K::Model model(in, out, "guarded");
-  model.compile({.optimizer = K::optimizers::Adam(1e-2), .loss = "sparse_categorical_crossentropy",
-                 .metrics = {"accuracy"}});
+  model.compile(
+      {.optimizer = K::optimizers::Adam(1e-2), .loss = "sparse_categorical_crossentropy", .metrics = {"accuracy"}});
   std::vector<float> xs(12 * 4);
   for (std::size_t i = 0; i < xs.size(); ++i) xs[i] = static_cast<float>(i % 7) * 0.1f - 0.3f;
   std::vector<std::int32_t> ys(12);

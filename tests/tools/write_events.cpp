@@ -49,8 +49,7 @@ std::string json_scalars(const std::vector<std::pair<std::string, Series>>& scal
 
 std::vector<float> kernel_at(int epoch) {
   std::vector<float> kernel(kKernelSize);
-  for (int i = 0; i < kKernelSize; ++i)
-    kernel[i] = static_cast<float>(std::sin(0.7 * i + epoch) * (1.0 + 0.1 * epoch));
+  for (int i = 0; i < kKernelSize; ++i) kernel[i] = static_cast<float>(std::sin(0.7 * i + epoch) * (1.0 + 0.1 * epoch));
   return kernel;
 }
 
@@ -91,21 +90,18 @@ int main(int argc, char** argv) {
 
       validation.add_scalar("epoch_loss", val_loss.back().second, epoch);
       validation.add_scalar("epoch_accuracy", val_accuracy.back().second, epoch);
-      validation.add_scalar("evaluation_loss_vs_iterations", eval_loss.back().second,
-                            eval_loss.back().first);
+      validation.add_scalar("evaluation_loss_vs_iterations", eval_loss.back().second, eval_loss.back().first);
       train.flush();
       validation.flush();
     }
     kernels << "]";
 
     std::cout << "{\"train\": {\"path\": " << json_string(train.path()) << ", \"scalars\": "
-              << json_scalars({{"epoch_loss", loss},
-                               {"epoch_accuracy", accuracy},
-                               {"epoch_learning_rate", learning_rate}})
-              << ", \"histograms\": {\"dense/kernel/histogram\": {\"buckets\": 30, \"values\": "
-              << kernels.str() << "}}, \"keras_model_config\": " << json_string(kModelConfig)
-              << "},\n \"validation\": {\"path\": " << json_string(validation.path())
-              << ", \"scalars\": "
+              << json_scalars(
+                     {{"epoch_loss", loss}, {"epoch_accuracy", accuracy}, {"epoch_learning_rate", learning_rate}})
+              << ", \"histograms\": {\"dense/kernel/histogram\": {\"buckets\": 30, \"values\": " << kernels.str()
+              << "}}, \"keras_model_config\": " << json_string(kModelConfig)
+              << "},\n \"validation\": {\"path\": " << json_string(validation.path()) << ", \"scalars\": "
               << json_scalars({{"epoch_loss", val_loss},
                                {"epoch_accuracy", val_accuracy},
                                {"evaluation_loss_vs_iterations", eval_loss}})

@@ -46,8 +46,7 @@ class ModelCheckpoint : public Callback {
 };
 
 // Formats a Keras filepath template: {epoch:02d} (1-based), {batch}, and any log key, e.g. {val_loss:.4f}.
-std::string format_filepath(const std::string& pattern, int epoch, std::optional<std::int64_t> batch,
-                            const Logs& logs);
+std::string format_filepath(const std::string& pattern, int epoch, std::optional<std::int64_t> batch, const Logs& logs);
 
 struct BackupAndRestoreOptions {
   Frequency save_freq = "epoch";

@@ -88,12 +88,24 @@ class LambdaCallback : public Callback {
   std::function<void(int, const Logs&)> on_epoch_begin_fn, on_epoch_end_fn;
   std::function<void(std::int64_t, const Logs&)> on_train_batch_begin_fn, on_train_batch_end_fn;
   std::function<void(const Logs&)> on_train_begin_fn, on_train_end_fn;
-  void on_epoch_begin(int e, const Logs& l) override { if (on_epoch_begin_fn) on_epoch_begin_fn(e, l); }
-  void on_epoch_end(int e, const Logs& l) override { if (on_epoch_end_fn) on_epoch_end_fn(e, l); }
-  void on_train_batch_begin(std::int64_t b, const Logs& l) override { if (on_train_batch_begin_fn) on_train_batch_begin_fn(b, l); }
-  void on_train_batch_end(std::int64_t b, const Logs& l) override { if (on_train_batch_end_fn) on_train_batch_end_fn(b, l); }
-  void on_train_begin(const Logs& l) override { if (on_train_begin_fn) on_train_begin_fn(l); }
-  void on_train_end(const Logs& l) override { if (on_train_end_fn) on_train_end_fn(l); }
+  void on_epoch_begin(int e, const Logs& l) override {
+    if (on_epoch_begin_fn) on_epoch_begin_fn(e, l);
+  }
+  void on_epoch_end(int e, const Logs& l) override {
+    if (on_epoch_end_fn) on_epoch_end_fn(e, l);
+  }
+  void on_train_batch_begin(std::int64_t b, const Logs& l) override {
+    if (on_train_batch_begin_fn) on_train_batch_begin_fn(b, l);
+  }
+  void on_train_batch_end(std::int64_t b, const Logs& l) override {
+    if (on_train_batch_end_fn) on_train_batch_end_fn(b, l);
+  }
+  void on_train_begin(const Logs& l) override {
+    if (on_train_begin_fn) on_train_begin_fn(l);
+  }
+  void on_train_end(const Logs& l) override {
+    if (on_train_end_fn) on_train_end_fn(l);
+  }
 };
 
 }  // namespace kerascpp::callbacks

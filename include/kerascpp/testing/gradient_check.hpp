@@ -45,8 +45,8 @@ struct GradientCheckOptions {
   // The layer's outputs come out of a relu (an output == 0 is a kink): steps that change which
   // outputs are zero are retried smaller or skipped instead of compared.
   bool relu_outputs = false;
-  bool training = true;          // ReplicaContext::training for the layer's forward/backward
-  std::uint32_t seed = 1000;     // seed of the random output weights R (R_k uses seed + k)
+  bool training = true;       // ReplicaContext::training for the layer's forward/backward
+  std::uint32_t seed = 1000;  // seed of the random output weights R (R_k uses seed + k)
 };
 
 struct GradientCheckResult {
@@ -77,8 +77,8 @@ GradientCheckResult check_layer_gradients(const LayerRef& layer, const std::vect
                                           const GradientCheckOptions& options = {});
 // As above in the caller's context (its backend, replica id, RNG stream; `options.training` is
 // ignored in favour of ctx.training). ctx.backend must be a CPU backend.
-GradientCheckResult check_layer_gradients(ReplicaContext& ctx, const LayerRef& layer,
-                                          const std::vector<Tensor>& inputs, const GradientCheckOptions& options = {});
+GradientCheckResult check_layer_gradients(ReplicaContext& ctx, const LayerRef& layer, const std::vector<Tensor>& inputs,
+                                          const GradientCheckOptions& options = {});
 
 // Checks a loss's gradient with respect to `pred` (float32 on the CPU) for the given targets,
 // and that compute() honours grad_scale and writes a loss of shape [N].

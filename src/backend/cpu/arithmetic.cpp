@@ -27,7 +27,7 @@ void CpuBackend::add(const std::vector<Tensor>& xs, Tensor& y) {
     require_float(xs[i], op, "xs[i]");
     if (xs[i].shape() != xs[0].shape())
       throw ShapeError(fmt::format("add: input {} has shape {} but input 0 has shape {}; all inputs must match", i,
-                              shape_str(xs[i].shape()), shape_str(xs[0].shape())));
+                                   shape_str(xs[i].shape()), shape_str(xs[0].shape())));
   }
   prepare_output(y, xs[0].shape(), op, "y");
   const std::int64_t n = y.numel();
@@ -129,7 +129,7 @@ void CpuBackend::copy(const Tensor& src, Tensor& dst) {
                     shape_str(src.shape()), dtype_name(src.dtype()), shape_str(dst.shape()), dtype_name(dst.dtype())));
   if (src.device().kind != Device::Kind::cpu || dst.device().kind != Device::Kind::cpu)
     throw DeviceError(fmt::format("copy: src on {} and dst on {}; the CPU backend copies host tensors only",
-                            src.device().str(), dst.device().str()));
+                                  src.device().str(), dst.device().str()));
   if (src.raw() == dst.raw() || src.nbytes() == 0) return;
   const char* s = static_cast<const char*>(src.raw());
   char* d = static_cast<char*>(dst.raw());

@@ -1,8 +1,8 @@
 // Batch normalization over the last axis, x viewed as [M, C]. The reductions (batch statistics,
 // gradient sums) are batchnorm_stats' double, fixed-order sums; the elementwise normalisation
 // with given statistics runs on oneDNN, which takes x as an NHWC tensor (M, C, 1, 1), the same
-// bytes. The moments themselves are moments.cpp. gamma or beta may be undefined (Keras scale=False / center=False): ones and zeros
-// stand in for them.
+// bytes. The moments themselves are moments.cpp. gamma or beta may be undefined (Keras scale=False / center=False):
+// ones and zeros stand in for them.
 #include <fmt/format.h>
 
 #include <algorithm>

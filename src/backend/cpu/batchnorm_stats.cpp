@@ -133,9 +133,8 @@ void moments(const float* x, std::int64_t rows, std::int64_t channels, std::vect
   const double* k = shift.data();
   // 2·C sums: Σ(x−k), then Σ(x−k)².
   std::vector<double> sums(static_cast<std::size_t>(2 * C));
-  chunked_row_sums(rows, C, 2 * C, partials, sums.data(), [&](std::int64_t r0, std::int64_t r1, double* acc) {
-    moment_sums(x, r0, r1, C, k, acc, acc + C);
-  });
+  chunked_row_sums(rows, C, 2 * C, partials, sums.data(),
+                   [&](std::int64_t r0, std::int64_t r1, double* acc) { moment_sums(x, r0, r1, C, k, acc, acc + C); });
   const double n = static_cast<double>(rows);
   for (std::int64_t c = 0; c < C; ++c) {
     double m = sums[c] / n;
@@ -156,8 +155,8 @@ void grad_sums(const float* dy, const float* x, const float* mean, std::int64_t 
 }
 
 void grad_apply(const float* dy, const float* x, const float* gamma, const float* mean, const float* var, float eps,
-                const double* sum_dy, const double* sum_dy_xmu, double count, std::int64_t rows,
-                std::int64_t channels, float* coef, float* dx) {
+                const double* sum_dy, const double* sum_dy_xmu, double count, std::int64_t rows, std::int64_t channels,
+                float* coef, float* dx) {
   const std::int64_t C = channels;
   // Folded per channel to dx = a·dy + b·(x − mean) + d with a = γ·inv, b = −a·inv²·Σdy(x−μ)/count,
   // d = −a·Σdy/count, computed in double and rounded once.

@@ -26,7 +26,7 @@ void grad_sums(const float* dy, const float* x, const float* mean, std::int64_t 
 // over `rows` local rows (count is the global row count the sums were taken over).
 // gamma may be null (scale=False). coef is scratch for 3·channels floats.
 void grad_apply(const float* dy, const float* x, const float* gamma, const float* mean, const float* var, float eps,
-                const double* sum_dy, const double* sum_dy_xmu, double count, std::int64_t rows,
-                std::int64_t channels, float* coef, float* dx);
+                const double* sum_dy, const double* sum_dy_xmu, double count, std::int64_t rows, std::int64_t channels,
+                float* coef, float* dx);
 
 }  // namespace kerascpp::cpu::bn

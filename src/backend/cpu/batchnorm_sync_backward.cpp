@@ -38,8 +38,7 @@ void CpuBackend::batchnorm_backward_reduce(const Tensor& dy, const Tensor& x, co
   if (dgamma.defined()) prepare_output(dgamma, {C}, op, "dgamma");
   if (dbeta.defined()) prepare_output(dbeta, {C}, op, "dbeta");
   sums_.resize(static_cast<std::size_t>(2 * C));
-  bn::grad_sums(dy.data<float>(), x.data<float>(), mean.data<float>(), M, C, partials_, sums_.data(),
-                sums_.data() + C);
+  bn::grad_sums(dy.data<float>(), x.data<float>(), mean.data<float>(), M, C, partials_, sums_.data(), sums_.data() + C);
   // The sums travel as float (one all-reduce with the row count); the parameter gradients are
   // formed from those floats, as every replica's share of the reduced gradient.
   float* sum_dy = sums.data<float>();
@@ -83,9 +82,9 @@ void CpuBackend::batchnorm_backward_apply(const Tensor& dy, const Tensor& x, con
   sums_.resize(static_cast<std::size_t>(2 * C));
   std::copy_n(ps, C, sums_.data());
   std::copy_n(ps + C, C, sums_.data() + C);
-  bn::grad_apply(dy.data<float>(), x.data<float>(), gamma.defined() ? gamma.data<float>() : nullptr,
-                 mean.data<float>(), var.data<float>(), eps, sums_.data(), sums_.data() + C, count, M, C,
-                 channel_a_.floats(3 * C), dx.data<float>());
+  bn::grad_apply(dy.data<float>(), x.data<float>(), gamma.defined() ? gamma.data<float>() : nullptr, mean.data<float>(),
+                 var.data<float>(), eps, sums_.data(), sums_.data() + C, count, M, C, channel_a_.floats(3 * C),
+                 dx.data<float>());
 }
 
 }  // namespace kerascpp::cpu

@@ -9,11 +9,11 @@ namespace kerascpp::cpu {
 void require_float(const Tensor& t, const char* op, const char* arg) {
   if (!t.defined()) throw StateError(fmt::format("{}: `{}` is an undefined tensor; allocate it first", op, arg));
   if (t.device().kind != Device::Kind::cpu)
-    throw DeviceError(fmt::format("{}: `{}` lives on {} but this is the CPU backend; copy it to the host first", op, arg,
-                            t.device().str()));
+    throw DeviceError(fmt::format("{}: `{}` lives on {} but this is the CPU backend; copy it to the host first", op,
+                                  arg, t.device().str()));
   if (t.dtype() != DType::float32)
     throw ShapeError(fmt::format("{}: `{}` {} is {}, expected float32; cast it first", op, arg, shape_str(t.shape()),
-                            dtype_name(t.dtype())));
+                                 dtype_name(t.dtype())));
 }
 
 void prepare_output(Tensor& t, const Shape& shape, const char* op, const char* arg) {
@@ -36,10 +36,8 @@ void prepare_output_last(Tensor& t, const Shape& like, std::int64_t last, const 
       std::equal(like.begin(), like.end() - 1, t.shape().begin()))
     return;
   Shape shape = like;
-  if (shape.empty())
-    shape.push_back(last);
-  else
-    shape.back() = last;
+  if (shape.empty()) shape.push_back(last);
+  else shape.back() = last;
   prepare_output(t, shape, op, arg);
 }
 

@@ -28,10 +28,8 @@ void move_rows(Parts& parts, float* whole, std::int64_t outer, std::int64_t whol
         std::int64_t row = p.numel() / std::max<std::int64_t>(outer, 1);
         float* part = static_cast<float*>(const_cast<void*>(p.raw())) + o * row;
         float* w = whole + o * whole_row + offset;
-        if (to_whole)
-          std::memcpy(w, part, static_cast<std::size_t>(row) * sizeof(float));
-        else
-          std::memcpy(part, w, static_cast<std::size_t>(row) * sizeof(float));
+        if (to_whole) std::memcpy(w, part, static_cast<std::size_t>(row) * sizeof(float));
+        else std::memcpy(part, w, static_cast<std::size_t>(row) * sizeof(float));
         offset += row;
       }
     }

@@ -90,9 +90,8 @@ WeightsCopy weights_copy(Reorder dir, const dnnl::memory::desc& user_md, const d
     po.append_sum(1.f);
     attr.set_post_ops(po);
   }
-  auto rpd = dir == Reorder::to_primitive
-                 ? dnnl::reorder::primitive_desc(engine, user_md, engine, primitive_md, attr)
-                 : dnnl::reorder::primitive_desc(engine, primitive_md, engine, user_md, attr);
+  auto rpd = dir == Reorder::to_primitive ? dnnl::reorder::primitive_desc(engine, user_md, engine, primitive_md, attr)
+                                          : dnnl::reorder::primitive_desc(engine, primitive_md, engine, user_md, attr);
   return {true, make(rpd, std::initializer_list<int>{DNNL_ARG_FROM, DNNL_ARG_TO}),
           Tensor({static_cast<std::int64_t>(primitive_md.get_size())}, DType::uint8, Device{})};
 }
@@ -162,7 +161,7 @@ void CpuBackend::conv2d_backward_data(const Tensor& dy, const Tensor& w, const C
   // With strides > 1 several input sizes give the same output size, so dx fixes the input shape.
   if (!dx.defined())
     throw StateError(fmt::format("{}: dx is undefined; allocate it with the forward input's shape (N, H, W, {})", op,
-                            w.rank() == 4 ? w.dim(2) : 0));
+                                 w.rank() == 4 ? w.dim(2) : 0));
   require_float(dx, op, "dx");
   ConvShape s = conv_shape(dx, w, g, op, "dx");
   op_shapes::check_conv_dy(dy, s, op);

@@ -19,7 +19,8 @@ namespace kerascpp::cpu {
 class ScratchBuffer {
  public:
   void* bytes(std::size_t n) {
-    if (!buf_.defined() || buf_.nbytes() < n) buf_ = Tensor({static_cast<std::int64_t>(n == 0 ? 1 : n)}, DType::uint8, Device{});
+    if (!buf_.defined() || buf_.nbytes() < n)
+      buf_ = Tensor({static_cast<std::int64_t>(n == 0 ? 1 : n)}, DType::uint8, Device{});
     return buf_.raw();
   }
   float* floats(std::int64_t n) { return static_cast<float*>(bytes(static_cast<std::size_t>(n) * sizeof(float))); }

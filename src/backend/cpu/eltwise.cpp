@@ -26,7 +26,8 @@ dnnl::softmax_forward::primitive_desc softmax_forward_pd(std::int64_t rows, std:
 }
 
 std::int64_t softmax_classes(const Tensor& t, const char* op) {
-  if (t.rank() < 1) throw ShapeError(fmt::format("{}: softmax needs rank >= 1, got shape {}", op, shape_str(t.shape())));
+  if (t.rank() < 1)
+    throw ShapeError(fmt::format("{}: softmax needs rank >= 1, got shape {}", op, shape_str(t.shape())));
   return t.dim(-1);
 }
 

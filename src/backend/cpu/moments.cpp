@@ -54,8 +54,8 @@ void CpuBackend::moments(const Tensor& x, Tensor& mean, Tensor& var) {
   }
 }
 
-void CpuBackend::pack_moments(const Tensor& mean, const Tensor& var, std::int64_t count, int replica,
-                              int num_replicas, Tensor& packed) {
+void CpuBackend::pack_moments(const Tensor& mean, const Tensor& var, std::int64_t count, int replica, int num_replicas,
+                              Tensor& packed) {
   enter();
   const char* op = "pack_moments";
   require_float(mean, op, "mean");

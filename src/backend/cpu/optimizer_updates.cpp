@@ -35,9 +35,9 @@ void require_slot(const Tensor& slot, const Tensor& w, const char* op, const cha
 // the widest the CPU has. This file is compiled with -ffp-contract=off (CMakeLists.txt), so no
 // build fuses a multiply-add, and vector sqrt and division are correctly rounded: every build
 // gives the scalar loop's bits.
-KERASCPP_WIDEST_SIMD void adam_block(
-    float* __restrict w, const float* __restrict g, float* __restrict m, float* __restrict v, std::int64_t n,
-    float lr_t, float one_minus_b1, float one_minus_b2, float eps) {
+KERASCPP_WIDEST_SIMD void adam_block(float* __restrict w, const float* __restrict g, float* __restrict m,
+                                     float* __restrict v, std::int64_t n, float lr_t, float one_minus_b1,
+                                     float one_minus_b2, float eps) {
 #pragma omp simd
   for (std::int64_t i = 0; i < n; ++i) {
     // Keras: m += (g − m)(1 − β1), v += (g² − v)(1 − β2), w −= m·lr_t / (√v + ε).

@@ -8,7 +8,7 @@
 
 namespace kerascpp::cuda::kern {
 
-constexpr int kThreads = 256;              // threads per block of every 1-D kernel
+constexpr int kThreads = 256;  // threads per block of every 1-D kernel
 constexpr int kWarpsPerBlock = kThreads / 32;
 constexpr unsigned kFullMask = 0xffffffffu;
 

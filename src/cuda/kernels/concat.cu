@@ -15,15 +15,12 @@ __global__ void concat_rows_kernel(ConcatParts parts, float* whole, std::int64_t
   const std::int64_t n = outer * row;
   const bool narrow = n <= 0xffffffffLL;  // 32-bit division is several times cheaper
   for (std::int64_t i = global_thread(); i < n; i += grid_threads()) {
-    const std::int64_t o = narrow ? static_cast<std::int64_t>(static_cast<std::uint32_t>(i) /
-                                                              static_cast<std::uint32_t>(row))
-                                  : i / row;
+    const std::int64_t o =
+        narrow ? static_cast<std::int64_t>(static_cast<std::uint32_t>(i) / static_cast<std::uint32_t>(row)) : i / row;
     const std::int64_t j = i - o * row;
     float* w = whole + o * whole_row + offset + j;
-    if (to_whole)
-      *w = part[i];
-    else
-      part[i] = *w;
+    if (to_whole) *w = part[i];
+    else part[i] = *w;
   }
 }
 

@@ -59,8 +59,7 @@ void add_n(const float* const* xs, int count, float* y, std::int64_t n, cudaStre
   if (n <= 0 || count <= 0) return;
   AddInputs in{};
   for (int k = 0; k < count && k < kMaxAddInputs; ++k) in.x[k] = xs[k];
-  add_n_kernel<<<elementwise_blocks(n), kThreads, 0, stream>>>(in, count < kMaxAddInputs ? count : kMaxAddInputs, y,
-                                                               n);
+  add_n_kernel<<<elementwise_blocks(n), kThreads, 0, stream>>>(in, count < kMaxAddInputs ? count : kMaxAddInputs, y, n);
 }
 
 void scale(float* x, float factor, std::int64_t n, cudaStream_t stream) {

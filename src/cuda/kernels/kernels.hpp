@@ -61,8 +61,8 @@ void concat_rows(const ConcatParts& parts, float* whole, std::int64_t outer, std
 // ------------------------------------------------------------------------------- reductions
 // Per-column sums over a [rows, cols] matrix, accumulated in double.
 enum ColumnSumKind : int {
-  kColumnSum = 0,         // out0 = Σ a                          (out1 unused)
-  kColumnSumDyXmu = 2,    // out0 = Σ a,   out1 = Σ a·(b − mean)  (a = dy, b = x)
+  kColumnSum = 0,       // out0 = Σ a                          (out1 unused)
+  kColumnSumDyXmu = 2,  // out0 = Σ a,   out1 = Σ a·(b − mean)  (a = dy, b = x)
 };
 // Doubles of scratch column_sums needs.
 std::size_t column_sums_scratch(std::int64_t rows, std::int64_t cols, int kind);
@@ -132,9 +132,9 @@ struct ElementLossArgs {
   const float* target;
   std::int64_t examples, width;
   float* loss;
-  float* grad;        // may be null
-  float grad_scale;   // already divided by width (and doubled for MSE)
-  double* partials;   // element_loss_scratch(examples, width) doubles (may be null when 0)
+  float* grad;       // may be null
+  float grad_scale;  // already divided by width (and doubled for MSE)
+  double* partials;  // element_loss_scratch(examples, width) doubles (may be null when 0)
 };
 std::size_t element_loss_scratch(std::int64_t examples, std::int64_t width);  // doubles
 void element_loss(const ElementLossArgs& args, cudaStream_t stream);

@@ -38,10 +38,8 @@ void segment_mean(const double* values, std::int64_t examples, std::int64_t per,
 // ------------------------------------------------------------------------------ crossentropy
 
 __device__ __forceinline__ void store_row_loss(const CrossentropyArgs& a, std::int64_t r, double loss) {
-  if (a.per_example == 1)
-    a.loss[r] = static_cast<float>(loss);
-  else
-    a.row_loss[r] = loss;
+  if (a.per_example == 1) a.loss[r] = static_cast<float>(loss);
+  else a.row_loss[r] = loss;
 }
 
 // One warp per row of `classes` values.
@@ -156,10 +154,11 @@ __global__ void element_loss_kernel(ElementLossArgs a, std::int64_t chunks) {
       total -= static_cast<double>(t) * log(static_cast<double>(p)) +
                (1.0 - static_cast<double>(t)) * log(1.0 - static_cast<double>(p));
       if (a.grad)
-        a.grad[i] = inside_clip(x) ? static_cast<float>((-static_cast<double>(t) / static_cast<double>(x) +
-                                                          (1.0 - static_cast<double>(t)) / (1.0 - static_cast<double>(x))) *
-                                                         gs)
-                                   : 0.f;
+        a.grad[i] = inside_clip(x)
+                        ? static_cast<float>((-static_cast<double>(t) / static_cast<double>(x) +
+                                              (1.0 - static_cast<double>(t)) / (1.0 - static_cast<double>(x))) *
+                                             gs)
+                        : 0.f;
     } else {
       const float d = x - t;
       total += static_cast<double>(d) * static_cast<double>(d);
@@ -168,10 +167,8 @@ __global__ void element_loss_kernel(ElementLossArgs a, std::int64_t chunks) {
   }
   total = warp_sum(total);
   if (lane == 0) {
-    if (chunks == 1)
-      a.loss[n] = static_cast<float>(total / static_cast<double>(a.width));
-    else
-      a.partials[unit] = total;
+    if (chunks == 1) a.loss[n] = static_cast<float>(total / static_cast<double>(a.width));
+    else a.partials[unit] = total;
   }
 }
 
@@ -202,7 +199,8 @@ void element_loss(const ElementLossArgs& args, cudaStream_t stream) {
   const std::int64_t units = args.examples * chunks;
   const std::int64_t blocks = (units + kWarpsPerBlock - 1) / kWarpsPerBlock;
   element_loss_kernel<<<static_cast<unsigned>(blocks), kThreads, 0, stream>>>(args, chunks);
-  if (chunks > 1) segment_mean(args.partials, args.examples, chunks, static_cast<double>(args.width), args.loss, stream);
+  if (chunks > 1)
+    segment_mean(args.partials, args.examples, chunks, static_cast<double>(args.width), args.loss, stream);
 }
 
 }  // namespace kerascpp::cuda::kern

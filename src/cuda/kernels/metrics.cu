@@ -59,8 +59,7 @@ __global__ void class_accuracy_kernel(const float* pred, const float* target, co
     if (lane == 0 && valid && got == want) atomicAdd(&block_hits, 1u);
   }
   __syncthreads();
-  if (threadIdx.x == 0 && block_hits != 0)
-    atomicAdd(&status->count, static_cast<unsigned long long>(block_hits));
+  if (threadIdx.x == 0 && block_hits != 0) atomicAdd(&status->count, static_cast<unsigned long long>(block_hits));
 }
 
 __global__ void binary_accuracy_kernel(const float* pred, const float* target, std::int64_t n, float threshold,
@@ -86,7 +85,7 @@ void class_accuracy_hits(const float* pred, const float* target, const void* lab
   if (rows <= 0 || classes <= 0) return;
   const std::int64_t blocks = (rows + kWarpsPerBlock - 1) / kWarpsPerBlock;
   class_accuracy_kernel<<<static_cast<unsigned>(blocks), kThreads, 0, stream>>>(pred, target, labels, label_type, rows,
-                                                                               classes, status);
+                                                                                classes, status);
 }
 
 void binary_accuracy_hits(const float* pred, const float* target, std::int64_t n, float threshold, Status* status,

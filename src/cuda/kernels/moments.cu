@@ -109,7 +109,7 @@ void moving_average(float* moving, const float* value, float momentum, std::int6
 void grad_sums_finish(float* sums, float count, const float* var, float eps, std::int64_t cols, float* dgamma,
                       float* dbeta, cudaStream_t stream) {
   grad_sums_finish_kernel<<<channel_blocks(cols + 1), kThreads, 0, stream>>>(sums, count, var, eps, cols, dgamma,
-                                                                            dbeta);
+                                                                             dbeta);
 }
 
 }  // namespace kerascpp::cuda::kern

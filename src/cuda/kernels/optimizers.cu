@@ -49,10 +49,8 @@ __global__ void rmsprop_kernel(float* w, const float* g, float* v, std::int64_t 
 void sgd_update(float* w, const float* g, float* velocity, std::int64_t n, float lr, float momentum, bool nesterov,
                 cudaStream_t stream) {
   if (n <= 0) return;
-  if (momentum == 0.f)
-    sgd_plain_kernel<<<elementwise_blocks(n), kThreads, 0, stream>>>(w, g, n, lr);
-  else
-    sgd_momentum_kernel<<<elementwise_blocks(n), kThreads, 0, stream>>>(w, g, velocity, n, lr, momentum, nesterov);
+  if (momentum == 0.f) sgd_plain_kernel<<<elementwise_blocks(n), kThreads, 0, stream>>>(w, g, n, lr);
+  else sgd_momentum_kernel<<<elementwise_blocks(n), kThreads, 0, stream>>>(w, g, velocity, n, lr, momentum, nesterov);
 }
 
 void adam_update(float* w, const float* g, float* m, float* v, std::int64_t n, float lr_t, float beta_1, float beta_2,

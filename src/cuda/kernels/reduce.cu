@@ -227,7 +227,7 @@ void batchnorm_backward_apply(const float* dy, const float* x, const float* gamm
                               float* dx, cudaStream_t stream) {
   if (cols <= 0) return;
   bn_coef_kernel<<<static_cast<unsigned>((cols + kThreads - 1) / kThreads), kThreads, 0, stream>>>(gamma, var, eps,
-                                                                                                  sums, cols, coef);
+                                                                                                   sums, cols, coef);
   const std::int64_t n = rows * cols;
   if (n <= 0) return;
   bn_apply_kernel<<<elementwise_blocks(n), kThreads, 0, stream>>>(dy, x, mean, coef, cols, n, dx);
