@@ -32,9 +32,9 @@ bool probe_enabled() {
 }
 
 // Generous: reading a weights file is disk-bound, and a good file takes well under this.
-std::chrono::milliseconds time_limit(const std::string& path) {
+std::chrono::milliseconds time_limit(const Source& source) {
   std::error_code ec;
-  const auto bytes = std::filesystem::file_size(path, ec);
+  const auto bytes = source.image ? source.image->size() : std::filesystem::file_size(source.name, ec);
   return std::chrono::seconds(60) + std::chrono::milliseconds(ec ? 0 : bytes / (10 * 1024));  // + 100 s/GB
 }
 
@@ -47,7 +47,10 @@ std::chrono::milliseconds time_limit(const std::string& path) {
 
 }  // namespace
 
-void probe_in_child_process(const std::string& path) {
+void probe_in_child_process(const std::string& path) { probe_in_child_process(Source{path}); }
+
+void probe_in_child_process(const Source& source) {
+  const std::string& path = source.name;
   if (!probe_enabled()) return;
   const pid_t pid = fork();
   if (pid < 0) return;  // no process to spare: read in-process, as without the probe
@@ -57,13 +60,13 @@ void probe_in_child_process(const std::string& path) {
     for (int sig : {SIGSEGV, SIGBUS, SIGILL, SIGFPE, SIGABRT}) std::signal(sig, SIG_DFL);
     int code = kReadable;
     try {
-      probe_hdf5_file(path);
+      probe_hdf5(source);  // an in-memory image is in the child's copy of our memory too
     } catch (const Error&) { code = kRefused; } catch (...) {
       code = kOtherException;
     }
     _exit(code);  // no atexit handlers: the parent's libhdf5 and sanitizer state are not ours to tear down
   }
-  const auto deadline = std::chrono::steady_clock::now() + time_limit(path);
+  const auto deadline = std::chrono::steady_clock::now() + time_limit(source);
   auto pause = std::chrono::microseconds(50);
   int status = 0;
   for (;;) {

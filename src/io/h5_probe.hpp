@@ -8,6 +8,8 @@
 #pragma once
 #include <string>
 
+#include "io/h5_read.hpp"
+
 namespace kerascpp::io::h5 {
 
 // Runs probe_hdf5_file(path) in a child process. Throws IOError when the child dies by a signal
@@ -16,5 +18,7 @@ namespace kerascpp::io::h5 {
 // unavailable). Call with hdf5_mutex() held, so that no thread of ours is inside libhdf5 while
 // the process forks. KERASCPP_H5_PROBE=0 turns the probe off.
 void probe_in_child_process(const std::string& path);
+// The same for a file or an in-memory image (probe_hdf5(source) in the child).
+void probe_in_child_process(const Source& source);
 
 }  // namespace kerascpp::io::h5

@@ -341,10 +341,44 @@ void probe_all(const Reader& r, const PendingFile& pending) {
   for (const auto& entry : pending.extra) probe(entry.second);
 }
 
+// HDF5's signature, which starts the superblock at byte 0, 512, 1024, 2048, ... of a file.
+bool has_hdf5_signature(const std::vector<char>& image) {
+  static constexpr char kSignature[8] = {'\x89', 'H', 'D', 'F', '\r', '\n', '\x1a', '\n'};
+  for (std::size_t at = 0; at + sizeof kSignature <= image.size(); at = at == 0 ? 512 : at * 2)
+    if (std::equal(kSignature, kSignature + sizeof kSignature, image.begin() + static_cast<std::ptrdiff_t>(at)))
+      return true;
+  return false;
+}
+
+// Opens an in-memory image with HDF5's core driver, without a file behind it. The core driver
+// refuses an image when a file of the name it is opened under exists, so the name is one that
+// cannot exist (/proc/self has no such entry; elsewhere there is no /proc).
+Handle open_image(const Reader& r, const std::vector<char>& image) {
+  Handle fapl = r.checked(H5Pcreate(H5P_FILE_ACCESS), H5Pclose, "cannot create an HDF5 property list");
+  r.check(H5Pset_fapl_core(fapl.get(), 64 * 1024, false), "cannot set up an in-memory HDF5 file");
+  r.check(H5Pset_file_image(fapl.get(), const_cast<char*>(image.data()), image.size()),
+          "cannot hand the bytes to HDF5");  // HDF5 copies them
+  return r.checked(H5Fopen("/proc/self/kerascpp-in-memory-weights", H5F_ACC_RDONLY, fapl.get()), H5Fclose,
+                   "the bytes could not be opened as HDF5: they are truncated or corrupt; use the bytes "
+                   "save_weights_to_bytes returned, unchanged");
+}
+
 // Opens `path`, inspects every dataset and hands the reader and what it found to `finish`.
 template <class Finish>
-auto open_and_inspect(const std::string& path, Finish&& finish) {
+auto open_and_inspect(const Source& source, Finish&& finish) {
+  const std::string& path = source.name;
   Reader reader{path};
+  if (source.image) {
+    if (!has_hdf5_signature(*source.image))
+      throw IOError(
+          fmt::format("cannot read weights '{}': the bytes are not an HDF5 file (no HDF5 signature); give "
+                      "what save_weights_to_bytes returned or the contents of a .weights.h5 file",
+                      path));
+    Handle h5file = open_image(reader, *source.image);
+    reader.file_bytes = source.image->size();
+    const PendingFile pending = inspect_contents(reader, h5file.get());
+    return finish(reader, pending);
+  }
   const htri_t is_hdf5 = H5Fis_hdf5(path.c_str());
   if (is_hdf5 == 0) {
     H5Eclear2(H5E_DEFAULT);
@@ -369,18 +403,22 @@ auto open_and_inspect(const std::string& path, Finish&& finish) {
 
 }  // namespace
 
-WeightsFile read_hdf5_file(const std::string& path, const LayoutCheck& check) {
-  return open_and_inspect(path, [&](const Reader& reader, const PendingFile& pending) {
+WeightsFile read_hdf5(const Source& source, const LayoutCheck& check) {
+  return open_and_inspect(source, [&](const Reader& reader, const PendingFile& pending) {
     if (check) check(layout_of(pending));
     return read_all(reader, pending);
   });
 }
 
-void probe_hdf5_file(const std::string& path) {
-  open_and_inspect(path, [](const Reader& reader, const PendingFile& pending) {
+void probe_hdf5(const Source& source) {
+  open_and_inspect(source, [](const Reader& reader, const PendingFile& pending) {
     probe_all(reader, pending);
     return 0;
   });
 }
+
+WeightsFile read_hdf5_file(const std::string& path, const LayoutCheck& check) { return read_hdf5({path}, check); }
+
+void probe_hdf5_file(const std::string& path) { probe_hdf5({path}); }
 
 }  // namespace kerascpp::io::h5

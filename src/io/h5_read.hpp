@@ -1,6 +1,7 @@
 // Reading and validating a `.weights.h5` file written by Keras 3 or by kerascpp.
 #pragma once
 #include <string>
+#include <vector>
 
 #include "io/h5_weights.hpp"
 
@@ -14,5 +15,14 @@ WeightsFile read_hdf5_file(const std::string& path, const LayoutCheck& check);
 // The same parsing and data reads as read_hdf5_file, into scratch memory only (no Tensor is
 // made): what the forked probe of h5_probe.cpp runs. Throws what read_hdf5_file would.
 void probe_hdf5_file(const std::string& path);
+
+// What the reader reads: the file at `name`, or, when `image` is set, a whole file's bytes in
+// memory (save_weights_to_bytes), named `name` in messages. Both go through the same checks.
+struct Source {
+  std::string name;
+  const std::vector<char>* image = nullptr;
+};
+WeightsFile read_hdf5(const Source& source, const LayoutCheck& check);
+void probe_hdf5(const Source& source);
 
 }  // namespace kerascpp::io::h5

@@ -105,10 +105,12 @@ void write_dataset(hid_t parent, const std::string& name, const Tensor& t, const
                                : checked(H5Screate_simple(t.rank(), dims.data(), nullptr), H5Sclose,
                                          "cannot create a dataspace for " + where);
   auto types = h5_types(t.dtype());
-  // Default creation properties give contiguous, uncompressed storage, as Keras writes.
-  Handle dset =
-      checked(H5Dcreate2(parent, name.c_str(), types.file, space.get(), H5P_DEFAULT, H5P_DEFAULT, H5P_DEFAULT),
-              H5Dclose, "cannot create dataset " + where);
+  // Contiguous, uncompressed storage and no creation time stamp, as Keras (h5py) writes: the
+  // same weights then give the same bytes (save_weights_to_bytes equals the file).
+  Handle dcpl = checked(H5Pcreate(H5P_DATASET_CREATE), H5Pclose, "cannot create an HDF5 property list");
+  check(H5Pset_obj_track_times(dcpl.get(), false), "cannot create an HDF5 property list");
+  Handle dset = checked(H5Dcreate2(parent, name.c_str(), types.file, space.get(), H5P_DEFAULT, dcpl.get(), H5P_DEFAULT),
+                        H5Dclose, "cannot create dataset " + where);
   Tensor host = t.to(Device{});  // weights of GPU replicas are written from a host copy
   if (t.numel() > 0)
     check(H5Dwrite(dset.get(), types.memory, H5S_ALL, H5S_ALL, H5P_DEFAULT, host.raw()),

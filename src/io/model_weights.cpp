@@ -104,6 +104,11 @@ std::optional<std::string> find_non_finite(const Model& model) {
 void save_model_weights(const Model& model, const std::string& path,
                         const std::optional<TrainingCheckpoint>& checkpoint) {
   check_suffix(path);
+  write_weights_file(path, model_weights_file(model, path, checkpoint));
+}
+
+WeightsFile model_weights_file(const Model& model, const std::string& path,
+                               const std::optional<TrainingCheckpoint>& checkpoint) {
   if (auto bad = find_non_finite(model))
     throw ValueError(
         fmt::format("save_weights('{}'): {}; refusing to write non-finite weights (any existing file "
@@ -146,7 +151,7 @@ void save_model_weights(const Model& model, const std::string& path,
     file.extra.emplace_back(std::string(kStatePrefix) + "totals_hi", vector_f64_as_f32(hi));
     file.extra.emplace_back(std::string(kStatePrefix) + "totals_lo", vector_f64_as_f32(lo));
   }
-  write_weights_file(path, file);
+  return file;
 }
 
 namespace {
@@ -305,10 +310,13 @@ const Tensor& extra_entry(const WeightsFile& file, const std::string& key) {
 }  // namespace
 
 std::optional<TrainingCheckpoint> load_model_weights(Model& model, const std::string& path) {
+  return load_model_weights(model, path, [&](const LayoutCheck& check) { return read_weights_file(path, check); });
+}
+
+std::optional<TrainingCheckpoint> load_model_weights(Model& model, const std::string& path, const WeightsReader& read) {
   // 1. Structure, shapes and dtypes against the model, before any data is read.
   LoadPlan plan;
-  WeightsFile file =
-      read_weights_file(path, [&](const WeightsLayout& layout) { plan = check_layout(model, path, layout); });
+  WeightsFile file = read([&](const WeightsLayout& layout) { plan = check_layout(model, path, layout); });
 
   // 2. Values, still before anything changes.
   std::int64_t iterations = 0;

@@ -1,10 +1,12 @@
 // Model <-> Keras `.weights.h5`: Keras' per-model layer naming, optimizer variables, and the
 // extra training state kerascpp keeps for exact resume (under a group Keras ignores).
 #pragma once
+#include <functional>
 #include <optional>
 #include <string>
 
 #include "engine/training_position.hpp"
+#include "io/h5_weights.hpp"
 #include "kerascpp/model.hpp"
 
 namespace kerascpp::io {
@@ -29,5 +31,15 @@ inline constexpr const char* kNonFiniteAdvice =
 // Loads weights (and optimizer state when the file and model both have it) into every replica
 // copy; all-or-nothing. Returns the training checkpoint when the file holds one.
 std::optional<TrainingCheckpoint> load_model_weights(Model& model, const std::string& path);
+
+// The two halves without the file, for the in-memory weights of io/weights_image.hpp.
+// What save_model_weights writes (refusing non-finite values the same way); `path` names the
+// destination in messages.
+WeightsFile model_weights_file(const Model& model, const std::string& path,
+                               const std::optional<TrainingCheckpoint>& checkpoint = std::nullopt);
+// load_model_weights with the reading step given: `read(check)` returns the file's contents after
+// calling `check` on its layout (read_weights_file's contract); `path` names the source in messages.
+using WeightsReader = std::function<WeightsFile(const LayoutCheck&)>;
+std::optional<TrainingCheckpoint> load_model_weights(Model& model, const std::string& path, const WeightsReader& read);
 
 }  // namespace kerascpp::io
