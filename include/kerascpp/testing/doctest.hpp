@@ -7,7 +7,7 @@
 //   CHECK(kerascpp::testing::equal(labels, kerascpp::testing::int_tensor({0, 2, 1})));
 //   CHECK(t.shape() == kerascpp::Shape{2, 3});  // prints "(2, 3) == (2, 4)" on failure
 // A failing CHECK_ALLCLOSE prints e.g.
-//   CHECK( kerascpp::testing::allclose(a, b) ) is NOT correct!
+//   CHECK( ::kerascpp::testing::allclose(a, b) ) is NOT correct!
 //     values: CHECK( allclose: 1 of 4 elements differ (rtol 1e-05, atol 1e-08); worst at [1, 0]:
 //                    actual 3.5, expected 3.25, |actual - expected| 0.25 > tolerance 3.25003e-05 )
 //
