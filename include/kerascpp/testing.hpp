@@ -121,7 +121,9 @@ ToyData make_classification(std::int64_t n_samples, int n_features, int n_classe
 struct SessionOptions {
   std::uint64_t seed = 0;  // set_random_seed for the scope
   int threads = 1;         // the most threads a backend made in the scope uses; 0: leave as is
-  int verbose = 0;         // default verbosity of fit/evaluate in the scope (not applied yet: see the TODO in src/testing/scoped_session.cpp)
+  // Default verbosity of fit/evaluate in the scope (not applied yet: see the TODO in
+  // src/testing/scoped_session.cpp).
+  int verbose = 0;
 };
 
 // Fixes the global seed and the thread budget for the duration of one test and puts them back
