@@ -118,6 +118,12 @@ def strip_comment(line):
 def load_cells(path):
     with open(path, encoding="utf-8") as f:
         nb = json.load(f)
+    try:  # the schema check, where nbformat is installed (scripts/python_peers.sh)
+        import nbformat
+
+        nbformat.validate(nbformat.from_dict(nb))
+    except ImportError:
+        pass
     assert nb.get("nbformat") == 4, f"{path}: nbformat {nb.get('nbformat')}, expected 4"
     kernel = nb["metadata"]["kernelspec"]
     assert kernel["name"] == "xcpp17" and kernel["language"] == "C++17", f"{path}: kernelspec {kernel}"
