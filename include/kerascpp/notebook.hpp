@@ -140,7 +140,8 @@ class LiveProgress : public callbacks::Callback {
   double start_ = 0;
   std::string last_;
 #if KERASCPP_NOTEBOOK_XEUS
-  std::string id_;
+  // The display's id: a std::string, a fixed string or a class depending on the xeus version.
+  decltype(xeus::new_xguid()) id_ = xeus::new_xguid();
 #endif
 };
 
