@@ -4,9 +4,11 @@
 
 #include <cstdio>
 #include <filesystem>
+#include <ostream>
 
 #include "engine/training_position.hpp"
 #include "io/model_weights.hpp"
+#include "kerascpp/session.hpp"
 
 namespace kerascpp::callbacks {
 namespace fs = std::filesystem;
@@ -115,8 +117,9 @@ void ModelCheckpoint::save(int epoch, std::optional<std::int64_t> batch, const L
   if (!finite_or_warn(model(), "ModelCheckpoint", epoch, path, "earlier checkpoints stay as they were")) return;
   if (o_.save_best_only) {
     if (o_.verbose > 0)
-      std::printf("Epoch %d: %s improved from %.5f to %.5f, saving model\n", epoch + 1, o_.monitor.c_str(), best_,
-                  current);
+      output() << fmt::format("Epoch {}: {} improved from {:.5f} to {:.5f}, saving model\n", epoch + 1, o_.monitor,
+                              best_, current)
+               << std::flush;
     best_ = current;
   }
   make_parent_dirs(path);
