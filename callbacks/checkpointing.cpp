@@ -174,11 +174,18 @@ void BackupAndRestore::on_train_batch_end(std::int64_t batch, const Logs&) {
 }
 
 void BackupAndRestore::on_epoch_end(int epoch, const Logs&) {
-  if (!o_.save_freq.per_epoch()) return;
+  // Stopped by request_stop() or Ctrl-C: an interruption, which this callback exists for. The
+  // epoch did not finish, so the backup is where training stopped, and a later fit() resumes there.
+  const bool interrupted = model().stop_requested();
+  if (!o_.save_freq.per_epoch() && !interrupted) return;
   if (model().distribute_strategy().is_chief() &&
       !finite_or_warn(model(), "BackupAndRestore", epoch, checkpoint_path(), "the last backup stays as it was"))
     return;
   const detail::ResumePoint& here = detail::training_position(model()).current();
+  if (interrupted) {
+    backup(here);
+    return;
+  }
   detail::ResumePoint next;  // the next thing to do is the start of the next epoch
   next.epoch = epoch + 1;
   next.totals.reset(here.totals.metric_sums.size());
@@ -186,7 +193,9 @@ void BackupAndRestore::on_epoch_end(int epoch, const Logs&) {
 }
 
 void BackupAndRestore::on_train_end(const Logs&) {
-  if (o_.delete_checkpoint && model().distribute_strategy().is_chief()) {
+  // Training that was interrupted (request_stop, Ctrl-C) keeps its backup, like Keras' after an
+  // exception; only training that ran to its end deletes it.
+  if (o_.delete_checkpoint && !model().stop_requested() && model().distribute_strategy().is_chief()) {
     std::error_code ec;
     fs::remove(checkpoint_path(), ec);
   }

@@ -229,6 +229,31 @@ TEST_CASE("session: evaluate and predict stop early with what they computed") {
   CHECK(err.text.str().find("evaluate() stopped") != std::string::npos);
 }
 
+TEST_CASE("session: an interrupted fit keeps BackupAndRestore's backup, and fit() again resumes where it stopped") {
+  K::Sequential reference = toy_model();
+  reference.fit(toy_data(), {.epochs = 2, .verbose = 0});
+
+  kerascpp_test::TempDir dir;
+  K::callbacks::BackupAndRestore backup(dir.file("backup"));
+  K::Sequential model = toy_model();
+  OnBatch stop_once;
+  stop_once.fn = [](K::Model& m, std::int64_t b) {
+    if (b == 1) m.request_stop();
+  };
+  CerrCapture err;
+  model.fit(toy_data(), {.epochs = 2, .callbacks = {stop_once, backup}, .verbose = 0});
+  CHECK(*stop_once.batches == 2);
+  CHECK(fs::exists(backup.checkpoint_path()));  // kept: the training did not finish
+
+  OnBatch count;
+  model.fit(toy_data(), {.epochs = 2, .callbacks = {count, backup}, .verbose = 0});
+  CHECK(*count.batches == 6);                         // the 2 batches left of epoch 1, then the 4 of epoch 2
+  CHECK_FALSE(fs::exists(backup.checkpoint_path()));  // finished: deleted
+  const std::vector<K::Tensor> want = reference.get_weights(), got = model.get_weights();
+  REQUIRE(want.size() == got.size());
+  for (std::size_t i = 0; i < want.size(); ++i) CHECK(got[i].to_vector() == want[i].to_vector());
+}
+
 namespace {
 std::atomic<int> g_my_sigints{0};
 extern "C" void count_sigint(int) { ++g_my_sigints; }

@@ -2,7 +2,7 @@
 // API on top of it — compile, fit, evaluate, predict — written once for every Strategy.
 #pragma once
 #include <functional>
-#include <iosfwd>
+#include <iostream>  // summary(std::cout), and std::cout for users of this header
 #include <memory>
 #include <optional>
 #include <string>
@@ -101,6 +101,7 @@ class Model {
   // (by default, it ends the process). On a stop, with a note on std::cerr:
   //   fit      ends the current epoch early (no validation for it), runs on_epoch_end and
   //            on_train_end, and returns the History so far; the weights are the ones trained;
+  //            BackupAndRestore keeps a backup of where it stopped, so fit() again resumes there;
   //   evaluate returns the logs of the batches it ran;
   //   predict  returns the predictions of the batches it ran (fewer rows).
   // At least one batch always runs; a request made while nothing runs is forgotten when the next
