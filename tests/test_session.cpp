@@ -296,6 +296,21 @@ TEST_CASE("session: Ctrl-C during fit stops it cleanly and the previous SIGINT h
   model.evaluate(toy_data(), {.callbacks = {all}, .verbose = 0});
   CHECK(*all.batches == 4);
   CHECK(g_my_sigints == 1);
+
+  // A second Ctrl-C before the batch ends goes to the previous handler (here: the counter; by
+  // default it would end the process), and the call still stops cleanly.
+  OnBatch twice;
+  twice.fn = [](K::Model&, std::int64_t b) {
+    if (b != 0) return;
+    std::raise(SIGINT);
+    std::raise(SIGINT);
+  };
+  model.predict(toy_data(), {.callbacks = {twice}});
+  CHECK(*twice.batches == 1);
+  CHECK(g_my_sigints == 2);
+  sigaction(SIGINT, nullptr, &now);
+  const bool restored_again = now.sa_handler == count_sigint;
+  CHECK(restored_again);
   sigaction(SIGINT, &before, nullptr);
 }
 
