@@ -4,9 +4,11 @@
 
 #include <cstdio>
 #include <filesystem>
+#include <ostream>
 
 #include "engine/training_position.hpp"
 #include "io/model_weights.hpp"
+#include "kerascpp/session.hpp"
 
 namespace kerascpp::callbacks {
 namespace fs = std::filesystem;
@@ -115,8 +117,9 @@ void ModelCheckpoint::save(int epoch, std::optional<std::int64_t> batch, const L
   if (!finite_or_warn(model(), "ModelCheckpoint", epoch, path, "earlier checkpoints stay as they were")) return;
   if (o_.save_best_only) {
     if (o_.verbose > 0)
-      std::printf("Epoch %d: %s improved from %.5f to %.5f, saving model\n", epoch + 1, o_.monitor.c_str(), best_,
-                  current);
+      output() << fmt::format("Epoch {}: {} improved from {:.5f} to {:.5f}, saving model\n", epoch + 1, o_.monitor,
+                              best_, current)
+               << std::flush;
     best_ = current;
   }
   make_parent_dirs(path);
@@ -171,11 +174,18 @@ void BackupAndRestore::on_train_batch_end(std::int64_t batch, const Logs&) {
 }
 
 void BackupAndRestore::on_epoch_end(int epoch, const Logs&) {
-  if (!o_.save_freq.per_epoch()) return;
+  // Stopped by request_stop() or Ctrl-C: an interruption, which this callback exists for. The
+  // epoch did not finish, so the backup is where training stopped, and a later fit() resumes there.
+  const bool interrupted = model().stop_requested();
+  if (!o_.save_freq.per_epoch() && !interrupted) return;
   if (model().distribute_strategy().is_chief() &&
       !finite_or_warn(model(), "BackupAndRestore", epoch, checkpoint_path(), "the last backup stays as it was"))
     return;
   const detail::ResumePoint& here = detail::training_position(model()).current();
+  if (interrupted) {
+    backup(here);
+    return;
+  }
   detail::ResumePoint next;  // the next thing to do is the start of the next epoch
   next.epoch = epoch + 1;
   next.totals.reset(here.totals.metric_sums.size());
@@ -183,7 +193,9 @@ void BackupAndRestore::on_epoch_end(int epoch, const Logs&) {
 }
 
 void BackupAndRestore::on_train_end(const Logs&) {
-  if (o_.delete_checkpoint && model().distribute_strategy().is_chief()) {
+  // Training that was interrupted (request_stop, Ctrl-C) keeps its backup, like Keras' after an
+  // exception; only training that ran to its end deletes it.
+  if (o_.delete_checkpoint && !model().stop_requested() && model().distribute_strategy().is_chief()) {
     std::error_code ec;
     fs::remove(checkpoint_path(), ec);
   }

@@ -2,11 +2,10 @@
 
 #include <algorithm>
 #include <chrono>
-#include <cstdio>
-
-#include <unistd.h>
+#include <ostream>
 
 #include "kerascpp/callbacks/callback.hpp"
+#include "kerascpp/session.hpp"
 
 namespace kerascpp::callbacks {
 namespace {
@@ -29,8 +28,9 @@ std::string format_duration(double seconds) {
 }  // namespace
 
 void ProgbarLogger::render(std::int64_t done, std::int64_t total, const Logs& logs, bool final_line) {
-  // Like Keras: redraw at most every 50 ms, and only on a terminal; logs and pipes get the final line.
-  static const bool interactive = isatty(fileno(stdout)) != 0;
+  // Like Keras: redraw at most every 50 ms, and only on a terminal; logs, pipes and a redirected
+  // std::cout (a notebook kernel) get the final line.
+  const bool interactive = interactive_;
   double now = now_seconds();
   if (!final_line && (!interactive || now - last_render_ < 0.05)) return;
   last_render_ = now;
@@ -50,16 +50,15 @@ void ProgbarLogger::render(std::int64_t done, std::int64_t total, const Logs& lo
       final_line
           ? fmt::format(" - {} {}/step", format_duration(elapsed), format_duration(per_step))
           : fmt::format(" - ETA: {}", total > 0 ? format_duration(per_step * double(total - done)) : std::string("?"));
-  std::fprintf(stdout, "%s%s%s%s%s%s", interactive ? "\r" : "", bar.c_str(), timing.c_str(), format_logs(logs).c_str(),
-               interactive ? "\033[K" : "", final_line ? "\n" : "");
-  std::fflush(stdout);
+  output() << (interactive ? "\r" : "") << bar << timing << format_logs(logs) << (interactive ? "\033[K" : "")
+           << (final_line ? "\n" : "") << std::flush;
 }
 
 void ProgbarLogger::on_epoch_begin(int epoch, const Logs&) {
   seen_ = 0;
   if (verbose_ <= 0) return;
-  std::fprintf(stdout, "Epoch %d/%d\n", epoch + 1, epochs_);
-  std::fflush(stdout);
+  interactive_ = output_is_terminal();
+  output() << fmt::format("Epoch {}/{}\n", epoch + 1, epochs_) << std::flush;
   start_ = now_seconds();
 }
 
@@ -74,12 +73,14 @@ void ProgbarLogger::on_epoch_end(int, const Logs& logs) {
     // The steps actually run: an epoch can end early (stop_training, a short dataset).
     render(seen_, steps_ > 0 ? std::max(steps_, seen_) : seen_, logs, true);
   } else {
-    std::fprintf(stdout, "%s%s\n", format_duration(now_seconds() - start_).c_str(), format_logs(logs).c_str());
-    std::fflush(stdout);
+    output() << format_duration(now_seconds() - start_) << format_logs(logs) << "\n" << std::flush;
   }
 }
 
-void ProgbarLogger::on_test_begin(const Logs&) { start_ = now_seconds(); }
+void ProgbarLogger::on_test_begin(const Logs&) {
+  interactive_ = output_is_terminal();
+  start_ = now_seconds();
+}
 
 void ProgbarLogger::on_test_batch_end(std::int64_t batch, const Logs& logs) {
   if (verbose_ == 1) render(batch + 1, test_steps_, logs, false);
@@ -88,8 +89,7 @@ void ProgbarLogger::on_test_batch_end(std::int64_t batch, const Logs& logs) {
 void ProgbarLogger::on_test_end(const Logs& logs) {
   if (verbose_ <= 0) return;
   if (verbose_ == 1) render(test_steps_ > 0 ? test_steps_ : 0, test_steps_, logs, true);
-  else std::fprintf(stdout, "%s%s\n", format_duration(now_seconds() - start_).c_str(), format_logs(logs).c_str());
-  std::fflush(stdout);
+  else output() << format_duration(now_seconds() - start_) << format_logs(logs) << "\n" << std::flush;
 }
 
 }  // namespace kerascpp::callbacks

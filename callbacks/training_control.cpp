@@ -4,9 +4,11 @@
 
 #include <cmath>
 #include <cstdio>
+#include <ostream>
 
 #include "check.hpp"
 #include "kerascpp/model.hpp"
+#include "kerascpp/session.hpp"
 
 namespace kerascpp::callbacks {
 namespace {
@@ -59,9 +61,12 @@ void EarlyStopping::on_epoch_end(int epoch, const Logs& logs) {
 }
 
 void EarlyStopping::on_train_end(const Logs&) {
-  if (stopped_epoch_ > 0 && o_.verbose > 0) std::printf("Epoch %d: early stopping\n", stopped_epoch_ + 1);
+  if (stopped_epoch_ > 0 && o_.verbose > 0)
+    output() << fmt::format("Epoch {}: early stopping\n", stopped_epoch_ + 1) << std::flush;
   if (o_.restore_best_weights && !best_weights_.empty() && stopped_epoch_ > 0) {
-    if (o_.verbose > 0) std::printf("Restoring model weights from the end of the best epoch: %d.\n", best_epoch_ + 1);
+    if (o_.verbose > 0)
+      output() << fmt::format("Restoring model weights from the end of the best epoch: {}.\n", best_epoch_ + 1)
+               << std::flush;
     model().set_weights(best_weights_);
   }
 }
@@ -98,7 +103,9 @@ void ReduceLROnPlateau::on_epoch_end(int epoch, const Logs& logs) {
     if (old_lr > o_.min_lr) {
       double new_lr = std::max(old_lr * o_.factor, o_.min_lr);
       opt.set_learning_rate(new_lr);
-      if (o_.verbose > 0) std::printf("Epoch %d: ReduceLROnPlateau reducing learning rate to %g.\n", epoch + 1, new_lr);
+      if (o_.verbose > 0)
+        output() << fmt::format("Epoch {}: ReduceLROnPlateau reducing learning rate to {:g}.\n", epoch + 1, new_lr)
+                 << std::flush;
       cooldown_counter_ = o_.cooldown;
       wait_ = 0;
     }
@@ -111,7 +118,9 @@ void LearningRateScheduler::on_epoch_begin(int epoch, const Logs&) {
   if (!std::isfinite(lr))
     throw ValueError(fmt::format("LearningRateScheduler: the schedule returned {} at epoch {}", lr, epoch));
   opt.set_learning_rate(lr);
-  if (verbose_ > 0) std::printf("Epoch %d: LearningRateScheduler setting learning rate to %g.\n", epoch + 1, lr);
+  if (verbose_ > 0)
+    output() << fmt::format("Epoch {}: LearningRateScheduler setting learning rate to {:g}.\n", epoch + 1, lr)
+             << std::flush;
 }
 
 // Keras: np.isnan(loss) or np.isinf(loss), with Keras's message plus the value.
@@ -119,9 +128,9 @@ void TerminateOnNaN::on_train_batch_end(std::int64_t batch, const Logs& logs) {
   if (!logs.contains("loss")) return;
   const double loss = logs.at("loss");
   if (std::isnan(loss) || std::isinf(loss)) {
-    std::printf("Batch %lld: Invalid loss, terminating training (loss is %s)\n", static_cast<long long>(batch),
-                std::isnan(loss) ? "NaN" : (loss > 0 ? "+Inf" : "-Inf"));
-    std::fflush(stdout);
+    output() << fmt::format("Batch {}: Invalid loss, terminating training (loss is {})\n", batch,
+                            std::isnan(loss) ? "NaN" : (loss > 0 ? "+Inf" : "-Inf"))
+             << std::flush;
     model().stop_training = true;
   }
 }

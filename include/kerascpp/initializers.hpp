@@ -1,7 +1,9 @@
-// Keras weight initializers by name: glorot_uniform, glorot_normal, he_normal, he_uniform,
-// zeros, ones. Fans follow Keras: Dense (in, out); Conv2D kernel (kh, kw, in, out).
+// Keras weight initializers: by name (glorot_uniform, glorot_normal, he_normal, he_uniform, zeros,
+// ones) or as an object (Constant(value)). Fans follow Keras: Dense (in, out); Conv2D kernel
+// (kh, kw, in, out).
 #pragma once
 #include <cstdint>
+#include <optional>
 #include <string>
 
 #include "kerascpp/tensor.hpp"
@@ -10,5 +12,33 @@ namespace kerascpp::initializers {
 
 // Fills `t` (float32) following the named initializer; `where` names the layer for errors.
 void initialize(Tensor& t, const std::string& name, std::uint64_t seed, const std::string& where);
+
+// An initializer as layer options take it: a name ("he_normal", implicitly from a string, so
+// `.kernel_initializer = "he_normal"` keeps working) or Constant(value).
+class Initializer {
+ public:
+  Initializer(std::string name) : name_(std::move(name)) {}  // NOLINT: implicit by design
+  Initializer(const char* name) : name_(name) {}             // NOLINT
+  // Keras' Constant(value): every element is `value`.
+  static Initializer constant(float value) {
+    Initializer init("constant");
+    init.value_ = value;
+    return init;
+  }
+
+  const std::string& name() const { return name_; }  // "constant" for Constant(value)
+  std::optional<float> value() const { return value_; }
+  void operator()(Tensor& t, std::uint64_t seed, const std::string& where) const;
+  bool operator==(const std::string& name) const { return !value_ && name_ == name; }
+  bool operator!=(const std::string& name) const { return !(*this == name); }
+
+ private:
+  std::string name_;
+  std::optional<float> value_;
+};
+
+// Keras' keras.initializers.Constant(value) (and its alias `constant`).
+inline Initializer Constant(float value) { return Initializer::constant(value); }
+inline Initializer constant(float value) { return Initializer::constant(value); }
 
 }  // namespace kerascpp::initializers

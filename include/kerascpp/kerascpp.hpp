@@ -28,4 +28,5 @@
 #include "kerascpp/model.hpp"
 #include "kerascpp/optimizers.hpp"
 #include "kerascpp/random.hpp"
+#include "kerascpp/session.hpp"
 #include "kerascpp/tensor.hpp"

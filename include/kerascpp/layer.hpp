@@ -8,6 +8,7 @@
 #include <vector>
 
 #include "kerascpp/context.hpp"
+#include "kerascpp/initializers.hpp"
 #include "kerascpp/input_spec.hpp"
 #include "kerascpp/variable.hpp"
 
@@ -101,8 +102,8 @@ class Layer : public std::enable_shared_from_this<Layer> {
   std::vector<KerasTensor> call_multi(const std::vector<KerasTensor>& xs);
 
  protected:
-  Variable& add_weight(const std::string& name, const Shape& shape, const std::string& initializer, bool trainable,
-                       std::uint64_t seed);
+  Variable& add_weight(const std::string& name, const Shape& shape, const initializers::Initializer& initializer,
+                       bool trainable, std::uint64_t seed);
   // "Layer 'dense_1' (Dense)" for error messages.
   std::string where() const;
   // Declares the inputs the layer takes: one satisfying `spec`; one per entry of `specs`; or any

@@ -1,5 +1,6 @@
 // Logs: metric name -> value in insertion order ("loss" first, like Keras' progress bar and History).
 #pragma once
+#include <ostream>
 #include <string>
 #include <utility>
 #include <vector>
@@ -42,5 +43,16 @@ class Logs {
  private:
   std::vector<std::pair<std::string, double>> items_;
 };
+
+// {loss: 0.3421, accuracy: 0.875}: every entry, in order (default stream precision, 6 digits).
+inline std::ostream& operator<<(std::ostream& os, const Logs& logs) {
+  os << '{';
+  bool first = true;
+  for (auto& kv : logs) {
+    os << (first ? "" : ", ") << kv.first << ": " << kv.second;
+    first = false;
+  }
+  return os << '}';
+}
 
 }  // namespace kerascpp

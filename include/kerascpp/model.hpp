@@ -2,7 +2,7 @@
 // API on top of it — compile, fit, evaluate, predict — written once for every Strategy.
 #pragma once
 #include <functional>
-#include <iostream>
+#include <iostream>  // summary(std::cout), and std::cout for users of this header
 #include <memory>
 #include <optional>
 #include <string>
@@ -34,7 +34,9 @@ struct FitOptions {
   int validation_freq = 1;
   int initial_epoch = 0;
   std::vector<callbacks::CallbackRef> callbacks{};
-  int verbose = 1;  // 0 silent, 1 progress bar, 2 one line per epoch
+  // 0 silent, 1 progress bar, 2 one line per epoch; unset: set_default_verbose()'s level
+  // (session.hpp), else 1 like Keras.
+  std::optional<int> verbose{};
 };
 
 // steps: -1 (the default) for the whole dataset; a positive count stops after that many batches,
@@ -42,13 +44,13 @@ struct FitOptions {
 struct EvaluateOptions {
   std::int64_t steps = -1;
   std::vector<callbacks::CallbackRef> callbacks{};
-  int verbose = 1;
+  std::optional<int> verbose{};  // unset: set_default_verbose()'s level, else 1 like Keras
 };
 
 struct PredictOptions {
   std::int64_t steps = -1;
   std::vector<callbacks::CallbackRef> callbacks{};
-  int verbose = 0;
+  std::optional<int> verbose{};  // unset: set_default_verbose()'s level, else 0 like Keras
 };
 
 class ModelImpl;
@@ -66,9 +68,14 @@ class Model {
   virtual ~Model();
 
   const std::string& name() const;
-  void summary(std::ostream& out = std::cout) const;
+  void summary() const;  // to kerascpp::output() (session.hpp), std::cout by default
+  void summary(std::ostream& out) const;
   std::string to_json() const;  // Keras-style model config
   std::vector<std::shared_ptr<Layer>> layers() const;
+  // Keras' get_layer: the layer called `name`, or the index-th of layers(); ValueError naming the
+  // model and the layers it has when there is none.
+  std::shared_ptr<Layer> get_layer(const std::string& name) const;
+  std::shared_ptr<Layer> get_layer(int index) const;
   std::vector<Variable*> variables() const;  // per layer: trainable then non-trainable
   std::vector<Variable*> trainable_variables() const;
   std::int64_t count_params() const;
@@ -80,10 +87,27 @@ class Model {
   std::vector<std::string> metrics_names() const;
   callbacks::History fit(const Dataset& data, FitOptions options = {});
   Logs evaluate(const Dataset& data, EvaluateOptions options = {});
+  // predict and predict_on_batch work before compile() too, like Keras: on one replica on cpu:0
+  // (compile() later binds the model to its own strategy).
   Tensor predict(const Dataset& data, PredictOptions options = {});
   Logs train_on_batch(const Tensor& x, const Tensor& y);
   Logs test_on_batch(const Tensor& x, const Tensor& y);
   Tensor predict_on_batch(const Tensor& x);
+
+  // Asks the fit/evaluate/predict running now to stop cleanly after its current batch. Safe from
+  // any thread and from a signal handler (it sets an atomic flag). Ctrl-C (SIGINT) during those
+  // calls does the same: they install a SIGINT handler for their duration and restore the
+  // previous one after; a second Ctrl-C before the batch ends goes to the previous handler
+  // (by default, it ends the process). On a stop, with a note on std::cerr:
+  //   fit      ends the current epoch early (no validation for it), runs on_epoch_end and
+  //            on_train_end, and returns the History so far; the weights are the ones trained;
+  //            BackupAndRestore keeps a backup of where it stopped, so fit() again resumes there;
+  //   evaluate returns the logs of the batches it ran;
+  //   predict  returns the predictions of the batches it ran (fewer rows).
+  // At least one batch always runs; a request made while nothing runs is forgotten when the next
+  // call starts.
+  void request_stop();
+  bool stop_requested() const;  // a request or a Ctrl-C is pending for the call running now
 
   // ---- custom training loops, called on every replica inside strategy.run() ----
   // (what the official models did with model_fn + replicate_model_fn + TowerOptimizer):

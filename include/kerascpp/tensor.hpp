@@ -4,6 +4,7 @@
 #include <cstddef>
 #include <cstdint>
 #include <initializer_list>
+#include <iosfwd>
 #include <memory>
 #include <string>
 #include <vector>
@@ -69,6 +70,11 @@ class Tensor {
   static Tensor from_vector(Shape shape, const std::vector<std::int32_t>& values);
   static Tensor from_vector(Shape shape, const std::vector<std::int64_t>& values);
   static Tensor from_vector(Shape shape, const std::vector<std::uint8_t>& values);
+  // Literals, which would be ambiguous between the vectors above: `from_vector({2}, {0.5f, 1.5f})`
+  // and `{0.5, 1.5}` make float32, `{1, 2}` int32 (as numpy makes integers from integer literals).
+  static Tensor from_vector(Shape shape, std::initializer_list<float> values);
+  static Tensor from_vector(Shape shape, std::initializer_list<double> values);
+  static Tensor from_vector(Shape shape, std::initializer_list<int> values);
 
   bool defined() const { return static_cast<bool>(storage_); }
   const Shape& shape() const { return shape_; }
@@ -95,11 +101,11 @@ class Tensor {
   const T* data() const;
   // data()/raw() of a GPU tensor are device pointers, for backends only; host code uses these:
   std::vector<float> to_vector() const;  // any dtype converted to float (for tests and logs)
-  Tensor to(Device device) const;        // a copy on `device`; *this when already there
+  Tensor to(Device device) const;        // a copy on `device`; *this when already there (or empty)
 
   Tensor reshape(Shape shape) const;                         // shares storage; -1 infers one dim
   Tensor slice(std::int64_t begin, std::int64_t end) const;  // rows [begin, end) of axis 0, shared
-  Tensor clone() const;                                      // a deep copy on the same device
+  Tensor clone() const;                                      // a deep copy on the same device (empty: empty)
   void copy_from(const Tensor& src);                         // same shape and dtype required; devices may differ
   void fill(float value);
   bool same_storage(const Tensor& other) const { return storage_ == other.storage_; }
@@ -136,6 +142,17 @@ template <>
 struct dtype_of<std::uint8_t> {
   static constexpr DType value = DType::uint8;
 };
+
+// Printing, for logs and test failures. A Shape prints as "(2, 3)". A tensor prints its values
+// like numpy (rows of a 2-D tensor on their own lines; more than 1000 elements elided to the
+// first and last 3 of each axis), then its shape and dtype: "Tensor([0.5, 1.5], shape=(2,),
+// dtype=float32)"; a GPU tensor is copied to the host for it; an empty one prints
+// "Tensor(undefined)". Shape is a std::vector, so outside namespace kerascpp these are found with
+// `using kerascpp::operator<<;` (Tensor's by argument-dependent lookup).
+std::ostream& operator<<(std::ostream& os, const Shape& shape);
+std::ostream& operator<<(std::ostream& os, const Tensor& tensor);
+std::ostream& operator<<(std::ostream& os, DType dtype);
+std::ostream& operator<<(std::ostream& os, const Device& device);
 
 template <class T>
 T* Tensor::data() {

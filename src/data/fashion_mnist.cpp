@@ -4,8 +4,11 @@
 
 #include <cstdlib>
 #include <filesystem>
+#include <map>
+#include <mutex>
 
 #include "data/idx_reader.hpp"
+#include "engine/session_state.hpp"
 
 namespace kerascpp::datasets::fashion_mnist {
 namespace {
@@ -119,9 +122,69 @@ Arrays load_arrays(const std::string& dir) {
   return a;
 }
 
+namespace {
+
+// load()'s cache: a notebook re-runs its data cell, and every run used to read and convert the
+// files again (~210 MB each, never freed: an interpreter keeps the object a re-run replaces).
+// Keyed by the directory's canonical path; the files' sizes and modification times are checked
+// on every hit, so a replaced file is read again. clear_session() empties it.
+struct CachedLoad {
+  std::string stamp;
+  TrainTest data;
+};
+std::mutex g_cache_mu;
+std::map<std::string, CachedLoad>& cache() {
+  static std::map<std::string, CachedLoad> entries;
+  return entries;
+}
+
+// The four files' paths, sizes and modification times; empty when one is missing (load() then
+// reports which).
+std::string files_stamp(const std::string& dir) {
+  std::string stamp;
+  for (const char* base :
+       {"train-images-idx3-ubyte", "train-labels-idx1-ubyte", "t10k-images-idx3-ubyte", "t10k-labels-idx1-ubyte"}) {
+    std::string path = find_file(dir, base);
+    std::error_code ec, ec2;
+    if (path.empty()) return {};
+    auto size = fs::file_size(path, ec);
+    auto time = fs::last_write_time(path, ec2);
+    if (ec || ec2) return {};
+    stamp += fmt::format("{}:{}:{};", path, size, time.time_since_epoch().count());
+  }
+  return stamp;
+}
+
+}  // namespace
+
 TrainTest load(const std::string& dir) {
-  Arrays a = load_arrays(dir);
-  return {to_dataset(a.x_train, a.y_train), to_dataset(a.x_test, a.y_test)};
+  const std::string where = resolve_dir(dir);
+  std::error_code ec;
+  fs::path canonical = fs::weakly_canonical(where, ec);
+  const std::string key = ec ? where : canonical.string();
+  const std::string stamp = files_stamp(key);
+  {
+    std::lock_guard lock(g_cache_mu);
+    auto it = cache().find(key);
+    if (it != cache().end() && !stamp.empty() && it->second.stamp == stamp) return it->second.data;
+  }
+  Arrays a = load_arrays(where);
+  TrainTest data{to_dataset(a.x_train, a.y_train), to_dataset(a.x_test, a.y_test)};
+  if (!stamp.empty()) {
+    std::lock_guard lock(g_cache_mu);
+    cache()[key] = CachedLoad{stamp, data};
+  }
+  return data;
 }
 
 }  // namespace kerascpp::datasets::fashion_mnist
+
+namespace kerascpp::detail {
+
+void clear_dataset_cache() {
+  using namespace datasets::fashion_mnist;
+  std::lock_guard lock(g_cache_mu);
+  cache().clear();
+}
+
+}  // namespace kerascpp::detail

@@ -61,3 +61,12 @@ void initialize(Tensor& t, const std::string& name, std::uint64_t seed, const st
 }
 
 }  // namespace kerascpp::initializers
+
+namespace kerascpp::initializers {
+
+void Initializer::operator()(Tensor& t, std::uint64_t seed, const std::string& where) const {
+  if (value_) t.fill(*value_);
+  else initialize(t, name_, seed, where);
+}
+
+}  // namespace kerascpp::initializers

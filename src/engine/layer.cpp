@@ -5,6 +5,7 @@
 #include <map>
 #include <mutex>
 
+#include "engine/session_state.hpp"
 #include "kerascpp/initializers.hpp"
 
 namespace kerascpp {
@@ -28,12 +29,24 @@ std::string to_snake_case(const std::string& s) {
   return out;
 }
 
-std::string unique_layer_name(const std::string& base) {
-  static std::mutex mu;
+namespace {
+// How many automatic names each base has handed out; clear_session() starts them again.
+std::mutex g_names_mu;
+std::map<std::string, int>& name_counts() {
   static std::map<std::string, int> counts;
-  std::lock_guard lock(mu);
-  int n = counts[base]++;
+  return counts;
+}
+}  // namespace
+
+std::string unique_layer_name(const std::string& base) {
+  std::lock_guard lock(g_names_mu);
+  int n = name_counts()[base]++;
   return n == 0 ? base : fmt::format("{}_{}", base, n);
+}
+
+void detail::reset_unique_names() {
+  std::lock_guard lock(g_names_mu);
+  name_counts().clear();
 }
 
 namespace {
@@ -82,10 +95,10 @@ std::int64_t Layer::count_params() const {
   return n;
 }
 
-Variable& Layer::add_weight(const std::string& name, const Shape& shape, const std::string& initializer, bool trainable,
-                            std::uint64_t seed) {
+Variable& Layer::add_weight(const std::string& name, const Shape& shape, const initializers::Initializer& initializer,
+                            bool trainable, std::uint64_t seed) {
   Tensor t(shape, DType::float32, Device{});  // initialised on the host; mirror() places the copies
-  initializers::initialize(t, initializer, seed, where());
+  initializer(t, seed, where());
   variables_.push_back(std::make_unique<Variable>(name, std::move(t), trainable));
   variables_.back()->set_path(fmt::format("{}/{}", this->name(), name));
   return *variables_.back();

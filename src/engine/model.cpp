@@ -1,10 +1,14 @@
 #include <fmt/format.h>
 
 #include <algorithm>
+#include <ostream>
 
+#include "check.hpp"
 #include "distribute/strategy_impl.hpp"
+#include "engine/interrupt.hpp"
 #include "engine/model_impl.hpp"
 #include "kerascpp/layers/input_layer.hpp"
+#include "kerascpp/session.hpp"
 
 namespace kerascpp {
 
@@ -51,12 +55,18 @@ const distribute::Strategy& ModelImpl::strategy() const {
 
 void ModelImpl::bind() {
   if (replicas_ || !graph || !compiled_) return;
-  replicas_.emplace(*graph, *compiled_);
+  replicas_.emplace(*graph, compiled_->strategy(), &compiled_->optimizer());
 }
 
 void ModelImpl::prepare(const Tensor& x) {
   ensure_built(x);
   bind();
+}
+
+void ModelImpl::prepare_inference(const Tensor& x) {
+  ensure_built(x);
+  if (compiled_) bind();
+  else if (!replicas_) replicas_.emplace(*graph, strategy(), nullptr);
 }
 
 namespace detail {
@@ -95,6 +105,28 @@ std::vector<std::shared_ptr<Layer>> Model::layers() const {
   return out;
 }
 
+std::shared_ptr<Layer> Model::get_layer(const std::string& name) const {
+  std::vector<std::shared_ptr<Layer>> all = layers();
+  for (auto& l : all)
+    if (l->name() == name) return l;
+  std::string names;
+  for (auto& l : all) names += (names.empty() ? "" : ", ") + l->name();
+  throw ValueError(fmt::format("Model '{}' has no layer named '{}'; its layers are: {}", impl_->name, name,
+                               names.empty() ? "(none)" : names));
+}
+
+std::shared_ptr<Layer> Model::get_layer(int index) const {
+  std::vector<std::shared_ptr<Layer>> all = layers();
+  KERASCPP_CHECK(index >= 0 && static_cast<std::size_t>(index) < all.size(), ValueError,
+                 "Model '{}': get_layer({}) is out of range; the model has {} layers (indices 0 to {})", impl_->name,
+                 index, all.size(), static_cast<std::int64_t>(all.size()) - 1);
+  return all[static_cast<std::size_t>(index)];
+}
+
+void Model::request_stop() { impl_->stop_flag.store(true); }
+
+bool Model::stop_requested() const { return impl_->stop_flag.load() || detail::sigint_received(); }
+
 std::vector<Variable*> Model::variables() const {
   std::vector<Variable*> out;
   for (auto& l : layers())
@@ -114,6 +146,8 @@ std::int64_t Model::count_params() const {
   for (auto& l : layers()) n += l->count_params();
   return n;
 }
+
+void Model::summary() const { summary(output()); }
 
 void Model::summary(std::ostream& out) const {
   const auto& graph = impl_->require_graph("print a summary");

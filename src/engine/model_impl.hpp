@@ -7,6 +7,7 @@
 // and the steps that run one global batch through them (steps.cpp). Internal: the public Model
 // never exposes it; callbacks reach the training position through detail::training_position().
 #pragma once
+#include <atomic>
 #include <memory>
 #include <optional>
 #include <string>
@@ -50,6 +51,13 @@ class ModelImpl {
   // What every batch of fit/evaluate/predict and the *_on_batch calls do first: build a
   // Sequential model from the batch when it has no graph yet, and bind.
   void prepare(const Tensor& x);
+  // predict before compile() (Keras allows it): prepare, binding an uncompiled model to the
+  // default strategy without optimizer slots; compile() replaces that binding.
+  void prepare_inference(const Tensor& x);
+
+  // ---- stopping (Model::request_stop) ----
+  std::atomic<bool> stop_flag{false};  // set from any thread or a signal handler
+  int call_depth = 0;                  // fit/evaluate/predict running (validation nests)
 
   detail::DeviceStaging staging;
   detail::TrainingPosition position;

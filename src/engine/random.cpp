@@ -3,7 +3,10 @@
 #include <atomic>
 #include <cmath>
 #include <mutex>
+#include <optional>
 #include <random>
+
+#include "engine/session_state.hpp"
 
 namespace kerascpp {
 namespace {
@@ -12,11 +15,18 @@ Rng& global_rng() {
   static Rng rng(std::random_device{}());  // unseeded runs differ, like Keras without set_random_seed
   return rng;
 }
+std::optional<std::uint64_t> g_seed;  // the last set_random_seed(), where clear_session() restarts
 }  // namespace
 
 void set_random_seed(std::uint64_t seed) {
   std::lock_guard lock(g_mu);
+  g_seed = seed;
   global_rng().set_state(seed);
+}
+
+void detail::restart_random_stream() {
+  std::lock_guard lock(g_mu);
+  global_rng().set_state(g_seed ? *g_seed : std::random_device{}());
 }
 
 std::uint64_t next_random_seed() {

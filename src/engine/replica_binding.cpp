@@ -4,8 +4,9 @@
 
 namespace kerascpp::detail {
 
-ReplicaBinding::ReplicaBinding(const Graph& graph, const CompiledState& compiled) : graph_(graph) {
-  const distribute::Strategy& strategy = compiled.strategy();
+ReplicaBinding::ReplicaBinding(const Graph& graph, const distribute::Strategy& strategy,
+                               optimizers::Optimizer* optimizer)
+    : graph_(graph) {
   int replicas = strategy.num_replicas_in_sync();
   std::vector<Device> devices;
   for (int r = 0; r < replicas; ++r) devices.push_back(strategy.impl()->context(r).backend->device());
@@ -14,7 +15,7 @@ ReplicaBinding::ReplicaBinding(const Graph& graph, const CompiledState& compiled
     for (Variable* v : layer->trainable_variables()) trainable_.push_back(v);
   }
   states_.assign(static_cast<std::size_t>(replicas), {});
-  compiled.optimizer().build(trainable_, replicas);
+  if (optimizer) optimizer->build(trainable_, replicas);
   std::vector<std::shared_ptr<Layer>> backward_order(graph.layers().rbegin(), graph.layers().rend());
   buckets_ = BucketPlan::make(backward_order, trainable_, strategy.impl()->bucket_bytes());
 }

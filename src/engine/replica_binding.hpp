@@ -14,8 +14,9 @@ namespace kerascpp::detail {
 class ReplicaBinding {
  public:
   // Mirrors every variable of `graph` on the strategy's devices, builds the optimizer's slots for
-  // the trainable ones and plans the gradient buckets. Keeps a reference to `graph`.
-  ReplicaBinding(const Graph& graph, const CompiledState& compiled);
+  // the trainable ones (none without an optimizer: a model predicting before compile()) and plans
+  // the gradient buckets. Keeps a reference to `graph`.
+  ReplicaBinding(const Graph& graph, const distribute::Strategy& strategy, optimizers::Optimizer* optimizer);
 
   // Replica ctx's forward pass over its shard `x` (copied to its device when it is elsewhere),
   // keeping what backward needs. An empty shard still joins the collectives (synchronized BN).

@@ -29,16 +29,16 @@ std::uint64_t mix(std::uint64_t a, std::uint64_t b) {
 // The shard -> run -> sum skeleton of every step: splits the global batch's `rows` over the
 // replicas, runs body(ctx, begin, end) on each (its rows are [begin, end), possibly empty) and
 // adds the StepTotals it returns in replica order, so the sums are the same doubles every run.
+// `zero` is the empty sum the partial totals are added to (sized for the metrics).
 template <class Body>
-StepTotals run_sharded(const detail::CompiledState& compiled, std::int64_t rows, Body&& body) {
-  const distribute::Strategy& strategy = compiled.strategy();
+StepTotals run_sharded(const distribute::Strategy& strategy, StepTotals zero, std::int64_t rows, Body&& body) {
   auto ranges = strategy.shard_ranges(rows);
   std::vector<StepTotals> partial(static_cast<std::size_t>(strategy.num_replicas_in_sync()));
   strategy.run([&](ReplicaContext& ctx) {
     auto [begin, end] = ranges[static_cast<std::size_t>(ctx.replica_id)];
     partial[static_cast<std::size_t>(ctx.replica_id)] = body(ctx, begin, end);
   });
-  StepTotals total = compiled.zero_totals();
+  StepTotals total = std::move(zero);
   for (auto& p : partial) total.add(p);  // replica order: deterministic
   return total;
 }
@@ -56,6 +56,7 @@ Tensor ModelImpl::replica_forward(ReplicaContext& ctx, const Tensor& x, bool tra
   detail::ReplicaBinding& binding = bound("run forward");
   ctx.training = training;
   if (training) {
+    require_compiled("train");  // a model bound for predict() before compile() has no optimizer
     // Dropout masks: one stream per (step, replica), so a resumed run replays them exactly.
     std::uint64_t it = static_cast<std::uint64_t>(compiled_->optimizer().iterations());
     ctx.rng = Rng(mix(compiled_->step_seed(), it * 1024u + static_cast<std::uint64_t>(ctx.replica_id)));
@@ -67,7 +68,10 @@ void ModelImpl::replica_backward(ReplicaContext& ctx, const Tensor& output_grad)
   bound("run backward").backward(ctx, output_grad);
 }
 
-void ModelImpl::replica_apply(ReplicaContext& ctx) { bound("apply gradients").apply(ctx, compiled_->optimizer()); }
+void ModelImpl::replica_apply(ReplicaContext& ctx) {
+  detail::ReplicaBinding& binding = bound("apply gradients");
+  binding.apply(ctx, require_compiled("apply gradients").optimizer());
+}
 
 StepTotals ModelImpl::train_step(const Tensor& x, const Tensor& y) {
   check_batch(x, y, name);
@@ -75,17 +79,18 @@ StepTotals ModelImpl::train_step(const Tensor& x, const Tensor& y) {
   require_graph("train").check_inputs({x});
   const detail::CompiledState& c = require_compiled("train");
   float grad_scale = 1.0f / static_cast<float>(x.dim(0));  // the global batch, never the per-replica one
-  StepTotals total = run_sharded(c, x.dim(0), [&](ReplicaContext& ctx, std::int64_t begin, std::int64_t end) {
-    StepTotals mine = c.zero_totals();
-    Tensor xs = staging.replica_rows(ctx, x, begin, end), ys = staging.replica_rows(ctx, y, begin, end);
-    Tensor pred = replica_forward(ctx, xs, true);
-    Tensor grad(pred.shape());
-    // An empty shard still runs backward and apply: the all-reduce needs every replica.
-    if (end > begin) mine = c.shard_totals(*ctx.backend, pred, ys, &grad, grad_scale);
-    replica_backward(ctx, grad);
-    replica_apply(ctx);
-    return mine;
-  });
+  StepTotals total = run_sharded(
+      c.strategy(), c.zero_totals(), x.dim(0), [&](ReplicaContext& ctx, std::int64_t begin, std::int64_t end) {
+        StepTotals mine = c.zero_totals();
+        Tensor xs = staging.replica_rows(ctx, x, begin, end), ys = staging.replica_rows(ctx, y, begin, end);
+        Tensor pred = replica_forward(ctx, xs, true);
+        Tensor grad(pred.shape());
+        // An empty shard still runs backward and apply: the all-reduce needs every replica.
+        if (end > begin) mine = c.shard_totals(*ctx.backend, pred, ys, &grad, grad_scale);
+        replica_backward(ctx, grad);
+        replica_apply(ctx);
+        return mine;
+      });
   staging.unstage(x);
   c.optimizer().finish_step();
   return total;
@@ -95,13 +100,14 @@ StepTotals ModelImpl::test_step(const Tensor& x, const Tensor& y) {
   check_batch(x, y, name);
   require_graph("evaluate").check_inputs({x});  // on the global batch, before sharding
   const detail::CompiledState& c = require_compiled("evaluate");
-  StepTotals total = run_sharded(c, x.dim(0), [&](ReplicaContext& ctx, std::int64_t begin, std::int64_t end) {
-    ctx.training = false;
-    if (end == begin) return c.zero_totals();
-    Tensor xs = staging.replica_rows(ctx, x, begin, end), ys = staging.replica_rows(ctx, y, begin, end);
-    Tensor pred = replica_forward(ctx, xs, false);
-    return c.shard_totals(*ctx.backend, pred, ys, nullptr, 0.f);  // evaluation needs the loss only
-  });
+  StepTotals total = run_sharded(
+      c.strategy(), c.zero_totals(), x.dim(0), [&](ReplicaContext& ctx, std::int64_t begin, std::int64_t end) {
+        ctx.training = false;
+        if (end == begin) return c.zero_totals();
+        Tensor xs = staging.replica_rows(ctx, x, begin, end), ys = staging.replica_rows(ctx, y, begin, end);
+        Tensor pred = replica_forward(ctx, xs, false);
+        return c.shard_totals(*ctx.backend, pred, ys, nullptr, 0.f);  // evaluation needs the loss only
+      });
   staging.unstage(x);
   return total;
 }
@@ -110,18 +116,19 @@ Tensor ModelImpl::predict_step(const Tensor& x) {
   check_batch(x, Tensor(), name);
   const detail::Graph& g = require_graph("predict");
   g.check_inputs({x});  // on the global batch, before sharding
-  const detail::CompiledState& c = require_compiled("predict");
   Shape out_shape = g.outputs().at(0).shape();
   out_shape.insert(out_shape.begin(), x.dim(0));
   Tensor out(out_shape, DType::float32, Device{});  // predictions are returned on the host
-  run_sharded(c, x.dim(0), [&](ReplicaContext& ctx, std::int64_t begin, std::int64_t end) {
+  // Before compile(): the default strategy (one replica on cpu:0), bound by prepare_inference.
+  const StepTotals none;  // predictions have no loss or metrics
+  run_sharded(strategy(), none, x.dim(0), [&](ReplicaContext& ctx, std::int64_t begin, std::int64_t end) {
     ctx.training = false;
     if (end > begin) {
       Tensor pred = replica_forward(ctx, staging.replica_rows(ctx, x, begin, end), false);
       Tensor dst = out.slice(begin, end);
       dst.copy_from(pred);  // each replica fills its own rows: outputs stay in dataset order
     }
-    return c.zero_totals();  // predictions have no loss
+    return none;
   });
   staging.unstage(x);
   return out;

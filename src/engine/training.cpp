@@ -6,7 +6,9 @@
 
 #include "check.hpp"
 #include "engine/callback_list.hpp"
+#include "engine/interrupt.hpp"
 #include "engine/model_impl.hpp"
+#include "kerascpp/session.hpp"
 
 namespace kerascpp {
 namespace {
@@ -50,11 +52,44 @@ void check_steps(std::int64_t steps, const ModelImpl& m, const char* what, const
                  m.name, what, option, steps);
 }
 
-void check_verbose(int verbose, const ModelImpl& m, const char* what) {
+// The verbose level a call runs with: its option, else set_default_verbose()'s, else Keras'
+// default for the call (`keras_default`).
+int resolve_verbose(const std::optional<int>& option, int keras_default, const ModelImpl& m, const char* what) {
+  const int verbose = option ? *option : default_verbose().value_or(keras_default);
   KERASCPP_CHECK(verbose >= 0 && verbose <= 2, ValueError,
                  "Model '{}': {}() verbose must be 0 (silent), 1 (progress bar) or 2 (one line per epoch); got {}",
                  m.name, what, verbose);
+  return verbose;
 }
+
+// What fit/evaluate/predict hold while they run, for Model::request_stop and Ctrl-C: the
+// outermost call forgets an earlier request, and SIGINT becomes a request while any runs.
+class StopScope {
+ public:
+  explicit StopScope(ModelImpl& m) : m_(m) {
+    if (m_.call_depth++ == 0) m_.stop_flag.store(false);
+  }
+  ~StopScope() { --m_.call_depth; }
+  StopScope(const StopScope&) = delete;
+  StopScope& operator=(const StopScope&) = delete;
+
+  // Checked after every batch; notes the stop on std::cerr the first time it is seen.
+  bool stopping(const char* what, std::int64_t batches) {
+    if (!m_.stop_flag.load() && !detail::sigint_received()) return false;
+    if (!noted_)
+      std::cerr << "Model '" << m_.name << "': " << what << "() "
+                << (detail::sigint_received() ? "interrupted (Ctrl-C)" : "stopped by request_stop()") << " after "
+                << batches << (batches == 1 ? " batch" : " batches") << " of this "
+                << (std::string(what) == "fit" ? "epoch" : "pass") << "; stopping cleanly\n";
+    noted_ = true;
+    return true;
+  }
+
+ private:
+  ModelImpl& m_;
+  detail::SigintGuard sigint_;
+  bool noted_ = false;
+};
 
 // Keras 3's EpochIterator warning, word for word, when a positive step count outlasts the data.
 void warn_ran_out_of_data(const ModelImpl& m, const char* what) {
@@ -81,7 +116,7 @@ callbacks::History Model::fit(const Dataset& data, FitOptions options) {
   require_batched(data, m, "fit");
   check_steps(options.steps_per_epoch, m, "fit", "steps_per_epoch");
   check_steps(options.validation_steps, m, "fit", "validation_steps");
-  check_verbose(options.verbose, m, "fit");
+  const int verbose = resolve_verbose(options.verbose, 1, m, "fit");
   if (options.validation_data) {
     // Checked before training starts, so a bad validation set does not cost an epoch first.
     require_batched(*options.validation_data, m, "fit (validation_data)");
@@ -111,7 +146,8 @@ callbacks::History Model::fit(const Dataset& data, FitOptions options) {
   std::int64_t steps = options.steps_per_epoch > 0 ? options.steps_per_epoch : (card >= 0 ? card : -1);
 
   auto history = std::make_shared<callbacks::History>();
-  auto progbar = std::make_shared<callbacks::ProgbarLogger>(options.verbose);
+  StopScope stop(m);
+  auto progbar = std::make_shared<callbacks::ProgbarLogger>(verbose);
   progbar->set_params(options.epochs, steps);
   detail::CallbackList cbs(*this, options.callbacks, progbar.get(), history.get());
   stop_training = false;
@@ -123,6 +159,7 @@ callbacks::History Model::fit(const Dataset& data, FitOptions options) {
   std::optional<detail::ResumePoint> resume = m.position.take_resume();
   if (resume) first_epoch = resume->epoch;
   std::unique_ptr<Dataset::Iterator> it;
+  bool interrupted = false;  // request_stop() or Ctrl-C
   for (int epoch = first_epoch; epoch < options.epochs && !stop_training; ++epoch) {
     cbs.on_epoch_begin(epoch, empty);
     StepTotals& epoch_totals = m.position.begin_epoch(epoch, c.metric_count());
@@ -138,7 +175,7 @@ callbacks::History Model::fit(const Dataset& data, FitOptions options) {
       m.position.set_steps_done(step);
       resume.reset();
     }
-    while ((steps < 0 || step < steps) && !stop_training) {
+    while ((steps < 0 || step < steps) && !stop_training && !interrupted) {
       if (!it->next(batch)) {
         // With steps_per_epoch, a finite dataset that ran out starts its next pass.
         if (options.steps_per_epoch > 0 && step == 0) {
@@ -158,13 +195,15 @@ callbacks::History Model::fit(const Dataset& data, FitOptions options) {
       Logs logs = c.logs_from(epoch_totals);
       cbs.on_train_batch_end(step, logs);
       ++step;
+      if (stop.stopping("fit", step)) interrupted = true;
     }
     if (step == 0) throw ValueError(fmt::format("Model '{}': the training dataset produced no batches", m.name));
     Logs logs = c.logs_from(epoch_totals);
-    bool validate = options.validation_data && (epoch + 1) % options.validation_freq == 0;
+    // A stopped epoch skips validation: it would stop after one batch anyway, and the user asked to stop.
+    bool validate = options.validation_data && (epoch + 1) % options.validation_freq == 0 && !interrupted;
     if (validate) {
       EvaluateOptions eo;
-      eo.verbose = 0;
+      eo.verbose = 0;  // validation never prints, whatever the session default
       eo.steps = options.validation_steps;
       for (auto& cb : options.callbacks) eo.callbacks.push_back(cb);
       Logs val;
@@ -177,6 +216,8 @@ callbacks::History Model::fit(const Dataset& data, FitOptions options) {
       for (auto& [k, v] : val) logs.set("val_" + k, v);
     }
     logs.set("learning_rate", c.optimizer().learning_rate());
+    if (stop.stopping("fit", step)) interrupted = true;  // during validation
+    if (interrupted) stop_training = true;
     cbs.on_epoch_end(epoch, logs);
   }
   cbs.on_train_end(empty);
@@ -189,11 +230,12 @@ Logs Model::evaluate(const Dataset& data, EvaluateOptions options) {
   const detail::CompiledState& c = m.require_compiled("evaluate");
   require_batched(data, m, "evaluate");
   check_steps(options.steps, m, "evaluate", "steps");
-  check_verbose(options.verbose, m, "evaluate");
+  const int verbose = resolve_verbose(options.verbose, 1, m, "evaluate");
   if (data.cardinality() == 0) throw ValueError(fmt::format("Model '{}': evaluate() got an empty dataset", m.name));
   if (data.cardinality() == Dataset::kInfinite && options.steps <= 0)
     throw ValueError(fmt::format("Model '{}': the dataset repeats forever; pass steps to evaluate()", m.name));
-  auto progbar = std::make_shared<callbacks::ProgbarLogger>(options.verbose);
+  StopScope stop(m);
+  auto progbar = std::make_shared<callbacks::ProgbarLogger>(verbose);
   std::int64_t steps = options.steps > 0 ? options.steps : data.cardinality();
   progbar->set_test_steps(steps);
   detail::CallbackList cbs(*this, options.callbacks, progbar.get());
@@ -203,6 +245,7 @@ Logs Model::evaluate(const Dataset& data, EvaluateOptions options) {
   auto it = m.staging.with_device_lookahead(data.make_iterator(0));
   Example batch;
   std::int64_t step = 0;
+  bool interrupted = false;
   while ((options.steps <= 0 || step < options.steps) && it->next(batch)) {
     auto [x, y] = unpack(batch, true, m);
     m.prepare(x);
@@ -211,9 +254,13 @@ Logs Model::evaluate(const Dataset& data, EvaluateOptions options) {
     Logs logs = c.logs_from(totals);
     cbs.on_test_batch_end(step, logs);
     ++step;
+    if (stop.stopping("evaluate", step)) {
+      interrupted = true;
+      break;
+    }
   }
   if (step == 0) throw ValueError(fmt::format("Model '{}': the evaluation dataset produced no batches", m.name));
-  if (options.steps > 0 && step < options.steps) warn_ran_out_of_data(m, "evaluate");
+  if (options.steps > 0 && step < options.steps && !interrupted) warn_ran_out_of_data(m, "evaluate");
   Logs logs = c.logs_from(totals);
   cbs.on_test_end(logs);
   return logs;
@@ -221,12 +268,12 @@ Logs Model::evaluate(const Dataset& data, EvaluateOptions options) {
 
 Tensor Model::predict(const Dataset& data, PredictOptions options) {
   ModelImpl& m = *impl_;
-  m.require_compiled("predict");
   require_batched(data, m, "predict");
   check_steps(options.steps, m, "predict", "steps");
-  check_verbose(options.verbose, m, "predict");
+  resolve_verbose(options.verbose, 0, m, "predict");  // checked; predict prints no progress
   if (data.cardinality() == Dataset::kInfinite && options.steps <= 0)
     throw ValueError(fmt::format("Model '{}': the dataset repeats forever; pass steps to predict()", m.name));
+  StopScope stop(m);
   detail::CallbackList cbs(*this, options.callbacks);
   Logs empty;
   cbs.on_predict_begin(empty);
@@ -235,17 +282,22 @@ Tensor Model::predict(const Dataset& data, PredictOptions options) {
   auto it = m.staging.with_device_lookahead(data.make_iterator(0));
   Example batch;
   std::int64_t step = 0;
+  bool interrupted = false;
   while ((options.steps <= 0 || step < options.steps) && it->next(batch)) {
     auto [x, y] = unpack(batch, false, m);
-    m.prepare(x);
+    m.prepare_inference(x);
     cbs.on_predict_batch_begin(step, empty);
     parts.push_back(m.predict_step(x));
     rows += parts.back().dim(0);
     cbs.on_predict_batch_end(step, empty);
     ++step;
+    if (stop.stopping("predict", step)) {
+      interrupted = true;
+      break;
+    }
   }
   if (parts.empty()) throw ValueError(fmt::format("Model '{}': predict() got an empty dataset", m.name));
-  if (options.steps > 0 && step < options.steps) warn_ran_out_of_data(m, "predict");
+  if (options.steps > 0 && step < options.steps && !interrupted) warn_ran_out_of_data(m, "predict");
   Shape shape = parts[0].shape();
   shape[0] = rows;
   Tensor out(shape);
@@ -270,7 +322,8 @@ Logs Model::test_on_batch(const Tensor& x, const Tensor& y) {
 }
 
 Tensor Model::predict_on_batch(const Tensor& x) {
-  return on_batch(*impl_, "predict_on_batch", x, [&](const detail::CompiledState&) { return impl_->predict_step(x); });
+  impl_->prepare_inference(x);  // compile() is not needed to predict
+  return impl_->predict_step(x);
 }
 
 }  // namespace kerascpp

@@ -202,6 +202,15 @@ Tensor Tensor::from_vector(Shape s, const std::vector<float>& v) { return from_v
 Tensor Tensor::from_vector(Shape s, const std::vector<std::int32_t>& v) { return from_values(std::move(s), v); }
 Tensor Tensor::from_vector(Shape s, const std::vector<std::int64_t>& v) { return from_values(std::move(s), v); }
 Tensor Tensor::from_vector(Shape s, const std::vector<std::uint8_t>& v) { return from_values(std::move(s), v); }
+Tensor Tensor::from_vector(Shape s, std::initializer_list<float> v) {
+  return from_values(std::move(s), std::vector<float>(v));
+}
+Tensor Tensor::from_vector(Shape s, std::initializer_list<double> v) {
+  return from_values(std::move(s), std::vector<float>(v.begin(), v.end()));
+}
+Tensor Tensor::from_vector(Shape s, std::initializer_list<int> v) {
+  return from_values(std::move(s), std::vector<std::int32_t>(v.begin(), v.end()));
+}
 
 std::int64_t Tensor::dim(int axis) const {
   require_defined("dim");

@@ -64,7 +64,9 @@ class History : public Callback {
 };
 
 // Keras-style progress: verbose 1 = a bar redrawn per batch, 2 = one line per epoch. fit() and
-// evaluate() each use their own instance (validation inside fit is silent).
+// evaluate() each use their own instance (validation inside fit is silent). Writes to
+// kerascpp::output() (session.hpp); the bar redraws only when that is a terminal, otherwise
+// verbose 1 prints each epoch's final line.
 class ProgbarLogger : public Callback {
  public:
   explicit ProgbarLogger(int verbose = 1) : verbose_(verbose) {}
@@ -86,7 +88,8 @@ class ProgbarLogger : public Callback {
   int epochs_ = 1;
   std::int64_t steps_ = -1, test_steps_ = -1;
   double start_ = 0, last_render_ = 0;
-  std::int64_t seen_ = 0;  // batches run in the current epoch
+  std::int64_t seen_ = 0;     // batches run in the current epoch
+  bool interactive_ = false;  // redraw in place: the output sink is a terminal (looked up per epoch)
 };
 
 }  // namespace kerascpp::callbacks

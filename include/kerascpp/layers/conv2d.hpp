@@ -13,8 +13,8 @@ struct Conv2DOptions {
   Padding padding = Padding::valid;
   std::string activation = "linear";
   bool use_bias = true;
-  std::string kernel_initializer = "glorot_uniform";
-  std::string bias_initializer = "zeros";
+  initializers::Initializer kernel_initializer = "glorot_uniform";  // a name or initializers::Constant(v)
+  initializers::Initializer bias_initializer = "zeros";
   std::optional<std::uint64_t> seed{};
   std::string name{};
 };

@@ -9,8 +9,8 @@ namespace kerascpp::layers {
 struct DenseOptions {
   std::string activation = "linear";
   bool use_bias = true;
-  std::string kernel_initializer = "glorot_uniform";
-  std::string bias_initializer = "zeros";
+  initializers::Initializer kernel_initializer = "glorot_uniform";  // a name or initializers::Constant(v)
+  initializers::Initializer bias_initializer = "zeros";
   std::optional<std::uint64_t> seed{};  // initializer seed; default draws from set_random_seed's stream
   std::string name{};
 };
