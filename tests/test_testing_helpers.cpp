@@ -347,3 +347,20 @@ TEST_CASE("testing: doctest prints tensors, shapes and comparisons") {
   CHECK(KT::to_string(K::Tensor::zeros({100}), 3) == "Tensor(float32, shape (100,), [0, 0, 0, ...])");
   CHECK(KT::to_string(K::Tensor::zeros({3, 3}), 4) == "Tensor(float32, shape (3, 3), [[0, 0, 0], [0, ...], ...])");
 }
+
+TEST_CASE("testing: ScopedSession sets the default verbosity for its scope and restores it") {
+  K::reset_default_verbose();
+  {
+    KT::ScopedSession session({.seed = 1, .threads = 0, .verbose = 2});
+    CHECK(K::default_verbose() == std::optional<int>(2));
+    {
+      KT::ScopedSession inner({.seed = 2, .threads = 0});  // quiet by default
+      CHECK(K::default_verbose() == std::optional<int>(0));
+    }
+    CHECK(K::default_verbose() == std::optional<int>(2));
+  }
+  CHECK_FALSE(K::default_verbose().has_value());
+  // A bad verbosity is refused before the scope changes anything.
+  CHECK_THROWS_AS(KT::ScopedSession({.seed = 3, .threads = 0, .verbose = 7}), K::ValueError);
+  CHECK_FALSE(K::default_verbose().has_value());
+}

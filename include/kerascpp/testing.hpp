@@ -121,9 +121,7 @@ ToyData make_classification(std::int64_t n_samples, int n_features, int n_classe
 struct SessionOptions {
   std::uint64_t seed = 0;  // set_random_seed for the scope
   int threads = 1;         // the most threads a backend made in the scope uses; 0: leave as is
-  // Default verbosity of fit/evaluate in the scope (not applied yet: see the TODO in
-  // src/testing/scoped_session.cpp).
-  int verbose = 0;
+  int verbose = 0;         // set_default_verbose for the scope: fit/evaluate/predict without `verbose`
 };
 
 // Fixes the global seed and the thread budget for the duration of one test and puts them back
@@ -149,6 +147,7 @@ class ScopedSession {
   SessionOptions options_;
   std::uint64_t seed_after_ = 0;                   // reseeds the global stream on exit
   std::optional<std::string> previous_threads_{};  // KERASCPP_MAX_THREADS before, if it was set
+  std::optional<int> previous_verbose_{};          // the process default before, if one was set
 };
 
 // ---- weights in memory ----

@@ -3,6 +3,7 @@
 
 #include "check.hpp"
 #include "kerascpp/random.hpp"
+#include "kerascpp/session.hpp"
 #include "kerascpp/testing.hpp"
 
 namespace kerascpp::testing {
@@ -16,14 +17,14 @@ ScopedSession::ScopedSession(SessionOptions options) : options_(options) {
   // The global stream has no getter for its state, so the scope draws the seed it will restore on
   // exit: the code after the scope sees a stream that depends only on the one before it.
   // TODO(issue 13): restore the exact state once kerascpp exposes the stream's state.
+  previous_verbose_ = default_verbose();
+  set_default_verbose(options.verbose);  // ValueError outside 0..2, before anything is changed
   seed_after_ = next_random_seed();
   set_random_seed(options.seed);
   if (options.threads > 0) {
     if (const char* previous = std::getenv(kThreadsVariable)) previous_threads_ = std::string(previous);
     ::setenv(kThreadsVariable, std::to_string(options.threads).c_str(), 1);
   }
-  // TODO(issue 13, lead): kerascpp::set_default_verbose(options.verbose) here and restore the previous
-  // default in the destructor, once session.hpp provides it; until then options.verbose is unused.
 }
 
 ScopedSession::~ScopedSession() {
@@ -32,6 +33,8 @@ ScopedSession::~ScopedSession() {
     else ::unsetenv(kThreadsVariable);
   }
   set_random_seed(seed_after_);
+  if (previous_verbose_) set_default_verbose(*previous_verbose_);
+  else reset_default_verbose();
 }
 
 }  // namespace kerascpp::testing
