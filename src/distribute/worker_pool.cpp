@@ -52,10 +52,12 @@ std::vector<WorkerPool::Worker*> WorkerPool::lease(int n) {
     if (!w->leased) out.push_back(w.get());
   }
   while (static_cast<int>(out.size()) < n) {
-    workers_.push_back(std::make_unique<Worker>());
-    Worker* w = workers_.back().get();
+    auto worker = std::make_unique<Worker>();
+    Worker* w = worker.get();
+    // Started before it joins the pool: if the thread cannot be made, no threadless worker stays.
     w->thread = std::thread([w] { w->loop(); });
     w->thread.detach();  // the pool lives as long as the process; nothing ever joins
+    workers_.push_back(std::move(worker));
     out.push_back(w);
   }
   for (Worker* w : out) w->leased = true;
