@@ -1,6 +1,8 @@
 // The seam between the engine and the optional CUDA backend. The engine calls only these
-// functions; src/cuda/ defines them when the build has CUDA, src/backend/no_gpu.cpp otherwise,
-// so a CPU-only build links and reports plainly why no GPU can be used.
+// functions. A build with CUDA defines them in src/backend/cuda_loader.cpp, which loads the CUDA
+// backend (src/cuda/, its own library libkerascpp_cuda.so with cuBLAS, cuDNN and NCCL) only when
+// a GPU is asked for, so a CPU-only process never maps those libraries; a build without CUDA
+// defines them in src/backend/no_gpu.cpp and reports plainly why no GPU can be used.
 #pragma once
 #include <cstddef>
 #include <memory>
@@ -62,5 +64,21 @@ std::unique_ptr<DeviceCollectives> make_gpu_collectives(const std::vector<Backen
 // Makes `device` the calling thread's current CUDA device until the returned token is dropped
 // (a replica's step runs inside one).
 std::shared_ptr<void> enter_gpu(int device);
+
+// What libkerascpp_cuda.so hands the loader: the CUDA implementations of the functions above.
+// The library exports one C function, kKerasCppCudaSeamSymbol, returning a pointer to it. Both
+// sides are built together from this header, so the struct needs no versioning beyond its name.
+struct GpuSeam {
+  int (*device_count)(std::string* reason);  // the CUDA runtime's count; reason set when 0
+  DeviceMemoryOps memory;
+  std::unique_ptr<Backend> (*make_backend)(int device);
+  PendingUpload (*upload_async)(const Tensor& host, Backend& backend);
+  void (*wait_upload)(const PendingUpload& upload, Backend& backend);
+  std::unique_ptr<DeviceCollectives> (*make_collectives)(const std::vector<Backend*>& replicas,
+                                                         distribute::CrossDeviceOpsKind ops);
+  std::shared_ptr<void> (*enter_gpu)(int device);
+};
+inline constexpr const char* kKerasCppCudaLibrary = "libkerascpp_cuda.so";
+inline constexpr const char* kKerasCppCudaSeamSymbol = "kerascpp_cuda_seam_v1";
 
 }  // namespace kerascpp::detail

@@ -15,10 +15,10 @@
 #include <atomic>
 #include <mutex>
 
-#include "backend/gpu_support.hpp"
 #include "cuda/cuda_backend.hpp"
 #include "cuda/cuda_check.hpp"
 #include "cuda/device_runtime.hpp"
+#include "cuda/gpu_seam.hpp"
 #include "distribute/abortable_barrier.hpp"
 
 namespace kerascpp::cuda {
@@ -236,8 +236,8 @@ class GpuCollectives final : public detail::DeviceCollectives {
 
 namespace kerascpp::detail {
 
-std::unique_ptr<DeviceCollectives> make_gpu_collectives(const std::vector<Backend*>& replicas,
-                                                        distribute::CrossDeviceOpsKind ops) {
+std::unique_ptr<DeviceCollectives> cuda_make_gpu_collectives(const std::vector<Backend*>& replicas,
+                                                             distribute::CrossDeviceOpsKind ops) {
   std::vector<cuda::CudaBackend*> gpus;
   for (Backend* b : replicas) {
     auto* g = dynamic_cast<cuda::CudaBackend*>(b);

@@ -1,25 +1,14 @@
-// The GPU seam (backend/gpu_support.hpp) of a build with the CUDA backend.
-#include "backend/gpu_support.hpp"
-
-#include <fmt/format.h>
-
+// The CUDA implementation of the GPU seam (backend/gpu_support.hpp), handed to libkerascpp's
+// loader (backend/cuda_loader.cpp) through kerascpp_cuda_seam_v1 when a GPU is first asked for.
 #include "cuda/cuda_backend.hpp"
 #include "cuda/cuda_check.hpp"
 #include "cuda/device_runtime.hpp"
+#include "cuda/gpu_seam.hpp"
 
 namespace kerascpp::detail {
-
-const GpuAvailability& gpu_availability() {
-  static const GpuAvailability a = [] {
-    GpuAvailability r;
-    r.built = true;
-    r.device_count = cuda::visible_device_count(&r.reason);
-    return r;
-  }();
-  return a;
-}
-
 namespace {
+
+int device_count(std::string* reason) { return cuda::visible_device_count(reason); }
 
 void* allocate(Device d, std::size_t n) { return cuda::device_allocate(d.index, n); }
 void release(Device d, void* p, std::size_t n) { cuda::device_release(d.index, p, n); }
@@ -37,29 +26,14 @@ void zero(Device d, void* p, std::size_t n) {
   KCPP_CUDA_CHECK(cudaMemset(p, 0, n));
 }
 
-const DeviceMemoryOps kOps{allocate, release, copy, zero};
+// The loader (backend/cuda_loader.cpp) has checked that `device` exists.
+std::unique_ptr<Backend> make_backend(int device) { return std::make_unique<cuda::CudaBackend>(device); }
+std::shared_ptr<void> enter_gpu(int device) { return std::make_shared<cuda::DeviceGuard>(device); }
 
-void require_gpu(int device) {
-  const GpuAvailability& a = gpu_availability();
-  if (device < 0 || device >= a.device_count)
-    throw DeviceError(fmt::format("gpu:{} does not exist: {}", device,
-                                  a.device_count == 0 ? a.reason
-                                                      : fmt::format("this machine has {} GPU(s), gpu:0..gpu:{}",
-                                                                    a.device_count, a.device_count - 1)));
-}
+const GpuSeam kSeam{device_count,     {allocate, release, copy, zero}, make_backend, cuda_upload_async,
+                    cuda_wait_upload, cuda_make_gpu_collectives,       enter_gpu};
 
 }  // namespace
-
-const DeviceMemoryOps* gpu_memory_ops() { return &kOps; }
-
-std::unique_ptr<Backend> make_gpu_backend(int device) {
-  require_gpu(device);
-  return std::make_unique<cuda::CudaBackend>(device);
-}
-
-std::shared_ptr<void> enter_gpu(int device) {
-  require_gpu(device);
-  return std::make_shared<cuda::DeviceGuard>(device);
-}
-
 }  // namespace kerascpp::detail
+
+const kerascpp::detail::GpuSeam* kerascpp_cuda_seam_v1() { return &kerascpp::detail::kSeam; }

@@ -3,10 +3,10 @@
 #include <map>
 #include <mutex>
 
-#include "backend/gpu_support.hpp"
 #include "cuda/cuda_backend.hpp"
 #include "cuda/cuda_check.hpp"
 #include "cuda/device_runtime.hpp"
+#include "cuda/gpu_seam.hpp"
 
 namespace kerascpp::detail {
 namespace {
@@ -47,7 +47,7 @@ struct UploadState {
 
 }  // namespace
 
-PendingUpload upload_async(const Tensor& host, Backend& backend) {
+PendingUpload cuda_upload_async(const Tensor& host, Backend& backend) {
   cuda::CudaBackend& b = as_cuda(backend);
   if (!host.on_host()) throw DeviceError("upload_async: the source is on " + host.device().str() + ", not the host");
   cuda::DeviceGuard guard(b.device_index());
@@ -70,7 +70,7 @@ PendingUpload upload_async(const Tensor& host, Backend& backend) {
   return up;
 }
 
-void wait_upload(const PendingUpload& upload, Backend& backend) {
+void cuda_wait_upload(const PendingUpload& upload, Backend& backend) {
   auto* state = static_cast<UploadState*>(upload.done.get());
   if (!state || !state->nbytes) return;
   KCPP_CUDA_CHECK(cudaStreamWaitEvent(as_cuda(backend).stream(), state->done, 0));

@@ -39,8 +39,8 @@ ReplicaPool::ReplicaPool(std::string kind, std::vector<Device> devices, CrossDev
   if (n > 1) threads_ = std::make_unique<ReplicaThreads>(n, [this] { collectives_->abort(); });
 }
 
-// The worker threads stop before the collectives and backends they use are destroyed.
-ReplicaPool::~ReplicaPool() { threads_.reset(); }
+// No thread outlives run(): the workers go back to the process-wide pool when a step returns.
+ReplicaPool::~ReplicaPool() = default;
 
 std::string ReplicaPool::name() const {
   std::string devs;

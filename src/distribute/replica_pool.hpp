@@ -1,8 +1,8 @@
 // ReplicaPool: the StrategyImpl of OneDeviceStrategy (N = 1) and MirroredStrategy: N replicas,
 // each with its own device, Backend and ReplicaContext. It composes the two mechanisms apart:
-// ReplicaThreads runs a step on one thread per replica (N > 1; a single replica runs on the
-// calling thread), and a collective connects the replicas: SharedMemoryCollective for CPU
-// replicas, the CUDA backend's DeviceCollectives for GPU replicas.
+// ReplicaThreads runs a step on one thread per replica, leased from the process-wide WorkerPool
+// for that step only (N > 1; a single replica runs on the calling thread), and a collective connects the replicas:
+// SharedMemoryCollective for CPU replicas, the CUDA backend's DeviceCollectives for GPU replicas.
 #pragma once
 #include <functional>
 #include <memory>
@@ -37,7 +37,7 @@ class ReplicaPool : public StrategyImpl {
   std::vector<std::unique_ptr<Backend>> backends_;
   std::unique_ptr<detail::DeviceCollectives> collectives_;  // N > 1 only
   std::vector<ReplicaContext> contexts_;
-  std::unique_ptr<ReplicaThreads> threads_;  // N > 1 only; declared last: joined first
+  std::unique_ptr<ReplicaThreads> threads_;  // N > 1 only
 };
 
 }  // namespace kerascpp::distribute

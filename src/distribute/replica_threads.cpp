@@ -1,66 +1,36 @@
 #include "distribute/replica_threads.hpp"
 
+#include <exception>
+#include <mutex>
+
 #include "distribute/abortable_barrier.hpp"
+#include "distribute/worker_pool.hpp"
 
 namespace kerascpp::distribute {
 
 ReplicaThreads::ReplicaThreads(int num_replicas, std::function<void()> abort_peers)
-    : abort_peers_(std::move(abort_peers)) {
-  for (int r = 0; r < num_replicas; ++r) workers_.emplace_back([this, r] { worker_loop(r); });
-}
+    : num_replicas_(num_replicas), abort_peers_(std::move(abort_peers)) {}
 
-ReplicaThreads::~ReplicaThreads() {
-  {
-    std::lock_guard lock(mu_);
-    stopping_ = true;
-  }
-  work_cv_.notify_all();
-  for (auto& t : workers_) t.join();
-}
-
-void ReplicaThreads::worker_loop(int replica) {
-  std::size_t seen = 0;
-  for (;;) {
-    const std::function<void(int)>* job;
-    {
-      std::unique_lock lock(mu_);
-      work_cv_.wait(lock, [&] { return stopping_ || job_generation_ != seen; });
-      if (stopping_) return;
-      seen = job_generation_;
-      job = job_;
-    }
+void ReplicaThreads::run(const std::function<void(int)>& job) {
+  std::mutex mu;
+  std::exception_ptr first_error;
+  WorkerPool::instance().run(num_replicas_, [&](int replica) {
     std::exception_ptr err;
     try {
-      (*job)(replica);
+      job(replica);
     } catch (const detail::ReplicaAborted&) {
       // Released because another replica failed; that replica's error is the one reported.
     } catch (...) {
       err = std::current_exception();
       abort_peers_();
     }
-    std::lock_guard lock(mu_);
+    if (!err) return;
+    std::lock_guard lock(mu);
     // Hand the exception over (not a copy): only the calling thread then owns and frees it.
-    if (err && !first_error_) first_error_ = std::move(err);
+    if (!first_error) first_error = std::move(err);
     err = nullptr;
-    if (--pending_ == 0) done_cv_.notify_all();
-  }
-}
-
-void ReplicaThreads::run(const std::function<void(int)>& job) {
-  std::exception_ptr err;
-  {
-    std::unique_lock lock(mu_);
-    job_ = &job;
-    pending_ = static_cast<int>(workers_.size());
-    first_error_ = nullptr;
-    ++job_generation_;
-    work_cv_.notify_all();
-    done_cv_.wait(lock, [&] { return pending_ == 0; });
-    err = std::move(first_error_);
-    first_error_ = nullptr;
-    job_ = nullptr;
-  }
-  if (err) std::rethrow_exception(err);
+  });
+  if (first_error) std::rethrow_exception(first_error);
 }
 
 }  // namespace kerascpp::distribute
