@@ -199,6 +199,10 @@ class Backend {
                            float eps) = 0;
   // v = ρ v + (1−ρ) g²; w −= lr · g / sqrt(v + eps)   (no momentum, not centered)
   virtual void rmsprop_update(Tensor& w, const Tensor& g, Tensor& v, float lr, float rho, float eps) = 0;
+  // Decoupled weight decay (AdamW, Keras' _apply_weight_decay): w −= w · weight_decay · lr.
+  virtual void weight_decay_update(Tensor& w, float lr, float weight_decay) = 0;
+  // accumulator += g²; w −= lr · g / sqrt(accumulator + eps)   (Adagrad)
+  virtual void adagrad_update(Tensor& w, const Tensor& g, Tensor& accumulator, float lr, float eps) = 0;
 };
 
 // Floats in pack_moments' packed tensor: num_replicas slots of (count, mean[C], var[C]).

@@ -1,4 +1,4 @@
-// Optimizers (SGD, Adam, RMSprop) with Keras 3 defaults and update rules, and learning-rate
+// Optimizers (SGD, Adam, AdamW, RMSprop, Adagrad) with Keras 3 defaults and update rules, and learning-rate
 // schedules. Slots are mirrored: one set per replica, updated identically from all-reduced gradients.
 #pragma once
 #include <cstdint>
@@ -97,6 +97,8 @@ class Optimizer {
  protected:
   virtual void update(Backend& backend, Tensor& w, const Tensor& g, Tensor* slots, double lr,
                       std::int64_t step) const = 0;
+  // Value every slot starts at (Adagrad's initial_accumulator_value; 0 for the others).
+  virtual float slot_initial_value() const { return 0.f; }
 
  private:
   LearningRate lr_;
@@ -143,6 +145,28 @@ class Adam : public Optimizer {
   AdamOptions o_;
 };
 
+// Keras 3 AdamW: Adam plus decoupled weight decay, w −= lr·weight_decay·w before the Adam step
+// (base_optimizer._apply_weight_decay). Same slots as Adam (momentum, velocity).
+struct AdamWOptions {
+  double weight_decay = 0.004;
+  double beta_1 = 0.9;
+  double beta_2 = 0.999;
+  double epsilon = 1e-7;
+};
+class AdamW : public Optimizer {
+ public:
+  explicit AdamW(LearningRate lr = 0.001, AdamWOptions o = {}) : Optimizer(std::move(lr)), o_(checked(o)) {}
+  std::string class_name() const override { return "AdamW"; }
+  int slots_per_variable() const override { return 2; }
+
+ protected:
+  void update(Backend& b, Tensor& w, const Tensor& g, Tensor* slots, double lr, std::int64_t step) const override;
+
+ private:
+  static AdamWOptions checked(AdamWOptions o);  // throws ValueError for an option outside its range
+  AdamWOptions o_;
+};
+
 struct RMSpropOptions {
   double rho = 0.9;
   double epsilon = 1e-7;
@@ -161,7 +185,28 @@ class RMSprop : public Optimizer {
   RMSpropOptions o_;
 };
 
-// Shared handle accepted by compile(): an optimizer object or a Keras name ("adam", "sgd", "rmsprop").
+// Keras 3 Adagrad: accumulator += g²; w −= lr·g / sqrt(accumulator + eps). One slot (accumulator).
+struct AdagradOptions {
+  double initial_accumulator_value = 0.1;
+  double epsilon = 1e-7;
+};
+class Adagrad : public Optimizer {
+ public:
+  explicit Adagrad(LearningRate lr = 0.001, AdagradOptions o = {}) : Optimizer(std::move(lr)), o_(checked(o)) {}
+  std::string class_name() const override { return "Adagrad"; }
+  int slots_per_variable() const override { return 1; }
+
+ protected:
+  void update(Backend& b, Tensor& w, const Tensor& g, Tensor* slots, double lr, std::int64_t step) const override;
+  float slot_initial_value() const override { return static_cast<float>(o_.initial_accumulator_value); }
+
+ private:
+  static AdagradOptions checked(AdagradOptions o);  // throws ValueError for an option outside its range
+  AdagradOptions o_;
+};
+
+// Shared handle accepted by compile(): an optimizer object or a Keras name ("adam", "adamw", "sgd",
+// "rmsprop", "adagrad").
 class OptimizerRef {
  public:
   OptimizerRef() = default;

@@ -54,4 +54,21 @@ void CudaBackend::rmsprop_update(Tensor& w, const Tensor& g, Tensor& v, float lr
   KCPP_CUDA_CHECK(cudaGetLastError());
 }
 
+void CudaBackend::weight_decay_update(Tensor& w, float lr, float weight_decay) {
+  DeviceGuard guard(device_);
+  require_float_on(w, device(), "weight_decay_update", "w");
+  kern::weight_decay_update(w.data<float>(), w.numel(), lr, weight_decay, stream_);
+  KCPP_CUDA_CHECK(cudaGetLastError());
+}
+
+void CudaBackend::adagrad_update(Tensor& w, const Tensor& g, Tensor& accumulator, float lr, float eps) {
+  DeviceGuard guard(device_);
+  const char* op = "adagrad_update";
+  require_float_on(w, device(), op, "w");
+  require_slot(g, w, device(), op, "gradient");
+  require_slot(accumulator, w, device(), op, "accumulator");
+  kern::adagrad_update(w.data<float>(), g.data<float>(), accumulator.data<float>(), w.numel(), lr, eps, stream_);
+  KCPP_CUDA_CHECK(cudaGetLastError());
+}
+
 }  // namespace kerascpp::cuda

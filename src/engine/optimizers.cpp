@@ -45,6 +45,27 @@ AdamOptions Adam::checked(AdamOptions o) {
   return o;
 }
 
+AdamWOptions AdamW::checked(AdamWOptions o) {
+  KERASCPP_CHECK(std::isfinite(o.weight_decay) && o.weight_decay >= 0, ValueError,
+                 "AdamW: weight_decay must be a finite number >= 0, got {}; the Keras default is 0.004",
+                 o.weight_decay);
+  check_range(o.beta_1, 0, 1, false, "AdamW", "beta_1", "the Keras default is 0.9");
+  check_range(o.beta_2, 0, 1, false, "AdamW", "beta_2", "the Keras default is 0.999");
+  check_epsilon(o.epsilon, "AdamW");
+  return o;
+}
+
+AdagradOptions Adagrad::checked(AdagradOptions o) {
+  // A negative accumulator makes sqrt(accumulator + eps) NaN on the first step.
+  KERASCPP_CHECK(std::isfinite(o.initial_accumulator_value) && o.initial_accumulator_value >= 0 &&
+                     o.initial_accumulator_value <= std::numeric_limits<float>::max(),
+                 ValueError,
+                 "Adagrad: initial_accumulator_value must be a finite number >= 0, got {}; the Keras default is 0.1",
+                 o.initial_accumulator_value);
+  check_epsilon(o.epsilon, "Adagrad");
+  return o;
+}
+
 RMSpropOptions RMSprop::checked(RMSpropOptions o) {
   check_range(o.rho, 0, 1, false, "RMSprop", "rho", "the Keras default is 0.9");
   check_epsilon(o.epsilon, "RMSprop");
@@ -98,10 +119,13 @@ void Optimizer::build(const std::vector<Variable*>& trainable, int replicas) {
   slots_.assign(static_cast<std::size_t>(replicas), {});
   int k = slots_per_variable();
   built_empty_ = k == 0 || trainable.empty();
+  const float initial = slot_initial_value();
   for (int r = 0; r < replicas; ++r)
     for (Variable* v : trainable)  // each slot lives beside its replica's copy of the variable
-      for (int s = 0; s < k; ++s)
+      for (int s = 0; s < k; ++s) {
         slots_[static_cast<std::size_t>(r)].push_back(Tensor::zeros(v->shape(), DType::float32, v->value(r).device()));
+        if (initial != 0.f) slots_[static_cast<std::size_t>(r)].back().fill(initial);
+      }
 }
 
 void Optimizer::apply(Backend& backend, int replica, std::size_t index, Variable& variable) {
@@ -135,6 +159,19 @@ void Adam::update(Backend& b, Tensor& w, const Tensor& g, Tensor* slots, double 
                 static_cast<float>(o_.beta_2), static_cast<float>(o_.epsilon));
 }
 
+void AdamW::update(Backend& b, Tensor& w, const Tensor& g, Tensor* slots, double lr, std::int64_t step) const {
+  // Keras 3 applies the decay with the plain learning rate, before the (bias-corrected) Adam step.
+  b.weight_decay_update(w, static_cast<float>(lr), static_cast<float>(o_.weight_decay));
+  double t = static_cast<double>(step + 1);
+  double lr_t = lr * std::sqrt(1 - std::pow(o_.beta_2, t)) / (1 - std::pow(o_.beta_1, t));
+  b.adam_update(w, g, slots[0], slots[1], static_cast<float>(lr_t), static_cast<float>(o_.beta_1),
+                static_cast<float>(o_.beta_2), static_cast<float>(o_.epsilon));
+}
+
+void Adagrad::update(Backend& b, Tensor& w, const Tensor& g, Tensor* slots, double lr, std::int64_t) const {
+  b.adagrad_update(w, g, slots[0], static_cast<float>(lr), static_cast<float>(o_.epsilon));
+}
+
 void RMSprop::update(Backend& b, Tensor& w, const Tensor& g, Tensor* slots, double lr, std::int64_t) const {
   b.rmsprop_update(w, g, slots[0], static_cast<float>(lr), static_cast<float>(o_.rho), static_cast<float>(o_.epsilon));
 }
@@ -144,8 +181,12 @@ OptimizerRef::OptimizerRef(const char* name) : OptimizerRef(std::string(name)) {
 OptimizerRef::OptimizerRef(const std::string& name) {
   if (name == "adam") opt_ = std::make_shared<Adam>();
   else if (name == "sgd") opt_ = std::make_shared<SGD>();
+  else if (name == "adamw") opt_ = std::make_shared<AdamW>();
   else if (name == "rmsprop") opt_ = std::make_shared<RMSprop>();
-  else throw ValueError(fmt::format("unknown optimizer '{}'; use \"adam\", \"sgd\" or \"rmsprop\"", name));
+  else if (name == "adagrad") opt_ = std::make_shared<Adagrad>();
+  else
+    throw ValueError(
+        fmt::format("unknown optimizer '{}'; use \"adam\", \"adamw\", \"sgd\", \"rmsprop\" or \"adagrad\"", name));
 }
 
 }  // namespace kerascpp::optimizers

@@ -100,6 +100,8 @@ class CpuBackend final : public Backend {
   void adam_update(Tensor& w, const Tensor& g, Tensor& m, Tensor& v, float lr_t, float beta_1, float beta_2,
                    float eps) override;
   void rmsprop_update(Tensor& w, const Tensor& g, Tensor& v, float lr, float rho, float eps) override;
+  void weight_decay_update(Tensor& w, float lr, float weight_decay) override;
+  void adagrad_update(Tensor& w, const Tensor& g, Tensor& accumulator, float lr, float eps) override;
 
   std::size_t cached_primitives() const { return cache_.size(); }  // for tests
 

@@ -114,4 +114,32 @@ void CpuBackend::rmsprop_update(Tensor& w, const Tensor& g, Tensor& v, float lr,
   });
 }
 
+void CpuBackend::weight_decay_update(Tensor& w, float lr, float weight_decay) {
+  enter();
+  require_float(w, "weight_decay_update", "w");
+  float* pw = w.data<float>();
+  parallel_for(w.numel(), kElementGrain, [&](std::int64_t b, std::int64_t e) {
+    for (std::int64_t i = b; i < e; ++i) pw[i] = pw[i] - (pw[i] * weight_decay) * lr;  // Keras: w - w*wd*lr
+  });
+}
+
+void CpuBackend::adagrad_update(Tensor& w, const Tensor& g, Tensor& accumulator, float lr, float eps) {
+  enter();
+  const char* op = "adagrad_update";
+  require_float(w, op, "w");
+  require_slot(g, w, op, "gradient");
+  require_slot(accumulator, w, op, "accumulator");
+  float* pw = w.data<float>();
+  const float* pg = g.data<float>();
+  float* pa = accumulator.data<float>();
+  parallel_for(w.numel(), kElementGrain, [&](std::int64_t b, std::int64_t e) {
+    for (std::int64_t i = b; i < e; ++i) {
+      float gi = pg[i];
+      float ai = pa[i] + gi * gi;
+      pa[i] = ai;
+      pw[i] -= (lr * gi) / std::sqrt(ai + eps);
+    }
+  });
+}
+
 }  // namespace kerascpp::cpu

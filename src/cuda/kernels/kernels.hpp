@@ -157,5 +157,8 @@ void adam_update(float* w, const float* g, float* m, float* v, std::int64_t n, f
                  float eps, cudaStream_t stream);
 void rmsprop_update(float* w, const float* g, float* v, std::int64_t n, float lr, float rho, float eps,
                     cudaStream_t stream);
+void weight_decay_update(float* w, std::int64_t n, float lr, float weight_decay, cudaStream_t stream);
+void adagrad_update(float* w, const float* g, float* accumulator, std::int64_t n, float lr, float eps,
+                    cudaStream_t stream);
 
 }  // namespace kerascpp::cuda::kern

@@ -44,6 +44,20 @@ __global__ void rmsprop_kernel(float* w, const float* g, float* v, std::int64_t 
   }
 }
 
+__global__ void weight_decay_kernel(float* w, std::int64_t n, float lr, float weight_decay) {
+  for (std::int64_t i = global_thread(); i < n; i += grid_threads())
+    w[i] = __fsub_rn(w[i], __fmul_rn(__fmul_rn(w[i], weight_decay), lr));
+}
+
+__global__ void adagrad_kernel(float* w, const float* g, float* acc, std::int64_t n, float lr, float eps) {
+  for (std::int64_t i = global_thread(); i < n; i += grid_threads()) {
+    const float gi = g[i];
+    const float ai = __fadd_rn(acc[i], __fmul_rn(gi, gi));
+    acc[i] = ai;
+    w[i] = __fsub_rn(w[i], __fdiv_rn(__fmul_rn(lr, gi), __fsqrt_rn(__fadd_rn(ai, eps))));
+  }
+}
+
 }  // namespace
 
 void sgd_update(float* w, const float* g, float* velocity, std::int64_t n, float lr, float momentum, bool nesterov,
@@ -63,6 +77,17 @@ void rmsprop_update(float* w, const float* g, float* v, std::int64_t n, float lr
                     cudaStream_t stream) {
   if (n <= 0) return;
   rmsprop_kernel<<<elementwise_blocks(n), kThreads, 0, stream>>>(w, g, v, n, lr, rho, 1.f - rho, eps);
+}
+
+void weight_decay_update(float* w, std::int64_t n, float lr, float weight_decay, cudaStream_t stream) {
+  if (n <= 0) return;
+  weight_decay_kernel<<<elementwise_blocks(n), kThreads, 0, stream>>>(w, n, lr, weight_decay);
+}
+
+void adagrad_update(float* w, const float* g, float* accumulator, std::int64_t n, float lr, float eps,
+                    cudaStream_t stream) {
+  if (n <= 0) return;
+  adagrad_kernel<<<elementwise_blocks(n), kThreads, 0, stream>>>(w, g, accumulator, n, lr, eps);
 }
 
 }  // namespace kerascpp::cuda::kern

@@ -1,0 +1,245 @@
+// AdamW and Adagrad follow Keras 3's update rules: 20 steps on a fixed variable and fixed gradients
+// match a double-precision reference of keras/src/optimizers/{adamw,adagrad}.py written out here;
+// bad options are refused; their slots survive a .weights.h5 round trip; 2 CPU replicas equal 1.
+#include <doctest/doctest.h>
+
+#include <cmath>
+#include <cstring>
+#include <filesystem>
+#include <functional>
+
+#include "kerascpp/kerascpp.hpp"
+#include "mirrored_fixture.hpp"
+#include "temp_dir.hpp"
+
+namespace K = kerascpp;
+
+namespace {
+
+constexpr int kSteps = 20;
+constexpr int kSize = 7;
+
+// A fixed, sign-changing gradient for element i at step t.
+double grad_at(int i, int t) { return std::sin(0.7 * i + 0.3 * t) * (0.5 + 0.1 * i); }
+double initial_at(int i) { return 0.25 * i - 0.6; }
+
+// Runs `opt` for kSteps steps on one variable and returns its final value.
+std::vector<float> run_optimizer(K::optimizers::Optimizer& opt) {
+  std::vector<float> init(kSize);
+  for (int i = 0; i < kSize; ++i) init[static_cast<std::size_t>(i)] = static_cast<float>(initial_at(i));
+  K::Variable w("w", K::Tensor::from_vector(K::Shape{kSize}, init), true);
+  opt.build({&w}, 1);
+  auto backend = K::make_cpu_backend(1);
+  for (int t = 0; t < kSteps; ++t) {
+    float* g = w.grad(0).data<float>();
+    for (int i = 0; i < kSize; ++i) g[i] = static_cast<float>(grad_at(i, t));
+    opt.apply(*backend, 0, 0, w);
+    opt.finish_step();
+  }
+  return w.value(0).to_vector();
+}
+
+// keras/src/optimizers/adamw.py = adam.py + base_optimizer._apply_weight_decay, in double.
+std::vector<double> adamw_reference(double lr, double wd, double b1, double b2, double eps) {
+  std::vector<double> out;
+  for (int i = 0; i < kSize; ++i) {
+    double w = initial_at(i), m = 0, v = 0;
+    for (int t = 0; t < kSteps; ++t) {
+      w = w - w * wd * lr;  // decoupled decay with the plain learning rate
+      double g = grad_at(i, t);
+      double step = t + 1;
+      double alpha = lr * std::sqrt(1 - std::pow(b2, step)) / (1 - std::pow(b1, step));
+      m += (g - m) * (1 - b1);
+      v += (g * g - v) * (1 - b2);
+      w -= m * alpha / (std::sqrt(v) + eps);
+    }
+    out.push_back(w);
+  }
+  return out;
+}
+
+// keras/src/optimizers/adagrad.py, in double.
+std::vector<double> adagrad_reference(double lr, double initial_accumulator, double eps) {
+  std::vector<double> out;
+  for (int i = 0; i < kSize; ++i) {
+    double w = initial_at(i), acc = initial_accumulator;
+    for (int t = 0; t < kSteps; ++t) {
+      double g = grad_at(i, t);
+      acc += g * g;
+      w -= lr * g / std::sqrt(acc + eps);
+    }
+    out.push_back(w);
+  }
+  return out;
+}
+
+void check_close(const std::vector<float>& got, const std::vector<double>& want, const std::vector<double>& start) {
+  REQUIRE(got.size() == want.size());
+  for (std::size_t i = 0; i < got.size(); ++i) {
+    CAPTURE(i);
+    CHECK(std::fabs(double(got[i]) - want[i]) <= 1e-5);
+    CHECK(std::fabs(want[i] - start[i]) > 1e-3);  // the reference really moved: the check means something
+  }
+}
+
+std::vector<double> initial_values() {
+  std::vector<double> s;
+  for (int i = 0; i < kSize; ++i) s.push_back(initial_at(i));
+  return s;
+}
+
+std::vector<K::Tensor> train(K::distribute::Strategy strategy, K::optimizers::OptimizerRef opt,
+                             K::Model* keep = nullptr) {
+  K::Model model = mirrored_fixture::small_convnet(true);  // synced BN: replicas see the global batch
+  model.compile({.optimizer = opt, .loss = "sparse_categorical_crossentropy", .distribute = strategy});
+  auto d = mirrored_fixture::make_data(160);
+  // 20 steps: 160 examples in batches of 16, two epochs.
+  model.fit(K::Dataset::from_tensor_slices(d.x, d.y).batch(16), {.epochs = 2, .verbose = 0});
+  if (keep) *keep = model;
+  return model.get_weights();
+}
+
+double max_abs_diff(const std::vector<K::Tensor>& a, const std::vector<K::Tensor>& b) {
+  REQUIRE(a.size() == b.size());
+  double m = 0;
+  for (std::size_t i = 0; i < a.size(); ++i) {
+    auto va = a[i].to_vector(), vb = b[i].to_vector();
+    REQUIRE(va.size() == vb.size());
+    for (std::size_t j = 0; j < va.size(); ++j) m = std::max(m, std::fabs(double(va[j]) - double(vb[j])));
+  }
+  return m;
+}
+
+}  // namespace
+
+TEST_CASE("AdamW: 20 steps match Keras 3's update rule (decoupled weight decay, then Adam)") {
+  SUBCASE("defaults (weight_decay 0.004)") {
+    K::optimizers::AdamW opt(0.01);
+    check_close(run_optimizer(opt), adamw_reference(0.01, 0.004, 0.9, 0.999, 1e-7), initial_values());
+  }
+  SUBCASE("strong decay, other betas") {
+    K::optimizers::AdamW opt(0.05, {.weight_decay = 0.5, .beta_1 = 0.8, .beta_2 = 0.99, .epsilon = 1e-6});
+    check_close(run_optimizer(opt), adamw_reference(0.05, 0.5, 0.8, 0.99, 1e-6), initial_values());
+  }
+  SUBCASE("decay really differs from plain Adam") {
+    K::optimizers::AdamW decayed(0.05, {.weight_decay = 0.5});
+    K::optimizers::Adam plain(0.05);
+    auto a = run_optimizer(decayed), b = run_optimizer(plain);
+    double diff = 0;
+    for (std::size_t i = 0; i < a.size(); ++i) diff = std::max(diff, std::fabs(double(a[i]) - double(b[i])));
+    CHECK(diff > 1e-3);
+  }
+}
+
+TEST_CASE("Adagrad: 20 steps match Keras 3's update rule, accumulator starting at initial_accumulator_value") {
+  SUBCASE("defaults") {
+    K::optimizers::Adagrad opt;
+    auto got = run_optimizer(opt);
+    auto want = adagrad_reference(0.001, 0.1, 1e-7);
+    REQUIRE(got.size() == want.size());
+    for (std::size_t i = 0; i < got.size(); ++i) CHECK(std::fabs(double(got[i]) - want[i]) <= 1e-5);
+  }
+  SUBCASE("larger rate, other accumulator") {
+    K::optimizers::Adagrad opt(0.1, {.initial_accumulator_value = 0.5, .epsilon = 1e-5});
+    check_close(run_optimizer(opt), adagrad_reference(0.1, 0.5, 1e-5), initial_values());
+  }
+  SUBCASE("zero initial accumulator") {
+    K::optimizers::Adagrad opt(0.1, {.initial_accumulator_value = 0.0});
+    check_close(run_optimizer(opt), adagrad_reference(0.1, 0.0, 1e-7), initial_values());
+  }
+}
+
+TEST_CASE("AdamW and Adagrad: Keras names, defaults and slot counts") {
+  K::optimizers::OptimizerRef adamw("adamw"), adagrad("adagrad");
+  CHECK(adamw->class_name() == "AdamW");
+  CHECK(adamw->slots_per_variable() == 2);
+  CHECK(adamw->learning_rate() == doctest::Approx(0.001));
+  CHECK(adagrad->class_name() == "Adagrad");
+  CHECK(adagrad->slots_per_variable() == 1);
+  CHECK(adagrad->learning_rate() == doctest::Approx(0.001));
+  K::optimizers::AdamWOptions wo;
+  CHECK(wo.weight_decay == 0.004);
+  K::optimizers::AdagradOptions ao;
+  CHECK(ao.initial_accumulator_value == 0.1);
+  CHECK(ao.epsilon == 1e-7);
+  CHECK_THROWS_WITH_AS(K::optimizers::OptimizerRef("adagrd"), doctest::Contains("\"adagrad\""), K::ValueError);
+}
+
+TEST_CASE("AdamW and Adagrad: options outside their range are refused with ValueError") {
+  namespace O = K::optimizers;
+  const double nan = std::nan("");
+  CHECK_THROWS_WITH_AS((void)O::AdamW(1e-3, {.weight_decay = -0.1}), doctest::Contains("weight_decay"), K::ValueError);
+  CHECK_THROWS_WITH_AS((void)O::AdamW(1e-3, {.weight_decay = nan}), doctest::Contains("weight_decay"), K::ValueError);
+  CHECK_THROWS_WITH_AS((void)O::AdamW(1e-3, {.beta_1 = 1.0}), doctest::Contains("AdamW: beta_1"), K::ValueError);
+  CHECK_THROWS_WITH_AS((void)O::AdamW(1e-3, {.beta_2 = -1}), doctest::Contains("AdamW: beta_2"), K::ValueError);
+  CHECK_THROWS_WITH_AS((void)O::AdamW(1e-3, {.epsilon = 0}), doctest::Contains("AdamW: epsilon"), K::ValueError);
+  CHECK_THROWS_WITH_AS((void)O::AdamW(-1), doctest::Contains("learning_rate"), K::ValueError);
+  CHECK_THROWS_WITH_AS((void)O::Adagrad(1e-3, {.initial_accumulator_value = -0.1}),
+                       doctest::Contains("initial_accumulator_value"), K::ValueError);
+  CHECK_THROWS_WITH_AS((void)O::Adagrad(1e-3, {.initial_accumulator_value = nan}),
+                       doctest::Contains("initial_accumulator_value"), K::ValueError);
+  CHECK_THROWS_WITH_AS((void)O::Adagrad(1e-3, {.epsilon = -1}), doctest::Contains("Adagrad: epsilon"), K::ValueError);
+  CHECK_THROWS_WITH_AS((void)O::Adagrad(nan), doctest::Contains("learning_rate"), K::ValueError);
+  CHECK_NOTHROW((void)O::AdamW(1e-3, {.weight_decay = 0}));
+  CHECK_NOTHROW((void)O::Adagrad(1e-3, {.initial_accumulator_value = 0}));
+}
+
+TEST_CASE("AdamW and Adagrad: optimizer state survives save_weights/load_weights and training resumes bit-equal") {
+  kerascpp_test::TempDir tmp;
+  for (const char* name : {"adamw", "adagrad"}) {
+    CAPTURE(name);
+    auto d = mirrored_fixture::make_data(64);
+    auto batches = [&] { return K::Dataset::from_tensor_slices(d.x, d.y).batch(16); };
+    auto compile = [&](K::Model& m) {
+      K::optimizers::OptimizerRef opt =
+          std::string(name) == "adamw" ? K::optimizers::OptimizerRef(K::optimizers::AdamW(0.01, {.weight_decay = 0.1}))
+                                       : K::optimizers::OptimizerRef(K::optimizers::Adagrad(0.05));
+      m.compile({.optimizer = opt, .loss = "sparse_categorical_crossentropy"});
+    };
+    K::Model a = mirrored_fixture::small_convnet(false);
+    compile(a);
+    a.fit(batches(), {.epochs = 1, .verbose = 0});
+    std::string path = (tmp.path / (std::string(name) + ".weights.h5")).string();
+    a.save_weights(path);
+
+    K::Model b = mirrored_fixture::small_convnet(false);
+    compile(b);
+    b.load_weights(path);
+    CHECK(b.optimizer().iterations() == a.optimizer().iterations());
+    auto sa = a.optimizer().slot_tensors(0), sb = b.optimizer().slot_tensors(0);
+    REQUIRE(sa.size() == sb.size());
+    REQUIRE(!sa.empty());
+    for (std::size_t i = 0; i < sa.size(); ++i) CHECK(std::memcmp(sa[i]->raw(), sb[i]->raw(), sa[i]->nbytes()) == 0);
+    // Slots hold real state (Adagrad's accumulator grew past its initial 0.1, Adam's moments left 0).
+    auto s0 = sa[0]->to_vector();
+    bool moved = false;
+    for (float x : s0) moved |= x != 0.f && x != 0.1f;
+    CHECK(moved);
+
+    a.fit(batches(), {.epochs = 1, .verbose = 0});
+    b.fit(batches(), {.epochs = 1, .verbose = 0});
+    auto wa = a.get_weights(), wb = b.get_weights();
+    REQUIRE(wa.size() == wb.size());
+    for (std::size_t i = 0; i < wa.size(); ++i) CHECK(std::memcmp(wa[i].raw(), wb[i].raw(), wa[i].nbytes()) == 0);
+  }
+}
+
+TEST_CASE("AdamW and Adagrad: 2 mirrored CPU replicas match one device after 20 steps") {
+  for (int which = 0; which < 2; ++which) {
+    CAPTURE(which);
+    auto opt = [&]() -> K::optimizers::OptimizerRef {
+      if (which == 0) return K::optimizers::AdamW(1e-3, {.weight_decay = 0.05});
+      return K::optimizers::Adagrad(0.05);
+    };
+    auto one = train(K::distribute::OneDeviceStrategy("cpu:0"), opt());
+    K::Model mirrored = mirrored_fixture::small_convnet(true);
+    auto many = train(K::distribute::MirroredStrategy<>(2), opt(), &mirrored);
+    CHECK(max_abs_diff(one, many) <= 1e-5);
+    for (K::Variable* v : mirrored.variables())
+      for (int r = 1; r < v->num_copies(); ++r)
+        CHECK(std::memcmp(v->value(0).raw(), v->value(r).raw(), v->value(0).nbytes()) == 0);
+    // and training moved the weights
+    K::Model fresh = mirrored_fixture::small_convnet(true);
+    CHECK(max_abs_diff(fresh.get_weights(), one) > 1e-4);
+  }
+}
