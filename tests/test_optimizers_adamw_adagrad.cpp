@@ -1,6 +1,7 @@
 // AdamW and Adagrad follow Keras 3's update rules: 20 steps on a fixed variable and fixed gradients
 // match a double-precision reference of keras/src/optimizers/{adamw,adagrad}.py written out here;
 // bad options are refused; their slots survive a .weights.h5 round trip; 2 CPU replicas equal 1.
+// Also clipnorm / global_clipnorm (Keras' base_optimizer clipping) on exact small cases and mirrored.
 #include <doctest/doctest.h>
 
 #include <cmath>
@@ -241,5 +242,71 @@ TEST_CASE("AdamW and Adagrad: 2 mirrored CPU replicas match one device after 20 
     // and training moved the weights
     K::Model fresh = mirrored_fixture::small_convnet(true);
     CHECK(max_abs_diff(fresh.get_weights(), one) > 1e-4);
+  }
+}
+
+TEST_CASE("clipnorm clips each gradient by its own L2 norm, global_clipnorm all of them by their global norm") {
+  auto backend = K::make_cpu_backend(1);
+  // Two variables with gradients (3, 4) (norm 5) and (12) (norm 12): global norm 13.
+  auto step = [&](K::optimizers::GradientClipping clipping) {
+    K::Variable a("a", K::Tensor::from_vector(K::Shape{2}, {1.0f, 1.0f}), true);
+    K::Variable b("b", K::Tensor::from_vector(K::Shape{1}, {1.0f}), true);
+    K::optimizers::SGD opt(0.1);
+    opt.set_gradient_clipping(clipping);
+    opt.build({&a, &b}, 1);
+    a.grad(0).data<float>()[0] = 3;
+    a.grad(0).data<float>()[1] = 4;
+    b.grad(0).data<float>()[0] = 12;
+    opt.clip_gradients(*backend, 0, {&a, &b});
+    opt.apply(*backend, 0, 0, a);
+    opt.apply(*backend, 0, 1, b);
+    auto va = a.value(0).to_vector(), vb = b.value(0).to_vector();
+    return std::vector<double>{va[0], va[1], vb[0]};
+  };
+  auto expect = [](const std::vector<double>& got, std::vector<double> grads) {
+    for (std::size_t i = 0; i < 3; ++i) CHECK(got[i] == doctest::Approx(1.0 - 0.1 * grads[i]).epsilon(1e-6));
+  };
+  SUBCASE("none") { expect(step({}), {3, 4, 12}); }
+  SUBCASE("clipnorm 1: each gradient to norm 1") { expect(step({.clipnorm = 1.0}), {0.6, 0.8, 1.0}); }
+  SUBCASE("clipnorm 6: (3, 4) is under the norm and stays, (12) goes to 6") {
+    expect(step({.clipnorm = 6.0}), {3, 4, 6});
+  }
+  SUBCASE("global_clipnorm 1.3: everything scaled by 1.3 / 13") {
+    expect(step({.global_clipnorm = 1.3}), {0.3, 0.4, 1.2});
+  }
+  SUBCASE("global_clipnorm above the global norm: unchanged") { expect(step({.global_clipnorm = 20.0}), {3, 4, 12}); }
+}
+
+TEST_CASE("gradient clipping: bad norms, or both set, are refused with ValueError") {
+  K::optimizers::Adam opt;
+  CHECK_THROWS_WITH_AS(opt.set_gradient_clipping({.clipnorm = 0.0}), doctest::Contains("clipnorm"), K::ValueError);
+  CHECK_THROWS_WITH_AS(opt.set_gradient_clipping({.clipnorm = -1.0}), doctest::Contains("clipnorm"), K::ValueError);
+  CHECK_THROWS_WITH_AS(opt.set_gradient_clipping({.global_clipnorm = std::nan("")}),
+                       doctest::Contains("global_clipnorm"), K::ValueError);
+  CHECK_THROWS_WITH_AS(opt.set_gradient_clipping({.clipnorm = 1.0, .global_clipnorm = 1.0}),
+                       doctest::Contains("only one"), K::ValueError);
+  CHECK_FALSE(opt.gradient_clipping().clipnorm);  // a refused setting leaves the optimizer as it was
+  opt.set_gradient_clipping({.global_clipnorm = 2.0});
+  CHECK(*opt.gradient_clipping().global_clipnorm == 2.0);
+}
+
+TEST_CASE("gradient clipping: 2 mirrored CPU replicas match one device, and clipping changes training") {
+  for (int which = 0; which < 2; ++which) {
+    CAPTURE(which);
+    auto opt = [&](bool clip) -> K::optimizers::OptimizerRef {
+      K::optimizers::SGD sgd(0.5, {.momentum = 0.9});
+      if (clip && which == 0) sgd.set_gradient_clipping({.clipnorm = 0.05});
+      if (clip && which == 1) sgd.set_gradient_clipping({.global_clipnorm = 0.05});
+      return sgd;
+    };
+    auto one = train(K::distribute::OneDeviceStrategy("cpu:0"), opt(true));
+    K::Model mirrored = mirrored_fixture::small_convnet(true);
+    auto many = train(K::distribute::MirroredStrategy<>(2), opt(true), &mirrored);
+    CHECK(max_abs_diff(one, many) <= 1e-5);
+    for (K::Variable* v : mirrored.variables())
+      for (int r = 1; r < v->num_copies(); ++r)
+        CHECK(std::memcmp(v->value(0).raw(), v->value(r).raw(), v->value(0).nbytes()) == 0);
+    auto unclipped = train(K::distribute::OneDeviceStrategy("cpu:0"), opt(false));
+    CHECK(max_abs_diff(one, unclipped) > 1e-3);
   }
 }

@@ -203,6 +203,8 @@ class Backend {
   virtual void weight_decay_update(Tensor& w, float lr, float weight_decay) = 0;
   // accumulator += g²; w −= lr · g / sqrt(accumulator + eps)   (Adagrad)
   virtual void adagrad_update(Tensor& w, const Tensor& g, Tensor& accumulator, float lr, float eps) = 0;
+  // Σ x² in double (gradient clipping by norm); deterministic for a given x.
+  virtual double sum_squares(const Tensor& x) = 0;
 };
 
 // Floats in pack_moments' packed tensor: num_replicas slots of (count, mean[C], var[C]).

@@ -3,6 +3,7 @@
 #pragma once
 #include <cstdint>
 #include <memory>
+#include <optional>
 #include <string>
 #include <vector>
 
@@ -68,6 +69,14 @@ class LearningRate {
   std::shared_ptr<schedules::LearningRateSchedule> schedule_;
 };
 
+// Keras' clipnorm / global_clipnorm (unset: no clipping). Applied to the all-reduced gradients,
+// so every replica clips identically. clipnorm: g ← g·c / max(‖g‖, c) per gradient;
+// global_clipnorm: all gradients scaled by c / max(‖(g₁, g₂, …)‖, c). At most one of the two.
+struct GradientClipping {
+  std::optional<double> clipnorm;
+  std::optional<double> global_clipnorm;
+};
+
 class Optimizer {
  public:
   explicit Optimizer(LearningRate lr) : lr_(std::move(lr)) {}
@@ -82,6 +91,12 @@ class Optimizer {
   bool has_schedule() const { return lr_.is_schedule(); }
   std::int64_t iterations() const { return iterations_; }
   void set_iterations(std::int64_t it) { iterations_ = it; }
+
+  // Throws ValueError for a norm that is not finite and > 0, or for both norms set (as Keras does).
+  void set_gradient_clipping(GradientClipping clipping);
+  const GradientClipping& gradient_clipping() const { return clipping_; }
+  // Clips replica `replica`'s (all-reduced) gradients of `trainable` in place; call before apply().
+  void clip_gradients(Backend& backend, int replica, const std::vector<Variable*>& trainable) const;
 
   // Creates zero slots for each trainable variable on each replica.
   void build(const std::vector<Variable*>& trainable, int replicas);
@@ -102,6 +117,7 @@ class Optimizer {
 
  private:
   LearningRate lr_;
+  GradientClipping clipping_;
   std::int64_t iterations_ = 0;
   bool built_empty_ = false;
   // slots_[replica][variable * slots_per_variable + k]

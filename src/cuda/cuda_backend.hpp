@@ -95,6 +95,7 @@ class CudaBackend final : public Backend {
   void rmsprop_update(Tensor& w, const Tensor& g, Tensor& v, float lr, float rho, float eps) override;
   void weight_decay_update(Tensor& w, float lr, float weight_decay) override;
   void adagrad_update(Tensor& w, const Tensor& g, Tensor& accumulator, float lr, float eps) override;
+  double sum_squares(const Tensor& x) override;
 
  private:
   int device_;

@@ -71,4 +71,14 @@ void CudaBackend::adagrad_update(Tensor& w, const Tensor& g, Tensor& accumulator
   KCPP_CUDA_CHECK(cudaGetLastError());
 }
 
+double CudaBackend::sum_squares(const Tensor& x) {
+  DeviceGuard guard(device_);
+  require_float_on(x, device(), "sum_squares", "x");
+  const std::int64_t n = x.numel();
+  double* scratch = kernels_->scratch_doubles(kern::reduce_scratch(n));
+  kern::reduce_to_double(kern::kReduceSumSquares, x.data<float>(), nullptr, n, scratch, kernels_->status(), stream_);
+  KCPP_CUDA_CHECK(cudaGetLastError());
+  return kernels_->fetch_status().value;
+}
+
 }  // namespace kerascpp::cuda

@@ -2,8 +2,10 @@
 
 #include <fmt/format.h>
 
+#include <algorithm>
 #include <cmath>
 #include <limits>
+#include <utility>
 
 #include "check.hpp"
 
@@ -114,6 +116,38 @@ double PiecewiseConstantDecay::operator()(std::int64_t step) const {
   return values_.back();
 }
 }  // namespace schedules
+
+void Optimizer::set_gradient_clipping(GradientClipping c) {
+  for (auto [value, name] : {std::pair{c.clipnorm, "clipnorm"}, std::pair{c.global_clipnorm, "global_clipnorm"}})
+    KERASCPP_CHECK(!value || (std::isfinite(*value) && *value > 0), ValueError,
+                   "{}: {} must be a finite number > 0, got {}; leave it unset for no clipping", class_name(), name,
+                   value.value_or(0));
+  KERASCPP_CHECK(!(c.clipnorm && c.global_clipnorm), ValueError,
+                 "{}: only one of clipnorm and global_clipnorm can be set (as in Keras); drop one", class_name());
+  clipping_ = c;
+}
+
+void Optimizer::clip_gradients(Backend& backend, int replica, const std::vector<Variable*>& trainable) const {
+  if (clipping_.clipnorm) {
+    // Keras' _clip_by_norm: g·c / max(‖g‖, c); a zero gradient stays zero.
+    const double c = *clipping_.clipnorm;
+    for (Variable* v : trainable) {
+      Tensor& g = v->grad(replica);
+      const double norm = std::sqrt(backend.sum_squares(g));
+      const double factor = c / std::max(norm, c);
+      if (factor != 1.0) backend.scale(g, static_cast<float>(factor));
+    }
+  } else if (clipping_.global_clipnorm) {
+    // Keras' clip_by_global_norm: scale = c·min(1/‖G‖, 1/c), NaN when the norm is not finite.
+    const double c = *clipping_.global_clipnorm;
+    double total = 0.0;
+    for (Variable* v : trainable) total += backend.sum_squares(v->grad(replica));
+    const double norm = std::sqrt(total);
+    const double factor = std::isfinite(norm) ? c * std::min(1.0 / norm, 1.0 / c) : std::nan("");
+    if (factor != 1.0)
+      for (Variable* v : trainable) backend.scale(v->grad(replica), static_cast<float>(factor));
+  }
+}
 
 void Optimizer::build(const std::vector<Variable*>& trainable, int replicas) {
   slots_.assign(static_cast<std::size_t>(replicas), {});

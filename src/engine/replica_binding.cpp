@@ -41,6 +41,7 @@ void ReplicaBinding::backward(ReplicaContext& ctx, const Tensor& output_grad) {
 }
 
 void ReplicaBinding::apply(ReplicaContext& ctx, optimizers::Optimizer& optimizer) {
+  optimizer.clip_gradients(*ctx.backend, ctx.replica_id, trainable_);
   for (std::size_t i = 0; i < trainable_.size(); ++i) optimizer.apply(*ctx.backend, ctx.replica_id, i, *trainable_[i]);
 }
 

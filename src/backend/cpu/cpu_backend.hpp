@@ -102,6 +102,7 @@ class CpuBackend final : public Backend {
   void rmsprop_update(Tensor& w, const Tensor& g, Tensor& v, float lr, float rho, float eps) override;
   void weight_decay_update(Tensor& w, float lr, float weight_decay) override;
   void adagrad_update(Tensor& w, const Tensor& g, Tensor& accumulator, float lr, float eps) override;
+  double sum_squares(const Tensor& x) override;
 
   std::size_t cached_primitives() const { return cache_.size(); }  // for tests
 

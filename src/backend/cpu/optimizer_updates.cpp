@@ -142,4 +142,15 @@ void CpuBackend::adagrad_update(Tensor& w, const Tensor& g, Tensor& accumulator,
   });
 }
 
+double CpuBackend::sum_squares(const Tensor& x) {
+  enter();
+  require_float(x, "sum_squares", "x");
+  const float* p = x.data<float>();
+  return chunked_sum(x.numel(), partials_, [&](std::int64_t b, std::int64_t e) {
+    double s = 0.0;
+    for (std::int64_t i = b; i < e; ++i) s += static_cast<double>(p[i]) * static_cast<double>(p[i]);
+    return s;
+  });
+}
+
 }  // namespace kerascpp::cpu

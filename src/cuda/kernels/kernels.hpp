@@ -72,8 +72,9 @@ void column_sums(int kind, const float* a, const float* b, const float* mean, st
 
 // Σ over n elements into status->value, in double.
 enum ReduceKind : int {
-  kReduceSum = 0,      // Σ a
-  kReduceAbsDiff = 1,  // Σ |a − b|
+  kReduceSum = 0,         // Σ a
+  kReduceAbsDiff = 1,     // Σ |a − b|
+  kReduceSumSquares = 2,  // Σ a²
 };
 std::size_t reduce_scratch(std::int64_t n);  // doubles
 void reduce_to_double(int kind, const float* a, const float* b, std::int64_t n, double* scratch, Status* status,
