@@ -1,7 +1,12 @@
 // The model and data of the mirrored-exactness tests, shared by the CPU suite
 // (tests/test_mirrored.cpp) and the GPU suite (tests/gpu/test_gpu_strategy.cpp).
 #pragma once
+#include <doctest/doctest.h>
+
+#include <algorithm>
+#include <cmath>
 #include <cstdint>
+#include <vector>
 
 #include "kerascpp/kerascpp.hpp"
 
@@ -36,6 +41,18 @@ inline Data make_data(std::int64_t n) {
   for (std::int64_t i = 0; i < x.numel(); ++i) x.data<float>()[i] = static_cast<float>(rng.normal());
   for (std::int64_t i = 0; i < n; ++i) y.data<std::int32_t>()[i] = static_cast<std::int32_t>(rng.next_u64() % 3);
   return {x, y};
+}
+
+// The largest |a - b| over every element of two weight lists (fails the test on a size mismatch).
+inline double max_abs_diff(const std::vector<K::Tensor>& a, const std::vector<K::Tensor>& b) {
+  REQUIRE(a.size() == b.size());
+  double m = 0;
+  for (std::size_t i = 0; i < a.size(); ++i) {
+    auto va = a[i].to_vector(), vb = b[i].to_vector();
+    REQUIRE(va.size() == vb.size());
+    for (std::size_t j = 0; j < va.size(); ++j) m = std::max(m, std::fabs(double(va[j]) - double(vb[j])));
+  }
+  return m;
 }
 
 }  // namespace mirrored_fixture

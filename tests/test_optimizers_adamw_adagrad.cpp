@@ -15,6 +15,8 @@
 
 namespace K = kerascpp;
 
+using mirrored_fixture::max_abs_diff;
+
 namespace {
 
 constexpr int kSteps = 20;
@@ -98,17 +100,6 @@ std::vector<K::Tensor> train(K::distribute::Strategy strategy, K::optimizers::Op
   model.fit(K::Dataset::from_tensor_slices(d.x, d.y).batch(16), {.epochs = 2, .verbose = 0});
   if (keep) *keep = model;
   return model.get_weights();
-}
-
-double max_abs_diff(const std::vector<K::Tensor>& a, const std::vector<K::Tensor>& b) {
-  REQUIRE(a.size() == b.size());
-  double m = 0;
-  for (std::size_t i = 0; i < a.size(); ++i) {
-    auto va = a[i].to_vector(), vb = b[i].to_vector();
-    REQUIRE(va.size() == vb.size());
-    for (std::size_t j = 0; j < va.size(); ++j) m = std::max(m, std::fabs(double(va[j]) - double(vb[j])));
-  }
-  return m;
 }
 
 }  // namespace
