@@ -71,7 +71,7 @@ std::vector<Tensor> BatchNormalizationLayer::forward(ReplicaContext& ctx, const 
     // when |mean| >> std.
     Tensor local_mean, local_var, packed;
     ctx.backend->moments(x2, local_mean, local_var);
-    ctx.backend->pack_moments(local_mean, local_var, rows, r, ctx.num_replicas, packed);
+    ctx.backend->pack_moments(local_mean, local_var, rows, ctx.replica_id_in_sync, ctx.num_replicas, packed);
     all_reduce(ctx, packed);
     ctx.backend->synchronized_moments(packed, ctx.num_replicas, mean, var);
     ctx.backend->batchnorm_forward_inference(x2, gamma_->value(r), beta_->value(r), mean, var, options_.epsilon, y2);
@@ -81,7 +81,7 @@ std::vector<Tensor> BatchNormalizationLayer::forward(ReplicaContext& ctx, const 
     if (collective) {
       // Moving statistics follow the example-weighted average of the replicas' batch statistics.
       Tensor packed, avg_mean, avg_var;
-      ctx.backend->pack_moments(mean, var, rows, r, ctx.num_replicas, packed);
+      ctx.backend->pack_moments(mean, var, rows, ctx.replica_id_in_sync, ctx.num_replicas, packed);
       all_reduce(ctx, packed);
       ctx.backend->average_moments(packed, ctx.num_replicas, avg_mean, avg_var);
       update_moving_statistics(ctx, avg_mean, avg_var);

@@ -29,8 +29,11 @@ class CrossReplica {
 };
 
 struct ReplicaContext {
-  int replica_id = 0;
-  int num_replicas = 1;
+  int replica_id = 0;    // this replica among the replicas of this process: indexes mirrored variables
+  int num_replicas = 1;  // replicas in sync over every worker of the job (all-reduces span them all)
+  // This replica among all num_replicas (worker * local replicas + replica_id); equals replica_id
+  // on a single worker. Picks the replica's rows of a global batch and its slot in gathered data.
+  int replica_id_in_sync = 0;
   Backend* backend = nullptr;
   CrossReplica* cross = nullptr;  // null on a single replica
   Rng rng;                        // dropout masks; seeded per replica and step for reproducibility

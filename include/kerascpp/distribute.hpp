@@ -3,6 +3,7 @@
 // fit/evaluate/predict are written once on top of this interface and never ask how many
 // replicas exist.
 #pragma once
+#include <chrono>
 #include <functional>
 #include <memory>
 #include <string>
@@ -36,15 +37,21 @@ enum class ReduceOp { sum, mean };  // tf.distribute.ReduceOp.SUM / MEAN
 struct StrategyOptions {
   int threads_per_replica = 0;           // 0: the machine's cores divided among the replicas
   std::size_t bucket_bytes = 25u << 20;  // gradient fusion bucket size (PyTorch DDP's default)
+  // MultiWorkerMirroredStrategy only: how long a worker waits for its peers in one collective
+  // before it reports the ranks that did not arrive and stops the job (a dead or stopped peer
+  // otherwise hangs everyone). The KERASCPP_COLLECTIVE_TIMEOUT variable (seconds) overrides it.
+  std::chrono::seconds collective_timeout{300};
 };
+using MultiWorkerOptions = StrategyOptions;
 
 class StrategyImpl;  // engine-side implementation
 
 class Strategy {
  public:
   Strategy();  // default: one replica on cpu:0 using every core
-  int num_replicas_in_sync() const;
-  std::vector<Device> devices() const;
+  int num_replicas_in_sync() const;  // over every worker: workers x local replicas
+  int num_workers() const;           // processes of a multi-worker job; 1 otherwise
+  std::vector<Device> devices() const;  // this worker's devices
   std::string describe() const;  // "MirroredStrategy(cpu:0, cpu:1; SharedMemoryAllReduce)"
   bool is_chief() const { return worker_index() == 0; }
   int worker_index() const;
@@ -53,8 +60,10 @@ class Strategy {
   void run(const std::function<void(ReplicaContext&)>& fn) const;
   // Reduces one value per replica (as returned by run-collected results).
   double reduce(ReduceOp op, const std::vector<double>& per_replica) const;
-  // Splits `global` rows into num_replicas contiguous shards: sizes differ by at most one and the
-  // first replicas take the extra rows; shards may be empty.
+  // Splits `global` rows into num_replicas_in_sync contiguous shards: sizes differ by at most one
+  // and the first replicas take the extra rows; shards may be empty. Worker w's replicas take the
+  // shards [w * local replicas, (w + 1) * local replicas): every worker reads the same global
+  // batches (TensorFlow's DATA auto-shard policy) and works on its share.
   std::vector<std::pair<std::int64_t, std::int64_t>> shard_ranges(std::int64_t global_rows) const;
   // The rows of `global` that replica ctx works on, on its device (a view, no copy, on the host).
   Tensor shard(const ReplicaContext& ctx, const Tensor& global) const;
@@ -71,6 +80,9 @@ std::shared_ptr<StrategyImpl> make_one_device_impl(const std::string& device, St
 std::shared_ptr<StrategyImpl> make_mirrored_impl(std::vector<std::string> devices, CrossDeviceOpsKind ops,
                                                  StrategyOptions options);
 std::shared_ptr<StrategyImpl> make_default_mirrored_impl(CrossDeviceOpsKind ops);
+// `devices` empty: every local device (every GPU, or cpu:0).
+std::shared_ptr<StrategyImpl> make_multi_worker_impl(std::vector<std::string> devices, CrossDeviceOpsKind ops,
+                                                     StrategyOptions options);
 // Local devices: every GPU, or ["cpu:0"] when there is none.
 std::vector<std::string> local_devices();
 // The one line MirroredStrategy<>() prints on stderr when it falls back to the CPU, with the reason.
@@ -103,5 +115,35 @@ class MirroredStrategy : public Strategy {
     return d;
   }
 };
+
+// Many processes (workers), launched by mpirun or srun, each mirroring over its local devices:
+// TensorFlow's MultiWorkerMirroredStrategy / CollectiveAllReduceStrategy. Gradient buckets are
+// summed inside the worker first, then across workers with non-blocking MPI all-reduces
+// overlapped with backward; losses and metrics cover every replica of every worker. Rank 0 is
+// the chief: only it writes checkpoints, logs and weights files. Started without an MPI launcher
+// it runs as a single worker and says so on stderr.
+template <class CrossDeviceOps = Auto>
+class MultiWorkerMirroredStrategy : public Strategy {
+ public:
+  // Every local GPU per worker, or cpu:0 when there is none.
+  MultiWorkerMirroredStrategy() : Strategy(make_multi_worker_impl({}, CrossDeviceOps::kind, {})) {}
+  explicit MultiWorkerMirroredStrategy(std::vector<std::string> local_devices, MultiWorkerOptions options = {})
+      : Strategy(make_multi_worker_impl(checked(std::move(local_devices)), CrossDeviceOps::kind, options)) {}
+  // `cpu_replicas_per_worker` CPU replicas in each worker.
+  explicit MultiWorkerMirroredStrategy(int cpu_replicas_per_worker, MultiWorkerOptions options = {})
+      : Strategy(make_multi_worker_impl(cpu_devices(cpu_replicas_per_worker), CrossDeviceOps::kind, options)) {}
+
+ private:
+  static std::vector<std::string> checked(std::vector<std::string> d) {
+    if (d.empty()) d.push_back("cpu:-1");  // an explicit empty list is refused, as MirroredStrategy does
+    return d;
+  }
+  static std::vector<std::string> cpu_devices(int n) {
+    std::vector<std::string> d;
+    for (int i = 0; i < n; ++i) d.push_back("cpu:" + std::to_string(i));
+    return checked(std::move(d));
+  }
+};
+using CollectiveAllReduceStrategy = MultiWorkerMirroredStrategy<>;
 
 }  // namespace kerascpp::distribute

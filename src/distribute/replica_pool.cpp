@@ -5,22 +5,33 @@
 #include <algorithm>
 #include <thread>
 
+#include "check.hpp"
 #include "distribute/shared_memory_collective.hpp"
 
 namespace kerascpp::distribute {
 
-ReplicaPool::ReplicaPool(std::string kind, std::vector<Device> devices, CrossDeviceOpsKind ops, StrategyOptions options)
-    : kind_(std::move(kind)), devices_(std::move(devices)), ops_(ops), options_(options) {
+ReplicaPool::ReplicaPool(std::string kind, std::vector<Device> devices, CrossDeviceOpsKind ops, StrategyOptions options,
+                         std::shared_ptr<WorkerGroup> workers)
+    : kind_(std::move(kind)), devices_(std::move(devices)), ops_(ops), options_(options), workers_(std::move(workers)) {
   int n = static_cast<int>(devices_.size());
   int threads = options_.threads_per_replica;
-  if (threads <= 0) threads = std::max(1, static_cast<int>(std::thread::hardware_concurrency()) / n);
+  // By default the cores are shared by every replica of every worker on this machine.
+  const int sharing = n * (workers_ ? workers_->workers_on_this_machine() : 1);
+  if (threads <= 0) threads = std::max(1, static_cast<int>(std::thread::hardware_concurrency()) / sharing);
   contexts_.resize(static_cast<std::size_t>(n));
   bool gpus = devices_.front().kind == Device::Kind::gpu;
   for (int r = 0; r < n; ++r) {
     const Device& d = devices_[static_cast<std::size_t>(r)];
     backends_.push_back(gpus ? detail::make_gpu_backend(d.index) : make_cpu_backend(threads));
   }
-  if (n > 1) {
+  if (workers_) {
+    // Across workers even with one local replica. GPU replicas would need NCCL communicators
+    // spanning every worker's GPUs: not built yet (the CPU path is).
+    KERASCPP_CHECK(!gpus, DeviceError,
+                   "MultiWorkerMirroredStrategy: GPU replicas across workers are not supported yet; run each "
+                   "worker on CPU replicas (e.g. MultiWorkerMirroredStrategy<>(2) for two CPU replicas per worker)");
+    collectives_ = workers_->make_cpu_collective(n);
+  } else if (n > 1) {
     if (gpus) {
       std::vector<Backend*> raw;
       for (auto& b : backends_) raw.push_back(b.get());
@@ -32,7 +43,8 @@ ReplicaPool::ReplicaPool(std::string kind, std::vector<Device> devices, CrossDev
   for (int r = 0; r < n; ++r) {
     auto& ctx = contexts_[static_cast<std::size_t>(r)];
     ctx.replica_id = r;
-    ctx.num_replicas = n;
+    ctx.num_replicas = n * num_workers();
+    ctx.replica_id_in_sync = worker_index() * n + r;
     ctx.backend = backends_[static_cast<std::size_t>(r)].get();
     ctx.cross = collectives_.get();
   }
@@ -46,6 +58,9 @@ std::string ReplicaPool::name() const {
   std::string devs;
   for (auto& d : devices_) devs += (devs.empty() ? "" : ", ") + d.str();
   if (kind_ == "OneDeviceStrategy") return fmt::format("{}({})", kind_, devs);
+  if (workers_)
+    return fmt::format("{}({} workers x {}; {} + MPI, {} thread(s) per replica)", kind_, workers_->size(), devs,
+                       cross_device_ops_name(ops_), backends_.front()->num_threads());
   if (devices_.front().kind == Device::Kind::gpu)
     return fmt::format("{}({}; {})", kind_, devs, cross_device_ops_name(ops_));
   return fmt::format("{}({}; {}, {} thread(s) per replica)", kind_, devs, cross_device_ops_name(ops_),
@@ -63,7 +78,15 @@ void ReplicaPool::run_on_device(int replica, const std::function<void(ReplicaCon
 
 void ReplicaPool::run(const std::function<void(ReplicaContext&)>& fn) {
   if (!threads_) {
-    run_on_device(0, fn);
+    try {
+      run_on_device(0, fn);
+    } catch (...) {
+      if (collectives_) {  // a lone replica of a multi-worker job: its peers are left mid-step
+        collectives_->abort();
+        collectives_->reset();
+      }
+      throw;
+    }
     return;
   }
   try {
@@ -72,6 +95,14 @@ void ReplicaPool::run(const std::function<void(ReplicaContext&)>& fn) {
     collectives_->reset();  // the step was aborted: the next one starts clean
     throw;
   }
+}
+
+std::vector<double> ReplicaPool::gather_over_workers(const std::vector<double>& mine, const char* what) {
+  return workers_ ? workers_->all_gather(mine, what) : mine;
+}
+
+void ReplicaPool::sum_over_workers(Tensor& t, const char* what) {
+  if (workers_) workers_->all_reduce_sum(t.data<float>(), t.numel(), what);
 }
 
 }  // namespace kerascpp::distribute

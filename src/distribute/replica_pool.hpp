@@ -11,18 +11,26 @@
 #include "backend/gpu_support.hpp"
 #include "distribute/replica_threads.hpp"
 #include "distribute/strategy_impl.hpp"
+#include "distribute/worker_group.hpp"
 
 namespace kerascpp::distribute {
 
 class ReplicaPool : public StrategyImpl {
  public:
-  ReplicaPool(std::string kind, std::vector<Device> devices, CrossDeviceOpsKind ops, StrategyOptions options);
+  // `workers`: the other processes of a multi-worker job (null: this process alone). The
+  // replicas here are then this worker's share of workers->size() * devices.size().
+  ReplicaPool(std::string kind, std::vector<Device> devices, CrossDeviceOpsKind ops, StrategyOptions options,
+              std::shared_ptr<WorkerGroup> workers = nullptr);
   ~ReplicaPool() override;
 
   std::string name() const override;
   int num_replicas() const override { return static_cast<int>(contexts_.size()); }
   std::vector<Device> devices() const override { return devices_; }
   CrossDeviceOpsKind cross_device_ops() const override { return ops_; }
+  int num_workers() const override { return workers_ ? workers_->size() : 1; }
+  int worker_index() const override { return workers_ ? workers_->rank() : 0; }
+  std::vector<double> gather_over_workers(const std::vector<double>& mine, const char* what) override;
+  void sum_over_workers(Tensor& t, const char* what) override;
   void run(const std::function<void(ReplicaContext&)>& fn) override;
   ReplicaContext& context(int replica) override { return contexts_.at(static_cast<std::size_t>(replica)); }
   std::size_t bucket_bytes() const override { return options_.bucket_bytes; }
@@ -34,6 +42,7 @@ class ReplicaPool : public StrategyImpl {
   std::vector<Device> devices_;
   CrossDeviceOpsKind ops_;
   StrategyOptions options_;
+  std::shared_ptr<WorkerGroup> workers_;
   std::vector<std::unique_ptr<Backend>> backends_;
   std::unique_ptr<detail::DeviceCollectives> collectives_;  // N > 1 only
   std::vector<ReplicaContext> contexts_;

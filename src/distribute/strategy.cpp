@@ -1,4 +1,5 @@
 #include <fmt/format.h>
+#include <fmt/ranges.h>
 
 #include "check.hpp"
 
@@ -8,6 +9,7 @@
 #include "backend/gpu_support.hpp"
 #include "distribute/replica_pool.hpp"
 #include "distribute/strategy_options.hpp"
+#include "distribute/worker_group.hpp"
 
 namespace kerascpp::distribute {
 
@@ -67,8 +69,13 @@ std::shared_ptr<StrategyImpl> make_one_device_impl(const std::string& device, St
                                        CrossDeviceOpsKind::automatic, options);
 }
 
-std::shared_ptr<StrategyImpl> make_mirrored_impl(std::vector<std::string> names, CrossDeviceOpsKind ops,
-                                                 StrategyOptions options) {
+namespace {
+
+// The checks MirroredStrategy and MultiWorkerMirroredStrategy make of their (local) device list;
+// returns the devices and the cross-device ops with Auto resolved.
+std::pair<std::vector<Device>, CrossDeviceOpsKind> checked_mirrored_devices(const std::vector<std::string>& names,
+                                                                            CrossDeviceOpsKind ops,
+                                                                            const StrategyOptions& options) {
   // TensorFlow refuses an explicit empty list too: an empty list is usually a bug in the caller's
   // device arithmetic, and "all devices" would hide it. MirroredStrategy() means all devices.
   KERASCPP_CHECK(!names.empty(), ValueError,
@@ -105,7 +112,15 @@ std::shared_ptr<StrategyImpl> make_mirrored_impl(std::vector<std::string> names,
         "devices are GPUs; use MirroredStrategy<> (NcclAllReduce), HierarchicalCopyAllReduce or "
         "ReductionToOneDevice");
   if (ops == CrossDeviceOpsKind::automatic) ops = gpus ? CrossDeviceOpsKind::nccl : CrossDeviceOpsKind::shared_memory;
-  return std::make_shared<ReplicaPool>("MirroredStrategy", std::move(devices), ops, options);
+  return {std::move(devices), ops};
+}
+
+}  // namespace
+
+std::shared_ptr<StrategyImpl> make_mirrored_impl(std::vector<std::string> names, CrossDeviceOpsKind ops,
+                                                 StrategyOptions options) {
+  auto [devices, resolved] = checked_mirrored_devices(names, ops, options);
+  return std::make_shared<ReplicaPool>("MirroredStrategy", std::move(devices), resolved, options);
 }
 
 std::shared_ptr<StrategyImpl> make_default_mirrored_impl(CrossDeviceOpsKind ops) {
@@ -114,9 +129,26 @@ std::shared_ptr<StrategyImpl> make_default_mirrored_impl(CrossDeviceOpsKind ops)
   return make_mirrored_impl(std::move(names), ops, {});
 }
 
+std::shared_ptr<StrategyImpl> make_multi_worker_impl(std::vector<std::string> names, CrossDeviceOpsKind ops,
+                                                     StrategyOptions options) {
+  check_strategy_options(options, "MultiWorkerMirroredStrategy");
+  if (names.empty()) names = local_devices();
+  // The local devices are checked (and Auto resolved) exactly as MirroredStrategy does.
+  auto [devices, resolved] = checked_mirrored_devices(names, ops, options);
+  std::shared_ptr<WorkerGroup> workers;
+  if (launched_by_mpi_launcher())
+    workers = join_worker_group(collective_timeout(options));
+  else
+    std::cerr << "MultiWorkerMirroredStrategy: not started by mpirun or srun; running as a single worker over "
+              << fmt::format("{}", fmt::join(names, ", ")) << '\n';
+  return std::make_shared<ReplicaPool>("MultiWorkerMirroredStrategy", std::move(devices), resolved, options,
+                                       std::move(workers));
+}
+
 Strategy::Strategy() : impl_(make_one_device_impl("cpu:0", {})) {}
 
-int Strategy::num_replicas_in_sync() const { return impl_->num_replicas(); }
+int Strategy::num_replicas_in_sync() const { return impl_->num_replicas() * impl_->num_workers(); }
+int Strategy::num_workers() const { return impl_->num_workers(); }
 std::vector<Device> Strategy::devices() const { return impl_->devices(); }
 std::string Strategy::describe() const { return impl_->name(); }
 int Strategy::worker_index() const { return impl_->worker_index(); }
@@ -142,7 +174,7 @@ std::vector<std::pair<std::int64_t, std::int64_t>> Strategy::shard_ranges(std::i
 
 Tensor Strategy::shard(const ReplicaContext& ctx, const Tensor& global) const {
   if (global.rank() == 0) throw ShapeError("Strategy::shard: the tensor needs a leading batch axis");
-  auto [begin, end] = shard_ranges(global.dim(0)).at(static_cast<std::size_t>(ctx.replica_id));
+  auto [begin, end] = shard_ranges(global.dim(0)).at(static_cast<std::size_t>(ctx.replica_id_in_sync));
   return global.slice(begin, end).to(ctx.backend->device());  // a view on the host; a copy on a GPU
 }
 

@@ -12,10 +12,17 @@ class StrategyImpl {
  public:
   virtual ~StrategyImpl() = default;
   virtual std::string name() const = 0;
-  virtual int num_replicas() const = 0;
+  virtual int num_replicas() const = 0;  // this process's replicas
   virtual std::vector<Device> devices() const = 0;
   virtual CrossDeviceOpsKind cross_device_ops() const = 0;
   virtual int worker_index() const { return 0; }
+  virtual int num_workers() const { return 1; }
+  // Multi-worker jobs: every worker's `mine` concatenated in worker order / `t` summed over the
+  // workers in place (identity on a single worker). `what` names the data in stall reports.
+  virtual std::vector<double> gather_over_workers(const std::vector<double>& mine, const char* /*what*/) {
+    return mine;
+  }
+  virtual void sum_over_workers(Tensor& /*t*/, const char* /*what*/) {}
   virtual void run(const std::function<void(ReplicaContext&)>& fn) = 0;
   virtual ReplicaContext& context(int replica) = 0;
   virtual std::size_t bucket_bytes() const = 0;

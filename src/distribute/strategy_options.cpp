@@ -15,6 +15,9 @@ void check_strategy_options(const StrategyOptions& options, const char* strategy
   KERASCPP_CHECK(options.bucket_bytes > 0, ValueError,
                  "{}: bucket_bytes must be > 0 (the gradient fusion bucket size; the default is 25 MiB), got 0",
                  strategy);
+  KERASCPP_CHECK(options.collective_timeout.count() > 0, ValueError,
+                 "{}: collective_timeout must be > 0 s (how long a worker waits for its peers; default 300 s), got {}",
+                 strategy, options.collective_timeout.count());
 }
 
 namespace {
@@ -39,6 +42,13 @@ void check_thread_environment() {
                        "the most threads kerascpp may use (e.g. KERASCPP_MAX_THREADS=4)");
   check_count_variable("KERASCPP_GPU_WORKSPACE_MB", 1, (1LL << 24) - 1,
                        "the cuDNN/cuBLAS workspace limit in MiB per GPU (e.g. KERASCPP_GPU_WORKSPACE_MB=256)");
+}
+
+std::chrono::milliseconds collective_timeout(const StrategyOptions& options) {
+  check_count_variable("KERASCPP_COLLECTIVE_TIMEOUT", 1, 1 << 24,
+                       "the seconds a worker waits for its peers in one collective (e.g. KERASCPP_COLLECTIVE_TIMEOUT=60)");
+  const char* value = std::getenv("KERASCPP_COLLECTIVE_TIMEOUT");
+  return value ? std::chrono::seconds(std::atoll(value)) : options.collective_timeout;
 }
 
 }  // namespace kerascpp::distribute

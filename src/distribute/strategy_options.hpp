@@ -14,4 +14,8 @@ void check_strategy_options(const StrategyOptions& options, const char* strategy
 // "4x") throws ValueError naming the variable and the fix.
 void check_thread_environment();
 
+// The stall bound of a multi-worker job: KERASCPP_COLLECTIVE_TIMEOUT (seconds, checked like the
+// variables above) when set, else options.collective_timeout.
+std::chrono::milliseconds collective_timeout(const StrategyOptions& options);
+
 }  // namespace kerascpp::distribute

@@ -28,9 +28,10 @@ void DeviceStaging::stage_batch(const Tensor& x, const Tensor& y) {
   auto ranges = strategy.shard_ranges(x.dim(0));
   auto upload = [&](const Tensor& t) {
     StagedTensor s{t, {}};
-    for (int r = 0; r < strategy.num_replicas_in_sync(); ++r) {
-      auto [begin, end] = ranges[static_cast<std::size_t>(r)];
-      s.per_replica.push_back(upload_async(t.slice(begin, end), *strategy.impl()->context(r).backend));
+    for (int r = 0; r < strategy.impl()->num_replicas(); ++r) {
+      const ReplicaContext& ctx = strategy.impl()->context(r);
+      auto [begin, end] = ranges[static_cast<std::size_t>(ctx.replica_id_in_sync)];
+      s.per_replica.push_back(upload_async(t.slice(begin, end), *ctx.backend));
     }
     return s;
   };

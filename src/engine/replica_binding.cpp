@@ -7,7 +7,7 @@ namespace kerascpp::detail {
 ReplicaBinding::ReplicaBinding(const Graph& graph, const distribute::Strategy& strategy,
                                optimizers::Optimizer* optimizer)
     : graph_(graph) {
-  int replicas = strategy.num_replicas_in_sync();
+  int replicas = strategy.impl()->num_replicas();  // this process's replicas hold the mirrors
   std::vector<Device> devices;
   for (int r = 0; r < replicas; ++r) devices.push_back(strategy.impl()->context(r).backend->device());
   for (auto& layer : graph.layers()) {

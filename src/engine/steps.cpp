@@ -4,6 +4,7 @@
 #include <fmt/format.h>
 
 #include "check.hpp"
+#include "distribute/strategy_impl.hpp"
 #include "engine/model_impl.hpp"
 
 namespace kerascpp {
@@ -21,28 +22,57 @@ void check_batch(const Tensor& x, const Tensor& y, const std::string& model) {
   if (x.dim(0) == 0) throw ValueError(fmt::format("Model '{}': got an empty batch", model));
 }
 
+// Every worker's per-replica totals, in global replica order (each worker sends its replicas'
+// totals as doubles: loss sum, examples, then each metric's sum and count).
+std::vector<StepTotals> gather_over_workers(const distribute::Strategy& strategy, const std::vector<StepTotals>& mine,
+                                            const StepTotals& zero) {
+  const std::size_t metrics = zero.metric_sums.size(), width = 2 + 2 * metrics;
+  std::vector<double> flat;
+  for (const auto& p : mine) {
+    flat.push_back(p.loss_sum);
+    flat.push_back(p.examples);
+    for (std::size_t m = 0; m < metrics; ++m) {
+      flat.push_back(p.metric_sums.empty() ? 0.0 : p.metric_sums[m]);
+      flat.push_back(p.metric_counts.empty() ? 0.0 : p.metric_counts[m]);
+    }
+  }
+  std::vector<double> all = strategy.impl()->gather_over_workers(flat, "the step's loss and metric totals");
+  std::vector<StepTotals> out(all.size() / width, zero);
+  for (std::size_t r = 0; r < out.size(); ++r) {
+    const double* v = all.data() + r * width;
+    out[r].loss_sum = v[0];
+    out[r].examples = v[1];
+    for (std::size_t m = 0; m < metrics; ++m) {
+      out[r].metric_sums[m] = v[2 + 2 * m];
+      out[r].metric_counts[m] = v[3 + 2 * m];
+    }
+  }
+  return out;
+}
+
 std::uint64_t mix(std::uint64_t a, std::uint64_t b) {
   Rng r(a ^ (b * 0x9E3779B97F4A7C15ull));
   return r.next_u64();
 }
 
 // The shard -> run -> sum skeleton of every step: splits the global batch's `rows` over the
-// replicas, runs body(ctx, begin, end) on each (its rows are [begin, end), possibly empty) and
-// adds the StepTotals it returns in replica order, so the sums are the same doubles every run.
+// replicas in sync, runs body(ctx, begin, end) on each of this process's (its rows are
+// [begin, end), possibly empty) and adds the StepTotals they return in replica order over every
+// worker, so the sums are the same doubles every run and on every worker.
 // `zero` is the empty sum the partial totals are added to (sized for the metrics).
 template <class Body>
 StepTotals run_sharded(const distribute::Strategy& strategy, StepTotals zero, std::int64_t rows, Body&& body) {
   auto ranges = strategy.shard_ranges(rows);
-  std::vector<StepTotals> partial(static_cast<std::size_t>(strategy.num_replicas_in_sync()));
+  std::vector<StepTotals> partial(static_cast<std::size_t>(strategy.impl()->num_replicas()));
   strategy.run([&](ReplicaContext& ctx) {
-    auto [begin, end] = ranges[static_cast<std::size_t>(ctx.replica_id)];
+    auto [begin, end] = ranges[static_cast<std::size_t>(ctx.replica_id_in_sync)];
     partial[static_cast<std::size_t>(ctx.replica_id)] = body(ctx, begin, end);
   });
+  if (strategy.num_workers() > 1) partial = gather_over_workers(strategy, partial, zero);
   StepTotals total = std::move(zero);
   for (auto& p : partial) total.add(p);  // replica order: deterministic
   return total;
 }
-
 }  // namespace
 
 detail::ReplicaBinding& ModelImpl::bound(const char* what) {
@@ -59,7 +89,7 @@ Tensor ModelImpl::replica_forward(ReplicaContext& ctx, const Tensor& x, bool tra
     require_compiled("train");  // a model bound for predict() before compile() has no optimizer
     // Dropout masks: one stream per (step, replica), so a resumed run replays them exactly.
     std::uint64_t it = static_cast<std::uint64_t>(compiled_->optimizer().iterations());
-    ctx.rng = Rng(mix(compiled_->step_seed(), it * 1024u + static_cast<std::uint64_t>(ctx.replica_id)));
+    ctx.rng = Rng(mix(compiled_->step_seed(), it * 1024u + static_cast<std::uint64_t>(ctx.replica_id_in_sync)));
   }
   return binding.forward(ctx, x);
 }
@@ -118,7 +148,10 @@ Tensor ModelImpl::predict_step(const Tensor& x) {
   g.check_inputs({x});  // on the global batch, before sharding
   Shape out_shape = g.outputs().at(0).shape();
   out_shape.insert(out_shape.begin(), x.dim(0));
-  Tensor out(out_shape, DType::float32, Device{});  // predictions are returned on the host
+  // Predictions are returned on the host. A multi-worker job computes each worker's rows there
+  // and sums the (otherwise zero) outputs over the workers, so every worker returns all rows.
+  const bool workers = strategy().num_workers() > 1;
+  Tensor out = workers ? Tensor::zeros(out_shape, DType::float32, Device{}) : Tensor(out_shape, DType::float32, Device{});
   // Before compile(): the default strategy (one replica on cpu:0), bound by prepare_inference.
   const StepTotals none;  // predictions have no loss or metrics
   run_sharded(strategy(), none, x.dim(0), [&](ReplicaContext& ctx, std::int64_t begin, std::int64_t end) {
@@ -131,6 +164,7 @@ Tensor ModelImpl::predict_step(const Tensor& x) {
     return none;
   });
   staging.unstage(x);
+  if (workers) strategy().impl()->sum_over_workers(out, "the predictions of a batch");
   return out;
 }
 

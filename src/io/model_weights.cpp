@@ -9,6 +9,7 @@
 #include <map>
 #include <stdexcept>
 
+#include "distribute/strategy_impl.hpp"
 #include "io/h5_weights.hpp"
 
 namespace kerascpp::io {
@@ -365,7 +366,7 @@ std::optional<TrainingCheckpoint> load_model_weights(Model& model, const std::st
     auto& opt = model.optimizer();
     opt.set_iterations(iterations);
     if (!opt.has_schedule()) opt.set_learning_rate(learning_rate);
-    int replicas = model.distribute_strategy().num_replicas_in_sync();
+    int replicas = model.distribute_strategy().impl()->num_replicas();  // this process's mirrors
     for (int r = 0; r < replicas; ++r) {
       auto slots = opt.slot_tensors(r);
       for (std::size_t i = 0; i < slots.size(); ++i)
