@@ -89,3 +89,77 @@ def test_two_workers_of_two_replicas_equal_four_replicas(tmp_path):
 def test_uneven_global_batch_and_partial_last_batch(tmp_path):
     # 250 / 30: eight batches of 30 (shards 8, 8, 7, 7) and a last one of 10 (3, 3, 2, 2).
     check_equal(tmp_path, ["--model", "cnn_sync_bn", "--optimizer", "sgdm", "--batch", "30"], local=2)
+
+
+def test_only_the_chief_writes_and_tensorboard_sees_one_value_per_epoch(tmp_path):
+    from tensorboard.backend.event_processing import event_accumulator
+
+    model_dir = tmp_path / "run"
+    _, r = mpirun(tmp_path, ["--model", "cnn_bn", "--model_dir", str(model_dir)], 1)
+    assert r.returncode == 0, r.stdout + r.stderr
+    files = sorted(str(p.relative_to(model_dir)) for p in model_dir.rglob("*") if p.is_file())
+    ckpts = [f for f in files if f.startswith("ckpt/")]
+    assert ckpts == ["ckpt/e01.weights.h5", "ckpt/e02.weights.h5", "ckpt/e03.weights.h5"], files
+    rows = (model_dir / "log.csv").read_text().strip().splitlines()
+    assert len(rows) == 1 + 3, rows  # a header and one row per epoch: nobody else appended
+    assert not (model_dir / "backup").exists() or not any((model_dir / "backup").iterdir()), files
+    for run in ("train", "validation"):
+        events = [f for f in files if f.startswith(f"tb/{run}/")]
+        assert len(events) == 1, files  # one writer: the chief (a second would add its own file)
+        acc = event_accumulator.EventAccumulator(str(model_dir / "tb" / run),
+                                                 size_guidance={"tensors": 0, "scalars": 0})
+        acc.Reload()
+        for tag in ("epoch_loss", "epoch_accuracy"):
+            assert tag in acc.Tags()["tensors"], acc.Tags()
+            assert [e.step for e in acc.Tensors(tag)] == [0, 1, 2]
+    assert set(files) == set(ckpts) | {"log.csv"} | {f for f in files if f.startswith("tb/")}, files
+
+
+STALL_BOUND_S = 5  # the collective timeout the fault tests run with
+
+
+@pytest.mark.parametrize("fault", ["SIGKILL", "SIGSTOP"])
+def test_a_lost_worker_stops_the_job_with_a_clear_error_and_a_rerun_resumes(tmp_path, fault):
+    args = ["--model", "mlp", "--epochs", "6", "--timeout", str(STALL_BOUND_S)]
+    model_dir = tmp_path / "job"
+    cmd = [MPIEXEC, "-np", "2", *MPI_FLAGS, str(DRIVER), "--strategy", "multi_worker", "--weights_prefix",
+           str(tmp_path / "faulty"), "--model_dir", str(model_dir), "--trace_steps", "--step_delay_ms", "40", *args]
+    job = subprocess.Popen(cmd, env=ENV, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
+    victim = None
+    try:
+        for line in job.stdout:  # wait until worker 1 is well into epoch 3 (10 steps per epoch)
+            m = re.match(r"rank 1 pid (\d+)", line)
+            if m:
+                victim = int(m.group(1))
+            if line.startswith("rank 1 step 25"):
+                break
+        assert victim, "worker 1 never started"
+        os.kill(victim, getattr(signal, fault))
+        start = time.monotonic()
+        out, err = job.communicate(timeout=STALL_BOUND_S + 30)  # the test's own hard bound
+        took = time.monotonic() - start
+    finally:
+        if job.poll() is None:
+            job.kill()
+        if victim:
+            for sig in (signal.SIGCONT, signal.SIGKILL):
+                try:
+                    os.kill(victim, sig)
+                except ProcessLookupError:
+                    pass
+    assert job.returncode != 0, err
+    assert took <= STALL_BOUND_S + 10, took
+    if fault == "SIGSTOP":  # the survivor's stall detector names the rank that did not arrive
+        assert "worker(s) 1 (last at collective" in err and "did not arrive" in err, err
+    else:  # mpirun ends the job when a worker dies; the survivor says what it was doing
+        assert "worker 0 was terminated by the MPI launcher while waiting for" in err, err
+    # Rerunning the same job resumes from the chief's backup and ends equal to an uninterrupted run.
+    rerun = subprocess.run(cmd, env=ENV, capture_output=True, text=True, timeout=300)
+    assert rerun.returncode == 0, rerun.stdout + rerun.stderr
+    # Killed in epoch 3 or later: epochs 1-2 are in the backup, so at most 4 of the 6 epochs run again.
+    steps_run = len(re.findall(r"^rank 0 step", rerun.stdout, re.M))
+    assert 0 < steps_run <= 40 and steps_run % 10 == 0, rerun.stdout
+    resumed = weights(f"{tmp_path / 'faulty'}.rank0.weights.h5")
+    prefix, clean = mpirun(tmp_path, [*args, "--model_dir", str(tmp_path / "clean")], 1, name="clean")
+    assert clean.returncode == 0, clean.stdout + clean.stderr
+    assert max_diff(resumed, weights(f"{prefix}.rank0.weights.h5")) <= 1e-5

@@ -2,8 +2,13 @@
 
 #include <fmt/format.h>
 
+#include <signal.h>
+#include <unistd.h>
+
 #include <algorithm>
 #include <climits>
+#include <cstdio>
+#include <cstring>
 #include <cstdlib>
 #include <iostream>
 #include <thread>
@@ -24,6 +29,39 @@ std::string mpi_error_string(int code) {
   int len = 0;
   MPI_Error_string(code, text, &len);
   return std::string(text, static_cast<std::size_t>(len));
+}
+
+// What this worker is waiting on, for the SIGTERM handler: mpirun ends a job whose worker died
+// by sending SIGTERM to the others, which would otherwise vanish without a word.
+char g_waiting_on[512] = "(not in a collective)";
+int g_rank = 0;
+
+void on_launcher_sigterm(int) {
+  char msg[768];
+  int n = std::snprintf(msg, sizeof msg,  // async-signal-safe in glibc for %d and %s
+                        "MultiWorkerMirroredStrategy: worker %d was terminated by the MPI launcher while %s: another "
+                        "worker failed (the launcher names it). Rerun the job to resume from the last backup "
+                        "(BackupAndRestore)\n",
+                        g_rank, g_waiting_on);
+  if (n > 0) (void)!write(2, msg, static_cast<std::size_t>(std::min(n, static_cast<int>(sizeof msg) - 1)));
+  signal(SIGTERM, SIG_DFL);
+  raise(SIGTERM);
+}
+
+// Only when nobody else handles SIGTERM: a program's own handler stays in charge.
+void install_sigterm_report(int rank) {
+  struct sigaction old {};
+  sigaction(SIGTERM, nullptr, &old);
+  if (old.sa_handler != SIG_DFL) return;
+  g_rank = rank;
+  struct sigaction sa {};
+  sa.sa_handler = &on_launcher_sigterm;
+  sigemptyset(&sa.sa_mask);
+  sigaction(SIGTERM, &sa, nullptr);
+}
+
+void set_waiting_on(const char* text) {
+  std::strncpy(g_waiting_on, text, sizeof g_waiting_on - 1);
 }
 
 // MPI counts are ints: longer buffers go as several pieces.
@@ -70,6 +108,7 @@ std::shared_ptr<MpiWorld> MpiWorld::join(std::chrono::milliseconds timeout) {
   MPI_Comm_rank(MPI_COMM_WORLD, &rank);
   MPI_Comm_size(MPI_COMM_WORLD, &size);
   world.reset(new MpiWorld(rank, size, timeout));
+  install_sigterm_report(rank);
   return world;
 }
 
@@ -137,6 +176,10 @@ void MpiWorld::wait(std::vector<MPI_Request>& requests, const std::string& what)
   const auto bound = std::chrono::milliseconds(timeout_ms_.load());
   std::unique_lock lock(mu_);
   const std::int64_t seq = collectives_;  // the newest collective this worker started
+  set_waiting_on(fmt::format("waiting for {} (collective #{})", what, seq).c_str());
+  struct Done {
+    ~Done() { set_waiting_on("computing between collectives"); }
+  } done_waiting;
   for (int polls = 0;; ++polls) {
     int done = 0;
     int rc = MPI_Testall(static_cast<int>(requests.size()), requests.data(), &done, MPI_STATUSES_IGNORE);
