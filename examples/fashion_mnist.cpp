@@ -78,8 +78,9 @@ int main(int argc, char** argv) {
 
     auto strategy = examples::make_strategy(devices);
     std::printf("Strategy: %s\n", strategy.describe().c_str());
+    if (!strategy.is_chief()) K::set_default_verbose(0);  // one progress bar per job: the chief's
     K::Model model = examples::fashion_mnist_model(model_kind);
-    model.summary();
+    if (strategy.is_chief()) model.summary();
     model.compile({.optimizer = K::optimizers::Adam(learning_rate),
                    .loss = K::losses::SparseCategoricalCrossentropy(),
                    .metrics = {"accuracy"},
@@ -104,8 +105,10 @@ int main(int argc, char** argv) {
                              StopAfterSteps(max_train_steps)}});
     K::Logs result = model.evaluate(test_batches, {.verbose = 0});
     std::printf("Final evaluation: test_loss: %.4f - test_accuracy: %.4f\n", result["loss"], result["accuracy"]);
-    model.save_weights((dir / "final.weights.h5").string());
-    std::printf("Saved %s\n", (dir / "final.weights.h5").c_str());
+    if (strategy.is_chief()) {  // in a multi-worker job the chief alone writes under --model_dir
+      model.save_weights((dir / "final.weights.h5").string());
+      std::printf("Saved %s\n", (dir / "final.weights.h5").c_str());
+    }
   } catch (const K::Error& e) {
     std::fprintf(stderr, "error: %s\n", e.what());
     return 1;

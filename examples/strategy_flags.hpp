@@ -1,4 +1,7 @@
 // Strategy selection shared by the examples (the official models' flags):
+//   --distribution_strategy  off | one_device | mirrored (default) | multi_worker_mirrored
+//                      (multi_worker_mirrored: start the program with mpirun or srun; each worker
+//                      mirrors over its own --num_gpus GPUs or --cpu_replicas CPU replicas)
 //   --num_gpus N       N GPUs; -1: every local GPU, or the CPU (with a notice) when there is none;
 //                      0: the CPU
 //   --cpu_replicas R   CPU replicas when running on the CPU
@@ -16,12 +19,16 @@
 namespace examples {
 
 struct StrategyFlags {
+  std::string distribution_strategy = "mirrored";
   int num_gpus = 0;
   int cpu_replicas = 1;
   std::string all_reduce_alg = "auto";
 };
 
 inline void add_strategy_flags(CLI::App& app, StrategyFlags& f) {
+  app.add_option("--distribution_strategy", f.distribution_strategy,
+                 "off, one_device, mirrored or multi_worker_mirrored (start that one with mpirun or srun)")
+      ->check(CLI::IsMember({"off", "one_device", "mirrored", "multi_worker_mirrored"}));
   app.add_option("--num_gpus", f.num_gpus, "GPUs to mirror over (-1: every GPU, or the CPU without one; 0: CPU)")
       ->check(CLI::Range(-1, 1 << 16));
   app.add_option("--cpu_replicas", f.cpu_replicas, "CPU replicas when running on the CPU")->check(kPositiveInteger);
@@ -43,8 +50,17 @@ inline kerascpp::distribute::Strategy make_strategy(const StrategyFlags& f) {
     }
   }
   for (int i = 0; i < num_gpus; ++i) devices.push_back("gpu:" + std::to_string(i));
+  if (f.distribution_strategy == "off") return D::Strategy();  // the default: one replica on cpu:0
+  if (f.distribution_strategy == "one_device") return D::OneDeviceStrategy(devices.empty() ? "cpu:0" : devices[0]);
   if (devices.empty())
     for (int i = 0; i < cpu_replicas; ++i) devices.push_back("cpu:" + std::to_string(i));
+  if (f.distribution_strategy == "multi_worker_mirrored") {
+    if (alg == "auto") return D::MultiWorkerMirroredStrategy<>(devices);
+    if (alg == "shared_memory") return D::MultiWorkerMirroredStrategy<D::SharedMemoryAllReduce>(devices);
+    if (alg == "nccl") return D::MultiWorkerMirroredStrategy<D::NcclAllReduce>(devices);
+    throw kerascpp::ValueError("--all_reduce_alg with --distribution_strategy=multi_worker_mirrored must be auto, "
+                               "shared_memory (CPU replicas) or nccl (GPUs)");
+  }
   if (alg == "auto") return D::MirroredStrategy<>(devices);
   if (alg == "nccl") return D::MirroredStrategy<D::NcclAllReduce>(devices);
   if (alg == "hierarchical_copy") return D::MirroredStrategy<D::HierarchicalCopyAllReduce>(devices);
