@@ -114,8 +114,12 @@ int train(const Args& a) {
   (void)test_ds;
   K::Dataset data = train_ds.shuffle(60000).batch(batch).repeat().prefetch(2);
 
+  // --strategy multi_worker: started by mpirun, each worker runs `replicas` replicas (rank 0 reports).
+  const bool multi_worker = a.str("strategy", "") == "multi_worker";
   K::distribute::Strategy strategy =
-      replicas == 1
+      multi_worker ? K::distribute::Strategy(
+                         K::distribute::MultiWorkerMirroredStrategy<>(replicas, {.threads_per_replica = threads}))
+      : replicas == 1
           ? K::distribute::Strategy(K::distribute::OneDeviceStrategy("cpu:0", {.threads_per_replica = threads}))
           : K::distribute::Strategy(K::distribute::MirroredStrategy<>(replicas, {.threads_per_replica = threads}));
   K::Model model = build_model(kind, width);
@@ -143,6 +147,7 @@ int train(const Args& a) {
       flops_per_sample += 2.0 * static_cast<double>(dims[i] * dims[i + 1]) * (i == 0 ? 2 : 3);
   }
   double med = median(sps);
+  if (!strategy.is_chief()) return 0;
   std::printf(
       "{\"framework\": \"kerascpp\", \"workload\": \"%s\", \"model\": \"%s\", \"batch\": %ld, \"width\": %ld, "
       "\"replicas\": %d, \"threads\": %d, \"samples_per_s\": %.6g, \"windows\": %s, \"window_steps\": %ld, "
