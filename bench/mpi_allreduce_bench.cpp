@@ -96,9 +96,10 @@ int main(int argc, char** argv) {
                     p.nonblocking_s);
       pts += item;
     }
-    std::printf("{\"workers\": %d, \"alpha_s\": %.6g, \"alpha_4byte_s\": %.6g, \"beta_s_per_byte\": %.6g, "
-                "\"points_bytes_blocking_nonblocking_s\": [%s]}\n",
-                size, alpha, alpha_small, beta, pts.c_str());
+    std::printf(
+        "{\"workers\": %d, \"alpha_s\": %.6g, \"alpha_4byte_s\": %.6g, \"beta_s_per_byte\": %.6g, "
+        "\"points_bytes_blocking_nonblocking_s\": [%s]}\n",
+        size, alpha, alpha_small, beta, pts.c_str());
   }
   MPI_Finalize();
   return 0;

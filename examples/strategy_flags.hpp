@@ -58,8 +58,9 @@ inline kerascpp::distribute::Strategy make_strategy(const StrategyFlags& f) {
     if (alg == "auto") return D::MultiWorkerMirroredStrategy<>(devices);
     if (alg == "shared_memory") return D::MultiWorkerMirroredStrategy<D::SharedMemoryAllReduce>(devices);
     if (alg == "nccl") return D::MultiWorkerMirroredStrategy<D::NcclAllReduce>(devices);
-    throw kerascpp::ValueError("--all_reduce_alg with --distribution_strategy=multi_worker_mirrored must be auto, "
-                               "shared_memory (CPU replicas) or nccl (GPUs)");
+    throw kerascpp::ValueError(
+        "--all_reduce_alg with --distribution_strategy=multi_worker_mirrored must be auto, "
+        "shared_memory (CPU replicas) or nccl (GPUs)");
   }
   if (alg == "auto") return D::MirroredStrategy<>(devices);
   if (alg == "nccl") return D::MirroredStrategy<D::NcclAllReduce>(devices);

@@ -48,11 +48,11 @@ class StrategyImpl;  // engine-side implementation
 
 class Strategy {
  public:
-  Strategy();  // default: one replica on cpu:0 using every core
-  int num_replicas_in_sync() const;  // over every worker: workers x local replicas
-  int num_workers() const;           // processes of a multi-worker job; 1 otherwise
+  Strategy();                           // default: one replica on cpu:0 using every core
+  int num_replicas_in_sync() const;     // over every worker: workers x local replicas
+  int num_workers() const;              // processes of a multi-worker job; 1 otherwise
   std::vector<Device> devices() const;  // this worker's devices
-  std::string describe() const;  // "MirroredStrategy(cpu:0, cpu:1; SharedMemoryAllReduce)"
+  std::string describe() const;         // "MirroredStrategy(cpu:0, cpu:1; SharedMemoryAllReduce)"
   bool is_chief() const { return worker_index() == 0; }
   int worker_index() const;
   // Runs fn on every replica in parallel (replica 0 on the calling thread's partner); returns when all

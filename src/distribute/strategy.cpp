@@ -135,9 +135,9 @@ std::shared_ptr<StrategyImpl> make_multi_worker_impl(std::vector<std::string> na
   if (names.empty()) names = local_devices();
   // The local devices are checked (and Auto resolved) exactly as MirroredStrategy does.
   auto [devices, resolved] = checked_mirrored_devices(names, ops, options);
+  const auto timeout = collective_timeout(options);  // checks KERASCPP_COLLECTIVE_TIMEOUT even alone
   std::shared_ptr<WorkerGroup> workers;
-  if (launched_by_mpi_launcher())
-    workers = join_worker_group(collective_timeout(options));
+  if (launched_by_mpi_launcher()) workers = join_worker_group(timeout);
   else
     std::cerr << "MultiWorkerMirroredStrategy: not started by mpirun or srun; running as a single worker over "
               << fmt::format("{}", fmt::join(names, ", ")) << '\n';

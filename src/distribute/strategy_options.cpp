@@ -45,8 +45,9 @@ void check_thread_environment() {
 }
 
 std::chrono::milliseconds collective_timeout(const StrategyOptions& options) {
-  check_count_variable("KERASCPP_COLLECTIVE_TIMEOUT", 1, 1 << 24,
-                       "the seconds a worker waits for its peers in one collective (e.g. KERASCPP_COLLECTIVE_TIMEOUT=60)");
+  check_count_variable(
+      "KERASCPP_COLLECTIVE_TIMEOUT", 1, 1 << 24,
+      "the seconds a worker waits for its peers in one collective (e.g. KERASCPP_COLLECTIVE_TIMEOUT=60)");
   const char* value = std::getenv("KERASCPP_COLLECTIVE_TIMEOUT");
   return value ? std::chrono::seconds(std::atoll(value)) : options.collective_timeout;
 }

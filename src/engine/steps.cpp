@@ -151,7 +151,8 @@ Tensor ModelImpl::predict_step(const Tensor& x) {
   // Predictions are returned on the host. A multi-worker job computes each worker's rows there
   // and sums the (otherwise zero) outputs over the workers, so every worker returns all rows.
   const bool workers = strategy().num_workers() > 1;
-  Tensor out = workers ? Tensor::zeros(out_shape, DType::float32, Device{}) : Tensor(out_shape, DType::float32, Device{});
+  Tensor out =
+      workers ? Tensor::zeros(out_shape, DType::float32, Device{}) : Tensor(out_shape, DType::float32, Device{});
   // Before compile(): the default strategy (one replica on cpu:0), bound by prepare_inference.
   const StepTotals none;  // predictions have no loss or metrics
   run_sharded(strategy(), none, x.dim(0), [&](ReplicaContext& ctx, std::int64_t begin, std::int64_t end) {

@@ -7,10 +7,10 @@
 #include <CLI/CLI.hpp>
 #include <kerascpp/kerascpp.hpp>
 
+#include <unistd.h>
 #include <chrono>
 #include <cstdio>
 #include <thread>
-#include <unistd.h>
 
 namespace K = kerascpp;
 namespace D = kerascpp::distribute;
@@ -69,8 +69,9 @@ int main(int argc, char** argv) {
 
   try {
     D::StrategyOptions options{.threads_per_replica = 1, .collective_timeout = std::chrono::seconds(timeout_s)};
-    D::Strategy strategy = strategy_kind == "mirrored" ? D::Strategy(D::MirroredStrategy<>(replicas, options))
-                                                       : D::Strategy(D::MultiWorkerMirroredStrategy<>(replicas, options));
+    D::Strategy strategy = strategy_kind == "mirrored"
+                               ? D::Strategy(D::MirroredStrategy<>(replicas, options))
+                               : D::Strategy(D::MultiWorkerMirroredStrategy<>(replicas, options));
     const int rank = strategy.worker_index();
     std::printf("rank %d pid %d workers %d replicas_in_sync %d: %s\n", rank, static_cast<int>(getpid()),
                 strategy.num_workers(), strategy.num_replicas_in_sync(), strategy.describe().c_str());
@@ -86,8 +87,8 @@ int main(int argc, char** argv) {
     std::vector<K::callbacks::CallbackRef> cbs;
     if (!model_dir.empty()) {
       cbs.push_back(K::callbacks::BackupAndRestore(model_dir + "/backup"));
-      cbs.push_back(K::callbacks::ModelCheckpoint(model_dir + "/ckpt/e{epoch:02d}.weights.h5",
-                                                  {.save_weights_only = true}));
+      cbs.push_back(
+          K::callbacks::ModelCheckpoint(model_dir + "/ckpt/e{epoch:02d}.weights.h5", {.save_weights_only = true}));
       cbs.push_back(K::callbacks::CSVLogger(model_dir + "/log.csv"));
       cbs.push_back(K::callbacks::TensorBoard(model_dir + "/tb"));
     }
@@ -100,8 +101,8 @@ int main(int argc, char** argv) {
       cbs.push_back(trace);
     }
     K::Dataset data = make_data(model_kind, examples, batch);
-    auto history = model.fit(data, {.epochs = epochs, .validation_data = make_data(model_kind, 60, batch),
-                                    .callbacks = cbs, .verbose = 0});
+    auto history = model.fit(
+        data, {.epochs = epochs, .validation_data = make_data(model_kind, 60, batch), .callbacks = cbs, .verbose = 0});
     std::printf("rank %d final loss %.9g accuracy %.9g\n", rank, history.history.at("loss").back(),
                 history.history.at("accuracy").back());
     model.save_weights(prefix + ".rank" + std::to_string(rank) + ".weights.h5");

@@ -8,8 +8,8 @@
 #include <algorithm>
 #include <climits>
 #include <cstdio>
-#include <cstring>
 #include <cstdlib>
+#include <cstring>
 #include <iostream>
 #include <thread>
 
@@ -50,19 +50,17 @@ void on_launcher_sigterm(int) {
 
 // Only when nobody else handles SIGTERM: a program's own handler stays in charge.
 void install_sigterm_report(int rank) {
-  struct sigaction old {};
+  struct sigaction old{};
   sigaction(SIGTERM, nullptr, &old);
   if (old.sa_handler != SIG_DFL) return;
   g_rank = rank;
-  struct sigaction sa {};
+  struct sigaction sa{};
   sa.sa_handler = &on_launcher_sigterm;
   sigemptyset(&sa.sa_mask);
   sigaction(SIGTERM, &sa, nullptr);
 }
 
-void set_waiting_on(const char* text) {
-  std::strncpy(g_waiting_on, text, sizeof g_waiting_on - 1);
-}
+void set_waiting_on(const char* text) { std::strncpy(g_waiting_on, text, sizeof g_waiting_on - 1); }
 
 // MPI counts are ints: longer buffers go as several pieces.
 constexpr std::int64_t kMaxPiece = INT_MAX / 2;
@@ -184,14 +182,15 @@ void MpiWorld::wait(std::vector<MPI_Request>& requests, const std::string& what)
     int done = 0;
     int rc = MPI_Testall(static_cast<int>(requests.size()), requests.data(), &done, MPI_STATUSES_IGNORE);
     if (rc != MPI_SUCCESS)
-      fail(fmt::format("MultiWorkerMirroredStrategy: worker {} lost a peer while waiting for {}: {} (ranks not "
-                       "arrived: {}); a worker died. The job stops; rerun it to resume from the last backup "
-                       "(BackupAndRestore)",
-                       rank_, what, mpi_error_string(rc), [&] {
-                         std::string s;
-                         for (auto [p, at] : arrivals_->behind(seq)) s += (s.empty() ? "" : ", ") + std::to_string(p);
-                         return s.empty() ? std::string("unknown") : s;
-                       }()));
+      fail(
+          fmt::format("MultiWorkerMirroredStrategy: worker {} lost a peer while waiting for {}: {} (ranks not "
+                      "arrived: {}); a worker died. The job stops; rerun it to resume from the last backup "
+                      "(BackupAndRestore)",
+                      rank_, what, mpi_error_string(rc), [&] {
+                        std::string s;
+                        for (auto [p, at] : arrivals_->behind(seq)) s += (s.empty() ? "" : ", ") + std::to_string(p);
+                        return s.empty() ? std::string("unknown") : s;
+                      }()));
     if (done) return;
     arrivals_->poll();
     auto waited = clock::now() - start;

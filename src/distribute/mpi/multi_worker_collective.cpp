@@ -52,8 +52,8 @@ void MultiWorkerCollective::all_reduce_sum(int replica, std::vector<Tensor>& ten
   barrier_.arrive_and_wait();
   if (replica == 0) {
     pack_local_sum(published_, sync_sum_);
-    const std::string what = fmt::format("a synchronized all-reduce (e.g. BatchNormalization statistics) in step {}",
-                                         steps_ + 1);
+    const std::string what =
+        fmt::format("a synchronized all-reduce (e.g. BatchNormalization statistics) in step {}", steps_ + 1);
     world_->all_reduce_sum(sync_sum_.data(), static_cast<std::int64_t>(sync_sum_.size()), what.c_str());
     unpack(sync_sum_, published_);
   }

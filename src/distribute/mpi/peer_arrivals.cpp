@@ -52,7 +52,8 @@ std::vector<std::pair<int, std::int64_t>> PeerArrivals::behind(std::int64_t seq)
   poll();
   std::vector<std::pair<int, std::int64_t>> out;
   for (int p = 0; p < size_; ++p)
-    if (p != rank_ && latest_[static_cast<std::size_t>(p)] < seq) out.emplace_back(p, latest_[static_cast<std::size_t>(p)]);
+    if (p != rank_ && latest_[static_cast<std::size_t>(p)] < seq)
+      out.emplace_back(p, latest_[static_cast<std::size_t>(p)]);
   return out;
 }
 
