@@ -127,9 +127,11 @@ void wait_upload(const PendingUpload& upload, Backend& backend) {
 }
 
 std::unique_ptr<DeviceCollectives> make_gpu_collectives(const std::vector<Backend*>& replicas,
-                                                        distribute::CrossDeviceOpsKind ops) {
-  return seam("GPU collectives").make_collectives(replicas, ops);
+                                                        distribute::CrossDeviceOpsKind ops, const NcclSpan* span) {
+  return seam("GPU collectives").make_collectives(replicas, ops, span);
 }
+
+std::array<char, 128> make_nccl_unique_id() { return seam("NCCL").nccl_unique_id(); }
 
 std::shared_ptr<void> enter_gpu(int device) {
   require_gpu(device);

@@ -4,6 +4,7 @@
 // a GPU is asked for, so a CPU-only process never maps those libraries; a build without CUDA
 // defines them in src/backend/no_gpu.cpp and reports plainly why no GPU can be used.
 #pragma once
+#include <array>
 #include <cstddef>
 #include <memory>
 #include <string>
@@ -58,8 +59,19 @@ class DeviceCollectives : public CrossReplica {
   virtual void reset() = 0;  // after an aborted step, before the next one
 };
 // `replicas[r]` is replica r's backend (a CUDA backend); throws kerascpp::Error without CUDA.
+// NCCL communicators spanning the GPUs of every worker of a multi-worker job: this worker's
+// replicas are ranks [first_rank, first_rank + replicas) of world_ranks, joined with the unique id
+// rank 0 made (make_nccl_unique_id) and every worker received over MPI.
+struct NcclSpan {
+  int first_rank = 0;
+  int world_ranks = 0;
+  std::array<char, 128> unique_id{};  // NCCL_UNIQUE_ID_BYTES
+};
+// `span` null: the communicators span this process's replicas only.
 std::unique_ptr<DeviceCollectives> make_gpu_collectives(const std::vector<Backend*>& replicas,
-                                                        distribute::CrossDeviceOpsKind ops);
+                                                        distribute::CrossDeviceOpsKind ops,
+                                                        const NcclSpan* span = nullptr);
+std::array<char, 128> make_nccl_unique_id();  // throws DeviceError without CUDA
 
 // Makes `device` the calling thread's current CUDA device until the returned token is dropped
 // (a replica's step runs inside one).
@@ -75,7 +87,8 @@ struct GpuSeam {
   PendingUpload (*upload_async)(const Tensor& host, Backend& backend);
   void (*wait_upload)(const PendingUpload& upload, Backend& backend);
   std::unique_ptr<DeviceCollectives> (*make_collectives)(const std::vector<Backend*>& replicas,
-                                                         distribute::CrossDeviceOpsKind ops);
+                                                         distribute::CrossDeviceOpsKind ops, const NcclSpan* span);
+  std::array<char, 128> (*nccl_unique_id)();
   std::shared_ptr<void> (*enter_gpu)(int device);
 };
 inline constexpr const char* kKerasCppCudaLibrary = "libkerascpp_cuda.so";

@@ -16,9 +16,12 @@ std::unique_ptr<Backend> make_gpu_backend(int device) {
   throw DeviceError("gpu:" + std::to_string(device) + ": " + gpu_availability().reason);
 }
 
-std::unique_ptr<DeviceCollectives> make_gpu_collectives(const std::vector<Backend*>&, distribute::CrossDeviceOpsKind) {
+std::unique_ptr<DeviceCollectives> make_gpu_collectives(const std::vector<Backend*>&, distribute::CrossDeviceOpsKind,
+                                                        const NcclSpan*) {
   throw DeviceError("GPU collectives: " + gpu_availability().reason);
 }
+
+std::array<char, 128> make_nccl_unique_id() { throw DeviceError("NCCL: " + gpu_availability().reason); }
 
 PendingUpload upload_async(const Tensor&, Backend& backend) {
   throw DeviceError(backend.device().str() + ": " + gpu_availability().reason);

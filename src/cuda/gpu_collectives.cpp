@@ -1,5 +1,7 @@
-// Collectives between GPU replicas of one process.
-// - NcclAllReduce: one NCCL communicator clique per strategy (ncclCommInitAll), each replica's
+// Collectives between GPU replicas of one process, or (NcclAllReduce with an NcclSpan) of every
+// worker of a multi-worker job.
+// - NcclAllReduce: one NCCL communicator clique per strategy (ncclCommInitAll; across workers
+//   ncclCommInitRank with the unique id rank 0 broadcast over MPI), each replica's
 //   thread drives its own rank. Gradient buckets are reduced on a separate communication stream
 //   per replica, ordered after the bucket's backward by an event, so backward continues on the
 //   compute stream while NCCL reduces; wait_all_reduces makes the compute stream wait for them.
@@ -13,7 +15,9 @@
 #include <fmt/format.h>
 
 #include <atomic>
+#include <cstring>
 #include <mutex>
+#include <optional>
 
 #include "cuda/cuda_backend.hpp"
 #include "cuda/cuda_check.hpp"
@@ -37,8 +41,11 @@ void check_tensors(const std::vector<Tensor>& tensors, const CudaBackend& backen
 
 class GpuCollectives final : public detail::DeviceCollectives {
  public:
-  GpuCollectives(std::vector<CudaBackend*> replicas, CrossDeviceOpsKind ops)
-      : replicas_(std::move(replicas)), ops_(ops), barrier_(static_cast<int>(replicas_.size())) {
+  GpuCollectives(std::vector<CudaBackend*> replicas, CrossDeviceOpsKind ops, std::optional<detail::NcclSpan> span)
+      : replicas_(std::move(replicas)),
+        ops_(ops),
+        span_(std::move(span)),
+        barrier_(static_cast<int>(replicas_.size())) {
     std::size_t n = replicas_.size();
     published_.assign(n, nullptr);
     pending_.assign(n, 0);
@@ -71,7 +78,7 @@ class GpuCollectives final : public detail::DeviceCollectives {
     destroy_communicators(aborted_);
   }
 
-  int num_replicas() const override { return static_cast<int>(replicas_.size()); }
+  int num_replicas() const override { return span_ ? span_->world_ranks : static_cast<int>(replicas_.size()); }
 
   void all_reduce_sum(int replica, std::vector<Tensor>& tensors) override {
     CudaBackend& b = *replicas_[static_cast<std::size_t>(replica)];
@@ -115,7 +122,9 @@ class GpuCollectives final : public detail::DeviceCollectives {
     std::fill(pending_.begin(), pending_.end(), 0);
     if (aborted_.exchange(false) && ops_ == CrossDeviceOpsKind::nccl) {
       destroy_communicators(true);
-      init_communicators();
+      // Across workers the peers are mid-step too: the job cannot go on (the MPI side poisons
+      // the world); with no communicators left, the next NCCL call says so.
+      if (!span_) init_communicators();
     }
   }
 
@@ -138,7 +147,25 @@ class GpuCollectives final : public detail::DeviceCollectives {
     for (auto* b : replicas_) devices.push_back(b->device_index());
     std::lock_guard lock(comms_mu_);
     comms_.assign(replicas_.size(), nullptr);
-    KCPP_NCCL_CHECK(ncclCommInitAll(comms_.data(), static_cast<int>(comms_.size()), devices.data()));
+    if (!span_) {
+      KCPP_NCCL_CHECK(ncclCommInitAll(comms_.data(), static_cast<int>(comms_.size()), devices.data()));
+      return;
+    }
+    // One rank per local GPU, all initialised in one group (NCCL requires it when one thread
+    // drives several ranks); the call returns once every worker's ranks have joined.
+    ncclUniqueId id;
+    static_assert(sizeof(id.internal) == sizeof(span_->unique_id));
+    std::memcpy(id.internal, span_->unique_id.data(), sizeof(id.internal));
+    KCPP_NCCL_CHECK(ncclGroupStart());
+    for (std::size_t r = 0; r < replicas_.size(); ++r) {
+      DeviceGuard guard(devices[r]);
+      ncclResult_t res = ncclCommInitRank(&comms_[r], span_->world_ranks, id, span_->first_rank + static_cast<int>(r));
+      if (res != ncclSuccess) {
+        ncclGroupEnd();
+        KCPP_NCCL_CHECK(res);
+      }
+    }
+    KCPP_NCCL_CHECK(ncclGroupEnd());
   }
 
   void destroy_communicators(bool abort) {
@@ -153,6 +180,10 @@ class GpuCollectives final : public detail::DeviceCollectives {
     ncclComm_t comm;
     {
       std::lock_guard lock(comms_mu_);  // only reset() and the destructor replace the communicators
+      if (comms_.empty())
+        throw StateError(
+            "NCCL: the communicators spanning the workers were aborted after a failed step; the "
+            "multi-worker job cannot go on (rerun it to resume from the last backup)");
       comm = comms_.at(static_cast<std::size_t>(replica));
     }
     // One group per call: NCCL fuses the bucket's tensors into as few kernels as it can.
@@ -219,6 +250,7 @@ class GpuCollectives final : public detail::DeviceCollectives {
 
   std::vector<CudaBackend*> replicas_;
   CrossDeviceOpsKind ops_;
+  std::optional<detail::NcclSpan> span_;  // set: the communicators span every worker's GPUs
   detail::AbortableBarrier barrier_;
   std::vector<std::vector<Tensor>*> published_;  // written: the sum is copied into every list
   std::vector<char> pending_;                    // a bucket was handed to NCCL since the last wait (per replica; not
@@ -237,14 +269,27 @@ class GpuCollectives final : public detail::DeviceCollectives {
 namespace kerascpp::detail {
 
 std::unique_ptr<DeviceCollectives> cuda_make_gpu_collectives(const std::vector<Backend*>& replicas,
-                                                             distribute::CrossDeviceOpsKind ops) {
+                                                             distribute::CrossDeviceOpsKind ops, const NcclSpan* span) {
+  if (span && ops != distribute::CrossDeviceOpsKind::nccl)
+    throw ValueError(
+        fmt::format("GPU replicas across workers need NcclAllReduce, got {}", distribute::cross_device_ops_name(ops)));
   std::vector<cuda::CudaBackend*> gpus;
   for (Backend* b : replicas) {
     auto* g = dynamic_cast<cuda::CudaBackend*>(b);
     if (!g) throw DeviceError("GPU collectives need every replica on a GPU; got " + b->device().str());
     gpus.push_back(g);
   }
-  return std::make_unique<cuda::GpuCollectives>(std::move(gpus), ops);
+  return std::make_unique<cuda::GpuCollectives>(std::move(gpus), ops,
+                                                span ? std::optional<NcclSpan>(*span) : std::nullopt);
+}
+
+std::array<char, 128> cuda_nccl_unique_id() {
+  ncclUniqueId id;
+  KCPP_NCCL_CHECK(ncclGetUniqueId(&id));
+  std::array<char, 128> out{};
+  static_assert(sizeof(id.internal) == out.size());
+  std::memcpy(out.data(), id.internal, out.size());
+  return out;
 }
 
 }  // namespace kerascpp::detail

@@ -9,7 +9,8 @@ namespace kerascpp::detail {
 PendingUpload cuda_upload_async(const Tensor& host, Backend& backend);
 void cuda_wait_upload(const PendingUpload& upload, Backend& backend);
 std::unique_ptr<DeviceCollectives> cuda_make_gpu_collectives(const std::vector<Backend*>& replicas,
-                                                             distribute::CrossDeviceOpsKind ops);
+                                                             distribute::CrossDeviceOpsKind ops, const NcclSpan* span);
+std::array<char, 128> cuda_nccl_unique_id();
 
 }  // namespace kerascpp::detail
 

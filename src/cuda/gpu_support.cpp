@@ -30,8 +30,8 @@ void zero(Device d, void* p, std::size_t n) {
 std::unique_ptr<Backend> make_backend(int device) { return std::make_unique<cuda::CudaBackend>(device); }
 std::shared_ptr<void> enter_gpu(int device) { return std::make_shared<cuda::DeviceGuard>(device); }
 
-const GpuSeam kSeam{device_count,     {allocate, release, copy, zero}, make_backend, cuda_upload_async,
-                    cuda_wait_upload, cuda_make_gpu_collectives,       enter_gpu};
+const GpuSeam kSeam{device_count,     {allocate, release, copy, zero}, make_backend,        cuda_upload_async,
+                    cuda_wait_upload, cuda_make_gpu_collectives,       cuda_nccl_unique_id, enter_gpu};
 
 }  // namespace
 }  // namespace kerascpp::detail

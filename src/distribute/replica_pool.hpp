@@ -37,6 +37,8 @@ class ReplicaPool : public StrategyImpl {
 
  private:
   void run_on_device(int replica, const std::function<void(ReplicaContext&)>& fn);
+  // This worker's first replica among all replicas in sync.
+  int rank_offset_of_first_replica() const { return worker_index() * static_cast<int>(devices_.size()); }
 
   std::string kind_;
   std::vector<Device> devices_;

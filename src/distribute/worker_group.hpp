@@ -22,6 +22,8 @@ class WorkerGroup {
   virtual std::unique_ptr<detail::DeviceCollectives> make_cpu_collective(int local_replicas) = 0;
   // Every worker's `mine` (the same length on all), concatenated in rank order, on every worker.
   virtual std::vector<double> all_gather(const std::vector<double>& mine, const char* what) = 0;
+  // Rank 0's `bytes` on every worker (the same length on all), in place.
+  virtual void broadcast(std::vector<char>& bytes, const char* what) = 0;
   // Sums `data` over the workers, in place, the same on every worker.
   virtual void all_reduce_sum(float* data, std::int64_t count, const char* what) = 0;
 };

@@ -237,6 +237,20 @@ std::vector<double> MpiWorld::all_gather(const std::vector<double>& mine, const 
   return all;
 }
 
+void MpiWorld::broadcast(std::vector<char>& bytes, const char* what) {
+  std::vector<MPI_Request> requests(1, MPI_REQUEST_NULL);
+  {
+    std::lock_guard lock(mu_);
+    check_usable();
+    announce();
+    int rc = MPI_Ibcast(bytes.data(), static_cast<int>(bytes.size()), MPI_CHAR, 0, data_comm_, &requests[0]);
+    if (rc != MPI_SUCCESS)
+      fail(fmt::format("MultiWorkerMirroredStrategy: worker {} could not broadcast {}: {}", rank_, what,
+                       mpi_error_string(rc)));
+  }
+  wait(requests, what);
+}
+
 std::unique_ptr<detail::DeviceCollectives> MpiWorld::make_cpu_collective(int local_replicas) {
   return std::make_unique<MultiWorkerCollective>(local_replicas, shared_from_this());
 }

@@ -28,6 +28,7 @@ class MpiWorld final : public WorkerGroup, public std::enable_shared_from_this<M
   std::unique_ptr<detail::DeviceCollectives> make_cpu_collective(int local_replicas) override;
   std::vector<double> all_gather(const std::vector<double>& mine, const char* what) override;
   void all_reduce_sum(float* data, std::int64_t count, const char* what) override;
+  void broadcast(std::vector<char>& bytes, const char* what) override;
 
   // Non-blocking all-reduce (sum) of `data`, in place; `data` must stay alive and untouched until
   // wait() on the returned requests (large buffers take several) returns.
