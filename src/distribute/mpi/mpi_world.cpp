@@ -38,7 +38,8 @@ int g_rank = 0;
 
 void on_launcher_sigterm(int) {
   char msg[768];
-  int n = std::snprintf(msg, sizeof msg,  // async-signal-safe in glibc for %d and %s
+  // snprintf is not on POSIX's async-signal-safe list, but glibc's does not allocate for %d and %s.
+  int n = std::snprintf(msg, sizeof msg,
                         "MultiWorkerMirroredStrategy: worker %d was terminated by the MPI launcher while %s: another "
                         "worker failed (the launcher names it). Rerun the job to resume from the last backup "
                         "(BackupAndRestore)\n",
