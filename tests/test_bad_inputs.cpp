@@ -28,6 +28,7 @@
 #include "io/h5_weights.hpp"
 #include "io/model_weights.hpp"
 #include "kerascpp/kerascpp.hpp"
+#include "scoped_test_state.hpp"
 #include "temp_dir.hpp"
 
 namespace K = kerascpp;
@@ -145,16 +146,8 @@ std::vector<std::vector<float>> weights_of(const K::Model& m) {
 
 // Sets an environment variable for one call, restoring the previous value afterwards.
 void with_env(const char* name, const char* value, const std::function<void()>& f) {
-  const char* old = std::getenv(name);
-  std::optional<std::string> saved = old ? std::optional<std::string>(old) : std::nullopt;
-  ::setenv(name, value, 1);
-  try {
-    f();
-  } catch (...) {
-    saved ? ::setenv(name, saved->c_str(), 1) : ::unsetenv(name);
-    throw;
-  }
-  saved ? ::setenv(name, saved->c_str(), 1) : ::unsetenv(name);
+  test_scopes::ScopedEnv env(name, value);
+  f();
 }
 
 // Runs f with writes limited to `bytes` per file (EFBIG, like a full disk's ENOSPC).
@@ -946,12 +939,7 @@ TEST_CASE("bad inputs: every row raises its error category and names the culprit
   CHECK(history.history["loss"].size() == 1);
 }
 
-// Captures std::cerr for the warning rows.
-struct CerrCapture {
-  std::ostringstream text;
-  std::streambuf* old = std::cerr.rdbuf(text.rdbuf());
-  ~CerrCapture() { std::cerr.rdbuf(old); }
-};
+using test_scopes::CerrCapture;  // for the warning rows
 
 TEST_CASE("bad inputs: steps beyond the data warn like Keras 3 and end the epoch early") {
   // Keras 3.x, 10 rows in batches of 2 (5 batches), fit(epochs=3, steps_per_epoch=3): epochs of 3,

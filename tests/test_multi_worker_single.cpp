@@ -3,31 +3,18 @@
 // tested under mpirun by tests/mpi/test_multi_worker.py.
 #include <doctest/doctest.h>
 
-#include <cstdlib>
-#include <cstring>
-#include <sstream>
-
 #include "distribute/worker_group.hpp"
 #include "kerascpp/kerascpp.hpp"
 #include "mirrored_fixture.hpp"
+#include "scoped_test_state.hpp"
 
 namespace K = kerascpp;
 namespace D = kerascpp::distribute;
 
 namespace {
 
-struct CerrCapture {
-  std::ostringstream text;
-  std::streambuf* old = std::cerr.rdbuf(text.rdbuf());
-  ~CerrCapture() { std::cerr.rdbuf(old); }
-};
-
-// Sets an environment variable for one scope.
-struct ScopedEnv {
-  const char* name;
-  ScopedEnv(const char* n, const char* value) : name(n) { setenv(n, value, 1); }
-  ~ScopedEnv() { unsetenv(name); }
-};
+using test_scopes::CerrCapture;
+using test_scopes::ScopedEnv;
 
 std::vector<K::Tensor> train(D::Strategy strategy) {
   K::Model model = mirrored_fixture::small_convnet(true);

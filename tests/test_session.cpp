@@ -21,23 +21,15 @@
 
 #include "data/idx_reader.hpp"
 #include "kerascpp/kerascpp.hpp"
+#include "scoped_test_state.hpp"
 
 namespace K = kerascpp;
 namespace fs = std::filesystem;
 
 namespace {
 
-// Swaps std::cout's buffer for a string, as a xeus kernel redirects a cell's output.
-struct CoutCapture {
-  std::ostringstream text;
-  std::streambuf* old = std::cout.rdbuf(text.rdbuf());
-  ~CoutCapture() { std::cout.rdbuf(old); }
-};
-struct CerrCapture {
-  std::ostringstream text;
-  std::streambuf* old = std::cerr.rdbuf(text.rdbuf());
-  ~CerrCapture() { std::cerr.rdbuf(old); }
-};
+using test_scopes::CerrCapture;
+using test_scopes::CoutCapture;
 
 // Leaves the sink and the default verbosity as the test found them (std::cout, Keras' defaults).
 struct SessionReset {
