@@ -1252,3 +1252,53 @@ TEST_CASE("adam_update: the vectorised builds give the scalar loop's bits (any b
   CHECK(m.to_vector() == m0);
   CHECK(v.to_vector() == v0);
 }
+
+TEST_CASE("cpu backend: layer_norm_forward/backward against the formulas, optional gamma/beta, bad shapes") {
+  auto be = K::make_cpu_backend(2);
+  const std::int64_t M = 5, C = 7;
+  K::Tensor x = K::Tensor::from_vector({M, C}, random_vec(M * C, 300, -2.f, 3.f));
+  K::Tensor dy = K::Tensor::from_vector({M, C}, random_vec(M * C, 301, -1.f, 1.f));
+  K::Tensor gamma = K::Tensor::from_vector({C}, random_vec(C, 302, 0.5f, 1.5f));
+  K::Tensor beta = K::Tensor::from_vector({C}, random_vec(C, 303, -0.5f, 0.5f));
+  K::Tensor y, mean, rstd;
+  be->layer_norm_forward(x, gamma, beta, 1e-3f, y, mean, rstd);
+  K::Tensor dx, dgamma({C}), dbeta({C});
+  be->layer_norm_backward(dy, x, gamma, mean, rstd, dx, dgamma, dbeta);
+  const float *px = x.data<float>(), *pdy = dy.data<float>(), *pg = gamma.data<float>(), *pb = beta.data<float>();
+  std::vector<double> rg(C, 0.0), rb(C, 0.0);
+  for (std::int64_t r = 0; r < M; ++r) {
+    double mu = 0, var = 0;
+    for (std::int64_t c = 0; c < C; ++c) mu += px[r * C + c] / double(C);
+    for (std::int64_t c = 0; c < C; ++c) var += (px[r * C + c] - mu) * (px[r * C + c] - mu) / double(C);
+    const double inv = 1.0 / std::sqrt(var + 1e-3);
+    CHECK(mean.data<float>()[r] == doctest::Approx(mu).epsilon(1e-5));
+    CHECK(rstd.data<float>()[r] == doctest::Approx(inv).epsilon(1e-5));
+    double sg = 0, sgx = 0;
+    for (std::int64_t c = 0; c < C; ++c) {
+      const double xh = (px[r * C + c] - mu) * inv, g = pdy[r * C + c] * double(pg[c]);
+      CHECK(y.data<float>()[r * C + c] == doctest::Approx(xh * pg[c] + pb[c]).epsilon(1e-5));
+      sg += g;
+      sgx += g * xh;
+      rg[c] += pdy[r * C + c] * xh;
+      rb[c] += pdy[r * C + c];
+    }
+    for (std::int64_t c = 0; c < C; ++c) {
+      const double xh = (px[r * C + c] - mu) * inv, g = pdy[r * C + c] * double(pg[c]);
+      CHECK(dx.data<float>()[r * C + c] == doctest::Approx(inv * (g - sg / C - xh * sgx / C)).epsilon(1e-4));
+    }
+  }
+  for (std::int64_t c = 0; c < C; ++c) {
+    CHECK(dgamma.data<float>()[c] == doctest::Approx(rg[c]).epsilon(1e-5));
+    CHECK(dbeta.data<float>()[c] == doctest::Approx(rb[c]).epsilon(1e-5));
+  }
+  // No gamma/beta: plain x̂; undefined dgamma/dbeta are skipped.
+  K::Tensor y0, m0, s0, dx0, ng, nb;
+  be->layer_norm_forward(x, K::Tensor(), K::Tensor(), 1e-3f, y0, m0, s0);
+  CHECK(y0.data<float>()[3] == doctest::Approx((px[3] - m0.data<float>()[0]) * s0.data<float>()[0]));
+  be->layer_norm_backward(dy, x, K::Tensor(), m0, s0, dx0, ng, nb);
+  CHECK(!ng.defined());
+  CHECK(!nb.defined());
+  // Row statistics of the wrong length are refused.
+  K::Tensor bad_mean({M + 1}), dx1, g1, b1;
+  CHECK_THROWS_AS(be->layer_norm_backward(dy, x, gamma, bad_mean, rstd, dx1, g1, b1), K::ShapeError);
+}

@@ -630,3 +630,61 @@ TEST_CASE("gradients: a Flatten layer shared by inputs of different shapes") {
   K::Tensor r = grad_random_tensor({2, 10}, 502);
   CHECK_NOTHROW(graph.backward(rep.ctx, {r}, st, nullptr));
 }
+
+TEST_CASE("gradients: LayerNormalization on rank-2 and rank-3 inputs") {
+  Replica rep(true);
+  {
+    auto in = K::Input({3, 5});
+    K::LayerRef ln = K::layers::LayerNormalization();
+    CHECK(ln(in).shape() == K::Shape{3, 5});
+    auto vars = ln->trainable_variables();
+    REQUIRE(vars.size() == 2);
+    vars[0]->value(0).copy_from(grad_random_tensor({5}, 200, 0.5f, 1.5f));   // gamma
+    vars[1]->value(0).copy_from(grad_random_tensor({5}, 201, -0.5f, 0.5f));  // beta
+    K::Tensor x = grad_random_tensor({2, 3, 5}, 202);
+    float* px = x.data<float>();
+    for (std::int64_t i = 0; i < x.numel(); ++i) px[i] = px[i] * static_cast<float>(1 + i % 3) + 0.5f;
+    require_ok(check_layer(rep, ln, {x}, false));
+  }
+  {
+    auto in = K::Input({6});
+    K::LayerRef ln = K::layers::LayerNormalization({.epsilon = 1e-2f});
+    ln(in);
+    ln->trainable_variables()[0]->value(0).copy_from(grad_random_tensor({6}, 203, 0.5f, 1.5f));
+    require_ok(check_layer(rep, ln, {grad_random_tensor({4, 6}, 204)}, false));
+  }
+  {
+    auto in = K::Input({4});  // no gamma/beta: only the input gradient
+    K::LayerRef ln = K::layers::LayerNormalization({.center = false, .scale = false});
+    ln(in);
+    CHECK(ln->trainable_variables().empty());
+    require_ok(check_layer(rep, ln, {grad_random_tensor({3, 4}, 205)}, false));
+  }
+}
+
+TEST_CASE("LayerNormalization forward matches Keras' formula") {
+  // Keras 3: inv = rsqrt(var + eps)·gamma; y = x·inv + (beta − mean·inv), var biased.
+  Replica rep(false);
+  auto in = K::Input({2, 4});
+  K::LayerRef ln = K::layers::LayerNormalization();
+  ln(in);
+  K::Tensor gamma = grad_random_tensor({4}, 210, 0.5f, 1.5f), beta = grad_random_tensor({4}, 211, -0.5f, 0.5f);
+  ln->trainable_variables()[0]->value(0).copy_from(gamma);
+  ln->trainable_variables()[1]->value(0).copy_from(beta);
+  K::Tensor x = grad_random_tensor({3, 2, 4}, 212);
+  std::vector<float> expected;
+  const float* px = x.data<float>();
+  for (int r = 0; r < 6; ++r) {
+    double mean = 0, var = 0;
+    for (int c = 0; c < 4; ++c) mean += px[r * 4 + c] / 4.0;
+    for (int c = 0; c < 4; ++c) var += (px[r * 4 + c] - mean) * (px[r * 4 + c] - mean) / 4.0;
+    for (int c = 0; c < 4; ++c) {
+      double inv = gamma.data<float>()[c] / std::sqrt(var + 1e-3);
+      expected.push_back(static_cast<float>(px[r * 4 + c] * inv + (beta.data<float>()[c] - mean * inv)));
+    }
+  }
+  K::LayerState st;
+  auto y = ln->forward(rep.ctx, {x}, st);
+  check_forward_against(y.at(0), expected);
+  CHECK(ln->config_json().find("\"epsilon\"") != std::string::npos);
+}

@@ -205,6 +205,17 @@ class Backend {
   virtual void adagrad_update(Tensor& w, const Tensor& g, Tensor& accumulator, float lr, float eps) = 0;
   // Σ x² in double (gradient clipping by norm); deterministic for a given x.
   virtual double sum_squares(const Tensor& x) = 0;
+
+  // ---- layer normalization (LayerNormalization): each row of x [M, C] over its own C ----
+  // y = (x − mean)·rstd·gamma + beta with the row's mean[M] and rstd[M] = 1/√(biased var + eps)
+  // (outputs, kept for the backward). gamma/beta [C] may be undefined: scale 1, shift 0
+  // (Keras' scale=False / center=False). Row statistics are summed in double.
+  virtual void layer_norm_forward(const Tensor& x, const Tensor& gamma, const Tensor& beta, float eps, Tensor& y,
+                                  Tensor& mean, Tensor& rstd) = 0;
+  // dx from dy with the forward's mean/rstd; dgamma = Σ_rows dy·x̂ and dbeta = Σ_rows dy [C].
+  // gamma undefined: scale 1. An undefined dgamma/dbeta means "not wanted" and is skipped.
+  virtual void layer_norm_backward(const Tensor& dy, const Tensor& x, const Tensor& gamma, const Tensor& mean,
+                                   const Tensor& rstd, Tensor& dx, Tensor& dgamma, Tensor& dbeta) = 0;
 };
 
 // Floats in pack_moments' packed tensor: num_replicas slots of (count, mean[C], var[C]).

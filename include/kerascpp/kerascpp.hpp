@@ -20,6 +20,7 @@
 #include "kerascpp/layers/dense.hpp"
 #include "kerascpp/layers/dropout.hpp"
 #include "kerascpp/layers/input_layer.hpp"
+#include "kerascpp/layers/layer_normalization.hpp"
 #include "kerascpp/layers/merging.hpp"
 #include "kerascpp/layers/pooling.hpp"
 #include "kerascpp/layers/reshaping.hpp"

@@ -162,4 +162,14 @@ void weight_decay_update(float* w, std::int64_t n, float lr, float weight_decay,
 void adagrad_update(float* w, const float* g, float* accumulator, std::int64_t n, float lr, float eps,
                     cudaStream_t stream);
 
+// ---------------------------------------------------------------------------- layer_norm.cu
+// Layer normalization over [rows, cols]: each row normalised over its cols; gamma/beta may be
+// null (scale 1, shift 0). mean/rstd [rows] out of the forward, into the backward; dgamma/dbeta
+// [cols] may be null (not wanted).
+void layer_norm_forward(const float* x, const float* gamma, const float* beta, float eps, std::int64_t rows,
+                        std::int64_t cols, float* y, float* mean, float* rstd, cudaStream_t stream);
+void layer_norm_backward(const float* dy, const float* x, const float* gamma, const float* mean, const float* rstd,
+                         std::int64_t rows, std::int64_t cols, float* dx, float* dgamma, float* dbeta,
+                         cudaStream_t stream);
+
 }  // namespace kerascpp::cuda::kern
