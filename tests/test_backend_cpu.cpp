@@ -1302,3 +1302,40 @@ TEST_CASE("cpu backend: layer_norm_forward/backward against the formulas, option
   K::Tensor bad_mean({M + 1}), dx1, g1, b1;
   CHECK_THROWS_AS(be->layer_norm_backward(dy, x, gamma, bad_mean, rstd, dx1, g1, b1), K::ShapeError);
 }
+
+TEST_CASE("cpu backend: softmax_axis_forward/backward over any axis; the last axis equals the activation") {
+  auto be = K::make_cpu_backend(2);
+  K::Tensor x = K::Tensor::from_vector({2, 3, 5}, random_vec(30, 310, -3.f, 3.f));
+  K::Tensor dy = K::Tensor::from_vector({2, 3, 5}, random_vec(30, 311));
+  const auto px = x.to_vector(), pdy = dy.to_vector();
+  for (int axis : {0, 1, 2, -1}) {
+    CAPTURE(axis);
+    K::Tensor y, dx;
+    be->softmax_axis_forward(x, axis, y);
+    be->softmax_axis_backward(y, dy, axis, dx);
+    const int a = axis < 0 ? axis + 3 : axis;
+    const std::int64_t dims[3] = {2, 3, 5}, strides[3] = {15, 5, 1};
+    const auto py = y.to_vector(), pdx = dx.to_vector();
+    for (std::int64_t i = 0; i < 30; ++i) {
+      // The fibre through element i along the axis.
+      const std::int64_t base = i - ((i / strides[a]) % dims[a]) * strides[a];
+      double total = 0, dot = 0;
+      for (std::int64_t k = 0; k < dims[a]; ++k) total += std::exp(double(px[std::size_t(base + k * strides[a])]));
+      const double yi = std::exp(double(px[std::size_t(i)])) / total;
+      for (std::int64_t k = 0; k < dims[a]; ++k) {
+        const auto j = std::size_t(base + k * strides[a]);
+        dot += double(pdy[j]) * std::exp(double(px[j])) / total;
+      }
+      CHECK(py[std::size_t(i)] == doctest::Approx(yi).epsilon(1e-5));
+      CHECK(pdx[std::size_t(i)] == doctest::Approx(yi * (pdy[std::size_t(i)] - dot)).epsilon(1e-4).scale(1e-6));
+    }
+  }
+  K::Tensor y_last, y_act;
+  be->softmax_axis_forward(x, -1, y_last);
+  be->activation_forward(K::ActivationKind::softmax, x, y_act);
+  for (std::int64_t i = 0; i < 30; ++i)
+    CHECK(y_last.data<float>()[i] == doctest::Approx(y_act.data<float>()[i]).epsilon(1e-6));
+  K::Tensor bad;
+  CHECK_THROWS_AS(be->softmax_axis_forward(x, 3, bad), K::ValueError);
+  CHECK_THROWS_AS(be->softmax_axis_forward(x, -4, bad), K::ValueError);
+}

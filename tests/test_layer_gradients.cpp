@@ -688,3 +688,52 @@ TEST_CASE("LayerNormalization forward matches Keras' formula") {
   check_forward_against(y.at(0), expected);
   CHECK(ln->config_json().find("\"epsilon\"") != std::string::npos);
 }
+
+TEST_CASE("gradients: Dense on a rank-4 input with softmax contracts the last axis only") {
+  Replica rep;
+  auto in = K::Input({2, 3, 4});
+  K::LayerRef dense = K::layers::Dense(3, {.activation = "softmax", .seed = 6});
+  CHECK(dense(in).shape() == K::Shape{2, 3, 3});
+  K::Tensor x = grad_random_tensor({2, 2, 3, 4}, 40);
+  require_ok(check_layer(rep, dense, {x}, false));
+  // Every (batch, i, j) position is its own row of one matmul: equal to Dense on the flat rows.
+  K::LayerState st;
+  K::Tensor y = dense->forward(rep.ctx, {x}, st).at(0).clone();
+  K::Tensor y_flat = dense->forward(rep.ctx, {x.reshape({-1, 4})}, st).at(0);
+  CHECK(y.to_vector() == y_flat.to_vector());
+  // The kernel is fixed to 4 input features: another last axis is refused, naming the layer.
+  CHECK_THROWS_AS(dense(K::Input({2, 3, 5})), K::ShapeError);
+}
+
+TEST_CASE("gradients: Softmax over the last, a middle and a negative axis") {
+  Replica rep;
+  for (int axis : {-1, 1, 2, -2}) {
+    CAPTURE(axis);
+    auto in = K::Input({3, 4});
+    K::LayerRef softmax = K::layers::Softmax({.axis = axis});
+    CHECK(softmax(in).shape() == K::Shape{3, 4});
+    require_ok(check_layer(rep, softmax, {grad_random_tensor({2, 3, 4}, 41)}, false));
+  }
+  CHECK_THROWS_AS(K::layers::Softmax({.axis = 3})(K::Input({3, 4})), K::ValueError);
+  CHECK(K::layers::Softmax({.axis = 1})->config_json().find("\"axis\":1") != std::string::npos);
+}
+
+TEST_CASE("Softmax forward: each fibre along the axis sums to 1 and matches exp(x)/sum") {
+  Replica rep(false);
+  auto in = K::Input({3, 4});
+  K::LayerRef softmax = K::layers::Softmax({.axis = 1});
+  softmax(in);
+  K::Tensor x = grad_random_tensor({2, 3, 4}, 42);
+  K::LayerState st;
+  auto y = softmax->forward(rep.ctx, {x}, st).at(0).to_vector();
+  auto xv = x.to_vector();
+  for (int b = 0; b < 2; ++b)
+    for (int j = 0; j < 4; ++j) {
+      double total = 0;
+      for (int i = 0; i < 3; ++i) total += std::exp(double(xv[static_cast<std::size_t>(b * 12 + i * 4 + j)]));
+      for (int i = 0; i < 3; ++i) {
+        const auto k = static_cast<std::size_t>(b * 12 + i * 4 + j);
+        CHECK(y[k] == doctest::Approx(std::exp(double(xv[k])) / total).epsilon(1e-5));
+      }
+    }
+}

@@ -216,6 +216,12 @@ class Backend {
   // gamma undefined: scale 1. An undefined dgamma/dbeta means "not wanted" and is skipped.
   virtual void layer_norm_backward(const Tensor& dy, const Tensor& x, const Tensor& gamma, const Tensor& mean,
                                    const Tensor& rstd, Tensor& dx, Tensor& dgamma, Tensor& dbeta) = 0;
+
+  // ---- softmax over any one axis (the Softmax layer); the last axis is activation_forward's ----
+  // y = exp(x − max) / Σ exp(x − max) along `axis` (negative counts from the end), y allocated
+  // like any output. Backward from y: dx = y ⊙ (dy − Σ_axis dy ⊙ y).
+  virtual void softmax_axis_forward(const Tensor& x, int axis, Tensor& y) = 0;
+  virtual void softmax_axis_backward(const Tensor& y, const Tensor& dy, int axis, Tensor& dx) = 0;
 };
 
 // Floats in pack_moments' packed tensor: num_replicas slots of (count, mean[C], var[C]).

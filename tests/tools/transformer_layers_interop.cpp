@@ -49,6 +49,14 @@ Case build(const std::string& kind) {
     auto out = K::layers::Dense(3)(x);
     return {K::Model(in, out), {6}};
   }
+  if (kind == "dense3d") {  // Dense on (batch, steps, features), softmax over the steps axis
+    auto in = K::Input({4, 6});
+    auto x = K::layers::Dense(8, {.activation = "relu"})(in);
+    x = K::layers::LayerNormalization()(x);
+    x = K::layers::Dense(5, {.activation = "softmax"})(x);
+    auto out = K::layers::Softmax({.axis = 1})(x);
+    return {K::Model(in, out), {4, 6}};
+  }
   throw K::Error("unknown model kind '" + kind + "'");
 }
 

@@ -109,6 +109,9 @@ class CpuBackend final : public Backend {
   void layer_norm_backward(const Tensor& dy, const Tensor& x, const Tensor& gamma, const Tensor& mean,
                            const Tensor& rstd, Tensor& dx, Tensor& dgamma, Tensor& dbeta) override;
 
+  void softmax_axis_forward(const Tensor& x, int axis, Tensor& y) override;
+  void softmax_axis_backward(const Tensor& y, const Tensor& dy, int axis, Tensor& dx) override;
+
   std::size_t cached_primitives() const { return cache_.size(); }  // for tests
 
  private:
