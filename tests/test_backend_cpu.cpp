@@ -1339,3 +1339,64 @@ TEST_CASE("cpu backend: softmax_axis_forward/backward over any axis; the last ax
   CHECK_THROWS_AS(be->softmax_axis_forward(x, 3, bad), K::ValueError);
   CHECK_THROWS_AS(be->softmax_axis_forward(x, -4, bad), K::ValueError);
 }
+
+TEST_CASE("cpu backend: gather_rows / scatter_add_rows with every id dtype, repeats, mask and bad ids") {
+  auto be = K::make_cpu_backend(2);
+  const std::int64_t V = 6, D = 3;
+  K::Tensor table = K::Tensor::from_vector({V, D}, random_vec(V * D, 320));
+  const std::vector<std::int32_t> ids32 = {4, 0, 4, 2, 5, 1};  // a repeated id and a zero
+  K::Tensor dy = K::Tensor::from_vector({2, 3, D}, random_vec(6 * D, 321));
+  std::vector<float> expected_dtable(V * D, 0.f);
+  for (std::size_t p = 0; p < ids32.size(); ++p)
+    for (std::int64_t c = 0; c < D; ++c)
+      expected_dtable[std::size_t(ids32[p] * D + c)] += dy.data<float>()[std::int64_t(p) * D + c];
+  std::vector<std::int64_t> ids64(ids32.begin(), ids32.end());
+  std::vector<std::uint8_t> ids8(ids32.begin(), ids32.end());
+  std::vector<float> idsf(ids32.begin(), ids32.end());
+  for (const K::Tensor& ids : {K::Tensor::from_vector({2, 3}, ids32), K::Tensor::from_vector({2, 3}, ids64),
+                               K::Tensor::from_vector({2, 3}, ids8), K::Tensor::from_vector({2, 3}, idsf)}) {
+    CAPTURE(ids.dtype());
+    K::Tensor out, mask(ids.shape(), K::DType::uint8);
+    be->gather_rows(table, ids, out, mask);
+    REQUIRE(out.shape() == K::Shape{2, 3, D});
+    for (std::size_t p = 0; p < ids32.size(); ++p) {
+      CHECK(mask.data<std::uint8_t>()[p] == (ids32[p] != 0 ? 1 : 0));
+      for (std::int64_t c = 0; c < D; ++c)
+        CHECK(out.data<float>()[std::int64_t(p) * D + c] == table.data<float>()[ids32[p] * D + c]);
+    }
+    K::Tensor dtable({V, D});
+    dtable.fill(7.f);  // overwritten without accumulate
+    be->scatter_add_rows(ids, dy, dtable, false);
+    CHECK(dtable.to_vector() == expected_dtable);
+    be->scatter_add_rows(ids, dy, dtable, true);
+    for (std::size_t i = 0; i < expected_dtable.size(); ++i)
+      CHECK(dtable.to_vector()[i] == doctest::Approx(2 * expected_dtable[i]).epsilon(1e-6));
+  }
+  // Undefined mask: not computed.
+  K::Tensor out, no_mask;
+  be->gather_rows(table, K::Tensor::from_vector({2}, std::vector<std::int32_t>{1, 2}), out, no_mask);
+  CHECK(!no_mask.defined());
+  // Out of range (too large, negative, NaN as a float id): a ValueError naming the id and the rows.
+  K::Tensor m;
+  try {
+    be->gather_rows(table, K::Tensor::from_vector({3}, std::vector<std::int32_t>{1, 6, 2}), out, m);
+    FAIL("no error for id 6 of a 6-row table");
+  } catch (const K::ValueError& e) {
+    const std::string msg = e.what();
+    CHECK(msg.find("index 6") != std::string::npos);
+    CHECK(msg.find("position 1") != std::string::npos);
+    CHECK(msg.find("[0, 6)") != std::string::npos);
+  }
+  CHECK_THROWS_AS(be->gather_rows(table, K::Tensor::from_vector({1}, std::vector<std::int32_t>{-1}), out, m),
+                  K::ValueError);
+  CHECK_THROWS_AS(be->gather_rows(table, K::Tensor::from_vector({1}, std::vector<float>{std::nanf("")}), out, m),
+                  K::ValueError);
+  K::Tensor dt({V, D});
+  CHECK_THROWS_AS(be->scatter_add_rows(K::Tensor::from_vector({1}, std::vector<std::int32_t>{9}),
+                                       K::Tensor::from_vector({1, D}, random_vec(D, 322)), dt, false),
+                  K::ValueError);
+  // dy of the wrong shape is a ShapeError.
+  CHECK_THROWS_AS(be->scatter_add_rows(K::Tensor::from_vector({2}, std::vector<std::int32_t>{1, 2}),
+                                       K::Tensor::from_vector({1, D}, random_vec(D, 323)), dt, false),
+                  K::ShapeError);
+}

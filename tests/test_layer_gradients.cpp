@@ -737,3 +737,51 @@ TEST_CASE("Softmax forward: each fibre along the axis sums to 1 and matches exp(
       }
     }
 }
+
+TEST_CASE("gradients: Embedding table rows (repeated ids sum), float ids of rank 2") {
+  Replica rep;
+  auto in = K::Input({3});
+  K::LayerRef emb = K::layers::Embedding(5, 4, {.seed = 7});
+  CHECK(emb(in).shape() == K::Shape{3, 4});
+  REQUIRE(emb->trainable_variables().size() == 1);
+  CHECK(emb->trainable_variables()[0]->name().find("embeddings") != std::string::npos);
+  // Float ids holding integers (what a float Dataset gives), with repeats across the batch.
+  K::Tensor ids = K::Tensor::from_vector({2, 3}, std::vector<float>{1, 4, 1, 0, 4, 3});
+  require_ok(check_layer(rep, emb, {ids}, false));
+}
+
+TEST_CASE("Embedding: int32 ids of rank 3, Keras' uniform init, mask_zero, bad ids name the layer") {
+  Replica rep(false);
+  auto in = K::Input({2, 2}, K::DType::int32);
+  K::LayerRef emb = K::layers::Embedding(7, 3, {.mask_zero = true, .name = "tokens"});
+  CHECK(emb(in).shape() == K::Shape{2, 2, 3});
+  auto table = emb->trainable_variables()[0]->value(0).to_vector();
+  for (float v : table) CHECK((v >= -0.05f && v <= 0.05f));
+  K::Tensor ids = K::Tensor::from_vector({1, 2, 2}, std::vector<std::int32_t>{0, 6, 2, 0});
+  K::LayerState st;
+  auto y = emb->forward(rep.ctx, {ids}, st).at(0);
+  REQUIRE(y.shape() == K::Shape{1, 2, 2, 3});
+  const std::int32_t expect_ids[4] = {0, 6, 2, 0};
+  for (int p = 0; p < 4; ++p)
+    for (int c = 0; c < 3; ++c)
+      CHECK(y.data<float>()[p * 3 + c] == table[static_cast<std::size_t>(expect_ids[p] * 3 + c)]);
+  auto* layer = dynamic_cast<K::layers::EmbeddingLayer*>(emb.get().get());
+  REQUIRE(layer != nullptr);
+  K::Tensor mask = layer->compute_mask(rep.ctx, ids);
+  REQUIRE(mask.dtype() == K::DType::uint8);
+  CHECK(std::vector<std::uint8_t>(mask.data<std::uint8_t>(), mask.data<std::uint8_t>() + 4) ==
+        std::vector<std::uint8_t>{0, 1, 1, 0});
+  REQUIRE(st.saved.size() == 2);
+  CHECK(st.saved[1].data<std::uint8_t>()[1] == 1);
+  try {
+    emb->forward(rep.ctx, {K::Tensor::from_vector({1, 2, 2}, std::vector<std::int32_t>{1, 7, 0, 0})}, st);
+    FAIL("no error for id 7 with input_dim 7");
+  } catch (const K::ValueError& e) {
+    const std::string msg = e.what();
+    CHECK(msg.find("tokens") != std::string::npos);
+    CHECK(msg.find("index 7") != std::string::npos);
+    CHECK(msg.find("input_dim 7") != std::string::npos);
+  }
+  CHECK(emb->config_json().find("\"mask_zero\":true") != std::string::npos);
+  CHECK_THROWS_AS(K::layers::Embedding(0, 3), K::ValueError);
+}

@@ -222,6 +222,17 @@ class Backend {
   // like any output. Backward from y: dx = y ⊙ (dy − Σ_axis dy ⊙ y).
   virtual void softmax_axis_forward(const Tensor& x, int axis, Tensor& y) = 0;
   virtual void softmax_axis_backward(const Tensor& y, const Tensor& dy, int axis, Tensor& dx) = 0;
+
+  // ---- embedding lookup (Embedding): rows of a float32 table [V, D] picked by integer ids ----
+  // ids of any shape: int32, int64, uint8, or float32 holding integers (rounded to nearest).
+  // out [ids..., D] = table[ids] (allocated like any output). An id outside [0, V) is a
+  // ValueError naming the id, its position and V. mask: undefined = not wanted; otherwise it
+  // becomes uint8 [ids...] = (id != 0), Keras' mask_zero.
+  virtual void gather_rows(const Tensor& table, const Tensor& ids, Tensor& out, Tensor& mask) = 0;
+  // dtable [V, D] (defined, preallocated) = Σ over positions p of dy[p, :] added into row ids[p]
+  // (+= the old values when `accumulate`); positions in index order, so the sums are
+  // deterministic. dy is [ids..., D]. Ids are checked as in gather_rows.
+  virtual void scatter_add_rows(const Tensor& ids, const Tensor& dy, Tensor& dtable, bool accumulate) = 0;
 };
 
 // Floats in pack_moments' packed tensor: num_replicas slots of (count, mean[C], var[C]).

@@ -19,6 +19,7 @@
 #include "kerascpp/layers/conv2d.hpp"
 #include "kerascpp/layers/dense.hpp"
 #include "kerascpp/layers/dropout.hpp"
+#include "kerascpp/layers/embedding.hpp"
 #include "kerascpp/layers/input_layer.hpp"
 #include "kerascpp/layers/layer_normalization.hpp"
 #include "kerascpp/layers/merging.hpp"

@@ -105,6 +105,9 @@ class CudaBackend final : public Backend {
   void softmax_axis_forward(const Tensor& x, int axis, Tensor& y) override;
   void softmax_axis_backward(const Tensor& y, const Tensor& dy, int axis, Tensor& dx) override;
 
+  void gather_rows(const Tensor& table, const Tensor& ids, Tensor& out, Tensor& mask) override;
+  void scatter_add_rows(const Tensor& ids, const Tensor& dy, Tensor& dtable, bool accumulate) override;
+
  private:
   int device_;
   cudaStream_t stream_ = nullptr;

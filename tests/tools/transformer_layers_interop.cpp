@@ -57,6 +57,13 @@ Case build(const std::string& kind) {
     auto out = K::layers::Softmax({.axis = 1})(x);
     return {K::Model(in, out), {4, 6}};
   }
+  if (kind == "embedding") {  // int32 token ids -> Embedding (mask_zero) -> LayerNormalization -> Dense
+    auto in = K::Input({5}, K::DType::int32);
+    auto x = K::layers::Embedding(20, 8, {.mask_zero = true})(in);
+    x = K::layers::LayerNormalization()(x);
+    auto out = K::layers::Dense(3)(x);
+    return {K::Model(in, out), {5}, true, 20};
+  }
   throw K::Error("unknown model kind '" + kind + "'");
 }
 

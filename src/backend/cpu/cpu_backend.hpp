@@ -112,6 +112,9 @@ class CpuBackend final : public Backend {
   void softmax_axis_forward(const Tensor& x, int axis, Tensor& y) override;
   void softmax_axis_backward(const Tensor& y, const Tensor& dy, int axis, Tensor& dx) override;
 
+  void gather_rows(const Tensor& table, const Tensor& ids, Tensor& out, Tensor& mask) override;
+  void scatter_add_rows(const Tensor& ids, const Tensor& dy, Tensor& dtable, bool accumulate) override;
+
   std::size_t cached_primitives() const { return cache_.size(); }  // for tests
 
  private:

@@ -172,4 +172,15 @@ void layer_norm_backward(const float* dy, const float* x, const float* gamma, co
                          std::int64_t rows, std::int64_t cols, float* dx, float* dgamma, float* dbeta,
                          cudaStream_t stream);
 
+// ----------------------------------------------------------------------------- embedding.cu
+// Id element types: the LabelType values plus float32 holding integers (rounded to nearest).
+constexpr int kIdFloat32 = 3;
+// out[n, width] = table[ids[i]]; mask (may be null) [n] = id != 0. An id outside [0, rows)
+// lowers status->bad_row to its position (its row comes out zero).
+void gather_rows(const float* table, const void* ids, int id_type, std::int64_t n, std::int64_t rows,
+                 std::int64_t width, float* out, std::uint8_t* mask, Status* status, cudaStream_t stream);
+// dtable[ids[i]] += dy[i] over positions i in index order (deterministic), bad ids as above.
+void scatter_add_rows(const void* ids, int id_type, std::int64_t n, std::int64_t rows, std::int64_t width,
+                      const float* dy, float* dtable, Status* status, cudaStream_t stream);
+
 }  // namespace kerascpp::cuda::kern
