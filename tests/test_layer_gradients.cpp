@@ -785,3 +785,25 @@ TEST_CASE("Embedding: int32 ids of rank 3, Keras' uniform init, mask_zero, bad i
   CHECK(emb->config_json().find("\"mask_zero\":true") != std::string::npos);
   CHECK_THROWS_AS(K::layers::Embedding(0, 3), K::ValueError);
 }
+
+TEST_CASE("Embedding in a model: int32 ids train with SGD and only the rows that were looked up move") {
+  K::set_random_seed(3);
+  auto in = K::Input({4}, K::DType::int32);
+  auto x = K::layers::Embedding(10, 6)(in);
+  x = K::layers::LayerNormalization()(x);
+  x = K::layers::Dense(2)(x);  // rank-3 Dense: (batch, 4, 6) -> (batch, 4, 2)
+  K::Model model(in, x);
+  model.compile({.optimizer = "sgd", .loss = "mse"});
+  const auto before = model.get_weights().at(0).to_vector();
+  K::Tensor ids = K::Tensor::from_vector({2, 4}, std::vector<std::int32_t>{1, 3, 3, 0, 7, 1, 0, 0});
+  K::Tensor target = K::Tensor::from_vector({2, 4, 2}, std::vector<float>(16, 1.f));
+  model.train_on_batch(ids, target);
+  const auto after = model.get_weights().at(0).to_vector();
+  for (int row = 0; row < 10; ++row) {
+    const bool used = row == 0 || row == 1 || row == 3 || row == 7;
+    bool moved = false;
+    for (int c = 0; c < 6; ++c) moved |= after[std::size_t(row * 6 + c)] != before[std::size_t(row * 6 + c)];
+    CAPTURE(row);
+    CHECK(moved == used);
+  }
+}
