@@ -22,9 +22,9 @@ std::vector<Shape> LayerNormalizationLayer::compute_output_shapes(const std::vec
 
 void LayerNormalizationLayer::build(const std::vector<Shape>& in) {
   features_ = in[0].back();
-  // Built for this many features, as Keras' InputSpec(ndim=rank, axes={-1: features}).
-  set_input_spec(
-      {.ndim = static_cast<int>(in[0].size()) + 1, .axes = {{-1, features_}}, .layout = "(batch, ..., features)"});
+  // Built for this many features; any rank (>= 2) with that last axis, so one layer may serve
+  // inputs of several ranks as in Keras.
+  set_input_spec({.min_ndim = 2, .axes = {{-1, features_}}, .layout = "(batch, ..., features)"});
   // Keras' creation order (gamma, then beta) is the order of the saved weights.
   if (options_.scale) gamma_ = &add_weight("gamma", {features_}, "ones", true, 0);
   if (options_.center) beta_ = &add_weight("beta", {features_}, "zeros", true, 0);

@@ -807,3 +807,11 @@ TEST_CASE("Embedding in a model: int32 ids train with SGD and only the rows that
     CHECK(moved == used);
   }
 }
+
+TEST_CASE("LayerNormalization: one layer on inputs of two ranks; another feature count is refused") {
+  K::LayerRef ln = K::layers::LayerNormalization();
+  CHECK(ln(K::Input({6})).shape() == K::Shape{6});
+  CHECK(ln(K::Input({3, 6})).shape() == K::Shape{3, 6});
+  CHECK_THROWS_AS(ln(K::Input({5})), K::ShapeError);
+  CHECK_THROWS_AS(K::layers::LayerNormalization({.epsilon = 0.f}), K::ValueError);
+}
