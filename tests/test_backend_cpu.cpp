@@ -1252,3 +1252,151 @@ TEST_CASE("adam_update: the vectorised builds give the scalar loop's bits (any b
   CHECK(m.to_vector() == m0);
   CHECK(v.to_vector() == v0);
 }
+
+TEST_CASE("cpu backend: layer_norm_forward/backward against the formulas, optional gamma/beta, bad shapes") {
+  auto be = K::make_cpu_backend(2);
+  const std::int64_t M = 5, C = 7;
+  K::Tensor x = K::Tensor::from_vector({M, C}, random_vec(M * C, 300, -2.f, 3.f));
+  K::Tensor dy = K::Tensor::from_vector({M, C}, random_vec(M * C, 301, -1.f, 1.f));
+  K::Tensor gamma = K::Tensor::from_vector({C}, random_vec(C, 302, 0.5f, 1.5f));
+  K::Tensor beta = K::Tensor::from_vector({C}, random_vec(C, 303, -0.5f, 0.5f));
+  K::Tensor y, mean, rstd;
+  be->layer_norm_forward(x, gamma, beta, 1e-3f, y, mean, rstd);
+  K::Tensor dx, dgamma({C}), dbeta({C});
+  be->layer_norm_backward(dy, x, gamma, mean, rstd, dx, dgamma, dbeta);
+  const float *px = x.data<float>(), *pdy = dy.data<float>(), *pg = gamma.data<float>(), *pb = beta.data<float>();
+  std::vector<double> rg(C, 0.0), rb(C, 0.0);
+  for (std::int64_t r = 0; r < M; ++r) {
+    double mu = 0, var = 0;
+    for (std::int64_t c = 0; c < C; ++c) mu += px[r * C + c] / double(C);
+    for (std::int64_t c = 0; c < C; ++c) var += (px[r * C + c] - mu) * (px[r * C + c] - mu) / double(C);
+    const double inv = 1.0 / std::sqrt(var + 1e-3);
+    CHECK(mean.data<float>()[r] == doctest::Approx(mu).epsilon(1e-5));
+    CHECK(rstd.data<float>()[r] == doctest::Approx(inv).epsilon(1e-5));
+    double sg = 0, sgx = 0;
+    for (std::int64_t c = 0; c < C; ++c) {
+      const double xh = (px[r * C + c] - mu) * inv, g = pdy[r * C + c] * double(pg[c]);
+      CHECK(y.data<float>()[r * C + c] == doctest::Approx(xh * pg[c] + pb[c]).epsilon(1e-5));
+      sg += g;
+      sgx += g * xh;
+      rg[c] += pdy[r * C + c] * xh;
+      rb[c] += pdy[r * C + c];
+    }
+    for (std::int64_t c = 0; c < C; ++c) {
+      const double xh = (px[r * C + c] - mu) * inv, g = pdy[r * C + c] * double(pg[c]);
+      CHECK(dx.data<float>()[r * C + c] == doctest::Approx(inv * (g - sg / C - xh * sgx / C)).epsilon(1e-4));
+    }
+  }
+  for (std::int64_t c = 0; c < C; ++c) {
+    CHECK(dgamma.data<float>()[c] == doctest::Approx(rg[c]).epsilon(1e-5));
+    CHECK(dbeta.data<float>()[c] == doctest::Approx(rb[c]).epsilon(1e-5));
+  }
+  // No gamma/beta: plain x̂; undefined dgamma/dbeta are skipped.
+  K::Tensor y0, m0, s0, dx0, ng, nb;
+  be->layer_norm_forward(x, K::Tensor(), K::Tensor(), 1e-3f, y0, m0, s0);
+  CHECK(y0.data<float>()[3] == doctest::Approx((px[3] - m0.data<float>()[0]) * s0.data<float>()[0]));
+  be->layer_norm_backward(dy, x, K::Tensor(), m0, s0, dx0, ng, nb);
+  CHECK(!ng.defined());
+  CHECK(!nb.defined());
+  // Row statistics of the wrong length are refused.
+  K::Tensor bad_mean({M + 1}), dx1, g1, b1;
+  CHECK_THROWS_AS(be->layer_norm_backward(dy, x, gamma, bad_mean, rstd, dx1, g1, b1), K::ShapeError);
+}
+
+TEST_CASE("cpu backend: softmax_axis_forward/backward over any axis; the last axis equals the activation") {
+  auto be = K::make_cpu_backend(2);
+  K::Tensor x = K::Tensor::from_vector({2, 3, 5}, random_vec(30, 310, -3.f, 3.f));
+  K::Tensor dy = K::Tensor::from_vector({2, 3, 5}, random_vec(30, 311));
+  const auto px = x.to_vector(), pdy = dy.to_vector();
+  for (int axis : {0, 1, 2, -1}) {
+    CAPTURE(axis);
+    K::Tensor y, dx;
+    be->softmax_axis_forward(x, axis, y);
+    be->softmax_axis_backward(y, dy, axis, dx);
+    const int a = axis < 0 ? axis + 3 : axis;
+    const std::int64_t dims[3] = {2, 3, 5}, strides[3] = {15, 5, 1};
+    const auto py = y.to_vector(), pdx = dx.to_vector();
+    for (std::int64_t i = 0; i < 30; ++i) {
+      // The fibre through element i along the axis.
+      const std::int64_t base = i - ((i / strides[a]) % dims[a]) * strides[a];
+      double total = 0, dot = 0;
+      for (std::int64_t k = 0; k < dims[a]; ++k) total += std::exp(double(px[std::size_t(base + k * strides[a])]));
+      const double yi = std::exp(double(px[std::size_t(i)])) / total;
+      for (std::int64_t k = 0; k < dims[a]; ++k) {
+        const auto j = std::size_t(base + k * strides[a]);
+        dot += double(pdy[j]) * std::exp(double(px[j])) / total;
+      }
+      CHECK(py[std::size_t(i)] == doctest::Approx(yi).epsilon(1e-5));
+      CHECK(pdx[std::size_t(i)] == doctest::Approx(yi * (pdy[std::size_t(i)] - dot)).epsilon(1e-4).scale(1e-6));
+    }
+  }
+  K::Tensor y_last, y_act;
+  be->softmax_axis_forward(x, -1, y_last);
+  be->activation_forward(K::ActivationKind::softmax, x, y_act);
+  for (std::int64_t i = 0; i < 30; ++i)
+    CHECK(y_last.data<float>()[i] == doctest::Approx(y_act.data<float>()[i]).epsilon(1e-6));
+  K::Tensor bad;
+  CHECK_THROWS_AS(be->softmax_axis_forward(x, 3, bad), K::ValueError);
+  CHECK_THROWS_AS(be->softmax_axis_forward(x, -4, bad), K::ValueError);
+}
+
+TEST_CASE("cpu backend: gather_rows / scatter_add_rows with every id dtype, repeats, mask and bad ids") {
+  auto be = K::make_cpu_backend(2);
+  const std::int64_t V = 6, D = 3;
+  K::Tensor table = K::Tensor::from_vector({V, D}, random_vec(V * D, 320));
+  const std::vector<std::int32_t> ids32 = {4, 0, 4, 2, 5, 1};  // a repeated id and a zero
+  K::Tensor dy = K::Tensor::from_vector({2, 3, D}, random_vec(6 * D, 321));
+  std::vector<float> expected_dtable(V * D, 0.f);
+  for (std::size_t p = 0; p < ids32.size(); ++p)
+    for (std::int64_t c = 0; c < D; ++c)
+      expected_dtable[std::size_t(ids32[p] * D + c)] += dy.data<float>()[std::int64_t(p) * D + c];
+  std::vector<std::int64_t> ids64(ids32.begin(), ids32.end());
+  std::vector<std::uint8_t> ids8(ids32.begin(), ids32.end());
+  std::vector<float> idsf(ids32.begin(), ids32.end());
+  for (const K::Tensor& ids : {K::Tensor::from_vector({2, 3}, ids32), K::Tensor::from_vector({2, 3}, ids64),
+                               K::Tensor::from_vector({2, 3}, ids8), K::Tensor::from_vector({2, 3}, idsf)}) {
+    CAPTURE(ids.dtype());
+    K::Tensor out, mask(ids.shape(), K::DType::uint8);
+    be->gather_rows(table, ids, out, mask);
+    REQUIRE(out.shape() == K::Shape{2, 3, D});
+    for (std::size_t p = 0; p < ids32.size(); ++p) {
+      CHECK(mask.data<std::uint8_t>()[p] == (ids32[p] != 0 ? 1 : 0));
+      for (std::int64_t c = 0; c < D; ++c)
+        CHECK(out.data<float>()[std::int64_t(p) * D + c] == table.data<float>()[ids32[p] * D + c]);
+    }
+    K::Tensor dtable({V, D});
+    dtable.fill(7.f);  // overwritten without accumulate
+    be->scatter_add_rows(ids, dy, dtable, false);
+    CHECK(dtable.to_vector() == expected_dtable);
+    be->scatter_add_rows(ids, dy, dtable, true);
+    for (std::size_t i = 0; i < expected_dtable.size(); ++i)
+      CHECK(dtable.to_vector()[i] == doctest::Approx(2 * expected_dtable[i]).epsilon(1e-6));
+  }
+  // Undefined mask: not computed.
+  K::Tensor out, no_mask;
+  be->gather_rows(table, K::Tensor::from_vector({2}, std::vector<std::int32_t>{1, 2}), out, no_mask);
+  CHECK(!no_mask.defined());
+  // Out of range (too large, negative, NaN as a float id): a ValueError naming the id and the rows.
+  K::Tensor m;
+  try {
+    be->gather_rows(table, K::Tensor::from_vector({3}, std::vector<std::int32_t>{1, 6, 2}), out, m);
+    FAIL("no error for id 6 of a 6-row table");
+  } catch (const K::ValueError& e) {
+    const std::string msg = e.what();
+    CHECK(msg.find("index 6") != std::string::npos);
+    CHECK(msg.find("position 1") != std::string::npos);
+    CHECK(msg.find("[0, 6)") != std::string::npos);
+  }
+  CHECK_THROWS_AS(be->gather_rows(table, K::Tensor::from_vector({1}, std::vector<std::int32_t>{-1}), out, m),
+                  K::ValueError);
+  CHECK_THROWS_AS(be->gather_rows(table, K::Tensor::from_vector({1}, std::vector<float>{std::nanf("")}), out, m),
+                  K::ValueError);
+  K::Tensor dt({V, D});
+  CHECK_THROWS_AS(be->scatter_add_rows(K::Tensor::from_vector({1}, std::vector<std::int32_t>{9}),
+                                       K::Tensor::from_vector({1, D}, random_vec(D, 322)), dt, false),
+                  K::ValueError);
+  // dy of the wrong shape is a ShapeError.
+  CHECK_THROWS_AS(be->scatter_add_rows(K::Tensor::from_vector({2}, std::vector<std::int32_t>{1, 2}),
+                                       K::Tensor::from_vector({1, D}, random_vec(D, 323)), dt, false),
+                  K::ShapeError);
+}

@@ -630,3 +630,188 @@ TEST_CASE("gradients: a Flatten layer shared by inputs of different shapes") {
   K::Tensor r = grad_random_tensor({2, 10}, 502);
   CHECK_NOTHROW(graph.backward(rep.ctx, {r}, st, nullptr));
 }
+
+TEST_CASE("gradients: LayerNormalization on rank-2 and rank-3 inputs") {
+  Replica rep(true);
+  {
+    auto in = K::Input({3, 5});
+    K::LayerRef ln = K::layers::LayerNormalization();
+    CHECK(ln(in).shape() == K::Shape{3, 5});
+    auto vars = ln->trainable_variables();
+    REQUIRE(vars.size() == 2);
+    vars[0]->value(0).copy_from(grad_random_tensor({5}, 200, 0.5f, 1.5f));   // gamma
+    vars[1]->value(0).copy_from(grad_random_tensor({5}, 201, -0.5f, 0.5f));  // beta
+    K::Tensor x = grad_random_tensor({2, 3, 5}, 202);
+    float* px = x.data<float>();
+    for (std::int64_t i = 0; i < x.numel(); ++i) px[i] = px[i] * static_cast<float>(1 + i % 3) + 0.5f;
+    require_ok(check_layer(rep, ln, {x}, false));
+  }
+  {
+    auto in = K::Input({6});
+    K::LayerRef ln = K::layers::LayerNormalization({.epsilon = 1e-2f});
+    ln(in);
+    ln->trainable_variables()[0]->value(0).copy_from(grad_random_tensor({6}, 203, 0.5f, 1.5f));
+    require_ok(check_layer(rep, ln, {grad_random_tensor({4, 6}, 204)}, false));
+  }
+  {
+    auto in = K::Input({4});  // no gamma/beta: only the input gradient
+    K::LayerRef ln = K::layers::LayerNormalization({.center = false, .scale = false});
+    ln(in);
+    CHECK(ln->trainable_variables().empty());
+    require_ok(check_layer(rep, ln, {grad_random_tensor({3, 4}, 205)}, false));
+  }
+}
+
+TEST_CASE("LayerNormalization forward matches Keras' formula") {
+  // Keras 3: inv = rsqrt(var + eps)·gamma; y = x·inv + (beta − mean·inv), var biased.
+  Replica rep(false);
+  auto in = K::Input({2, 4});
+  K::LayerRef ln = K::layers::LayerNormalization();
+  ln(in);
+  K::Tensor gamma = grad_random_tensor({4}, 210, 0.5f, 1.5f), beta = grad_random_tensor({4}, 211, -0.5f, 0.5f);
+  ln->trainable_variables()[0]->value(0).copy_from(gamma);
+  ln->trainable_variables()[1]->value(0).copy_from(beta);
+  K::Tensor x = grad_random_tensor({3, 2, 4}, 212);
+  std::vector<float> expected;
+  const float* px = x.data<float>();
+  for (int r = 0; r < 6; ++r) {
+    double mean = 0, var = 0;
+    for (int c = 0; c < 4; ++c) mean += px[r * 4 + c] / 4.0;
+    for (int c = 0; c < 4; ++c) var += (px[r * 4 + c] - mean) * (px[r * 4 + c] - mean) / 4.0;
+    for (int c = 0; c < 4; ++c) {
+      double inv = gamma.data<float>()[c] / std::sqrt(var + 1e-3);
+      expected.push_back(static_cast<float>(px[r * 4 + c] * inv + (beta.data<float>()[c] - mean * inv)));
+    }
+  }
+  K::LayerState st;
+  auto y = ln->forward(rep.ctx, {x}, st);
+  check_forward_against(y.at(0), expected);
+  CHECK(ln->config_json().find("\"epsilon\"") != std::string::npos);
+}
+
+TEST_CASE("gradients: Dense on a rank-4 input with softmax contracts the last axis only") {
+  Replica rep;
+  auto in = K::Input({2, 3, 4});
+  K::LayerRef dense = K::layers::Dense(3, {.activation = "softmax", .seed = 6});
+  CHECK(dense(in).shape() == K::Shape{2, 3, 3});
+  K::Tensor x = grad_random_tensor({2, 2, 3, 4}, 40);
+  require_ok(check_layer(rep, dense, {x}, false));
+  // Every (batch, i, j) position is its own row of one matmul: equal to Dense on the flat rows.
+  K::LayerState st;
+  K::Tensor y = dense->forward(rep.ctx, {x}, st).at(0).clone();
+  K::Tensor y_flat = dense->forward(rep.ctx, {x.reshape({-1, 4})}, st).at(0);
+  CHECK(y.to_vector() == y_flat.to_vector());
+  // The kernel is fixed to 4 input features: another last axis is refused, naming the layer.
+  CHECK_THROWS_AS(dense(K::Input({2, 3, 5})), K::ShapeError);
+}
+
+TEST_CASE("gradients: Softmax over the last, a middle and a negative axis") {
+  Replica rep;
+  for (int axis : {-1, 1, 2, -2}) {
+    CAPTURE(axis);
+    auto in = K::Input({3, 4});
+    K::LayerRef softmax = K::layers::Softmax({.axis = axis});
+    CHECK(softmax(in).shape() == K::Shape{3, 4});
+    require_ok(check_layer(rep, softmax, {grad_random_tensor({2, 3, 4}, 41)}, false));
+  }
+  CHECK_THROWS_AS(K::layers::Softmax({.axis = 3})(K::Input({3, 4})), K::ValueError);
+  CHECK(K::layers::Softmax({.axis = 1})->config_json().find("\"axis\":1") != std::string::npos);
+}
+
+TEST_CASE("Softmax forward: each fibre along the axis sums to 1 and matches exp(x)/sum") {
+  Replica rep(false);
+  auto in = K::Input({3, 4});
+  K::LayerRef softmax = K::layers::Softmax({.axis = 1});
+  softmax(in);
+  K::Tensor x = grad_random_tensor({2, 3, 4}, 42);
+  K::LayerState st;
+  auto y = softmax->forward(rep.ctx, {x}, st).at(0).to_vector();
+  auto xv = x.to_vector();
+  for (int b = 0; b < 2; ++b)
+    for (int j = 0; j < 4; ++j) {
+      double total = 0;
+      for (int i = 0; i < 3; ++i) total += std::exp(double(xv[static_cast<std::size_t>(b * 12 + i * 4 + j)]));
+      for (int i = 0; i < 3; ++i) {
+        const auto k = static_cast<std::size_t>(b * 12 + i * 4 + j);
+        CHECK(y[k] == doctest::Approx(std::exp(double(xv[k])) / total).epsilon(1e-5));
+      }
+    }
+}
+
+TEST_CASE("gradients: Embedding table rows (repeated ids sum), float ids of rank 2") {
+  Replica rep;
+  auto in = K::Input({3});
+  K::LayerRef emb = K::layers::Embedding(5, 4, {.seed = 7});
+  CHECK(emb(in).shape() == K::Shape{3, 4});
+  REQUIRE(emb->trainable_variables().size() == 1);
+  CHECK(emb->trainable_variables()[0]->name().find("embeddings") != std::string::npos);
+  // Float ids holding integers (what a float Dataset gives), with repeats across the batch.
+  K::Tensor ids = K::Tensor::from_vector({2, 3}, std::vector<float>{1, 4, 1, 0, 4, 3});
+  require_ok(check_layer(rep, emb, {ids}, false));
+}
+
+TEST_CASE("Embedding: int32 ids of rank 3, Keras' uniform init, mask_zero, bad ids name the layer") {
+  Replica rep(false);
+  auto in = K::Input({2, 2}, K::DType::int32);
+  K::LayerRef emb = K::layers::Embedding(7, 3, {.mask_zero = true, .name = "tokens"});
+  CHECK(emb(in).shape() == K::Shape{2, 2, 3});
+  auto table = emb->trainable_variables()[0]->value(0).to_vector();
+  for (float v : table) CHECK((v >= -0.05f && v <= 0.05f));
+  K::Tensor ids = K::Tensor::from_vector({1, 2, 2}, std::vector<std::int32_t>{0, 6, 2, 0});
+  K::LayerState st;
+  auto y = emb->forward(rep.ctx, {ids}, st).at(0);
+  REQUIRE(y.shape() == K::Shape{1, 2, 2, 3});
+  const std::int32_t expect_ids[4] = {0, 6, 2, 0};
+  for (int p = 0; p < 4; ++p)
+    for (int c = 0; c < 3; ++c)
+      CHECK(y.data<float>()[p * 3 + c] == table[static_cast<std::size_t>(expect_ids[p] * 3 + c)]);
+  auto* layer = dynamic_cast<K::layers::EmbeddingLayer*>(emb.get().get());
+  REQUIRE(layer != nullptr);
+  K::Tensor mask = layer->compute_mask(rep.ctx, ids);
+  REQUIRE(mask.dtype() == K::DType::uint8);
+  CHECK(std::vector<std::uint8_t>(mask.data<std::uint8_t>(), mask.data<std::uint8_t>() + 4) ==
+        std::vector<std::uint8_t>{0, 1, 1, 0});
+  REQUIRE(st.saved.size() == 2);
+  CHECK(st.saved[1].data<std::uint8_t>()[1] == 1);
+  try {
+    emb->forward(rep.ctx, {K::Tensor::from_vector({1, 2, 2}, std::vector<std::int32_t>{1, 7, 0, 0})}, st);
+    FAIL("no error for id 7 with input_dim 7");
+  } catch (const K::ValueError& e) {
+    const std::string msg = e.what();
+    CHECK(msg.find("tokens") != std::string::npos);
+    CHECK(msg.find("index 7") != std::string::npos);
+    CHECK(msg.find("input_dim 7") != std::string::npos);
+  }
+  CHECK(emb->config_json().find("\"mask_zero\":true") != std::string::npos);
+  CHECK_THROWS_AS(K::layers::Embedding(0, 3), K::ValueError);
+}
+
+TEST_CASE("Embedding in a model: int32 ids train with SGD and only the rows that were looked up move") {
+  K::set_random_seed(3);
+  auto in = K::Input({4}, K::DType::int32);
+  auto x = K::layers::Embedding(10, 6)(in);
+  x = K::layers::LayerNormalization()(x);
+  x = K::layers::Dense(2)(x);  // rank-3 Dense: (batch, 4, 6) -> (batch, 4, 2)
+  K::Model model(in, x);
+  model.compile({.optimizer = "sgd", .loss = "mse"});
+  const auto before = model.get_weights().at(0).to_vector();
+  K::Tensor ids = K::Tensor::from_vector({2, 4}, std::vector<std::int32_t>{1, 3, 3, 0, 7, 1, 0, 0});
+  K::Tensor target = K::Tensor::from_vector({2, 4, 2}, std::vector<float>(16, 1.f));
+  model.train_on_batch(ids, target);
+  const auto after = model.get_weights().at(0).to_vector();
+  for (int row = 0; row < 10; ++row) {
+    const bool used = row == 0 || row == 1 || row == 3 || row == 7;
+    bool moved = false;
+    for (int c = 0; c < 6; ++c) moved |= after[std::size_t(row * 6 + c)] != before[std::size_t(row * 6 + c)];
+    CAPTURE(row);
+    CHECK(moved == used);
+  }
+}
+
+TEST_CASE("LayerNormalization: one layer on inputs of two ranks; another feature count is refused") {
+  K::LayerRef ln = K::layers::LayerNormalization();
+  CHECK(ln(K::Input({6})).shape() == K::Shape{6});
+  CHECK(ln(K::Input({3, 6})).shape() == K::Shape{3, 6});
+  CHECK_THROWS_AS(ln(K::Input({5})), K::ShapeError);
+  CHECK_THROWS_AS(K::layers::LayerNormalization({.epsilon = 0.f}), K::ValueError);
+}

@@ -205,6 +205,34 @@ class Backend {
   virtual void adagrad_update(Tensor& w, const Tensor& g, Tensor& accumulator, float lr, float eps) = 0;
   // Σ x² in double (gradient clipping by norm); deterministic for a given x.
   virtual double sum_squares(const Tensor& x) = 0;
+
+  // ---- layer normalization (LayerNormalization): each row of x [M, C] over its own C ----
+  // y = (x − mean)·rstd·gamma + beta with the row's mean[M] and rstd[M] = 1/√(biased var + eps)
+  // (outputs, kept for the backward). gamma/beta [C] may be undefined: scale 1, shift 0
+  // (Keras' scale=False / center=False). Row statistics are summed in double.
+  virtual void layer_norm_forward(const Tensor& x, const Tensor& gamma, const Tensor& beta, float eps, Tensor& y,
+                                  Tensor& mean, Tensor& rstd) = 0;
+  // dx from dy with the forward's mean/rstd; dgamma = Σ_rows dy·x̂ and dbeta = Σ_rows dy [C].
+  // gamma undefined: scale 1. An undefined dgamma/dbeta means "not wanted" and is skipped.
+  virtual void layer_norm_backward(const Tensor& dy, const Tensor& x, const Tensor& gamma, const Tensor& mean,
+                                   const Tensor& rstd, Tensor& dx, Tensor& dgamma, Tensor& dbeta) = 0;
+
+  // ---- softmax over any one axis (the Softmax layer); the last axis is activation_forward's ----
+  // y = exp(x − max) / Σ exp(x − max) along `axis` (negative counts from the end), y allocated
+  // like any output. Backward from y: dx = y ⊙ (dy − Σ_axis dy ⊙ y).
+  virtual void softmax_axis_forward(const Tensor& x, int axis, Tensor& y) = 0;
+  virtual void softmax_axis_backward(const Tensor& y, const Tensor& dy, int axis, Tensor& dx) = 0;
+
+  // ---- embedding lookup (Embedding): rows of a float32 table [V, D] picked by integer ids ----
+  // ids of any shape: int32, int64, uint8, or float32 holding integers (rounded to nearest).
+  // out [ids..., D] = table[ids] (allocated like any output). An id outside [0, V) is a
+  // ValueError naming the id, its position and V. mask: undefined = not wanted; otherwise it
+  // becomes uint8 [ids...] = (id != 0), Keras' mask_zero.
+  virtual void gather_rows(const Tensor& table, const Tensor& ids, Tensor& out, Tensor& mask) = 0;
+  // dtable [V, D] (defined, preallocated) = Σ over positions p of dy[p, :] added into row ids[p]
+  // (+= the old values when `accumulate`); positions in index order, so the sums are
+  // deterministic. dy is [ids..., D]. Ids are checked as in gather_rows.
+  virtual void scatter_add_rows(const Tensor& ids, const Tensor& dy, Tensor& dtable, bool accumulate) = 0;
 };
 
 // Floats in pack_moments' packed tensor: num_replicas slots of (count, mean[C], var[C]).

@@ -53,10 +53,12 @@ void initialize(Tensor& t, const std::string& name, std::uint64_t seed, const st
     fill_truncated_normal(t, std::sqrt(2.0 / (f.in + f.out)) / kTruncationCorrection, rng);
   else if (name == "he_normal") fill_truncated_normal(t, std::sqrt(2.0 / f.in) / kTruncationCorrection, rng);
   else if (name == "he_uniform") fill_uniform(t, std::sqrt(6.0 / f.in), rng);
+  // Keras' "uniform" / "random_uniform": RandomUniform(-0.05, 0.05), Embedding's default.
+  else if (name == "uniform" || name == "random_uniform") fill_uniform(t, 0.05, rng);
   else
     throw ValueError(
         fmt::format("{}: unknown initializer '{}'; use glorot_uniform, glorot_normal, he_normal, "
-                    "he_uniform, zeros or ones",
+                    "he_uniform, uniform, zeros or ones",
                     where, name));
 }
 

@@ -925,3 +925,78 @@ TEST_CASE("gpu backend: the last GPU computes what gpu:0 does and refuses gpu:0 
                                         K::Tensor(), K::ActivationKind::linear, y),
                   K::Error);
 }
+
+// ---- Transformer-path ops (LayerNormalization, Softmax with an axis, Embedding) ----
+
+TEST_CASE("gpu backend: layer_norm forward/backward, with and without gamma/beta") {
+  auto be = make_backends();
+  std::uint32_t seed = 1400;
+  for (const K::Shape& s : {K::Shape{5, 7}, K::Shape{2, 3, 64}, K::Shape{130, 513}, K::Shape{1, 1}}) {
+    const std::int64_t C = s.back();
+    auto x = random_tensor(s, seed++, -2.f, 3.f), dy = random_tensor(s, seed++);
+    auto gamma = random_tensor({C}, seed++, 0.5f, 1.5f), beta = random_tensor({C}, seed++);
+    for (bool affine : {true, false}) {
+      const std::string what = "layer_norm " + shape_label(s) + (affine ? " affine" : " plain");
+      K::Tensor g = affine ? gamma : K::Tensor(), b = affine ? beta : K::Tensor();
+      K::Tensor yc, mc, rc, yg, mg, rg;
+      be.cpu->layer_norm_forward(x, g, b, 1e-3f, yc, mc, rc);
+      be.gpu->layer_norm_forward(on_gpu(x), on_gpu(g), on_gpu(b), 1e-3f, yg, mg, rg);
+      check_close(yg, yc, what + " y");
+      check_close(mg, mc, what + " mean");
+      check_close(rg, rc, what + " rstd");
+      K::Tensor dxc, dgc({C}), dbc({C}), dxg, dgg = gpu_garbage({C}), dbg = gpu_garbage({C});
+      be.cpu->layer_norm_backward(dy, x, g, mc, rc, dxc, dgc, dbc);
+      be.gpu->layer_norm_backward(on_gpu(dy), on_gpu(x), on_gpu(g), on_gpu(mc), on_gpu(rc), dxg, dgg, dbg);
+      check_close(dxg, dxc, what + " dx");
+      check_close(dgg, dgc, what + " dgamma");
+      check_close(dbg, dbc, what + " dbeta");
+    }
+  }
+}
+
+TEST_CASE("gpu backend: softmax over every axis, forward and backward") {
+  auto be = make_backends();
+  std::uint32_t seed = 1500;
+  for (const K::Shape& s : {K::Shape{2, 3, 5}, K::Shape{4, 8, 8, 3}, K::Shape{3, 1}}) {
+    auto x = random_tensor(s, seed++, -3.f, 3.f), dy = random_tensor(s, seed++);
+    for (int axis = -static_cast<int>(s.size()); axis < static_cast<int>(s.size()); ++axis) {
+      const std::string what = "softmax " + shape_label(s) + " axis " + std::to_string(axis);
+      K::Tensor yc, yg, dxc, dxg = gpu_garbage(s);
+      be.cpu->softmax_axis_forward(x, axis, yc);
+      be.gpu->softmax_axis_forward(on_gpu(x), axis, yg);
+      check_close(yg, yc, what + " forward");
+      be.cpu->softmax_axis_backward(yc, dy, axis, dxc);
+      be.gpu->softmax_axis_backward(on_gpu(yc), on_gpu(dy), axis, dxg);
+      check_close(dxg, dxc, what + " backward");
+    }
+  }
+}
+
+TEST_CASE("gpu backend: gather_rows and scatter_add_rows equal the CPU's bit for bit; bad ids raise") {
+  auto be = make_backends();
+  const std::int64_t V = 50, D = 96;
+  auto table = random_tensor({V, D}, 1600);
+  auto labels = random_labels(4 * 33, V, 1601);
+  auto dy = random_tensor({4, 33, D}, 1602);
+  for (auto dtype : {K::DType::int32, K::DType::int64, K::DType::uint8}) {
+    K::Tensor ids = labels_as(labels, dtype, {4, 33});
+    K::Tensor outc, maskc(ids.shape(), K::DType::uint8), outg, maskg(ids.shape(), K::DType::uint8, gpu());
+    be.cpu->gather_rows(table, ids, outc, maskc);
+    be.gpu->gather_rows(on_gpu(table), on_gpu(ids), outg, maskg);
+    CHECK(bit_equal(outg, outc));
+    CHECK(bit_equal(maskg, maskc));
+    K::Tensor dtc({V, D}), dtg = gpu_garbage({V, D});
+    be.cpu->scatter_add_rows(ids, dy, dtc, false);
+    be.gpu->scatter_add_rows(on_gpu(ids), on_gpu(dy), dtg, false);
+    CHECK(bit_equal(dtg, dtc));  // same order of additions per element
+    be.cpu->scatter_add_rows(ids, dy, dtc, true);
+    be.gpu->scatter_add_rows(on_gpu(ids), on_gpu(dy), dtg, true);
+    CHECK(bit_equal(dtg, dtc));
+  }
+  K::Tensor bad = on_gpu(K::Tensor::from_vector({3}, std::vector<std::int32_t>{1, 50, 2})), out, mask;
+  const std::string msg = error_of([&] { be.gpu->gather_rows(on_gpu(table), bad, out, mask); });
+  CHECK(contains(msg, "index 50"));
+  CHECK(contains(msg, "position 1"));
+  K::Tensor dt = gpu_garbage({V, D});
+  CHECK_THROWS_AS(be.gpu->scatter_add_rows(bad, on_gpu(random_tensor({3, D}, 1603)), dt, false), K::ValueError);
+}

@@ -104,6 +104,17 @@ class CpuBackend final : public Backend {
   void adagrad_update(Tensor& w, const Tensor& g, Tensor& accumulator, float lr, float eps) override;
   double sum_squares(const Tensor& x) override;
 
+  void layer_norm_forward(const Tensor& x, const Tensor& gamma, const Tensor& beta, float eps, Tensor& y, Tensor& mean,
+                          Tensor& rstd) override;
+  void layer_norm_backward(const Tensor& dy, const Tensor& x, const Tensor& gamma, const Tensor& mean,
+                           const Tensor& rstd, Tensor& dx, Tensor& dgamma, Tensor& dbeta) override;
+
+  void softmax_axis_forward(const Tensor& x, int axis, Tensor& y) override;
+  void softmax_axis_backward(const Tensor& y, const Tensor& dy, int axis, Tensor& dx) override;
+
+  void gather_rows(const Tensor& table, const Tensor& ids, Tensor& out, Tensor& mask) override;
+  void scatter_add_rows(const Tensor& ids, const Tensor& dy, Tensor& dtable, bool accumulate) override;
+
   std::size_t cached_primitives() const { return cache_.size(); }  // for tests
 
  private:

@@ -162,4 +162,25 @@ void weight_decay_update(float* w, std::int64_t n, float lr, float weight_decay,
 void adagrad_update(float* w, const float* g, float* accumulator, std::int64_t n, float lr, float eps,
                     cudaStream_t stream);
 
+// ---------------------------------------------------------------------------- layer_norm.cu
+// Layer normalization over [rows, cols]: each row normalised over its cols; gamma/beta may be
+// null (scale 1, shift 0). mean/rstd [rows] out of the forward, into the backward; dgamma/dbeta
+// [cols] may be null (not wanted).
+void layer_norm_forward(const float* x, const float* gamma, const float* beta, float eps, std::int64_t rows,
+                        std::int64_t cols, float* y, float* mean, float* rstd, cudaStream_t stream);
+void layer_norm_backward(const float* dy, const float* x, const float* gamma, const float* mean, const float* rstd,
+                         std::int64_t rows, std::int64_t cols, float* dx, float* dgamma, float* dbeta,
+                         cudaStream_t stream);
+
+// ----------------------------------------------------------------------------- embedding.cu
+// Id element types: the LabelType values plus float32 holding integers (rounded to nearest).
+constexpr int kIdFloat32 = 3;
+// out[n, width] = table[ids[i]]; mask (may be null) [n] = id != 0. An id outside [0, rows)
+// lowers status->bad_row to its position (its row comes out zero).
+void gather_rows(const float* table, const void* ids, int id_type, std::int64_t n, std::int64_t rows,
+                 std::int64_t width, float* out, std::uint8_t* mask, Status* status, cudaStream_t stream);
+// dtable[ids[i]] += dy[i] over positions i in index order (deterministic), bad ids as above.
+void scatter_add_rows(const void* ids, int id_type, std::int64_t n, std::int64_t rows, std::int64_t width,
+                      const float* dy, float* dtable, Status* status, cudaStream_t stream);
+
 }  // namespace kerascpp::cuda::kern

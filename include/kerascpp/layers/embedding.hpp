@@ -1,0 +1,54 @@
+// Embedding: Keras' layers.Embedding(input_dim, output_dim): integer ids of any shape (int32,
+// int64, uint8, or float32 holding integers) -> their rows of an (input_dim, output_dim) table,
+// (batch, ...) -> (batch, ..., output_dim). Weight `embeddings`, initialised uniform(-0.05, 0.05)
+// as Keras. The ids get no gradient (they are not differentiable), the table a row-wise sum.
+//
+// mask_zero: id 0 is reserved for padding, as in Keras: forward() also computes the mask
+// (id != 0, uint8 of the ids' shape), which compute_mask() returns and forward() keeps in the
+// LayerState (saved[1]). The engine does not propagate masks to the layers downstream yet, so a
+// model does not skip the padded positions on its own.
+#pragma once
+#include <optional>
+
+#include "kerascpp/layer.hpp"
+
+namespace kerascpp::layers {
+
+struct EmbeddingOptions {
+  initializers::Initializer embeddings_initializer = "uniform";  // Keras' RandomUniform(-0.05, 0.05)
+  bool mask_zero = false;
+  std::optional<std::uint64_t> seed{};  // initializer seed; default draws from set_random_seed's stream
+  std::string name{};
+};
+
+class EmbeddingLayer : public Layer {
+ public:
+  EmbeddingLayer(std::int64_t input_dim, std::int64_t output_dim, EmbeddingOptions options);
+  std::string class_name() const override { return "Embedding"; }
+  std::vector<Shape> compute_output_shapes(const std::vector<Shape>& in) override;
+  void build(const std::vector<Shape>& in) override;
+  std::vector<Tensor> forward(ReplicaContext& ctx, const std::vector<Tensor>& in, LayerState& st) override;
+  std::vector<Tensor> backward(ReplicaContext& ctx, const std::vector<Tensor>& in, const std::vector<Tensor>& out,
+                               const std::vector<Tensor>& grads, LayerState& st) override;
+  std::string config_json() const override;
+
+  // Keras' compute_mask: uint8 (id != 0) of the ids' shape with mask_zero, else an undefined
+  // tensor (no mask). Checks the ids like forward().
+  Tensor compute_mask(ReplicaContext& ctx, const Tensor& ids);
+  Variable& embeddings() { return *embeddings_; }
+  std::int64_t input_dim() const { return input_dim_; }
+  std::int64_t output_dim() const { return output_dim_; }
+
+ private:
+  // gather_rows with a bad-id error that names this layer.
+  Tensor lookup(ReplicaContext& ctx, const Tensor& ids, Tensor& mask);
+
+  std::int64_t input_dim_, output_dim_;
+  EmbeddingOptions options_;
+  Variable* embeddings_ = nullptr;
+};
+
+// Embedding(10000, 64), Embedding(vocab, 32, {.mask_zero = true}).
+LayerRef Embedding(std::int64_t input_dim, std::int64_t output_dim, EmbeddingOptions options = {});
+
+}  // namespace kerascpp::layers

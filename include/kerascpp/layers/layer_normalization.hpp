@@ -1,0 +1,35 @@
+// LayerNormalization over the last axis, Keras defaults (epsilon 1e-3, center and scale on):
+// each example's features normalised by their own mean and variance, then y = x̂·gamma + beta.
+// No batch statistics, so training and inference compute the same thing.
+#pragma once
+#include "kerascpp/layer.hpp"
+
+namespace kerascpp::layers {
+
+struct LayerNormalizationOptions {
+  float epsilon = 1e-3f;
+  bool center = true;  // learn beta (shift)
+  bool scale = true;   // learn gamma (scale)
+  std::string name{};
+};
+
+class LayerNormalizationLayer : public Layer {
+ public:
+  explicit LayerNormalizationLayer(LayerNormalizationOptions options);
+  std::string class_name() const override { return "LayerNormalization"; }
+  std::vector<Shape> compute_output_shapes(const std::vector<Shape>& in) override;
+  void build(const std::vector<Shape>& in) override;
+  std::vector<Tensor> forward(ReplicaContext& ctx, const std::vector<Tensor>& in, LayerState& st) override;
+  std::vector<Tensor> backward(ReplicaContext& ctx, const std::vector<Tensor>& in, const std::vector<Tensor>& out,
+                               const std::vector<Tensor>& grads, LayerState& st) override;
+  std::string config_json() const override;
+
+ private:
+  LayerNormalizationOptions options_;
+  std::int64_t features_ = 0;
+  Variable *gamma_ = nullptr, *beta_ = nullptr;  // null when scale / center is off
+};
+
+LayerRef LayerNormalization(LayerNormalizationOptions options = {});
+
+}  // namespace kerascpp::layers

@@ -1,0 +1,31 @@
+// Softmax: Keras' layers.Softmax(axis=-1), a softmax along any one axis of its input (the batch
+// axis counts, negative axes count from the end). Attention scores use it over the key axis.
+// No weights; Keras' optional `mask` argument is not taken (masks do not propagate yet).
+#pragma once
+#include "kerascpp/layer.hpp"
+
+namespace kerascpp::layers {
+
+struct SoftmaxOptions {
+  int axis = -1;
+  std::string name{};
+};
+
+class SoftmaxLayer : public Layer {
+ public:
+  explicit SoftmaxLayer(SoftmaxOptions options);
+  std::string class_name() const override { return "Softmax"; }
+  std::vector<Shape> compute_output_shapes(const std::vector<Shape>& in) override;
+  std::vector<Tensor> forward(ReplicaContext& ctx, const std::vector<Tensor>& in, LayerState& st) override;
+  std::vector<Tensor> backward(ReplicaContext& ctx, const std::vector<Tensor>& in, const std::vector<Tensor>& out,
+                               const std::vector<Tensor>& grads, LayerState& st) override;
+  std::string config_json() const override;
+
+ private:
+  SoftmaxOptions options_;
+};
+
+// Softmax(), Softmax({.axis = 1}).
+LayerRef Softmax(SoftmaxOptions options = {});
+
+}  // namespace kerascpp::layers

@@ -1,0 +1,87 @@
+"""The Transformer-path layers against the real Keras 3 (numpy backend), both directions.
+
+tests/tools/transformer_layers_interop.cpp builds a small model per kind in kerascpp:
+(a) `save`: kerascpp sets fixed pseudo-random weights, writes model.weights.h5, model.json and its
+    prediction; Keras rebuilds the model from the JSON (keras.models.model_from_json: the layer
+    configs carry Keras' keys), loads the weights strictly and must predict the same values.
+(b) `load`: Keras writes random weights of its own; kerascpp loads them and must predict what
+    Keras predicts (the .weights.h5 names and layouts agree both ways).
+"""
+
+import json
+import os
+import subprocess
+import warnings
+
+import numpy as np
+import pytest
+
+os.environ.setdefault("KERAS_BACKEND", "numpy")
+import keras  # noqa: E402  (the backend must be chosen before the import)
+from kerascpp_binaries import find_binary  # noqa: E402
+
+KINDS = ["lnorm", "dense3d", "embedding"]
+
+
+def _run(*args):
+    result = subprocess.run([find_binary("transformer_layers_interop"), *map(str, args)], capture_output=True,
+                            text=True, timeout=120, check=False)
+    assert result.returncode == 0, result.stderr
+    return result
+
+
+def _read_f32(path, shape):
+    data = np.fromfile(path, dtype="<f4")
+    assert data.size == int(np.prod(shape)), (path, data.size, shape)
+    return data.reshape(shape)
+
+
+def _saved_by_kerascpp(kind, directory):
+    _run("save", kind, directory)
+    with open(os.path.join(directory, "shapes.json")) as f:
+        shapes = json.load(f)
+    x = _read_f32(os.path.join(directory, "x.f32"), shapes["x"])
+    if shapes["integer_input"]:
+        x = x.astype("int32")
+    y = _read_f32(os.path.join(directory, "y.f32"), shapes["y"])
+    with open(os.path.join(directory, "model.json")) as f:
+        text = f.read()
+    return x, y, text
+
+
+def _keras_model(text):
+    keras.backend.clear_session()
+    return keras.models.model_from_json(text)
+
+
+@pytest.mark.parametrize("kind", KINDS)
+def test_keras_predicts_like_kerascpp_from_its_json_and_weights(tmp_path, kind):
+    x, y, text = _saved_by_kerascpp(kind, tmp_path)
+    model = _keras_model(text)
+    ours = json.loads(text)
+    assert [type(layer).__name__ for layer in model.layers] == [
+        entry["class_name"] for entry in ours["config"]["layers"]]
+    # Keras writes the rebuilt layers with the same arguments kerascpp wrote.
+    again = {entry["name"]: entry for entry in json.loads(model.to_json())["config"]["layers"]}
+    for mine in ours["config"]["layers"]:
+        for key, value in mine["config"].items():
+            if key in ("batch_shape", "dtype"):
+                continue
+            assert again[mine["name"]]["config"][key] == value, (mine["name"], key)
+    with warnings.catch_warnings():
+        warnings.simplefilter("error", UserWarning)
+        model.load_weights(str(tmp_path / "model.weights.h5"))
+    np.testing.assert_allclose(model.predict(x, batch_size=5, verbose=0), y, atol=1e-5, rtol=1e-4)
+
+
+@pytest.mark.parametrize("kind", KINDS)
+def test_kerascpp_predicts_like_keras_from_keras_weights(tmp_path, kind):
+    x, _, text = _saved_by_kerascpp(kind, tmp_path)
+    model = _keras_model(text)
+    rng = np.random.default_rng(7)
+    model.set_weights([rng.uniform(-1.0, 1.0, w.shape).astype("float32") for w in model.get_weights()])
+    model.save_weights(str(tmp_path / "model.weights.h5"))
+    expected = model.predict(x, batch_size=5, verbose=0)
+    _run("load", kind, tmp_path)
+    got = _read_f32(tmp_path / "y_cpp.f32", expected.shape)
+    np.testing.assert_allclose(got, expected, atol=1e-5, rtol=1e-4)

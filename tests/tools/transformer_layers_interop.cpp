@@ -1,0 +1,179 @@
+// transformer_layers_interop: drives tests/python/test_transformer_layers_interop.py, which checks
+// the Transformer-path layers (LayerNormalization, Dense on rank-3 inputs, Softmax with an axis,
+// Embedding) against Python Keras 3 on the same weights and inputs.
+//   transformer_layers_interop save <kind> <dir>
+//       builds the model of `kind` (set_random_seed(1)), sets every weight to fixed pseudo-random
+//       values (so gamma/beta are not ones/zeros), writes <dir>/model.weights.h5, <dir>/model.json
+//       (Model::to_json), a fixed input batch <dir>/x.f32, kerascpp's prediction <dir>/y.f32 (raw
+//       little-endian float32, row-major; integer inputs are written as floats) and the shapes in
+//       <dir>/shapes.json.
+//   transformer_layers_interop load <kind> <dir>
+//       builds the same model, loads <dir>/model.weights.h5 (written by Keras), predicts on
+//       <dir>/x.f32 and writes <dir>/y_cpp.f32.
+// Errors: stderr, exit status 1.
+#include <kerascpp/kerascpp.hpp>
+
+#include <bit>
+#include <cstdint>
+#include <cstdio>
+#include <cstring>
+#include <filesystem>
+#include <fstream>
+#include <iterator>
+#include <random>
+#include <string>
+#include <vector>
+
+namespace K = kerascpp;
+namespace fs = std::filesystem;
+
+namespace {
+
+static_assert(std::endian::native == std::endian::little, "the .f32 files are little-endian");
+
+constexpr std::int64_t kExamples = 5;
+
+struct Case {
+  K::Model model;
+  K::Shape example_shape;  // one input example
+  bool integer_input = false;
+  std::int64_t vocabulary = 0;  // integer inputs: ids in [0, vocabulary)
+};
+
+Case build(const std::string& kind) {
+  if (kind == "lnorm") {
+    auto in = K::Input({6});
+    auto x = K::layers::Dense(8, {.activation = "tanh"})(in);
+    x = K::layers::LayerNormalization()(x);
+    x = K::layers::LayerNormalization({.epsilon = 0.1f, .center = false})(x);
+    auto out = K::layers::Dense(3)(x);
+    return {K::Model(in, out), {6}};
+  }
+  if (kind == "dense3d") {  // Dense on (batch, steps, features), softmax over the steps axis
+    auto in = K::Input({4, 6});
+    auto x = K::layers::Dense(8, {.activation = "relu"})(in);
+    x = K::layers::LayerNormalization()(x);
+    x = K::layers::Dense(5, {.activation = "softmax"})(x);
+    auto out = K::layers::Softmax({.axis = 1})(x);
+    return {K::Model(in, out), {4, 6}};
+  }
+  if (kind == "embedding") {  // int32 token ids -> Embedding (mask_zero) -> LayerNormalization -> Dense
+    auto in = K::Input({5}, K::DType::int32);
+    auto x = K::layers::Embedding(20, 8, {.mask_zero = true})(in);
+    x = K::layers::LayerNormalization()(x);
+    auto out = K::layers::Dense(3)(x);
+    return {K::Model(in, out), {5}, true, 20};
+  }
+  throw K::Error("unknown model kind '" + kind + "'");
+}
+
+std::vector<float> uniform(std::size_t n, std::uint32_t seed, float lo, float hi) {
+  std::mt19937 gen(seed);
+  std::vector<float> values(n);
+  for (auto& v : values) v = lo + (hi - lo) * static_cast<float>(gen() >> 8) / 16777216.0f;
+  return values;
+}
+
+K::Tensor input_batch(const Case& c, std::int64_t n) {
+  K::Shape shape{n};
+  shape.insert(shape.end(), c.example_shape.begin(), c.example_shape.end());
+  std::int64_t count = 1;
+  for (auto d : shape) count *= d;
+  if (!c.integer_input)
+    return K::Tensor::from_vector(shape, uniform(static_cast<std::size_t>(count), 12345, -2.f, 2.f));
+  std::mt19937 gen(12345);
+  std::vector<std::int32_t> ids(static_cast<std::size_t>(count));
+  for (auto& id : ids) id = static_cast<std::int32_t>(gen() % static_cast<std::uint32_t>(c.vocabulary));
+  return K::Tensor::from_vector(shape, ids);
+}
+
+void write_f32(const fs::path& path, const std::vector<float>& values) {
+  std::ofstream out(path, std::ios::binary | std::ios::trunc);
+  out.write(reinterpret_cast<const char*>(values.data()), static_cast<std::streamsize>(values.size() * sizeof(float)));
+  if (!out) throw K::Error("cannot write '" + path.string() + "'");
+}
+
+std::vector<float> as_floats(const K::Tensor& t) {
+  if (t.dtype() == K::DType::float32) return t.to_vector();
+  std::vector<float> out;
+  const auto* p = t.data<std::int32_t>();
+  for (std::int64_t i = 0; i < t.numel(); ++i) out.push_back(static_cast<float>(p[i]));
+  return out;
+}
+
+std::vector<float> read_f32(const fs::path& path) {
+  std::ifstream in(path, std::ios::binary);
+  if (!in) throw K::Error("cannot read '" + path.string() + "'");
+  std::string bytes((std::istreambuf_iterator<char>(in)), std::istreambuf_iterator<char>());
+  std::vector<float> values(bytes.size() / sizeof(float));
+  std::memcpy(values.data(), bytes.data(), values.size() * sizeof(float));
+  return values;
+}
+
+std::string shape_json(const K::Shape& shape) {
+  std::string out = "[";
+  for (std::size_t i = 0; i < shape.size(); ++i) out += (i ? ", " : "") + std::to_string(shape[i]);
+  return out + "]";
+}
+
+K::Tensor predict(K::Model& model, const K::Tensor& x) {
+  return model.predict(K::Dataset::from_tensor_slices(x).batch(kExamples), {.verbose = 0});
+}
+
+int save(const std::string& kind, const fs::path& dir) {
+  K::set_random_seed(1);
+  Case c = build(kind);
+  std::vector<K::Tensor> weights = c.model.get_weights();
+  std::uint32_t seed = 50;
+  for (auto& w : weights)
+    w = K::Tensor::from_vector(w.shape(), uniform(static_cast<std::size_t>(w.numel()), seed++, -0.9f, 1.1f));
+  c.model.set_weights(weights);
+  fs::create_directories(dir);
+  c.model.save_weights((dir / "model.weights.h5").string());
+  std::ofstream(dir / "model.json", std::ios::trunc) << c.model.to_json() << "\n";
+  K::Tensor x = input_batch(c, kExamples);
+  K::Tensor y = predict(c.model, x);
+  write_f32(dir / "x.f32", as_floats(x));
+  write_f32(dir / "y.f32", y.to_vector());
+  std::ofstream json(dir / "shapes.json", std::ios::trunc);
+  json << "{\"x\": " << shape_json(x.shape()) << ", \"y\": " << shape_json(y.shape())
+       << ", \"integer_input\": " << (c.integer_input ? "true" : "false") << "}\n";
+  if (!json) throw K::Error("cannot write shapes.json");
+  return 0;
+}
+
+int load(const std::string& kind, const fs::path& dir) {
+  K::set_random_seed(1);
+  Case c = build(kind);
+  c.model.load_weights((dir / "model.weights.h5").string());
+  std::vector<float> values = read_f32(dir / "x.f32");
+  K::Tensor shape_probe = input_batch(c, kExamples);
+  if (static_cast<std::int64_t>(values.size()) != shape_probe.numel())
+    throw K::Error("x.f32 holds " + std::to_string(values.size()) + " floats, expected " +
+                   std::to_string(shape_probe.numel()));
+  K::Tensor x;
+  if (c.integer_input) {
+    std::vector<std::int32_t> ids(values.begin(), values.end());
+    x = K::Tensor::from_vector(shape_probe.shape(), ids);
+  } else {
+    x = K::Tensor::from_vector(shape_probe.shape(), values);
+  }
+  write_f32(dir / "y_cpp.f32", predict(c.model, x).to_vector());
+  return 0;
+}
+
+}  // namespace
+
+int main(int argc, char** argv) {
+  const std::string command = argc == 4 ? argv[1] : "";
+  if (command != "save" && command != "load") {
+    std::fprintf(stderr, "usage: transformer_layers_interop save|load <kind> <dir>\n");
+    return 2;
+  }
+  try {
+    return command == "save" ? save(argv[2], argv[3]) : load(argv[2], argv[3]);
+  } catch (const K::Error& e) {
+    std::fprintf(stderr, "error: %s\n", e.what());
+    return 1;
+  }
+}
