@@ -50,6 +50,40 @@ class PiecewiseConstantDecay : public LearningRateSchedule {
   std::vector<std::int64_t> boundaries_;
   std::vector<double> values_;
 };
+
+// Keras 3's CosineDecay. Without warmup_target: lr = initial * ((1 - alpha) * c + alpha), where
+// c = (1 + cos(pi * min(step, decay_steps) / decay_steps)) / 2. With warmup_target: a linear
+// ramp from initial to warmup_target over warmup_steps, then the cosine decay from warmup_target
+// over decay_steps (steps beyond both keep the final value).
+struct CosineDecayOptions {
+  double alpha = 0.0;                   // the final rate as a fraction of the decayed-from rate
+  std::optional<double> warmup_target;  // unset: no warmup
+  std::int64_t warmup_steps = 0;
+};
+class CosineDecay : public LearningRateSchedule {
+ public:
+  CosineDecay(double initial_learning_rate, std::int64_t decay_steps, CosineDecayOptions options = {});
+  double operator()(std::int64_t step) const override;
+
+ private:
+  double initial_;
+  std::int64_t decay_steps_;
+  CosineDecayOptions o_;
+};
+
+// The official Transformer's schedule ("Attention Is All You Need", TF official models):
+// lr = initial * hidden_size^-0.5 * min(1, step / warmup_steps) / sqrt(max(step, warmup_steps)),
+// i.e. a linear warmup to initial * (hidden_size * warmup_steps)^-0.5, then decay as step^-0.5.
+// The official base model uses initial 2.0, hidden_size 512, warmup_steps 16000.
+class TransformerSchedule : public LearningRateSchedule {
+ public:
+  TransformerSchedule(double initial_learning_rate, std::int64_t hidden_size, std::int64_t warmup_steps);
+  double operator()(std::int64_t step) const override;
+
+ private:
+  double initial_;
+  std::int64_t hidden_size_, warmup_steps_;
+};
 }  // namespace schedules
 
 // A constant learning rate or a schedule.
