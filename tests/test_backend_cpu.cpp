@@ -1400,3 +1400,32 @@ TEST_CASE("cpu backend: gather_rows / scatter_add_rows with every id dtype, repe
                                        K::Tensor::from_vector({1, D}, random_vec(D, 323)), dt, false),
                   K::ShapeError);
 }
+
+TEST_CASE("cpu backend: Huber loss and its gradient on both sides of delta") {
+  auto be = K::make_cpu_backend(2);
+  const std::int64_t N = 3;
+  // Errors spread over [-3, 3]: some inside delta = 1.5, some beyond, none at the kink.
+  auto pred =
+      K::Tensor::from_vector({N, 4}, {-3.0f, -1.2f, -0.4f, 0.3f, 0.9f, 1.4f, 2.2f, 2.9f, -2.6f, -0.1f, 1.7f, 0.05f});
+  auto target = K::Tensor::zeros({N, 4});
+  const float delta = 1.5f;
+  Vec pv = pred.to_vector(), loss_ref(N, 0.f);
+  auto huber = [&](double e) {
+    double a = std::fabs(e), q = std::min(a, double(delta));
+    return 0.5 * q * q + delta * (a - q);
+  };
+  for (std::size_t i = 0; i < pv.size(); ++i) loss_ref[i / 4] += float(huber(pv[i]) / 4.0);
+  Vec grad_ref = finite_differences(pv, [&](const Vec& p) {
+    double s = 0;
+    for (float v : p) s += huber(v) / 4.0;
+    return s * 0.1;
+  });
+  K::Tensor loss, grad = K::Tensor::zeros(pred.shape());
+  be->huber(pred, target, delta, loss, grad, 0.1f);
+  check_close(loss, loss_ref);
+  check_close(grad, grad_ref);
+  // Beyond delta the gradient is delta's, not the error's: -3 -> -1.5 * 0.1 / 4.
+  CHECK(grad.to_vector()[0] == doctest::Approx(-1.5 * 0.1 / 4));
+  std::string msg = error_of([&] { be->huber(pred, random_tensor({N, 8}, 1), delta, loss, grad, 1.f); });
+  CHECK(contains(msg, "huber"));
+}

@@ -181,6 +181,10 @@ class Backend {
                                    Tensor& grad, float grad_scale) = 0;
   virtual void mean_squared_error(const Tensor& pred, const Tensor& target, Tensor& loss, Tensor& grad,
                                   float grad_scale) = 0;
+  // Keras' Huber: mean over an example's values of 0.5·q² + delta·(|e| − q), e = pred − target,
+  // q = min(|e|, delta); grad = clip(e, −delta, delta) / values · grad_scale. delta > 0.
+  virtual void huber(const Tensor& pred, const Tensor& target, float delta, Tensor& loss, Tensor& grad,
+                     float grad_scale) = 0;
 
   // ---- metric helpers: return sums over the batch (the caller divides) ----
   virtual double sparse_categorical_accuracy_sum(const Tensor& pred, const Tensor& labels) = 0;

@@ -91,6 +91,20 @@ class MeanSquaredError : public Loss {
   }
 };
 
+// Keras' Huber (delta = 1): quadratic within delta of the target, linear beyond; robust to outliers.
+class Huber : public Loss {
+ public:
+  explicit Huber(double delta = 1.0);
+  std::string name() const override { return "huber"; }
+  void compute(Backend& backend, const Tensor& pred, const Tensor& target, Tensor& loss, Tensor& grad,
+               float grad_scale) const override {
+    backend.huber(pred, target, static_cast<float>(delta_), loss, grad, grad_scale);
+  }
+
+ private:
+  double delta_;
+};
+
 // Shared handle accepted by compile(): a Loss object or a Keras name ("mse", "sparse_categorical_crossentropy").
 class LossRef {
  public:

@@ -44,7 +44,8 @@ kern::CrossentropyArgs crossentropy_args(const Tensor& pred, const RowLayout& l,
 // Binary crossentropy and MSE: per-element losses averaged per example. `grad_factor` is the
 // loss's derivative constant (2 for MSE), applied with grad_scale / width.
 void element_loss(kern::ElementLossKind kind, float grad_factor, const Tensor& pred, const Tensor& target, Tensor& loss,
-                  Tensor& grad, float grad_scale, Device device, KernelState& ks, cudaStream_t stream, const char* op) {
+                  Tensor& grad, float grad_scale, Device device, KernelState& ks, cudaStream_t stream, const char* op,
+                  float delta = 0.f) {
   const RowLayout l = ops::element_rows(pred, device, op);
   ops::require_target(target, pred, device, op);
   kern::ElementLossArgs a{};
@@ -58,6 +59,7 @@ void element_loss(kern::ElementLossKind kind, float grad_factor, const Tensor& p
   a.grad_scale = l.width ? grad_factor * grad_scale / static_cast<float>(l.width) : 0.f;
   const std::size_t partials = kern::element_loss_scratch(l.examples, l.width);
   a.partials = partials ? ks.scratch_doubles(partials) : nullptr;
+  a.delta = delta;
   kern::element_loss(a, stream);
   KCPP_CUDA_CHECK(cudaGetLastError());
 }
@@ -108,6 +110,12 @@ void CudaBackend::mean_squared_error(const Tensor& pred, const Tensor& target, T
   DeviceGuard guard(device_);
   element_loss(kern::kMeanSquaredError, 2.f, pred, target, loss, grad, grad_scale, device(), *kernels_, stream_,
                "mean_squared_error");
+}
+
+void CudaBackend::huber(const Tensor& pred, const Tensor& target, float delta, Tensor& loss, Tensor& grad,
+                        float grad_scale) {
+  DeviceGuard guard(device_);
+  element_loss(kern::kHuber, 1.f, pred, target, loss, grad, grad_scale, device(), *kernels_, stream_, "huber", delta);
 }
 
 // ----------------------------------------------------------------------------------- metrics

@@ -696,6 +696,22 @@ TEST_CASE("gpu backend: mean squared error and its grad") {
   }
 }
 
+TEST_CASE("gpu backend: Huber loss and its grad") {
+  auto be = make_backends();
+  std::uint32_t seed = 1250;
+  for (K::Shape shape : {K::Shape{3, 2, 4}, K::Shape{64, 1}, K::Shape{2048, 33}}) {
+    for (float delta : {1.0f, 0.25f}) {
+      auto pred = random_tensor(shape, seed++, -3.f, 3.f), target = random_tensor(shape, seed++);
+      std::string what = "huber " + shape_label(shape) + " delta " + std::to_string(delta);
+      K::Tensor lc, gc = K::Tensor::zeros(shape), lg = gpu_garbage({shape[0]}), gg = gpu_garbage(shape);
+      be.cpu->huber(pred, target, delta, lc, gc, 0.1f);
+      be.gpu->huber(on_gpu(pred), on_gpu(target), delta, lg, gg, 0.1f);
+      check_close(lg, lc, what + " loss");
+      check_close(gg, gc, what + " grad");
+    }
+  }
+}
+
 // ============================================================================ metrics
 
 TEST_CASE("gpu backend: the five metric sums") {

@@ -197,4 +197,29 @@ void CpuBackend::mean_squared_error(const Tensor& pred, const Tensor& target, Te
   });
 }
 
+void CpuBackend::huber(const Tensor& pred, const Tensor& target, float delta, Tensor& loss, Tensor& grad,
+                       float grad_scale) {
+  enter();
+  const char* op = "huber";
+  RowLayout l = element_rows(pred, op);
+  require_target(target, pred, op);
+  float* pg = prepare_loss_outputs(pred, loss, grad, l.examples, op);
+  const float* pp = pred.data<float>();
+  const float* pt = target.data<float>();
+  float* pl = loss.data<float>();
+  const std::int64_t D = l.width;
+  const float gs = D ? grad_scale / static_cast<float>(D) : 0.f;
+  parallel_for(l.examples, example_grain(l), [&](std::int64_t b, std::int64_t e) {
+    for (std::int64_t n = b; n < e; ++n) {
+      double total = 0.0;
+      for (std::int64_t i = n * D; i < (n + 1) * D; ++i) {
+        const float d = pp[i] - pt[i], q = std::min(std::fabs(d), delta);
+        total += 0.5 * static_cast<double>(q) * q + static_cast<double>(delta) * (std::fabs(d) - q);
+        if (pg) pg[i] = std::clamp(d, -delta, delta) * gs;
+      }
+      pl[n] = D ? static_cast<float>(total / static_cast<double>(D)) : 0.f;
+    }
+  });
+}
+
 }  // namespace kerascpp::cpu

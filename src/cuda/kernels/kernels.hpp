@@ -126,7 +126,12 @@ struct CrossentropyArgs {
 void crossentropy(const CrossentropyArgs& args, cudaStream_t stream);
 
 // Elementwise losses over [examples, width]: loss[n] = mean over the example's values.
-enum ElementLossKind : int { kBinaryCrossentropyLogits = 0, kBinaryCrossentropyProbs = 1, kMeanSquaredError = 2 };
+enum ElementLossKind : int {
+  kBinaryCrossentropyLogits = 0,
+  kBinaryCrossentropyProbs = 1,
+  kMeanSquaredError = 2,
+  kHuber = 3
+};
 struct ElementLossArgs {
   int kind;
   const float* pred;
@@ -136,6 +141,7 @@ struct ElementLossArgs {
   float* grad;       // may be null
   float grad_scale;  // already divided by width (and doubled for MSE)
   double* partials;  // element_loss_scratch(examples, width) doubles (may be null when 0)
+  float delta;       // kHuber's
 };
 std::size_t element_loss_scratch(std::int64_t examples, std::int64_t width);  // doubles
 void element_loss(const ElementLossArgs& args, cudaStream_t stream);

@@ -159,6 +159,11 @@ __global__ void element_loss_kernel(ElementLossArgs a, std::int64_t chunks) {
                                               (1.0 - static_cast<double>(t)) / (1.0 - static_cast<double>(x))) *
                                              gs)
                         : 0.f;
+    } else if (a.kind == kHuber) {
+      const float d = x - t, q = fminf(fabsf(d), a.delta);
+      total += 0.5 * static_cast<double>(q) * static_cast<double>(q) +
+               static_cast<double>(a.delta) * static_cast<double>(fabsf(d) - q);
+      if (a.grad) a.grad[i] = fminf(fmaxf(d, -a.delta), a.delta) * gs;
     } else {
       const float d = x - t;
       total += static_cast<double>(d) * static_cast<double>(d);
