@@ -39,11 +39,14 @@ class Loss {
 
 struct CrossentropyOptions {
   bool from_logits = false;
+  // Keras' label_smoothing (Categorical and Binary crossentropy only), in [0, 1]: targets become
+  // t·(1 − s) + s/classes (categorical) or t·(1 − s) + s/2 (binary) before the loss.
+  double label_smoothing = 0.0;
 };
 
 class SparseCategoricalCrossentropy : public Loss {
  public:
-  explicit SparseCategoricalCrossentropy(CrossentropyOptions options = {}) : options_(options) {}
+  explicit SparseCategoricalCrossentropy(CrossentropyOptions options = {});
   std::string name() const override { return "sparse_categorical_crossentropy"; }
   void compute(Backend& backend, const Tensor& pred, const Tensor& target, Tensor& loss, Tensor& grad,
                float grad_scale) const override {
@@ -57,12 +60,10 @@ class SparseCategoricalCrossentropy : public Loss {
 
 class CategoricalCrossentropy : public Loss {
  public:
-  explicit CategoricalCrossentropy(CrossentropyOptions options = {}) : options_(options) {}
+  explicit CategoricalCrossentropy(CrossentropyOptions options = {});
   std::string name() const override { return "categorical_crossentropy"; }
   void compute(Backend& backend, const Tensor& pred, const Tensor& target, Tensor& loss, Tensor& grad,
-               float grad_scale) const override {
-    backend.categorical_crossentropy(pred, target, options_.from_logits, loss, grad, grad_scale);
-  }
+               float grad_scale) const override;
 
  private:
   CrossentropyOptions options_;
@@ -70,12 +71,10 @@ class CategoricalCrossentropy : public Loss {
 
 class BinaryCrossentropy : public Loss {
  public:
-  explicit BinaryCrossentropy(CrossentropyOptions options = {}) : options_(options) {}
+  explicit BinaryCrossentropy(CrossentropyOptions options = {});
   std::string name() const override { return "binary_crossentropy"; }
   void compute(Backend& backend, const Tensor& pred, const Tensor& target, Tensor& loss, Tensor& grad,
-               float grad_scale) const override {
-    backend.binary_crossentropy(pred, target, options_.from_logits, loss, grad, grad_scale);
-  }
+               float grad_scale) const override;
   AccuracyKind accuracy_kind() const override { return AccuracyKind::binary; }
 
  private:
