@@ -4,8 +4,24 @@
 
 namespace kerascpp::layers {
 
-std::vector<Shape> AddLayer::compute_output_shapes(const std::vector<Shape>& in) {
+std::string ElementwiseMergeLayer::class_name() const {
+  switch (op_) {
+    case MergeOp::subtract:
+      return "Subtract";
+    case MergeOp::multiply:
+      return "Multiply";
+    case MergeOp::average:
+      return "Average";
+    case MergeOp::add:
+      break;
+  }
+  return "Add";
+}
+
+std::vector<Shape> ElementwiseMergeLayer::compute_output_shapes(const std::vector<Shape>& in) {
   if (in.size() < 2) throw ValueError(fmt::format("{}: needs at least 2 inputs, got {}", where(), in.size()));
+  if (op_ == MergeOp::subtract && in.size() != 2)
+    throw ValueError(fmt::format("{}: needs exactly 2 inputs (it computes a - b), got {}", where(), in.size()));
   for (std::size_t i = 1; i < in.size(); ++i)
     if (in[i] != in[0])
       throw ShapeError(fmt::format("{}: inputs must have equal shapes, but input 0 is {} and input {} is {}", where(),
@@ -14,16 +30,68 @@ std::vector<Shape> AddLayer::compute_output_shapes(const std::vector<Shape>& in)
   return {in[0]};
 }
 
-std::vector<Tensor> AddLayer::forward(ReplicaContext& ctx, const std::vector<Tensor>& in, LayerState&) {
+namespace {
+// x * factor as a new tensor (the input stays as it is: another layer may hold it).
+Tensor scaled(Backend& backend, const Tensor& x, float factor) {
+  Tensor y = x.clone();
+  backend.scale(y, factor);
+  return y;
+}
+
+// The product of every input but `skip` (all of them when skip is out of range), times `seed`.
+Tensor product(Backend& backend, const std::vector<Tensor>& in, std::size_t skip, const Tensor& seed) {
+  Tensor acc = seed;
+  for (std::size_t j = 0; j < in.size(); ++j) {
+    if (j == skip) continue;
+    Tensor next(in[0].shape());
+    backend.multiply(acc, in[j], next);
+    acc = next;
+  }
+  return acc;
+}
+}  // namespace
+
+std::vector<Tensor> ElementwiseMergeLayer::forward(ReplicaContext& ctx, const std::vector<Tensor>& in, LayerState&) {
+  Backend& be = *ctx.backend;
   Tensor y(in[0].shape());
-  ctx.backend->add(in, y);
+  switch (op_) {
+    case MergeOp::add:
+      be.add(in, y);
+      break;
+    case MergeOp::subtract:  // -b + a: the same bits as a - b (negation is exact)
+      y = scaled(be, in[1], -1.f);
+      be.add_inplace(y, in[0]);
+      break;
+    case MergeOp::multiply:
+      y = product(be, {in.begin() + 1, in.end()}, in.size(), in[0]);
+      break;
+    case MergeOp::average:
+      be.add(in, y);
+      be.scale(y, 1.f / static_cast<float>(in.size()));
+      break;
+  }
   return {y};
 }
 
-std::vector<Tensor> AddLayer::backward(ReplicaContext&, const std::vector<Tensor>& in, const std::vector<Tensor>&,
-                                       const std::vector<Tensor>& grads, LayerState&) {
-  // d(sum)/d(input_i) is the identity: every input receives the same gradient tensor.
-  return std::vector<Tensor>(in.size(), grads[0]);
+std::vector<Tensor> ElementwiseMergeLayer::backward(ReplicaContext& ctx, const std::vector<Tensor>& in,
+                                                    const std::vector<Tensor>&, const std::vector<Tensor>& grads,
+                                                    LayerState&) {
+  Backend& be = *ctx.backend;
+  const Tensor& dy = grads[0];
+  switch (op_) {
+    case MergeOp::add:  // d(sum)/d(input_i) is the identity: every input receives the same tensor
+      return std::vector<Tensor>(in.size(), dy);
+    case MergeOp::subtract:
+      return {dy, scaled(be, dy, -1.f)};
+    case MergeOp::average:
+      return std::vector<Tensor>(in.size(), scaled(be, dy, 1.f / static_cast<float>(in.size())));
+    case MergeOp::multiply: {
+      std::vector<Tensor> dxs;
+      for (std::size_t i = 0; i < in.size(); ++i) dxs.push_back(product(be, in, i, dy));
+      return dxs;
+    }
+  }
+  return {};
 }
 
 namespace {
@@ -78,7 +146,16 @@ std::vector<Tensor> ConcatenateLayer::backward(ReplicaContext& ctx, const std::v
 
 std::string ConcatenateLayer::config_json() const { return detail::dump({{"name", name()}, {"axis", axis_}}); }
 
-LayerRef Add(AddOptions options) { return std::make_shared<AddLayer>(std::move(options)); }
+LayerRef Add(AddOptions options) { return std::make_shared<ElementwiseMergeLayer>(std::move(options)); }
+LayerRef Subtract(AddOptions options) {
+  return std::make_shared<ElementwiseMergeLayer>(std::move(options), MergeOp::subtract);
+}
+LayerRef Multiply(AddOptions options) {
+  return std::make_shared<ElementwiseMergeLayer>(std::move(options), MergeOp::multiply);
+}
+LayerRef Average(AddOptions options) {
+  return std::make_shared<ElementwiseMergeLayer>(std::move(options), MergeOp::average);
+}
 LayerRef Concatenate(int axis, ConcatenateOptions options) {
   return std::make_shared<ConcatenateLayer>(axis, std::move(options));
 }

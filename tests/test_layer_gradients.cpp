@@ -815,3 +815,37 @@ TEST_CASE("LayerNormalization: one layer on inputs of two ranks; another feature
   CHECK_THROWS_AS(ln(K::Input({5})), K::ShapeError);
   CHECK_THROWS_AS(K::layers::LayerNormalization({.epsilon = 0.f}), K::ValueError);
 }
+
+TEST_CASE("gradients: Subtract, Multiply and Average, and their forward values") {
+  Replica rep;
+  auto xa = grad_random_tensor({2, 3, 4}, 130), xb = grad_random_tensor({2, 3, 4}, 131),
+       xc = grad_random_tensor({2, 3, 4}, 132);
+  struct Case {
+    const char* name;
+    K::LayerRef layer;
+    std::vector<K::Tensor> xs;
+    std::function<float(std::size_t)> expect;  // element i of the output
+  };
+  auto a = xa.to_vector(), b = xb.to_vector(), c = xc.to_vector();
+  std::vector<Case> cases{
+      {"Subtract", K::layers::Subtract(), {xa, xb}, [&](std::size_t i) { return a[i] - b[i]; }},
+      {"Multiply", K::layers::Multiply(), {xa, xb, xc}, [&](std::size_t i) { return a[i] * b[i] * c[i]; }},
+      {"Average", K::layers::Average(), {xa, xb, xc}, [&](std::size_t i) { return (a[i] + b[i] + c[i]) / 3.f; }},
+  };
+  for (auto& cs : cases) {
+    CAPTURE(cs.name);
+    std::vector<K::KerasTensor> ins;
+    for (std::size_t k = 0; k < cs.xs.size(); ++k) ins.push_back(K::Input({3, 4}));
+    CHECK(cs.layer(ins).shape() == K::Shape{3, 4});
+    CHECK(cs.layer->class_name() == std::string(cs.name));
+    require_ok(check_layer(rep, cs.layer, cs.xs, false));
+    K::LayerState st;
+    auto y = cs.layer->forward(rep.ctx, cs.xs, st).at(0).to_vector();
+    for (std::size_t i = 0; i < y.size(); ++i) CHECK(y[i] == doctest::Approx(cs.expect(i)).epsilon(1e-6));
+  }
+  // Subtract takes exactly two inputs; every merge needs equal shapes.
+  CHECK_THROWS_WITH_AS(K::layers::Subtract()({K::Input({2}), K::Input({2}), K::Input({2})}),
+                       doctest::Contains("exactly 2 inputs"), K::ValueError);
+  CHECK_THROWS_WITH_AS(K::layers::Multiply()({K::Input({2}), K::Input({3})}), doctest::Contains("equal shapes"),
+                       K::ShapeError);
+}

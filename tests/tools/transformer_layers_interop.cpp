@@ -1,6 +1,7 @@
 // transformer_layers_interop: drives tests/python/test_transformer_layers_interop.py, which checks
 // the Transformer-path layers (LayerNormalization, Dense on rank-3 inputs, Softmax with an axis,
-// Embedding) against Python Keras 3 on the same weights and inputs.
+// Embedding) and the elementwise merges (Subtract, Multiply, Average) against Python Keras 3 on
+// the same weights and inputs.
 //   transformer_layers_interop save <kind> <dir>
 //       builds the model of `kind` (set_random_seed(1)), sets every weight to fixed pseudo-random
 //       values (so gamma/beta are not ones/zeros), writes <dir>/model.weights.h5, <dir>/model.json
@@ -63,6 +64,16 @@ Case build(const std::string& kind) {
     x = K::layers::LayerNormalization()(x);
     auto out = K::layers::Dense(3)(x);
     return {K::Model(in, out), {5}, true, 20};
+  }
+  if (kind == "merges") {  // three branches merged by Subtract, Multiply and Average
+    auto in = K::Input({6});
+    auto a = K::layers::Dense(4, {.activation = "tanh"})(in);
+    auto b = K::layers::Dense(4, {.activation = "tanh"})(in);
+    auto c = K::layers::Dense(4)(in);
+    auto d = K::layers::Subtract()({a, b});
+    auto m = K::layers::Multiply()({a, b, c});
+    auto out = K::layers::Average()({d, m, c});
+    return {K::Model(in, K::layers::Dense(2)(out)), {6}};
   }
   throw K::Error("unknown model kind '" + kind + "'");
 }

@@ -1,4 +1,5 @@
-// Add (elementwise sum of same-shaped inputs) and Concatenate (along an axis) for branching graphs.
+// Elementwise merges of same-shaped inputs (Add, Subtract, Multiply, Average) and Concatenate
+// (along an axis) for branching graphs, with Keras' names.
 #pragma once
 #include "kerascpp/layer.hpp"
 
@@ -12,15 +13,23 @@ struct ConcatenateOptions {
   std::string name{};
 };
 
-class AddLayer : public Layer {
+// Add, Subtract (exactly two inputs: a - b), Multiply (the product) and Average (the mean).
+enum class MergeOp { add, subtract, multiply, average };
+
+class ElementwiseMergeLayer : public Layer {
  public:
-  explicit AddLayer(AddOptions options) : Layer(std::move(options.name)) {}
-  std::string class_name() const override { return "Add"; }
+  explicit ElementwiseMergeLayer(AddOptions options, MergeOp op = MergeOp::add)
+      : Layer(std::move(options.name)), op_(op) {}
+  std::string class_name() const override;
   std::vector<Shape> compute_output_shapes(const std::vector<Shape>& in) override;
   std::vector<Tensor> forward(ReplicaContext& ctx, const std::vector<Tensor>& in, LayerState& st) override;
   std::vector<Tensor> backward(ReplicaContext& ctx, const std::vector<Tensor>& in, const std::vector<Tensor>& out,
                                const std::vector<Tensor>& grads, LayerState& st) override;
+
+ private:
+  MergeOp op_;
 };
+using AddLayer = ElementwiseMergeLayer;  // its first name
 
 class ConcatenateLayer : public Layer {
  public:
@@ -38,6 +47,9 @@ class ConcatenateLayer : public Layer {
 
 // Called on two or more inputs: Add()({a, b}), Concatenate(-1, {.name = "features"})({a, b}).
 LayerRef Add(AddOptions options = {});
+LayerRef Subtract(AddOptions options = {});
+LayerRef Multiply(AddOptions options = {});
+LayerRef Average(AddOptions options = {});
 LayerRef Concatenate(int axis = -1, ConcatenateOptions options = {});
 
 }  // namespace kerascpp::layers
