@@ -82,40 +82,40 @@ std::string Pooling2DLayer::config_json() const {
                        {"padding", padding_name(padding_)}});
 }
 
-GlobalAveragePooling2DLayer::GlobalAveragePooling2DLayer(GlobalAveragePooling2DOptions options)
-    : Layer(std::move(options.name)) {
+GlobalPooling2DLayer::GlobalPooling2DLayer(PoolKind kind, GlobalAveragePooling2DOptions options)
+    : Layer(std::move(options.name)), kind_(kind) {
   set_input_spec(image_spec());
 }
 
-std::vector<Shape> GlobalAveragePooling2DLayer::compute_output_shapes(const std::vector<Shape>& in) {
+std::vector<Shape> GlobalPooling2DLayer::compute_output_shapes(const std::vector<Shape>& in) {
   return {{in[0][2]}};  // (channels): the input spec holds
 }
 
 namespace {
-Pool2DGeometry global_geometry(const Tensor& x) {
+Pool2DGeometry global_geometry(const Tensor& x, PoolKind kind) {
   Pool2DGeometry g;
-  g.kind = PoolKind::average;
+  g.kind = kind;
   g.pool_h = g.stride_h = x.dim(1);
   g.pool_w = g.stride_w = x.dim(2);
   return g;
 }
 }  // namespace
 
-std::vector<Tensor> GlobalAveragePooling2DLayer::forward(ReplicaContext& ctx, const std::vector<Tensor>& in,
-                                                         LayerState& st) {
+std::vector<Tensor> GlobalPooling2DLayer::forward(ReplicaContext& ctx, const std::vector<Tensor>& in, LayerState& st) {
   const Tensor& x = in[0];
   Tensor y({x.dim(0), 1, 1, x.dim(3)});
   st.saved.resize(1);
-  ctx.backend->pool2d_forward(x, global_geometry(x), y, st.saved[0]);
+  ctx.backend->pool2d_forward(x, global_geometry(x, kind_), y, st.saved[0]);
   return {y.reshape({x.dim(0), x.dim(3)})};
 }
 
-std::vector<Tensor> GlobalAveragePooling2DLayer::backward(ReplicaContext& ctx, const std::vector<Tensor>& in,
-                                                          const std::vector<Tensor>&, const std::vector<Tensor>& grads,
-                                                          LayerState& st) {
+std::vector<Tensor> GlobalPooling2DLayer::backward(ReplicaContext& ctx, const std::vector<Tensor>& in,
+                                                   const std::vector<Tensor>&, const std::vector<Tensor>& grads,
+                                                   LayerState& st) {
   const Tensor& x = in[0];
   Tensor dx(x.shape());
-  ctx.backend->pool2d_backward(grads[0].reshape({x.dim(0), 1, 1, x.dim(3)}), x, global_geometry(x), st.saved.at(0), dx);
+  ctx.backend->pool2d_backward(grads[0].reshape({x.dim(0), 1, 1, x.dim(3)}), x, global_geometry(x, kind_),
+                               st.saved.at(0), dx);
   return {dx};
 }
 
@@ -126,7 +126,10 @@ LayerRef AveragePooling2D(Size2D pool_size, Pooling2DOptions options) {
   return std::make_shared<Pooling2DLayer>(PoolKind::average, pool_size, std::move(options));
 }
 LayerRef GlobalAveragePooling2D(GlobalAveragePooling2DOptions options) {
-  return std::make_shared<GlobalAveragePooling2DLayer>(std::move(options));
+  return std::make_shared<GlobalPooling2DLayer>(PoolKind::average, std::move(options));
+}
+LayerRef GlobalMaxPooling2D(GlobalMaxPooling2DOptions options) {
+  return std::make_shared<GlobalPooling2DLayer>(PoolKind::max, std::move(options));
 }
 
 }  // namespace kerascpp::layers

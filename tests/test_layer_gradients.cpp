@@ -849,3 +849,28 @@ TEST_CASE("gradients: Subtract, Multiply and Average, and their forward values")
   CHECK_THROWS_WITH_AS(K::layers::Multiply()({K::Input({2}), K::Input({3})}), doctest::Contains("equal shapes"),
                        K::ShapeError);
 }
+
+TEST_CASE("gradients: GlobalMaxPooling2D, and its forward is each channel's maximum") {
+  Replica rep;
+  auto in = K::Input({3, 4, 5});
+  K::LayerRef gmp = K::layers::GlobalMaxPooling2D();
+  CHECK(gmp(in).shape() == K::Shape{5});
+  CHECK(gmp->class_name() == "GlobalMaxPooling2D");
+  // Distinct values 0.03 apart (shuffled): a finite-difference step never changes which one is the
+  // maximum, so the check sees the derivative and not the switch between two near-equal values.
+  std::vector<float> values(120);
+  for (std::size_t i = 0; i < values.size(); ++i) values[i] = -1.8f + 0.03f * static_cast<float>(i);
+  std::shuffle(values.begin(), values.end(), std::mt19937(75));
+  K::Tensor x = K::Tensor::from_vector({2, 3, 4, 5}, values);
+  require_ok(check_layer(rep, gmp, {x}, false));
+  K::LayerState st;
+  auto y = gmp->forward(rep.ctx, {x}, st).at(0);
+  REQUIRE(y.shape() == K::Shape{2, 5});
+  auto xv = x.to_vector(), yv = y.to_vector();
+  for (std::int64_t n = 0; n < 2; ++n)
+    for (std::int64_t c = 0; c < 5; ++c) {
+      float m = -1e30f;
+      for (std::int64_t p = 0; p < 12; ++p) m = std::max(m, xv[static_cast<std::size_t>((n * 12 + p) * 5 + c)]);
+      CHECK(yv[static_cast<std::size_t>(n * 5 + c)] == m);
+    }
+}

@@ -1,6 +1,6 @@
 // transformer_layers_interop: drives tests/python/test_transformer_layers_interop.py, which checks
 // the Transformer-path layers (LayerNormalization, Dense on rank-3 inputs, Softmax with an axis,
-// Embedding) and the elementwise merges (Subtract, Multiply, Average) against Python Keras 3 on
+// Embedding), the elementwise merges (Subtract, Multiply, Average) and GlobalMaxPooling2D against Python Keras 3 on
 // the same weights and inputs.
 //   transformer_layers_interop save <kind> <dir>
 //       builds the model of `kind` (set_random_seed(1)), sets every weight to fixed pseudo-random
@@ -74,6 +74,12 @@ Case build(const std::string& kind) {
     auto m = K::layers::Multiply()({a, b, c});
     auto out = K::layers::Average()({d, m, c});
     return {K::Model(in, K::layers::Dense(2)(out)), {6}};
+  }
+  if (kind == "global_max_pool") {  // Dense on (batch, h, w, c), then each channel's maximum
+    auto in = K::Input({4, 3, 2});
+    auto x = K::layers::Dense(5, {.activation = "tanh"})(in);
+    x = K::layers::GlobalMaxPooling2D()(x);
+    return {K::Model(in, K::layers::Dense(2)(x)), {4, 3, 2}};
   }
   throw K::Error("unknown model kind '" + kind + "'");
 }

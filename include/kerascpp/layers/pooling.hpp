@@ -1,5 +1,5 @@
 // Pooling over NHWC inputs: MaxPooling2D, AveragePooling2D (strides default to the pool size,
-// like Keras) and GlobalAveragePooling2D.
+// like Keras), GlobalAveragePooling2D and GlobalMaxPooling2D.
 //   MaxPooling2D(2)  MaxPooling2D({3, 2}, {.strides = 1, .padding = Padding::same})
 #pragma once
 #include "kerascpp/layer.hpp"
@@ -16,6 +16,7 @@ struct Pooling2DOptions {
 struct GlobalAveragePooling2DOptions {
   std::string name{};
 };
+using GlobalMaxPooling2DOptions = GlobalAveragePooling2DOptions;
 
 class Pooling2DLayer : public Layer {
  public:
@@ -35,19 +36,27 @@ class Pooling2DLayer : public Layer {
   Padding padding_;
 };
 
-class GlobalAveragePooling2DLayer : public Layer {
+// The mean (average) or the maximum (max) of each channel over the whole image: (N, H, W, C) -> (N, C).
+class GlobalPooling2DLayer : public Layer {
  public:
-  explicit GlobalAveragePooling2DLayer(GlobalAveragePooling2DOptions options);
-  std::string class_name() const override { return "GlobalAveragePooling2D"; }
+  GlobalPooling2DLayer(PoolKind kind, GlobalAveragePooling2DOptions options);
+  std::string class_name() const override {
+    return kind_ == PoolKind::max ? "GlobalMaxPooling2D" : "GlobalAveragePooling2D";
+  }
   std::vector<Shape> compute_output_shapes(const std::vector<Shape>& in) override;
   std::vector<Tensor> forward(ReplicaContext& ctx, const std::vector<Tensor>& in, LayerState& st) override;
   std::vector<Tensor> backward(ReplicaContext& ctx, const std::vector<Tensor>& in, const std::vector<Tensor>& out,
                                const std::vector<Tensor>& grads, LayerState& st) override;
+
+ private:
+  PoolKind kind_;
 };
+using GlobalAveragePooling2DLayer = GlobalPooling2DLayer;  // its first name
 
 // pool_size: 2 (2x2) or {height, width}.
 LayerRef MaxPooling2D(Size2D pool_size = 2, Pooling2DOptions options = {});
 LayerRef AveragePooling2D(Size2D pool_size = 2, Pooling2DOptions options = {});
 LayerRef GlobalAveragePooling2D(GlobalAveragePooling2DOptions options = {});
+LayerRef GlobalMaxPooling2D(GlobalMaxPooling2DOptions options = {});
 
 }  // namespace kerascpp::layers
