@@ -874,3 +874,44 @@ TEST_CASE("gradients: GlobalMaxPooling2D, and its forward is each channel's maxi
       CHECK(yv[static_cast<std::size_t>(n * 5 + c)] == m);
     }
 }
+
+TEST_CASE("gradients: ZeroPadding2D and UpSampling2D, and their forward layouts") {
+  Replica rep;
+  K::Tensor x = grad_random_tensor({2, 3, 4, 2}, 140);
+  const auto xv = x.to_vector();
+  auto at = [](const std::vector<float>& v, const K::Shape& s, std::int64_t n, std::int64_t h, std::int64_t w,
+               std::int64_t c) { return v[static_cast<std::size_t>(((n * s[1] + h) * s[2] + w) * s[3] + c)]; };
+  {
+    K::LayerRef pad = K::layers::ZeroPadding2D({1, 2, 0, 3});  // top, bottom, left, right
+    CHECK(pad(K::Input({3, 4, 2})).shape() == K::Shape{6, 7, 2});
+    require_ok(check_layer(rep, pad, {x}, false));
+    K::LayerState st;
+    K::Tensor y = pad->forward(rep.ctx, {x}, st).at(0);
+    REQUIRE(y.shape() == K::Shape{2, 6, 7, 2});
+    auto yv = y.to_vector();
+    for (std::int64_t n = 0; n < 2; ++n)
+      for (std::int64_t h = 0; h < 6; ++h)
+        for (std::int64_t w = 0; w < 7; ++w)
+          for (std::int64_t c = 0; c < 2; ++c) {
+            bool inside = h >= 1 && h < 4 && w < 4;
+            CHECK(at(yv, y.shape(), n, h, w, c) == (inside ? at(xv, x.shape(), n, h - 1, w, c) : 0.f));
+          }
+  }
+  {
+    K::LayerRef up = K::layers::UpSampling2D({2, 3});
+    CHECK(up(K::Input({3, 4, 2})).shape() == K::Shape{6, 12, 2});
+    require_ok(check_layer(rep, up, {x}, false));
+    K::LayerState st;
+    K::Tensor y = up->forward(rep.ctx, {x}, st).at(0);
+    REQUIRE(y.shape() == K::Shape{2, 6, 12, 2});
+    auto yv = y.to_vector();
+    for (std::int64_t n = 0; n < 2; ++n)
+      for (std::int64_t h = 0; h < 6; ++h)
+        for (std::int64_t w = 0; w < 12; ++w)
+          for (std::int64_t c = 0; c < 2; ++c)
+            CHECK(at(yv, y.shape(), n, h, w, c) == at(xv, x.shape(), n, h / 2, w / 3, c));
+  }
+  CHECK_THROWS_WITH_AS(K::layers::UpSampling2D(2, {.interpolation = "bilinear"}), doctest::Contains("not supported"),
+                       K::ValueError);
+  CHECK_THROWS_WITH_AS(K::layers::ZeroPadding2D(-1), doctest::Contains("padding must be >= 0"), K::ValueError);
+}

@@ -25,6 +25,7 @@
 #include "kerascpp/layers/merging.hpp"
 #include "kerascpp/layers/pooling.hpp"
 #include "kerascpp/layers/reshaping.hpp"
+#include "kerascpp/layers/resizing.hpp"
 #include "kerascpp/layers/softmax.hpp"
 #include "kerascpp/losses.hpp"
 #include "kerascpp/metrics.hpp"

@@ -20,7 +20,7 @@ os.environ.setdefault("KERAS_BACKEND", "numpy")
 import keras  # noqa: E402  (the backend must be chosen before the import)
 from kerascpp_binaries import find_binary  # noqa: E402
 
-KINDS = ["lnorm", "dense3d", "embedding", "merges", "global_max_pool"]
+KINDS = ["lnorm", "dense3d", "embedding", "merges", "global_max_pool", "pad_upsample"]
 
 
 def _run(*args):

@@ -1,6 +1,7 @@
 // transformer_layers_interop: drives tests/python/test_transformer_layers_interop.py, which checks
 // the Transformer-path layers (LayerNormalization, Dense on rank-3 inputs, Softmax with an axis,
-// Embedding), the elementwise merges (Subtract, Multiply, Average) and GlobalMaxPooling2D against Python Keras 3 on
+// Embedding), the elementwise merges (Subtract, Multiply, Average), GlobalMaxPooling2D,
+// ZeroPadding2D and UpSampling2D against Python Keras 3 on
 // the same weights and inputs.
 //   transformer_layers_interop save <kind> <dir>
 //       builds the model of `kind` (set_random_seed(1)), sets every weight to fixed pseudo-random
@@ -74,6 +75,14 @@ Case build(const std::string& kind) {
     auto m = K::layers::Multiply()({a, b, c});
     auto out = K::layers::Average()({d, m, c});
     return {K::Model(in, K::layers::Dense(2)(out)), {6}};
+  }
+  if (kind == "pad_upsample") {  // Dense on images, ZeroPadding2D, UpSampling2D, then pooled
+    auto in = K::Input({3, 2, 2});
+    auto x = K::layers::Dense(3, {.activation = "tanh"})(in);
+    x = K::layers::ZeroPadding2D({1, 0, 2, 1})(x);
+    x = K::layers::UpSampling2D({2, 1})(x);
+    x = K::layers::Flatten()(x);
+    return {K::Model(in, K::layers::Dense(2)(x)), {3, 2, 2}};
   }
   if (kind == "global_max_pool") {  // Dense on (batch, h, w, c), then each channel's maximum
     auto in = K::Input({4, 3, 2});
