@@ -57,7 +57,7 @@ std::vector<Tensor> BatchNormalizationLayer::forward(ReplicaContext& ctx, const 
   Tensor x2 = x.reshape({-1, channels_});
   Tensor y(x.shape());
   Tensor y2 = y.reshape({-1, channels_});
-  if (!ctx.training) {
+  if (!ctx.training || !trainable()) {  // a frozen BatchNormalization runs in inference mode (Keras)
     ctx.backend->batchnorm_forward_inference(x2, gamma_->value(r), beta_->value(r), moving_mean_->value(r),
                                              moving_variance_->value(r), options_.epsilon, y2);
     return {y};
@@ -94,7 +94,7 @@ std::vector<Tensor> BatchNormalizationLayer::forward(ReplicaContext& ctx, const 
 }
 
 void BatchNormalizationLayer::forward_empty(ReplicaContext& ctx) {
-  if (!ctx.training || !ctx.cross || ctx.num_replicas < 2) return;
+  if (!ctx.training || !trainable() || !ctx.cross || ctx.num_replicas < 2) return;
   // No rows here: an all-zero slot in the statistics the other replicas gather.
   Tensor packed = Tensor::zeros({moments_packed_size(channels_, ctx.num_replicas)});
   all_reduce(ctx, packed);
@@ -110,10 +110,18 @@ std::vector<Tensor> BatchNormalizationLayer::backward(ReplicaContext& ctx, const
   int r = ctx.replica_id;
   Tensor x2 = in[0].reshape({-1, channels_});
   Tensor dy2 = grads[0].reshape({-1, channels_});
-  const Tensor& mean = st.saved.at(0);
-  const Tensor& var = st.saved.at(1);
   Tensor dx(in[0].shape());
   Tensor dx2 = dx.reshape({-1, channels_});
+  if (!trainable()) {
+    // Frozen, so forward ran in inference mode: y = (x - moving_mean) * gamma / sqrt(moving_var + eps)
+    // + beta, whose input gradient is the same per-channel scaling of dy (no mean, no beta).
+    Tensor zeros = Tensor::zeros({channels_});
+    ctx.backend->batchnorm_forward_inference(dy2, gamma_->value(r), zeros, zeros, moving_variance_->value(r),
+                                             options_.epsilon, dx2);
+    return {dx};
+  }
+  const Tensor& mean = st.saved.at(0);
+  const Tensor& var = st.saved.at(1);
   Tensor dgamma({channels_}), dbeta({channels_});
   if (options_.synchronized && ctx.cross && ctx.num_replicas > 1) {
     // Local gradient sums (and the local parameter gradients, which the strategy all-reduces
@@ -134,7 +142,7 @@ std::vector<Tensor> BatchNormalizationLayer::backward(ReplicaContext& ctx, const
 
 void BatchNormalizationLayer::backward_empty(ReplicaContext& ctx) {
   // Take part in the synchronized backward collective; the gradient reducer zero-fills gamma/beta.
-  if (options_.synchronized && ctx.cross && ctx.num_replicas > 1) {
+  if (options_.synchronized && trainable() && ctx.cross && ctx.num_replicas > 1) {
     Tensor sums = Tensor::zeros({batchnorm_grad_sums_size(channels_)});
     all_reduce(ctx, sums);
   }

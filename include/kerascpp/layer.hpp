@@ -93,7 +93,13 @@ class Layer : public std::enable_shared_from_this<Layer> {
 
   // Variables in Keras order: trainable first, then non-trainable.
   std::vector<Variable*> variables();
+  // None while the layer is frozen (set_trainable(false)).
   std::vector<Variable*> trainable_variables();
+  // Keras' layer.trainable: a frozen layer's variables are not updated (fine-tuning), its
+  // weight gradients are not computed, and BatchNormalization runs in inference mode (its moving
+  // statistics stay as they are), as in Keras. Like Keras, call compile() after changing it.
+  void set_trainable(bool trainable) { trainable_ = trainable; }
+  bool trainable() const { return trainable_; }
   std::int64_t count_params() const;
 
   // Applies the layer symbolically (functional API); builds it on first use.
@@ -119,6 +125,7 @@ class Layer : public std::enable_shared_from_this<Layer> {
   void check_input_spec(const std::vector<KerasTensor>& inputs) const;
   mutable std::string name_;
   bool built_ = false;
+  bool trainable_ = true;
   std::vector<InputSpec> input_spec_{InputSpec{}};
   bool input_spec_for_each_ = true;
   std::vector<std::unique_ptr<Variable>> variables_;

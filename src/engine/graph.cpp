@@ -160,10 +160,14 @@ void Graph::backward(ReplicaContext& ctx, const std::vector<Tensor>& output_grad
     for (std::size_t j = 0; j < g.size(); ++j)
       if (!g[j].defined()) g[j] = Tensor::zeros(st.outputs[i][j].shape());  // output unused downstream
     st.layer_states[i].need_input_grads = need_input_grads_[i] != 0;
-    auto input_grads = node.layer->backward(ctx, st.inputs[i], st.outputs[i], g, st.layer_states[i]);
-    for (std::size_t j = 0; j < node.inputs.size(); ++j) {
-      const KerasTensor& kt = node.inputs[j];
-      accumulate(grads[node_index(kt.node().get())][static_cast<std::size_t>(kt.index())], input_grads.at(j));
+    // Nothing to compute: no trainable variable here (a frozen layer, say) and no input that
+    // leads back to one.
+    if (need_input_grads_[i] || node.layer->needs_gradient()) {
+      auto input_grads = node.layer->backward(ctx, st.inputs[i], st.outputs[i], g, st.layer_states[i]);
+      for (std::size_t j = 0; j < node.inputs.size(); ++j) {
+        const KerasTensor& kt = node.inputs[j];
+        accumulate(grads[node_index(kt.node().get())][static_cast<std::size_t>(kt.index())], input_grads.at(j));
+      }
     }
     g.clear();
     int li = layer_of_node_[i];

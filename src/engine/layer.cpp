@@ -84,6 +84,7 @@ std::vector<Variable*> Layer::variables() {
 
 std::vector<Variable*> Layer::trainable_variables() {
   std::vector<Variable*> out;
+  if (!trainable_) return out;
   for (auto& v : variables_)
     if (v->trainable()) out.push_back(v.get());
   return out;

@@ -168,10 +168,8 @@ void Model::summary(std::ostream& out) const {
     out << fmt::format(" {:<33}{:<28}{:>12}\n", fmt::format("{} ({})", l.name(), l.class_name()), shape_str(s),
                        l.count_params());
   }
-  for (Variable* v : variables()) {
-    total += shape_numel(v->shape());
-    if (v->trainable()) trainable += shape_numel(v->shape());
-  }
+  for (Variable* v : variables()) total += shape_numel(v->shape());
+  for (Variable* v : trainable_variables()) trainable += shape_numel(v->shape());  // frozen layers excluded
   line('=');
   out << fmt::format(" Total params: {}\n Trainable params: {}\n Non-trainable params: {}\n", total, trainable,
                      total - trainable);

@@ -44,6 +44,8 @@ Json layer_entry(const Layer& layer) {
     named.update(config);
     config = std::move(named);
   }
+  // Keras' layer configs carry `trainable`; its InputLayer's does not.
+  if (!dynamic_cast<const layers::InputLayerImpl*>(&layer)) config["trainable"] = layer.trainable();
   return Json{{"module", "keras.layers"},
               {"class_name", layer.class_name()},
               {"config", std::move(config)},
