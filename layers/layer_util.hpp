@@ -11,6 +11,13 @@
 
 namespace kerascpp::detail {
 
+// The input spec of the NHWC image layers (pooling, padding, upsampling).
+inline InputSpec nhwc_image_spec() {
+  return {.ndim = 4,
+          .layout = "(batch, height, width, channels)",
+          .rank_hint = "add a channel axis with Reshape, e.g. Reshape({28, 28, 1})"};
+}
+
 // Full tensor shape for a batch of `batch` examples of per-example shape `s`.
 inline Shape with_batch(std::int64_t batch, const Shape& s) {
   Shape out{batch};

@@ -4,16 +4,6 @@
 #include "layer_util.hpp"
 
 namespace kerascpp::layers {
-namespace {
-
-InputSpec image_spec() {
-  return {.ndim = 4,
-          .layout = "(batch, height, width, channels)",
-          .rank_hint = "add a channel axis with Reshape, e.g. Reshape({28, 28, 1})"};
-}
-
-}  // namespace
-
 Pooling2DLayer::Pooling2DLayer(PoolKind kind, Size2D pool_size, Pooling2DOptions options)
     : Layer(options.name),
       kind_(kind),
@@ -28,7 +18,7 @@ Pooling2DLayer::Pooling2DLayer(PoolKind kind, Size2D pool_size, Pooling2DOptions
   KERASCPP_CHECK(padding_ == Padding::valid || padding_ == Padding::same, ValueError,
                  "{} '{}': padding must be Padding::valid or Padding::same, got {}", class_name(), name(),
                  static_cast<int>(padding_));
-  set_input_spec(image_spec());
+  set_input_spec(detail::nhwc_image_spec());
 }
 
 Pool2DGeometry Pooling2DLayer::geometry_for(std::int64_t h, std::int64_t w) const {
@@ -84,7 +74,7 @@ std::string Pooling2DLayer::config_json() const {
 
 GlobalPooling2DLayer::GlobalPooling2DLayer(PoolKind kind, GlobalAveragePooling2DOptions options)
     : Layer(std::move(options.name)), kind_(kind) {
-  set_input_spec(image_spec());
+  set_input_spec(detail::nhwc_image_spec());
 }
 
 std::vector<Shape> GlobalPooling2DLayer::compute_output_shapes(const std::vector<Shape>& in) {

@@ -8,12 +8,6 @@
 namespace kerascpp::layers {
 namespace {
 
-InputSpec image_spec() {
-  return {.ndim = 4,
-          .layout = "(batch, height, width, channels)",
-          .rank_hint = "add a channel axis with Reshape, e.g. Reshape({28, 28, 1})"};
-}
-
 // Concatenates zeros of `before` and `after` rows along `axis` around x.
 Tensor pad_axis(Backend& be, const Tensor& x, int axis, std::int64_t before, std::int64_t after) {
   if (before == 0 && after == 0) return x;
@@ -91,7 +85,7 @@ ZeroPadding2DLayer::ZeroPadding2DLayer(Padding2D p, ZeroPadding2DOptions options
   KERASCPP_CHECK(p.top >= 0 && p.bottom >= 0 && p.left >= 0 && p.right >= 0, ValueError,
                  "ZeroPadding2D '{}': padding must be >= 0, got top {}, bottom {}, left {}, right {}", name(), p.top,
                  p.bottom, p.left, p.right);
-  set_input_spec(image_spec());
+  set_input_spec(detail::nhwc_image_spec());
 }
 
 std::vector<Shape> ZeroPadding2DLayer::compute_output_shapes(const std::vector<Shape>& in) {
@@ -125,7 +119,7 @@ UpSampling2DLayer::UpSampling2DLayer(Size2D size, UpSampling2DOptions options)
   KERASCPP_CHECK(options.interpolation == "nearest", ValueError,
                  "UpSampling2D '{}': interpolation '{}' is not supported yet; use \"nearest\"", name(),
                  options.interpolation);
-  set_input_spec(image_spec());
+  set_input_spec(detail::nhwc_image_spec());
 }
 
 std::vector<Shape> UpSampling2DLayer::compute_output_shapes(const std::vector<Shape>& in) {

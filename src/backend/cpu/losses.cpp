@@ -138,10 +138,14 @@ void CpuBackend::categorical_crossentropy(const Tensor& pred, const Tensor& targ
   });
 }
 
-void CpuBackend::binary_crossentropy(const Tensor& pred, const Tensor& target, bool from_logits, Tensor& loss,
-                                     Tensor& grad, float grad_scale) {
-  enter();
-  const char* op = "binary_crossentropy";
+namespace {
+
+// The loop of every elementwise loss over [examples, width]: an example's loss is the mean of
+// term(x, t, gs, g) over its values (summed in double, in order); term writes the gradient into
+// *g when g is not null. gs = grad_factor * grad_scale / width.
+template <class Term>
+void elementwise_loss(const Tensor& pred, const Tensor& target, Tensor& loss, Tensor& grad, float grad_factor,
+                      float grad_scale, const char* op, Term term) {
   RowLayout l = element_rows(pred, op);
   require_target(target, pred, op);
   float* pg = prepare_loss_outputs(pred, loss, grad, l.examples, op);
@@ -149,77 +153,56 @@ void CpuBackend::binary_crossentropy(const Tensor& pred, const Tensor& target, b
   const float* pt = target.data<float>();
   float* pl = loss.data<float>();
   const std::int64_t D = l.width;
-  const float gs = D ? grad_scale / static_cast<float>(D) : 0.f;
+  const float gs = D ? grad_factor * grad_scale / static_cast<float>(D) : 0.f;
   parallel_for(l.examples, example_grain(l), [&](std::int64_t b, std::int64_t e) {
     for (std::int64_t n = b; n < e; ++n) {
       double total = 0.0;
-      for (std::int64_t i = n * D; i < (n + 1) * D; ++i) {
-        const float x = pp[i], t = pt[i];
-        if (from_logits) {
-          // −t·log σ(x) − (1−t)·log(1−σ(x)) = max(x,0) − x·t + log(1 + e^−|x|)
-          total += std::max(x, 0.f) - static_cast<double>(x) * t + std::log1p(std::exp(-std::fabs(x)));
-          if (pg) pg[i] = (1.f / (1.f + std::exp(-x)) - t) * gs;
-        } else {
-          const float p = clip_prob(x);
-          total -= t * std::log(static_cast<double>(p)) + (1.0 - t) * std::log(1.0 - p);
-          if (pg)
-            pg[i] =
-                inside_clip(x) ? static_cast<float>((-t / static_cast<double>(x) + (1.0 - t) / (1.0 - x)) * gs) : 0.f;
-        }
-      }
+      for (std::int64_t i = n * D; i < (n + 1) * D; ++i) total += term(pp[i], pt[i], gs, pg ? pg + i : nullptr);
       pl[n] = D ? static_cast<float>(total / static_cast<double>(D)) : 0.f;
     }
   });
+}
+
+}  // namespace
+
+void CpuBackend::binary_crossentropy(const Tensor& pred, const Tensor& target, bool from_logits, Tensor& loss,
+                                     Tensor& grad, float grad_scale) {
+  enter();
+  elementwise_loss(
+      pred, target, loss, grad, 1.f, grad_scale, "binary_crossentropy",
+      [&](float x, float t, float gs, float* g) -> double {
+        if (from_logits) {
+          // −t·log σ(x) − (1−t)·log(1−σ(x)) = max(x,0) − x·t + log(1 + e^−|x|)
+          if (g) *g = (1.f / (1.f + std::exp(-x)) - t) * gs;
+          return std::max(x, 0.f) - static_cast<double>(x) * t + std::log1p(std::exp(-std::fabs(x)));
+        }
+        const float p = clip_prob(x);
+        if (g)
+          *g = inside_clip(x) ? static_cast<float>((-t / static_cast<double>(x) + (1.0 - t) / (1.0 - x)) * gs) : 0.f;
+        return -(t * std::log(static_cast<double>(p)) + (1.0 - t) * std::log(1.0 - p));
+      });
 }
 
 void CpuBackend::mean_squared_error(const Tensor& pred, const Tensor& target, Tensor& loss, Tensor& grad,
                                     float grad_scale) {
   enter();
-  const char* op = "mean_squared_error";
-  RowLayout l = element_rows(pred, op);
-  require_target(target, pred, op);
-  float* pg = prepare_loss_outputs(pred, loss, grad, l.examples, op);
-  const float* pp = pred.data<float>();
-  const float* pt = target.data<float>();
-  float* pl = loss.data<float>();
-  const std::int64_t D = l.width;
-  const float gs = D ? 2.f * grad_scale / static_cast<float>(D) : 0.f;
-  parallel_for(l.examples, example_grain(l), [&](std::int64_t b, std::int64_t e) {
-    for (std::int64_t n = b; n < e; ++n) {
-      double total = 0.0;
-      for (std::int64_t i = n * D; i < (n + 1) * D; ++i) {
-        const float d = pp[i] - pt[i];
-        total += static_cast<double>(d) * d;
-        if (pg) pg[i] = d * gs;
-      }
-      pl[n] = D ? static_cast<float>(total / static_cast<double>(D)) : 0.f;
-    }
-  });
+  elementwise_loss(pred, target, loss, grad, 2.f, grad_scale, "mean_squared_error",
+                   [](float x, float t, float gs, float* g) -> double {
+                     const float d = x - t;
+                     if (g) *g = d * gs;
+                     return static_cast<double>(d) * d;
+                   });
 }
 
 void CpuBackend::huber(const Tensor& pred, const Tensor& target, float delta, Tensor& loss, Tensor& grad,
                        float grad_scale) {
   enter();
-  const char* op = "huber";
-  RowLayout l = element_rows(pred, op);
-  require_target(target, pred, op);
-  float* pg = prepare_loss_outputs(pred, loss, grad, l.examples, op);
-  const float* pp = pred.data<float>();
-  const float* pt = target.data<float>();
-  float* pl = loss.data<float>();
-  const std::int64_t D = l.width;
-  const float gs = D ? grad_scale / static_cast<float>(D) : 0.f;
-  parallel_for(l.examples, example_grain(l), [&](std::int64_t b, std::int64_t e) {
-    for (std::int64_t n = b; n < e; ++n) {
-      double total = 0.0;
-      for (std::int64_t i = n * D; i < (n + 1) * D; ++i) {
-        const float d = pp[i] - pt[i], q = std::min(std::fabs(d), delta);
-        total += 0.5 * static_cast<double>(q) * q + static_cast<double>(delta) * (std::fabs(d) - q);
-        if (pg) pg[i] = std::clamp(d, -delta, delta) * gs;
-      }
-      pl[n] = D ? static_cast<float>(total / static_cast<double>(D)) : 0.f;
-    }
-  });
+  elementwise_loss(pred, target, loss, grad, 1.f, grad_scale, "huber",
+                   [delta](float x, float t, float gs, float* g) -> double {
+                     const float d = x - t, q = std::min(std::fabs(d), delta);
+                     if (g) *g = std::clamp(d, -delta, delta) * gs;
+                     return 0.5 * static_cast<double>(q) * q + static_cast<double>(delta) * (std::fabs(d) - q);
+                   });
 }
 
 }  // namespace kerascpp::cpu
