@@ -188,6 +188,9 @@ class Backend {
 
   // ---- metric helpers: return sums over the batch (the caller divides) ----
   virtual double sparse_categorical_accuracy_sum(const Tensor& pred, const Tensor& labels) = 0;
+  // Examples whose label's score is among the k largest of its row (fewer than k scores are
+  // strictly larger: ties at the boundary count as in, like TensorFlow's in_top_k).
+  virtual double sparse_top_k_accuracy_sum(const Tensor& pred, const Tensor& labels, int k) = 0;
   virtual double categorical_accuracy_sum(const Tensor& pred, const Tensor& target) = 0;
   virtual double binary_accuracy_sum(const Tensor& pred, const Tensor& target,
                                      float threshold) = 0;                          // matches over all elements

@@ -59,6 +59,19 @@ class SparseCategoricalAccuracy : public Metric {
   std::string name_;
 };
 
+// Fraction of examples whose integer label is among the k highest-scored classes (Keras'
+// SparseTopKCategoricalAccuracy; ties at the k-th score count as in).
+class SparseTopKCategoricalAccuracy : public Metric {
+ public:
+  explicit SparseTopKCategoricalAccuracy(int k = 5, std::string name = "sparse_top_k_categorical_accuracy");
+  std::string name() const override { return name_; }
+  MetricSums shard_sums(Backend& backend, const Tensor& pred, const Tensor& target) const override;
+
+ private:
+  int k_;
+  std::string name_;
+};
+
 // Fraction of examples whose arg-max prediction equals the arg-max of the one-hot target.
 class CategoricalAccuracy : public Metric {
  public:

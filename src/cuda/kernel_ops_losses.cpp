@@ -137,6 +137,20 @@ double CudaBackend::sparse_categorical_accuracy_sum(const Tensor& pred, const Te
   return static_cast<double>(st.count) / static_cast<double>(l.per_example);
 }
 
+double CudaBackend::sparse_top_k_accuracy_sum(const Tensor& pred, const Tensor& labels, int k) {
+  DeviceGuard guard(device_);
+  const char* op = "sparse_top_k_categorical_accuracy";
+  const RowLayout l = ops::class_rows(pred, device(), op);
+  const int label_type = ops::require_labels(labels, pred, l.rows, device(), op);
+  if (l.examples == 0) return 0.0;
+  kernels_->reset_status();
+  kern::top_k_hits(pred.data<float>(), labels.raw(), label_type, l.rows, l.width, k, kernels_->status(), stream_);
+  KCPP_CUDA_CHECK(cudaGetLastError());
+  const kern::Status& st = kernels_->fetch_status();
+  if (st.bad_row != kern::kNoBadRow) ops::throw_bad_label(labels, st.bad_row, l.width, pred, stream_, op);
+  return static_cast<double>(st.count) / static_cast<double>(l.per_example);
+}
+
 double CudaBackend::categorical_accuracy_sum(const Tensor& pred, const Tensor& target) {
   DeviceGuard guard(device_);
   const char* op = "categorical_accuracy";

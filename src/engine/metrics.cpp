@@ -14,6 +14,14 @@ MetricSums SparseCategoricalAccuracy::shard_sums(Backend& backend, const Tensor&
   return {backend.sparse_categorical_accuracy_sum(pred, target), static_cast<double>(pred.dim(0))};
 }
 
+SparseTopKCategoricalAccuracy::SparseTopKCategoricalAccuracy(int k, std::string name) : k_(k), name_(std::move(name)) {
+  KERASCPP_CHECK(k >= 1, ValueError, "SparseTopKCategoricalAccuracy: k must be >= 1 (Keras' default 5), got {}", k);
+}
+
+MetricSums SparseTopKCategoricalAccuracy::shard_sums(Backend& backend, const Tensor& pred, const Tensor& target) const {
+  return {backend.sparse_top_k_accuracy_sum(pred, target, k_), static_cast<double>(pred.dim(0))};
+}
+
 MetricSums CategoricalAccuracy::shard_sums(Backend& backend, const Tensor& pred, const Tensor& target) const {
   return {backend.categorical_accuracy_sum(pred, target), static_cast<double>(pred.dim(0))};
 }
@@ -50,11 +58,14 @@ std::shared_ptr<const metrics::Metric> metric_for_name(const std::string& name, 
   }
   if (name == "sparse_categorical_accuracy") return std::make_shared<metrics::SparseCategoricalAccuracy>(name);
   if (name == "categorical_accuracy") return std::make_shared<metrics::CategoricalAccuracy>(name);
+  if (name == "sparse_top_k_categorical_accuracy")
+    return std::make_shared<metrics::SparseTopKCategoricalAccuracy>(5, name);
   if (name == "binary_accuracy") return std::make_shared<metrics::BinaryAccuracy>(name);
   if (name == "mae" || name == "mean_absolute_error") return std::make_shared<metrics::MeanAbsoluteError>(name);
   throw ValueError(
       fmt::format("unknown metric '{}'; use accuracy, sparse_categorical_accuracy, categorical_accuracy, "
-                  "binary_accuracy or mae, or pass a kerascpp::metrics::Metric object",
+                  "binary_accuracy, sparse_top_k_categorical_accuracy or mae, or pass a kerascpp::metrics::Metric "
+                  "object",
                   name));
 }
 

@@ -712,6 +712,21 @@ TEST_CASE("gpu backend: Huber loss and its grad") {
   }
 }
 
+TEST_CASE("gpu backend: top-k accuracy equals the CPU's") {
+  auto be = make_backends();
+  for (K::Shape shape : {K::Shape{7, 10}, K::Shape{300, 1000}}) {
+    auto pred = random_tensor(shape, 1300, -1.f, 1.f);
+    K::Tensor labels({shape[0]}, K::DType::int32, K::Device{});
+    for (std::int64_t i = 0; i < shape[0]; ++i)
+      labels.data<std::int32_t>()[i] = static_cast<std::int32_t>((i * 7) % shape[1]);
+    for (int k : {1, 5, 50}) {
+      CAPTURE(k);
+      CHECK(be.gpu->sparse_top_k_accuracy_sum(on_gpu(pred), on_gpu(labels), k) ==
+            be.cpu->sparse_top_k_accuracy_sum(pred, labels, k));
+    }
+  }
+}
+
 // ============================================================================ metrics
 
 TEST_CASE("gpu backend: the five metric sums") {

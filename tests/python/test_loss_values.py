@@ -1,4 +1,4 @@
-"""kerascpp's Huber loss and label-smoothed crossentropies against Keras 3's, per example."""
+"""kerascpp's Huber loss, label-smoothed crossentropies and top-k accuracy against Keras 3's."""
 import os
 import subprocess
 
@@ -51,3 +51,18 @@ def test_label_smoothed_binary_crossentropy_equals_keras(smoothing):
     theirs = keras.losses.BinaryCrossentropy(label_smoothing=smoothing, reduction=None)(target, pred)
     np.testing.assert_allclose(ours("binary_crossentropy", smoothing, pred, target), np.asarray(theirs, np.float64),
                                rtol=2e-6, atol=1e-6)
+
+
+@pytest.mark.parametrize("k", [1, 3, 5])
+def test_sparse_top_k_accuracy_equals_keras(k):
+    rng = np.random.default_rng(6)
+    n, classes = 50, 8
+    pred = rng.normal(size=(n, classes)).astype(np.float32)
+    labels = rng.integers(0, classes, n)
+    stdin = " ".join([f"{v:.9g}" for v in pred.ravel()] + [str(v) for v in labels])
+    out = subprocess.run([find_binary("loss_values"), "sparse_top_k", str(k), str(n), str(classes)], input=stdin,
+                         capture_output=True, text=True, timeout=60, check=True).stdout
+    metric = keras.metrics.SparseTopKCategoricalAccuracy(k=k)
+    metric.update_state(labels, pred)
+    assert float(out) == pytest.approx(float(metric.result()) * n, abs=1e-6)
+    assert 0 < float(out) < n  # neither trivially all nor none

@@ -93,6 +93,7 @@ class CpuBackend final : public Backend {
                           float grad_scale) override;
 
   double sparse_categorical_accuracy_sum(const Tensor& pred, const Tensor& labels) override;
+  double sparse_top_k_accuracy_sum(const Tensor& pred, const Tensor& labels, int k) override;
   double categorical_accuracy_sum(const Tensor& pred, const Tensor& target) override;
   double binary_accuracy_sum(const Tensor& pred, const Tensor& target, float threshold) override;
   double absolute_error_sum(const Tensor& pred, const Tensor& target) override;

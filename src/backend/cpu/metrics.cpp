@@ -34,6 +34,34 @@ double CpuBackend::sparse_categorical_accuracy_sum(const Tensor& pred, const Ten
   return total;
 }
 
+double CpuBackend::sparse_top_k_accuracy_sum(const Tensor& pred, const Tensor& labels, int k) {
+  enter();
+  const char* op = "sparse_top_k_categorical_accuracy";
+  RowLayout l = class_rows(pred, op);
+  require_labels(labels, pred, l.rows, op);
+  check_label_range(labels, l.width, pred, op);
+  const float* pp = pred.data<float>();
+  double total = 0.0;
+  visit_labels(labels, [&](const auto* lab) {
+    total = chunked_sum(l.examples, partials_, [&](std::int64_t b, std::int64_t e) {
+      double s = 0.0;
+      for (std::int64_t n = b; n < e; ++n) {
+        std::int64_t hits = 0;
+        for (std::int64_t r = n * l.per_example; r < (n + 1) * l.per_example; ++r) {
+          const float* row = pp + r * l.width;
+          const float mine = row[static_cast<std::int64_t>(lab[r])];
+          std::int64_t larger = 0;
+          for (std::int64_t j = 0; j < l.width; ++j) larger += row[j] > mine;
+          hits += !std::isnan(mine) && larger < k;
+        }
+        s += static_cast<double>(hits) / static_cast<double>(l.per_example);
+      }
+      return s;
+    });
+  });
+  return total;
+}
+
 double CpuBackend::categorical_accuracy_sum(const Tensor& pred, const Tensor& target) {
   enter();
   const char* op = "categorical_accuracy";

@@ -151,6 +151,9 @@ void element_loss(const ElementLossArgs& args, cudaStream_t stream);
 // (labels != null) or argmax(target). Out-of-range labels lower status->bad_row.
 void class_accuracy_hits(const float* pred, const float* target, const void* labels, int label_type, std::int64_t rows,
                          std::int64_t classes, Status* status, cudaStream_t stream);
+// status->count += rows whose label's score has fewer than k strictly larger scores (not NaN).
+void top_k_hits(const float* pred, const void* labels, int label_type, std::int64_t rows, std::int64_t classes, int k,
+                Status* status, cudaStream_t stream);
 // status->count += elements where (pred > threshold ? 1 : 0) == target.
 void binary_accuracy_hits(const float* pred, const float* target, std::int64_t n, float threshold, Status* status,
                           cudaStream_t stream);

@@ -88,6 +88,41 @@ void class_accuracy_hits(const float* pred, const float* target, const void* lab
                                                                                 classes, status);
 }
 
+namespace {
+// One warp per row: the lanes count the scores larger than the label's; one atomic per block.
+__global__ void top_k_kernel(const float* pred, const void* labels, int label_type, std::int64_t rows,
+                             std::int64_t classes, int k, Status* status) {
+  __shared__ unsigned int block_hits;
+  if (threadIdx.x == 0) block_hits = 0;
+  __syncthreads();
+  const int lane = threadIdx.x & 31;
+  const std::int64_t r = static_cast<std::int64_t>(blockIdx.x) * kWarpsPerBlock + threadIdx.x / 32;
+  if (r < rows) {  // uniform over the warp
+    const std::int64_t want = load_label(labels, label_type, r);
+    if (want < 0 || want >= classes) {
+      if (lane == 0) atomicMin(&status->bad_row, static_cast<unsigned long long>(r));
+    } else {
+      const float* row = pred + r * classes;
+      const float mine = row[want];
+      unsigned long long larger = 0;
+      for (std::int64_t j = lane; j < classes; j += 32) larger += row[j] > mine ? 1ull : 0ull;
+      larger = warp_sum_u64(larger);
+      if (lane == 0 && !isnan(mine) && larger < static_cast<unsigned long long>(k)) atomicAdd(&block_hits, 1u);
+    }
+  }
+  __syncthreads();
+  if (threadIdx.x == 0 && block_hits != 0) atomicAdd(&status->count, static_cast<unsigned long long>(block_hits));
+}
+}  // namespace
+
+void top_k_hits(const float* pred, const void* labels, int label_type, std::int64_t rows, std::int64_t classes, int k,
+                Status* status, cudaStream_t stream) {
+  if (rows <= 0 || classes <= 0) return;
+  const std::int64_t blocks = (rows + kWarpsPerBlock - 1) / kWarpsPerBlock;
+  top_k_kernel<<<static_cast<unsigned>(blocks), kThreads, 0, stream>>>(pred, labels, label_type, rows, classes, k,
+                                                                       status);
+}
+
 void binary_accuracy_hits(const float* pred, const float* target, std::int64_t n, float threshold, Status* status,
                           cudaStream_t stream) {
   if (n <= 0) return;
