@@ -57,10 +57,12 @@ Conv2DGeometry Conv2DLayer::geometry_for(std::int64_t h, std::int64_t w) const {
 void Conv2DLayer::build(const std::vector<Shape>& in) {
   const std::int64_t channels = in[0][2];
   kernel_ = &add_weight("kernel", {kernel_size_.height, kernel_size_.width, channels, filters_},
-                        options_.kernel_initializer, true, options_.seed ? *options_.seed : next_random_seed());
+                        options_.kernel_initializer, true, options_.seed ? *options_.seed : next_random_seed(),
+                        options_.kernel_regularizer, options_.kernel_constraint);
   if (options_.use_bias)
     bias_ = &add_weight("bias", {filters_}, options_.bias_initializer, true,
-                        options_.seed ? *options_.seed + 1 : next_random_seed());
+                        options_.seed ? *options_.seed + 1 : next_random_seed(), options_.bias_regularizer,
+                        options_.bias_constraint);
   // The kernel is made for this many input channels, as Keras' InputSpec(axes={-1: channels}).
   InputSpec spec = image_spec();
   spec.axes = {{-1, channels}};
@@ -99,13 +101,16 @@ std::vector<Tensor> Conv2DLayer::backward(ReplicaContext& ctx, const std::vector
 }
 
 std::string Conv2DLayer::config_json() const {
-  return detail::dump({{"name", name()},
-                       {"filters", filters_},
-                       {"kernel_size", detail::json_size2d(kernel_size_)},
-                       {"strides", detail::json_size2d(options_.strides)},
-                       {"padding", padding_name(options_.padding)},
-                       {"activation", activation_name(activation_)},
-                       {"use_bias", options_.use_bias}});
+  detail::Json config = {{"name", name()},
+                         {"filters", filters_},
+                         {"kernel_size", detail::json_size2d(kernel_size_)},
+                         {"strides", detail::json_size2d(options_.strides)},
+                         {"padding", padding_name(options_.padding)},
+                         {"activation", activation_name(activation_)},
+                         {"use_bias", options_.use_bias}};
+  detail::add_weight_options(config, "kernel", options_.kernel_regularizer, options_.kernel_constraint);
+  detail::add_weight_options(config, "bias", options_.bias_regularizer, options_.bias_constraint);
+  return detail::dump(config);
 }
 
 LayerRef Conv2D(std::int64_t filters, Size2D kernel_size, Conv2DOptions options) {

@@ -24,10 +24,12 @@ std::vector<Shape> DenseLayer::compute_output_shapes(const std::vector<Shape>& i
 void DenseLayer::build(const std::vector<Shape>& in) {
   std::int64_t fan_in = in[0].back();
   kernel_ = &add_weight("kernel", {fan_in, units_}, options_.kernel_initializer, true,
-                        options_.seed ? *options_.seed : next_random_seed());
+                        options_.seed ? *options_.seed : next_random_seed(), options_.kernel_regularizer,
+                        options_.kernel_constraint);
   if (options_.use_bias)
     bias_ = &add_weight("bias", {units_}, options_.bias_initializer, true,
-                        options_.seed ? *options_.seed + 1 : next_random_seed());
+                        options_.seed ? *options_.seed + 1 : next_random_seed(), options_.bias_regularizer,
+                        options_.bias_constraint);
   // The kernel is made for fan_in features, as Keras' InputSpec(min_ndim=2, axes={-1: input_dim}).
   set_input_spec({.min_ndim = 2, .axes = {{-1, fan_in}}, .layout = "(batch, ..., features)"});
 }
@@ -65,10 +67,13 @@ std::vector<Tensor> DenseLayer::backward(ReplicaContext& ctx, const std::vector<
 }
 
 std::string DenseLayer::config_json() const {
-  return detail::dump({{"name", name()},
-                       {"units", units_},
-                       {"activation", activation_name(activation_)},
-                       {"use_bias", options_.use_bias}});
+  detail::Json config = {{"name", name()},
+                         {"units", units_},
+                         {"activation", activation_name(activation_)},
+                         {"use_bias", options_.use_bias}};
+  detail::add_weight_options(config, "kernel", options_.kernel_regularizer, options_.kernel_constraint);
+  detail::add_weight_options(config, "bias", options_.bias_regularizer, options_.bias_constraint);
+  return detail::dump(config);
 }
 
 LayerRef Dense(std::int64_t units, DenseOptions options) {

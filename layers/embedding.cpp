@@ -29,7 +29,8 @@ std::vector<Shape> EmbeddingLayer::compute_output_shapes(const std::vector<Shape
 
 void EmbeddingLayer::build(const std::vector<Shape>&) {
   embeddings_ = &add_weight("embeddings", {input_dim_, output_dim_}, options_.embeddings_initializer, true,
-                            options_.seed ? *options_.seed : next_random_seed());
+                            options_.seed ? *options_.seed : next_random_seed(), options_.embeddings_regularizer,
+                            options_.embeddings_constraint);
 }
 
 Tensor EmbeddingLayer::lookup(ReplicaContext& ctx, const Tensor& ids, Tensor& mask) {
@@ -70,8 +71,10 @@ Tensor EmbeddingLayer::compute_mask(ReplicaContext& ctx, const Tensor& ids) {
 }
 
 std::string EmbeddingLayer::config_json() const {
-  return detail::dump(
-      {{"name", name()}, {"input_dim", input_dim_}, {"output_dim", output_dim_}, {"mask_zero", options_.mask_zero}});
+  detail::Json config = {
+      {"name", name()}, {"input_dim", input_dim_}, {"output_dim", output_dim_}, {"mask_zero", options_.mask_zero}};
+  detail::add_weight_options(config, "embeddings", options_.embeddings_regularizer, options_.embeddings_constraint);
+  return detail::dump(config);
 }
 
 LayerRef Embedding(std::int64_t input_dim, std::int64_t output_dim, EmbeddingOptions options) {

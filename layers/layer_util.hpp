@@ -66,4 +66,12 @@ inline double json_float(float v) {
 
 inline Json json_size2d(const Size2D& s) { return Json::array({s.height, s.width}); }
 
+// Keras' "<weight>_regularizer" / "<weight>_constraint" config entries, only when set (Keras'
+// from_config takes the defaults, None, for absent keys).
+inline void add_weight_options(Json& config, const std::string& weight, const regularizers::Regularizer& r,
+                               const constraints::Constraint& c) {
+  if (r) config[weight + "_regularizer"] = Json::parse(r.config_json());
+  if (c) config[weight + "_constraint"] = Json::parse(c.config_json());
+}
+
 }  // namespace kerascpp::detail

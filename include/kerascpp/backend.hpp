@@ -213,6 +213,14 @@ class Backend {
   // Σ x² in double (gradient clipping by norm); deterministic for a given x.
   virtual double sum_squares(const Tensor& x) = 0;
 
+  // ---- weight regularizers and constraints (keras.regularizers / keras.constraints) ----
+  // The L1L2 penalty l1·Σ|w| + l2·Σw² of w (summed in double, deterministic for a given w); with
+  // a defined `grad` (w's shape) it also adds the penalty's gradient l1·sign(w) + 2·l2·w into it.
+  virtual double weight_penalty(const Tensor& w, float l1, float l2, Tensor& grad) = 0;
+  // MaxNorm in place on w viewed as [rows, numel/rows]: column c, of L2 norm n_c, is scaled by
+  // clip(n_c, 0, max_value) / (1e-7 + n_c) (Keras' formula, so even short columns shrink a hair).
+  virtual void max_norm(Tensor& w, std::int64_t rows, float max_value) = 0;
+
   // ---- layer normalization (LayerNormalization): each row of x [M, C] over its own C ----
   // y = (x − mean)·rstd·gamma + beta with the row's mean[M] and rstd[M] = 1/√(biased var + eps)
   // (outputs, kept for the backward). gamma/beta [C] may be undefined: scale 1, shift 0

@@ -108,8 +108,10 @@ class Layer : public std::enable_shared_from_this<Layer> {
   std::vector<KerasTensor> call_multi(const std::vector<KerasTensor>& xs);
 
  protected:
+  // regularizer/constraint: Keras' kernel_regularizer, kernel_constraint, ... for this weight.
   Variable& add_weight(const std::string& name, const Shape& shape, const initializers::Initializer& initializer,
-                       bool trainable, std::uint64_t seed);
+                       bool trainable, std::uint64_t seed, regularizers::Regularizer regularizer = {},
+                       constraints::Constraint constraint = {});
   // "Layer 'dense_1' (Dense)" for error messages.
   std::string where() const;
   // Declares the inputs the layer takes: one satisfying `spec`; one per entry of `specs`; or any

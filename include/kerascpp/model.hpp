@@ -116,13 +116,15 @@ class Model {
   //     Tensor pred = model.forward(ctx, x);
   //     Tensor per_example({x.dim(0)}), grad(pred.shape());
   //     loss.compute(*ctx.backend, pred, y, per_example, grad, 1.0f / global_x.dim(0));
-  //     model.backward(ctx, grad);          // gradients all-reduced over replicas
+  //     model.backward(ctx, grad);          // gradients all-reduced over replicas (+ regularizers')
   //     model.apply_gradients(ctx);         // same update on every mirrored copy
   //   });
   //   model.optimizer().finish_step();
   // The context must belong to the strategy the model was compiled under.
   Tensor forward(ReplicaContext& ctx, const Tensor& x, bool training = true);
-  void backward(ReplicaContext& ctx, const Tensor& output_grad);
+  // Also adds the weight regularizers' gradients (kernel_regularizer & co.) and returns their
+  // penalty, Keras' sum(model.losses), for the loop to add to the loss it reports.
+  double backward(ReplicaContext& ctx, const Tensor& output_grad);
   void apply_gradients(ReplicaContext& ctx);
 
   optimizers::Optimizer& optimizer() const;

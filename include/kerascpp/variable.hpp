@@ -4,6 +4,8 @@
 #include <string>
 #include <vector>
 
+#include "kerascpp/constraints.hpp"
+#include "kerascpp/regularizers.hpp"
 #include "kerascpp/tensor.hpp"
 
 namespace kerascpp {
@@ -39,11 +41,20 @@ class Variable {
   }
   bool has_grad(int replica) const { return fresh_.at(static_cast<std::size_t>(replica)) == 0; }
 
+  // Keras' variable.regularizer / variable.constraint, set by the layer that owns the variable
+  // (kernel_regularizer, kernel_constraint, ...); the engine applies them (engine/weight_penalties).
+  const regularizers::Regularizer& regularizer() const { return regularizer_; }
+  void set_regularizer(regularizers::Regularizer r) { regularizer_ = std::move(r); }
+  const constraints::Constraint& constraint() const { return constraint_; }
+  void set_constraint(constraints::Constraint c) { constraint_ = std::move(c); }
+
  private:
   std::string name_, path_;
   bool trainable_;
   std::vector<Tensor> copies_, grads_;
   std::vector<char> fresh_;
+  regularizers::Regularizer regularizer_;
+  constraints::Constraint constraint_;
 };
 
 }  // namespace kerascpp

@@ -81,4 +81,40 @@ double CudaBackend::sum_squares(const Tensor& x) {
   return kernels_->fetch_status().value;
 }
 
+double CudaBackend::weight_penalty(const Tensor& w, float l1, float l2, Tensor& grad) {
+  DeviceGuard guard(device_);
+  const char* op = "weight_penalty";
+  require_float_on(w, device(), op, "w");
+  const std::int64_t n = w.numel();
+  if (grad.defined()) {
+    require_slot(grad, w, device(), op, "grad");
+    kern::weight_penalty_grad(w.data<float>(), grad.data<float>(), n, l1, l2, stream_);
+    KCPP_CUDA_CHECK(cudaGetLastError());
+  }
+  // Two exact double reductions, combined here as the CPU backend combines them per chunk.
+  double* scratch = kernels_->scratch_doubles(kern::reduce_scratch(n));
+  double abs_sum = 0.0, square_sum = 0.0;
+  if (l1 != 0.f) {
+    kern::reduce_to_double(kern::kReduceSumAbs, w.data<float>(), nullptr, n, scratch, kernels_->status(), stream_);
+    KCPP_CUDA_CHECK(cudaGetLastError());
+    abs_sum = kernels_->fetch_status().value;
+  }
+  if (l2 != 0.f) {
+    kern::reduce_to_double(kern::kReduceSumSquares, w.data<float>(), nullptr, n, scratch, kernels_->status(), stream_);
+    KCPP_CUDA_CHECK(cudaGetLastError());
+    square_sum = kernels_->fetch_status().value;
+  }
+  return static_cast<double>(l1) * abs_sum + static_cast<double>(l2) * square_sum;
+}
+
+void CudaBackend::max_norm(Tensor& w, std::int64_t rows, float max_value) {
+  DeviceGuard guard(device_);
+  require_float_on(w, device(), "max_norm", "w");
+  if (rows <= 0 || w.numel() % rows != 0)
+    throw ShapeError(fmt::format("max_norm: {} rows do not divide the {} elements of a {} tensor", rows, w.numel(),
+                                 shape_str(w.shape())));
+  kern::max_norm(w.data<float>(), rows, w.numel() / rows, max_value, stream_);
+  KCPP_CUDA_CHECK(cudaGetLastError());
+}
+
 }  // namespace kerascpp::cuda

@@ -27,9 +27,9 @@ Tensor Model::forward(ReplicaContext& ctx, const Tensor& x, bool training) {
   return impl_->replica_forward(ctx, x, training);
 }
 
-void Model::backward(ReplicaContext& ctx, const Tensor& output_grad) {
+double Model::backward(ReplicaContext& ctx, const Tensor& output_grad) {
   check_context(*impl_, ctx);
-  impl_->replica_backward(ctx, output_grad);
+  return impl_->replica_backward(ctx, output_grad);
 }
 
 void Model::apply_gradients(ReplicaContext& ctx) {

@@ -1,6 +1,7 @@
 #include "kerascpp/layer.hpp"
 
 #include <fmt/format.h>
+#include <fmt/ranges.h>
 
 #include <map>
 #include <mutex>
@@ -97,12 +98,21 @@ std::int64_t Layer::count_params() const {
 }
 
 Variable& Layer::add_weight(const std::string& name, const Shape& shape, const initializers::Initializer& initializer,
-                            bool trainable, std::uint64_t seed) {
+                            bool trainable, std::uint64_t seed, regularizers::Regularizer regularizer,
+                            constraints::Constraint constraint) {
+  if (constraint && constraint.axis().size() >= shape.size())
+    throw ValueError(fmt::format(
+        "{}: {} over axes {} of the {} weight '{}' leaves no axis to keep; the axes must "
+        "be fewer than the weight's {} (e.g. axis {{0}})",
+        where(), constraint.class_name(), fmt::join(constraint.axis(), ", "), shape_str(shape), name, shape.size()));
   Tensor t(shape, DType::float32, Device{});  // initialised on the host; mirror() places the copies
   initializer(t, seed, where());
   variables_.push_back(std::make_unique<Variable>(name, std::move(t), trainable));
-  variables_.back()->set_path(fmt::format("{}/{}", this->name(), name));
-  return *variables_.back();
+  Variable& v = *variables_.back();
+  v.set_path(fmt::format("{}/{}", this->name(), name));
+  v.set_regularizer(std::move(regularizer));
+  v.set_constraint(std::move(constraint));
+  return v;
 }
 
 KerasTensor Layer::operator()(const KerasTensor& x) { return call_multi({x}).at(0); }

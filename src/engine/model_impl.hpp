@@ -64,7 +64,8 @@ class ModelImpl {
 
   // One replica's part of a training step (shared by fit and custom loops).
   Tensor replica_forward(ReplicaContext& ctx, const Tensor& x, bool training);
-  void replica_backward(ReplicaContext& ctx, const Tensor& output_grad);  // gradients all-reduced on return
+  // Gradients all-reduced on return (+ the regularizers'); returns the regularization loss.
+  double replica_backward(ReplicaContext& ctx, const Tensor& output_grad);
   void replica_apply(ReplicaContext& ctx);
 
   // Steps over one global batch; sums are over every replica.

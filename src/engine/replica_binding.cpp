@@ -1,6 +1,7 @@
 #include "engine/replica_binding.hpp"
 
 #include "distribute/strategy_impl.hpp"
+#include "engine/weight_penalties.hpp"
 
 namespace kerascpp::detail {
 
@@ -31,18 +32,24 @@ Tensor ReplicaBinding::forward(ReplicaContext& ctx, const Tensor& x) {
   return graph_.forward(ctx, {x.to(ctx.backend->device())}, state(ctx)).at(0);
 }
 
-void ReplicaBinding::backward(ReplicaContext& ctx, const Tensor& output_grad) {
+double ReplicaBinding::backward(ReplicaContext& ctx, const Tensor& output_grad) {
   for (Variable* v : trainable_) v->reset_grads(ctx.replica_id);
   BucketReducer reducer(buckets_, trainable_, ctx);
   auto on_done = [&](Layer& l) { reducer.layer_done(l); };
   if (output_grad.dim(0) == 0) graph_.backward_empty(ctx, on_done);
   else graph_.backward(ctx, {output_grad.to(ctx.backend->device())}, state(ctx), on_done);
   reducer.finish();
+  return weight_penalties(*ctx.backend, ctx.replica_id, trainable_, true);
+}
+
+double ReplicaBinding::regularization_loss(ReplicaContext& ctx) const {
+  return weight_penalties(*ctx.backend, ctx.replica_id, trainable_, false);
 }
 
 void ReplicaBinding::apply(ReplicaContext& ctx, optimizers::Optimizer& optimizer) {
   optimizer.clip_gradients(*ctx.backend, ctx.replica_id, trainable_);
   for (std::size_t i = 0; i < trainable_.size(); ++i) optimizer.apply(*ctx.backend, ctx.replica_id, i, *trainable_[i]);
+  apply_constraints(*ctx.backend, ctx.replica_id, trainable_);
 }
 
 }  // namespace kerascpp::detail

@@ -21,9 +21,14 @@ class ReplicaBinding {
   // Replica ctx's forward pass over its shard `x` (copied to its device when it is elsewhere),
   // keeping what backward needs. An empty shard still joins the collectives (synchronized BN).
   Tensor forward(ReplicaContext& ctx, const Tensor& x);
-  // Backward from the loss gradient; every trainable gradient is all-reduced on return.
-  void backward(ReplicaContext& ctx, const Tensor& output_grad);
-  // The optimizer update of this replica's copy of every trainable variable.
+  // Backward from the loss gradient; every trainable gradient is all-reduced on return, and the
+  // regularizers' gradients are added to it (once, after the all-reduce). Returns the
+  // regularization loss (Σ penalties of the weights before this step's update).
+  double backward(ReplicaContext& ctx, const Tensor& output_grad);
+  // The regularization loss of the current weights, without gradients (evaluation).
+  double regularization_loss(ReplicaContext& ctx) const;
+  // The optimizer update of this replica's copy of every trainable variable, then the
+  // variables' constraints (Keras applies them after the update).
   void apply(ReplicaContext& ctx, optimizers::Optimizer& optimizer);
 
   const std::vector<Variable*>& trainable() const { return trainable_; }

@@ -94,8 +94,8 @@ Tensor ModelImpl::replica_forward(ReplicaContext& ctx, const Tensor& x, bool tra
   return binding.forward(ctx, x);
 }
 
-void ModelImpl::replica_backward(ReplicaContext& ctx, const Tensor& output_grad) {
-  bound("run backward").backward(ctx, output_grad);
+double ModelImpl::replica_backward(ReplicaContext& ctx, const Tensor& output_grad) {
+  return bound("run backward").backward(ctx, output_grad);
 }
 
 void ModelImpl::replica_apply(ReplicaContext& ctx) {
@@ -117,7 +117,9 @@ StepTotals ModelImpl::train_step(const Tensor& x, const Tensor& y) {
         Tensor grad(pred.shape());
         // An empty shard still runs backward and apply: the all-reduce needs every replica.
         if (end > begin) mine = c.shard_totals(*ctx.backend, pred, ys, &grad, grad_scale);
-        replica_backward(ctx, grad);
+        // Keras' loss = mean example loss + Σ model.losses: the penalty counts once per example.
+        const double penalty = replica_backward(ctx, grad);
+        mine.loss_sum += penalty * static_cast<double>(end - begin);
         replica_apply(ctx);
         return mine;
       });
@@ -136,7 +138,9 @@ StepTotals ModelImpl::test_step(const Tensor& x, const Tensor& y) {
         if (end == begin) return c.zero_totals();
         Tensor xs = staging.replica_rows(ctx, x, begin, end), ys = staging.replica_rows(ctx, y, begin, end);
         Tensor pred = replica_forward(ctx, xs, false);
-        return c.shard_totals(*ctx.backend, pred, ys, nullptr, 0.f);  // evaluation needs the loss only
+        StepTotals mine = c.shard_totals(*ctx.backend, pred, ys, nullptr, 0.f);  // evaluation needs the loss only
+        mine.loss_sum += bound("evaluate").regularization_loss(ctx) * static_cast<double>(end - begin);
+        return mine;
       });
   staging.unstage(x);
   return total;

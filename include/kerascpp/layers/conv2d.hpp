@@ -15,6 +15,10 @@ struct Conv2DOptions {
   bool use_bias = true;
   initializers::Initializer kernel_initializer = "glorot_uniform";  // a name or initializers::Constant(v)
   initializers::Initializer bias_initializer = "zeros";
+  regularizers::Regularizer kernel_regularizer{};  // e.g. regularizers::L2(1e-4) or "l2"
+  regularizers::Regularizer bias_regularizer{};
+  constraints::Constraint kernel_constraint{};  // e.g. constraints::MaxNorm(3)
+  constraints::Constraint bias_constraint{};
   std::optional<std::uint64_t> seed{};
   std::string name{};
 };

@@ -17,6 +17,8 @@ namespace kerascpp::layers {
 struct EmbeddingOptions {
   initializers::Initializer embeddings_initializer = "uniform";  // Keras' RandomUniform(-0.05, 0.05)
   bool mask_zero = false;
+  regularizers::Regularizer embeddings_regularizer{};
+  constraints::Constraint embeddings_constraint{};
   std::optional<std::uint64_t> seed{};  // initializer seed; default draws from set_random_seed's stream
   std::string name{};
 };

@@ -106,6 +106,8 @@ class CpuBackend final : public Backend {
   void weight_decay_update(Tensor& w, float lr, float weight_decay) override;
   void adagrad_update(Tensor& w, const Tensor& g, Tensor& accumulator, float lr, float eps) override;
   double sum_squares(const Tensor& x) override;
+  double weight_penalty(const Tensor& w, float l1, float l2, Tensor& grad) override;
+  void max_norm(Tensor& w, std::int64_t rows, float max_value) override;
 
   void layer_norm_forward(const Tensor& x, const Tensor& gamma, const Tensor& beta, float eps, Tensor& y, Tensor& mean,
                           Tensor& rstd) override;

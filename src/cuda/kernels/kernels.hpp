@@ -75,6 +75,7 @@ enum ReduceKind : int {
   kReduceSum = 0,         // Σ a
   kReduceAbsDiff = 1,     // Σ |a − b|
   kReduceSumSquares = 2,  // Σ a²
+  kReduceSumAbs = 3,      // Σ |a|
 };
 std::size_t reduce_scratch(std::int64_t n);  // doubles
 void reduce_to_double(int kind, const float* a, const float* b, std::int64_t n, double* scratch, Status* status,
@@ -168,6 +169,11 @@ void adam_update(float* w, const float* g, float* m, float* v, std::int64_t n, f
 void rmsprop_update(float* w, const float* g, float* v, std::int64_t n, float lr, float rho, float eps,
                     cudaStream_t stream);
 void weight_decay_update(float* w, std::int64_t n, float lr, float weight_decay, cudaStream_t stream);
+// Regularizers and constraints (weight_penalties.cu).
+// grad += l1·sign(w) + 2·l2·w
+void weight_penalty_grad(const float* w, float* grad, std::int64_t n, float l1, float l2, cudaStream_t stream);
+// Each column of w [rows, cols] scaled by clip(‖col‖, 0, max_value) / (1e-7 + ‖col‖).
+void max_norm(float* w, std::int64_t rows, std::int64_t cols, float max_value, cudaStream_t stream);
 void adagrad_update(float* w, const float* g, float* accumulator, std::int64_t n, float lr, float eps,
                     cudaStream_t stream);
 

@@ -141,6 +141,8 @@ __global__ void reduce_partials_kernel(int kind, const float* a, const float* b,
   } else if (kind == kReduceSumSquares) {
     for (std::int64_t i = global_thread(); i < n; i += grid_threads())
       s += static_cast<double>(a[i]) * static_cast<double>(a[i]);
+  } else if (kind == kReduceSumAbs) {
+    for (std::int64_t i = global_thread(); i < n; i += grid_threads()) s += fabs(static_cast<double>(a[i]));
   } else {
     for (std::int64_t i = global_thread(); i < n; i += grid_threads())
       s += fabs(static_cast<double>(a[i]) - static_cast<double>(b[i]));

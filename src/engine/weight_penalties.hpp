@@ -1,0 +1,19 @@
+// The regularization losses and constraints of a model's trainable variables: Keras' model.losses
+// from kernel_regularizer & co., and variable.constraint applied after each optimizer update.
+#pragma once
+#include <vector>
+
+#include "kerascpp/backend.hpp"
+#include "kerascpp/variable.hpp"
+
+namespace kerascpp::detail {
+
+// Σ of the regularizers' penalties over replica `replica`'s copies of `vars` (the same value on
+// every replica: the copies are equal). With add_grads, each penalty's gradient is added to the
+// variable's gradient of that replica: call it after the all-reduce, so it is added once.
+double weight_penalties(Backend& backend, int replica, const std::vector<Variable*>& vars, bool add_grads);
+
+// Applies each variable's constraint to replica `replica`'s copy, in place.
+void apply_constraints(Backend& backend, int replica, const std::vector<Variable*>& vars);
+
+}  // namespace kerascpp::detail
