@@ -1,13 +1,13 @@
-// ResNet v1 as in the TensorFlow official models' Keras ResNets, trained on synthetic data:
+// ResNet v1 exactly as in the TensorFlow official models' Keras ResNets, trained on synthetic data:
 //  - CIFAR-10 shapes (32x32x3, 10 classes): ResNet-20/32/56 (depth 6n+2),
-//    official/benchmark/models/resnet_cifar_model.py;
+//    official/benchmark/models/resnet_cifar_model.py: convs with biases, L2(2e-4) on every
+//    kernel and bias, ZeroPadding2D(1) + "valid" stem, he_normal classifier;
 //  - ImageNet shapes (224x224x3, 1000 classes): ResNet-50 (v1.5: the stride sits on the 3x3
-//    conv of a bottleneck), official/legacy/image_classification/resnet/resnet_model.py.
-// Devices: --num_gpus (default -1: every GPU, or the CPU when there is none), see strategy_flags.hpp.
-//
-// Differences from the official models, all because kerascpp lacks the feature:
-//  - no L2 weight decay (2e-4 CIFAR, 1e-4 ImageNet): there are no kernel regularizers;
-//  - ResNet-50's stem uses "same" padding instead of ZeroPadding2D(3) + "valid" (see resnet50()).
+//    conv of a bottleneck), official/legacy/image_classification/resnet/resnet_model.py: convs
+//    without biases, L2(1e-4) on the kernels and on the classifier's bias, ZeroPadding2D(3) +
+//    "valid" 7x7/2 stem, classifier RandomNormal(stddev=0.01).
+// The regularization loss joins the reported loss, as in Keras. Devices: --num_gpus (default -1:
+// every GPU, or the CPU when there is none), see strategy_flags.hpp.
 #include <CLI/CLI.hpp>
 #include <kerascpp/kerascpp.hpp>
 
@@ -26,32 +26,49 @@ namespace K = kerascpp;
 
 namespace {
 
-// BatchNormalization settings: CIFAR uses momentum 0.997 (resnet_cifar_model.BATCH_NORM_DECAY),
-// ResNet-50 uses 0.9 (resnet_model.resnet50's batch_norm_decay); epsilon is 1e-5 in both.
-struct BnConfig {
+// The per-model conv and BatchNormalization settings. CIFAR: momentum 0.997
+// (resnet_cifar_model.BATCH_NORM_DECAY), convs with biases; ResNet-50: momentum 0.9
+// (resnet_model.resnet50's batch_norm_decay), no conv biases. epsilon is 1e-5 in both.
+struct Config {
   float momentum;
+  bool conv_bias;
+  float l2;  // resnet_cifar_model.L2_WEIGHT_DECAY 2e-4, resnet_model.L2_WEIGHT_DECAY 1e-4
   float epsilon = 1e-5f;
 };
 
-// Conv2D (no bias, he_normal, as the official models) followed by BatchNormalization.
+// Conv2D (he_normal, L2 on the kernel and, where there is one, the bias) then BatchNormalization.
 K::KerasTensor conv_bn(K::KerasTensor x, std::int64_t filters, std::int64_t kernel, std::int64_t stride,
-                       const std::string& conv_name, const std::string& bn_name, const BnConfig& bn) {
+                       K::Padding padding, const std::string& conv_name, const std::string& bn_name, const Config& c) {
   x = K::layers::Conv2D(filters, kernel,
                         {.strides = stride,
-                         .padding = kernel == 1 ? K::Padding::valid : K::Padding::same,
-                         .use_bias = false,
+                         .padding = padding,
+                         .use_bias = c.conv_bias,
                          .kernel_initializer = "he_normal",
+                         .kernel_regularizer = K::regularizers::L2(c.l2),
+                         .bias_regularizer = c.conv_bias ? K::regularizers::L2(c.l2) : K::regularizers::Regularizer(),
                          .name = conv_name})(x);
-  return K::layers::BatchNormalization({.momentum = bn.momentum, .epsilon = bn.epsilon, .name = bn_name})(x);
+  return K::layers::BatchNormalization({.momentum = c.momentum, .epsilon = c.epsilon, .name = bn_name})(x);
+}
+
+K::KerasTensor conv_bn(K::KerasTensor x, std::int64_t filters, std::int64_t kernel, std::int64_t stride,
+                       const std::string& conv_name, const std::string& bn_name, const Config& c) {
+  return conv_bn(x, filters, kernel, stride, kernel == 1 ? K::Padding::valid : K::Padding::same, conv_name, bn_name, c);
 }
 
 K::KerasTensor relu(K::KerasTensor x) { return K::layers::Activation("relu")(x); }
 
-// The final Dense layer; its kernel starts RandomNormal(stddev=0.01) as in the official models
-// (kerascpp's named initializers have no plain normal, so it is filled here; seeded by set_random_seed).
-K::KerasTensor classifier(K::KerasTensor x, int num_classes, const std::string& activation, const std::string& name) {
-  K::LayerRef dense = K::layers::Dense(num_classes, {.activation = activation, .name = name});
+// The final Dense layer with L2 on its kernel and bias. ResNet-50's kernel starts
+// RandomNormal(stddev=0.01) (kerascpp's named initializers have no plain normal, so it is filled
+// here, seeded by set_random_seed); CIFAR's starts he_normal.
+K::KerasTensor classifier(K::KerasTensor x, int num_classes, const std::string& activation, const std::string& name,
+                          float l2, bool random_normal) {
+  K::LayerRef dense = K::layers::Dense(num_classes, {.activation = activation,
+                                                     .kernel_initializer = "he_normal",
+                                                     .kernel_regularizer = K::regularizers::L2(l2),
+                                                     .bias_regularizer = K::regularizers::L2(l2),
+                                                     .name = name});
   x = dense(x);
+  if (!random_normal) return x;
   K::Variable& kernel = static_cast<K::layers::DenseLayer&>(*dense).kernel();
   K::Tensor init(kernel.shape(), K::DType::float32);
   K::Rng rng(K::next_random_seed());
@@ -63,63 +80,60 @@ K::KerasTensor classifier(K::KerasTensor x, int num_classes, const std::string& 
 
 // Two 3x3 convs; the first block of a stage (`projection`) has a strided 1x1 conv + BN shortcut.
 K::KerasTensor basic_block(K::KerasTensor x, std::int64_t filters, std::int64_t stride, bool projection,
-                           const std::string& name, const BnConfig& bn) {
+                           const std::string& name, const Config& c) {
   K::KerasTensor shortcut = x;
-  if (projection) shortcut = conv_bn(x, filters, 1, stride, "res" + name + "_branch1", "bn" + name + "_branch1", bn);
-  K::KerasTensor y = relu(conv_bn(x, filters, 3, stride, "res" + name + "_branch2a", "bn" + name + "_branch2a", bn));
-  y = conv_bn(y, filters, 3, 1, "res" + name + "_branch2b", "bn" + name + "_branch2b", bn);
+  if (projection) shortcut = conv_bn(x, filters, 1, stride, "res" + name + "_branch1", "bn" + name + "_branch1", c);
+  K::KerasTensor y = relu(conv_bn(x, filters, 3, stride, "res" + name + "_branch2a", "bn" + name + "_branch2a", c));
+  y = conv_bn(y, filters, 3, 1, "res" + name + "_branch2b", "bn" + name + "_branch2b", c);
   return relu(K::layers::Add()({y, shortcut}));
 }
 
 // 1x1 (filters) -> 3x3 (filters, strided) -> 1x1 (4*filters); projection shortcut as above.
 K::KerasTensor bottleneck_block(K::KerasTensor x, std::int64_t filters, std::int64_t stride, bool projection,
-                                const std::string& name, const BnConfig& bn) {
+                                const std::string& name, const Config& c) {
   K::KerasTensor shortcut = x;
-  if (projection)
-    shortcut = conv_bn(x, 4 * filters, 1, stride, "res" + name + "_branch1", "bn" + name + "_branch1", bn);
-  K::KerasTensor y = relu(conv_bn(x, filters, 1, 1, "res" + name + "_branch2a", "bn" + name + "_branch2a", bn));
-  y = relu(conv_bn(y, filters, 3, stride, "res" + name + "_branch2b", "bn" + name + "_branch2b", bn));
-  y = conv_bn(y, 4 * filters, 1, 1, "res" + name + "_branch2c", "bn" + name + "_branch2c", bn);
+  if (projection) shortcut = conv_bn(x, 4 * filters, 1, stride, "res" + name + "_branch1", "bn" + name + "_branch1", c);
+  K::KerasTensor y = relu(conv_bn(x, filters, 1, 1, "res" + name + "_branch2a", "bn" + name + "_branch2a", c));
+  y = relu(conv_bn(y, filters, 3, stride, "res" + name + "_branch2b", "bn" + name + "_branch2b", c));
+  y = conv_bn(y, 4 * filters, 1, 1, "res" + name + "_branch2c", "bn" + name + "_branch2c", c);
   return relu(K::layers::Add()({y, shortcut}));
 }
 
-// ResNet-(6n+2) for 32x32 images: 3x3 conv16, then 3 stages of n basic blocks with 16/32/64
-// filters. As in resnet_cifar_model.resnet_block, every stage opens with a projection block
-// (stride 1 for the first stage, 2 for the others).
+// ResNet-(6n+2) for 32x32 images: ZeroPadding2D(1) + "valid" 3x3 conv16, then 3 stages of n
+// basic blocks with 16/32/64 filters. As in resnet_cifar_model.resnet_block, every stage opens
+// with a projection block (stride 1 for the first stage, 2 for the others).
 K::Model cifar_resnet(int depth, int num_classes) {
   const int n = (depth - 2) / 6;
-  const BnConfig bn{.momentum = 0.997f};
+  const Config c{.momentum = 0.997f, .conv_bias = true, .l2 = 2e-4f};
   auto inputs = K::Input({32, 32, 3});
-  // ZeroPadding2D(1) + "valid" 3x3 conv in the official model: identical to "same" here.
-  K::KerasTensor x = relu(conv_bn(inputs, 16, 3, 1, "conv1", "bn_conv1", bn));
+  K::KerasTensor x = K::layers::ZeroPadding2D(1, {.name = "conv1_pad"})(inputs);
+  x = relu(conv_bn(x, 16, 3, 1, K::Padding::valid, "conv1", "bn_conv1", c));
   const std::int64_t filters[] = {16, 32, 64};
   for (int stage = 0; stage < 3; ++stage)
     for (int block = 0; block < n; ++block)
       x = basic_block(x, filters[stage], block == 0 && stage > 0 ? 2 : 1, block == 0,
-                      std::to_string(stage + 2) + "block_" + std::to_string(block), bn);
-  x = K::layers::GlobalAveragePooling2D()(x);
-  auto outputs = classifier(x, num_classes, "softmax", "fc10");
+                      std::to_string(stage + 2) + "block_" + std::to_string(block), c);
+  x = K::layers::GlobalAveragePooling2D({.name = "avg_pool"})(x);
+  auto outputs = classifier(x, num_classes, "softmax", "fc10", c.l2, false);
   return K::Model(inputs, outputs, "resnet" + std::to_string(depth));
 }
 
-// ResNet-50 for 224x224 images: 7x7/2 conv64, 3x3/2 max pool, bottleneck stages [3, 4, 6, 3].
+// ResNet-50 for 224x224 images: ZeroPadding2D(3) + "valid" 7x7/2 conv64, 3x3/2 max pool,
+// bottleneck stages [3, 4, 6, 3].
 K::Model resnet50(int num_classes) {
-  const BnConfig bn{.momentum = 0.9f};
+  const Config c{.momentum = 0.9f, .conv_bias = false, .l2 = 1e-4f};
   auto inputs = K::Input({224, 224, 3});
-  // The official stem is ZeroPadding2D(3) + a "valid" 7x7/2 conv; kerascpp has no ZeroPadding2D,
-  // so this is a "same" 7x7/2 conv. The output shapes are equal (112x112x64), but the padding
-  // split differs by one pixel: TF "same" pads 2 on top/left and 3 on bottom/right, the official
-  // model effectively 3 and 2, so every window sits one pixel further down/right.
-  K::KerasTensor x = relu(conv_bn(inputs, 64, 7, 2, "conv1", "bn_conv1", bn));
+  K::KerasTensor x = K::layers::ZeroPadding2D(3, {.name = "conv1_pad"})(inputs);
+  x = relu(conv_bn(x, 64, 7, 2, K::Padding::valid, "conv1", "bn_conv1", c));
   x = K::layers::MaxPooling2D(3, {.strides = 2, .padding = K::Padding::same})(x);
   const int blocks[] = {3, 4, 6, 3};
   const std::int64_t filters[] = {64, 128, 256, 512};
   for (int stage = 0; stage < 4; ++stage)
     for (int block = 0; block < blocks[stage]; ++block)
       x = bottleneck_block(x, filters[stage], block == 0 && stage > 0 ? 2 : 1, block == 0,
-                           std::to_string(stage + 2) + static_cast<char>('a' + block), bn);
+                           std::to_string(stage + 2) + static_cast<char>('a' + block), c);
   x = K::layers::GlobalAveragePooling2D()(x);
-  x = classifier(x, num_classes, "linear", "fc1000");
+  x = classifier(x, num_classes, "linear", "fc1000", c.l2, true);
   auto outputs = K::layers::Activation("softmax")(x);  // separate, as in the official model
   return K::Model(inputs, outputs, "resnet50");
 }
@@ -217,6 +231,21 @@ class TimeHistory : public K::callbacks::Callback {
   double loss_ = 0;
 };
 
+// --export_model: what tests/python/test_resnet_official.py compares with Keras.
+int export_model(const K::Model& model, const std::string& dir) {
+  namespace fs = std::filesystem;
+  model.save_weights((fs::path(dir) / "model.weights.h5").string());
+  std::FILE* json = std::fopen((fs::path(dir) / "model.json").string().c_str(), "w");
+  std::FILE* info = std::fopen((fs::path(dir) / "model_info.json").string().c_str(), "w");
+  bool ok = json && info && std::fputs(model.to_json().c_str(), json) >= 0 &&
+            std::fprintf(info, "{\"params\": %lld, \"regularization_loss\": %.17g}\n",
+                         static_cast<long long>(model.count_params()), model.regularization_loss()) > 0;
+  ok = (!json || std::fclose(json) == 0) && ok;
+  ok = (!info || std::fclose(info) == 0) && ok;
+  if (!ok) std::fprintf(stderr, "error: cannot write the model to '%s'\n", dir.c_str());
+  return ok ? 0 : 1;
+}
+
 }  // namespace
 
 int main(int argc, char** argv) {
@@ -228,6 +257,7 @@ int main(int argc, char** argv) {
   double learning_rate = 0.1;
   std::uint64_t seed = 42;
   bool synthetic = false, print_summary = false;
+  std::string export_dir;
   app.add_option("--resnet_size", resnet_size, "20, 32, 56 (CIFAR-10 shapes) or 50 (ImageNet shapes); default 56 or 50")
       ->check(CLI::IsMember({20, 32, 56, 50}));
   app.add_option("--dataset", dataset, "cifar10 or imagenet (default: from --resnet_size, else cifar10)")
@@ -249,6 +279,10 @@ int main(int argc, char** argv) {
   app.add_option("--log_steps", log_steps, "Print loss and images/s every this many steps (default 100; 0: never)")
       ->check(CLI::NonNegativeNumber);
   app.add_flag("--print_summary", print_summary, "Print the model summary");
+  app.add_option("--export_model", export_dir,
+                 "Write the untrained model (model.json, model.weights.h5, model_info.json with its parameter "
+                 "count and regularization loss) to this directory and exit")
+      ->check(examples::kWritableDirectory);
   examples::add_strategy_flags(app, devices);
   CLI11_PARSE(app, argc, argv);
 
@@ -262,7 +296,7 @@ int main(int argc, char** argv) {
                  resnet_size, dataset.c_str());
     return 2;
   }
-  if (!synthetic) {
+  if (!synthetic && export_dir.empty()) {
     std::fprintf(stderr, "error: only synthetic data is supported for now; pass --use_synthetic_data\n");
     return 2;
   }
@@ -279,6 +313,7 @@ int main(int argc, char** argv) {
     std::printf("Strategy: %s\n", strategy.describe().c_str());
     K::Model model = imagenet ? resnet50(num_classes) : cifar_resnet(resnet_size, num_classes);
     if (print_summary) model.summary();
+    if (!export_dir.empty()) return export_model(model, export_dir);
     std::printf("Model: %s, %lld parameters, %s shapes, global batch %lld\n", model.name().c_str(),
                 static_cast<long long>(model.count_params()), dataset.c_str(), static_cast<long long>(batch_size));
 

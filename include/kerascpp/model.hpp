@@ -79,6 +79,9 @@ class Model {
   std::vector<Variable*> variables() const;  // per layer: trainable then non-trainable
   std::vector<Variable*> trainable_variables() const;
   std::int64_t count_params() const;
+  // Keras' sum(model.losses): the weight regularizers' penalty of the current weights (0 with
+  // none). fit() and evaluate() add it to the loss they report.
+  double regularization_loss() const;
 
   void compile(CompileOptions options);
   bool compiled() const;

@@ -7,6 +7,7 @@
 #include "distribute/strategy_impl.hpp"
 #include "engine/interrupt.hpp"
 #include "engine/model_impl.hpp"
+#include "engine/weight_penalties.hpp"
 #include "kerascpp/layers/input_layer.hpp"
 #include "kerascpp/session.hpp"
 
@@ -145,6 +146,20 @@ std::int64_t Model::count_params() const {
   std::int64_t n = 0;
   for (auto& l : layers()) n += l->count_params();
   return n;
+}
+
+double Model::regularization_loss() const {
+  std::vector<Variable*> vars = trainable_variables();
+  std::vector<Variable*> host_copies;
+  std::vector<std::unique_ptr<Variable>> owned;  // copy 0 brought to the host where it lives elsewhere
+  for (Variable* v : vars) {
+    if (!v->regularizer()) continue;
+    owned.push_back(std::make_unique<Variable>(v->name(), v->value(0).to(Device{}), true));
+    owned.back()->set_regularizer(v->regularizer());
+    host_copies.push_back(owned.back().get());
+  }
+  if (host_copies.empty()) return 0.0;
+  return detail::weight_penalties(*make_cpu_backend(1), 0, host_copies, false);
 }
 
 void Model::summary() const { summary(output()); }
