@@ -93,6 +93,14 @@ class Layer : public std::enable_shared_from_this<Layer> {
 
   // Variables in Keras order: trainable first, then non-trainable.
   std::vector<Variable*> variables();
+  // Where .weights.h5 keeps the variables, relative to the layer's own group: path "" is the
+  // layer's group itself (the default, every variable); a layer built from Keras sublayers
+  // (MultiHeadAttention's query_dense, ...) gives one group per sublayer, as Keras writes them.
+  struct WeightGroup {
+    std::string path;
+    std::vector<Variable*> vars;
+  };
+  virtual std::vector<WeightGroup> weight_groups() { return {{"", variables()}}; }
   // None while the layer is frozen (set_trainable(false)).
   std::vector<Variable*> trainable_variables();
   // Keras' layer.trainable: a frozen layer's variables are not updated (fine-tuning), its

@@ -17,14 +17,24 @@ namespace {
 
 constexpr const char* kStatePrefix = "training_state_";  // entries of the file's kerascpp group
 
-// Keras names each layer's group by its snake_case class name, made unique within the model.
-std::vector<std::string> keras_layer_paths(const Model& model) {
+// One group of variables in the file: "layers/<path>/vars".
+struct GroupRef {
+  std::string path;
+  const Layer* layer;
+  std::vector<Variable*> vars;
+};
+
+// Keras names each layer's group by its snake_case class name, made unique within the model;
+// a layer made of sublayers adds one group below it per sublayer (Layer::weight_groups).
+std::vector<GroupRef> keras_weight_groups(const Model& model) {
   std::map<std::string, int> seen;
-  std::vector<std::string> out;
+  std::vector<GroupRef> out;
   for (auto& layer : model.layers()) {
     std::string base = layer->snake_name();
     int n = seen[base]++;
-    out.push_back(n == 0 ? base : fmt::format("{}_{}", base, n));
+    const std::string path = n == 0 ? base : fmt::format("{}_{}", base, n);
+    for (auto& [sub, vars] : layer->weight_groups())
+      out.push_back({sub.empty() ? path : path + "/" + sub, layer.get(), std::move(vars)});
   }
   return out;
 }
@@ -72,14 +82,11 @@ std::string describe_non_finite(const std::string& what, const NonFiniteCount& c
 }  // namespace
 
 std::optional<std::string> find_non_finite(const Model& model) {
-  auto layers = model.layers();
-  auto paths = keras_layer_paths(model);
-  for (std::size_t i = 0; i < layers.size(); ++i) {
-    auto vars = layers[i]->variables();
-    for (std::size_t k = 0; k < vars.size(); ++k) {
-      const Tensor& t = vars[k]->value(0);  // the copies are identical
+  for (const GroupRef& g : keras_weight_groups(model)) {
+    for (std::size_t k = 0; k < g.vars.size(); ++k) {
+      const Tensor& t = g.vars[k]->value(0);  // the copies are identical
       if (auto c = count_non_finite(t); c.any())
-        return describe_non_finite(fmt::format("variable '{}' (layers/{}/vars/{})", vars[k]->path(), paths[i], k), c,
+        return describe_non_finite(fmt::format("variable '{}' (layers/{}/vars/{})", g.vars[k]->path(), g.path, k), c,
                                    t.numel());
     }
   }
@@ -117,13 +124,12 @@ WeightsFile model_weights_file(const Model& model, const std::string& path,
                     path, *bad, kNonFiniteAdvice));
   WeightsFile file;
   file.model_name = model.name();
-  auto layers = model.layers();
-  auto paths = keras_layer_paths(model);
-  for (std::size_t i = 0; i < layers.size(); ++i) {
+  for (const GroupRef& ref : keras_weight_groups(model)) {
     WeightsGroup g;
-    g.name = paths[i];
-    g.layer_name = layers[i]->name();
-    for (Variable* v : layers[i]->variables()) g.vars.push_back(v->value(0));  // one copy: they are identical
+    g.name = ref.path;
+    g.layer_name = ref.path.substr(ref.path.rfind('/') + 1);  // Keras' "name" attribute: the (sub)layer's
+    if (g.name.find('/') == std::string::npos) g.layer_name = ref.layer->name();
+    for (Variable* v : ref.vars) g.vars.push_back(v->value(0));  // one copy: they are identical
     file.layers.push_back(std::move(g));
   }
   if (model.compiled()) {
@@ -185,13 +191,12 @@ void expect_scalar(const std::string& path, const DatasetInfo& info, bool intege
 // Checks the file's structure, shapes and dtypes against the model before any data is read.
 LoadPlan check_layout(Model& model, const std::string& path, const WeightsLayout& layout) {
   LoadPlan plan;
-  auto layers = model.layers();
-  auto paths = keras_layer_paths(model);
-  std::map<std::string, std::size_t> layer_of;
-  for (std::size_t i = 0; i < layers.size(); ++i) layer_of[paths[i]] = i;
+  const std::vector<GroupRef> groups = keras_weight_groups(model);
+  std::map<std::string, std::size_t> layer_of;  // group path -> index in `groups`
+  for (std::size_t i = 0; i < groups.size(); ++i) layer_of[groups[i].path] = i;
   // Order of the refusals: a layer the file lacks, then a variable that does not fit, then a
   // stray group; the first says most about which model the file belongs to.
-  std::vector<std::size_t> group_of(layers.size(), layout.layers.size());  // none yet
+  std::vector<std::size_t> group_of(groups.size(), layout.layers.size());  // none yet
   std::string unknown_group;
   for (std::size_t g = 0; g < layout.layers.size(); ++g) {
     const auto& [name, stored] = layout.layers[g];
@@ -200,27 +205,28 @@ LoadPlan check_layout(Model& model, const std::string& path, const WeightsLayout
     else if (!stored.empty() && unknown_group.empty()) unknown_group = "layers/" + name + "/vars";
     // (Keras writes empty groups for layers without weights.)
   }
-  for (std::size_t i = 0; i < layers.size(); ++i)
-    if (group_of[i] == layout.layers.size() && !layers[i]->variables().empty())
+  for (std::size_t i = 0; i < groups.size(); ++i)
+    if (group_of[i] == layout.layers.size() && !groups[i].vars.empty())
       throw IOError(
           fmt::format("load_weights('{}'): the file has no entry 'layers/{}/vars' for layer '{}' ({}); "
                       "it was saved from a different architecture, or the entry was removed or "
                       "renamed: load a file saved from this model",
-                      path, paths[i], layers[i]->name(), layers[i]->class_name()));
-  for (std::size_t i = 0; i < layers.size(); ++i) {
+                      path, groups[i].path, groups[i].layer->name(), groups[i].layer->class_name()));
+  for (std::size_t i = 0; i < groups.size(); ++i) {
     const std::size_t g = group_of[i];
     if (g == layout.layers.size()) continue;
     const auto& stored = layout.layers[g].second;
     const std::string group = "layers/" + layout.layers[g].first + "/vars";
-    auto vars = layers[i]->variables();
+    const Layer* layer = groups[i].layer;
+    const auto& vars = groups[i].vars;
     for (std::size_t k = 0; k < std::max(vars.size(), stored.size()); ++k) {
       if (k >= stored.size())
         corrupt(path, fmt::format("{}/{}", group, k),
-                fmt::format("(variable '{}' of layer '{}') is missing", vars[k]->path(), layers[i]->name()));
+                fmt::format("(variable '{}' of layer '{}') is missing", vars[k]->path(), layer->name()));
       if (k >= vars.size())
-        corrupt(path, stored[k].entry,
-                fmt::format("is extra: layer '{}' ({}) has {} variables", layers[i]->name(), layers[i]->class_name(),
-                            vars.size()));
+        corrupt(
+            path, stored[k].entry,
+            fmt::format("is extra: layer '{}' ({}) has {} variables", layer->name(), layer->class_name(), vars.size()));
       if (stored[k].shape != vars[k]->shape() || stored[k].dtype != DType::float32)
         throw ShapeError(
             fmt::format("load_weights('{}'): entry '{}' has shape {} {} but variable '{}' expects "
