@@ -95,6 +95,15 @@ class Backend {
   // c[M,N] = op(a) · op(b), op = transpose when the flag is set; adds into c when accumulate.
   virtual void matmul(const Tensor& a, bool transpose_a, const Tensor& b, bool transpose_b, Tensor& c,
                       bool accumulate) = 0;
+  // Batched: c[B,M,N] = op(a[B,..]) · op(b[B,..]) for each of the B leading slices (rank 3 each);
+  // adds into c when accumulate. An undefined c is allocated (then "accumulate" overwrites).
+  virtual void batched_matmul(const Tensor& a, bool transpose_a, const Tensor& b, bool transpose_b, Tensor& c,
+                              bool accumulate) = 0;
+  // y = x with its axes permuted: y.shape[i] = x.shape[perm[i]] (rank <= 6; allocated like any output).
+  virtual void transpose(const Tensor& x, const std::vector<int>& perm, Tensor& y) = 0;
+  // Attention masking, in place: x viewed as [B, G, L] and mask (uint8, B rows of L) as [B, L];
+  // x[b, g, l] = value wherever mask[b, l] == 0 (scores [B, heads, T, S] with a mask [B, T, S]).
+  virtual void masked_fill(Tensor& x, const Tensor& mask, float value) = 0;
   // out[C] (+)= sum over all leading axes of x[..., C]  (bias gradients).
   virtual void sum_to_last_axis(const Tensor& x, Tensor& out, bool accumulate) = 0;
 

@@ -1,6 +1,7 @@
 #include "backend/op_shapes.hpp"
 
 #include <fmt/format.h>
+#include <fmt/ranges.h>
 
 namespace kerascpp::op_shapes {
 
@@ -90,6 +91,49 @@ void check_matmul_output(const Tensor& c, const MatmulDims& m, const char* op) {
   if (c.rank() < 1 || c.dim(-1) != m.N || c.numel() != m.M * m.N)
     throw ShapeError(fmt::format("{}: output c has shape {} but the product is ({}, {}); allocate c as ({}, {})", op,
                                  shape_str(c.shape()), m.M, m.N, m.M, m.N));
+}
+
+BatchedMatmulDims batched_matmul_dims(const Tensor& a, bool transpose_a, const Tensor& b, bool transpose_b,
+                                      const char* op) {
+  if (a.rank() != 3 || b.rank() != 3 || a.dim(0) != b.dim(0))
+    throw ShapeError(fmt::format("{}: a {} and b {} must both be rank 3 with the same leading (batch) size", op,
+                                 shape_str(a.shape()), shape_str(b.shape())));
+  const std::int64_t M = transpose_a ? a.dim(2) : a.dim(1), K = transpose_a ? a.dim(1) : a.dim(2);
+  const std::int64_t K2 = transpose_b ? b.dim(2) : b.dim(1), N = transpose_b ? b.dim(1) : b.dim(2);
+  if (K != K2)
+    throw ShapeError(
+        fmt::format("{}: op(a) slices are ({}, {}) but op(b) slices are ({}, {}); the inner "
+                    "dimensions must agree",
+                    op, M, K, K2, N));
+  return {a.dim(0), M, K, N};
+}
+
+Shape transposed_shape(const Tensor& x, const std::vector<int>& perm, const char* op) {
+  std::vector<bool> seen(perm.size(), false);
+  bool ok = static_cast<int>(perm.size()) == x.rank() && x.rank() <= 6;
+  for (int p : perm) {
+    ok = ok && p >= 0 && p < static_cast<int>(perm.size()) && !seen[static_cast<std::size_t>(p)];
+    if (ok) seen[static_cast<std::size_t>(p)] = true;
+  }
+  if (!ok)
+    throw ValueError(fmt::format("{}: perm ({}) must be a permutation of the {} axes of x {} (rank <= 6)", op,
+                                 fmt::join(perm, ", "), x.rank(), shape_str(x.shape())));
+  Shape out;
+  for (int p : perm) out.push_back(x.dim(p));
+  return out;
+}
+
+MaskedFillDims masked_fill_dims(const Tensor& x, const Tensor& mask, const char* op) {
+  if (mask.dtype() != DType::uint8)
+    throw ValueError(fmt::format("{}: mask must be uint8 (1 keep, 0 mask), got {}", op, dtype_name(mask.dtype())));
+  // The mask's axes after the first are x's trailing axes: x [B, G..., L...] over mask [B, L...].
+  bool fits = mask.rank() >= 1 && x.rank() >= mask.rank() && mask.dim(0) == x.dim(0) && mask.numel() > 0;
+  for (int i = 1; fits && i < mask.rank(); ++i) fits = mask.dim(i) == x.dim(x.rank() - mask.rank() + i);
+  if (!fits)
+    throw ShapeError(fmt::format("{}: mask {} does not fit x {}: x must be [B, ..., L...] over a [B, L...] mask", op,
+                                 shape_str(mask.shape()), shape_str(x.shape())));
+  const std::int64_t B = x.dim(0), L = mask.numel() / B;
+  return {B, x.numel() / (B * L), L};
 }
 
 // ------------------------------------------------------------------------- convolution

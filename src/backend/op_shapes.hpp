@@ -57,6 +57,20 @@ MatmulDims matmul_dims(const Tensor& a, bool transpose_a, const Tensor& b, bool 
 // A preallocated c holds M·N values with N on its last axis.
 void check_matmul_output(const Tensor& c, const MatmulDims& m, const char* op);
 
+// Batched matmul over rank-3 a [B, .., ..] and b [B, .., ..]: B and the per-slice M, K, N.
+struct BatchedMatmulDims {
+  std::int64_t B, M, K, N;
+};
+BatchedMatmulDims batched_matmul_dims(const Tensor& a, bool transpose_a, const Tensor& b, bool transpose_b,
+                                      const char* op);
+// transpose: perm is a permutation of 0..rank-1 (rank <= 6); returns the output shape.
+Shape transposed_shape(const Tensor& x, const std::vector<int>& perm, const char* op);
+// masked_fill: x [B, G·L] over a uint8 mask [B, L]; returns {B, G, L}.
+struct MaskedFillDims {
+  std::int64_t B, G, L;
+};
+MaskedFillDims masked_fill_dims(const Tensor& x, const Tensor& mask, const char* op);
+
 // ------------------------------------------------------------------------- convolution
 
 struct ConvShape {

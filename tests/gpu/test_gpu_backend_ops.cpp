@@ -1031,3 +1031,38 @@ TEST_CASE("gpu backend: gather_rows and scatter_add_rows equal the CPU's bit for
   K::Tensor dt = gpu_garbage({V, D});
   CHECK_THROWS_AS(be.gpu->scatter_add_rows(bad, on_gpu(random_tensor({3, D}, 1603)), dt, false), K::ValueError);
 }
+
+TEST_CASE("gpu backend: batched_matmul, transpose and masked_fill (attention) equal the CPU's") {
+  auto be = make_backends();
+  std::uint32_t seed = 1700;
+  const std::int64_t B = 6, M = 17, Kd = 33, N = 9;
+  for (bool ta : {false, true})
+    for (bool tb : {false, true})
+      for (bool acc : {false, true}) {
+        const std::string what = std::string("batched_matmul") + (ta ? " Aᵀ" : " A") + (tb ? " Bᵀ" : " B") +
+                                 (acc ? " accumulate" : " overwrite");
+        auto a = random_tensor(ta ? K::Shape{B, Kd, M} : K::Shape{B, M, Kd}, seed++);
+        auto b = random_tensor(tb ? K::Shape{B, N, Kd} : K::Shape{B, Kd, N}, seed++);
+        auto c0 = random_tensor({B, M, N}, seed++);
+        K::Tensor cc = c0.clone(), cg = acc ? on_gpu(c0) : gpu_garbage({B, M, N});
+        be.cpu->batched_matmul(a, ta, b, tb, cc, acc);
+        be.gpu->batched_matmul(on_gpu(a), ta, on_gpu(b), tb, cg, acc);
+        check_close(cg, cc, what);
+      }
+  auto x = random_tensor({2, 3, 4, 5}, seed++);
+  for (const std::vector<int>& perm : {std::vector<int>{0, 2, 1, 3}, std::vector<int>{3, 0, 2, 1},
+                                       std::vector<int>{1, 0, 2, 3}, std::vector<int>{0, 1, 2, 3}}) {
+    K::Tensor yc, yg;
+    be.cpu->transpose(x, perm, yc);
+    be.gpu->transpose(on_gpu(x), perm, yg);
+    CHECK(bit_equal(yg, yc));
+  }
+  auto scores = random_tensor({2, 4, 3, 5}, seed++);
+  std::vector<std::uint8_t> mv(2 * 3 * 5);
+  for (std::size_t i = 0; i < mv.size(); ++i) mv[i] = static_cast<std::uint8_t>((i * 7 + 3) % 4 != 0);
+  K::Tensor mask = K::Tensor::from_vector({2, 3, 5}, mv);
+  K::Tensor sc = scores.clone(), sg = on_gpu(scores);
+  be.cpu->masked_fill(sc, mask, -1e9f);
+  be.gpu->masked_fill(sg, on_gpu(mask), -1e9f);
+  CHECK(bit_equal(sg, sc));
+}

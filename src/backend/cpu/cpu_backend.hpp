@@ -41,6 +41,10 @@ class CpuBackend final : public Backend {
   void dense_forward(const Tensor& x, const Tensor& w, const Tensor& b, ActivationKind act, Tensor& y) override;
   void matmul(const Tensor& a, bool transpose_a, const Tensor& b, bool transpose_b, Tensor& c,
               bool accumulate) override;
+  void batched_matmul(const Tensor& a, bool transpose_a, const Tensor& b, bool transpose_b, Tensor& c,
+                      bool accumulate) override;
+  void transpose(const Tensor& x, const std::vector<int>& perm, Tensor& y) override;
+  void masked_fill(Tensor& x, const Tensor& mask, float value) override;
   void sum_to_last_axis(const Tensor& x, Tensor& out, bool accumulate) override;
 
   void conv2d_forward(const Tensor& x, const Tensor& w, const Tensor& b, const Conv2DGeometry& g, ActivationKind act,

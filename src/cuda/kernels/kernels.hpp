@@ -169,6 +169,17 @@ void adam_update(float* w, const float* g, float* m, float* v, std::int64_t n, f
 void rmsprop_update(float* w, const float* g, float* v, std::int64_t n, float lr, float rho, float eps,
                     cudaStream_t stream);
 void weight_decay_update(float* w, std::int64_t n, float lr, float weight_decay, cudaStream_t stream);
+// Attention (attention.cu). y[i] = x[Σ coord_a(i)·in_strides[a]] over the output's row-major index.
+struct Permutation {
+  int rank;
+  std::int64_t out_dims[6];
+  std::int64_t in_strides[6];
+};
+void transpose(const float* x, float* y, std::int64_t n, const Permutation& p, cudaStream_t stream);
+// x [B, G, L]: x[b, g, l] = value where mask[b, l] == 0.
+void masked_fill(float* x, const std::uint8_t* mask, std::int64_t B, std::int64_t G, std::int64_t L, float value,
+                 cudaStream_t stream);
+
 // Regularizers and constraints (weight_penalties.cu).
 // grad += l1·sign(w) + 2·l2·w
 void weight_penalty_grad(const float* w, float* grad, std::int64_t n, float l1, float l2, cudaStream_t stream);
