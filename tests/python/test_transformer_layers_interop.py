@@ -20,7 +20,8 @@ os.environ.setdefault("KERAS_BACKEND", "numpy")
 import keras  # noqa: E402  (the backend must be chosen before the import)
 from kerascpp_binaries import find_binary  # noqa: E402
 
-KINDS = ["lnorm", "dense3d", "embedding", "merges", "global_max_pool", "pad_upsample"]
+KINDS = ["lnorm", "dense3d", "embedding", "merges", "global_max_pool", "pad_upsample", "conv1d", "depthwise",
+         "conv_transpose"]
 
 
 def _run(*args):
