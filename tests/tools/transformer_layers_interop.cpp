@@ -12,6 +12,9 @@
 //   transformer_layers_interop load <kind> <dir>
 //       builds the same model, loads <dir>/model.weights.h5 (written by Keras), predicts on
 //       <dir>/x.f32 and writes <dir>/y_cpp.f32.
+//   transformer_layers_interop train <kind> <dir>
+//       loads <dir>/model.weights.h5, takes one SGD(0.1) step on the mean squared error of the
+//       prediction on <dir>/x.f32 towards <dir>/t.f32 and writes <dir>/trained.weights.h5.
 // Errors: stderr, exit status 1.
 #include <kerascpp/kerascpp.hpp>
 
@@ -212,15 +215,33 @@ int load(const std::string& kind, const fs::path& dir) {
   return 0;
 }
 
+// One SGD(0.1) step on the mean squared error towards <dir>/t.f32 from the weights in
+// <dir>/model.weights.h5 (written by Keras), the whole batch of <dir>/x.f32 at once; writes
+// <dir>/trained.weights.h5. Only for float-input kinds.
+int train(const std::string& kind, const fs::path& dir) {
+  K::set_random_seed(1);
+  Case c = build(kind);
+  c.model.load_weights((dir / "model.weights.h5").string());
+  K::Tensor probe = input_batch(c, kExamples);
+  K::Tensor x = K::Tensor::from_vector(probe.shape(), read_f32(dir / "x.f32"));
+  K::Tensor y = predict(c.model, x);
+  K::Tensor t = K::Tensor::from_vector(y.shape(), read_f32(dir / "t.f32"));
+  c.model.compile({.optimizer = K::optimizers::SGD(0.1), .loss = K::losses::MeanSquaredError()});
+  c.model.fit(K::Dataset::from_tensor_slices(x, t).batch(kExamples), {.epochs = 1, .verbose = 0});
+  c.model.save_weights((dir / "trained.weights.h5").string());
+  return 0;
+}
+
 }  // namespace
 
 int main(int argc, char** argv) {
   const std::string command = argc == 4 ? argv[1] : "";
-  if (command != "save" && command != "load") {
-    std::fprintf(stderr, "usage: transformer_layers_interop save|load <kind> <dir>\n");
+  if (command != "save" && command != "load" && command != "train") {
+    std::fprintf(stderr, "usage: transformer_layers_interop save|load|train <kind> <dir>\n");
     return 2;
   }
   try {
+    if (command == "train") return train(argv[2], argv[3]);
     return command == "save" ? save(argv[2], argv[3]) : load(argv[2], argv[3]);
   } catch (const K::Error& e) {
     std::fprintf(stderr, "error: %s\n", e.what());
