@@ -315,3 +315,26 @@ TEST_CASE("conv layers: bad inputs name the layer and the shape") {
   has(m, "built_conv");
   has(m, "(None, 8, 4)");
 }
+
+TEST_CASE("depthwise_conv2d_backward_weights and bias_add: accumulate adds, shapes are checked") {
+  auto backend = K::make_cpu_backend(1);
+  const K::Conv2DGeometry g{.kernel_h = 2, .kernel_w = 2, .stride_h = 1, .stride_w = 1};
+  K::Tensor x = random_tensor({2, 4, 3, 3}, 1), dy = random_tensor({2, 3, 2, 6}, 2);
+  K::Tensor dw1, db1 = K::Tensor::zeros({6});
+  backend->depthwise_conv2d_backward_weights(x, dy, g, dw1, db1, false);
+  CHECK(dw1.shape() == K::Shape{2, 2, 3, 2});  // allocated as (kh, kw, C, M)
+  K::Tensor dw2 = dw1.clone(), db2 = db1.clone();
+  backend->depthwise_conv2d_backward_weights(x, dy, g, dw2, db2, true);
+  auto a = dw1.to_vector(), b = dw2.to_vector();
+  for (std::size_t i = 0; i < a.size(); ++i) CHECK(b[i] == doctest::Approx(2 * a[i]).epsilon(1e-5));
+  auto c = db1.to_vector(), d = db2.to_vector();
+  for (std::size_t i = 0; i < c.size(); ++i) CHECK(d[i] == doctest::Approx(2 * c[i]).epsilon(1e-5));
+  K::Tensor odd = random_tensor({2, 3, 2, 4}, 3), dw3;  // 4 channels are not a multiple of 3
+  K::Tensor no_bias;
+  CHECK_THROWS_AS(backend->depthwise_conv2d_backward_weights(x, odd, g, dw3, no_bias, false), K::ShapeError);
+
+  K::Tensor y = K::Tensor::from_vector({2, 2}, std::vector<float>{1, 2, 3, 4});
+  backend->bias_add(y, K::Tensor::from_vector({2}, std::vector<float>{10, 20}));
+  CHECK(y.to_vector() == std::vector<float>{11, 22, 13, 24});
+  CHECK_THROWS_AS(backend->bias_add(y, K::Tensor::zeros({3})), K::ShapeError);
+}
