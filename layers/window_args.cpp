@@ -4,12 +4,24 @@
 
 namespace kerascpp {
 
-const char* padding_name(Padding padding) { return padding == Padding::same ? "same" : "valid"; }
+const char* padding_name(Padding padding) {
+  switch (padding) {
+    case Padding::same:
+      return "same";
+    case Padding::causal:
+      return "causal";
+    case Padding::valid:
+      break;
+  }
+  return "valid";
+}
 
 Padding padding_from_name(const std::string& name, const std::string& where) {
   if (name == "valid") return Padding::valid;
   if (name == "same") return Padding::same;
-  throw ValueError(fmt::format("{}: unknown padding '{}'; use \"valid\" or \"same\"", where, name));
+  if (name == "causal") return Padding::causal;
+  throw ValueError(
+      fmt::format("{}: unknown padding '{}'; use \"valid\" or \"same\" (\"causal\": Conv1D only)", where, name));
 }
 
 }  // namespace kerascpp

@@ -59,6 +59,7 @@ std::vector<Variant> one_field_variants() {
       {"pad_left", [](kc::ConvAlgoKey& k) { k.pad_left += 1; }},
       {"pad_bottom", [](kc::ConvAlgoKey& k) { k.pad_bottom += 1; }},
       {"pad_right", [](kc::ConvAlgoKey& k) { k.pad_right += 1; }},
+      {"groups", [](kc::ConvAlgoKey& k) { k.groups += 2; }},
   };
 }
 

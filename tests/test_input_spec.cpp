@@ -216,9 +216,14 @@ TEST_CASE("typed arguments: pooling sizes, strides defaulting to the pool size, 
   CHECK(K::padding_from_name("same") == K::Padding::same);
   CHECK(K::padding_from_name("valid") == K::Padding::valid);
   CHECK(std::string(K::padding_name(K::Padding::same)) == "same");
-  auto msg = message_of<K::ValueError>([] { K::padding_from_name("causal", "Conv2D 'c'"); });
+  // "causal" is a padding name (Conv1D's); the layers that cannot pad causally refuse it.
+  CHECK(K::padding_from_name("causal") == K::Padding::causal);
+  CHECK(std::string(K::padding_name(K::Padding::causal)) == "causal");
+  auto msg = message_of<K::ValueError>([] { K::padding_from_name("full", "Conv2D 'c'"); });
   CHECK(contains(msg, "Conv2D 'c'"));
-  CHECK(contains(msg, "causal"));
+  CHECK(contains(msg, "full"));
+  msg = message_of<K::ValueError>([] { K::layers::MaxPooling2D(2, {.padding = K::Padding::causal}); });
+  CHECK(contains(msg, "padding"));
   // An out-of-range enum value (a cast) is rejected, not read as "valid".
   msg = message_of<K::ValueError>(
       [] { K::layers::MaxPooling2D(2, {.padding = static_cast<K::Padding>(7), .name = "p_cast"}); });

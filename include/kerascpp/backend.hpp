@@ -21,7 +21,7 @@
 //  * `accumulate` flags (matmul, sum_to_last_axis, conv2d_backward_weights) add into a
 //    defined output instead of overwriting it: how a layer sums gradients over several calls.
 //
-// In place. In-place ops say so (add_inplace, scale, the optimizer updates,
+// In place. In-place ops say so (add_inplace, bias_add, scale, the optimizer updates,
 // moving_average_update). Elsewhere an output may alias an input only where the op says so
 // (activation_backward: dx may be dy); otherwise pass distinct tensors.
 //
@@ -115,6 +115,21 @@ class Backend {
   // dw (+)= ..., db (+)= ... (db may be undefined); accumulate adds instead of overwriting.
   virtual void conv2d_backward_weights(const Tensor& x, const Tensor& dy, const Conv2DGeometry& g, Tensor& dw,
                                        Tensor& db, bool accumulate) = 0;
+
+  // ---- depthwise convolution (DepthwiseConv2D), NHWC activations, kernels [kh, kw, C, M] ----
+  // Each input channel c is convolved with its own M filters w[:, :, c, :] (a grouped
+  // convolution with C groups): y has C·M channels, channel c·M + m from filter (c, m), as in
+  // Keras. b is [C·M] or undefined. The same output, preallocation and accumulate rules as the
+  // conv2d_* ops above (dx preallocated; dw (+)= and db (+)=, db may be undefined).
+  virtual void depthwise_conv2d_forward(const Tensor& x, const Tensor& w, const Tensor& b, const Conv2DGeometry& g,
+                                        ActivationKind act, Tensor& y) = 0;
+  virtual void depthwise_conv2d_backward_data(const Tensor& dy, const Tensor& w, const Conv2DGeometry& g,
+                                              Tensor& dx) = 0;
+  virtual void depthwise_conv2d_backward_weights(const Tensor& x, const Tensor& dy, const Conv2DGeometry& g, Tensor& dw,
+                                                 Tensor& db, bool accumulate) = 0;
+  // y[..., C] += b[C] in place: a bias after an op that has none (Conv2DTranspose, whose
+  // forward is conv2d_backward_data).
+  virtual void bias_add(Tensor& y, const Tensor& b) = 0;
 
   // ---- pooling, NHWC ----
   // workspace: backend-defined state for backward (max pooling argmax); may be resized by the call.

@@ -204,6 +204,23 @@ void check_conv_bias(const Tensor& b, const Tensor& w, const ConvShape& s, const
                                  shape_str(b.shape()), shape_str(w.shape()), s.oc, s.oc));
 }
 
+ConvShape depthwise_conv_shape(const Tensor& x, const Tensor& w, const Conv2DGeometry& g, const char* op,
+                               const char* x_name) {
+  // The [kh, kw, C, M] kernel checks like an HWIO kernel with C inputs and M "filters"; only
+  // the output channel count differs.
+  ConvShape s = conv_shape(x, w, g, op, x_name);
+  s.oc = w.dim(2) * w.dim(3);
+  return s;
+}
+
+Shape depthwise_kernel_shape(const Tensor& x, const Tensor& dy, const Conv2DGeometry& g, const char* op) {
+  const std::int64_t c = x.dim(3), oc = dy.dim(3);
+  if (c == 0 || oc % c != 0)
+    throw ShapeError(fmt::format("{}: dy {} has {} channels, which is not a multiple of x {}'s {} channels", op,
+                                 shape_str(dy.shape()), oc, shape_str(x.shape()), c));
+  return {g.kernel_h, g.kernel_w, c, oc / c};
+}
+
 // ----------------------------------------------------------------------------- pooling
 
 PoolShape pool_shape(const Tensor& x, const Pool2DGeometry& g, const char* op) {

@@ -85,6 +85,12 @@ void check_conv_weights_args(const Tensor& x, const Tensor& dy, const Conv2DGeom
 void check_conv_dy(const Tensor& dy, const ConvShape& s, const char* op);
 // A bias (already checked for dtype and device) has one value per filter of kernel w.
 void check_conv_bias(const Tensor& b, const Tensor& w, const ConvShape& s, const char* op);
+// Depthwise convolution: NHWC x and a [kh, kw, C, M] kernel; oc = C·M.
+ConvShape depthwise_conv_shape(const Tensor& x, const Tensor& w, const Conv2DGeometry& g, const char* op,
+                               const char* x_name);
+// The depthwise kernel shape [kh, kw, C, M] for x [.., C] and dy [.., C·M] (backward weights,
+// before dw's shape is known); dy's channels must be a multiple of x's.
+Shape depthwise_kernel_shape(const Tensor& x, const Tensor& dy, const Conv2DGeometry& g, const char* op);
 
 // ----------------------------------------------------------------------------- pooling
 

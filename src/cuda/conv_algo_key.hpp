@@ -1,5 +1,6 @@
 // Key of the CUDA backend's convolution-algorithm cache: one cuDNN convolution problem (which
-// pass, the NHWC input as handed to cuDNN, the filter count, kernel, strides and padding). Kept
+// pass, the NHWC input as handed to cuDNN, the filter count, kernel, strides, padding and group
+// count: C for a depthwise convolution, 1 otherwise). Kept
 // free of CUDA headers so the key's equality, hash and description are unit-tested on machines
 // without a GPU (tests/test_conv_algo_key.cpp).
 //
@@ -33,11 +34,13 @@ struct ConvAlgoKey {
   std::int64_t kernel_h = 0, kernel_w = 0;
   std::int64_t stride_h = 1, stride_w = 1;
   std::int64_t pad_top = 0, pad_left = 0, pad_bottom = 0, pad_right = 0;
+  std::int64_t groups = 1;
 
   bool operator==(const ConvAlgoKey& o) const {
     return direction == o.direction && n == o.n && h == o.h && w == o.w && c == o.c && k == o.k &&
            kernel_h == o.kernel_h && kernel_w == o.kernel_w && stride_h == o.stride_h && stride_w == o.stride_w &&
-           pad_top == o.pad_top && pad_left == o.pad_left && pad_bottom == o.pad_bottom && pad_right == o.pad_right;
+           pad_top == o.pad_top && pad_left == o.pad_left && pad_bottom == o.pad_bottom && pad_right == o.pad_right &&
+           groups == o.groups;
   }
   bool operator!=(const ConvAlgoKey& o) const { return !(*this == o); }
 
@@ -50,6 +53,7 @@ struct ConvAlgoKey {
     s += " stride " + std::to_string(stride_h) + "x" + std::to_string(stride_w);
     s += " pad t" + std::to_string(pad_top) + " l" + std::to_string(pad_left) + " b" + std::to_string(pad_bottom) +
          " r" + std::to_string(pad_right);
+    if (groups != 1) s += " groups " + std::to_string(groups);
     return s;
   }
 };
@@ -83,6 +87,7 @@ struct ConvAlgoKeyHash {
     add(key.pad_left);
     add(key.pad_bottom);
     add(key.pad_right);
+    add(key.groups);
     return static_cast<std::size_t>(h);
   }
 };

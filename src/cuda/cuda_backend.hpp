@@ -45,6 +45,12 @@ class CudaBackend final : public Backend {
   void conv2d_backward_data(const Tensor& dy, const Tensor& w, const Conv2DGeometry& g, Tensor& dx) override;
   void conv2d_backward_weights(const Tensor& x, const Tensor& dy, const Conv2DGeometry& g, Tensor& dw, Tensor& db,
                                bool accumulate) override;
+  void depthwise_conv2d_forward(const Tensor& x, const Tensor& w, const Tensor& b, const Conv2DGeometry& g,
+                                ActivationKind act, Tensor& y) override;
+  void depthwise_conv2d_backward_data(const Tensor& dy, const Tensor& w, const Conv2DGeometry& g, Tensor& dx) override;
+  void depthwise_conv2d_backward_weights(const Tensor& x, const Tensor& dy, const Conv2DGeometry& g, Tensor& dw,
+                                         Tensor& db, bool accumulate) override;
+  void bias_add(Tensor& y, const Tensor& b) override;
 
   void pool2d_forward(const Tensor& x, const Pool2DGeometry& g, Tensor& y, Tensor& workspace) override;
   void pool2d_backward(const Tensor& dy, const Tensor& x, const Pool2DGeometry& g, const Tensor& workspace,
@@ -118,6 +124,13 @@ class CudaBackend final : public Backend {
   void scatter_add_rows(const Tensor& ids, const Tensor& dy, Tensor& dtable, bool accumulate) override;
 
  private:
+  // The conv2d_* ops and, with `depthwise`, the depthwise_conv2d_* ops (C groups); dnn_conv.cpp.
+  void conv_forward_impl(const Tensor& x, const Tensor& w, const Tensor& b, const Conv2DGeometry& g, ActivationKind act,
+                         Tensor& y, bool depthwise);
+  void conv_backward_data_impl(const Tensor& dy, const Tensor& w, const Conv2DGeometry& g, Tensor& dx, bool depthwise);
+  void conv_backward_weights_impl(const Tensor& x, const Tensor& dy, const Conv2DGeometry& g, Tensor& dw, Tensor& db,
+                                  bool accumulate, bool depthwise);
+
   int device_;
   cudaStream_t stream_ = nullptr;
   std::unique_ptr<DnnState> dnn_;

@@ -22,6 +22,11 @@
 // tensor-core (TF32) kernel and fits the workspace limit; the choice is cached per problem
 // (ConvAlgoKey). Should cuDNN then refuse to run it ("not supported"), the next candidate is
 // tried. Bias and activation follow the convolution as separate cuDNN calls.
+//
+// Depthwise convolution (the depthwise_conv2d_* ops) is the same code with C groups: the
+// [kh, kw, C, M] kernel, read as row-major [kh*kw, C*M], is an HWIO kernel with one input
+// channel per group and C*M filters, so its transpose is the grouped KRSC filter (K = C*M,
+// C/groups = 1) with filter c*M + m in group c, Keras' channel order.
 #include <fmt/format.h>
 
 #include <algorithm>
@@ -63,18 +68,24 @@ struct ConvDescs {
   cudnnConvolutionDescriptor_t conv = nullptr;
 };
 
+// Channel groups: the input channels for a depthwise convolution, else 1.
+std::int64_t group_count(const ConvShape& s, bool depthwise) { return depthwise ? s.ic : 1; }
+
 // Descriptors of the problem (cached by DnnState). Also checks every size against cuDNN's int
 // limits and that cuDNN's idea of the output size is ours.
-ConvDescs conv_descs(DnnState& d, const ConvShape& s, const ConvProblem& p, const Conv2DGeometry& g, const char* op) {
+ConvDescs conv_descs(DnnState& d, const ConvShape& s, const ConvProblem& p, const Conv2DGeometry& g, bool depthwise,
+                     const char* op) {
+  const std::int64_t groups = group_count(s, depthwise);
   ConvDescs cd;
   cd.x = d.tensor_nhwc(s.n, p.h, p.w, s.ic, op);
   cd.y = d.tensor_nhwc(s.n, s.oh, s.ow, s.oc, op);
-  cd.w = d.filter_krsc(s.oc, g.kernel_h, g.kernel_w, s.ic, op);
-  cd.conv = d.convolution(p.pad_h, p.pad_w, g.stride_h, g.stride_w, op);
+  cd.w = d.filter_krsc(s.oc, g.kernel_h, g.kernel_w, s.ic / groups, op);
+  cd.conv = d.convolution(p.pad_h, p.pad_w, g.stride_h, g.stride_w, groups, op);
   return cd;
 }
 
-ConvAlgoKey algo_key(ConvDirection dir, const ConvShape& s, const ConvProblem& p, const Conv2DGeometry& g) {
+ConvAlgoKey algo_key(ConvDirection dir, const ConvShape& s, const ConvProblem& p, const Conv2DGeometry& g,
+                     bool depthwise) {
   ConvAlgoKey k;
   k.direction = dir;
   k.n = s.n;
@@ -88,6 +99,7 @@ ConvAlgoKey algo_key(ConvDirection dir, const ConvShape& s, const ConvProblem& p
   k.stride_w = g.stride_w;
   k.pad_top = k.pad_bottom = p.pad_h;
   k.pad_left = k.pad_right = p.pad_w;
+  k.groups = group_count(s, depthwise);
   return k;
 }
 
@@ -235,9 +247,14 @@ const float* conv_input(DnnState& d, const float* x, const ConvShape& s, const C
   return xp;
 }
 
+// Rows of the kernel viewed as row-major [kh*kw*cin_per_group, cout].
+std::int64_t kernel_rows(const ConvShape& s, const Conv2DGeometry& g, bool depthwise) {
+  return g.kernel_h * g.kernel_w * (s.ic / group_count(s, depthwise));
+}
+
 // The kernel in KRSC: HWIO viewed as row-major [kh*kw*cin, cout], transposed.
-const float* krsc_kernel(DnnState& d, const float* w, const ConvShape& s, const Conv2DGeometry& g) {
-  const std::int64_t r = g.kernel_h * g.kernel_w * s.ic;
+const float* krsc_kernel(DnnState& d, const float* w, const ConvShape& s, const Conv2DGeometry& g, bool depthwise) {
+  const std::int64_t r = kernel_rows(s, g, depthwise);
   float* wt = d.kernel_buffer(r * s.oc);
   d.transpose(w, wt, r, s.oc, 0.f);
   return wt;
@@ -247,12 +264,22 @@ const float* krsc_kernel(DnnState& d, const float* w, const ConvShape& s, const 
 
 void CudaBackend::conv2d_forward(const Tensor& x, const Tensor& w, const Tensor& b, const Conv2DGeometry& g,
                                  ActivationKind act, Tensor& y) {
+  conv_forward_impl(x, w, b, g, act, y, false);
+}
+
+void CudaBackend::depthwise_conv2d_forward(const Tensor& x, const Tensor& w, const Tensor& b, const Conv2DGeometry& g,
+                                           ActivationKind act, Tensor& y) {
+  conv_forward_impl(x, w, b, g, act, y, true);
+}
+
+void CudaBackend::conv_forward_impl(const Tensor& x, const Tensor& w, const Tensor& b, const Conv2DGeometry& g,
+                                    ActivationKind act, Tensor& y, bool depthwise) {
   DeviceGuard guard(device_);
-  const char* op = "conv2d_forward";
+  const char* op = depthwise ? "depthwise_conv2d_forward" : "conv2d_forward";
   const Device dev = device();
   require_float_on(x, dev, op, "x");
   require_float_on(w, dev, op, "w");
-  ConvShape s = conv_shape(x, w, g, op, "x");
+  ConvShape s = depthwise ? op_shapes::depthwise_conv_shape(x, w, g, op, "x") : conv_shape(x, w, g, op, "x");
   const bool bias = b.defined();
   if (bias) {
     require_float_on(b, dev, op, "b");
@@ -274,12 +301,12 @@ void CudaBackend::conv2d_forward(const Tensor& x, const Tensor& w, const Tensor&
 
   // Descriptors and algorithm first: a problem cuDNN cannot take throws before any work is queued.
   const ConvProblem p = conv_problem(s, g);
-  const ConvDescs cd = conv_descs(d, s, p, g, op);
-  const ConvAlgoKey key = algo_key(ConvDirection::forward, s, p, g);
+  const ConvDescs cd = conv_descs(d, s, p, g, depthwise, op);
+  const ConvAlgoKey key = algo_key(ConvDirection::forward, s, p, g, depthwise);
   choose_algo(d, key, cd, s, op, {});
 
   const float* xin = conv_input(d, x.data<float>(), s, p, g, op);
-  const float* wt = krsc_kernel(d, w.data<float>(), s, g);
+  const float* wt = krsc_kernel(d, w.data<float>(), s, g, depthwise);
   run_conv(d, key, cd, s, op, "the convolution", [&](const ConvAlgoChoice& algo, void* ws) {
     return cudnnConvolutionForward(d.dnn, &kOne, cd.x, xin, cd.w, wt, cd.conv,
                                    static_cast<cudnnConvolutionFwdAlgo_t>(algo.algo), ws, algo.workspace_bytes, &kZero,
@@ -291,8 +318,18 @@ void CudaBackend::conv2d_forward(const Tensor& x, const Tensor& w, const Tensor&
 }
 
 void CudaBackend::conv2d_backward_data(const Tensor& dy, const Tensor& w, const Conv2DGeometry& g, Tensor& dx) {
+  conv_backward_data_impl(dy, w, g, dx, false);
+}
+
+void CudaBackend::depthwise_conv2d_backward_data(const Tensor& dy, const Tensor& w, const Conv2DGeometry& g,
+                                                 Tensor& dx) {
+  conv_backward_data_impl(dy, w, g, dx, true);
+}
+
+void CudaBackend::conv_backward_data_impl(const Tensor& dy, const Tensor& w, const Conv2DGeometry& g, Tensor& dx,
+                                          bool depthwise) {
   DeviceGuard guard(device_);
-  const char* op = "conv2d_backward_data";
+  const char* op = depthwise ? "depthwise_conv2d_backward_data" : "conv2d_backward_data";
   const Device dev = device();
   require_float_on(dy, dev, op, "dy");
   require_float_on(w, dev, op, "w");
@@ -301,7 +338,7 @@ void CudaBackend::conv2d_backward_data(const Tensor& dy, const Tensor& w, const 
     throw StateError(fmt::format("{}: dx is undefined; allocate it with the forward input's shape (N, H, W, {})", op,
                                  w.rank() == 4 ? w.dim(2) : 0));
   require_float_on(dx, dev, op, "dx");
-  ConvShape s = conv_shape(dx, w, g, op, "dx");
+  ConvShape s = depthwise ? op_shapes::depthwise_conv_shape(dx, w, g, op, "dx") : conv_shape(dx, w, g, op, "dx");
   op_shapes::check_conv_dy(dy, s, op);
   if (dx.numel() == 0) return;
   DnnState& d = *dnn_;
@@ -312,11 +349,11 @@ void CudaBackend::conv2d_backward_data(const Tensor& dy, const Tensor& w, const 
   }
 
   const ConvProblem p = conv_problem(s, g);
-  const ConvDescs cd = conv_descs(d, s, p, g, op);
-  const ConvAlgoKey key = algo_key(ConvDirection::backward_data, s, p, g);
+  const ConvDescs cd = conv_descs(d, s, p, g, depthwise, op);
+  const ConvAlgoKey key = algo_key(ConvDirection::backward_data, s, p, g, depthwise);
   choose_algo(d, key, cd, s, op, {});
 
-  const float* wt = krsc_kernel(d, w.data<float>(), s, g);
+  const float* wt = krsc_kernel(d, w.data<float>(), s, g, depthwise);
   const float* pdy = dy.data<float>();
   // With explicit padding cuDNN produces the gradient of the padded input; its interior is dx.
   float* out = p.explicit_pad ? d.pad_grad_buffer(s.n * p.h * p.w * s.ic) : pdx;
@@ -330,20 +367,32 @@ void CudaBackend::conv2d_backward_data(const Tensor& dy, const Tensor& w, const 
 
 void CudaBackend::conv2d_backward_weights(const Tensor& x, const Tensor& dy, const Conv2DGeometry& g, Tensor& dw,
                                           Tensor& db, bool accumulate) {
+  conv_backward_weights_impl(x, dy, g, dw, db, accumulate, false);
+}
+
+void CudaBackend::depthwise_conv2d_backward_weights(const Tensor& x, const Tensor& dy, const Conv2DGeometry& g,
+                                                    Tensor& dw, Tensor& db, bool accumulate) {
+  conv_backward_weights_impl(x, dy, g, dw, db, accumulate, true);
+}
+
+void CudaBackend::conv_backward_weights_impl(const Tensor& x, const Tensor& dy, const Conv2DGeometry& g, Tensor& dw,
+                                             Tensor& db, bool accumulate, bool depthwise) {
   DeviceGuard guard(device_);
-  const char* op = "conv2d_backward_weights";
+  const char* op = depthwise ? "depthwise_conv2d_backward_weights" : "conv2d_backward_weights";
   const Device dev = device();
   require_float_on(x, dev, op, "x");
   require_float_on(dy, dev, op, "dy");
   op_shapes::check_conv_weights_args(x, dy, g, op);
+  const Shape dw_shape =
+      depthwise ? op_shapes::depthwise_kernel_shape(x, dy, g, op) : Shape{g.kernel_h, g.kernel_w, x.dim(3), dy.dim(3)};
   // An undefined dw is allocated; it then counts as zeros, so accumulating into it overwrites.
   bool fresh_dw = false;
   if (!dw.defined()) {
-    dw = Tensor({g.kernel_h, g.kernel_w, x.dim(3), dy.dim(3)}, DType::float32, dev);
+    dw = Tensor(dw_shape, DType::float32, dev);
     fresh_dw = true;
   }
-  prepare_output_on(dw, {g.kernel_h, g.kernel_w, x.dim(3), dy.dim(3)}, dev, op, "dw");
-  ConvShape s = conv_shape(x, dw, g, op, "x");
+  prepare_output_on(dw, dw_shape, dev, op, "dw");
+  ConvShape s = depthwise ? op_shapes::depthwise_conv_shape(x, dw, g, op, "x") : conv_shape(x, dw, g, op, "x");
   op_shapes::check_conv_dy(dy, s, op);
   // An undefined db means no bias: it stays undefined.
   const bool bias = db.defined();
@@ -360,10 +409,10 @@ void CudaBackend::conv2d_backward_weights(const Tensor& x, const Tensor& dy, con
   }
 
   const ConvProblem p = conv_problem(s, g);
-  const ConvDescs cd = conv_descs(d, s, p, g, op);
-  const ConvAlgoKey key = algo_key(ConvDirection::backward_filter, s, p, g);
+  const ConvDescs cd = conv_descs(d, s, p, g, depthwise, op);
+  const ConvAlgoKey key = algo_key(ConvDirection::backward_filter, s, p, g, depthwise);
   choose_algo(d, key, cd, s, op, {});
-  const std::int64_t r = g.kernel_h * g.kernel_w * s.ic, rows = s.n * s.oh * s.ow;
+  const std::int64_t r = kernel_rows(s, g, depthwise), rows = s.n * s.oh * s.ow;
   const float* ones = bias ? d.ones(rows) : nullptr;
 
   const float* xin = conv_input(d, x.data<float>(), s, p, g, op);
@@ -383,6 +432,21 @@ void CudaBackend::conv2d_backward_weights(const Tensor& x, const Tensor& dy, con
     const float beta = accumulate ? 1.f : 0.f;
     KCPP_CUBLAS_CHECK(cublasSgemv_64(d.blas, CUBLAS_OP_N, s.oc, rows, &kOne, pdy, s.oc, ones, 1, &beta, pdb, 1));
   }
+}
+
+void CudaBackend::bias_add(Tensor& y, const Tensor& b) {
+  DeviceGuard guard(device_);
+  const char* op = "bias_add";
+  const Device dev = device();
+  require_float_on(y, dev, op, "y");
+  require_float_on(b, dev, op, "b");
+  op_shapes::require_rank_at_least(y, 1, op, "y");
+  const std::int64_t c = y.dim(-1);
+  if (!op_shapes::has_shape(b, {c}))
+    throw ShapeError(fmt::format("bias_add: b has shape {} but y {} has {} channels; b must be ({},)",
+                                 shape_str(b.shape()), shape_str(y.shape()), c, c));
+  if (y.numel() == 0) return;
+  dnn_->add_row_bias(b.data<float>(), y.data<float>(), op_shapes::leading(y), c, op);
 }
 
 }  // namespace kerascpp::cuda

@@ -195,12 +195,13 @@ cudnnFilterDescriptor_t DnnState::filter_krsc(std::int64_t k, std::int64_t r, st
 }
 
 cudnnConvolutionDescriptor_t DnnState::convolution(std::int64_t pad_h, std::int64_t pad_w, std::int64_t stride_h,
-                                                   std::int64_t stride_w, const char* op) {
-  const std::array<std::int64_t, 4> key{pad_h, pad_w, stride_h, stride_w};
+                                                   std::int64_t stride_w, std::int64_t groups, const char* op) {
+  const std::array<std::int64_t, 5> key{pad_h, pad_w, stride_h, stride_w, groups};
   auto it = conv_descs_.find(key);
   if (it != conv_descs_.end()) return it->second;
   const int ph = cudnn_int(pad_h, op, "the padding"), pw = cudnn_int(pad_w, op, "the padding"),
-            sh = cudnn_int(stride_h, op, "the stride"), sw = cudnn_int(stride_w, op, "the stride");
+            sh = cudnn_int(stride_h, op, "the stride"), sw = cudnn_int(stride_w, op, "the stride"),
+            gc = cudnn_int(groups, op, "the group count");
   cudnnConvolutionDescriptor_t desc = nullptr;
   KCPP_CUDNN_CHECK(cudnnCreateConvolutionDescriptor(&desc));
   // Keras' Conv2D is a cross-correlation. CUDNN_FMA_MATH rules out tensor-core kernels, which
@@ -208,6 +209,7 @@ cudnnConvolutionDescriptor_t DnnState::convolution(std::int64_t pad_h, std::int6
   cudnnStatus_t st =
       cudnnSetConvolution2dDescriptor(desc, ph, pw, sh, sw, 1, 1, CUDNN_CROSS_CORRELATION, CUDNN_DATA_FLOAT);
   if (st == CUDNN_STATUS_SUCCESS) st = cudnnSetConvolutionMathType(desc, CUDNN_FMA_MATH);
+  if (st == CUDNN_STATUS_SUCCESS && gc != 1) st = cudnnSetConvolutionGroupCount(desc, gc);
   if (st != CUDNN_STATUS_SUCCESS) {
     cudnnDestroyConvolutionDescriptor(desc);
     KCPP_CUDNN_CHECK(st);

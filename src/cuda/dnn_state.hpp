@@ -124,9 +124,10 @@ struct DnnState {
   }
   // A KRSC filter (K filters of R x S x C), i.e. cuDNN's NHWC filter layout.
   cudnnFilterDescriptor_t filter_krsc(std::int64_t k, std::int64_t r, std::int64_t s, std::int64_t c, const char* op);
-  // Cross-correlation (Keras' convolution), float32 compute, CUDNN_FMA_MATH (no TF32).
+  // Cross-correlation (Keras' convolution), float32 compute, CUDNN_FMA_MATH (no TF32), with
+  // `groups` channel groups (cudnnSetConvolutionGroupCount; the input channels for a depthwise one).
   cudnnConvolutionDescriptor_t convolution(std::int64_t pad_h, std::int64_t pad_w, std::int64_t stride_h,
-                                           std::int64_t stride_w, const char* op);
+                                           std::int64_t stride_w, std::int64_t groups, const char* op);
   cudnnPoolingDescriptor_t pooling(cudnnPoolingMode_t mode, std::int64_t window_h, std::int64_t window_w,
                                    std::int64_t pad_h, std::int64_t pad_w, std::int64_t stride_h, std::int64_t stride_w,
                                    const char* op);
@@ -168,7 +169,7 @@ struct DnnState {
   std::int64_t ones_count_ = 0, zeros_count_ = 0;
   std::map<std::array<std::int64_t, 5>, cudnnTensorDescriptor_t> tensor_descs_;
   std::map<std::array<std::int64_t, 4>, cudnnFilterDescriptor_t> filter_descs_;
-  std::map<std::array<std::int64_t, 4>, cudnnConvolutionDescriptor_t> conv_descs_;
+  std::map<std::array<std::int64_t, 5>, cudnnConvolutionDescriptor_t> conv_descs_;
   std::map<std::array<std::int64_t, 7>, cudnnPoolingDescriptor_t> pool_descs_;
   std::map<int, cudnnActivationDescriptor_t> activation_descs_;
   std::map<int, cudnnOpTensorDescriptor_t> op_tensor_descs_;

@@ -10,6 +10,9 @@ namespace K = kerascpp;
 void fill_options_positionally() {
   K::layers::DenseOptions dense{"relu"};
   K::layers::Conv2DOptions conv{2, K::Padding::same, "relu"};
+  K::layers::Conv1DOptions conv1d{2, K::Padding::causal, "relu"};
+  K::layers::DepthwiseConv2DOptions depthwise{2, K::Padding::same, 3};
+  K::layers::Conv2DTransposeOptions transpose{2, K::Padding::same, "relu"};
   K::layers::Pooling2DOptions pool{2};
   K::layers::DropoutOptions dropout{7};
   K::layers::BatchNormalizationOptions bn{0.9f};
@@ -34,5 +37,5 @@ void fill_options_positionally() {
   (void)dense, (void)conv, (void)pool, (void)dropout, (void)bn, (void)activation, (void)input, (void)fit;
   (void)evaluate, (void)predict, (void)compile, (void)adam, (void)sgd, (void)rmsprop, (void)crossentropy;
   (void)strategy, (void)early, (void)plateau, (void)checkpoint, (void)gradients, (void)classification;
-  (void)session, (void)layer;
+  (void)session, (void)layer, (void)conv1d, (void)depthwise, (void)transpose;
 }

@@ -11,6 +11,7 @@ tests/tools/transformer_layers_interop.cpp builds a small model per kind in kera
 import json
 import os
 import subprocess
+import sys
 import warnings
 
 import numpy as np
@@ -20,7 +21,8 @@ os.environ.setdefault("KERAS_BACKEND", "numpy")
 import keras  # noqa: E402  (the backend must be chosen before the import)
 from kerascpp_binaries import find_binary  # noqa: E402
 
-KINDS = ["lnorm", "dense3d", "embedding", "merges", "global_max_pool", "pad_upsample"]
+KINDS = ["lnorm", "dense3d", "embedding", "merges", "global_max_pool", "pad_upsample", "conv1d", "depthwise",
+         "conv_transpose"]
 
 
 def _run(*args):
@@ -87,3 +89,51 @@ def test_kerascpp_predicts_like_keras_from_keras_weights(tmp_path, kind):
     _run("load", kind, tmp_path)
     got = _read_f32(tmp_path / "y_cpp.f32", expected.shape)
     np.testing.assert_allclose(got, expected, atol=1e-5, rtol=1e-4)
+
+
+# One training step. The numpy backend cannot differentiate, so Keras trains under JAX in a
+# child process (the backend is fixed per process) and both trained weight files are compared.
+TRAIN_KINDS = ["conv1d", "depthwise", "conv_transpose"]
+
+_JAX_STEP = """
+import sys
+import numpy as np
+import keras
+directory = sys.argv[1]
+with open(directory + "/model.json") as f:
+    model = keras.models.model_from_json(f.read())
+model.load_weights(directory + "/model.weights.h5")
+x = np.load(directory + "/x.npy")
+t = np.load(directory + "/t.npy")
+model.compile(optimizer=keras.optimizers.SGD(0.1), loss="mse")
+model.train_on_batch(x, t)
+model.save_weights(directory + "/keras_trained.weights.h5")
+"""
+
+
+@pytest.mark.parametrize("kind", TRAIN_KINDS)
+def test_one_training_step_matches_keras(tmp_path, kind):
+    pytest.importorskip("jax")
+    x, y, text = _saved_by_kerascpp(kind, tmp_path)
+    model = _keras_model(text)
+    rng = np.random.default_rng(11)
+    model.set_weights([rng.uniform(-0.5, 0.5, w.shape).astype("float32") for w in model.get_weights()])
+    model.save_weights(str(tmp_path / "model.weights.h5"))
+    before = model.get_weights()
+    t = rng.uniform(-1.0, 1.0, y.shape).astype("float32")
+    t.tofile(tmp_path / "t.f32")
+    np.save(tmp_path / "x.npy", x)
+    np.save(tmp_path / "t.npy", t)
+    env = dict(os.environ, KERAS_BACKEND="jax", JAX_PLATFORMS="cpu")
+    result = subprocess.run([sys.executable, "-c", _JAX_STEP, str(tmp_path)], capture_output=True, text=True,
+                            timeout=300, env=env, check=False)
+    assert result.returncode == 0, result.stderr
+    _run("train", kind, tmp_path)
+    model.load_weights(str(tmp_path / "keras_trained.weights.h5"))
+    expected = model.get_weights()
+    model.load_weights(str(tmp_path / "trained.weights.h5"))
+    got = model.get_weights()
+    for w_before, w_expected, w_got in zip(before, expected, got):
+        # The step moved every weight tensor, and kerascpp moved it the same way.
+        assert np.abs(w_expected - w_before).max() > 1e-4
+        np.testing.assert_allclose(w_got, w_expected, atol=2e-6, rtol=1e-4)

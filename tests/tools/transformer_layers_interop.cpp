@@ -1,8 +1,8 @@
 // transformer_layers_interop: drives tests/python/test_transformer_layers_interop.py, which checks
 // the Transformer-path layers (LayerNormalization, Dense on rank-3 inputs, Softmax with an axis,
 // Embedding), the elementwise merges (Subtract, Multiply, Average), GlobalMaxPooling2D,
-// ZeroPadding2D and UpSampling2D against Python Keras 3 on
-// the same weights and inputs.
+// ZeroPadding2D, UpSampling2D and the convolution variants (Conv1D, DepthwiseConv2D,
+// Conv2DTranspose) against Python Keras 3 on the same weights and inputs.
 //   transformer_layers_interop save <kind> <dir>
 //       builds the model of `kind` (set_random_seed(1)), sets every weight to fixed pseudo-random
 //       values (so gamma/beta are not ones/zeros), writes <dir>/model.weights.h5, <dir>/model.json
@@ -12,6 +12,9 @@
 //   transformer_layers_interop load <kind> <dir>
 //       builds the same model, loads <dir>/model.weights.h5 (written by Keras), predicts on
 //       <dir>/x.f32 and writes <dir>/y_cpp.f32.
+//   transformer_layers_interop train <kind> <dir>
+//       loads <dir>/model.weights.h5, takes one SGD(0.1) step on the mean squared error of the
+//       prediction on <dir>/x.f32 towards <dir>/t.f32 and writes <dir>/trained.weights.h5.
 // Errors: stderr, exit status 1.
 #include <kerascpp/kerascpp.hpp>
 
@@ -89,6 +92,30 @@ Case build(const std::string& kind) {
     auto x = K::layers::Dense(5, {.activation = "tanh"})(in);
     x = K::layers::GlobalMaxPooling2D()(x);
     return {K::Model(in, K::layers::Dense(2)(x)), {4, 3, 2}};
+  }
+  if (kind == "conv1d") {  // Conv1D with every padding, strides 1 and 2
+    auto in = K::Input({9, 3});
+    auto x = K::layers::Conv1D(4, 3, {.activation = "tanh"})(in);                                      // valid
+    x = K::layers::Conv1D(5, 3, {.strides = 2, .padding = K::Padding::same})(x);                       // same, s2
+    x = K::layers::Conv1D(3, 2, {.padding = K::Padding::causal, .activation = "relu"})(x);             // causal
+    x = K::layers::Conv1D(4, 3, {.strides = 2, .padding = K::Padding::causal, .use_bias = false})(x);  // causal, s2
+    x = K::layers::Conv1D(2, 2, {.strides = 2})(x);                                                    // valid, s2
+    return {K::Model(in, x), {9, 3}};
+  }
+  if (kind == "depthwise") {  // DepthwiseConv2D, valid/same, strides 1 and 2, depth_multiplier 1 and 2
+    auto in = K::Input({7, 6, 3});
+    auto x = K::layers::DepthwiseConv2D(3, {.depth_multiplier = 2, .activation = "tanh"})(in);
+    x = K::layers::DepthwiseConv2D({3, 2}, {.strides = 2, .padding = K::Padding::same})(x);
+    x = K::layers::DepthwiseConv2D(2, {.strides = {1, 2}, .depth_multiplier = 3, .use_bias = false})(x);
+    return {K::Model(in, x), {7, 6, 3}};
+  }
+  if (kind == "conv_transpose") {  // Conv2DTranspose, valid/same, strides 1, 2 and 3 (> kernel)
+    auto in = K::Input({3, 4, 2});
+    auto x = K::layers::Conv2DTranspose(3, 3, {.strides = 2, .padding = K::Padding::same})(in);
+    x = K::layers::Conv2DTranspose(2, {2, 3}, {.activation = "tanh"})(x);
+    x = K::layers::Conv2DTranspose(2, 4, {.strides = {2, 1}, .padding = K::Padding::same, .use_bias = false})(x);
+    x = K::layers::Conv2DTranspose(2, 2, {.strides = {3, 2}})(x);
+    return {K::Model(in, x), {3, 4, 2}};
   }
   throw K::Error("unknown model kind '" + kind + "'");
 }
@@ -188,15 +215,33 @@ int load(const std::string& kind, const fs::path& dir) {
   return 0;
 }
 
+// One SGD(0.1) step on the mean squared error towards <dir>/t.f32 from the weights in
+// <dir>/model.weights.h5 (written by Keras), the whole batch of <dir>/x.f32 at once; writes
+// <dir>/trained.weights.h5. Only for float-input kinds.
+int train(const std::string& kind, const fs::path& dir) {
+  K::set_random_seed(1);
+  Case c = build(kind);
+  c.model.load_weights((dir / "model.weights.h5").string());
+  K::Tensor probe = input_batch(c, kExamples);
+  K::Tensor x = K::Tensor::from_vector(probe.shape(), read_f32(dir / "x.f32"));
+  K::Tensor y = predict(c.model, x);
+  K::Tensor t = K::Tensor::from_vector(y.shape(), read_f32(dir / "t.f32"));
+  c.model.compile({.optimizer = K::optimizers::SGD(0.1), .loss = K::losses::MeanSquaredError()});
+  c.model.fit(K::Dataset::from_tensor_slices(x, t).batch(kExamples), {.epochs = 1, .verbose = 0});
+  c.model.save_weights((dir / "trained.weights.h5").string());
+  return 0;
+}
+
 }  // namespace
 
 int main(int argc, char** argv) {
   const std::string command = argc == 4 ? argv[1] : "";
-  if (command != "save" && command != "load") {
-    std::fprintf(stderr, "usage: transformer_layers_interop save|load <kind> <dir>\n");
+  if (command != "save" && command != "load" && command != "train") {
+    std::fprintf(stderr, "usage: transformer_layers_interop save|load|train <kind> <dir>\n");
     return 2;
   }
   try {
+    if (command == "train") return train(argv[2], argv[3]);
     return command == "save" ? save(argv[2], argv[3]) : load(argv[2], argv[3]);
   } catch (const K::Error& e) {
     std::fprintf(stderr, "error: %s\n", e.what());

@@ -40,13 +40,14 @@ class OptionalSize2D {
 
 // Keras' padding modes: "valid" (no padding, the window stays inside the input) and "same"
 // (zero padding so that the output has ceil(input / stride) positions; the extra pixel goes to
-// the bottom/right, as in TensorFlow).
-enum class Padding : std::uint8_t { valid, same };
+// the bottom/right, as in TensorFlow). "causal" (Conv1D only): kernel_size - 1 zeros before the
+// sequence and none after, so output step t sees no input after step t.
+enum class Padding : std::uint8_t { valid, same, causal };
 
-// "valid" / "same", the spelling in Keras configs.
+// "valid" / "same" / "causal", the spelling in Keras configs.
 const char* padding_name(Padding padding);
-// The padding named `name` ("valid" or "same", e.g. from a command-line flag); throws ValueError
-// naming `where` and the unknown name otherwise.
+// The padding named `name` ("valid", "same" or "causal", e.g. from a command-line flag); throws
+// ValueError naming `where` and the unknown name otherwise.
 Padding padding_from_name(const std::string& name, const std::string& where = "padding");
 
 }  // namespace kerascpp

@@ -1,5 +1,5 @@
-// Elementwise arithmetic: n-ary add on oneDNN's sum primitive, in-place add and multiply on
-// its binary primitive, and hand loops for scale and copy (memory-bound either way).
+// Elementwise arithmetic: n-ary add on oneDNN's sum primitive, in-place add, bias add and
+// multiply on its binary primitive, and hand loops for scale and copy (memory-bound either way).
 #include <fmt/format.h>
 
 #include <cstring>
@@ -78,6 +78,36 @@ void CpuBackend::add_inplace(Tensor& y, const Tensor& x) {
   });
   e.prim.bind(DNNL_ARG_SRC_0, y.raw());
   e.prim.bind(DNNL_ARG_SRC_1, x.raw());
+  e.prim.bind(DNNL_ARG_DST, y.raw());
+  run(e.prim);
+}
+
+void CpuBackend::bias_add(Tensor& y, const Tensor& b) {
+  enter();
+  const char* op = "bias_add";
+  require_float(y, op, "y");
+  require_float(b, op, "b");
+  require_rank_at_least(y, 1, op, "y");
+  const std::int64_t c = y.dim(-1), rows = op_shapes::leading(y);
+  if (!has_shape(b, {c}))
+    throw ShapeError(fmt::format("bias_add: b has shape {} but y {} has {} channels; b must be ({},)",
+                                 shape_str(b.shape()), shape_str(y.shape()), c, c));
+  if (y.numel() == 0) return;
+  cache_.key("bias_add");
+  cache_.append(rows, c);
+  auto& e = cache_.get<ArithmeticEntry>([&] {
+    return guarded_build(op, cache_.current_key(), [&] {
+      // y viewed as [rows, C] plus b as [1, C], broadcast over the rows.
+      auto md = f32_md({rows, c}, tag::ab);
+      dnnl::binary::primitive_desc pd(dnnl::binary::desc(dnnl::algorithm::binary_add, md, f32_md({1, c}, tag::ab), md),
+                                      base_attr(), engine_);
+      auto entry = std::make_unique<ArithmeticEntry>();
+      entry->prim = make_primitive(pd, {DNNL_ARG_SRC_0, DNNL_ARG_SRC_1, DNNL_ARG_DST});
+      return entry;
+    });
+  });
+  e.prim.bind(DNNL_ARG_SRC_0, y.raw());
+  e.prim.bind(DNNL_ARG_SRC_1, b.raw());
   e.prim.bind(DNNL_ARG_DST, y.raw());
   run(e.prim);
 }

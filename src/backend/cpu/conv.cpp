@@ -1,6 +1,7 @@
 // 2-D convolution on oneDNN: NHWC activations, HWIO kernels. Kernels are handed to oneDNN in
 // the layout it prefers ("any") through a cached reorder, because its fast AVX2/AVX-512
 // kernels need blocked weights; the reorder is small next to the convolution itself.
+// Depthwise convolution is the same code with C groups (oneDNN's grouped weights).
 #include <fmt/format.h>
 
 #include <cstring>
@@ -22,10 +23,24 @@ struct ConvDescs {
   dims strides, pad_l, pad_r;
 };
 
-ConvDescs conv_descs(const ConvShape& s, const Conv2DGeometry& g) {
+// The user's kernel as oneDNN weights: HWIO, or for a depthwise convolution (C groups) the
+// [kh, kw, C, M] kernel as grouped weights (g = C, o = M, i = 1, h, w) described by strides:
+// output channel c·M + m of group c is element (h, w, c, m), as in Keras.
+dnnl::memory::desc user_weights_md(const ConvShape& s, const Conv2DGeometry& g, bool depthwise) {
+  if (!depthwise) return f32_md({s.oc, s.ic, g.kernel_h, g.kernel_w}, tag::hwio);
+  const std::int64_t m = s.oc / s.ic;
+  return {{s.ic, m, 1, g.kernel_h, g.kernel_w}, dnnl::memory::data_type::f32, {m, 1, s.oc, g.kernel_w * s.oc, s.oc}};
+}
+
+dnnl::memory::desc any_weights_md(const ConvShape& s, const Conv2DGeometry& g, bool depthwise) {
+  if (!depthwise) return f32_md({s.oc, s.ic, g.kernel_h, g.kernel_w}, tag::any);
+  return f32_md({s.ic, s.oc / s.ic, 1, g.kernel_h, g.kernel_w}, tag::any);
+}
+
+ConvDescs conv_descs(const ConvShape& s, const Conv2DGeometry& g, bool depthwise) {
   return {f32_md({s.n, s.ic, s.ih, s.iw}, tag::nhwc),
-          f32_md({s.oc, s.ic, g.kernel_h, g.kernel_w}, tag::any),
-          f32_md({s.oc, s.ic, g.kernel_h, g.kernel_w}, tag::hwio),
+          any_weights_md(s, g, depthwise),
+          user_weights_md(s, g, depthwise),
           f32_md({s.oc}, tag::a),
           f32_md({s.n, s.oc, s.oh, s.ow}, tag::nhwc),
           {g.stride_h, g.stride_w},
@@ -101,20 +116,30 @@ struct ConvEntry : CacheEntry {
   WeightsCopy weights;
 };
 
-void key_geometry(PrimitiveCache& cache, const ConvShape& s, const Conv2DGeometry& g) {
+void key_geometry(PrimitiveCache& cache, const ConvShape& s, const Conv2DGeometry& g, bool depthwise) {
   cache.append(s.n, s.ih, s.iw, s.ic, s.oc, g.kernel_h, g.kernel_w, g.stride_h, g.stride_w, g.pad_top, g.pad_left,
-               g.pad_bottom, g.pad_right);
+               g.pad_bottom, g.pad_right, depthwise);
 }
 
 }  // namespace
 
 void CpuBackend::conv2d_forward(const Tensor& x, const Tensor& w, const Tensor& b, const Conv2DGeometry& g,
                                 ActivationKind act, Tensor& y) {
+  conv_forward_impl(x, w, b, g, act, y, false);
+}
+
+void CpuBackend::depthwise_conv2d_forward(const Tensor& x, const Tensor& w, const Tensor& b, const Conv2DGeometry& g,
+                                          ActivationKind act, Tensor& y) {
+  conv_forward_impl(x, w, b, g, act, y, true);
+}
+
+void CpuBackend::conv_forward_impl(const Tensor& x, const Tensor& w, const Tensor& b, const Conv2DGeometry& g,
+                                   ActivationKind act, Tensor& y, bool depthwise) {
   enter();
-  const char* op = "conv2d_forward";
+  const char* op = depthwise ? "depthwise_conv2d_forward" : "conv2d_forward";
   require_float(x, op, "x");
   require_float(w, op, "w");
-  ConvShape s = conv_shape(x, w, g, op, "x");
+  ConvShape s = depthwise ? op_shapes::depthwise_conv_shape(x, w, g, op, "x") : conv_shape(x, w, g, op, "x");
   const bool bias = b.defined();
   if (bias) {
     require_float(b, op, "b");
@@ -124,11 +149,11 @@ void CpuBackend::conv2d_forward(const Tensor& x, const Tensor& w, const Tensor& 
   if (y.numel() == 0) return;
 
   cache_.key("conv_fwd");
-  key_geometry(cache_, s, g);
+  key_geometry(cache_, s, g, depthwise);
   cache_.append(bias, post_op_key(act));
   auto& e = cache_.get<ConvEntry>([&] {
     return guarded_build(op, cache_.current_key(), [&] {
-      ConvDescs d = conv_descs(s, g);
+      ConvDescs d = conv_descs(s, g, depthwise);
       auto attr = base_attr();
       if (fused_post_op(act)) {
         dnnl::post_ops po;
@@ -154,8 +179,18 @@ void CpuBackend::conv2d_forward(const Tensor& x, const Tensor& w, const Tensor& 
 }
 
 void CpuBackend::conv2d_backward_data(const Tensor& dy, const Tensor& w, const Conv2DGeometry& g, Tensor& dx) {
+  conv_backward_data_impl(dy, w, g, dx, false);
+}
+
+void CpuBackend::depthwise_conv2d_backward_data(const Tensor& dy, const Tensor& w, const Conv2DGeometry& g,
+                                                Tensor& dx) {
+  conv_backward_data_impl(dy, w, g, dx, true);
+}
+
+void CpuBackend::conv_backward_data_impl(const Tensor& dy, const Tensor& w, const Conv2DGeometry& g, Tensor& dx,
+                                         bool depthwise) {
   enter();
-  const char* op = "conv2d_backward_data";
+  const char* op = depthwise ? "depthwise_conv2d_backward_data" : "conv2d_backward_data";
   require_float(dy, op, "dy");
   require_float(w, op, "w");
   // With strides > 1 several input sizes give the same output size, so dx fixes the input shape.
@@ -163,7 +198,7 @@ void CpuBackend::conv2d_backward_data(const Tensor& dy, const Tensor& w, const C
     throw StateError(fmt::format("{}: dx is undefined; allocate it with the forward input's shape (N, H, W, {})", op,
                                  w.rank() == 4 ? w.dim(2) : 0));
   require_float(dx, op, "dx");
-  ConvShape s = conv_shape(dx, w, g, op, "dx");
+  ConvShape s = depthwise ? op_shapes::depthwise_conv_shape(dx, w, g, op, "dx") : conv_shape(dx, w, g, op, "dx");
   op_shapes::check_conv_dy(dy, s, op);
   if (dx.numel() == 0) return;
   if (dy.numel() == 0) {
@@ -172,10 +207,10 @@ void CpuBackend::conv2d_backward_data(const Tensor& dy, const Tensor& w, const C
   }
 
   cache_.key("conv_bwd_data");
-  key_geometry(cache_, s, g);
+  key_geometry(cache_, s, g, depthwise);
   auto& e = cache_.get<ConvEntry>([&] {
     return guarded_build(op, cache_.current_key(), [&] {
-      ConvDescs d = conv_descs(s, g);
+      ConvDescs d = conv_descs(s, g, depthwise);
       auto hint = forward_pd(d, false, base_attr(), engine_);
       dnnl::convolution_backward_data::desc desc(dnnl::algorithm::convolution_direct, d.src, d.wei_any, d.dst,
                                                  d.strides, d.pad_l, d.pad_r);
@@ -196,19 +231,26 @@ void CpuBackend::conv2d_backward_data(const Tensor& dy, const Tensor& w, const C
 
 void CpuBackend::conv2d_backward_weights(const Tensor& x, const Tensor& dy, const Conv2DGeometry& g, Tensor& dw,
                                          Tensor& db, bool accumulate) {
-  conv2d_backward_weights_impl(x, dy, g, dw, db.defined() ? &db : nullptr, accumulate);
+  conv_backward_weights_impl(x, dy, g, dw, db.defined() ? &db : nullptr, accumulate, false);
 }
 
-void CpuBackend::conv2d_backward_weights_impl(const Tensor& x, const Tensor& dy, const Conv2DGeometry& g, Tensor& dw,
-                                              Tensor* db, bool accumulate) {
+void CpuBackend::depthwise_conv2d_backward_weights(const Tensor& x, const Tensor& dy, const Conv2DGeometry& g,
+                                                   Tensor& dw, Tensor& db, bool accumulate) {
+  conv_backward_weights_impl(x, dy, g, dw, db.defined() ? &db : nullptr, accumulate, true);
+}
+
+void CpuBackend::conv_backward_weights_impl(const Tensor& x, const Tensor& dy, const Conv2DGeometry& g, Tensor& dw,
+                                            Tensor* db, bool accumulate, bool depthwise) {
   enter();
-  const char* op = "conv2d_backward_weights";
+  const char* op = depthwise ? "depthwise_conv2d_backward_weights" : "conv2d_backward_weights";
   require_float(x, op, "x");
   require_float(dy, op, "dy");
   op_shapes::check_conv_weights_args(x, dy, g, op);
-  if (!dw.defined()) dw = Tensor::zeros({g.kernel_h, g.kernel_w, x.dim(3), dy.dim(3)}, DType::float32, Device{});
-  prepare_output(dw, {g.kernel_h, g.kernel_w, x.dim(3), dy.dim(3)}, op, "dw");
-  ConvShape s = conv_shape(x, dw, g, op, "x");
+  const Shape dw_shape =
+      depthwise ? op_shapes::depthwise_kernel_shape(x, dy, g, op) : Shape{g.kernel_h, g.kernel_w, x.dim(3), dy.dim(3)};
+  if (!dw.defined()) dw = Tensor::zeros(dw_shape, DType::float32, Device{});
+  prepare_output(dw, dw_shape, op, "dw");
+  ConvShape s = depthwise ? op_shapes::depthwise_conv_shape(x, dw, g, op, "x") : conv_shape(x, dw, g, op, "x");
   op_shapes::check_conv_dy(dy, s, op);
   const bool bias = db != nullptr;
   if (bias) prepare_output(*db, {s.oc}, op, "db");
@@ -222,11 +264,11 @@ void CpuBackend::conv2d_backward_weights_impl(const Tensor& x, const Tensor& dy,
   }
 
   cache_.key("conv_bwd_weights");
-  key_geometry(cache_, s, g);
+  key_geometry(cache_, s, g, depthwise);
   cache_.append(bias, accumulate);
   auto& e = cache_.get<ConvEntry>([&] {
     return guarded_build(op, cache_.current_key(), [&] {
-      ConvDescs d = conv_descs(s, g);
+      ConvDescs d = conv_descs(s, g, depthwise);
       auto hint = forward_pd(d, bias, base_attr(), engine_);
       auto desc = bias ? dnnl::convolution_backward_weights::desc(dnnl::algorithm::convolution_direct, d.src, d.wei_any,
                                                                   d.bias, d.dst, d.strides, d.pad_l, d.pad_r)

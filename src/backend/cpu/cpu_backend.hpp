@@ -52,6 +52,12 @@ class CpuBackend final : public Backend {
   void conv2d_backward_data(const Tensor& dy, const Tensor& w, const Conv2DGeometry& g, Tensor& dx) override;
   void conv2d_backward_weights(const Tensor& x, const Tensor& dy, const Conv2DGeometry& g, Tensor& dw, Tensor& db,
                                bool accumulate) override;
+  void depthwise_conv2d_forward(const Tensor& x, const Tensor& w, const Tensor& b, const Conv2DGeometry& g,
+                                ActivationKind act, Tensor& y) override;
+  void depthwise_conv2d_backward_data(const Tensor& dy, const Tensor& w, const Conv2DGeometry& g, Tensor& dx) override;
+  void depthwise_conv2d_backward_weights(const Tensor& x, const Tensor& dy, const Conv2DGeometry& g, Tensor& dw,
+                                         Tensor& db, bool accumulate) override;
+  void bias_add(Tensor& y, const Tensor& b) override;
 
   void pool2d_forward(const Tensor& x, const Pool2DGeometry& g, Tensor& y, Tensor& workspace) override;
   void pool2d_backward(const Tensor& dy, const Tensor& x, const Pool2DGeometry& g, const Tensor& workspace,
@@ -140,8 +146,12 @@ class CpuBackend final : public Backend {
   // The part of `act` that Dense and Conv2D do not fuse into their primitive, in place on
   // y[rows, cols]: relu (oneDNN's post-op turns NaN into 0) and softmax (over cols).
   void unfused_activation(ActivationKind act, float* y, std::int64_t rows, std::int64_t cols);
-  void conv2d_backward_weights_impl(const Tensor& x, const Tensor& dy, const Conv2DGeometry& g, Tensor& dw, Tensor* db,
-                                    bool accumulate);
+  // The conv2d_* ops and, with `depthwise`, the depthwise_conv2d_* ops (C groups).
+  void conv_forward_impl(const Tensor& x, const Tensor& w, const Tensor& b, const Conv2DGeometry& g, ActivationKind act,
+                         Tensor& y, bool depthwise);
+  void conv_backward_data_impl(const Tensor& dy, const Tensor& w, const Conv2DGeometry& g, Tensor& dx, bool depthwise);
+  void conv_backward_weights_impl(const Tensor& x, const Tensor& dy, const Conv2DGeometry& g, Tensor& dw, Tensor* db,
+                                  bool accumulate, bool depthwise);
 
   int threads_;
   dnnl::engine engine_;

@@ -1,0 +1,122 @@
+#include "kerascpp/layers/conv1d.hpp"
+
+#include "check.hpp"
+#include "kerascpp/random.hpp"
+#include "layer_util.hpp"
+
+namespace kerascpp::layers {
+
+namespace {
+
+// (batch, steps, channels) as (batch, 1, steps, channels): the same bytes, so the Conv2D ops
+// run a 1-D convolution on views, and a (k, in, filters) kernel is a (1, k, in, filters) one.
+Tensor as_image(const Tensor& t) { return t.reshape({t.dim(0), 1, t.dim(1), t.dim(2)}); }
+Tensor as_kernel_2d(const Tensor& w) { return w.reshape({1, w.dim(0), w.dim(1), w.dim(2)}); }
+
+}  // namespace
+
+Conv1DLayer::Conv1DLayer(std::int64_t filters, std::int64_t kernel_size, Conv1DOptions options)
+    : Layer(options.name), filters_(filters), kernel_size_(kernel_size), options_(std::move(options)) {
+  KERASCPP_CHECK(filters_ > 0, ValueError, "Conv1D '{}': filters must be positive, got {}", name(), filters_);
+  KERASCPP_CHECK(kernel_size_ > 0, ValueError, "Conv1D '{}': kernel_size must be positive, got {}", name(),
+                 kernel_size_);
+  KERASCPP_CHECK(options_.strides > 0, ValueError, "Conv1D '{}': strides must be positive, got {}", name(),
+                 options_.strides);
+  activation_ = activation_from_name(options_.activation, "Conv1D");
+  set_input_spec(sequence_spec());
+}
+
+InputSpec Conv1DLayer::sequence_spec() const {
+  return {.ndim = 3,
+          .layout = "(batch, steps, channels)",
+          .rank_hint = "add a channel axis with Reshape, e.g. Reshape({100, 1})"};
+}
+
+std::int64_t Conv1DLayer::output_steps(std::int64_t steps) const {
+  // Causal padding adds kernel_size - 1 steps in front: as many outputs as "same".
+  const bool same = options_.padding != Padding::valid;
+  return detail::window_output(steps, kernel_size_, options_.strides, same);
+}
+
+std::vector<Shape> Conv1DLayer::compute_output_shapes(const std::vector<Shape>& in) {
+  const Shape& s = in[0];  // (steps, channels): the input spec holds
+  if (options_.padding == Padding::valid && s[0] < kernel_size_) {
+    throw ShapeError(
+        fmt::format("{}: kernel_size {} is larger than the input {} ({} steps) with padding=\"valid\"; use "
+                    "Padding::same, Padding::causal or a smaller kernel",
+                    where(), kernel_size_, shape_str(detail::with_batch(-1, s)), s[0]));
+  }
+  return {{output_steps(s[0]), filters_}};
+}
+
+Conv2DGeometry Conv1DLayer::geometry_for(std::int64_t steps) const {
+  Conv2DGeometry g;
+  g.kernel_h = 1;
+  g.kernel_w = kernel_size_;
+  g.stride_w = options_.strides;
+  if (options_.padding == Padding::same) detail::same_padding(steps, kernel_size_, g.stride_w, g.pad_left, g.pad_right);
+  if (options_.padding == Padding::causal) g.pad_left = kernel_size_ - 1;  // Keras pads the front only
+  return g;
+}
+
+void Conv1DLayer::build(const std::vector<Shape>& in) {
+  const std::int64_t channels = in[0][1];
+  kernel_ = &add_weight("kernel", {kernel_size_, channels, filters_}, options_.kernel_initializer, true,
+                        options_.seed ? *options_.seed : next_random_seed());
+  if (options_.use_bias)
+    bias_ = &add_weight("bias", {filters_}, options_.bias_initializer, true,
+                        options_.seed ? *options_.seed + 1 : next_random_seed());
+  InputSpec spec = sequence_spec();
+  spec.axes = {{-1, channels}};
+  set_input_spec(std::move(spec));
+}
+
+std::vector<Tensor> Conv1DLayer::forward(ReplicaContext& ctx, const std::vector<Tensor>& in, LayerState&) {
+  const Tensor& x = in[0];
+  Tensor y({x.dim(0), output_steps(x.dim(1)), filters_});
+  Tensor y2 = as_image(y);
+  int r = ctx.replica_id;
+  ctx.backend->conv2d_forward(as_image(x), as_kernel_2d(kernel_->value(r)), bias_ ? bias_->value(r) : Tensor(),
+                              geometry_for(x.dim(1)), activation_, y2);
+  return {y};
+}
+
+std::vector<Tensor> Conv1DLayer::backward(ReplicaContext& ctx, const std::vector<Tensor>& in,
+                                          const std::vector<Tensor>& out, const std::vector<Tensor>& grads,
+                                          LayerState& st) {
+  int r = ctx.replica_id;
+  Tensor dz = detail::through_activation(ctx, activation_, out[0], grads[0]);
+  bool first = kernel_->take_first_grad(r);
+  Tensor db;
+  if (bias_) {
+    bool first_b = bias_->take_first_grad(r);
+    if (first_b != first) throw StateError(fmt::format("{}: kernel and bias gradients out of step", where()));
+    db = bias_->grad(r);
+  }
+  const Conv2DGeometry g = geometry_for(in[0].dim(1));
+  Tensor dw = as_kernel_2d(kernel_->grad(r));  // a view: the op writes the kernel's gradient
+  ctx.backend->conv2d_backward_weights(as_image(in[0]), as_image(dz), g, dw, db, !first);
+  if (!st.need_input_grads) return {Tensor()};
+  Tensor dx(in[0].shape());
+  Tensor dx2 = as_image(dx);
+  ctx.backend->conv2d_backward_data(as_image(dz), as_kernel_2d(kernel_->value(r)), g, dx2);
+  return {dx};
+}
+
+std::string Conv1DLayer::config_json() const {
+  return detail::dump({{"name", name()},
+                       {"filters", filters_},
+                       {"kernel_size", detail::Json::array({kernel_size_})},
+                       {"strides", detail::Json::array({options_.strides})},
+                       {"padding", padding_name(options_.padding)},
+                       {"dilation_rate", detail::Json::array({1})},
+                       {"groups", 1},
+                       {"activation", activation_name(activation_)},
+                       {"use_bias", options_.use_bias}});
+}
+
+LayerRef Conv1D(std::int64_t filters, std::int64_t kernel_size, Conv1DOptions options) {
+  return std::make_shared<Conv1DLayer>(filters, kernel_size, std::move(options));
+}
+
+}  // namespace kerascpp::layers

@@ -1,0 +1,141 @@
+#include "kerascpp/layers/conv2d_transpose.hpp"
+
+#include <algorithm>
+
+#include "check.hpp"
+#include "kerascpp/random.hpp"
+#include "layer_util.hpp"
+
+namespace kerascpp::layers {
+
+namespace {
+
+// Keras' output length without output_padding: in·stride ("same") or (in−1)·stride +
+// max(kernel, stride) ("valid").
+std::int64_t transpose_output(std::int64_t in, std::int64_t k, std::int64_t s, bool same) {
+  return same ? in * s : (in - 1) * s + std::max(k, s);
+}
+
+// Padding of the Conv2D from the output (length `out`) back to the input (length `in`).
+// Keras pads the stride-dilated input by `left` = k−1 ("valid") or min(⌈(s+k−2)/2⌉, k−1)
+// ("same") before a stride-1 convolution with the flipped kernel; output position o then
+// gathers input i through kernel tap t where o = i·s + t − (k−1−left), which is the Conv2D
+// with `before` = k−1−left. `after` is what makes that Conv2D give `in` outputs again (0 when
+// the last output rows get no contribution at all: "valid" with a kernel smaller than the
+// stride, whose extra rows stay zero, as in Keras).
+void transpose_padding(std::int64_t in, std::int64_t out, std::int64_t k, std::int64_t s, bool same,
+                       std::int64_t& before, std::int64_t& after) {
+  std::int64_t left = k - 1;
+  if (same) {
+    const std::int64_t total = s + k - 2;
+    left = std::min(total / 2 + total % 2, k - 1);
+  }
+  before = k - 1 - left;
+  after = std::max<std::int64_t>((in - 1) * s + k - out - before, 0);
+}
+
+}  // namespace
+
+Conv2DTransposeLayer::Conv2DTransposeLayer(std::int64_t filters, Size2D kernel_size, Conv2DTransposeOptions options)
+    : Layer(options.name), filters_(filters), kernel_size_(kernel_size), options_(std::move(options)) {
+  KERASCPP_CHECK(filters_ > 0, ValueError, "Conv2DTranspose '{}': filters must be positive, got {}", name(), filters_);
+  KERASCPP_CHECK(kernel_size_.positive(), ValueError,
+                 "Conv2DTranspose '{}': kernel_size must be positive, e.g. 3 or {{3, 5}}, got {{{}, {}}}", name(),
+                 kernel_size_.height, kernel_size_.width);
+  KERASCPP_CHECK(options_.strides.positive(), ValueError,
+                 "Conv2DTranspose '{}': strides must be positive, got {{{}, {}}}", name(), options_.strides.height,
+                 options_.strides.width);
+  KERASCPP_CHECK(options_.padding == Padding::valid || options_.padding == Padding::same, ValueError,
+                 "Conv2DTranspose '{}': padding must be Padding::valid or Padding::same, got \"{}\"", name(),
+                 padding_name(options_.padding));
+  activation_ = activation_from_name(options_.activation, "Conv2DTranspose");
+  set_input_spec(detail::nhwc_image_spec());
+}
+
+std::vector<Shape> Conv2DTransposeLayer::compute_output_shapes(const std::vector<Shape>& in) {
+  const Shape& s = in[0];
+  const bool same = options_.padding == Padding::same;
+  return {{transpose_output(s[0], kernel_size_.height, options_.strides.height, same),
+           transpose_output(s[1], kernel_size_.width, options_.strides.width, same), filters_}};
+}
+
+Conv2DGeometry Conv2DTransposeLayer::geometry_for(std::int64_t h, std::int64_t w) const {
+  const bool same = options_.padding == Padding::same;
+  Conv2DGeometry g;
+  g.kernel_h = kernel_size_.height;
+  g.kernel_w = kernel_size_.width;
+  g.stride_h = options_.strides.height;
+  g.stride_w = options_.strides.width;
+  transpose_padding(h, transpose_output(h, g.kernel_h, g.stride_h, same), g.kernel_h, g.stride_h, same, g.pad_top,
+                    g.pad_bottom);
+  transpose_padding(w, transpose_output(w, g.kernel_w, g.stride_w, same), g.kernel_w, g.stride_w, same, g.pad_left,
+                    g.pad_right);
+  return g;
+}
+
+void Conv2DTransposeLayer::build(const std::vector<Shape>& in) {
+  const std::int64_t channels = in[0][2];
+  // (kh, kw, filters, in_channels): the HWIO kernel of the Conv2D from our output to our input.
+  kernel_ = &add_weight("kernel", {kernel_size_.height, kernel_size_.width, filters_, channels},
+                        options_.kernel_initializer, true, options_.seed ? *options_.seed : next_random_seed());
+  if (options_.use_bias)
+    bias_ = &add_weight("bias", {filters_}, options_.bias_initializer, true,
+                        options_.seed ? *options_.seed + 1 : next_random_seed());
+  InputSpec spec = detail::nhwc_image_spec();
+  spec.axes = {{-1, channels}};
+  set_input_spec(std::move(spec));
+}
+
+std::vector<Tensor> Conv2DTransposeLayer::forward(ReplicaContext& ctx, const std::vector<Tensor>& in, LayerState&) {
+  const Tensor& x = in[0];
+  const bool same = options_.padding == Padding::same;
+  const Conv2DGeometry g = geometry_for(x.dim(1), x.dim(2));
+  Tensor z({x.dim(0), transpose_output(x.dim(1), g.kernel_h, g.stride_h, same),
+            transpose_output(x.dim(2), g.kernel_w, g.stride_w, same), filters_});
+  int r = ctx.replica_id;
+  ctx.backend->conv2d_backward_data(x, kernel_->value(r), g, z);
+  if (bias_) ctx.backend->bias_add(z, bias_->value(r));
+  if (activation_ == ActivationKind::linear) return {z};
+  Tensor y(z.shape());
+  ctx.backend->activation_forward(activation_, z, y);
+  return {y};
+}
+
+std::vector<Tensor> Conv2DTransposeLayer::backward(ReplicaContext& ctx, const std::vector<Tensor>& in,
+                                                   const std::vector<Tensor>& out, const std::vector<Tensor>& grads,
+                                                   LayerState& st) {
+  int r = ctx.replica_id;
+  Tensor dz = detail::through_activation(ctx, activation_, out[0], grads[0]);
+  bool first = kernel_->take_first_grad(r);
+  if (bias_) {
+    bool first_b = bias_->take_first_grad(r);
+    if (first_b != first) throw StateError(fmt::format("{}: kernel and bias gradients out of step", where()));
+    ctx.backend->sum_to_last_axis(dz, bias_->grad(r), !first);
+  }
+  const Conv2DGeometry g = geometry_for(in[0].dim(1), in[0].dim(2));
+  // The roles of the Conv2D swap: dz is its input and our input x its output gradient.
+  Tensor no_bias;
+  ctx.backend->conv2d_backward_weights(dz, in[0], g, kernel_->grad(r), no_bias, !first);
+  if (!st.need_input_grads) return {Tensor()};
+  Tensor dx(in[0].shape());
+  ctx.backend->conv2d_forward(dz, kernel_->value(r), Tensor(), g, ActivationKind::linear, dx);
+  return {dx};
+}
+
+std::string Conv2DTransposeLayer::config_json() const {
+  return detail::dump({{"name", name()},
+                       {"filters", filters_},
+                       {"kernel_size", detail::json_size2d(kernel_size_)},
+                       {"strides", detail::json_size2d(options_.strides)},
+                       {"padding", padding_name(options_.padding)},
+                       {"output_padding", nullptr},
+                       {"dilation_rate", detail::Json::array({1, 1})},
+                       {"activation", activation_name(activation_)},
+                       {"use_bias", options_.use_bias}});
+}
+
+LayerRef Conv2DTranspose(std::int64_t filters, Size2D kernel_size, Conv2DTransposeOptions options) {
+  return std::make_shared<Conv2DTransposeLayer>(filters, kernel_size, std::move(options));
+}
+
+}  // namespace kerascpp::layers

@@ -1,0 +1,111 @@
+#include "kerascpp/layers/depthwise_conv2d.hpp"
+
+#include "check.hpp"
+#include "kerascpp/random.hpp"
+#include "layer_util.hpp"
+
+namespace kerascpp::layers {
+
+DepthwiseConv2DLayer::DepthwiseConv2DLayer(Size2D kernel_size, DepthwiseConv2DOptions options)
+    : Layer(options.name), kernel_size_(kernel_size), options_(std::move(options)) {
+  KERASCPP_CHECK(kernel_size_.positive(), ValueError,
+                 "DepthwiseConv2D '{}': kernel_size must be positive, e.g. 3 or {{3, 5}}, got {{{}, {}}}", name(),
+                 kernel_size_.height, kernel_size_.width);
+  KERASCPP_CHECK(options_.strides.positive(), ValueError,
+                 "DepthwiseConv2D '{}': strides must be positive, got {{{}, {}}}", name(), options_.strides.height,
+                 options_.strides.width);
+  KERASCPP_CHECK(options_.depth_multiplier > 0, ValueError,
+                 "DepthwiseConv2D '{}': depth_multiplier must be positive, got {}", name(), options_.depth_multiplier);
+  KERASCPP_CHECK(options_.padding == Padding::valid || options_.padding == Padding::same, ValueError,
+                 "DepthwiseConv2D '{}': padding must be Padding::valid or Padding::same, got \"{}\"", name(),
+                 padding_name(options_.padding));
+  activation_ = activation_from_name(options_.activation, "DepthwiseConv2D");
+  set_input_spec(detail::nhwc_image_spec());
+}
+
+std::vector<Shape> DepthwiseConv2DLayer::compute_output_shapes(const std::vector<Shape>& in) {
+  const Shape& s = in[0];
+  const bool same = options_.padding == Padding::same;
+  const std::int64_t kh = kernel_size_.height, kw = kernel_size_.width;
+  if (!same && (s[0] < kh || s[1] < kw)) {
+    throw ShapeError(
+        fmt::format("{}: kernel {}x{} is larger than the input {} with padding=\"valid\"; use "
+                    "Padding::same or a smaller kernel",
+                    where(), kh, kw, shape_str(detail::with_batch(-1, s))));
+  }
+  return {{detail::window_output(s[0], kh, options_.strides.height, same),
+           detail::window_output(s[1], kw, options_.strides.width, same), s[2] * options_.depth_multiplier}};
+}
+
+Conv2DGeometry DepthwiseConv2DLayer::geometry_for(std::int64_t h, std::int64_t w) const {
+  Conv2DGeometry g;
+  g.kernel_h = kernel_size_.height;
+  g.kernel_w = kernel_size_.width;
+  g.stride_h = options_.strides.height;
+  g.stride_w = options_.strides.width;
+  if (options_.padding == Padding::same) {
+    detail::same_padding(h, g.kernel_h, g.stride_h, g.pad_top, g.pad_bottom);
+    detail::same_padding(w, g.kernel_w, g.stride_w, g.pad_left, g.pad_right);
+  }
+  return g;
+}
+
+void DepthwiseConv2DLayer::build(const std::vector<Shape>& in) {
+  const std::int64_t channels = in[0][2], m = options_.depth_multiplier;
+  kernel_ = &add_weight("depthwise_kernel", {kernel_size_.height, kernel_size_.width, channels, m},
+                        options_.depthwise_initializer, true, options_.seed ? *options_.seed : next_random_seed());
+  if (options_.use_bias)
+    bias_ = &add_weight("bias", {channels * m}, options_.bias_initializer, true,
+                        options_.seed ? *options_.seed + 1 : next_random_seed());
+  InputSpec spec = detail::nhwc_image_spec();
+  spec.axes = {{-1, channels}};
+  set_input_spec(std::move(spec));
+}
+
+std::vector<Tensor> DepthwiseConv2DLayer::forward(ReplicaContext& ctx, const std::vector<Tensor>& in, LayerState&) {
+  const Tensor& x = in[0];
+  const bool same = options_.padding == Padding::same;
+  Conv2DGeometry g = geometry_for(x.dim(1), x.dim(2));
+  Tensor y({x.dim(0), detail::window_output(x.dim(1), g.kernel_h, g.stride_h, same),
+            detail::window_output(x.dim(2), g.kernel_w, g.stride_w, same), x.dim(3) * options_.depth_multiplier});
+  int r = ctx.replica_id;
+  ctx.backend->depthwise_conv2d_forward(x, kernel_->value(r), bias_ ? bias_->value(r) : Tensor(), g, activation_, y);
+  return {y};
+}
+
+std::vector<Tensor> DepthwiseConv2DLayer::backward(ReplicaContext& ctx, const std::vector<Tensor>& in,
+                                                   const std::vector<Tensor>& out, const std::vector<Tensor>& grads,
+                                                   LayerState& st) {
+  int r = ctx.replica_id;
+  Tensor dz = detail::through_activation(ctx, activation_, out[0], grads[0]);
+  bool first = kernel_->take_first_grad(r);
+  Tensor db;
+  if (bias_) {
+    bool first_b = bias_->take_first_grad(r);
+    if (first_b != first) throw StateError(fmt::format("{}: kernel and bias gradients out of step", where()));
+    db = bias_->grad(r);
+  }
+  Conv2DGeometry g = geometry_for(in[0].dim(1), in[0].dim(2));
+  ctx.backend->depthwise_conv2d_backward_weights(in[0], dz, g, kernel_->grad(r), db, !first);
+  if (!st.need_input_grads) return {Tensor()};
+  Tensor dx(in[0].shape());
+  ctx.backend->depthwise_conv2d_backward_data(dz, kernel_->value(r), g, dx);
+  return {dx};
+}
+
+std::string DepthwiseConv2DLayer::config_json() const {
+  return detail::dump({{"name", name()},
+                       {"depth_multiplier", options_.depth_multiplier},
+                       {"kernel_size", detail::json_size2d(kernel_size_)},
+                       {"strides", detail::json_size2d(options_.strides)},
+                       {"padding", padding_name(options_.padding)},
+                       {"dilation_rate", detail::Json::array({1, 1})},
+                       {"activation", activation_name(activation_)},
+                       {"use_bias", options_.use_bias}});
+}
+
+LayerRef DepthwiseConv2D(Size2D kernel_size, DepthwiseConv2DOptions options) {
+  return std::make_shared<DepthwiseConv2DLayer>(kernel_size, std::move(options));
+}
+
+}  // namespace kerascpp::layers
