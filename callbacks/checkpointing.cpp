@@ -188,7 +188,8 @@ void BackupAndRestore::on_epoch_end(int epoch, const Logs&) {
   }
   detail::ResumePoint next;  // the next thing to do is the start of the next epoch
   next.epoch = epoch + 1;
-  next.totals.reset(here.totals.metric_sums.size());
+  next.totals = here.totals;  // sized for the metrics, then zeroed
+  next.totals.zero();
   backup(next);
 }
 

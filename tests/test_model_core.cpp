@@ -166,7 +166,7 @@ TEST_CASE("training position: fit advances it, and a resume point set in on_trai
       K::detail::ResumePoint p;
       p.epoch = 1;
       p.step = 1;
-      p.totals.reset(1);
+      p.totals = K::detail::training_position(model()).zero_totals();
       p.totals.loss_sum = 8.0;  // one batch of 4 with a mean loss of 2
       p.totals.examples = 4;
       K::detail::training_position(model()).resume_at(p);

@@ -221,6 +221,20 @@ class Backend {
   virtual double absolute_error_sum(const Tensor& pred, const Tensor& target) = 0;  // Σ|p−t| over all elements
   virtual double sum(const Tensor& x) = 0;
 
+  // ---- confusion matrices (Precision, Recall, AUC): counts over elements, not examples ----
+  // Both return (TP[T], FP[T], TN[T], FN[T]) as 4·T doubles (exact integer counts), in the order
+  // of the thresholds. An element is a positive when its target != 0 (float32 target with
+  // pred's numel, Keras' cast to bool) and is predicted positive at threshold t when pred > t.
+  // The elements are pred[offset + k·stride] for k < numel/stride: stride 1, offset 0 for all
+  // of them; stride C, offset c for column c of [..., C] (Keras' class_id). NaN: predicted negative.
+  virtual std::vector<double> confusion_counts(const Tensor& pred, const Tensor& target,
+                                               const std::vector<float>& thresholds, std::int64_t stride,
+                                               std::int64_t offset) = 0;
+  // Keras' evenly spaced thresholds (AUC's num_thresholds T >= 2: −ε, 1/(T−1), …, (T−2)/(T−1), 1+ε)
+  // counted as Keras' optimized update does, in float32: pred clipped to [0, 1] falls in bucket
+  // max(ceil(pred·(T−1)) − 1, 0) and counts as positive at thresholds 0..bucket (NaN: bucket 0).
+  virtual std::vector<double> even_confusion_counts(const Tensor& pred, const Tensor& target, int num_thresholds) = 0;
+
   // ---- optimizer updates (Keras 3 formulas), in place on w and slots ----
   // velocity = momentum·velocity − lr·g; w += velocity (nesterov: w += momentum·velocity − lr·g).
   // momentum == 0: w −= lr·g, velocity unused.
@@ -234,6 +248,12 @@ class Backend {
   virtual void weight_decay_update(Tensor& w, float lr, float weight_decay) = 0;
   // accumulator += g²; w −= lr · g / sqrt(accumulator + eps)   (Adagrad)
   virtual void adagrad_update(Tensor& w, const Tensor& g, Tensor& accumulator, float lr, float eps) = 0;
+  // Keras 3 Nadam, in Keras' float32 operation order: m += (g − m)(1 − β1); v += (g² − v)(1 − β2);
+  // m̂ = (u_next·m)/(1 − u_product·u_next) + ((1 − u)·g)/(1 − u_product); v̂ = v/(1 − beta_2_power);
+  // w −= (m̂·lr)/(√v̂ + eps). The caller passes the step's momentum schedule u = β1(1 − 0.5·0.96^t),
+  // u_next (the same at t+1), u_product = Π u up to this step and beta_2_power = β2^t.
+  virtual void nadam_update(Tensor& w, const Tensor& g, Tensor& m, Tensor& v, float lr, float beta_1, float beta_2,
+                            float eps, float u, float u_next, float u_product, float beta_2_power) = 0;
   // Σ x² in double (gradient clipping by norm); deterministic for a given x.
   virtual double sum_squares(const Tensor& x) = 0;
 

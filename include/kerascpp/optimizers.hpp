@@ -1,4 +1,4 @@
-// Optimizers (SGD, Adam, AdamW, RMSprop, Adagrad) with Keras 3 defaults and update rules, and learning-rate
+// Optimizers (SGD, Adam, AdamW, RMSprop, Adagrad, Nadam) with Keras 3 defaults and update rules, and learning-rate
 // schedules. Slots are mirrored: one set per replica, updated identically from all-reduced gradients.
 #pragma once
 #include <cstdint>
@@ -138,9 +138,13 @@ class Optimizer {
   // Updates replica `replica`'s copy of trainable variable `index` with its (all-reduced) gradient.
   void apply(Backend& backend, int replica, std::size_t index, Variable& variable);
   // Call once per step after every replica applied its updates.
-  void finish_step() { ++iterations_; }
+  void finish_step() {
+    end_step(iterations_);
+    ++iterations_;
+  }
 
-  // Slots in Keras order (per variable, interleaved), copy of replica `replica`.
+  // Slots in Keras order (per variable, interleaved), copy of replica `replica`, then the
+  // optimizer-wide state (Nadam's u_product, shared by every replica) as Keras orders its variables.
   std::vector<Tensor*> slot_tensors(int replica);
 
  protected:
@@ -148,6 +152,13 @@ class Optimizer {
                       std::int64_t step) const = 0;
   // Value every slot starts at (Adagrad's initial_accumulator_value; 0 for the others).
   virtual float slot_initial_value() const { return 0.f; }
+  // State of the whole optimizer rather than of one variable (Nadam's u_product): host tensors
+  // saved and restored after the slots. build() calls reset_state(); finish_step() calls
+  // end_step(step) once, after every replica applied step `step` (update() is const and runs on
+  // replica threads, so it only reads this state).
+  virtual std::vector<Tensor*> optimizer_state() { return {}; }
+  virtual void reset_state() {}
+  virtual void end_step(std::int64_t /*step*/) {}
 
  private:
   LearningRate lr_;
@@ -255,8 +266,39 @@ class Adagrad : public Optimizer {
   AdagradOptions o_;
 };
 
+// Keras 3 Nadam: Adam with Nesterov momentum and Dozat's momentum schedule
+// u_t = β1·(1 − 0.5·0.96^t). Slots (momentum, velocity) per variable, plus Keras' u_product =
+// Π u_t, one float32 scalar for the optimizer, saved after the slots (Keras' order).
+struct NadamOptions {
+  double beta_1 = 0.9;
+  double beta_2 = 0.999;
+  double epsilon = 1e-7;
+};
+class Nadam : public Optimizer {
+ public:
+  explicit Nadam(LearningRate lr = 0.001, NadamOptions o = {});
+  std::string class_name() const override { return "Nadam"; }
+  int slots_per_variable() const override { return 2; }
+  // Keras' u_product after the steps taken so far (1 before the first).
+  float u_product() const { return u_product_.data<float>()[0]; }
+
+ protected:
+  void update(Backend& b, Tensor& w, const Tensor& g, Tensor* slots, double lr, std::int64_t step) const override;
+  std::vector<Tensor*> optimizer_state() override { return {&u_product_}; }
+  void reset_state() override;
+  void end_step(std::int64_t step) override;
+
+ private:
+  static NadamOptions checked(NadamOptions o);  // throws ValueError for an option outside its range
+  float u_at(std::int64_t t) const;             // u_t in float32, as Keras computes it
+  // u_product after step `step` (0-based): the stored product times u_{step+1}.
+  float u_product_after(std::int64_t step) const;
+  NadamOptions o_;
+  Tensor u_product_;  // float32 scalar on the host
+};
+
 // Shared handle accepted by compile(): an optimizer object or a Keras name ("adam", "adamw", "sgd",
-// "rmsprop", "adagrad").
+// "rmsprop", "adagrad", "nadam").
 class OptimizerRef {
  public:
   OptimizerRef() = default;

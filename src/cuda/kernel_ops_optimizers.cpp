@@ -71,6 +71,19 @@ void CudaBackend::adagrad_update(Tensor& w, const Tensor& g, Tensor& accumulator
   KCPP_CUDA_CHECK(cudaGetLastError());
 }
 
+void CudaBackend::nadam_update(Tensor& w, const Tensor& g, Tensor& m, Tensor& v, float lr, float beta_1, float beta_2,
+                               float eps, float u, float u_next, float u_product, float beta_2_power) {
+  DeviceGuard guard(device_);
+  const char* op = "nadam_update";
+  require_float_on(w, device(), op, "w");
+  require_slot(g, w, device(), op, "gradient");
+  require_slot(m, w, device(), op, "m");
+  require_slot(v, w, device(), op, "v");
+  kern::nadam_update(w.data<float>(), g.data<float>(), m.data<float>(), v.data<float>(), w.numel(), lr, beta_1, beta_2,
+                     eps, u, u_next, u_product, beta_2_power, stream_);
+  KCPP_CUDA_CHECK(cudaGetLastError());
+}
+
 double CudaBackend::sum_squares(const Tensor& x) {
   DeviceGuard guard(device_);
   require_float_on(x, device(), "sum_squares", "x");

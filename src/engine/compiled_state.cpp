@@ -18,7 +18,7 @@ std::vector<std::string> CompiledState::metrics_names() const {
 
 StepTotals CompiledState::zero_totals() const {
   StepTotals t;
-  t.reset(metrics_.size());
+  for (const MetricSpec& m : metrics_) t.metric_totals.emplace_back(m.metric->num_totals(), 0.0);
   return t;
 }
 
@@ -32,9 +32,7 @@ StepTotals CompiledState::shard_totals(Backend& backend, const Tensor& pred, con
   t.loss_sum = backend.sum(per_example);
   t.examples = static_cast<double>(pred.dim(0));
   for (std::size_t m = 0; m < metrics_.size(); ++m) {
-    auto [s, c] = metric_sums(backend, metrics_[m], pred, y_here);
-    t.metric_sums[m] = s;
-    t.metric_counts[m] = c;
+    t.metric_totals[m] = metric_totals(backend, metrics_[m], pred, y_here);
   }
   return t;
 }
@@ -43,7 +41,7 @@ Logs CompiledState::logs_from(const StepTotals& t, const std::string& prefix) co
   Logs logs;
   logs.set(prefix + "loss", t.examples > 0 ? t.loss_sum / t.examples : 0.0);
   for (std::size_t i = 0; i < metrics_.size(); ++i)
-    logs.set(prefix + metrics_[i].name, t.metric_counts[i] > 0 ? t.metric_sums[i] / t.metric_counts[i] : 0.0);
+    logs.set(prefix + metrics_[i].name, metrics_[i].metric->result(t.metric_totals[i]));
   return logs;
 }
 

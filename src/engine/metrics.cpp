@@ -62,9 +62,13 @@ std::shared_ptr<const metrics::Metric> metric_for_name(const std::string& name, 
     return std::make_shared<metrics::SparseTopKCategoricalAccuracy>(5, name);
   if (name == "binary_accuracy") return std::make_shared<metrics::BinaryAccuracy>(name);
   if (name == "mae" || name == "mean_absolute_error") return std::make_shared<metrics::MeanAbsoluteError>(name);
+  if (name == "precision") return std::make_shared<metrics::Precision>(metrics::PrecisionRecallOptions{}, name);
+  if (name == "recall") return std::make_shared<metrics::Recall>(metrics::PrecisionRecallOptions{}, name);
+  if (name == "auc") return std::make_shared<metrics::AUC>(metrics::AUCOptions{}, name);
   throw ValueError(
       fmt::format("unknown metric '{}'; use accuracy, sparse_categorical_accuracy, categorical_accuracy, "
-                  "binary_accuracy, sparse_top_k_categorical_accuracy or mae, or pass a kerascpp::metrics::Metric "
+                  "binary_accuracy, sparse_top_k_categorical_accuracy, mae, precision, recall or auc, or pass a "
+                  "kerascpp::metrics::Metric "
                   "object",
                   name));
 }
@@ -84,10 +88,12 @@ MetricSpec resolve_metric(const metrics::MetricRef& ref, const losses::Loss* los
   return {ref.name(), metric_for_name(ref.name(), loss)};
 }
 
-std::pair<double, double> metric_sums(Backend& backend, const MetricSpec& spec, const Tensor& pred,
-                                      const Tensor& target) {
-  metrics::MetricSums s = spec.metric->shard_sums(backend, pred, target);
-  return {s.sum, s.count};
+std::vector<double> metric_totals(Backend& backend, const MetricSpec& spec, const Tensor& pred, const Tensor& target) {
+  std::vector<double> t = spec.metric->shard_totals(backend, pred, target);
+  KERASCPP_CHECK(t.size() == spec.metric->num_totals(), ValueError,
+                 "metric '{}': shard_totals() returned {} values but num_totals() is {}; make them agree", spec.name,
+                 t.size(), spec.metric->num_totals());
+  return t;
 }
 
 }  // namespace detail

@@ -4,6 +4,7 @@
 #include <memory>
 #include <string>
 #include <utility>
+#include <vector>
 
 #include "kerascpp/backend.hpp"
 #include "kerascpp/losses.hpp"
@@ -20,8 +21,7 @@ struct MetricSpec {
 // empty MetricRefs and metrics with an empty name -> ValueError.
 MetricSpec resolve_metric(const metrics::MetricRef& ref, const losses::Loss* loss);
 
-// (sum, count) of the metric over one shard.
-std::pair<double, double> metric_sums(Backend& backend, const MetricSpec& spec, const Tensor& pred,
-                                      const Tensor& target);
+// The metric's totals over one shard (num_totals() values), checked for their count.
+std::vector<double> metric_totals(Backend& backend, const MetricSpec& spec, const Tensor& pred, const Tensor& target);
 
 }  // namespace kerascpp::detail

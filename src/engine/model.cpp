@@ -202,6 +202,7 @@ void Model::compile(CompileOptions options) {
   const std::uint64_t step_seed = next_random_seed();
   impl_->compile(
       detail::CompiledState(options.optimizer, options.loss, std::move(metrics), std::move(strategy), step_seed));
+  impl_->position.set_zero_totals(impl_->require_compiled("compile").zero_totals());
 }
 
 bool Model::compiled() const { return impl_->is_compiled(); }

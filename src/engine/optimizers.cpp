@@ -150,6 +150,7 @@ void Optimizer::clip_gradients(Backend& backend, int replica, const std::vector<
 }
 
 void Optimizer::build(const std::vector<Variable*>& trainable, int replicas) {
+  reset_state();
   slots_.assign(static_cast<std::size_t>(replicas), {});
   int k = slots_per_variable();
   built_empty_ = k == 0 || trainable.empty();
@@ -175,8 +176,10 @@ void Optimizer::apply(Backend& backend, int replica, std::size_t index, Variable
 
 std::vector<Tensor*> Optimizer::slot_tensors(int replica) {
   std::vector<Tensor*> out;
-  if (slots_.empty()) return out;
-  for (auto& t : slots_.at(static_cast<std::size_t>(replica))) out.push_back(&t);
+  if (!slots_.empty())
+    for (auto& t : slots_.at(static_cast<std::size_t>(replica))) out.push_back(&t);
+  if (built())
+    for (Tensor* t : optimizer_state()) out.push_back(t);
   return out;
 }
 
@@ -210,6 +213,44 @@ void RMSprop::update(Backend& b, Tensor& w, const Tensor& g, Tensor* slots, doub
   b.rmsprop_update(w, g, slots[0], static_cast<float>(lr), static_cast<float>(o_.rho), static_cast<float>(o_.epsilon));
 }
 
+NadamOptions Nadam::checked(NadamOptions o) {
+  check_range(o.beta_1, 0, 1, false, "Nadam", "beta_1", "the Keras default is 0.9");
+  check_range(o.beta_2, 0, 1, false, "Nadam", "beta_2", "the Keras default is 0.999");
+  check_epsilon(o.epsilon, "Nadam");
+  return o;
+}
+
+Nadam::Nadam(LearningRate lr, NadamOptions o)
+    : Optimizer(std::move(lr)), o_(checked(o)), u_product_(Tensor::zeros({}, DType::float32, Device{})) {
+  u_product_.fill(1.f);
+}
+
+void Nadam::reset_state() { u_product_.fill(1.f); }
+
+float Nadam::u_at(std::int64_t t) const {
+  // Keras: beta_1 * (1 - 0.5 * power(0.96, t)), every operand float32.
+  const float decay = std::pow(0.96f, static_cast<float>(t));
+  return static_cast<float>(o_.beta_1) * (1.f - 0.5f * decay);
+}
+
+float Nadam::u_product_after(std::int64_t step) const {
+  // Keras' _backend_update_step, before the variables' updates: u_product * beta_1 * (1 − 0.5·0.96^t).
+  const float decay = std::pow(0.96f, static_cast<float>(step + 1));
+  return u_product_.data<float>()[0] * static_cast<float>(o_.beta_1) * (1.f - 0.5f * decay);
+}
+
+void Nadam::end_step(std::int64_t step) { u_product_.data<float>()[0] = u_product_after(step); }
+
+void Nadam::update(Backend& b, Tensor& w, const Tensor& g, Tensor* slots, double lr, std::int64_t step) const {
+  // Keras updates u_product once per step before the variables; it is committed in end_step(),
+  // so every replica (and variable) of this step reads the same stored value.
+  const float u = u_at(step + 1), u_next = u_at(step + 2);
+  const float beta_2_power = std::pow(static_cast<float>(o_.beta_2), static_cast<float>(step + 1));
+  b.nadam_update(w, g, slots[0], slots[1], static_cast<float>(lr), static_cast<float>(o_.beta_1),
+                 static_cast<float>(o_.beta_2), static_cast<float>(o_.epsilon), u, u_next, u_product_after(step),
+                 beta_2_power);
+}
+
 OptimizerRef::OptimizerRef(const char* name) : OptimizerRef(std::string(name)) {}
 
 OptimizerRef::OptimizerRef(const std::string& name) {
@@ -218,9 +259,10 @@ OptimizerRef::OptimizerRef(const std::string& name) {
   else if (name == "adamw") opt_ = std::make_shared<AdamW>();
   else if (name == "rmsprop") opt_ = std::make_shared<RMSprop>();
   else if (name == "adagrad") opt_ = std::make_shared<Adagrad>();
+  else if (name == "nadam") opt_ = std::make_shared<Nadam>();
   else
-    throw ValueError(
-        fmt::format("unknown optimizer '{}'; use \"adam\", \"adamw\", \"sgd\", \"rmsprop\" or \"adagrad\"", name));
+    throw ValueError(fmt::format(
+        "unknown optimizer '{}'; use \"adam\", \"adamw\", \"sgd\", \"rmsprop\", \"adagrad\" or \"nadam\"", name));
 }
 
 }  // namespace kerascpp::optimizers

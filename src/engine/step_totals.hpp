@@ -10,10 +10,18 @@ namespace kerascpp {
 struct StepTotals {
   double loss_sum = 0;
   double examples = 0;
-  std::vector<double> metric_sums;    // one per metric
-  std::vector<double> metric_counts;  // what each metric divides by
+  // One entry per metric: its totals (Metric::num_totals() values; (sum, count) for a mean,
+  // the confusion-matrix counts for Precision, Recall and AUC).
+  std::vector<std::vector<double>> metric_totals;
   void add(const StepTotals& o);
-  void reset(std::size_t metrics);
+  // Zeros every sum, keeping the metrics' sizes.
+  void zero();
+  // Flattened as (loss sum, examples, each metric's totals in order): what crosses workers and
+  // what a mid-epoch checkpoint stores. unflatten reads it back into totals sized like *this
+  // and returns false when `flat` has another length.
+  std::vector<double> flatten() const;
+  bool unflatten(const double* flat, std::size_t n);
+  std::size_t flat_size() const;
 };
 
 }  // namespace kerascpp

@@ -23,30 +23,19 @@ void check_batch(const Tensor& x, const Tensor& y, const std::string& model) {
 }
 
 // Every worker's per-replica totals, in global replica order (each worker sends its replicas'
-// totals as doubles: loss sum, examples, then each metric's sum and count).
+// totals flattened as doubles: loss sum, examples, then each metric's totals).
 std::vector<StepTotals> gather_over_workers(const distribute::Strategy& strategy, const std::vector<StepTotals>& mine,
                                             const StepTotals& zero) {
-  const std::size_t metrics = zero.metric_sums.size(), width = 2 + 2 * metrics;
+  const std::size_t width = zero.flat_size();
   std::vector<double> flat;
   for (const auto& p : mine) {
-    flat.push_back(p.loss_sum);
-    flat.push_back(p.examples);
-    for (std::size_t m = 0; m < metrics; ++m) {
-      flat.push_back(p.metric_sums.empty() ? 0.0 : p.metric_sums[m]);
-      flat.push_back(p.metric_counts.empty() ? 0.0 : p.metric_counts[m]);
-    }
+    // A replica with no rows may hold unsized totals: it contributes zeros.
+    std::vector<double> f = p.flat_size() == width ? p.flatten() : zero.flatten();
+    flat.insert(flat.end(), f.begin(), f.end());
   }
   std::vector<double> all = strategy.impl()->gather_over_workers(flat, "the step's loss and metric totals");
   std::vector<StepTotals> out(all.size() / width, zero);
-  for (std::size_t r = 0; r < out.size(); ++r) {
-    const double* v = all.data() + r * width;
-    out[r].loss_sum = v[0];
-    out[r].examples = v[1];
-    for (std::size_t m = 0; m < metrics; ++m) {
-      out[r].metric_sums[m] = v[2 + 2 * m];
-      out[r].metric_counts[m] = v[3 + 2 * m];
-    }
-  }
+  for (std::size_t r = 0; r < out.size(); ++r) out[r].unflatten(all.data() + r * width, width);
   return out;
 }
 

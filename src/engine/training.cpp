@@ -162,7 +162,7 @@ callbacks::History Model::fit(const Dataset& data, FitOptions options) {
   bool interrupted = false;  // request_stop() or Ctrl-C
   for (int epoch = first_epoch; epoch < options.epochs && !stop_training; ++epoch) {
     cbs.on_epoch_begin(epoch, empty);
-    StepTotals& epoch_totals = m.position.begin_epoch(epoch, c.metric_count());
+    StepTotals& epoch_totals = m.position.begin_epoch(epoch);
     // With steps_per_epoch a dataset iterator carries over epochs (like Keras); otherwise one pass per epoch.
     if (!it || options.steps_per_epoch <= 0)
       it = m.staging.with_device_lookahead(data.make_iterator(static_cast<std::uint64_t>(epoch)));

@@ -2,10 +2,10 @@
 
 namespace kerascpp::detail {
 
-StepTotals& TrainingPosition::begin_epoch(int epoch, std::size_t metrics) {
+StepTotals& TrainingPosition::begin_epoch(int epoch) {
   current_.epoch = epoch;
   current_.step = 0;
-  current_.totals.reset(metrics);
+  current_.totals = zero_;
   return current_.totals;
 }
 

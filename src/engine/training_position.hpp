@@ -4,6 +4,7 @@
 #pragma once
 #include <cstdint>
 #include <optional>
+#include <utility>
 
 #include "engine/step_totals.hpp"
 
@@ -25,8 +26,12 @@ class TrainingPosition {
   // The point reached so far (what a mid-epoch backup saves).
   const ResumePoint& current() const { return current_; }
 
-  // fit(): epoch `epoch` starts with zeroed running sums for `metrics` metrics; returns the sums.
-  StepTotals& begin_epoch(int epoch, std::size_t metrics);
+  // fit(): epoch `epoch` starts with zeroed running sums sized for the compiled metrics.
+  StepTotals& begin_epoch(int epoch);
+  // compile(): the zero totals of the compiled metrics (their sizes tell a checkpoint's
+  // running sums apart).
+  void set_zero_totals(StepTotals zero) { zero_ = std::move(zero); }
+  const StepTotals& zero_totals() const { return zero_; }
   // fit(): the running sums of the current epoch, and how many of its batches are done.
   StepTotals& totals() { return current_.totals; }
   void set_steps_done(std::int64_t steps) { current_.step = steps; }
@@ -40,6 +45,7 @@ class TrainingPosition {
 
  private:
   ResumePoint current_;
+  StepTotals zero_;
   std::optional<ResumePoint> resume_;
 };
 

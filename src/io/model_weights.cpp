@@ -145,11 +145,7 @@ WeightsFile model_weights_file(const Model& model, const std::string& path,
     file.extra.emplace_back(std::string(kStatePrefix) + "epoch", scalar_i64(p.epoch));
     file.extra.emplace_back(std::string(kStatePrefix) + "step", scalar_i64(p.step));
     // The epoch's running sums (for exact logs after resume) as float32 value + float32 remainder.
-    std::vector<double> sums{p.totals.loss_sum, p.totals.examples};
-    for (std::size_t i = 0; i < p.totals.metric_sums.size(); ++i) {
-      sums.push_back(p.totals.metric_sums[i]);
-      sums.push_back(p.totals.metric_counts[i]);
-    }
+    std::vector<double> sums = p.totals.flatten();
     std::vector<double> hi(sums.size()), lo(sums.size());
     for (std::size_t i = 0; i < sums.size(); ++i) {
       hi[i] = static_cast<float>(sums[i]);
@@ -291,15 +287,16 @@ LoadPlan check_layout(Model& model, const std::string& path, const WeightsLayout
   expect_scalar(path, *state["step"], true, "the step to resume at");
   const DatasetInfo& hi = *state["totals_hi"];
   const DatasetInfo& lo = *state["totals_lo"];
-  // (loss sum, examples) then (sum, count) per metric: a pair per name in metrics_names().
+  // (loss sum, examples) then each metric's totals ((sum, count) for a mean): StepTotals::flatten.
   const std::size_t metrics = model.compiled() ? model.metrics_names().size() - 1 : 0;
-  const std::int64_t want = model.compiled() ? 2 + 2 * static_cast<std::int64_t>(metrics) : -1;
+  const std::int64_t want =
+      model.compiled() ? static_cast<std::int64_t>(detail::training_position(model).zero_totals().flat_size()) : -1;
   for (const DatasetInfo* t : {&hi, &lo}) {
     if (t->shape.size() != 1 || t->dtype != DType::float32)
       corrupt(path, t->entry,
               fmt::format("has shape {} {} but must be a float32 vector", shape_str(t->shape), dtype_name(t->dtype)));
     const std::int64_t n = t->shape[0];
-    if (n < 2 || n % 2 != 0 || (want >= 0 && n != want) || n != hi.shape[0])
+    if (n < 2 || (want >= 0 && n != want) || n != hi.shape[0])
       corrupt(path, t->entry,
               fmt::format("has {} values but this model's loss and {} metric(s) need {}", n, metrics,
                           want >= 0 ? want : hi.shape[0]));
@@ -357,12 +354,12 @@ std::optional<TrainingCheckpoint> load_model_weights(Model& model, const std::st
     cp->position.epoch = static_cast<int>(epoch);
     cp->position.step = step;
     auto& t = cp->position.totals;
-    t.reset((sums.size() - 2) / 2);
-    t.loss_sum = sums[0];
-    t.examples = sums[1];
-    for (std::size_t i = 0; i < t.metric_sums.size(); ++i) {
-      t.metric_sums[i] = sums[2 + 2 * i];
-      t.metric_counts[i] = sums[3 + 2 * i];
+    if (model.compiled()) {
+      t = detail::training_position(model).zero_totals();
+      t.unflatten(sums.data(), sums.size());  // the length was checked against these sizes
+    } else {
+      t.loss_sum = sums[0];  // no metrics to size: fit() needs a compiled model anyway
+      t.examples = sums[1];
     }
   }
 

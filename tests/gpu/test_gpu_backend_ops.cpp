@@ -830,6 +830,26 @@ TEST_CASE("gpu backend: sgd (plain, momentum, nesterov), adam and rmsprop over s
       }
     }
     {
+      // Nadam with the scalars its optimizer passes (u_t = 0.9(1 − 0.5·0.96^t), running product).
+      K::Tensor wc = w0.clone(), wg = on_gpu(w0);
+      K::Tensor mc = K::Tensor::zeros({n}), vc = K::Tensor::zeros({n});
+      K::Tensor mg = K::Tensor::zeros({n}, K::DType::float32, gpu()),
+                vg = K::Tensor::zeros({n}, K::DType::float32, gpu());
+      float u_product = 1.f;
+      for (int s = 0; s < steps; ++s) {
+        const int t = s + 1;
+        const float u = 0.9f * (1.f - 0.5f * std::pow(0.96f, float(t)));
+        const float u_next = 0.9f * (1.f - 0.5f * std::pow(0.96f, float(t + 1)));
+        u_product *= u;
+        const float b2_power = std::pow(0.999f, float(t));
+        be.cpu->nadam_update(wc, grads[s], mc, vc, 1e-2f, 0.9f, 0.999f, 1e-7f, u, u_next, u_product, b2_power);
+        be.gpu->nadam_update(wg, on_gpu(grads[s]), mg, vg, 1e-2f, 0.9f, 0.999f, 1e-7f, u, u_next, u_product, b2_power);
+        check_close(wg, wc, "nadam w after step " + std::to_string(t) + nl, tol);
+        check_close(mg, mc, "nadam m after step " + std::to_string(t) + nl, tol);
+        check_close(vg, vc, "nadam v after step " + std::to_string(t) + nl, tol);
+      }
+    }
+    {
       K::Tensor wc = w0.clone(), wg = on_gpu(w0);
       K::Tensor vc = K::Tensor::zeros({n}), vg = K::Tensor::zeros({n}, K::DType::float32, gpu());
       for (int s = 0; s < steps; ++s) {
@@ -840,6 +860,30 @@ TEST_CASE("gpu backend: sgd (plain, momentum, nesterov), adam and rmsprop over s
       }
     }
   }
+}
+
+TEST_CASE("gpu backend: confusion counts (explicit and evenly spaced thresholds, a column) equal the CPU's") {
+  auto be = make_backends();
+  for (K::Shape shape : {K::Shape{7, 3}, K::Shape{4000, 5}}) {
+    // A coarse grid (ties, values at thresholds) below 0 and above 1 too.
+    auto pred = random_tensor(shape, 1400, -0.2f, 1.2f);
+    for (std::int64_t i = 0; i < pred.numel(); i += 3)
+      pred.data<float>()[i] = std::round(pred.data<float>()[i] * 10) / 10;
+    auto target = random_tensor(shape, 1401, 0.f, 1.f);
+    for (std::int64_t i = 0; i < target.numel(); ++i)
+      target.data<float>()[i] = target.data<float>()[i] > 0.6f ? 1.f : 0.f;
+    const std::vector<float> thresholds{0.5f, 0.f, 0.3f, 1.f, 0.5f};
+    CHECK(be.gpu->confusion_counts(on_gpu(pred), on_gpu(target), thresholds, 1, 0) ==
+          be.cpu->confusion_counts(pred, target, thresholds, 1, 0));
+    CHECK(be.gpu->confusion_counts(on_gpu(pred), on_gpu(target), {0.5f}, shape[1], 2) ==
+          be.cpu->confusion_counts(pred, target, {0.5f}, shape[1], 2));
+    for (int t : {2, 200}) {
+      CAPTURE(t);
+      CHECK(be.gpu->even_confusion_counts(on_gpu(pred), on_gpu(target), t) ==
+            be.cpu->even_confusion_counts(pred, target, t));
+    }
+  }
+  CHECK_THROWS_AS(be.gpu->even_confusion_counts(random_tensor({4}, 1), on_gpu(random_tensor({4}, 2)), 200), K::Error);
 }
 
 // ============================================================================ bad input

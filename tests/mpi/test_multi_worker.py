@@ -69,6 +69,13 @@ def check_equal(tmp, args, local, workers=2):
     assert len(losses) == workers and len(set(losses)) == 1, r.stdout
     one_loss = float(re.search(r"final loss (\S+)", one_out).group(1))
     assert abs(float(losses[0]) - one_loss) <= 1e-5
+    # A metric of confusion counts (AUC: 800 totals) adds up over workers: the same on every worker,
+    # and as one process (exact counts; a tolerance only for a prediction crossing a bucket edge).
+    aucs = re.findall(r"rank \d final class0_auc (\S+) val_class0_auc (\S+)", r.stdout)
+    one_auc = re.search(r"final class0_auc (\S+) val_class0_auc (\S+)", one_out).groups()
+    assert len(aucs) == workers and len(set(aucs)) == 1, r.stdout
+    assert all(abs(float(a) - float(b)) <= 1e-3 for a, b in zip(aucs[0], one_auc)), (aucs, one_auc)
+    assert 0.3 < float(one_auc[0]) < 1.0
     # predict() returns every row on every worker, equal to one process's.
     sums = re.findall(r"predict rows 37 checksum (\S+)", r.stdout)
     one_sum = float(re.search(r"predict rows 37 checksum (\S+)", one_out).group(1))
@@ -77,7 +84,7 @@ def check_equal(tmp, args, local, workers=2):
 
 # 250 examples, global batch 25, 3 epochs: 30 steps.
 @pytest.mark.parametrize("model", ["mlp", "cnn_bn"])
-@pytest.mark.parametrize("optimizer", ["sgdm", "adam"])
+@pytest.mark.parametrize("optimizer", ["sgdm", "adam", "nadam"])
 def test_two_workers_equal_one_process(tmp_path, model, optimizer):
     check_equal(tmp_path, ["--model", model, "--optimizer", optimizer], local=1)
 

@@ -108,6 +108,9 @@ class CpuBackend final : public Backend {
   double binary_accuracy_sum(const Tensor& pred, const Tensor& target, float threshold) override;
   double absolute_error_sum(const Tensor& pred, const Tensor& target) override;
   double sum(const Tensor& x) override;
+  std::vector<double> confusion_counts(const Tensor& pred, const Tensor& target, const std::vector<float>& thresholds,
+                                       std::int64_t stride, std::int64_t offset) override;
+  std::vector<double> even_confusion_counts(const Tensor& pred, const Tensor& target, int num_thresholds) override;
 
   void sgd_update(Tensor& w, const Tensor& g, Tensor& velocity, float lr, float momentum, bool nesterov) override;
   void adam_update(Tensor& w, const Tensor& g, Tensor& m, Tensor& v, float lr_t, float beta_1, float beta_2,
@@ -115,6 +118,8 @@ class CpuBackend final : public Backend {
   void rmsprop_update(Tensor& w, const Tensor& g, Tensor& v, float lr, float rho, float eps) override;
   void weight_decay_update(Tensor& w, float lr, float weight_decay) override;
   void adagrad_update(Tensor& w, const Tensor& g, Tensor& accumulator, float lr, float eps) override;
+  void nadam_update(Tensor& w, const Tensor& g, Tensor& m, Tensor& v, float lr, float beta_1, float beta_2, float eps,
+                    float u, float u_next, float u_product, float beta_2_power) override;
   double sum_squares(const Tensor& x) override;
   double weight_penalty(const Tensor& w, float l1, float l2, Tensor& grad) override;
   void max_norm(Tensor& w, std::int64_t rows, float max_value) override;

@@ -94,6 +94,34 @@ void CpuBackend::adam_update(Tensor& w, const Tensor& g, Tensor& m, Tensor& v, f
   });
 }
 
+void CpuBackend::nadam_update(Tensor& w, const Tensor& g, Tensor& m, Tensor& v, float lr, float beta_1, float beta_2,
+                              float eps, float u, float u_next, float u_product, float beta_2_power) {
+  enter();
+  const char* op = "nadam_update";
+  require_float(w, op, "w");
+  require_slot(g, w, op, "gradient");
+  require_slot(m, w, op, "m");
+  require_slot(v, w, op, "v");
+  float* pw = w.data<float>();
+  const float* pg = g.data<float>();
+  float* pm = m.data<float>();
+  float* pv = v.data<float>();
+  const float one_minus_b1 = 1.f - beta_1, one_minus_b2 = 1.f - beta_2;
+  // Keras' scalars, rounded to float32 as its update_step does.
+  const float m_den = 1.f - u_product * u_next, g_num = 1.f - u, g_den = 1.f - u_product, v_den = 1.f - beta_2_power;
+  parallel_for(w.numel(), kElementGrain, [&](std::int64_t b, std::int64_t e) {
+    for (std::int64_t i = b; i < e; ++i) {
+      float gi = pg[i];
+      float mi = pm[i] + (gi - pm[i]) * one_minus_b1;
+      float vi = pv[i] + (gi * gi - pv[i]) * one_minus_b2;
+      pm[i] = mi;
+      pv[i] = vi;
+      float m_hat = (u_next * mi) / m_den + (g_num * gi) / g_den;
+      pw[i] -= (m_hat * lr) / (std::sqrt(vi / v_den) + eps);
+    }
+  });
+}
+
 void CpuBackend::rmsprop_update(Tensor& w, const Tensor& g, Tensor& v, float lr, float rho, float eps) {
   enter();
   const char* op = "rmsprop_update";

@@ -159,6 +159,14 @@ void top_k_hits(const float* pred, const void* labels, int label_type, std::int6
 void binary_accuracy_hits(const float* pred, const float* target, std::int64_t n, float threshold, Status* status,
                           cudaStream_t stream);
 
+// hist[0..T] and hist[T+1..2T+1] (positives, negatives: target != 0 or not) are zeroed, then
+// count each visited element pred[offset + k·stride] (k < count) by its bucket: the number of
+// the ascending device `thresholds` below pred (NaN: 0), or with `even` (thresholds unused)
+// Keras' evenly spaced bucket of backend/confusion.hpp's even_bucket. Integer atomics: exact.
+void confusion_histogram(const float* pred, const float* target, std::int64_t count, std::int64_t stride,
+                         std::int64_t offset, const float* thresholds, int num_thresholds, bool even,
+                         unsigned long long* hist, cudaStream_t stream);
+
 // ------------------------------------------------------------------------------- optimizers
 // Keras 3 update formulas, in the CPU backend's operation order without FMA contraction, so the
 // results equal the CPU backend's bit for bit.
@@ -187,6 +195,8 @@ void weight_penalty_grad(const float* w, float* grad, std::int64_t n, float l1, 
 void max_norm(float* w, std::int64_t rows, std::int64_t cols, float max_value, cudaStream_t stream);
 void adagrad_update(float* w, const float* g, float* accumulator, std::int64_t n, float lr, float eps,
                     cudaStream_t stream);
+void nadam_update(float* w, const float* g, float* m, float* v, std::int64_t n, float lr, float beta_1, float beta_2,
+                  float eps, float u, float u_next, float u_product, float beta_2_power, cudaStream_t stream);
 
 // ---------------------------------------------------------------------------- layer_norm.cu
 // Layer normalization over [rows, cols]: each row normalised over its cols; gamma/beta may be

@@ -129,4 +129,48 @@ void binary_accuracy_hits(const float* pred, const float* target, std::int64_t n
   binary_accuracy_kernel<<<elementwise_blocks(n), kThreads, 0, stream>>>(pred, target, n, threshold, status);
 }
 
+namespace {
+
+// backend/confusion.hpp's even_bucket, with the product rounded as Keras' float32 one.
+__device__ __forceinline__ int even_bucket(float p, int num_thresholds) {
+  if (!(p > 0.f)) return 1;  // NaN too
+  const float clipped = p > 1.f ? 1.f : p;
+  const int k = static_cast<int>(ceilf(__fmul_rn(clipped, static_cast<float>(num_thresholds - 1)))) - 1;
+  return (k < 0 ? 0 : k) + 1;
+}
+
+// One global atomic per element: the buckets are few and the counts exact whatever the order.
+__global__ void confusion_histogram_kernel(const float* pred, const float* target, std::int64_t count,
+                                           std::int64_t stride, std::int64_t offset, const float* thresholds,
+                                           int num_thresholds, bool even, unsigned long long* hist) {
+  for (std::int64_t k = global_thread(); k < count; k += grid_threads()) {
+    const std::int64_t i = offset + k * stride;
+    const float p = pred[i];
+    int bucket;
+    if (even) {
+      bucket = even_bucket(p, num_thresholds);
+    } else {
+      int lo = 0, hi = num_thresholds;  // lower_bound: thresholds strictly below p
+      while (lo < hi) {
+        const int mid = (lo + hi) / 2;
+        if (thresholds[mid] < p) lo = mid + 1;
+        else hi = mid;
+      }
+      bucket = lo;
+    }
+    atomicAdd(&hist[(target[i] != 0.f ? 0 : num_thresholds + 1) + bucket], 1ull);
+  }
+}
+
+}  // namespace
+
+void confusion_histogram(const float* pred, const float* target, std::int64_t count, std::int64_t stride,
+                         std::int64_t offset, const float* thresholds, int num_thresholds, bool even,
+                         unsigned long long* hist, cudaStream_t stream) {
+  cudaMemsetAsync(hist, 0, 2 * (static_cast<std::size_t>(num_thresholds) + 1) * sizeof(unsigned long long), stream);
+  if (count <= 0) return;
+  confusion_histogram_kernel<<<elementwise_blocks(count), kThreads, 0, stream>>>(
+      pred, target, count, stride, offset, thresholds, num_thresholds, even, hist);
+}
+
 }  // namespace kerascpp::cuda::kern

@@ -58,7 +58,32 @@ __global__ void adagrad_kernel(float* w, const float* g, float* acc, std::int64_
   }
 }
 
+__global__ void nadam_kernel(float* w, const float* g, float* m, float* v, std::int64_t n, float lr, float one_minus_b1,
+                             float one_minus_b2, float eps, float u_next, float m_den, float g_num, float g_den,
+                             float v_den) {
+  for (std::int64_t i = global_thread(); i < n; i += grid_threads()) {
+    // Keras: m += (g − m)(1 − β1), v += (g² − v)(1 − β2), w −= m̂·lr / (√v̂ + ε) with
+    // m̂ = u_next·m / m_den + g_num·g / g_den, v̂ = v / v_den (the CPU loop's operation order).
+    const float gi = g[i];
+    const float mi = __fadd_rn(m[i], __fmul_rn(__fsub_rn(gi, m[i]), one_minus_b1));
+    const float vi = __fadd_rn(v[i], __fmul_rn(__fsub_rn(__fmul_rn(gi, gi), v[i]), one_minus_b2));
+    m[i] = mi;
+    v[i] = vi;
+    const float m_hat = __fadd_rn(__fdiv_rn(__fmul_rn(u_next, mi), m_den), __fdiv_rn(__fmul_rn(g_num, gi), g_den));
+    w[i] = __fsub_rn(w[i], __fdiv_rn(__fmul_rn(m_hat, lr), __fadd_rn(__fsqrt_rn(__fdiv_rn(vi, v_den)), eps)));
+  }
+}
+
 }  // namespace
+
+void nadam_update(float* w, const float* g, float* m, float* v, std::int64_t n, float lr, float beta_1, float beta_2,
+                  float eps, float u, float u_next, float u_product, float beta_2_power, cudaStream_t stream) {
+  if (n <= 0) return;
+  // The scalars as the CPU backend rounds them (host float arithmetic, no contraction).
+  const float m_den = 1.f - u_product * u_next, g_num = 1.f - u, g_den = 1.f - u_product, v_den = 1.f - beta_2_power;
+  nadam_kernel<<<elementwise_blocks(n), kThreads, 0, stream>>>(w, g, m, v, n, lr, 1.f - beta_1, 1.f - beta_2, eps,
+                                                               u_next, m_den, g_num, g_den, v_den);
+}
 
 void sgd_update(float* w, const float* g, float* velocity, std::int64_t n, float lr, float momentum, bool nesterov,
                 cudaStream_t stream) {
