@@ -63,6 +63,11 @@ std::vector<Tensor> EmbeddingLayer::backward(ReplicaContext& ctx, const std::vec
   return {Tensor::zeros(in[0].shape(), DType::float32, in[0].device())};
 }
 
+std::vector<Tensor> EmbeddingLayer::compute_output_masks(ReplicaContext&, const std::vector<Tensor>&,
+                                                         const std::vector<Tensor>&, const LayerState& st) {
+  return {options_.mask_zero ? st.saved.at(1) : Tensor()};
+}
+
 Tensor EmbeddingLayer::compute_mask(ReplicaContext& ctx, const Tensor& ids) {
   if (!options_.mask_zero) return Tensor();
   Tensor mask(ids.shape(), DType::uint8, ids.device());

@@ -95,6 +95,32 @@ std::vector<Tensor> ElementwiseMergeLayer::backward(ReplicaContext& ctx, const s
 }
 
 namespace {
+
+// The AND of the defined masks (Keras' Merge.compute_mask); a mask shared by every masked input
+// (a residual branch around a layer that keeps its input's mask) is passed on as it is.
+Tensor and_of_masks(ReplicaContext& ctx, const std::vector<Tensor>& masks) {
+  Tensor out;
+  for (const Tensor& m : masks) {
+    if (!m.defined() || (out.defined() && out.raw() == m.raw())) continue;
+    if (!out.defined()) {
+      out = m;
+    } else {
+      Tensor both;
+      ctx.backend->mask_and(out, m, both);
+      out = both;
+    }
+  }
+  return out;
+}
+
+}  // namespace
+
+std::vector<Tensor> ElementwiseMergeLayer::compute_output_masks(ReplicaContext& ctx, const std::vector<Tensor>&,
+                                                                const std::vector<Tensor>&, const LayerState& st) {
+  return {and_of_masks(ctx, st.input_masks)};
+}
+
+namespace {
 int normalise_axis(int axis, std::size_t rank_with_batch, const std::string& where) {
   int r = static_cast<int>(rank_with_batch);
   int a = axis < 0 ? axis + r : axis;
@@ -142,6 +168,20 @@ std::vector<Tensor> ConcatenateLayer::backward(ReplicaContext& ctx, const std::v
   for (auto& x : in) dxs.emplace_back(x.shape());
   ctx.backend->split(grads[0], a, dxs);
   return dxs;
+}
+
+std::vector<Tensor> ConcatenateLayer::compute_output_masks(ReplicaContext& ctx, const std::vector<Tensor>& in,
+                                                           const std::vector<Tensor>&, const LayerState& st) {
+  if (st.input_masks.empty()) return {Tensor()};
+  // Keras concatenates the masks along the axis and reduces over the last: for the feature axis
+  // that is the AND of the step masks. Concatenating along a step axis would join the masks.
+  if (normalise_axis(axis_, static_cast<std::size_t>(in[0].rank()), where()) != in[0].rank() - 1)
+    throw ValueError(
+        fmt::format("{}: concatenating masked inputs along axis {} (a step axis) is not "
+                    "supported yet; concatenate along the last axis, or drop the mask "
+                    "(mask_zero = false) before this layer",
+                    where(), axis_));
+  return {and_of_masks(ctx, st.input_masks)};
 }
 
 std::string ConcatenateLayer::config_json() const { return detail::dump({{"name", name()}, {"axis", axis_}}); }

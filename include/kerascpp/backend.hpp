@@ -104,6 +104,13 @@ class Backend {
   // Attention masking, in place: x viewed as [B, G, L] and mask (uint8, B rows of L) as [B, L];
   // x[b, g, l] = value wherever mask[b, l] == 0 (scores [B, heads, T, S] with a mask [B, T, S]).
   virtual void masked_fill(Tensor& x, const Tensor& mask, float value) = 0;
+  // Keras masks combined: out = a AND b (uint8, same shape; out allocated like any output).
+  virtual void mask_and(const Tensor& a, const Tensor& b, Tensor& out) = 0;
+  // Keras' attention mask, out[b, t, s] (uint8, preallocated [B, T, S]) = the AND of those given:
+  // query_mask[b, t] ([B, T]), value_mask[b, s] ([B, S]), explicit_mask[b, t, s] ([B, T, S]) and,
+  // when causal, s <= t. Undefined tensors are left out; with none and no causal, all ones.
+  virtual void attention_mask(const Tensor& query_mask, const Tensor& value_mask, const Tensor& explicit_mask,
+                              bool causal, Tensor& out) = 0;
   // out[C] (+)= sum over all leading axes of x[..., C]  (bias gradients).
   virtual void sum_to_last_axis(const Tensor& x, Tensor& out, bool accumulate) = 0;
 

@@ -27,6 +27,7 @@
 #include "kerascpp/layers/input_layer.hpp"
 #include "kerascpp/layers/layer_normalization.hpp"
 #include "kerascpp/layers/merging.hpp"
+#include "kerascpp/layers/multi_head_attention.hpp"
 #include "kerascpp/layers/pooling.hpp"
 #include "kerascpp/layers/reshaping.hpp"
 #include "kerascpp/layers/resizing.hpp"

@@ -44,6 +44,10 @@ struct Node {
 // Per-call scratch a layer keeps between forward and backward (masks, workspaces, statistics).
 struct LayerState {
   std::vector<Tensor> saved;
+  // Keras masks of the inputs, one per input (uint8 of the input's leading shape, e.g. [B, T]
+  // for a [B, T, D] sequence; 1 keeps a step), undefined where an input carries none. The graph
+  // sets them before forward(); a layer that uses masks (attention, RNNs) reads them here.
+  std::vector<Tensor> input_masks;
   // False when no input leads back to a trainable variable (e.g. the first layer after Input):
   // backward may then skip dL/d(inputs) and return undefined tensors.
   bool need_input_grads = true;
@@ -75,12 +79,32 @@ class Layer : public std::enable_shared_from_this<Layer> {
   virtual std::vector<Tensor> backward(ReplicaContext& ctx, const std::vector<Tensor>& inputs,
                                        const std::vector<Tensor>& outputs, const std::vector<Tensor>& output_grads,
                                        LayerState& state) = 0;
+  // Keras' supports_masking: a layer that keeps the step axes as they are (Dense over the last
+  // axis, Dropout, LayerNormalization, ...) passes its input's mask on to its output. Others drop it.
+  virtual bool supports_masking() const { return false; }
+  // Keras' compute_mask, called after forward() with the same state: one mask per output
+  // (undefined for none). The default gives every output the first input's mask when
+  // supports_masking(), else none; Embedding(mask_zero) makes one, merge layers combine theirs.
+  virtual std::vector<Tensor> compute_output_masks(ReplicaContext& ctx, const std::vector<Tensor>& inputs,
+                                                   const std::vector<Tensor>& outputs, const LayerState& state);
   // A replica with no examples in this step still takes part in collectives (synchronized BN).
   virtual void forward_empty(ReplicaContext& /*ctx*/) {}
   virtual void backward_empty(ReplicaContext& /*ctx*/) {}
 
   // Keras-style JSON of the constructor arguments, e.g. {"units": 10, "activation": "relu"}.
   virtual std::string config_json() const { return "{}"; }
+  // How one call is written in a functional model's config (Keras' inbound node args/kwargs):
+  // input i is positional where keywords[i] is "", else passed as that keyword; several
+  // positional inputs form one list (merge layers: layer([a, b])) unless inputs_as_list is
+  // false (attention: layer(query, value, key=k)); extra_kwargs_json adds non-tensor arguments.
+  struct CallArguments {
+    std::vector<std::string> keywords;
+    bool inputs_as_list = true;
+    std::string extra_kwargs_json = "{}";
+  };
+  virtual CallArguments call_arguments(std::size_t num_inputs) const {
+    return {std::vector<std::string>(num_inputs), true, "{}"};
+  }
   // Whether backward must deliver dL/d(output) to this layer even when nothing upstream trains:
   // true for layers with trainable variables; a custom layer that inspects its gradient (a
   // saliency probe, say) overrides it to return true.

@@ -136,6 +136,34 @@ MaskedFillDims masked_fill_dims(const Tensor& x, const Tensor& mask, const char*
   return {B, x.numel() / (B * L), L};
 }
 
+void check_mask_pair(const Tensor& a, const Tensor& b, const char* op) {
+  if (a.dtype() != DType::uint8 || b.dtype() != DType::uint8)
+    throw ValueError(
+        fmt::format("{}: masks must be uint8, got {} and {}", op, dtype_name(a.dtype()), dtype_name(b.dtype())));
+  if (a.shape() != b.shape())
+    throw ShapeError(
+        fmt::format("{}: masks of different shapes {} and {}; a merge of masked inputs needs "
+                    "masks of one shape",
+                    op, shape_str(a.shape()), shape_str(b.shape())));
+}
+
+void check_attention_masks(const Tensor& query_mask, const Tensor& value_mask, const Tensor& explicit_mask,
+                           const Tensor& out, const char* op) {
+  if (out.dtype() != DType::uint8 || out.rank() != 3)
+    throw ShapeError(fmt::format("{}: out must be a uint8 [B, T, S] tensor, got {} {}", op, dtype_name(out.dtype()),
+                                 shape_str(out.shape())));
+  const std::int64_t B = out.dim(0), T = out.dim(1), S = out.dim(2);
+  auto check = [&](const Tensor& m, const Shape& want, const char* what) {
+    if (!m.defined()) return;
+    if (m.dtype() != DType::uint8 || m.shape() != want)
+      throw ShapeError(fmt::format("{}: the {} must be uint8 {} (1 keeps a position), got {} {}", op, what,
+                                   shape_str(want), dtype_name(m.dtype()), shape_str(m.shape())));
+  };
+  check(query_mask, {B, T}, "query mask");
+  check(value_mask, {B, S}, "value mask");
+  check(explicit_mask, {B, T, S}, "attention_mask");
+}
+
 // ------------------------------------------------------------------------- convolution
 
 namespace {

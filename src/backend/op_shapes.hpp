@@ -70,6 +70,11 @@ struct MaskedFillDims {
   std::int64_t B, G, L;
 };
 MaskedFillDims masked_fill_dims(const Tensor& x, const Tensor& mask, const char* op);
+// mask_and: two uint8 masks of one shape.
+void check_mask_pair(const Tensor& a, const Tensor& b, const char* op);
+// attention_mask: out uint8 [B, T, S]; each given mask uint8 of [B, T], [B, S], [B, T, S].
+void check_attention_masks(const Tensor& query_mask, const Tensor& value_mask, const Tensor& explicit_mask,
+                           const Tensor& out, const char* op);
 
 // ------------------------------------------------------------------------- convolution
 

@@ -78,4 +78,31 @@ void CudaBackend::masked_fill(Tensor& x, const Tensor& mask, float value) {
   KCPP_CUDA_CHECK(cudaGetLastError());
 }
 
+void CudaBackend::mask_and(const Tensor& a, const Tensor& b, Tensor& out) {
+  DeviceGuard guard(device_);
+  const char* op = "mask_and";
+  if (a.device() != device() || b.device() != device())
+    throw DeviceError(fmt::format("{}: masks must be on {}", op, device().str()));
+  op_shapes::check_mask_pair(a, b, op);
+  if (!out.defined()) out = Tensor(a.shape(), DType::uint8, device());
+  op_shapes::check_mask_pair(a, out, op);
+  kern::mask_and(static_cast<const std::uint8_t*>(a.raw()), static_cast<const std::uint8_t*>(b.raw()),
+                 static_cast<std::uint8_t*>(out.raw()), a.numel(), stream_);
+  KCPP_CUDA_CHECK(cudaGetLastError());
+}
+
+void CudaBackend::attention_mask(const Tensor& query_mask, const Tensor& value_mask, const Tensor& explicit_mask,
+                                 bool causal, Tensor& out) {
+  DeviceGuard guard(device_);
+  const char* op = "attention_mask";
+  for (const Tensor* m : {&query_mask, &value_mask, &explicit_mask, static_cast<const Tensor*>(&out)})
+    if (m->defined() && m->device() != device())
+      throw DeviceError(fmt::format("{}: masks must be on {}", op, device().str()));
+  op_shapes::check_attention_masks(query_mask, value_mask, explicit_mask, out, op);
+  auto u8 = [](const Tensor& t) { return t.defined() ? static_cast<const std::uint8_t*>(t.raw()) : nullptr; };
+  kern::attention_mask(u8(query_mask), u8(value_mask), u8(explicit_mask), causal, static_cast<std::uint8_t*>(out.raw()),
+                       out.dim(0), out.dim(1), out.dim(2), stream_);
+  KCPP_CUDA_CHECK(cudaGetLastError());
+}
+
 }  // namespace kerascpp::cuda

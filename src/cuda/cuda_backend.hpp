@@ -38,6 +38,9 @@ class CudaBackend final : public Backend {
                       bool accumulate) override;
   void transpose(const Tensor& x, const std::vector<int>& perm, Tensor& y) override;
   void masked_fill(Tensor& x, const Tensor& mask, float value) override;
+  void mask_and(const Tensor& a, const Tensor& b, Tensor& out) override;
+  void attention_mask(const Tensor& query_mask, const Tensor& value_mask, const Tensor& explicit_mask, bool causal,
+                      Tensor& out) override;
   void sum_to_last_axis(const Tensor& x, Tensor& out, bool accumulate) override;
 
   void conv2d_forward(const Tensor& x, const Tensor& w, const Tensor& b, const Conv2DGeometry& g, ActivationKind act,

@@ -108,6 +108,7 @@ std::vector<Tensor> Graph::forward(ReplicaContext& ctx, const std::vector<Tensor
   st.inputs.resize(n);
   st.outputs.resize(n);
   st.layer_states.resize(n);
+  st.masks.resize(n);
   check_inputs(inputs);
   for (std::size_t i = 0; i < n; ++i) {
     const Node& node = *nodes_[i];
@@ -117,19 +118,43 @@ std::vector<Tensor> Graph::forward(ReplicaContext& ctx, const std::vector<Tensor
       const Tensor& x = inputs[k];
       st.inputs[i] = {x};
       st.outputs[i] = {x};
+      st.masks[i] = {Tensor()};
       continue;
     }
     auto& ins = st.inputs[i];
+    LayerState& ls = st.layer_states[i];
     ins.clear();
-    for (auto& kt : node.inputs)
-      ins.push_back(st.outputs[node_index(kt.node().get())].at(static_cast<std::size_t>(kt.index())));
-    st.layer_states[i].saved.clear();
-    st.outputs[i] = node.layer->forward(ctx, ins, st.layer_states[i]);
+    ls.input_masks.clear();
+    bool any_mask = false;
+    for (auto& kt : node.inputs) {
+      const std::size_t from = node_index(kt.node().get()), at = static_cast<std::size_t>(kt.index());
+      ins.push_back(st.outputs[from].at(at));
+      ls.input_masks.push_back(st.masks[from].at(at));
+      any_mask = any_mask || ls.input_masks.back().defined();
+    }
+    // No input mask: an empty list, so a layer can test input_masks.empty() cheaply.
+    if (!any_mask) ls.input_masks.clear();
+    ls.saved.clear();
+    st.outputs[i] = node.layer->forward(ctx, ins, ls);
+    st.masks[i] = node.layer->compute_output_masks(ctx, ins, st.outputs[i], ls);
+    if (st.masks[i].size() != st.outputs[i].size())
+      throw StateError(fmt::format("Layer '{}' ({}): compute_output_masks gave {} masks for {} outputs",
+                                   node.layer->name(), node.layer->class_name(), st.masks[i].size(),
+                                   st.outputs[i].size()));
   }
   std::vector<Tensor> outs;
   for (auto& o : outputs_)
     outs.push_back(st.outputs[node_index(o.node().get())].at(static_cast<std::size_t>(o.index())));
   return outs;
+}
+
+std::vector<Tensor> Graph::output_masks(const GraphState& st) const {
+  std::vector<Tensor> masks;
+  for (auto& o : outputs_) {
+    const auto& node_masks = st.masks.at(node_index(o.node().get()));
+    masks.push_back(node_masks.empty() ? Tensor() : node_masks.at(static_cast<std::size_t>(o.index())));
+  }
+  return masks;
 }
 
 void Graph::backward(ReplicaContext& ctx, const std::vector<Tensor>& output_grads, GraphState& st,

@@ -14,6 +14,7 @@ struct GraphState {
   std::vector<std::vector<Tensor>> inputs;   // per node: the tensors it was called on
   std::vector<std::vector<Tensor>> outputs;  // per node
   std::vector<LayerState> layer_states;      // per node
+  std::vector<std::vector<Tensor>> masks;    // per node: its outputs' Keras masks (undefined: none)
 };
 
 class Graph {
@@ -34,6 +35,8 @@ class Graph {
   // shows the batch the user gave; forward() checks again for custom loops that pass shards directly.
   void check_inputs(const std::vector<Tensor>& inputs) const;
   std::vector<Tensor> forward(ReplicaContext& ctx, const std::vector<Tensor>& inputs, GraphState& state) const;
+  // The Keras masks of the model's outputs after forward() (undefined where an output has none).
+  std::vector<Tensor> output_masks(const GraphState& state) const;
   // Backpropagates from output gradients. `on_layer_done` fires when every call of a layer has
   // been backpropagated, so its variable gradients are final (used to start all-reduces early).
   void backward(ReplicaContext& ctx, const std::vector<Tensor>& output_grads, GraphState& state,

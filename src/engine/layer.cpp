@@ -74,6 +74,14 @@ std::string Layer::snake_name() const { return to_snake_case(class_name()); }
 
 std::string Layer::where() const { return fmt::format("Layer '{}' ({})", name(), class_name()); }
 
+std::vector<Tensor> Layer::compute_output_masks(ReplicaContext& /*ctx*/, const std::vector<Tensor>& /*inputs*/,
+                                                const std::vector<Tensor>& outputs, const LayerState& state) {
+  std::vector<Tensor> masks(outputs.size());
+  if (supports_masking() && !state.input_masks.empty())
+    for (auto& m : masks) m = state.input_masks.front();
+  return masks;
+}
+
 std::vector<Variable*> Layer::variables() {
   std::vector<Variable*> out;
   for (auto& v : variables_)

@@ -74,15 +74,17 @@ Json functional_config(const detail::Graph& graph, const std::string& name) {
     Json inbound = Json::array();
     for (const auto& node : graph.nodes()) {
       if (node->layer != layer || node->inputs.empty()) continue;  // an Input has no inbound call
-      Json args;
-      if (node->inputs.size() == 1) {
-        args = Json::array({tensor(node->inputs[0])});
-      } else {  // a merge layer is called on a list: layer([a, b])
-        Json list = Json::array();
-        for (const auto& t : node->inputs) list.push_back(tensor(t));
-        args = Json::array({std::move(list)});
+      const Layer::CallArguments call = layer->call_arguments(node->inputs.size());
+      Json positional = Json::array(), kwargs = Json::parse(call.extra_kwargs_json);
+      for (std::size_t i = 0; i < node->inputs.size(); ++i) {
+        const std::string& keyword = i < call.keywords.size() ? call.keywords[i] : std::string();
+        if (keyword.empty()) positional.push_back(tensor(node->inputs[i]));
+        else kwargs[keyword] = tensor(node->inputs[i]);
       }
-      inbound.push_back({{"args", std::move(args)}, {"kwargs", Json::object()}});
+      // One input is passed bare; several positional ones as one list (layer([a, b])) or each alone.
+      Json args =
+          positional.size() > 1 && call.inputs_as_list ? Json::array({std::move(positional)}) : std::move(positional);
+      inbound.push_back({{"args", std::move(args)}, {"kwargs", std::move(kwargs)}});
     }
     entry["inbound_nodes"] = std::move(inbound);
     layers.push_back(std::move(entry));

@@ -117,6 +117,30 @@ Case build(const std::string& kind) {
     x = K::layers::Conv2DTranspose(2, 2, {.strides = {3, 2}})(x);
     return {K::Model(in, x), {3, 4, 2}};
   }
+  if (kind == "mha_self") {  // self-attention with a value_dim and output_shape of its own
+    auto in = K::Input({5, 6});
+    auto x = K::layers::MultiHeadAttention(2, 4, {.value_dim = 3, .output_shape = 7})(in, in);
+    return {K::Model(in, K::layers::Dense(3)(x)), {5, 6}};
+  }
+  if (kind == "mha_causal") {  // causal self-attention, then a residual and LayerNormalization
+    auto in = K::Input({5, 6});
+    auto x = K::layers::Dense(6, {.activation = "tanh"})(in);
+    auto a = K::layers::MultiHeadAttention(3, 2)(x, x, {.use_causal_mask = true});
+    x = K::layers::LayerNormalization()(K::layers::Add()({x, a}));
+    return {K::Model(in, x), {5, 6}};
+  }
+  // Padding masks from Embedding(mask_zero) (ids in [0, 4): about a quarter are padding, rows
+  // wholly padded included); Flatten drops the mask, as in Keras, so the loss is unmasked.
+  if (kind == "mha_masked" || kind == "mha_masked_dropout") {
+    auto in = K::Input({6}, K::DType::int32);
+    auto e = K::layers::Embedding(4, 8, {.mask_zero = true})(in);
+    K::layers::MultiHeadAttentionOptions o{.use_bias = kind == "mha_masked"};
+    if (kind == "mha_masked_dropout") o.dropout = 0.3;  // Keras' other masking path (inference here)
+    auto x = K::layers::MultiHeadAttention(2, 4, o)(e, e, {.use_causal_mask = kind == "mha_masked_dropout"});
+    x = K::layers::Dense(4, {.activation = "tanh"})(K::layers::Add()({e, x}));
+    auto out = K::layers::Dense(3)(K::layers::Flatten()(x));
+    return {K::Model(in, out), {6}, true, 4};
+  }
   throw K::Error("unknown model kind '" + kind + "'");
 }
 
@@ -195,10 +219,8 @@ int save(const std::string& kind, const fs::path& dir) {
   return 0;
 }
 
-int load(const std::string& kind, const fs::path& dir) {
-  K::set_random_seed(1);
-  Case c = build(kind);
-  c.model.load_weights((dir / "model.weights.h5").string());
+// <dir>/x.f32 as the model's input batch (integer ids for integer-input kinds).
+K::Tensor read_input(const Case& c, const fs::path& dir) {
   std::vector<float> values = read_f32(dir / "x.f32");
   K::Tensor shape_probe = input_batch(c, kExamples);
   if (static_cast<std::int64_t>(values.size()) != shape_probe.numel())
@@ -211,19 +233,25 @@ int load(const std::string& kind, const fs::path& dir) {
   } else {
     x = K::Tensor::from_vector(shape_probe.shape(), values);
   }
-  write_f32(dir / "y_cpp.f32", predict(c.model, x).to_vector());
+  return x;
+}
+
+int load(const std::string& kind, const fs::path& dir) {
+  K::set_random_seed(1);
+  Case c = build(kind);
+  c.model.load_weights((dir / "model.weights.h5").string());
+  write_f32(dir / "y_cpp.f32", predict(c.model, read_input(c, dir)).to_vector());
   return 0;
 }
 
 // One SGD(0.1) step on the mean squared error towards <dir>/t.f32 from the weights in
 // <dir>/model.weights.h5 (written by Keras), the whole batch of <dir>/x.f32 at once; writes
-// <dir>/trained.weights.h5. Only for float-input kinds.
+// <dir>/trained.weights.h5.
 int train(const std::string& kind, const fs::path& dir) {
   K::set_random_seed(1);
   Case c = build(kind);
   c.model.load_weights((dir / "model.weights.h5").string());
-  K::Tensor probe = input_batch(c, kExamples);
-  K::Tensor x = K::Tensor::from_vector(probe.shape(), read_f32(dir / "x.f32"));
+  K::Tensor x = read_input(c, dir);
   K::Tensor y = predict(c.model, x);
   K::Tensor t = K::Tensor::from_vector(y.shape(), read_f32(dir / "t.f32"));
   c.model.compile({.optimizer = K::optimizers::SGD(0.1), .loss = K::losses::MeanSquaredError()});

@@ -12,6 +12,7 @@ class ActivationLayer : public Layer {
  public:
   ActivationLayer(const std::string& activation, ActivationOptions options);
   std::string class_name() const override { return "Activation"; }
+  bool supports_masking() const override { return true; }  // the mask passes through, as in Keras
   std::vector<Shape> compute_output_shapes(const std::vector<Shape>& in) override;
   std::vector<Tensor> forward(ReplicaContext& ctx, const std::vector<Tensor>& in, LayerState& st) override;
   std::vector<Tensor> backward(ReplicaContext& ctx, const std::vector<Tensor>& in, const std::vector<Tensor>& out,

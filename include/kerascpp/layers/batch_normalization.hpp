@@ -16,6 +16,7 @@ class BatchNormalizationLayer : public Layer {
  public:
   explicit BatchNormalizationLayer(BatchNormalizationOptions options);
   std::string class_name() const override { return "BatchNormalization"; }
+  bool supports_masking() const override { return true; }  // the mask passes through, as in Keras
   std::vector<Shape> compute_output_shapes(const std::vector<Shape>& in) override;
   void build(const std::vector<Shape>& in) override;
   std::vector<Tensor> forward(ReplicaContext& ctx, const std::vector<Tensor>& in, LayerState& st) override;

@@ -23,6 +23,7 @@ class DenseLayer : public Layer {
  public:
   DenseLayer(std::int64_t units, DenseOptions options);
   std::string class_name() const override { return "Dense"; }
+  bool supports_masking() const override { return true; }  // the mask passes through, as in Keras
   std::vector<Shape> compute_output_shapes(const std::vector<Shape>& in) override;
   void build(const std::vector<Shape>& in) override;
   std::vector<Tensor> forward(ReplicaContext& ctx, const std::vector<Tensor>& in, LayerState& st) override;

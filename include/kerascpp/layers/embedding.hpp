@@ -4,9 +4,8 @@
 // as Keras. The ids get no gradient (they are not differentiable), the table a row-wise sum.
 //
 // mask_zero: id 0 is reserved for padding, as in Keras: forward() also computes the mask
-// (id != 0, uint8 of the ids' shape), which compute_mask() returns and forward() keeps in the
-// LayerState (saved[1]). The engine does not propagate masks to the layers downstream yet, so a
-// model does not skip the padded positions on its own.
+// (id != 0, uint8 of the ids' shape), which the graph passes downstream as the output's Keras
+// mask (layers with supports_masking() carry it on; attention and RNNs skip padded steps).
 #pragma once
 #include <optional>
 
@@ -33,6 +32,8 @@ class EmbeddingLayer : public Layer {
   std::vector<Tensor> backward(ReplicaContext& ctx, const std::vector<Tensor>& in, const std::vector<Tensor>& out,
                                const std::vector<Tensor>& grads, LayerState& st) override;
   std::string config_json() const override;
+  std::vector<Tensor> compute_output_masks(ReplicaContext& ctx, const std::vector<Tensor>& in,
+                                           const std::vector<Tensor>& out, const LayerState& st) override;
 
   // Keras' compute_mask: uint8 (id != 0) of the ids' shape with mask_zero, else an undefined
   // tensor (no mask). Checks the ids like forward().

@@ -17,6 +17,7 @@ class LayerNormalizationLayer : public Layer {
  public:
   explicit LayerNormalizationLayer(LayerNormalizationOptions options);
   std::string class_name() const override { return "LayerNormalization"; }
+  bool supports_masking() const override { return true; }  // the mask passes through, as in Keras
   std::vector<Shape> compute_output_shapes(const std::vector<Shape>& in) override;
   void build(const std::vector<Shape>& in) override;
   std::vector<Tensor> forward(ReplicaContext& ctx, const std::vector<Tensor>& in, LayerState& st) override;

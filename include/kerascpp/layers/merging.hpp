@@ -25,6 +25,9 @@ class ElementwiseMergeLayer : public Layer {
   std::vector<Tensor> forward(ReplicaContext& ctx, const std::vector<Tensor>& in, LayerState& st) override;
   std::vector<Tensor> backward(ReplicaContext& ctx, const std::vector<Tensor>& in, const std::vector<Tensor>& out,
                                const std::vector<Tensor>& grads, LayerState& st) override;
+  // Keras' Merge.compute_mask: the AND of the inputs' masks.
+  std::vector<Tensor> compute_output_masks(ReplicaContext& ctx, const std::vector<Tensor>& in,
+                                           const std::vector<Tensor>& out, const LayerState& st) override;
 
  private:
   MergeOp op_;
@@ -40,6 +43,9 @@ class ConcatenateLayer : public Layer {
   std::vector<Tensor> backward(ReplicaContext& ctx, const std::vector<Tensor>& in, const std::vector<Tensor>& out,
                                const std::vector<Tensor>& grads, LayerState& st) override;
   std::string config_json() const override;
+  // Along the feature (last) axis: the AND of the inputs' step masks, as Keras' Concatenate.
+  std::vector<Tensor> compute_output_masks(ReplicaContext& ctx, const std::vector<Tensor>& in,
+                                           const std::vector<Tensor>& out, const LayerState& st) override;
 
  private:
   int axis_;  // Keras axis including the batch axis; -1 = last

@@ -126,4 +126,39 @@ void CpuBackend::masked_fill(Tensor& x, const Tensor& mask, float value) {
   });
 }
 
+void CpuBackend::mask_and(const Tensor& a, const Tensor& b, Tensor& out) {
+  enter();
+  const char* op = "mask_and";
+  if (a.device() != Device{} || b.device() != Device{})
+    throw DeviceError(fmt::format("{}: masks must be on the host for this backend", op));
+  op_shapes::check_mask_pair(a, b, op);
+  if (!out.defined()) out = Tensor(a.shape(), DType::uint8, Device{});
+  op_shapes::check_mask_pair(a, out, op);
+  const auto* pa = static_cast<const std::uint8_t*>(a.raw());
+  const auto* pb = static_cast<const std::uint8_t*>(b.raw());
+  auto* po = static_cast<std::uint8_t*>(out.raw());
+  for (std::int64_t i = 0; i < a.numel(); ++i) po[i] = (pa[i] != 0 && pb[i] != 0) ? 1 : 0;
+}
+
+void CpuBackend::attention_mask(const Tensor& query_mask, const Tensor& value_mask, const Tensor& explicit_mask,
+                                bool causal, Tensor& out) {
+  enter();
+  const char* op = "attention_mask";
+  for (const Tensor* m : {&query_mask, &value_mask, &explicit_mask, static_cast<const Tensor*>(&out)})
+    if (m->defined() && m->device() != Device{})
+      throw DeviceError(fmt::format("{}: masks must be on the host for this backend", op));
+  op_shapes::check_attention_masks(query_mask, value_mask, explicit_mask, out, op);
+  const std::int64_t B = out.dim(0), T = out.dim(1), S = out.dim(2);
+  auto u8 = [](const Tensor& t) { return t.defined() ? static_cast<const std::uint8_t*>(t.raw()) : nullptr; };
+  const std::uint8_t *q = u8(query_mask), *v = u8(value_mask), *e = u8(explicit_mask);
+  auto* o = static_cast<std::uint8_t*>(out.raw());
+  for (std::int64_t b = 0; b < B; ++b)
+    for (std::int64_t t = 0; t < T; ++t)
+      for (std::int64_t s = 0; s < S; ++s) {
+        const std::int64_t i = (b * T + t) * S + s;
+        const bool keep = (!q || q[b * T + t]) && (!v || v[b * S + s]) && (!e || e[i]) && (!causal || s <= t);
+        o[i] = keep ? 1 : 0;
+      }
+}
+
 }  // namespace kerascpp::cpu

@@ -26,7 +26,32 @@ __global__ void masked_fill_kernel(float* x, const std::uint8_t* mask, std::int6
   }
 }
 
+__global__ void mask_and_kernel(const std::uint8_t* a, const std::uint8_t* b, std::uint8_t* out, std::int64_t n) {
+  for (std::int64_t i = global_thread(); i < n; i += grid_threads()) out[i] = (a[i] != 0 && b[i] != 0) ? 1 : 0;
+}
+
+__global__ void attention_mask_kernel(const std::uint8_t* q, const std::uint8_t* v, const std::uint8_t* e, bool causal,
+                                      std::uint8_t* out, std::int64_t n, std::int64_t T, std::int64_t S) {
+  for (std::int64_t i = global_thread(); i < n; i += grid_threads()) {
+    const std::int64_t s = i % S, t = (i / S) % T, b = i / (T * S);
+    const bool keep = (!q || q[b * T + t]) && (!v || v[b * S + s]) && (!e || e[i]) && (!causal || s <= t);
+    out[i] = keep ? 1 : 0;
+  }
+}
+
 }  // namespace
+
+void attention_mask(const std::uint8_t* q, const std::uint8_t* v, const std::uint8_t* e, bool causal, std::uint8_t* out,
+                    std::int64_t B, std::int64_t T, std::int64_t S, cudaStream_t stream) {
+  const std::int64_t n = B * T * S;
+  if (n <= 0) return;
+  attention_mask_kernel<<<elementwise_blocks(n), kThreads, 0, stream>>>(q, v, e, causal, out, n, T, S);
+}
+
+void mask_and(const std::uint8_t* a, const std::uint8_t* b, std::uint8_t* out, std::int64_t n, cudaStream_t stream) {
+  if (n <= 0) return;
+  mask_and_kernel<<<elementwise_blocks(n), kThreads, 0, stream>>>(a, b, out, n);
+}
 
 void transpose(const float* x, float* y, std::int64_t n, const Permutation& p, cudaStream_t stream) {
   if (n <= 0) return;

@@ -185,6 +185,10 @@ struct Permutation {
 };
 void transpose(const float* x, float* y, std::int64_t n, const Permutation& p, cudaStream_t stream);
 // x [B, G, L]: x[b, g, l] = value where mask[b, l] == 0.
+// out[b, t, s] = AND of the given (non-null) q[b, t], v[b, s], e[b, t, s] and, when causal, s <= t.
+void attention_mask(const std::uint8_t* q, const std::uint8_t* v, const std::uint8_t* e, bool causal, std::uint8_t* out,
+                    std::int64_t B, std::int64_t T, std::int64_t S, cudaStream_t stream);
+void mask_and(const std::uint8_t* a, const std::uint8_t* b, std::uint8_t* out, std::int64_t n, cudaStream_t stream);
 void masked_fill(float* x, const std::uint8_t* mask, std::int64_t B, std::int64_t G, std::int64_t L, float value,
                  cudaStream_t stream);
 
