@@ -48,6 +48,7 @@ KerasTensor MultiHeadAttentionLayer::call(const KerasTensor& query, const KerasT
                     "use_causal_mask) as its first call; make another MultiHeadAttention for this one",
                     where()));
   form_ = form;
+  if (!built()) set_input_specs(input_specs({}));
   std::vector<KerasTensor> inputs{query, value};
   if (form_.has_key) inputs.push_back(c.key);
   if (form_.has_mask) inputs.push_back(c.attention_mask);
@@ -102,16 +103,23 @@ void MultiHeadAttentionLayer::build(const std::vector<Shape>& in) {
   key_ = add_projection("key_dense", {Ek, num_heads_, key_dim_}, {num_heads_, key_dim_}, seed_ + 2);
   value_ = add_projection("value_dense", {Ev, num_heads_, value_dim_}, {num_heads_, value_dim_}, seed_ + 4);
   output_ = add_projection("output_dense", {num_heads_, value_dim_, out_dim_}, {out_dim_}, seed_ + 6);
-  std::vector<InputSpec> specs(2, InputSpec{.ndim = 3, .layout = "(batch, steps, features)"});
-  specs[0].axes = {{-1, E}};
-  specs[1].axes = {{-1, Ev}};
-  if (form_.has_key) specs.push_back(InputSpec{.ndim = 3, .axes = {{-1, Ek}}, .layout = "(batch, steps, features)"});
+  set_input_specs(input_specs({E, Ev, Ek}));
+}
+
+std::vector<InputSpec> MultiHeadAttentionLayer::input_specs(const std::vector<std::int64_t>& features) const {
+  auto sequence = [&](std::size_t i) {
+    InputSpec s{.ndim = 3, .layout = "(batch, steps, features)"};
+    if (i < features.size()) s.axes = {{-1, features[i]}};
+    return s;
+  };
+  std::vector<InputSpec> specs{sequence(0), sequence(1)};
+  if (form_.has_key) specs.push_back(sequence(2));
   if (form_.has_mask)
     specs.push_back(InputSpec{.ndim = 3,
                               .dtype = DType::uint8,
                               .layout = "(batch, query steps, value steps)",
                               .rank_hint = "declare the mask Input({T, S}, DType::uint8)"});
-  set_input_specs(std::move(specs));
+  return specs;
 }
 
 Tensor MultiHeadAttentionLayer::project(ReplicaContext& ctx, const Projection& p, const Tensor& x,

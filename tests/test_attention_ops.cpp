@@ -108,3 +108,39 @@ TEST_CASE("cpu backend: masked_fill writes the value where the mask is 0, per ba
   K::Tensor short_mask = K::Tensor::from_vector({B, L - 1}, std::vector<std::uint8_t>(std::size_t(B * (L - 1)), 1));
   CHECK_THROWS_AS(be->masked_fill(x, short_mask, 0.f), K::ShapeError);
 }
+
+TEST_CASE("cpu backend: mask_and and attention_mask combine Keras masks (query, value, explicit, causal)") {
+  auto be = K::make_cpu_backend(1);
+  K::Tensor a = K::Tensor::from_vector({2, 3}, std::vector<std::uint8_t>{1, 0, 1, 1, 1, 0});
+  K::Tensor b = K::Tensor::from_vector({2, 3}, std::vector<std::uint8_t>{1, 1, 0, 0, 1, 1});
+  K::Tensor both;
+  be->mask_and(a, b, both);
+  CHECK(std::vector<std::uint8_t>(static_cast<const std::uint8_t*>(both.raw()),
+                                  static_cast<const std::uint8_t*>(both.raw()) + 6) ==
+        std::vector<std::uint8_t>{1, 0, 0, 0, 1, 0});
+  K::Tensor wrong = K::Tensor::from_vector({3, 2}, std::vector<std::uint8_t>(6, 1));
+  CHECK_THROWS_AS(be->mask_and(a, wrong, both), K::ShapeError);
+
+  const std::int64_t B = 2, T = 3, S = 4;
+  std::vector<std::uint8_t> q = {1, 0, 1, 1, 1, 1}, v = {1, 1, 0, 1, 0, 1, 1, 1}, e(B * T * S);
+  for (std::size_t i = 0; i < e.size(); ++i) e[i] = static_cast<std::uint8_t>(i % 5 != 0);
+  K::Tensor qm = K::Tensor::from_vector({B, T}, q), vm = K::Tensor::from_vector({B, S}, v),
+            em = K::Tensor::from_vector({B, T, S}, e);
+  for (int variant = 0; variant < 5; ++variant) {
+    CAPTURE(variant);
+    const bool use_q = variant != 1, use_v = variant != 2, use_e = variant != 3, causal = variant >= 3;
+    K::Tensor out({B, T, S}, K::DType::uint8);
+    be->attention_mask(use_q ? qm : K::Tensor(), use_v ? vm : K::Tensor(), use_e ? em : K::Tensor(), causal, out);
+    const auto* o = static_cast<const std::uint8_t*>(out.raw());
+    for (std::int64_t bb = 0; bb < B; ++bb)
+      for (std::int64_t t = 0; t < T; ++t)
+        for (std::int64_t s = 0; s < S; ++s) {
+          const std::size_t i = std::size_t((bb * T + t) * S + s);
+          const bool keep = (!use_q || q[std::size_t(bb * T + t)]) && (!use_v || v[std::size_t(bb * S + s)]) &&
+                            (!use_e || e[i]) && (!causal || s <= t);
+          CHECK(o[i] == (keep ? 1 : 0));
+        }
+  }
+  K::Tensor out({B, T, S}, K::DType::uint8);
+  CHECK_THROWS_AS(be->attention_mask(vm, K::Tensor(), K::Tensor(), false, out), K::ShapeError);
+}

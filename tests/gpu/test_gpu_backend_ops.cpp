@@ -1110,3 +1110,29 @@ TEST_CASE("gpu backend: batched_matmul, transpose and masked_fill (attention) eq
   be.gpu->masked_fill(sg, on_gpu(mask), -1e9f);
   CHECK(bit_equal(sg, sc));
 }
+
+TEST_CASE("gpu backend: mask_and and attention_mask equal the CPU's") {
+  auto be = make_backends();
+  const std::int64_t B = 3, T = 5, S = 7;
+  auto bits = [](std::size_t n, std::size_t salt) {
+    std::vector<std::uint8_t> v(n);
+    for (std::size_t i = 0; i < n; ++i) v[i] = static_cast<std::uint8_t>((i * 7 + salt) % 3 != 0);
+    return v;
+  };
+  K::Tensor q = K::Tensor::from_vector({B, T}, bits(B * T, 1)), v = K::Tensor::from_vector({B, S}, bits(B * S, 2)),
+            e = K::Tensor::from_vector({B, T, S}, bits(B * T * S, 3)),
+            v2 = K::Tensor::from_vector({B, S}, bits(B * S, 4));
+  K::Tensor ac, ag;
+  be.cpu->mask_and(v, v2, ac);
+  be.gpu->mask_and(on_gpu(v), on_gpu(v2), ag);
+  CHECK(bit_equal(ag, ac));
+  for (bool causal : {false, true}) {
+    K::Tensor oc({B, T, S}, K::DType::uint8), og({B, T, S}, K::DType::uint8, gpu());
+    be.cpu->attention_mask(q, v, e, causal, oc);
+    be.gpu->attention_mask(on_gpu(q), on_gpu(v), on_gpu(e), causal, og);
+    CHECK(bit_equal(og, oc));
+    be.cpu->attention_mask(K::Tensor(), v, K::Tensor(), causal, oc);
+    be.gpu->attention_mask(K::Tensor(), on_gpu(v), K::Tensor(), causal, og);
+    CHECK(bit_equal(og, oc));
+  }
+}

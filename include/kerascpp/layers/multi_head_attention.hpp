@@ -78,6 +78,8 @@ class MultiHeadAttentionLayer : public Layer {
   // The projection's weight gradients and (when wanted) dL/dx, from dy [.., out].
   Tensor project_backward(ReplicaContext& ctx, const Projection& p, const Tensor& x, const Tensor& dy, bool want_dx);
   int key_input() const { return form_.has_key ? 2 : 1; }
+  // The specs of the call form's inputs; features (query, value, key), when known, fix the last axes.
+  std::vector<InputSpec> input_specs(const std::vector<std::int64_t>& features) const;
 
   std::int64_t num_heads_, key_dim_, value_dim_;
   MultiHeadAttentionOptions options_;
