@@ -20,14 +20,31 @@ void require_batched(const Dataset& data, const ModelImpl& m, const char* what) 
 }
 
 // Splits an element into (x, y); `need_y` for fit/evaluate.
-std::pair<Tensor, Tensor> unpack(const Example& e, bool need_y, const ModelImpl& m) {
+// A dataset element: the model's n inputs, then (for fit/evaluate) the targets.
+struct Unpacked {
+  Inputs x;
+  Tensor y;
+};
+
+Unpacked unpack(const Example& e, bool need_y, const ModelImpl& m) {
   if (e.empty()) throw ValueError(fmt::format("Model '{}': the dataset yielded an empty element", m.name));
-  if (need_y && e.size() < 2)
+  const std::size_t n = m.num_inputs();
+  if (e.size() < n + (need_y ? 1 : 0)) {
+    if (n == 1)
+      throw ShapeError(
+          fmt::format("Model '{}': the dataset yields only inputs; fit/evaluate need (x, y) elements — use "
+                      "Dataset::from_tensor_slices(x, y)",
+                      m.name));
     throw ShapeError(
-        fmt::format("Model '{}': the dataset yields only inputs; fit/evaluate need (x, y) elements — use "
-                    "Dataset::from_tensor_slices(x, y)",
-                    m.name));
-  return {e[0], e.size() > 1 ? e[1] : Tensor()};
+        fmt::format("Model '{}' has {} inputs, so its dataset elements must be (input_1, ..., "
+                    "input_{}{}), but an element has {} tensors; use "
+                    "Dataset::from_tensor_slices({{x_1, ..., x_{}{}}})",
+                    m.name, n, n, need_y ? ", y" : "", e.size(), n, need_y ? ", y" : ""));
+  }
+  Unpacked u;
+  u.x.assign(e.begin(), e.begin() + static_cast<std::ptrdiff_t>(n));
+  if (e.size() > n) u.y = e[n];
+  return u;
 }
 
 // Rethrows the exception in flight with `context` in front of its message, as the same
@@ -102,7 +119,7 @@ void warn_ran_out_of_data(const ModelImpl& m, const char* what) {
 // The *_on_batch calls: one global batch through `step`, after the same checks and lazy
 // build/bind that fit/evaluate/predict do per batch.
 template <class Step>
-auto on_batch(ModelImpl& m, const char* what, const Tensor& x, Step step) {
+auto on_batch(ModelImpl& m, const char* what, const Inputs& x, Step step) {
   const detail::CompiledState& c = m.require_compiled(what);
   m.prepare(x);
   return step(c);
@@ -311,19 +328,25 @@ Tensor Model::predict(const Dataset& data, PredictOptions options) {
   return out;
 }
 
-Logs Model::train_on_batch(const Tensor& x, const Tensor& y) {
-  return on_batch(*impl_, "train_on_batch", x,
-                  [&](const detail::CompiledState& c) { return c.logs_from(impl_->train_step(x, y)); });
+Logs Model::train_on_batch(const Tensor& x, const Tensor& y) { return train_on_batch(std::vector<Tensor>{x}, y); }
+
+Logs Model::train_on_batch(const std::vector<Tensor>& xs, const Tensor& y) {
+  return on_batch(*impl_, "train_on_batch", xs,
+                  [&](const detail::CompiledState& c) { return c.logs_from(impl_->train_step(xs, y)); });
 }
 
-Logs Model::test_on_batch(const Tensor& x, const Tensor& y) {
-  return on_batch(*impl_, "test_on_batch", x,
-                  [&](const detail::CompiledState& c) { return c.logs_from(impl_->test_step(x, y)); });
+Logs Model::test_on_batch(const Tensor& x, const Tensor& y) { return test_on_batch(std::vector<Tensor>{x}, y); }
+
+Logs Model::test_on_batch(const std::vector<Tensor>& xs, const Tensor& y) {
+  return on_batch(*impl_, "test_on_batch", xs,
+                  [&](const detail::CompiledState& c) { return c.logs_from(impl_->test_step(xs, y)); });
 }
 
-Tensor Model::predict_on_batch(const Tensor& x) {
-  impl_->prepare_inference(x);  // compile() is not needed to predict
-  return impl_->predict_step(x);
+Tensor Model::predict_on_batch(const Tensor& x) { return predict_on_batch(std::vector<Tensor>{x}); }
+
+Tensor Model::predict_on_batch(const std::vector<Tensor>& xs) {
+  impl_->prepare_inference(xs);  // compile() is not needed to predict
+  return impl_->predict_step(xs);
 }
 
 }  // namespace kerascpp
