@@ -53,12 +53,15 @@ void initialize(Tensor& t, const std::string& name, std::uint64_t seed, const st
     fill_truncated_normal(t, std::sqrt(2.0 / (f.in + f.out)) / kTruncationCorrection, rng);
   else if (name == "he_normal") fill_truncated_normal(t, std::sqrt(2.0 / f.in) / kTruncationCorrection, rng);
   else if (name == "he_uniform") fill_uniform(t, std::sqrt(6.0 / f.in), rng);
+  // Keras' LecunUniform: VarianceScaling(1, "fan_in", "uniform"), limit sqrt(3 / fan_in) (the
+  // official NCF's output layer).
+  else if (name == "lecun_uniform") fill_uniform(t, std::sqrt(3.0 / f.in), rng);
   // Keras' "uniform" / "random_uniform": RandomUniform(-0.05, 0.05), Embedding's default.
   else if (name == "uniform" || name == "random_uniform") fill_uniform(t, 0.05, rng);
   else
     throw ValueError(
         fmt::format("{}: unknown initializer '{}'; use glorot_uniform, glorot_normal, he_normal, "
-                    "he_uniform, uniform, zeros or ones",
+                    "he_uniform, lecun_uniform, uniform, zeros or ones",
                     where, name));
 }
 
