@@ -1,7 +1,7 @@
 // kerascpp side of the benchmark (bench/README.md): one workload per process so that peak RSS
 // and time to first step belong to that workload alone. Prints one JSON line per measurement.
 //
-//   kerascpp_bench train   --model mlp|cnn [--batch B] [--width W] [--replicas R] [--threads T]
+//   kerascpp_bench train   --model mlp|cnn|ncf [--batch B] [--width W] [--replicas R] [--threads T]
 //                          [--windows N] [--window-steps S] [--warmup-steps W]
 //   kerascpp_bench predict [--samples N] [--warmup N] [--threads T]
 #include <sys/resource.h>
@@ -17,6 +17,7 @@
 #include <vector>
 
 #include "fashion_mnist_models.hpp"
+#include "ncf_model.hpp"
 
 namespace K = kerascpp;
 using Clock = std::chrono::steady_clock;
@@ -88,6 +89,22 @@ K::Model build_model(const std::string& kind, std::int64_t width) {
   return examples::fashion_mnist_model(kind == "cnn" ? "small_cnn" : kind, width);
 }
 
+// NCF's data: random (user, item, label) rows in MovieLens-1M shapes, a fifth of them positive
+// (num_neg 4). peers/common.py's ncf_data() makes rows of the same shapes and proportions with
+// numpy's generator; throughput does not depend on the values.
+K::Dataset ncf_dataset(std::int64_t batch) {
+  const std::int64_t n = 1 << 20;
+  K::Rng rng(3);
+  K::Tensor users({n, 1}, K::DType::int32, K::Device{}), items({n, 1}, K::DType::int32, K::Device{});
+  K::Tensor labels({n, 1}, K::DType::float32, K::Device{});
+  for (std::int64_t i = 0; i < n; ++i) {
+    users.data<std::int32_t>()[i] = static_cast<std::int32_t>(rng.next_u64() % 6040);
+    items.data<std::int32_t>()[i] = static_cast<std::int32_t>(rng.next_u64() % 3706);
+    labels.data<float>()[i] = i % 5 == 0 ? 1.f : 0.f;
+  }
+  return K::Dataset::from_tensor_slices({users, items, labels}).batch(batch).repeat().prefetch(2);
+}
+
 // Window timing: one fit() "epoch" of steps_per_epoch steps is one window; epoch 0 is warm-up.
 class WindowTimer : public K::callbacks::Callback {
  public:
@@ -110,9 +127,15 @@ int train(const Args& a) {
   std::string workload = a.str("workload", kind);
 
   K::set_random_seed(1);
-  auto [train_ds, test_ds] = K::datasets::fashion_mnist::load();
-  (void)test_ds;
-  K::Dataset data = train_ds.shuffle(60000).batch(batch).repeat().prefetch(2);
+  const bool ncf = kind == "ncf";
+  K::Dataset data;
+  if (ncf) {
+    data = ncf_dataset(batch);
+  } else {
+    auto [train_ds, test_ds] = K::datasets::fashion_mnist::load();
+    (void)test_ds;
+    data = train_ds.shuffle(60000).batch(batch).repeat().prefetch(2);
+  }
 
   // --strategy multi_worker: started by mpirun, each worker runs `replicas` replicas (rank 0 reports).
   const bool multi_worker = a.str("strategy", "") == "multi_worker";
@@ -122,11 +145,17 @@ int train(const Args& a) {
       : replicas == 1
           ? K::distribute::Strategy(K::distribute::OneDeviceStrategy("cpu:0", {.threads_per_replica = threads}))
           : K::distribute::Strategy(K::distribute::MirroredStrategy<>(replicas, {.threads_per_replica = threads}));
-  K::Model model = build_model(kind, width);
-  model.compile({.optimizer = K::optimizers::Adam(1e-3),
-                 .loss = K::losses::SparseCategoricalCrossentropy(),
-                 .metrics = {"accuracy"},
-                 .distribute = strategy});
+  // NCF: the official run.sh model (examples/ncf_model.hpp's defaults), learning rate and loss.
+  K::Model model = ncf ? examples::neumf_model({}) : build_model(kind, width);
+  if (ncf)
+    model.compile({.optimizer = K::optimizers::Adam(0.0005, {.epsilon = 1e-8}),
+                   .loss = K::losses::BinaryCrossentropy({.from_logits = true}),
+                   .distribute = strategy});
+  else
+    model.compile({.optimizer = K::optimizers::Adam(1e-3),
+                   .loss = K::losses::SparseCategoricalCrossentropy(),
+                   .metrics = {"accuracy"},
+                   .distribute = strategy});
 
   // Warm-up window (steps may differ), then `windows` timed windows. fit() is called twice so
   // the warm-up can have its own length; the model, iterator and caches carry over.

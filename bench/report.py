@@ -61,7 +61,8 @@ def main():
     p("|---|---:|---:|---:|---:|---:|---|")
     rows = [("MLP 784-512-256-10, b128", "mlp_b128"), ("MLP 784-512-256-10, b1024", "mlp_b1024"),
             ("CNN, b128", "cnn_b128"), ("CNN, b256 (1 device × 2 threads)", "cnn_b256"),
-            ("large MLP 784-2048-2048-10, b4096", "mlp_large")]
+            ("large MLP 784-2048-2048-10, b4096", "mlp_large"),
+            ("NCF NeuMF (official run.sh), b2048", "ncf_b2048")]
     table = {}
     for label, w in rows:
         k, t, q = sps("kerascpp", w), sps("tensorflow", w), sps("pytorch", w)

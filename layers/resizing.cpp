@@ -1,9 +1,11 @@
 // ZeroPadding2D and UpSampling2D built from the Backend's concat/split/add (no op of their own):
-// padding is a concatenation with zero blocks, nearest upsampling a concatenation of copies.
+// padding is a concatenation with zero blocks, nearest upsampling a concatenation of copies,
+// bilinear upsampling (linear_upsampling.hpp) weighted copies of each row and its neighbour.
 #include "kerascpp/layers/resizing.hpp"
 
 #include "check.hpp"
 #include "layer_util.hpp"
+#include "linear_upsampling.hpp"
 
 namespace kerascpp::layers {
 namespace {
@@ -113,12 +115,12 @@ std::string ZeroPadding2DLayer::config_json() const {
 }
 
 UpSampling2DLayer::UpSampling2DLayer(Size2D size, UpSampling2DOptions options)
-    : Layer(std::move(options.name)), size_(size) {
+    : Layer(std::move(options.name)), size_(size), interpolation_(options.interpolation) {
   KERASCPP_CHECK(size.positive(), ValueError, "UpSampling2D '{}': size must be >= 1, got ({}, {})", name(), size.height,
                  size.width);
-  KERASCPP_CHECK(options.interpolation == "nearest", ValueError,
-                 "UpSampling2D '{}': interpolation '{}' is not supported yet; use \"nearest\"", name(),
-                 options.interpolation);
+  KERASCPP_CHECK(interpolation_ == "nearest" || interpolation_ == "bilinear", ValueError,
+                 "UpSampling2D '{}': interpolation '{}' is not supported; use \"nearest\" or \"bilinear\"", name(),
+                 interpolation_);
   set_input_spec(detail::nhwc_image_spec());
 }
 
@@ -130,12 +132,20 @@ std::vector<Shape> UpSampling2DLayer::compute_output_shapes(const std::vector<Sh
 }
 
 std::vector<Tensor> UpSampling2DLayer::forward(ReplicaContext& ctx, const std::vector<Tensor>& in, LayerState&) {
+  if (interpolation_ == "bilinear") {
+    Tensor rows = kerascpp::detail::linear_upsample_axis(*ctx.backend, in[0], 1, size_.height);
+    return {kerascpp::detail::linear_upsample_axis(*ctx.backend, rows, 2, size_.width)};
+  }
   return {repeat_axis(*ctx.backend, repeat_axis(*ctx.backend, in[0], 1, size_.height), 2, size_.width)};
 }
 
 std::vector<Tensor> UpSampling2DLayer::backward(ReplicaContext& ctx, const std::vector<Tensor>&,
                                                 const std::vector<Tensor>&, const std::vector<Tensor>& grads,
                                                 LayerState&) {
+  if (interpolation_ == "bilinear") {
+    Tensor cols = kerascpp::detail::linear_upsample_axis_backward(*ctx.backend, grads[0], 2, size_.width);
+    return {kerascpp::detail::linear_upsample_axis_backward(*ctx.backend, cols, 1, size_.height)};
+  }
   Tensor cols = repeat_axis_backward(*ctx.backend, grads[0], 2, size_.width);
   return {repeat_axis_backward(*ctx.backend, cols, 1, size_.height)};
 }
@@ -144,7 +154,7 @@ std::string UpSampling2DLayer::config_json() const {
   return detail::dump({{"name", name()},
                        {"size", detail::json_size2d(size_)},
                        {"data_format", "channels_last"},
-                       {"interpolation", "nearest"}});
+                       {"interpolation", interpolation_}});
 }
 
 LayerRef ZeroPadding2D(Padding2D padding, ZeroPadding2DOptions options) {

@@ -32,6 +32,20 @@ def load():
             images("t10k-images-idx3-ubyte"), _idx("t10k-labels-idx1-ubyte").astype(np.int32))
 
 
+# NCF (bench/README.md, workload ncf_b2048): the official run.sh NeuMF on MovieLens-1M shapes.
+NCF_USERS, NCF_ITEMS, NCF_MF_DIM, NCF_LAYERS, NCF_LR = 6040, 3706, 64, [256, 256, 128, 64], 0.0005
+
+
+def ncf_data(n=1 << 20):
+    """Random (user, item) ids of shape (n, 1) int32 and labels (n, 1) float32, a fifth positive
+    (num_neg 4): the shapes and proportions of kerascpp_bench's ncf_dataset()."""
+    rng = np.random.default_rng(3)
+    users = rng.integers(0, NCF_USERS, size=(n, 1), dtype=np.int32)
+    items = rng.integers(0, NCF_ITEMS, size=(n, 1), dtype=np.int32)
+    labels = (np.arange(n) % 5 == 0).astype(np.float32)[:, None]
+    return users, items, labels
+
+
 def peak_rss_mb():
     return resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024.0
 

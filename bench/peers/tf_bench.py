@@ -39,6 +39,27 @@ def build(kind, width=0):
     return keras.Sequential(layers + [L.Dense(10, activation="softmax")])
 
 
+def build_ncf():
+    """NeuMF as examples/ncf_model.hpp builds it: GMF and MLP tables per id, Multiply, Concatenate,
+    Dense(256, 128, 64, relu), Concatenate, Dense(1) logits."""
+    L = keras.layers
+    user, item = L.Input((1,), dtype="int32"), L.Input((1,), dtype="int32")
+
+    def table(ids, width, x):
+        return L.Flatten()(L.Embedding(ids, width, embeddings_initializer="glorot_uniform")(x))
+
+    mf = L.Multiply()([table(common.NCF_USERS, common.NCF_MF_DIM, user), table(common.NCF_ITEMS, common.NCF_MF_DIM, item)])
+    half = common.NCF_LAYERS[0] // 2
+    mlp = L.Concatenate()([table(common.NCF_USERS, half, user), table(common.NCF_ITEMS, half, item)])
+    for units in common.NCF_LAYERS[1:]:
+        mlp = L.Dense(units, activation="relu")(mlp)
+    logits = L.Dense(1, kernel_initializer="lecun_uniform")(L.Concatenate()([mf, mlp]))
+    model = keras.Model([user, item], logits)
+    model.compile(optimizer=keras.optimizers.Adam(common.NCF_LR, epsilon=1e-8),
+                  loss=keras.losses.BinaryCrossentropy(from_logits=True))
+    return model
+
+
 def compile_(model):
     model.compile(optimizer=keras.optimizers.Adam(1e-3), loss=keras.losses.SparseCategoricalCrossentropy(),
                   metrics=["accuracy"])
@@ -64,9 +85,16 @@ def train():
     kind, batch, width = a.get("model", "mlp"), int(a.get("batch", 128)), int(a.get("width", 0))
     windows, steps = int(a.get("windows", 5)), int(a.get("window_steps", 100))
     warmup = int(a.get("warmup_steps", steps))
-    x, y, _, _ = common.load()
-    ds = tf.data.Dataset.from_tensor_slices((x, y)).shuffle(60000).batch(batch).repeat().prefetch(tf.data.AUTOTUNE)
-    if mirrored:
+    if kind == "ncf":
+        users, items, labels = common.ncf_data()
+        ds = tf.data.Dataset.from_tensor_slices(((users, items), labels)).batch(batch).repeat()
+        ds = ds.prefetch(tf.data.AUTOTUNE)
+    else:
+        x, y, _, _ = common.load()
+        ds = tf.data.Dataset.from_tensor_slices((x, y)).shuffle(60000).batch(batch).repeat().prefetch(tf.data.AUTOTUNE)
+    if kind == "ncf":
+        model = build_ncf()
+    elif mirrored:
         strategy = tf.distribute.MirroredStrategy([d.name for d in tf.config.list_logical_devices("CPU")])
         with strategy.scope():
             model = build(kind, width)

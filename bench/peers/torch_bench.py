@@ -32,6 +32,61 @@ def build(kind, width=0):
                          nn.MaxPool2d(2), nn.Flatten(), nn.Linear(64 * 5 * 5, 128), nn.ReLU(), nn.Linear(128, 10))
 
 
+class NeuMF(nn.Module):
+    """examples/ncf_model.hpp's NeuMF: GMF and MLP tables per id (Xavier-uniform, Keras'
+    glorot_uniform), GMF product, MLP relu stack, one logit."""
+
+    def __init__(self):
+        super().__init__()
+        half = common.NCF_LAYERS[0] // 2
+        self.mf_user, self.mf_item = (nn.Embedding(n, common.NCF_MF_DIM) for n in (common.NCF_USERS, common.NCF_ITEMS))
+        self.mlp_user, self.mlp_item = (nn.Embedding(n, half) for n in (common.NCF_USERS, common.NCF_ITEMS))
+        for e in (self.mf_user, self.mf_item, self.mlp_user, self.mlp_item):
+            nn.init.xavier_uniform_(e.weight)
+        dims = common.NCF_LAYERS
+        self.mlp = nn.Sequential(*[m for i in range(1, len(dims)) for m in (nn.Linear(dims[i - 1], dims[i]), nn.ReLU())])
+        self.out = nn.Linear(common.NCF_MF_DIM + dims[-1], 1)
+
+    def forward(self, users, items):
+        mf = self.mf_user(users) * self.mf_item(items)
+        mlp = self.mlp(torch.cat([self.mlp_user(users), self.mlp_item(items)], dim=1))
+        return self.out(torch.cat([mf, mlp], dim=1))
+
+
+def train_ncf():
+    batch, windows, steps = int(a.get("batch", 2048)), int(a.get("windows", 5)), int(a.get("window_steps", 100))
+    warmup = int(a.get("warmup_steps", steps))
+    users, items, labels = (torch.from_numpy(v) for v in common.ncf_data())
+    users, items = users[:, 0].long(), items[:, 0].long()
+    model = NeuMF()
+    opt = torch.optim.Adam(model.parameters(), lr=common.NCF_LR, eps=1e-8)
+    loss_fn = nn.BCEWithLogitsLoss()
+    first, start = None, 0
+
+    def window(n):
+        nonlocal first, start
+        t = time.perf_counter()
+        for _ in range(n):
+            if start + batch > len(users):
+                start = 0
+            sl = slice(start, start + batch)
+            start += batch
+            opt.zero_grad(set_to_none=True)
+            loss = loss_fn(model(users[sl], items[sl]), labels[sl])
+            loss.backward()
+            opt.step()
+            if first is None:
+                first = time.perf_counter() - T0
+        return time.perf_counter() - t
+
+    warmup_s = window(warmup)
+    sps = [steps * batch / window(steps) for _ in range(windows)]
+    common.emit({"framework": "pytorch", "workload": a.get("workload", "ncf"), "model": "ncf", "batch": batch,
+                 "width": 0, "replicas": 1, "threads": threads, "samples_per_s": common.median(sps), "windows": sps,
+                 "window_steps": steps, "warmup_s": warmup_s, "time_to_first_step_s": first,
+                 "peak_rss_mb": common.peak_rss_mb(), "gflops": 0, "version": torch.__version__})
+
+
 def batches(x, y, batch):
     """Endless shuffled mini-batches, indexing in-memory tensors (data loading in the loop)."""
     while True:
@@ -104,4 +159,9 @@ def predict():
                  "peak_rss_mb": common.peak_rss_mb()})
 
 
-train() if cmd == "train" else predict()
+if cmd == "predict":
+    predict()
+elif a.get("model") == "ncf":
+    train_ncf()
+else:
+    train()

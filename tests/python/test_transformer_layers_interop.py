@@ -21,7 +21,7 @@ os.environ.setdefault("KERAS_BACKEND", "numpy")
 import keras  # noqa: E402  (the backend must be chosen before the import)
 from kerascpp_binaries import find_binary  # noqa: E402
 
-KINDS = ["lnorm", "dense3d", "embedding", "merges", "global_max_pool", "pad_upsample", "conv1d", "depthwise",
+KINDS = ["lnorm", "dense3d", "embedding", "merges", "global_max_pool", "pad_upsample", "upsample_bilinear", "conv1d", "depthwise",
          "conv_transpose", "mha_self", "mha_causal", "mha_masked", "mha_masked_dropout"]
 
 

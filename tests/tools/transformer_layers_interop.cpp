@@ -1,7 +1,7 @@
 // transformer_layers_interop: drives tests/python/test_transformer_layers_interop.py, which checks
 // the Transformer-path layers (LayerNormalization, Dense on rank-3 inputs, Softmax with an axis,
 // Embedding), the elementwise merges (Subtract, Multiply, Average), GlobalMaxPooling2D,
-// ZeroPadding2D, UpSampling2D and the convolution variants (Conv1D, DepthwiseConv2D,
+// ZeroPadding2D, UpSampling2D (nearest and bilinear) and the convolution variants (Conv1D, DepthwiseConv2D,
 // Conv2DTranspose) against Python Keras 3 on the same weights and inputs.
 //   transformer_layers_interop save <kind> <dir>
 //       builds the model of `kind` (set_random_seed(1)), sets every weight to fixed pseudo-random
@@ -86,6 +86,14 @@ Case build(const std::string& kind) {
     x = K::layers::UpSampling2D({2, 1})(x);
     x = K::layers::Flatten()(x);
     return {K::Model(in, K::layers::Dense(2)(x)), {3, 2, 2}};
+  }
+  if (kind == "upsample_bilinear") {  // UpSampling2D(bilinear): factors 1-3, a one-pixel axis, edges
+    auto in = K::Input({3, 1, 2});
+    auto x = K::layers::Dense(3, {.activation = "tanh"})(in);
+    x = K::layers::UpSampling2D({2, 3}, {.interpolation = "bilinear"})(x);
+    x = K::layers::UpSampling2D({3, 1}, {.interpolation = "bilinear"})(x);
+    x = K::layers::Flatten()(x);
+    return {K::Model(in, K::layers::Dense(2)(x)), {3, 1, 2}};
   }
   if (kind == "global_max_pool") {  // Dense on (batch, h, w, c), then each channel's maximum
     auto in = K::Input({4, 3, 2});

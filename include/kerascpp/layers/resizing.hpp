@@ -1,4 +1,4 @@
-// ZeroPadding2D and UpSampling2D (nearest neighbour) over NHWC images, with Keras' names,
+// ZeroPadding2D and UpSampling2D (nearest or bilinear) over NHWC images, with Keras' names,
 // arguments and defaults (channels_last only).
 #pragma once
 #include "kerascpp/layer.hpp"
@@ -35,7 +35,9 @@ class ZeroPadding2DLayer : public Layer {
 };
 
 struct UpSampling2DOptions {
-  std::string interpolation = "nearest";  // the only one so far
+  // "nearest" or "bilinear" (Keras 3's ops.image.resize: half-pixel centres, edges clamped,
+  // no antialiasing)
+  std::string interpolation = "nearest";
   std::string name{};
 };
 
@@ -51,11 +53,13 @@ class UpSampling2DLayer : public Layer {
 
  private:
   Size2D size_;
+  std::string interpolation_;
 };
 
 // ZeroPadding2D(1), ZeroPadding2D({2, 3}) (rows, columns), ZeroPadding2D({1, 2, 0, 3}) (top, bottom, left, right).
 LayerRef ZeroPadding2D(Padding2D padding = {}, ZeroPadding2DOptions options = {});
-// UpSampling2D(2) or UpSampling2D({2, 3}): each pixel repeated rows x columns times.
+// UpSampling2D(2) or UpSampling2D({2, 3}): each pixel repeated rows x columns times;
+// UpSampling2D(2, {.interpolation = "bilinear"}) interpolates between pixels instead.
 LayerRef UpSampling2D(Size2D size = 2, UpSampling2DOptions options = {});
 
 }  // namespace kerascpp::layers
