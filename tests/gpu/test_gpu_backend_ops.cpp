@@ -14,6 +14,7 @@
 
 #include "cuda/cuda_backend.hpp"
 #include "gpu_test_util.hpp"
+#include "kerascpp/kerascpp.hpp"
 
 using namespace gputest;
 
@@ -1134,5 +1135,34 @@ TEST_CASE("gpu backend: mask_and and attention_mask equal the CPU's") {
     be.cpu->attention_mask(K::Tensor(), v, K::Tensor(), causal, oc);
     be.gpu->attention_mask(K::Tensor(), on_gpu(v), K::Tensor(), causal, og);
     CHECK(bit_equal(og, oc));
+  }
+}
+
+// UpSampling2D(bilinear) is built from Backend ops (layers/linear_upsampling.cpp): the layer's
+// forward and backward on the GPU backend against the CPU backend, factors 1-4 and one-pixel axes.
+TEST_CASE("gpu backend: UpSampling2D bilinear forward and backward equal the CPU's") {
+  auto be = make_backends();
+  std::uint32_t seed = 1200;
+  struct Case {
+    K::Shape x;
+    std::int64_t fh, fw;
+  };
+  for (Case c :
+       {Case{{2, 3, 4, 5}, 2, 3}, Case{{1, 1, 6, 2}, 4, 1}, Case{{3, 2, 1, 7}, 1, 2}, Case{{2, 9, 8, 33}, 2, 2}}) {
+    const std::string sl = shape_label(c.x) + " x" + std::to_string(c.fh) + "," + std::to_string(c.fw);
+    K::LayerRef up = K::layers::UpSampling2D({c.fh, c.fw}, {.interpolation = "bilinear"});
+    (void)up(K::Input({c.x[1], c.x[2], c.x[3]}));
+    K::Tensor x = random_tensor(c.x, seed++);
+    K::Tensor dy = random_tensor({c.x[0], c.x[1] * c.fh, c.x[2] * c.fw, c.x[3]}, seed++);
+    K::ReplicaContext cpu_ctx, gpu_ctx;
+    cpu_ctx.backend = be.cpu.get();
+    gpu_ctx.backend = be.gpu.get();
+    K::LayerState cpu_st, gpu_st;
+    K::Tensor yc = up->forward(cpu_ctx, {x}, cpu_st).at(0);
+    K::Tensor yg = up->forward(gpu_ctx, {on_gpu(x)}, gpu_st).at(0);
+    check_close(yg, yc, "UpSampling2D bilinear forward " + sl);
+    K::Tensor dxc = up->backward(cpu_ctx, {x}, {yc}, {dy}, cpu_st).at(0);
+    K::Tensor dxg = up->backward(gpu_ctx, {on_gpu(x)}, {yg}, {on_gpu(dy)}, gpu_st).at(0);
+    check_close(dxg, dxc, "UpSampling2D bilinear backward " + sl);
   }
 }
