@@ -95,6 +95,8 @@ int main(int argc, char** argv) {
                "ncf_common.py's default model (--num_factors 8 --layers 64,32,16,8), batch 1024, learning rate "
                "0.005, 10 epochs (flags given explicitly still win)");
   app.add_option("--seed", seed, "Seed of the data, the negatives and the weights");
+  bool synthetic = true;  // accepted like the other examples' flag; the data are always synthetic
+  app.add_flag("--use_synthetic_data", synthetic, "Train on synthetic data (the only input; accepted for symmetry)");
   app.add_option("--export_model", export_dir,
                  "Write the untrained model (model.json, model_info.json with its parameter count) here and exit")
       ->check(examples::kWritableDirectory);
@@ -119,6 +121,7 @@ int main(int argc, char** argv) {
   if (app.count("--mlp_regularization") == 0) params.mlp_regularization.assign(params.layers.size(), 0.0);
 
   try {
+    examples::check_ncf_params(params);  // before generating any data
     K::set_random_seed(seed);
     if (!export_dir.empty()) {
       K::Model model = examples::neumf_model(params);
