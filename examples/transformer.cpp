@@ -5,55 +5,22 @@
 // takes, and reports the loss and token accuracy (teacher forcing) on held-out sequences.
 //
 //   build/transformer --param_set tiny --task reverse --train_steps 200 --train_epochs 5 --cpu_replicas 2
-//
-// Ids: 0 is padding (unused: the task's sequences have a fixed length), 1 starts the decoder's
-// input, 2..vocab-1 are the symbols.
 #include <CLI/CLI.hpp>
 #include <kerascpp/kerascpp.hpp>
 
 #include "flag_checks.hpp"
 #include "strategy_flags.hpp"
 #include "transformer_model.hpp"
+#include "transformer_task.hpp"
 
 #include <chrono>
 #include <cstdio>
 #include <filesystem>
-#include <random>
 #include <string>
 #include <vector>
 
 namespace K = kerascpp;
 namespace T = examples::transformer;
-
-namespace {
-
-constexpr std::int32_t kStartId = 1, kFirstSymbol = 2;
-
-// n examples of the task: {source, decoder inputs, positions, one-hot targets [n, length, vocab]}.
-std::vector<K::Tensor> make_task(const std::string& task, std::int64_t n, std::int64_t length, std::int64_t vocab,
-                                 std::uint64_t seed) {
-  std::mt19937_64 gen(seed);
-  std::uniform_int_distribution<std::int32_t> symbol(kFirstSymbol, static_cast<std::int32_t>(vocab - 1));
-  std::vector<std::int32_t> source(static_cast<std::size_t>(n * length)), decoder(source.size()),
-      positions(source.size());
-  std::vector<float> targets(static_cast<std::size_t>(n * length * vocab), 0.f);
-  for (std::int64_t e = 0; e < n; ++e) {
-    std::int32_t* src = &source[static_cast<std::size_t>(e * length)];
-    for (std::int64_t t = 0; t < length; ++t) src[t] = symbol(gen);
-    for (std::int64_t t = 0; t < length; ++t) {
-      const std::int32_t target = task == "copy" ? src[t] : src[length - 1 - t];
-      targets[static_cast<std::size_t>((e * length + t) * vocab + target)] = 1.f;
-      // Teacher forcing: the decoder sees the start id, then the targets so far.
-      if (t + 1 < length) decoder[static_cast<std::size_t>(e * length + t + 1)] = target;
-      positions[static_cast<std::size_t>(e * length + t)] = static_cast<std::int32_t>(t);
-    }
-    decoder[static_cast<std::size_t>(e * length)] = kStartId;
-  }
-  return {K::Tensor::from_vector({n, length}, source), K::Tensor::from_vector({n, length}, decoder),
-          K::Tensor::from_vector({n, length}, positions), K::Tensor::from_vector({n, length, vocab}, targets)};
-}
-
-}  // namespace
 
 int main(int argc, char** argv) {
   CLI::App app{"The official Transformer with kerascpp on a synthetic sequence-to-sequence task"};
@@ -113,12 +80,12 @@ int main(int argc, char** argv) {
          .metrics = {"accuracy"},
          .distribute = strategy});
 
-    auto train = K::Dataset::from_tensor_slices(make_task(task, train_examples, length, vocab, seed + 1))
+    auto train = K::Dataset::from_tensor_slices(T::make_task(task, train_examples, length, vocab, seed + 1))
                      .shuffle(train_examples, seed)
                      .batch(batch_size, true)
                      .repeat();
     auto held_out =
-        K::Dataset::from_tensor_slices(make_task(task, eval_examples, length, vocab, seed + 2)).batch(batch_size);
+        K::Dataset::from_tensor_slices(T::make_task(task, eval_examples, length, vocab, seed + 2)).batch(batch_size);
     std::vector<K::callbacks::CallbackRef> callbacks;
     if (!model_dir.empty()) {
       namespace fs = std::filesystem;
