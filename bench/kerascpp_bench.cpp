@@ -1,7 +1,7 @@
 // kerascpp side of the benchmark (bench/README.md): one workload per process so that peak RSS
 // and time to first step belong to that workload alone. Prints one JSON line per measurement.
 //
-//   kerascpp_bench train   --model mlp|cnn|ncf [--batch B] [--width W] [--replicas R] [--threads T]
+//   kerascpp_bench train   --model mlp|cnn|transformer|ncf [--batch B] [--width W] [--replicas R] [--threads T]
 //                          [--windows N] [--window-steps S] [--warmup-steps W]
 //   kerascpp_bench predict [--samples N] [--warmup N] [--threads T]
 #include <sys/resource.h>
@@ -18,6 +18,8 @@
 
 #include "fashion_mnist_models.hpp"
 #include "ncf_model.hpp"
+#include "transformer_model.hpp"
+#include "transformer_task.hpp"
 
 namespace K = kerascpp;
 using Clock = std::chrono::steady_clock;
@@ -89,10 +91,43 @@ K::Model build_model(const std::string& kind, std::int64_t width) {
   return examples::fashion_mnist_model(kind == "cnn" ? "small_cnn" : kind, width);
 }
 
-// NCF's data: random (user, item, label) rows in MovieLens-1M shapes, a fifth of them positive
-// (num_neg 4). peers/common.py's ncf_data() makes rows of the same shapes and proportions with
-// numpy's generator; throughput does not depend on the values.
-K::Dataset ncf_dataset(std::int64_t batch) {
+// A training workload: the model compiled under `strategy` and its endless batched data.
+struct Workload {
+  K::Model model;
+  K::Dataset data;
+};
+
+// The official Transformer's tiny config (6 layers, hidden 32) on examples/transformer.cpp's
+// reversal task: sequences of 10 tokens, vocabulary 18, the official schedule and smoothing.
+constexpr std::int64_t kTransformerLength = 10, kTransformerVocab = 18;
+
+Workload transformer_workload(std::int64_t batch, const K::distribute::Strategy& strategy) {
+  namespace T = examples::transformer;
+  T::Params p = T::tiny_params();
+  p.vocab_size = kTransformerVocab;
+  p.learning_rate_warmup_steps = 200;
+  T::Built built = T::build_transformer(p, kTransformerLength, 1);
+  built.model.compile(
+      {.optimizer = K::optimizers::Adam(
+           K::optimizers::schedules::TransformerSchedule(p.learning_rate, p.hidden_size, p.learning_rate_warmup_steps),
+           {.beta_1 = p.adam_beta1, .beta_2 = p.adam_beta2, .epsilon = p.adam_epsilon}),
+       .loss = K::losses::CategoricalCrossentropy({.from_logits = true, .label_smoothing = p.label_smoothing}),
+       .metrics = {"accuracy"},
+       .distribute = strategy});
+  K::Dataset data =
+      K::Dataset::from_tensor_slices(T::make_task("reverse", 20000, kTransformerLength, kTransformerVocab, 2))
+          .shuffle(20000)
+          .batch(batch, true)
+          .repeat()
+          .prefetch(2);
+  return {built.model, data};
+}
+
+// NCF: the official run.sh NeuMF (examples/ncf_model.hpp's defaults), learning rate and loss, on
+// random (user, item, label) rows in MovieLens-1M shapes, a fifth of them positive (num_neg 4).
+// peers/common.py's ncf_data() makes rows of the same shapes and proportions with numpy's
+// generator; throughput does not depend on the values. Unshuffled: the rows are random already.
+Workload ncf_workload(std::int64_t batch, const K::distribute::Strategy& strategy) {
   const std::int64_t n = 1 << 20;
   K::Rng rng(3);
   K::Tensor users({n, 1}, K::DType::int32, K::Device{}), items({n, 1}, K::DType::int32, K::Device{});
@@ -102,7 +137,23 @@ K::Dataset ncf_dataset(std::int64_t batch) {
     items.data<std::int32_t>()[i] = static_cast<std::int32_t>(rng.next_u64() % 3706);
     labels.data<float>()[i] = i % 5 == 0 ? 1.f : 0.f;
   }
-  return K::Dataset::from_tensor_slices({users, items, labels}).batch(batch).repeat().prefetch(2);
+  K::Model model = examples::neumf_model({});
+  model.compile({.optimizer = K::optimizers::Adam(0.0005, {.epsilon = 1e-8}),
+                 .loss = K::losses::BinaryCrossentropy({.from_logits = true}),
+                 .distribute = strategy});
+  return {model, K::Dataset::from_tensor_slices({users, items, labels}).batch(batch).repeat().prefetch(2)};
+}
+
+Workload fashion_mnist_workload(const std::string& kind, std::int64_t batch, std::int64_t width,
+                                const K::distribute::Strategy& strategy) {
+  auto [train_ds, test_ds] = K::datasets::fashion_mnist::load();
+  (void)test_ds;
+  K::Model model = build_model(kind, width);
+  model.compile({.optimizer = K::optimizers::Adam(1e-3),
+                 .loss = K::losses::SparseCategoricalCrossentropy(),
+                 .metrics = {"accuracy"},
+                 .distribute = strategy});
+  return {model, train_ds.shuffle(60000).batch(batch).repeat().prefetch(2)};
 }
 
 // Window timing: one fit() "epoch" of steps_per_epoch steps is one window; epoch 0 is warm-up.
@@ -127,15 +178,6 @@ int train(const Args& a) {
   std::string workload = a.str("workload", kind);
 
   K::set_random_seed(1);
-  const bool ncf = kind == "ncf";
-  K::Dataset data;
-  if (ncf) {
-    data = ncf_dataset(batch);
-  } else {
-    auto [train_ds, test_ds] = K::datasets::fashion_mnist::load();
-    (void)test_ds;
-    data = train_ds.shuffle(60000).batch(batch).repeat().prefetch(2);
-  }
 
   // --strategy multi_worker: started by mpirun, each worker runs `replicas` replicas (rank 0 reports).
   const bool multi_worker = a.str("strategy", "") == "multi_worker";
@@ -145,17 +187,11 @@ int train(const Args& a) {
       : replicas == 1
           ? K::distribute::Strategy(K::distribute::OneDeviceStrategy("cpu:0", {.threads_per_replica = threads}))
           : K::distribute::Strategy(K::distribute::MirroredStrategy<>(replicas, {.threads_per_replica = threads}));
-  // NCF: the official run.sh model (examples/ncf_model.hpp's defaults), learning rate and loss.
-  K::Model model = ncf ? examples::neumf_model({}) : build_model(kind, width);
-  if (ncf)
-    model.compile({.optimizer = K::optimizers::Adam(0.0005, {.epsilon = 1e-8}),
-                   .loss = K::losses::BinaryCrossentropy({.from_logits = true}),
-                   .distribute = strategy});
-  else
-    model.compile({.optimizer = K::optimizers::Adam(1e-3),
-                   .loss = K::losses::SparseCategoricalCrossentropy(),
-                   .metrics = {"accuracy"},
-                   .distribute = strategy});
+  Workload w = kind == "transformer" ? transformer_workload(batch, strategy)
+               : kind == "ncf"       ? ncf_workload(batch, strategy)
+                                     : fashion_mnist_workload(kind, batch, width, strategy);
+  K::Model& model = w.model;
+  K::Dataset& data = w.data;
 
   // Warm-up window (steps may differ), then `windows` timed windows. fit() is called twice so
   // the warm-up can have its own length; the model, iterator and caches carry over.

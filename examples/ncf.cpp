@@ -59,7 +59,7 @@ int main(int argc, char** argv) {
   double learning_rate = 0.0005, beta1 = 0.9, beta2 = 0.999, epsilon = 1e-8;
   std::uint64_t seed = 42;
   bool small = false;
-  std::string export_dir;
+  std::string export_dir, model_dir;
   app.add_option("--train_epochs", train_epochs, "Epochs to train (official run.sh: 20 on ml-20m)")
       ->check(examples::kPositiveInteger);
   app.add_option("--batch_size", batch_size, "Global training batch size (official run.sh: 2048)")
@@ -97,6 +97,8 @@ int main(int argc, char** argv) {
   app.add_option("--seed", seed, "Seed of the data, the negatives and the weights");
   bool synthetic = true;  // accepted like the other examples' flag; the data are always synthetic
   app.add_flag("--use_synthetic_data", synthetic, "Train on synthetic data (the only input; accepted for symmetry)");
+  app.add_option("--model_dir", model_dir, "If set, checkpoints (ckpt/) and TensorBoard logs (logs/) go here")
+      ->check(examples::kWritableDirectory);
   app.add_option("--export_model", export_dir,
                  "Write the untrained model (model.json, model_info.json with its parameter count) here and exit")
       ->check(examples::kWritableDirectory);
@@ -144,6 +146,13 @@ int main(int argc, char** argv) {
         {.optimizer = K::optimizers::Adam(learning_rate, {.beta_1 = beta1, .beta_2 = beta2, .epsilon = epsilon}),
          .loss = K::losses::BinaryCrossentropy({.from_logits = true}),
          .distribute = strategy});
+    std::vector<K::callbacks::CallbackRef> callbacks;
+    if (!model_dir.empty()) {
+      namespace fs = std::filesystem;
+      callbacks.push_back(
+          K::callbacks::ModelCheckpoint((fs::path(model_dir) / "ckpt" / "e{epoch:02d}.weights.h5").string()));
+      callbacks.push_back(K::callbacks::TensorBoard((fs::path(model_dir) / "logs").string()));
+    }
     auto start = std::chrono::steady_clock::now();
     examples::RankingMetrics m;
     for (int epoch = 0; epoch < train_epochs; ++epoch) {
@@ -151,7 +160,7 @@ int main(int argc, char** argv) {
       auto e = examples::make_training_epoch(data, num_neg, seed * 1000003 + static_cast<std::uint64_t>(epoch));
       auto t = std::chrono::steady_clock::now();
       auto history = model.fit(K::Dataset::from_tensor_slices({e.users, e.items, e.labels}).batch(batch_size),
-                               {.epochs = 1, .verbose = 0});
+                               {.epochs = epoch + 1, .initial_epoch = epoch, .callbacks = callbacks, .verbose = 0});
       const double train_s = seconds_since(t);
       m = examples::model_ranking(model, data, eval_batch_size);
       std::printf("Epoch %d/%d: loss %.4f - HR@10 %.4f - NDCG@10 %.4f (%lld examples, train %.1f s, %.0f examples/s)\n",

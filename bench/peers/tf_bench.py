@@ -85,23 +85,26 @@ def train():
     kind, batch, width = a.get("model", "mlp"), int(a.get("batch", 128)), int(a.get("width", 0))
     windows, steps = int(a.get("windows", 5)), int(a.get("window_steps", 100))
     warmup = int(a.get("warmup_steps", steps))
-    if kind == "ncf":
+    if kind == "transformer":  # one replica: the workload compares single-process training
+        import transformer_tf
+        ds = transformer_tf.dataset(batch)
+        model = transformer_tf.build()
+    elif kind == "ncf":  # one replica, like the transformer workload
         users, items, labels = common.ncf_data()
         ds = tf.data.Dataset.from_tensor_slices(((users, items), labels)).batch(batch).repeat()
         ds = ds.prefetch(tf.data.AUTOTUNE)
+        model = build_ncf()
     else:
         x, y, _, _ = common.load()
         ds = tf.data.Dataset.from_tensor_slices((x, y)).shuffle(60000).batch(batch).repeat().prefetch(tf.data.AUTOTUNE)
-    if kind == "ncf":
-        model = build_ncf()
-    elif mirrored:
-        strategy = tf.distribute.MirroredStrategy([d.name for d in tf.config.list_logical_devices("CPU")])
-        with strategy.scope():
+        if mirrored:
+            strategy = tf.distribute.MirroredStrategy([d.name for d in tf.config.list_logical_devices("CPU")])
+            with strategy.scope():
+                model = build(kind, width)
+                compile_(model)
+        else:
             model = build(kind, width)
             compile_(model)
-    else:
-        model = build(kind, width)
-        compile_(model)
     timer = WindowTimer()
     model.fit(ds, epochs=1, steps_per_epoch=warmup, callbacks=[timer], verbose=0)
     warmup_s = timer.seconds.pop()
