@@ -1,6 +1,6 @@
 // ZeroPadding2D and UpSampling2D built from the Backend's concat/split/add (no op of their own):
 // padding is a concatenation with zero blocks, nearest upsampling a concatenation of copies,
-// bilinear upsampling (linear_upsampling.hpp) weighted copies of each row and its neighbour.
+// bilinear upsampling (linear_upsampling.hpp) the Backend's upsample_linear op along each axis.
 #include "kerascpp/layers/resizing.hpp"
 
 #include "check.hpp"

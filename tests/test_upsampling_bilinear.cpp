@@ -93,3 +93,25 @@ TEST_CASE("UpSampling2D bilinear: config names the interpolation; unknown ones a
   CHECK_THROWS_WITH_AS(K::layers::UpSampling2D(2, {.interpolation = "bicubic"}),
                        doctest::Contains("use \"nearest\" or \"bilinear\""), K::ValueError);
 }
+
+TEST_CASE("upsample_linear backend op: the same bits on 1 and 2 threads; bad arguments name the op") {
+  auto one = K::make_cpu_backend(1), two = K::make_cpu_backend(2);
+  K::Tensor x = random_images({3, 17, 9, 40}, 21), dy = random_images({3, 17, 27, 40}, 22);
+  K::Tensor y1, y2, dx1, dx2;
+  one->upsample_linear(x, 2, 3, y1);
+  two->upsample_linear(x, 2, 3, y2);
+  one->upsample_linear_backward(dy, 2, 3, dx1);
+  two->upsample_linear_backward(dy, 2, 3, dx2);
+  CHECK(y1.shape() == K::Shape{3, 17, 27, 40});
+  CHECK(dx1.shape() == x.shape());
+  CHECK(y1.to_vector() == y2.to_vector());
+  CHECK(dx1.to_vector() == dx2.to_vector());
+
+  K::Tensor wrong({3, 17, 18, 40}, K::DType::float32, K::Device{});
+  CHECK_THROWS_WITH_AS(one->upsample_linear(x, 2, 3, wrong), doctest::Contains("upsampled 3 times along axis 2"),
+                       K::ShapeError);
+  K::Tensor out;
+  CHECK_THROWS_WITH_AS(one->upsample_linear(x, 4, 2, out), doctest::Contains("need 0 <= axis < rank"), K::ValueError);
+  K::Tensor ids({1, 2, 2, 1}, K::DType::int32, K::Device{}), ids_out;
+  CHECK_THROWS_WITH_AS(one->upsample_linear(ids, 1, 2, ids_out), doctest::Contains("must be float32"), K::ValueError);
+}

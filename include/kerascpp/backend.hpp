@@ -155,6 +155,11 @@ class Backend {
   // Concatenate along `axis` (last axes allowed, negative counts from the end) and its inverse.
   virtual void concat(const std::vector<Tensor>& xs, int axis, Tensor& y) = 0;
   virtual void split(const Tensor& y, int axis, std::vector<Tensor>& xs) = 0;  // xs preallocated
+  // Keras 3's bilinear resize along one axis by an integer factor (UpSampling2D(bilinear)): half
+  // pixel centres, edges clamped. y: x's shape with dim(axis) * times (allocated if undefined);
+  // the backward writes (overwrites) dx of x's shape from dy.
+  virtual void upsample_linear(const Tensor& x, int axis, std::int64_t times, Tensor& y) = 0;
+  virtual void upsample_linear_backward(const Tensor& dy, int axis, std::int64_t times, Tensor& dx) = 0;
   // Inverted dropout: mask = bernoulli(1-rate)/(1-rate) drawn from `seed`; y = x * mask.
   virtual void dropout_forward(const Tensor& x, float rate, std::uint64_t seed, Tensor& y, Tensor& mask) = 0;
   virtual void multiply(const Tensor& a, const Tensor& b, Tensor& y) = 0;  // elementwise, same shapes

@@ -136,6 +136,26 @@ MaskedFillDims masked_fill_dims(const Tensor& x, const Tensor& mask, const char*
   return {B, x.numel() / (B * L), L};
 }
 
+LinearResizeDims linear_resize_dims(const Tensor& small, const Tensor& large, int axis, std::int64_t times,
+                                    const char* op) {
+  if (small.dtype() != DType::float32 || large.dtype() != DType::float32)
+    throw ValueError(fmt::format("{}: tensors must be float32, got {} and {}", op, dtype_name(small.dtype()),
+                                 dtype_name(large.dtype())));
+  if (axis < 0 || axis >= small.rank() || times < 1)
+    throw ValueError(
+        fmt::format("{}: axis {} of a rank-{} tensor by a factor {}: need 0 <= axis < rank and factor >= 1", op, axis,
+                    small.rank(), times));
+  Shape expected = small.shape();
+  expected[static_cast<std::size_t>(axis)] *= times;
+  if (large.shape() != expected)
+    throw ShapeError(fmt::format("{}: {} upsampled {} times along axis {} is {}, got {}", op, shape_str(small.shape()),
+                                 times, axis, shape_str(expected), shape_str(large.shape())));
+  LinearResizeDims d{1, small.dim(axis), 1};
+  for (int a = 0; a < axis; ++a) d.outer *= small.dim(a);
+  for (int a = axis + 1; a < small.rank(); ++a) d.inner *= small.dim(a);
+  return d;
+}
+
 void check_mask_pair(const Tensor& a, const Tensor& b, const char* op) {
   if (a.dtype() != DType::uint8 || b.dtype() != DType::uint8)
     throw ValueError(

@@ -70,6 +70,14 @@ struct MaskedFillDims {
   std::int64_t B, G, L;
 };
 MaskedFillDims masked_fill_dims(const Tensor& x, const Tensor& mask, const char* op);
+// upsample_linear: x float32 viewed as [outer, n, inner] around `axis` (0 <= axis < rank), times
+// >= 1; `y` (the output, or for the backward the input gradient's other side) must be float32 of
+// x's shape with dim(axis) * times (forward) or / times (backward). Returns {outer, n, inner}.
+struct LinearResizeDims {
+  std::int64_t outer, n, inner;
+};
+LinearResizeDims linear_resize_dims(const Tensor& small, const Tensor& large, int axis, std::int64_t times,
+                                    const char* op);
 // mask_and: two uint8 masks of one shape.
 void check_mask_pair(const Tensor& a, const Tensor& b, const char* op);
 // attention_mask: out uint8 [B, T, S]; each given mask uint8 of [B, T], [B, S], [B, T, S].

@@ -39,6 +39,8 @@ class CudaBackend final : public Backend {
   void transpose(const Tensor& x, const std::vector<int>& perm, Tensor& y) override;
   void masked_fill(Tensor& x, const Tensor& mask, float value) override;
   void mask_and(const Tensor& a, const Tensor& b, Tensor& out) override;
+  void upsample_linear(const Tensor& x, int axis, std::int64_t times, Tensor& y) override;
+  void upsample_linear_backward(const Tensor& dy, int axis, std::int64_t times, Tensor& dx) override;
   void attention_mask(const Tensor& query_mask, const Tensor& value_mask, const Tensor& explicit_mask, bool causal,
                       Tensor& out) override;
   void sum_to_last_axis(const Tensor& x, Tensor& out, bool accumulate) override;

@@ -189,6 +189,12 @@ void transpose(const float* x, float* y, std::int64_t n, const Permutation& p, c
 void attention_mask(const std::uint8_t* q, const std::uint8_t* v, const std::uint8_t* e, bool causal, std::uint8_t* out,
                     std::int64_t B, std::int64_t T, std::int64_t S, cudaStream_t stream);
 void mask_and(const std::uint8_t* a, const std::uint8_t* b, std::uint8_t* out, std::int64_t n, cudaStream_t stream);
+// Bilinear resize along the middle axis of x [outer, n, inner] by `times` (backend/linear_resize_taps.hpp),
+// and its adjoint (dx [outer, n, inner] overwritten from dy [outer, n * times, inner]).
+void upsample_linear(const float* x, float* y, std::int64_t outer, std::int64_t n, std::int64_t inner,
+                     std::int64_t times, cudaStream_t stream);
+void upsample_linear_backward(const float* dy, float* dx, std::int64_t outer, std::int64_t n, std::int64_t inner,
+                              std::int64_t times, cudaStream_t stream);
 void masked_fill(float* x, const std::uint8_t* mask, std::int64_t B, std::int64_t G, std::int64_t L, float value,
                  cudaStream_t stream);
 
