@@ -69,8 +69,9 @@ class ModelImpl {
   void replica_apply(ReplicaContext& ctx);
 
   // Steps over one global batch; sums are over every replica.
-  StepTotals train_step(const Tensor& x, const Tensor& y);
-  StepTotals test_step(const Tensor& x, const Tensor& y);
+  // sample_weight: float32 [N] on the host (checked_sample_weight), or undefined for none.
+  StepTotals train_step(const Tensor& x, const Tensor& y, const Tensor& sample_weight = Tensor());
+  StepTotals test_step(const Tensor& x, const Tensor& y, const Tensor& sample_weight = Tensor());
   Tensor predict_step(const Tensor& x);
 
  private:

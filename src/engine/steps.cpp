@@ -39,6 +39,13 @@ std::vector<StepTotals> gather_over_workers(const distribute::Strategy& strategy
   return out;
 }
 
+// Replica ctx's rows [begin, end) of the batch's host weights: on its device and on the host.
+detail::ShardWeights shard_weights(const detail::DeviceStaging& staging, ReplicaContext& ctx, const Tensor& sw,
+                                   std::int64_t begin, std::int64_t end) {
+  if (!sw.defined()) return {};
+  return {staging.replica_rows(ctx, sw, begin, end), sw.slice(begin, end)};
+}
+
 std::uint64_t mix(std::uint64_t a, std::uint64_t b) {
   Rng r(a ^ (b * 0x9E3779B97F4A7C15ull));
   return r.next_u64();
@@ -92,8 +99,9 @@ void ModelImpl::replica_apply(ReplicaContext& ctx) {
   binding.apply(ctx, require_compiled("apply gradients").optimizer());
 }
 
-StepTotals ModelImpl::train_step(const Tensor& x, const Tensor& y) {
+StepTotals ModelImpl::train_step(const Tensor& x, const Tensor& y, const Tensor& sample_weight) {
   check_batch(x, y, name);
+  const Tensor sw = sample_weight.defined() ? detail::checked_sample_weight(sample_weight, x.dim(0), name) : Tensor();
   // Checked on the global batch: a replica's shard would report (4, ...) for the user's (8, ...).
   require_graph("train").check_inputs({x});
   const detail::CompiledState& c = require_compiled("train");
@@ -105,7 +113,8 @@ StepTotals ModelImpl::train_step(const Tensor& x, const Tensor& y) {
         Tensor pred = replica_forward(ctx, xs, true);
         Tensor grad(pred.shape());
         // An empty shard still runs backward and apply: the all-reduce needs every replica.
-        if (end > begin) mine = c.shard_totals(*ctx.backend, pred, ys, &grad, grad_scale);
+        if (end > begin)
+          mine = c.shard_totals(*ctx.backend, pred, ys, shard_weights(staging, ctx, sw, begin, end), &grad, grad_scale);
         // Keras' loss = mean example loss + Σ model.losses: the penalty counts once per example.
         const double penalty = replica_backward(ctx, grad);
         mine.loss_sum += penalty * static_cast<double>(end - begin);
@@ -117,8 +126,9 @@ StepTotals ModelImpl::train_step(const Tensor& x, const Tensor& y) {
   return total;
 }
 
-StepTotals ModelImpl::test_step(const Tensor& x, const Tensor& y) {
+StepTotals ModelImpl::test_step(const Tensor& x, const Tensor& y, const Tensor& sample_weight) {
   check_batch(x, y, name);
+  const Tensor sw = sample_weight.defined() ? detail::checked_sample_weight(sample_weight, x.dim(0), name) : Tensor();
   require_graph("evaluate").check_inputs({x});  // on the global batch, before sharding
   const detail::CompiledState& c = require_compiled("evaluate");
   StepTotals total = run_sharded(
@@ -127,7 +137,9 @@ StepTotals ModelImpl::test_step(const Tensor& x, const Tensor& y) {
         if (end == begin) return c.zero_totals();
         Tensor xs = staging.replica_rows(ctx, x, begin, end), ys = staging.replica_rows(ctx, y, begin, end);
         Tensor pred = replica_forward(ctx, xs, false);
-        StepTotals mine = c.shard_totals(*ctx.backend, pred, ys, nullptr, 0.f);  // evaluation needs the loss only
+        // Evaluation needs the loss only.
+        StepTotals mine =
+            c.shard_totals(*ctx.backend, pred, ys, shard_weights(staging, ctx, sw, begin, end), nullptr, 0.f);
         mine.loss_sum += bound("evaluate").regularization_loss(ctx) * static_cast<double>(end - begin);
         return mine;
       });
