@@ -26,6 +26,7 @@
 #include "kerascpp/layers/embedding.hpp"
 #include "kerascpp/layers/input_layer.hpp"
 #include "kerascpp/layers/layer_normalization.hpp"
+#include "kerascpp/layers/dot.hpp"
 #include "kerascpp/layers/merging.hpp"
 #include "kerascpp/layers/multi_head_attention.hpp"
 #include "kerascpp/layers/pooling.hpp"
