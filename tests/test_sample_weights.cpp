@@ -179,3 +179,22 @@ TEST_CASE("sample_weight: 1 and 2 CPU replicas give the same weights after 20+ s
   for (const char* key : {"loss", "accuracy", "weighted_accuracy"})
     CHECK_MESSAGE(h1.at(key).back() == doctest::Approx(h2.at(key).back()).epsilon(1e-5), key);
 }
+
+TEST_CASE("weighted_metrics: Precision and Recall count each example w times (Keras' weighted confusion counts)") {
+  auto in = K::Input({2});
+  K::Model m(in, K::layers::Dense(1, {.activation = "sigmoid"})(in));
+  m.set_weights(
+      {K::Tensor::from_vector({2, 1}, std::vector<float>{1, 0}), K::Tensor::from_vector({1}, std::vector<float>{0})});
+  m.compile({.optimizer = "sgd",
+             .loss = "binary_crossentropy",
+             .metrics = {"precision"},
+             .weighted_metrics = {"precision", "recall"}});
+  // pred > 0.5 exactly where x0 > 0: predicted (1, 1, 1, 0, 0), targets (1, 0, 1, 1, 0).
+  K::Tensor x = K::Tensor::from_vector({5, 2}, std::vector<float>{2, 9, 1, 9, 3, 9, -1, 9, -2, 9});
+  K::Tensor y = K::Tensor::from_vector({5, 1}, std::vector<float>{1, 0, 1, 1, 0});
+  K::Tensor w = K::Tensor::from_vector({5}, std::vector<float>{2, 3, 0.5f, 4, 1});
+  K::Logs logs = m.evaluate(K::Dataset::from_tensor_slices({x, y, w}).batch(2), {.verbose = 0});
+  CHECK(logs.at("precision") == doctest::Approx(2.0 / 3.0));                   // unweighted: TP 2, FP 1
+  CHECK(logs.at("weighted_precision") == doctest::Approx(2.5 / (2.5 + 3.0)));  // TP 2 + 0.5, FP 3
+  CHECK(logs.at("recall") == doctest::Approx(2.5 / (2.5 + 4.0)));              // FN 4
+}
