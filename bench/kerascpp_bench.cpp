@@ -1,7 +1,7 @@
 // kerascpp side of the benchmark (bench/README.md): one workload per process so that peak RSS
 // and time to first step belong to that workload alone. Prints one JSON line per measurement.
 //
-//   kerascpp_bench train   --model mlp|cnn [--batch B] [--width W] [--replicas R] [--threads T]
+//   kerascpp_bench train   --model mlp|cnn|transformer [--batch B] [--width W] [--replicas R] [--threads T]
 //                          [--windows N] [--window-steps S] [--warmup-steps W]
 //   kerascpp_bench predict [--samples N] [--warmup N] [--threads T]
 #include <sys/resource.h>
@@ -17,6 +17,8 @@
 #include <vector>
 
 #include "fashion_mnist_models.hpp"
+#include "transformer_model.hpp"
+#include "transformer_task.hpp"
 
 namespace K = kerascpp;
 using Clock = std::chrono::steady_clock;
@@ -88,6 +90,50 @@ K::Model build_model(const std::string& kind, std::int64_t width) {
   return examples::fashion_mnist_model(kind == "cnn" ? "small_cnn" : kind, width);
 }
 
+// A training workload: the model compiled under `strategy` and its endless batched data.
+struct Workload {
+  K::Model model;
+  K::Dataset data;
+};
+
+// The official Transformer's tiny config (6 layers, hidden 32) on examples/transformer.cpp's
+// reversal task: sequences of 10 tokens, vocabulary 18, the official schedule and smoothing.
+constexpr std::int64_t kTransformerLength = 10, kTransformerVocab = 18;
+
+Workload transformer_workload(std::int64_t batch, const K::distribute::Strategy& strategy) {
+  namespace T = examples::transformer;
+  T::Params p = T::tiny_params();
+  p.vocab_size = kTransformerVocab;
+  p.learning_rate_warmup_steps = 200;
+  T::Built built = T::build_transformer(p, kTransformerLength, 1);
+  built.model.compile(
+      {.optimizer = K::optimizers::Adam(
+           K::optimizers::schedules::TransformerSchedule(p.learning_rate, p.hidden_size, p.learning_rate_warmup_steps),
+           {.beta_1 = p.adam_beta1, .beta_2 = p.adam_beta2, .epsilon = p.adam_epsilon}),
+       .loss = K::losses::CategoricalCrossentropy({.from_logits = true, .label_smoothing = p.label_smoothing}),
+       .metrics = {"accuracy"},
+       .distribute = strategy});
+  K::Dataset data =
+      K::Dataset::from_tensor_slices(T::make_task("reverse", 20000, kTransformerLength, kTransformerVocab, 2))
+          .shuffle(20000)
+          .batch(batch, true)
+          .repeat()
+          .prefetch(2);
+  return {built.model, data};
+}
+
+Workload fashion_mnist_workload(const std::string& kind, std::int64_t batch, std::int64_t width,
+                                const K::distribute::Strategy& strategy) {
+  auto [train_ds, test_ds] = K::datasets::fashion_mnist::load();
+  (void)test_ds;
+  K::Model model = build_model(kind, width);
+  model.compile({.optimizer = K::optimizers::Adam(1e-3),
+                 .loss = K::losses::SparseCategoricalCrossentropy(),
+                 .metrics = {"accuracy"},
+                 .distribute = strategy});
+  return {model, train_ds.shuffle(60000).batch(batch).repeat().prefetch(2)};
+}
+
 // Window timing: one fit() "epoch" of steps_per_epoch steps is one window; epoch 0 is warm-up.
 class WindowTimer : public K::callbacks::Callback {
  public:
@@ -110,9 +156,6 @@ int train(const Args& a) {
   std::string workload = a.str("workload", kind);
 
   K::set_random_seed(1);
-  auto [train_ds, test_ds] = K::datasets::fashion_mnist::load();
-  (void)test_ds;
-  K::Dataset data = train_ds.shuffle(60000).batch(batch).repeat().prefetch(2);
 
   // --strategy multi_worker: started by mpirun, each worker runs `replicas` replicas (rank 0 reports).
   const bool multi_worker = a.str("strategy", "") == "multi_worker";
@@ -122,11 +165,10 @@ int train(const Args& a) {
       : replicas == 1
           ? K::distribute::Strategy(K::distribute::OneDeviceStrategy("cpu:0", {.threads_per_replica = threads}))
           : K::distribute::Strategy(K::distribute::MirroredStrategy<>(replicas, {.threads_per_replica = threads}));
-  K::Model model = build_model(kind, width);
-  model.compile({.optimizer = K::optimizers::Adam(1e-3),
-                 .loss = K::losses::SparseCategoricalCrossentropy(),
-                 .metrics = {"accuracy"},
-                 .distribute = strategy});
+  Workload w = kind == "transformer" ? transformer_workload(batch, strategy)
+                                     : fashion_mnist_workload(kind, batch, width, strategy);
+  K::Model& model = w.model;
+  K::Dataset& data = w.data;
 
   // Warm-up window (steps may differ), then `windows` timed windows. fit() is called twice so
   // the warm-up can have its own length; the model, iterator and caches carry over.

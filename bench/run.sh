@@ -87,6 +87,8 @@ train mlp_b1024 "$(steps 25 3)" "$(steps 15 2)" --model mlp --batch 1024
 train cnn_b128 "$(steps 40 3)" "$(steps 20 2)" --model cnn --batch 128
 train cnn_b256 "$(steps 20 2)" "$(steps 10 1)" --model cnn --batch 256
 train mlp_large "$(steps 2 1)" "$(steps 2 1)" --model mlp --batch 4096 --width 2048
+# The official Transformer, tiny config, on the example's reversal task (samples = sequences of 10 tokens).
+train transformer_tiny "$(steps 40 3)" "$(steps 20 2)" --model transformer --batch 64
 
 if want mirrored; then
   echo "== mirrored" >&2

@@ -86,13 +86,7 @@ std::vector<Tensor> Conv1DLayer::backward(ReplicaContext& ctx, const std::vector
                                           LayerState& st) {
   int r = ctx.replica_id;
   Tensor dz = detail::through_activation(ctx, activation_, out[0], grads[0]);
-  bool first = kernel_->take_first_grad(r);
-  Tensor db;
-  if (bias_) {
-    bool first_b = bias_->take_first_grad(r);
-    if (first_b != first) throw StateError(fmt::format("{}: kernel and bias gradients out of step", where()));
-    db = bias_->grad(r);
-  }
+  auto [first, db] = detail::take_kernel_bias_grads(where(), *kernel_, bias_, r);
   const Conv2DGeometry g = geometry_for(in[0].dim(1));
   Tensor dw = as_kernel_2d(kernel_->grad(r));  // a view: the op writes the kernel's gradient
   ctx.backend->conv2d_backward_weights(as_image(in[0]), as_image(dz), g, dw, db, !first);

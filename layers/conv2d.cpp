@@ -85,13 +85,7 @@ std::vector<Tensor> Conv2DLayer::backward(ReplicaContext& ctx, const std::vector
                                           LayerState& st) {
   int r = ctx.replica_id;
   Tensor dz = detail::through_activation(ctx, activation_, out[0], grads[0]);
-  bool first = kernel_->take_first_grad(r);
-  Tensor db;
-  if (bias_) {
-    bool first_b = bias_->take_first_grad(r);
-    if (first_b != first) throw StateError(fmt::format("{}: kernel and bias gradients out of step", where()));
-    db = bias_->grad(r);
-  }
+  auto [first, db] = detail::take_kernel_bias_grads(where(), *kernel_, bias_, r);
   Conv2DGeometry g = geometry_for(in[0].dim(1), in[0].dim(2));
   ctx.backend->conv2d_backward_weights(in[0], dz, g, kernel_->grad(r), db, !first);
   if (!st.need_input_grads) return {Tensor()};  // e.g. the first layer: nothing upstream to train

@@ -106,12 +106,8 @@ std::vector<Tensor> Conv2DTransposeLayer::backward(ReplicaContext& ctx, const st
                                                    LayerState& st) {
   int r = ctx.replica_id;
   Tensor dz = detail::through_activation(ctx, activation_, out[0], grads[0]);
-  bool first = kernel_->take_first_grad(r);
-  if (bias_) {
-    bool first_b = bias_->take_first_grad(r);
-    if (first_b != first) throw StateError(fmt::format("{}: kernel and bias gradients out of step", where()));
-    ctx.backend->sum_to_last_axis(dz, bias_->grad(r), !first);
-  }
+  auto [first, db] = detail::take_kernel_bias_grads(where(), *kernel_, bias_, r);
+  if (db.defined()) ctx.backend->sum_to_last_axis(dz, db, !first);
   const Conv2DGeometry g = geometry_for(in[0].dim(1), in[0].dim(2));
   // The roles of the Conv2D swap: dz is its input and our input x its output gradient.
   Tensor no_bias;

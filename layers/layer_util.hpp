@@ -46,6 +46,22 @@ inline Tensor through_activation(ReplicaContext& ctx, ActivationKind act, const 
   return dz;
 }
 
+// Starts a kernel+bias layer's weight gradients on replica r: whether this call writes them
+// first (overwrite) or adds to an earlier call's, and the bias gradient (undefined without bias).
+struct KernelBiasGrads {
+  bool first;
+  Tensor bias;
+};
+inline KernelBiasGrads take_kernel_bias_grads(const std::string& where, Variable& kernel, Variable* bias, int r) {
+  KernelBiasGrads g{kernel.take_first_grad(r), Tensor()};
+  if (bias) {
+    if (bias->take_first_grad(r) != g.first)
+      throw StateError(fmt::format("{}: kernel and bias gradients out of step", where));
+    g.bias = bias->grad(r);
+  }
+  return g;
+}
+
 // A layer's config as Keras writes it: keys in insertion order ("name" first), strings escaped
 // by the JSON library, so a name like `my "head"` stays valid JSON.
 using Json = nlohmann::ordered_json;

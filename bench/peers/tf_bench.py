@@ -64,16 +64,21 @@ def train():
     kind, batch, width = a.get("model", "mlp"), int(a.get("batch", 128)), int(a.get("width", 0))
     windows, steps = int(a.get("windows", 5)), int(a.get("window_steps", 100))
     warmup = int(a.get("warmup_steps", steps))
-    x, y, _, _ = common.load()
-    ds = tf.data.Dataset.from_tensor_slices((x, y)).shuffle(60000).batch(batch).repeat().prefetch(tf.data.AUTOTUNE)
-    if mirrored:
-        strategy = tf.distribute.MirroredStrategy([d.name for d in tf.config.list_logical_devices("CPU")])
-        with strategy.scope():
+    if kind == "transformer":  # one replica: the workload compares single-process training
+        import transformer_tf
+        ds = transformer_tf.dataset(batch)
+        model = transformer_tf.build()
+    else:
+        x, y, _, _ = common.load()
+        ds = tf.data.Dataset.from_tensor_slices((x, y)).shuffle(60000).batch(batch).repeat().prefetch(tf.data.AUTOTUNE)
+        if mirrored:
+            strategy = tf.distribute.MirroredStrategy([d.name for d in tf.config.list_logical_devices("CPU")])
+            with strategy.scope():
+                model = build(kind, width)
+                compile_(model)
+        else:
             model = build(kind, width)
             compile_(model)
-    else:
-        model = build(kind, width)
-        compile_(model)
     timer = WindowTimer()
     model.fit(ds, epochs=1, steps_per_epoch=warmup, callbacks=[timer], verbose=0)
     warmup_s = timer.seconds.pop()

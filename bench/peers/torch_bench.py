@@ -45,13 +45,20 @@ def train():
     kind, batch, width = a.get("model", "mlp"), int(a.get("batch", 128)), int(a.get("width", 0))
     windows, steps = int(a.get("windows", 5)), int(a.get("window_steps", 100))
     warmup = int(a.get("warmup_steps", steps))
-    x, y, _, _ = common.load()
-    x = torch.from_numpy(x).permute(0, 3, 1, 2).contiguous()
-    y = torch.from_numpy(y).long()
-    model = build(kind, width)
-    opt = torch.optim.Adam(model.parameters(), lr=1e-3)
-    loss_fn = nn.CrossEntropyLoss()
-    it = batches(x, y, batch)
+    schedule = None
+    if kind == "transformer":
+        import transformer_torch
+        model, opt, schedule, loss_fn = transformer_torch.build()
+        sequences = transformer_torch.batches(batch)
+        it = (((s, d), t) for s, d, t in sequences)
+    else:
+        x, y, _, _ = common.load()
+        x = torch.from_numpy(x).permute(0, 3, 1, 2).contiguous()
+        y = torch.from_numpy(y).long()
+        model = build(kind, width)
+        opt = torch.optim.Adam(model.parameters(), lr=1e-3)
+        loss_fn = nn.CrossEntropyLoss()
+        it = (((xb,), yb) for xb, yb in batches(x, y, batch))
     first = None
     correct = torch.zeros((), dtype=torch.long)
     model.train()
@@ -62,10 +69,14 @@ def train():
         for _ in range(n):
             xb, yb = next(it)
             opt.zero_grad(set_to_none=True)
-            logits = model(xb)
+            logits = model(*xb)
+            # [batch, classes] (or [batch, steps, vocab] for the Transformer: one row per token)
+            logits, yb = logits.reshape(-1, logits.shape[-1]), yb.reshape(-1)
             loss = loss_fn(logits, yb)
             loss.backward()
             opt.step()
+            if schedule is not None:
+                schedule.step()
             correct += (logits.detach().argmax(1) == yb).sum()  # the accuracy metric the others keep
             if first is None:
                 first = time.perf_counter() - T0

@@ -102,10 +102,15 @@ class Model {
   // predict and predict_on_batch work before compile() too, like Keras: on one replica on cpu:0
   // (compile() later binds the model to its own strategy).
   Tensor predict(const Dataset& data, PredictOptions options = {});
+  // A model with several Inputs takes one tensor per Input, in the model's input order (Keras'
+  // model.train_on_batch([a, b], y)); its Dataset elements are (input_1, ..., input_n, y).
   // sample_weight: one weight per example ([N] or [N, 1] float32), or undefined for none.
   Logs train_on_batch(const Tensor& x, const Tensor& y, const Tensor& sample_weight = Tensor());
+  Logs train_on_batch(const std::vector<Tensor>& xs, const Tensor& y, const Tensor& sample_weight = Tensor());
   Logs test_on_batch(const Tensor& x, const Tensor& y, const Tensor& sample_weight = Tensor());
+  Logs test_on_batch(const std::vector<Tensor>& xs, const Tensor& y, const Tensor& sample_weight = Tensor());
   Tensor predict_on_batch(const Tensor& x);
+  Tensor predict_on_batch(const std::vector<Tensor>& xs);
 
   // Asks the fit/evaluate/predict running now to stop cleanly after its current batch. Safe from
   // any thread and from a signal handler (it sets an atomic flag). Ctrl-C (SIGINT) during those
@@ -135,6 +140,7 @@ class Model {
   //   model.optimizer().finish_step();
   // The context must belong to the strategy the model was compiled under.
   Tensor forward(ReplicaContext& ctx, const Tensor& x, bool training = true);
+  Tensor forward(ReplicaContext& ctx, const std::vector<Tensor>& xs, bool training = true);  // several Inputs
   // Also adds the weight regularizers' gradients (kernel_regularizer & co.) and returns their
   // penalty, Keras' sum(model.losses), for the loop to add to the loss it reports.
   double backward(ReplicaContext& ctx, const Tensor& output_grad);

@@ -23,8 +23,13 @@ void check_context(const ModelImpl& m, const ReplicaContext& ctx) {
 }  // namespace
 
 Tensor Model::forward(ReplicaContext& ctx, const Tensor& x, bool training) {
+  return forward(ctx, std::vector<Tensor>{x}, training);
+}
+
+Tensor Model::forward(ReplicaContext& ctx, const std::vector<Tensor>& xs, bool training) {
   check_context(*impl_, ctx);
-  return impl_->replica_forward(ctx, x, training);
+  impl_->require_graph("run forward").check_inputs(xs);
+  return impl_->replica_forward(ctx, xs, training);
 }
 
 double Model::backward(ReplicaContext& ctx, const Tensor& output_grad) {

@@ -19,11 +19,12 @@ const PendingUpload* DeviceStaging::find_upload(const StagedTensor& s, const Ten
   return &s.per_replica.at(static_cast<std::size_t>(replica));
 }
 
-void DeviceStaging::stage_batch(const Tensor& x, const Tensor& y) {
-  if (!replicas_on_gpu()) return;
+void DeviceStaging::stage_batch(const Example& batch) {
+  if (!replicas_on_gpu() || batch.empty()) return;
   // Malformed batches are left to the step, which reports them with the model's name.
-  if (!x.defined() || x.rank() == 0 || !x.on_host()) return;
-  if (y.defined() && (y.rank() == 0 || y.dim(0) != x.dim(0) || !y.on_host())) return;
+  const Tensor& x = batch.front();
+  for (const Tensor& t : batch)
+    if (!t.defined() || t.rank() == 0 || t.dim(0) != x.dim(0) || !t.on_host()) return;
   const distribute::Strategy& strategy = *strategy_;
   auto ranges = strategy.shard_ranges(x.dim(0));
   auto upload = [&](const Tensor& t) {
@@ -36,8 +37,7 @@ void DeviceStaging::stage_batch(const Tensor& x, const Tensor& y) {
     return s;
   };
   StagedBatch b;
-  b.x = upload(x);
-  if (y.defined()) b.y = upload(y);
+  for (const Tensor& t : batch) b.push_back(upload(t));
   staged_.push_back(std::move(b));
   while (staged_.size() > 2) staged_.pop_front();  // a batch fetched but never stepped on
 }
@@ -45,8 +45,8 @@ void DeviceStaging::stage_batch(const Tensor& x, const Tensor& y) {
 Tensor DeviceStaging::replica_rows(ReplicaContext& ctx, const Tensor& global, std::int64_t begin,
                                    std::int64_t end) const {
   for (const StagedBatch& b : staged_) {
-    for (const StagedTensor* s : {&b.x, &b.y}) {
-      if (const PendingUpload* up = find_upload(*s, global, ctx.replica_id)) {
+    for (const StagedTensor& s : b) {
+      if (const PendingUpload* up = find_upload(s, global, ctx.replica_id)) {
         wait_upload(*up, *ctx.backend);
         return up->tensor;
       }
@@ -57,7 +57,7 @@ Tensor DeviceStaging::replica_rows(ReplicaContext& ctx, const Tensor& global, st
 
 void DeviceStaging::unstage(const Tensor& x) {
   for (auto it = staged_.begin(); it != staged_.end(); ++it)
-    if (x.defined() && it->x.host.defined() && it->x.host.raw() == x.raw()) {
+    if (x.defined() && !it->empty() && it->front().host.defined() && it->front().host.raw() == x.raw()) {
       staged_.erase(it);
       return;
     }
@@ -86,7 +86,7 @@ class DeviceLookahead final : public Dataset::Iterator {
   void fetch() {
     next_.clear();
     has_next_ = inner_->next(next_);
-    if (has_next_ && !next_.empty()) staging_.stage_batch(next_[0], next_.size() > 1 ? next_[1] : Tensor());
+    if (has_next_) staging_.stage_batch(next_);
   }
 
   std::unique_ptr<Dataset::Iterator> inner_;

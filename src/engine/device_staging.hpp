@@ -23,23 +23,22 @@ class DeviceStaging {
   std::unique_ptr<Dataset::Iterator> with_device_lookahead(std::unique_ptr<Dataset::Iterator> it);
   // Replica ctx's rows [begin, end) of `global` on its device: the staged upload when there is one.
   Tensor replica_rows(ReplicaContext& ctx, const Tensor& global, std::int64_t begin, std::int64_t end) const;
-  // Forgets the uploads of `x`'s batch once its step has run.
+  // Forgets the uploads of the batch whose first input is `x` once its step has run.
   void unstage(const Tensor& x);
 
  private:
   friend class DeviceLookahead;
   bool replicas_on_gpu() const;
-  // Starts copying each replica's rows of (x, y) to its GPU; the step that gets this batch uses them.
-  void stage_batch(const Tensor& x, const Tensor& y);
+  // Starts copying each replica's rows of every component of the batch (inputs, targets) to its
+  // GPU; the step that gets this batch uses them.
+  void stage_batch(const Example& batch);
   void clear() { staged_.clear(); }
 
   struct StagedTensor {
     Tensor host;  // held, so no other batch can be given its memory while it is staged
     std::vector<PendingUpload> per_replica;
   };
-  struct StagedBatch {
-    StagedTensor x, y;
-  };
+  using StagedBatch = std::vector<StagedTensor>;  // one per component, the first input first
   static const PendingUpload* find_upload(const StagedTensor& s, const Tensor& t, int replica);
 
   std::optional<distribute::Strategy> strategy_;

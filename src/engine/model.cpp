@@ -22,11 +22,13 @@ const detail::Graph& ModelImpl::require_graph(const char* what) const {
   return *graph;
 }
 
-void ModelImpl::ensure_built(const Tensor& x) {
+void ModelImpl::ensure_built(const Inputs& xs) {
   if (graph) return;
   if (!sequential) throw StateError(fmt::format("Model '{}' has no graph", name));
   if (sequential_layers.empty())
     throw StateError(fmt::format("Sequential model '{}' has no layers; add some first", name));
+  if (xs.size() != 1) throw ValueError(fmt::format("Sequential model '{}' takes one input, got {}", name, xs.size()));
+  const Tensor& x = xs[0];
   if (x.rank() < 1)
     throw ShapeError(fmt::format("Sequential model '{}': the input batch must have a batch axis", name));
   Shape per_example(x.shape().begin() + 1, x.shape().end());
@@ -59,12 +61,12 @@ void ModelImpl::bind() {
   replicas_.emplace(*graph, compiled_->strategy(), &compiled_->optimizer());
 }
 
-void ModelImpl::prepare(const Tensor& x) {
+void ModelImpl::prepare(const Inputs& x) {
   ensure_built(x);
   bind();
 }
 
-void ModelImpl::prepare_inference(const Tensor& x) {
+void ModelImpl::prepare_inference(const Inputs& x) {
   ensure_built(x);
   if (compiled_) bind();
   else if (!replicas_) replicas_.emplace(*graph, strategy(), nullptr);

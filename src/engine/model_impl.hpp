@@ -23,6 +23,9 @@
 
 namespace kerascpp {
 
+// A batch's input tensors, one per model Input, in the model's input order.
+using Inputs = std::vector<Tensor>;
+
 class ModelImpl {
  public:
   // ---- the architecture ----
@@ -33,7 +36,9 @@ class ModelImpl {
 
   const detail::Graph& require_graph(const char* what) const;
   // Sequential: build the graph from the first batch's per-example shape and dtype.
-  void ensure_built(const Tensor& x);
+  void ensure_built(const Inputs& x);
+  // How many input tensors a batch carries: the model's Inputs (1 for an unbuilt Sequential).
+  std::size_t num_inputs() const { return graph ? graph->inputs().size() : 1; }
 
   // ---- compile() ----
   bool is_compiled() const { return compiled_.has_value(); }
@@ -50,10 +55,10 @@ class ModelImpl {
   void bind();
   // What every batch of fit/evaluate/predict and the *_on_batch calls do first: build a
   // Sequential model from the batch when it has no graph yet, and bind.
-  void prepare(const Tensor& x);
+  void prepare(const Inputs& x);
   // predict before compile() (Keras allows it): prepare, binding an uncompiled model to the
   // default strategy without optimizer slots; compile() replaces that binding.
-  void prepare_inference(const Tensor& x);
+  void prepare_inference(const Inputs& x);
 
   // ---- stopping (Model::request_stop) ----
   std::atomic<bool> stop_flag{false};  // set from any thread or a signal handler
@@ -63,16 +68,16 @@ class ModelImpl {
   detail::TrainingPosition position;
 
   // One replica's part of a training step (shared by fit and custom loops).
-  Tensor replica_forward(ReplicaContext& ctx, const Tensor& x, bool training);
+  Tensor replica_forward(ReplicaContext& ctx, const Inputs& x, bool training);
   // Gradients all-reduced on return (+ the regularizers'); returns the regularization loss.
   double replica_backward(ReplicaContext& ctx, const Tensor& output_grad);
   void replica_apply(ReplicaContext& ctx);
 
   // Steps over one global batch; sums are over every replica.
   // sample_weight: float32 [N] on the host (checked_sample_weight), or undefined for none.
-  StepTotals train_step(const Tensor& x, const Tensor& y, const Tensor& sample_weight = Tensor());
-  StepTotals test_step(const Tensor& x, const Tensor& y, const Tensor& sample_weight = Tensor());
-  Tensor predict_step(const Tensor& x);
+  StepTotals train_step(const Inputs& x, const Tensor& y, const Tensor& sample_weight = Tensor());
+  StepTotals test_step(const Inputs& x, const Tensor& y, const Tensor& sample_weight = Tensor());
+  Tensor predict_step(const Inputs& x);
 
  private:
   detail::ReplicaBinding& bound(const char* what);

@@ -21,15 +21,17 @@ ReplicaBinding::ReplicaBinding(const Graph& graph, const distribute::Strategy& s
   buckets_ = BucketPlan::make(backward_order, trainable_, strategy.impl()->bucket_bytes());
 }
 
-Tensor ReplicaBinding::forward(ReplicaContext& ctx, const Tensor& x) {
-  if (x.dim(0) == 0) {
+Tensor ReplicaBinding::forward(ReplicaContext& ctx, const std::vector<Tensor>& xs) {
+  if (xs.at(0).dim(0) == 0) {
     graph_.forward_empty(ctx);  // no examples, but collectives (synchronized BN) still need this replica
     Shape s = graph_.outputs().at(0).shape();
     s.insert(s.begin(), 0);
     return Tensor(s);
   }
   // A GPU replica copies its shard over here; on the host this is the shard itself, no copy.
-  return graph_.forward(ctx, {x.to(ctx.backend->device())}, state(ctx)).at(0);
+  std::vector<Tensor> on_device;
+  for (const Tensor& x : xs) on_device.push_back(x.to(ctx.backend->device()));
+  return graph_.forward(ctx, on_device, state(ctx)).at(0);
 }
 
 double ReplicaBinding::backward(ReplicaContext& ctx, const Tensor& output_grad) {

@@ -20,7 +20,7 @@ class ReplicaBinding {
 
   // Replica ctx's forward pass over its shard `x` (copied to its device when it is elsewhere),
   // keeping what backward needs. An empty shard still joins the collectives (synchronized BN).
-  Tensor forward(ReplicaContext& ctx, const Tensor& x);
+  Tensor forward(ReplicaContext& ctx, const std::vector<Tensor>& xs);
   // Backward from the loss gradient; every trainable gradient is all-reduced on return, and the
   // regularizers' gradients are added to it (once, after the all-reduce). Returns the
   // regularization loss (Σ penalties of the weights before this step's update).

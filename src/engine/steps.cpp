@@ -10,16 +10,36 @@
 namespace kerascpp {
 namespace {
 
-void check_batch(const Tensor& x, const Tensor& y, const std::string& model) {
-  if (x.rank() == 0 || (y.defined() && y.rank() == 0))
+void check_batch(const Inputs& xs, const Tensor& y, const std::string& model) {
+  if (xs.empty()) throw ValueError(fmt::format("Model '{}': the batch has no inputs", model));
+  for (const Tensor& x : xs)
+    if (!x.defined() || x.rank() == 0)
+      throw ShapeError(
+          fmt::format("Model '{}': batches need a leading batch axis; batch the dataset with .batch(n)", model));
+  if (y.defined() && y.rank() == 0)
     throw ShapeError(
         fmt::format("Model '{}': batches need a leading batch axis; batch the dataset with .batch(n)", model));
-  if (y.defined() && x.dim(0) != y.dim(0))
+  const std::int64_t rows = xs[0].dim(0);
+  for (std::size_t i = 1; i < xs.size(); ++i)
+    if (xs[i].dim(0) != rows)
+      throw ShapeError(
+          fmt::format("Model '{}': input {} of the batch has {} rows but input 0 has {}; every input "
+                      "must have the same number of rows",
+                      model, i, xs[i].dim(0), rows));
+  if (y.defined() && rows != y.dim(0))
     throw ShapeError(
         fmt::format("Model '{}': the batch has {} inputs but {} targets; x and y must have the same number "
                     "of rows",
-                    model, x.dim(0), y.dim(0)));
-  if (x.dim(0) == 0) throw ValueError(fmt::format("Model '{}': got an empty batch", model));
+                    model, rows, y.dim(0)));
+  if (rows == 0) throw ValueError(fmt::format("Model '{}': got an empty batch", model));
+}
+
+// Replica ctx's rows [begin, end) of every input.
+Inputs replica_inputs(const detail::DeviceStaging& staging, ReplicaContext& ctx, const Inputs& xs, std::int64_t begin,
+                      std::int64_t end) {
+  Inputs out;
+  for (const Tensor& x : xs) out.push_back(staging.replica_rows(ctx, x, begin, end));
+  return out;
 }
 
 // Every worker's per-replica totals, in global replica order (each worker sends its replicas'
@@ -78,7 +98,7 @@ detail::ReplicaBinding& ModelImpl::bound(const char* what) {
   return *replicas_;
 }
 
-Tensor ModelImpl::replica_forward(ReplicaContext& ctx, const Tensor& x, bool training) {
+Tensor ModelImpl::replica_forward(ReplicaContext& ctx, const Inputs& x, bool training) {
   detail::ReplicaBinding& binding = bound("run forward");
   ctx.training = training;
   if (training) {
@@ -99,17 +119,19 @@ void ModelImpl::replica_apply(ReplicaContext& ctx) {
   binding.apply(ctx, require_compiled("apply gradients").optimizer());
 }
 
-StepTotals ModelImpl::train_step(const Tensor& x, const Tensor& y, const Tensor& sample_weight) {
+StepTotals ModelImpl::train_step(const Inputs& x, const Tensor& y, const Tensor& sample_weight) {
   check_batch(x, y, name);
-  const Tensor sw = sample_weight.defined() ? detail::checked_sample_weight(sample_weight, x.dim(0), name) : Tensor();
+  const Tensor sw =
+      sample_weight.defined() ? detail::checked_sample_weight(sample_weight, x[0].dim(0), name) : Tensor();
   // Checked on the global batch: a replica's shard would report (4, ...) for the user's (8, ...).
-  require_graph("train").check_inputs({x});
+  require_graph("train").check_inputs(x);
   const detail::CompiledState& c = require_compiled("train");
-  float grad_scale = 1.0f / static_cast<float>(x.dim(0));  // the global batch, never the per-replica one
+  float grad_scale = 1.0f / static_cast<float>(x[0].dim(0));  // the global batch, never the per-replica one
   StepTotals total = run_sharded(
-      c.strategy(), c.zero_totals(), x.dim(0), [&](ReplicaContext& ctx, std::int64_t begin, std::int64_t end) {
+      c.strategy(), c.zero_totals(), x[0].dim(0), [&](ReplicaContext& ctx, std::int64_t begin, std::int64_t end) {
         StepTotals mine = c.zero_totals();
-        Tensor xs = staging.replica_rows(ctx, x, begin, end), ys = staging.replica_rows(ctx, y, begin, end);
+        Inputs xs = replica_inputs(staging, ctx, x, begin, end);
+        Tensor ys = staging.replica_rows(ctx, y, begin, end);
         Tensor pred = replica_forward(ctx, xs, true);
         Tensor grad(pred.shape());
         // An empty shard still runs backward and apply: the all-reduce needs every replica.
@@ -121,21 +143,23 @@ StepTotals ModelImpl::train_step(const Tensor& x, const Tensor& y, const Tensor&
         replica_apply(ctx);
         return mine;
       });
-  staging.unstage(x);
+  staging.unstage(x[0]);
   c.optimizer().finish_step();
   return total;
 }
 
-StepTotals ModelImpl::test_step(const Tensor& x, const Tensor& y, const Tensor& sample_weight) {
+StepTotals ModelImpl::test_step(const Inputs& x, const Tensor& y, const Tensor& sample_weight) {
   check_batch(x, y, name);
-  const Tensor sw = sample_weight.defined() ? detail::checked_sample_weight(sample_weight, x.dim(0), name) : Tensor();
-  require_graph("evaluate").check_inputs({x});  // on the global batch, before sharding
+  const Tensor sw =
+      sample_weight.defined() ? detail::checked_sample_weight(sample_weight, x[0].dim(0), name) : Tensor();
+  require_graph("evaluate").check_inputs(x);  // on the global batch, before sharding
   const detail::CompiledState& c = require_compiled("evaluate");
   StepTotals total = run_sharded(
-      c.strategy(), c.zero_totals(), x.dim(0), [&](ReplicaContext& ctx, std::int64_t begin, std::int64_t end) {
+      c.strategy(), c.zero_totals(), x[0].dim(0), [&](ReplicaContext& ctx, std::int64_t begin, std::int64_t end) {
         ctx.training = false;
         if (end == begin) return c.zero_totals();
-        Tensor xs = staging.replica_rows(ctx, x, begin, end), ys = staging.replica_rows(ctx, y, begin, end);
+        Inputs xs = replica_inputs(staging, ctx, x, begin, end);
+        Tensor ys = staging.replica_rows(ctx, y, begin, end);
         Tensor pred = replica_forward(ctx, xs, false);
         // Evaluation needs the loss only.
         StepTotals mine =
@@ -143,16 +167,16 @@ StepTotals ModelImpl::test_step(const Tensor& x, const Tensor& y, const Tensor& 
         mine.loss_sum += bound("evaluate").regularization_loss(ctx) * static_cast<double>(end - begin);
         return mine;
       });
-  staging.unstage(x);
+  staging.unstage(x[0]);
   return total;
 }
 
-Tensor ModelImpl::predict_step(const Tensor& x) {
+Tensor ModelImpl::predict_step(const Inputs& x) {
   check_batch(x, Tensor(), name);
   const detail::Graph& g = require_graph("predict");
-  g.check_inputs({x});  // on the global batch, before sharding
+  g.check_inputs(x);  // on the global batch, before sharding
   Shape out_shape = g.outputs().at(0).shape();
-  out_shape.insert(out_shape.begin(), x.dim(0));
+  out_shape.insert(out_shape.begin(), x[0].dim(0));
   // Predictions are returned on the host. A multi-worker job computes each worker's rows there
   // and sums the (otherwise zero) outputs over the workers, so every worker returns all rows.
   const bool workers = strategy().num_workers() > 1;
@@ -160,16 +184,16 @@ Tensor ModelImpl::predict_step(const Tensor& x) {
       workers ? Tensor::zeros(out_shape, DType::float32, Device{}) : Tensor(out_shape, DType::float32, Device{});
   // Before compile(): the default strategy (one replica on cpu:0), bound by prepare_inference.
   const StepTotals none;  // predictions have no loss or metrics
-  run_sharded(strategy(), none, x.dim(0), [&](ReplicaContext& ctx, std::int64_t begin, std::int64_t end) {
+  run_sharded(strategy(), none, x[0].dim(0), [&](ReplicaContext& ctx, std::int64_t begin, std::int64_t end) {
     ctx.training = false;
     if (end > begin) {
-      Tensor pred = replica_forward(ctx, staging.replica_rows(ctx, x, begin, end), false);
+      Tensor pred = replica_forward(ctx, replica_inputs(staging, ctx, x, begin, end), false);
       Tensor dst = out.slice(begin, end);
       dst.copy_from(pred);  // each replica fills its own rows: outputs stay in dataset order
     }
     return none;
   });
-  staging.unstage(x);
+  staging.unstage(x[0]);
   if (workers) strategy().impl()->sum_over_workers(out, "the predictions of a batch");
   return out;
 }

@@ -19,24 +19,38 @@ void require_batched(const Dataset& data, const ModelImpl& m, const char* what) 
         fmt::format("Model '{}': {}() needs a batched dataset; call .batch(batch_size) on it", m.name, what));
 }
 
-// Splits an element into (x, y, sample_weight) like Keras' unpack_x_y_sample_weight; `need_y`
-// for fit/evaluate. A missing y or sample_weight is an undefined tensor.
+// Splits an element like Keras' unpack_x_y_sample_weight: the model's n inputs, then (for
+// fit/evaluate) the targets, then optionally the per-example weights. Missing ones are undefined.
 struct Unpacked {
-  Tensor x, y, sample_weight;
+  Inputs x;
+  Tensor y, sample_weight;
 };
+
 Unpacked unpack(const Example& e, bool need_y, const ModelImpl& m) {
   if (e.empty()) throw ValueError(fmt::format("Model '{}': the dataset yielded an empty element", m.name));
-  if (need_y && e.size() < 2)
+  const std::size_t n = m.num_inputs();
+  if (e.size() < n + (need_y ? 1 : 0)) {
+    if (n == 1)
+      throw ShapeError(
+          fmt::format("Model '{}': the dataset yields only inputs; fit/evaluate need (x, y) elements — use "
+                      "Dataset::from_tensor_slices(x, y)",
+                      m.name));
     throw ShapeError(
-        fmt::format("Model '{}': the dataset yields only inputs; fit/evaluate need (x, y) elements — use "
-                    "Dataset::from_tensor_slices(x, y)",
-                    m.name));
-  if (e.size() > 3)
+        fmt::format("Model '{}' has {} inputs, so its dataset elements must be (input_1, ..., "
+                    "input_{}{}), but an element has {} tensors; use "
+                    "Dataset::from_tensor_slices({{x_1, ..., x_{}{}}})",
+                    m.name, n, n, need_y ? ", y" : "", e.size(), n, need_y ? ", y" : ""));
+  }
+  if (e.size() > n + 2)
     throw ShapeError(
-        fmt::format("Model '{}': the dataset yields elements of {} components; give (x), (x, y) or "
-                    "(x, y, sample_weight)",
-                    m.name, e.size()));
-  return {e[0], e.size() > 1 ? e[1] : Tensor(), e.size() > 2 ? e[2] : Tensor()};
+        fmt::format("Model '{}': the dataset yields elements of {} tensors; give the model's {} input(s), "
+                    "then y, then optionally sample_weight (Keras' (x, y, sample_weight))",
+                    m.name, e.size(), n));
+  Unpacked u;
+  u.x.assign(e.begin(), e.begin() + static_cast<std::ptrdiff_t>(n));
+  if (e.size() > n) u.y = e[n];
+  if (e.size() > n + 1) u.sample_weight = e[n + 1];
+  return u;
 }
 
 // Rethrows the exception in flight with `context` in front of its message, as the same
@@ -111,7 +125,7 @@ void warn_ran_out_of_data(const ModelImpl& m, const char* what) {
 // The *_on_batch calls: one global batch through `step`, after the same checks and lazy
 // build/bind that fit/evaluate/predict do per batch.
 template <class Step>
-auto on_batch(ModelImpl& m, const char* what, const Tensor& x, Step step) {
+auto on_batch(ModelImpl& m, const char* what, const Inputs& x, Step step) {
   const detail::CompiledState& c = m.require_compiled(what);
   m.prepare(x);
   return step(c);
@@ -308,7 +322,7 @@ Tensor Model::predict(const Dataset& data, PredictOptions options) {
   std::int64_t step = 0;
   bool interrupted = false;
   while ((options.steps <= 0 || step < options.steps) && it->next(batch)) {
-    Tensor x = unpack(batch, false, m).x;
+    Inputs x = unpack(batch, false, m).x;
     m.prepare_inference(x);
     cbs.on_predict_batch_begin(step, empty);
     parts.push_back(m.predict_step(x));
@@ -336,18 +350,28 @@ Tensor Model::predict(const Dataset& data, PredictOptions options) {
 }
 
 Logs Model::train_on_batch(const Tensor& x, const Tensor& y, const Tensor& sample_weight) {
-  return on_batch(*impl_, "train_on_batch", x,
-                  [&](const detail::CompiledState& c) { return c.logs_from(impl_->train_step(x, y, sample_weight)); });
+  return train_on_batch(std::vector<Tensor>{x}, y, sample_weight);
+}
+
+Logs Model::train_on_batch(const std::vector<Tensor>& xs, const Tensor& y, const Tensor& sample_weight) {
+  return on_batch(*impl_, "train_on_batch", xs,
+                  [&](const detail::CompiledState& c) { return c.logs_from(impl_->train_step(xs, y, sample_weight)); });
 }
 
 Logs Model::test_on_batch(const Tensor& x, const Tensor& y, const Tensor& sample_weight) {
-  return on_batch(*impl_, "test_on_batch", x,
-                  [&](const detail::CompiledState& c) { return c.logs_from(impl_->test_step(x, y, sample_weight)); });
+  return test_on_batch(std::vector<Tensor>{x}, y, sample_weight);
 }
 
-Tensor Model::predict_on_batch(const Tensor& x) {
-  impl_->prepare_inference(x);  // compile() is not needed to predict
-  return impl_->predict_step(x);
+Logs Model::test_on_batch(const std::vector<Tensor>& xs, const Tensor& y, const Tensor& sample_weight) {
+  return on_batch(*impl_, "test_on_batch", xs,
+                  [&](const detail::CompiledState& c) { return c.logs_from(impl_->test_step(xs, y, sample_weight)); });
+}
+
+Tensor Model::predict_on_batch(const Tensor& x) { return predict_on_batch(std::vector<Tensor>{x}); }
+
+Tensor Model::predict_on_batch(const std::vector<Tensor>& xs) {
+  impl_->prepare_inference(xs);  // compile() is not needed to predict
+  return impl_->predict_step(xs);
 }
 
 }  // namespace kerascpp
