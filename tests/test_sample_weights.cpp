@@ -154,7 +154,7 @@ TEST_CASE("sample_weight and class_weight: bad input is an error naming the prob
   CHECK_THROWS_WITH_AS(K::detail::check_class_weight({{0, 1.0}}, 2, 3, "categorical_crossentropy", "m"),
                        doctest::Contains("only supported for Models with a single output"), K::ValueError);
   CHECK_THROWS_WITH_AS(fit(m, K::Dataset::from_tensor_slices({x, y, w, w}), {}),
-                       doctest::Contains("(x, y, sample_weight)"), K::ShapeError);
+                       doctest::Contains("optionally sample_weight"), K::ShapeError);
 }
 
 TEST_CASE("sample_weight: 1 and 2 CPU replicas give the same weights after 20+ steps (odd last batch)") {
@@ -197,4 +197,24 @@ TEST_CASE("weighted_metrics: Precision and Recall count each example w times (Ke
   CHECK(logs.at("precision") == doctest::Approx(2.0 / 3.0));                   // unweighted: TP 2, FP 1
   CHECK(logs.at("weighted_precision") == doctest::Approx(2.5 / (2.5 + 3.0)));  // TP 2 + 0.5, FP 3
   CHECK(logs.at("recall") == doctest::Approx(2.5 / (2.5 + 4.0)));              // FN 4
+}
+
+TEST_CASE("sample_weight with several inputs: elements (input_1, input_2, y, sample_weight)") {
+  auto a = K::Input({3}), b = K::Input({3});
+  K::Model m(std::vector<K::KerasTensor>{a, b},
+             std::vector<K::KerasTensor>{K::layers::Dense(2)(K::layers::Add()({a, b}))});
+  m.compile({.optimizer = "sgd", .loss = "mse", .weighted_metrics = {"mae"}});
+  const std::int64_t n = 6;
+  K::Tensor xa = K::Tensor::from_vector({n, 3}, sw_uniform(n * 3, 9, -1, 1));
+  K::Tensor xb = K::Tensor::from_vector({n, 3}, sw_uniform(n * 3, 10, -1, 1));
+  K::Tensor y = K::Tensor::from_vector({n, 2}, sw_uniform(n * 2, 11, -1, 1));
+  K::Tensor w = K::Tensor::from_vector({n}, std::vector<float>{0, 0, 0, 1, 1, 1});
+  // Zero weights on the first three: Σ w·l / 6 is half the plain loss of the last three alone.
+  K::Logs weighted = m.evaluate(K::Dataset::from_tensor_slices({xa, xb, y, w}).batch(4), {.verbose = 0});
+  K::Logs last3 = m.test_on_batch({xa.slice(3, 6), xb.slice(3, 6)}, y.slice(3, 6));
+  CHECK(weighted.at("loss") == doctest::Approx(last3.at("loss") / 2).epsilon(1e-6));
+  CHECK(weighted.at("mae") == doctest::Approx(last3.at("mae")).epsilon(1e-6));
+  CHECK(m.test_on_batch({xa, xb}, y, w).at("loss") == doctest::Approx(weighted.at("loss")).epsilon(1e-6));
+  CHECK_THROWS_WITH_AS(m.evaluate(K::Dataset::from_tensor_slices({xa, xb, y, w, w}).batch(4), {.verbose = 0}),
+                       doctest::Contains("optionally sample_weight"), K::ShapeError);
 }
