@@ -151,6 +151,22 @@ void CpuBackend::scale(Tensor& x, float factor) {
   });
 }
 
+void CpuBackend::scale_rows(Tensor& x, const Tensor& w) {
+  enter();
+  const char* op = "scale_rows";
+  require_float(x, op, "x");
+  require_float(w, op, "w");
+  const std::int64_t rows = w.numel();
+  if (rows == 0 || x.numel() % rows != 0)
+    throw ShapeError(fmt::format("{}: x {} has no rows of w's {} examples", op, shape_str(x.shape()), rows));
+  const std::int64_t cols = x.numel() / rows;
+  float* p = x.data<float>();
+  const float* wp = w.data<float>();
+  parallel_for(x.numel(), kElementGrain, [&](std::int64_t b, std::int64_t e) {
+    for (std::int64_t i = b; i < e; ++i) p[i] *= wp[i / cols];
+  });
+}
+
 void CpuBackend::copy(const Tensor& src, Tensor& dst) {
   enter();
   if (!src.defined()) throw StateError("copy: src is an undefined tensor");
