@@ -62,10 +62,12 @@ Conv2DGeometry Conv1DLayer::geometry_for(std::int64_t steps) const {
 void Conv1DLayer::build(const std::vector<Shape>& in) {
   const std::int64_t channels = in[0][1];
   kernel_ = &add_weight("kernel", {kernel_size_, channels, filters_}, options_.kernel_initializer, true,
-                        options_.seed ? *options_.seed : next_random_seed());
+                        options_.seed ? *options_.seed : next_random_seed(), options_.kernel_regularizer,
+                        options_.kernel_constraint);
   if (options_.use_bias)
     bias_ = &add_weight("bias", {filters_}, options_.bias_initializer, true,
-                        options_.seed ? *options_.seed + 1 : next_random_seed());
+                        options_.seed ? *options_.seed + 1 : next_random_seed(), options_.bias_regularizer,
+                        options_.bias_constraint);
   InputSpec spec = sequence_spec();
   spec.axes = {{-1, channels}};
   set_input_spec(std::move(spec));
@@ -98,15 +100,18 @@ std::vector<Tensor> Conv1DLayer::backward(ReplicaContext& ctx, const std::vector
 }
 
 std::string Conv1DLayer::config_json() const {
-  return detail::dump({{"name", name()},
-                       {"filters", filters_},
-                       {"kernel_size", detail::Json::array({kernel_size_})},
-                       {"strides", detail::Json::array({options_.strides})},
-                       {"padding", padding_name(options_.padding)},
-                       {"dilation_rate", detail::Json::array({1})},
-                       {"groups", 1},
-                       {"activation", activation_name(activation_)},
-                       {"use_bias", options_.use_bias}});
+  detail::Json config = {{"name", name()},
+                         {"filters", filters_},
+                         {"kernel_size", detail::Json::array({kernel_size_})},
+                         {"strides", detail::Json::array({options_.strides})},
+                         {"padding", padding_name(options_.padding)},
+                         {"dilation_rate", detail::Json::array({1})},
+                         {"groups", 1},
+                         {"activation", activation_name(activation_)},
+                         {"use_bias", options_.use_bias}};
+  detail::add_weight_options(config, "kernel", options_.kernel_regularizer, options_.kernel_constraint);
+  detail::add_weight_options(config, "bias", options_.bias_regularizer, options_.bias_constraint);
+  return detail::dump(config);
 }
 
 LayerRef Conv1D(std::int64_t filters, std::int64_t kernel_size, Conv1DOptions options) {

@@ -77,10 +77,12 @@ void Conv2DTransposeLayer::build(const std::vector<Shape>& in) {
   const std::int64_t channels = in[0][2];
   // (kh, kw, filters, in_channels): the HWIO kernel of the Conv2D from our output to our input.
   kernel_ = &add_weight("kernel", {kernel_size_.height, kernel_size_.width, filters_, channels},
-                        options_.kernel_initializer, true, options_.seed ? *options_.seed : next_random_seed());
+                        options_.kernel_initializer, true, options_.seed ? *options_.seed : next_random_seed(),
+                        options_.kernel_regularizer, options_.kernel_constraint);
   if (options_.use_bias)
     bias_ = &add_weight("bias", {filters_}, options_.bias_initializer, true,
-                        options_.seed ? *options_.seed + 1 : next_random_seed());
+                        options_.seed ? *options_.seed + 1 : next_random_seed(), options_.bias_regularizer,
+                        options_.bias_constraint);
   InputSpec spec = detail::nhwc_image_spec();
   spec.axes = {{-1, channels}};
   set_input_spec(std::move(spec));
@@ -119,15 +121,18 @@ std::vector<Tensor> Conv2DTransposeLayer::backward(ReplicaContext& ctx, const st
 }
 
 std::string Conv2DTransposeLayer::config_json() const {
-  return detail::dump({{"name", name()},
-                       {"filters", filters_},
-                       {"kernel_size", detail::json_size2d(kernel_size_)},
-                       {"strides", detail::json_size2d(options_.strides)},
-                       {"padding", padding_name(options_.padding)},
-                       {"output_padding", nullptr},
-                       {"dilation_rate", detail::Json::array({1, 1})},
-                       {"activation", activation_name(activation_)},
-                       {"use_bias", options_.use_bias}});
+  detail::Json config = {{"name", name()},
+                         {"filters", filters_},
+                         {"kernel_size", detail::json_size2d(kernel_size_)},
+                         {"strides", detail::json_size2d(options_.strides)},
+                         {"padding", padding_name(options_.padding)},
+                         {"output_padding", nullptr},
+                         {"dilation_rate", detail::Json::array({1, 1})},
+                         {"activation", activation_name(activation_)},
+                         {"use_bias", options_.use_bias}};
+  detail::add_weight_options(config, "kernel", options_.kernel_regularizer, options_.kernel_constraint);
+  detail::add_weight_options(config, "bias", options_.bias_regularizer, options_.bias_constraint);
+  return detail::dump(config);
 }
 
 LayerRef Conv2DTranspose(std::int64_t filters, Size2D kernel_size, Conv2DTransposeOptions options) {

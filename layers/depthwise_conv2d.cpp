@@ -53,10 +53,12 @@ Conv2DGeometry DepthwiseConv2DLayer::geometry_for(std::int64_t h, std::int64_t w
 void DepthwiseConv2DLayer::build(const std::vector<Shape>& in) {
   const std::int64_t channels = in[0][2], m = options_.depth_multiplier;
   kernel_ = &add_weight("depthwise_kernel", {kernel_size_.height, kernel_size_.width, channels, m},
-                        options_.depthwise_initializer, true, options_.seed ? *options_.seed : next_random_seed());
+                        options_.depthwise_initializer, true, options_.seed ? *options_.seed : next_random_seed(),
+                        options_.depthwise_regularizer, options_.depthwise_constraint);
   if (options_.use_bias)
     bias_ = &add_weight("bias", {channels * m}, options_.bias_initializer, true,
-                        options_.seed ? *options_.seed + 1 : next_random_seed());
+                        options_.seed ? *options_.seed + 1 : next_random_seed(), options_.bias_regularizer,
+                        options_.bias_constraint);
   InputSpec spec = detail::nhwc_image_spec();
   spec.axes = {{-1, channels}};
   set_input_spec(std::move(spec));
@@ -88,14 +90,17 @@ std::vector<Tensor> DepthwiseConv2DLayer::backward(ReplicaContext& ctx, const st
 }
 
 std::string DepthwiseConv2DLayer::config_json() const {
-  return detail::dump({{"name", name()},
-                       {"depth_multiplier", options_.depth_multiplier},
-                       {"kernel_size", detail::json_size2d(kernel_size_)},
-                       {"strides", detail::json_size2d(options_.strides)},
-                       {"padding", padding_name(options_.padding)},
-                       {"dilation_rate", detail::Json::array({1, 1})},
-                       {"activation", activation_name(activation_)},
-                       {"use_bias", options_.use_bias}});
+  detail::Json config = {{"name", name()},
+                         {"depth_multiplier", options_.depth_multiplier},
+                         {"kernel_size", detail::json_size2d(kernel_size_)},
+                         {"strides", detail::json_size2d(options_.strides)},
+                         {"padding", padding_name(options_.padding)},
+                         {"dilation_rate", detail::Json::array({1, 1})},
+                         {"activation", activation_name(activation_)},
+                         {"use_bias", options_.use_bias}};
+  detail::add_weight_options(config, "depthwise", options_.depthwise_regularizer, options_.depthwise_constraint);
+  detail::add_weight_options(config, "bias", options_.bias_regularizer, options_.bias_constraint);
+  return detail::dump(config);
 }
 
 LayerRef DepthwiseConv2D(Size2D kernel_size, DepthwiseConv2DOptions options) {

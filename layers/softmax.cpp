@@ -19,17 +19,52 @@ std::vector<Shape> SoftmaxLayer::compute_output_shapes(const std::vector<Shape>&
   return {in[0]};
 }
 
-std::vector<Tensor> SoftmaxLayer::forward(ReplicaContext& ctx, const std::vector<Tensor>& in, LayerState&) {
+namespace {
+
+// Keras' Softmax with a mask: masked inputs become -1e9 before the softmax and the masked
+// outputs 0 after it (a wholly masked row gives zeros). The mask must cover the input's trailing
+// axes, e.g. [B, T] on [B, T]; Keras refuses masks that do not broadcast, and so does this.
+Tensor mask_of(const LayerState& st, const Tensor& x, const std::string& where) {
+  if (st.input_masks.empty() || !st.input_masks[0].defined()) return Tensor();
+  const Tensor& m = st.input_masks[0];
+  bool fits = m.rank() <= x.rank() && m.rank() >= 1;
+  for (int i = 1; fits && i < m.rank(); ++i) fits = m.dim(i) == x.dim(x.rank() - m.rank() + i);
+  KERASCPP_CHECK(fits, ValueError,
+                 "{}: the input's mask {} does not cover the input {}; Keras' Softmax needs a mask that broadcasts "
+                 "to its input (e.g. a (batch, steps) mask on (batch, steps) scores); drop the mask before this "
+                 "layer or apply the softmax to the masked axis only",
+                 where, shape_str(m.shape()), shape_str(x.shape()));
+  return m;
+}
+
+}  // namespace
+
+std::vector<Tensor> SoftmaxLayer::forward(ReplicaContext& ctx, const std::vector<Tensor>& in, LayerState& st) {
   Tensor y(in[0].shape());
-  ctx.backend->softmax_axis_forward(in[0], options_.axis, y);
+  const Tensor mask = mask_of(st, in[0], where());
+  if (!mask.defined()) {
+    ctx.backend->softmax_axis_forward(in[0], options_.axis, y);
+    return {y};
+  }
+  Tensor masked_x = in[0].clone();
+  ctx.backend->masked_fill(masked_x, mask, -1e9f);
+  ctx.backend->softmax_axis_forward(masked_x, options_.axis, y);
+  ctx.backend->masked_fill(y, mask, 0.f);
   return {y};
 }
 
-std::vector<Tensor> SoftmaxLayer::backward(ReplicaContext& ctx, const std::vector<Tensor>&,
+std::vector<Tensor> SoftmaxLayer::backward(ReplicaContext& ctx, const std::vector<Tensor>& in,
                                            const std::vector<Tensor>& out, const std::vector<Tensor>& grads,
-                                           LayerState&) {
+                                           LayerState& st) {
   Tensor dx(grads[0].shape());
-  ctx.backend->softmax_axis_backward(out[0], grads[0], options_.axis, dx);
+  const Tensor mask = mask_of(st, in[0], where());
+  Tensor dy = grads[0];
+  if (mask.defined()) {  // the where() after the softmax passes no gradient at masked outputs
+    dy = grads[0].clone();
+    ctx.backend->masked_fill(dy, mask, 0.f);
+  }
+  ctx.backend->softmax_axis_backward(out[0], dy, options_.axis, dx);
+  if (mask.defined()) ctx.backend->masked_fill(dx, mask, 0.f);  // nor at masked inputs (where() before)
   return {dx};
 }
 

@@ -4,6 +4,7 @@
 // in tests/python/test_transformer_layers_interop.py (forward both ways, one JAX training step).
 #include <doctest/doctest.h>
 
+#include <cmath>
 #include <cstdint>
 #include <random>
 #include <string>
@@ -214,4 +215,31 @@ TEST_CASE("MultiHeadAttention: bad calls name the layer and the shapes") {
   has(m, "another MultiHeadAttention");
   has(message_of([] { K::layers::MultiHeadAttention(0, 3); }), "num_heads");
   has(message_of([] { K::layers::MultiHeadAttention(2, 3, {.dropout = 1.0}); }), "dropout");
+}
+
+TEST_CASE("masks: Softmax applies its input's mask as Keras (-1e9 before, 0 after) and refuses one that does not fit") {
+  auto softmax = K::layers::Softmax();
+  (void)softmax(K::Input({4}));
+  K::Tensor x = random_tensor({2, 4}, 12);
+  const K::Tensor mask = u8({2, 4}, {1, 0, 1, 1, 0, 0, 0, 0});  // example 1 wholly masked
+  auto be = K::make_cpu_backend(1);
+  K::ReplicaContext ctx;
+  ctx.backend = be.get();
+  K::LayerState st;
+  st.input_masks = {mask};
+  auto y = softmax->forward(ctx, {x}, st).at(0).to_vector();
+  auto xv = x.to_vector();
+  const double z = std::exp(double(xv[0])) + std::exp(double(xv[2])) + std::exp(double(xv[3]));
+  CHECK(y[0] == doctest::Approx(std::exp(double(xv[0])) / z));
+  CHECK(y[1] == 0.f);
+  CHECK(y[3] == doctest::Approx(std::exp(double(xv[3])) / z));
+  for (int i = 4; i < 8; ++i) CHECK(y[static_cast<std::size_t>(i)] == 0.f);
+  auto r = check_masked_gradients(softmax, {x}, {mask}, true);
+  CHECK_MESSAGE(r.passed(), r.summary());
+  // A (batch, steps) mask on (batch, steps, 1) scores does not broadcast: Keras raises, so do we.
+  auto column = K::layers::Softmax({.axis = 1});
+  (void)column(K::Input({4, 1}));
+  K::LayerState bad;
+  bad.input_masks = {mask};
+  CHECK_THROWS_AS(column->forward(ctx, {random_tensor({2, 4, 1}, 13)}, bad), K::ValueError);
 }

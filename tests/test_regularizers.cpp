@@ -124,9 +124,42 @@ TEST_CASE("regularizers and constraints: bad arguments name the problem and the 
   CHECK_THROWS_WITH_AS(K::constraints::MaxNorm(0.f), doctest::Contains("max_value must be"), K::ValueError);
   CHECK_THROWS_WITH_AS(K::constraints::MaxNorm(2.f, {1}), doctest::Contains("leading axes"), K::ValueError);
   auto in = K::Input({4});
-  auto dense = K::layers::Dense(3, {.kernel_constraint = K::constraints::MaxNorm(2.f, {0, 1}), .name = "too_many"});
+  // Axes {0, 1} of a 2-D kernel take one norm of the whole kernel (Keras allows it); {0, 1, 2} do not exist.
+  auto whole = K::layers::Dense(3, {.kernel_constraint = K::constraints::MaxNorm(2.f, {0, 1})});
+  CHECK_NOTHROW(whole(in));
+  auto dense = K::layers::Dense(3, {.kernel_constraint = K::constraints::MaxNorm(2.f, {0, 1, 2}), .name = "too_many"});
   CHECK_THROWS_WITH_AS(dense(in), doctest::Contains("too_many"), K::ValueError);
   CHECK(K::regularizers::Regularizer("l2").l2() == doctest::Approx(0.01f));
   CHECK(K::regularizers::Regularizer("l1_l2").l1() == doctest::Approx(0.01f));
   CHECK_FALSE(K::regularizers::Regularizer(""));
+}
+
+TEST_CASE("regularizers: Conv1D, DepthwiseConv2D and Conv2DTranspose take them; the penalty and config follow") {
+  namespace R = K::regularizers;
+  auto seq = K::Input({6, 2});
+  auto c1 = K::layers::Conv1D(3, 2, {.kernel_regularizer = R::L2(0.1), .bias_regularizer = R::L1(0.2)});
+  auto img = K::Input({5, 5, 2});
+  auto dw = K::layers::DepthwiseConv2D(3, {.depthwise_regularizer = R::L1(0.3)});
+  auto up = K::layers::Conv2DTranspose(
+      2, 2, {.kernel_regularizer = R::L1L2(0.05, 0.4), .bias_constraint = K::constraints::MaxNorm(2)});
+  auto a = K::layers::Flatten()(c1(seq));
+  auto b = K::layers::Flatten()(up(dw(img)));
+  K::Model model(std::vector<K::KerasTensor>{seq, img}, {K::layers::Concatenate()({a, b})});
+  std::uint32_t seed = 3;
+  for (auto* v : model.trainable_variables()) v->assign(K::testing::uniform_tensor(v->shape(), seed++));
+  auto sums = [](const K::Variable* v) {
+    double l1 = 0, l2 = 0;
+    for (float x : v->value().to_vector()) {
+      l1 += std::fabs(double(x));
+      l2 += double(x) * x;
+    }
+    return std::pair{l1, l2};
+  };
+  const auto k1 = sums(c1->trainable_variables()[0]), b1 = sums(c1->trainable_variables()[1]);
+  const auto kd = sums(dw->trainable_variables()[0]), ku = sums(up->trainable_variables()[0]);
+  const double want = 0.1 * k1.second + 0.2 * b1.first + 0.3 * kd.first + 0.05 * ku.first + 0.4 * ku.second;
+  CHECK(model.regularization_loss() == doctest::Approx(want).epsilon(1e-5));
+  CHECK(c1->config_json().find("\"kernel_regularizer\"") != std::string::npos);
+  CHECK(dw->config_json().find("\"depthwise_regularizer\"") != std::string::npos);
+  CHECK(up->config_json().find("\"bias_constraint\"") != std::string::npos);
 }

@@ -163,6 +163,10 @@ class Backend {
   // Inverted dropout: mask = bernoulli(1-rate)/(1-rate) drawn from `seed`; y = x * mask.
   virtual void dropout_forward(const Tensor& x, float rate, std::uint64_t seed, Tensor& y, Tensor& mask) = 0;
   virtual void multiply(const Tensor& a, const Tensor& b, Tensor& y) = 0;  // elementwise, same shapes
+  // Per-example weights, in place: x viewed as [N, numel/N] with N = w.numel() (w float32 [N]);
+  // row n is multiplied by w[n] (Keras' sample_weight applied to per-example losses and their
+  // gradients). N must divide x.numel().
+  virtual void scale_rows(Tensor& x, const Tensor& w) = 0;
 
   // ---- batch normalization over the last axis (x viewed as [M, C]) ----
   // Fused path (per-replica statistics): batch mean and biased variance out, y normalised.

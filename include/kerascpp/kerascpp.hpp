@@ -22,6 +22,7 @@
 #include "kerascpp/layers/conv2d_transpose.hpp"
 #include "kerascpp/layers/dense.hpp"
 #include "kerascpp/layers/depthwise_conv2d.hpp"
+#include "kerascpp/layers/dot.hpp"
 #include "kerascpp/layers/dropout.hpp"
 #include "kerascpp/layers/embedding.hpp"
 #include "kerascpp/layers/input_layer.hpp"

@@ -14,6 +14,8 @@
 //   grad_scale  1 / (global batch size), the same on every replica: the gradient of the batch's
 //           mean loss is then the sum of the replicas' gradients. Multiply it in, never divide by N.
 // compute() is const and may run on several replicas at once: keep no mutable state in a Loss.
+// Sample weights (fit/evaluate's (x, y, sample_weight), class_weight) need nothing from a Loss: the
+// engine scales each example's loss and gradient row by its weight after compute() returns.
 #pragma once
 #include <memory>
 #include <string>

@@ -3,6 +3,7 @@
 #pragma once
 #include <functional>
 #include <iostream>  // summary(std::cout), and std::cout for users of this header
+#include <map>
 #include <memory>
 #include <optional>
 #include <string>
@@ -22,7 +23,11 @@ namespace kerascpp {
 struct CompileOptions {
   optimizers::OptimizerRef optimizer = "rmsprop";  // Keras' compile() default
   losses::LossRef loss{};
-  std::vector<metrics::MetricRef> metrics{};         // "accuracy"/"acc", "mae", or metrics::Metric objects
+  std::vector<metrics::MetricRef> metrics{};  // "accuracy"/"acc", "mae", or metrics::Metric objects
+  // Keras' weighted_metrics: the same kinds of metric, weighted by the sample weights (Σ w·v / Σ w;
+  // Precision/Recall/AUC count each example w times). `metrics` ignore the weights, as in Keras.
+  // A name already taken by `metrics` is logged as "weighted_<name>".
+  std::vector<metrics::MetricRef> weighted_metrics{};
   std::optional<distribute::Strategy> distribute{};  // default: one replica on cpu:0
 };
 
@@ -34,6 +39,10 @@ struct FitOptions {
   int validation_freq = 1;
   int initial_epoch = 0;
   std::vector<callbacks::CallbackRef> callbacks{};
+  // Keras' class_weight: class id -> weight, turned into each example's sample weight from its
+  // integer label (or a one-hot row's arg-max); classes not listed weigh 1. Single-output
+  // classification models only, and not together with a dataset's own sample weights.
+  std::map<int, double> class_weight{};
   // 0 silent, 1 progress bar, 2 one line per epoch; unset: set_default_verbose()'s level
   // (session.hpp), else 1 like Keras.
   std::optional<int> verbose{};
@@ -95,10 +104,11 @@ class Model {
   Tensor predict(const Dataset& data, PredictOptions options = {});
   // A model with several Inputs takes one tensor per Input, in the model's input order (Keras'
   // model.train_on_batch([a, b], y)); its Dataset elements are (input_1, ..., input_n, y).
-  Logs train_on_batch(const Tensor& x, const Tensor& y);
-  Logs train_on_batch(const std::vector<Tensor>& xs, const Tensor& y);
-  Logs test_on_batch(const Tensor& x, const Tensor& y);
-  Logs test_on_batch(const std::vector<Tensor>& xs, const Tensor& y);
+  // sample_weight: one weight per example ([N] or [N, 1] float32), or undefined for none.
+  Logs train_on_batch(const Tensor& x, const Tensor& y, const Tensor& sample_weight = Tensor());
+  Logs train_on_batch(const std::vector<Tensor>& xs, const Tensor& y, const Tensor& sample_weight = Tensor());
+  Logs test_on_batch(const Tensor& x, const Tensor& y, const Tensor& sample_weight = Tensor());
+  Logs test_on_batch(const std::vector<Tensor>& xs, const Tensor& y, const Tensor& sample_weight = Tensor());
   Tensor predict_on_batch(const Tensor& x);
   Tensor predict_on_batch(const std::vector<Tensor>& xs);
 

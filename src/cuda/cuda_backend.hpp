@@ -71,6 +71,7 @@ class CudaBackend final : public Backend {
   void split(const Tensor& y, int axis, std::vector<Tensor>& xs) override;
   void dropout_forward(const Tensor& x, float rate, std::uint64_t seed, Tensor& y, Tensor& mask) override;
   void multiply(const Tensor& a, const Tensor& b, Tensor& y) override;
+  void scale_rows(Tensor& x, const Tensor& w) override;
 
   void batchnorm_forward_training(const Tensor& x, const Tensor& gamma, const Tensor& beta, float eps, Tensor& y,
                                   Tensor& mean, Tensor& var) override;

@@ -139,6 +139,18 @@ void CudaBackend::multiply(const Tensor& a, const Tensor& b, Tensor& y) {
   KCPP_CUDA_CHECK(cudaGetLastError());
 }
 
+void CudaBackend::scale_rows(Tensor& x, const Tensor& w) {
+  DeviceGuard guard(device_);
+  const char* op = "scale_rows";
+  require_float_on(x, device(), op, "x");
+  require_float_on(w, device(), op, "w");
+  const std::int64_t rows = w.numel();
+  if (rows == 0 || x.numel() % rows != 0)
+    throw ShapeError(fmt::format("{}: x {} has no rows of w's {} examples", op, shape_str(x.shape()), rows));
+  kern::scale_rows(x.data<float>(), w.data<float>(), rows, x.numel() / rows, stream_);
+  KCPP_CUDA_CHECK(cudaGetLastError());
+}
+
 // Byte copy of any dtype. Either side may also be a host tensor (predict gathers replica
 // outputs into a host batch this way); the call then waits for the copy.
 void CudaBackend::copy(const Tensor& src, Tensor& dst) {

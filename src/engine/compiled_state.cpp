@@ -22,17 +22,24 @@ StepTotals CompiledState::zero_totals() const {
   return t;
 }
 
-StepTotals CompiledState::shard_totals(Backend& backend, const Tensor& pred, const Tensor& y, Tensor* grad,
-                                       float grad_scale) const {
+StepTotals CompiledState::shard_totals(Backend& backend, const Tensor& pred, const Tensor& y,
+                                       const ShardWeights& weights, Tensor* grad, float grad_scale) const {
   StepTotals t = zero_totals();
   Tensor per_example({pred.dim(0)});
   Tensor no_grad;
   Tensor y_here = y.to(backend.device());
   loss_->compute(backend, pred, y_here, per_example, grad ? *grad : no_grad, grad_scale);
+  if (weights.defined()) {
+    // d(w·loss)/d(pred) = w·d(loss)/d(pred): the loss's own gradient, row by row.
+    backend.scale_rows(per_example, weights.device);
+    if (grad) backend.scale_rows(*grad, weights.device);
+  }
   t.loss_sum = backend.sum(per_example);
-  t.examples = static_cast<double>(pred.dim(0));
+  t.examples = static_cast<double>(pred.dim(0));  // Keras divides by N, not by Σw
   for (std::size_t m = 0; m < metrics_.size(); ++m) {
-    t.metric_totals[m] = metric_totals(backend, metrics_[m], pred, y_here);
+    t.metric_totals[m] = metrics_[m].weighted && weights.defined()
+                             ? weighted_metric_totals(backend, metrics_[m], pred, y_here, weights.host)
+                             : metric_totals(backend, metrics_[m], pred, y_here);
   }
   return t;
 }

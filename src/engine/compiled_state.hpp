@@ -7,6 +7,7 @@
 #include <vector>
 
 #include "engine/metrics.hpp"
+#include "engine/sample_weights.hpp"
 #include "engine/step_totals.hpp"
 #include "kerascpp/distribute.hpp"
 #include "kerascpp/logs.hpp"
@@ -32,7 +33,12 @@ class CompiledState {
   StepTotals zero_totals() const;
 
   // Loss (and, when grad is given, its gradient scaled by grad_scale) and metric sums of one shard.
-  StepTotals shard_totals(Backend& backend, const Tensor& pred, const Tensor& y, Tensor* grad, float grad_scale) const;
+  // With sample weights each example's loss and gradient are scaled by its weight (Keras'
+  // sum_over_batch_size: Σ w·loss / N) and the weighted metrics are weighted means; the other
+  // metrics ignore the weights, as in Keras.
+  StepTotals shard_totals(Backend& backend, const Tensor& pred, const Tensor& y, const ShardWeights& weights,
+                          Tensor* grad, float grad_scale) const;
+  const losses::Loss& loss() const { return *loss_.get(); }
   // Means of summed totals, keyed "loss" and each metric's name, each with `prefix` ("val_").
   Logs logs_from(const StepTotals& totals, const std::string& prefix = "") const;
 

@@ -108,11 +108,11 @@ std::int64_t Layer::count_params() const {
 Variable& Layer::add_weight(const std::string& name, const Shape& shape, const initializers::Initializer& initializer,
                             bool trainable, std::uint64_t seed, regularizers::Regularizer regularizer,
                             constraints::Constraint constraint) {
-  if (constraint && constraint.axis().size() >= shape.size())
+  // Axes over every dimension (a bias with Keras' default axis 0) take one norm of the whole weight.
+  if (constraint && constraint.axis().size() > shape.size())
     throw ValueError(fmt::format(
-        "{}: {} over axes {} of the {} weight '{}' leaves no axis to keep; the axes must "
-        "be fewer than the weight's {} (e.g. axis {{0}})",
-        where(), constraint.class_name(), fmt::join(constraint.axis(), ", "), shape_str(shape), name, shape.size()));
+        "{}: {} over axes {} of the {} weight '{}': the weight has only {} axes (e.g. use axis {{0}})", where(),
+        constraint.class_name(), fmt::join(constraint.axis(), ", "), shape_str(shape), name, shape.size()));
   Tensor t(shape, DType::float32, Device{});  // initialised on the host; mirror() places the copies
   initializer(t, seed, where());
   variables_.push_back(std::make_unique<Variable>(name, std::move(t), trainable));

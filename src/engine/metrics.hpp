@@ -15,6 +15,7 @@ namespace kerascpp::detail {
 struct MetricSpec {
   std::string name;  // the key in logs: the name as the user wrote it ("accuracy", "mae") or metric->name()
   std::shared_ptr<const metrics::Metric> metric;
+  bool weighted = false;  // from CompileOptions::weighted_metrics: weighted by the sample weights
 };
 
 // Resolves a metric name or object; "accuracy" follows the loss like Keras. Unknown names,

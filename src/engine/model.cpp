@@ -200,6 +200,18 @@ void Model::compile(CompileOptions options) {
         "Model '{}': compile() needs a loss, e.g. .loss = losses::SparseCategoricalCrossentropy()", impl_->name));
   std::vector<detail::MetricSpec> metrics;
   for (auto& m : options.metrics) metrics.push_back(detail::resolve_metric(m, options.loss.get()));
+  for (auto& m : options.weighted_metrics) {
+    detail::MetricSpec spec = detail::resolve_metric(m, options.loss.get());
+    spec.weighted = true;
+    // Keras' CompileMetrics.result(): a weighted metric whose name is taken becomes weighted_<name>.
+    auto taken = [&](const std::string& n) {
+      return n == "loss" || std::any_of(metrics.begin(), metrics.end(), [&](auto& s) { return s.name == n; });
+    };
+    if (taken(spec.name)) spec.name = "weighted_" + spec.name;
+    const std::string base = spec.name;
+    for (int i = 1; taken(spec.name); ++i) spec.name = fmt::format("{}_{}", base, i);
+    metrics.push_back(std::move(spec));
+  }
   distribute::Strategy strategy = options.distribute ? *options.distribute : distribute::Strategy();
   const std::uint64_t step_seed = next_random_seed();
   impl_->compile(

@@ -74,8 +74,9 @@ class ModelImpl {
   void replica_apply(ReplicaContext& ctx);
 
   // Steps over one global batch; sums are over every replica.
-  StepTotals train_step(const Inputs& x, const Tensor& y);
-  StepTotals test_step(const Inputs& x, const Tensor& y);
+  // sample_weight: float32 [N] on the host (checked_sample_weight), or undefined for none.
+  StepTotals train_step(const Inputs& x, const Tensor& y, const Tensor& sample_weight = Tensor());
+  StepTotals test_step(const Inputs& x, const Tensor& y, const Tensor& sample_weight = Tensor());
   Tensor predict_step(const Inputs& x);
 
  private:

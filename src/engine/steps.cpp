@@ -59,6 +59,13 @@ std::vector<StepTotals> gather_over_workers(const distribute::Strategy& strategy
   return out;
 }
 
+// Replica ctx's rows [begin, end) of the batch's host weights: on its device and on the host.
+detail::ShardWeights shard_weights(const detail::DeviceStaging& staging, ReplicaContext& ctx, const Tensor& sw,
+                                   std::int64_t begin, std::int64_t end) {
+  if (!sw.defined()) return {};
+  return {staging.replica_rows(ctx, sw, begin, end), sw.slice(begin, end)};
+}
+
 std::uint64_t mix(std::uint64_t a, std::uint64_t b) {
   Rng r(a ^ (b * 0x9E3779B97F4A7C15ull));
   return r.next_u64();
@@ -112,35 +119,39 @@ void ModelImpl::replica_apply(ReplicaContext& ctx) {
   binding.apply(ctx, require_compiled("apply gradients").optimizer());
 }
 
-StepTotals ModelImpl::train_step(const Inputs& x, const Tensor& y) {
+StepTotals ModelImpl::train_step(const Inputs& x, const Tensor& y, const Tensor& sample_weight) {
   check_batch(x, y, name);
+  const Tensor sw =
+      sample_weight.defined() ? detail::checked_sample_weight(sample_weight, x[0].dim(0), name) : Tensor();
   // Checked on the global batch: a replica's shard would report (4, ...) for the user's (8, ...).
   require_graph("train").check_inputs(x);
   const detail::CompiledState& c = require_compiled("train");
   float grad_scale = 1.0f / static_cast<float>(x[0].dim(0));  // the global batch, never the per-replica one
-  StepTotals total = run_sharded(c.strategy(), c.zero_totals(), x[0].dim(0),
-                                 [&](ReplicaContext& ctx, std::int64_t begin, std::int64_t end) {
-                                   StepTotals mine = c.zero_totals();
-                                   Inputs xs = replica_inputs(staging, ctx, x, begin, end);
-                                   Tensor ys = staging.replica_rows(ctx, y, begin, end);
-                                   Tensor pred = replica_forward(ctx, xs, true);
-                                   Tensor grad(pred.shape());
-                                   // An empty shard still runs backward and apply: the all-reduce needs every replica.
-                                   if (end > begin) mine = c.shard_totals(*ctx.backend, pred, ys, &grad, grad_scale);
-                                   // Keras' loss = mean example loss + Σ model.losses: the penalty counts once per
-                                   // example.
-                                   const double penalty = replica_backward(ctx, grad);
-                                   mine.loss_sum += penalty * static_cast<double>(end - begin);
-                                   replica_apply(ctx);
-                                   return mine;
-                                 });
+  StepTotals total = run_sharded(
+      c.strategy(), c.zero_totals(), x[0].dim(0), [&](ReplicaContext& ctx, std::int64_t begin, std::int64_t end) {
+        StepTotals mine = c.zero_totals();
+        Inputs xs = replica_inputs(staging, ctx, x, begin, end);
+        Tensor ys = staging.replica_rows(ctx, y, begin, end);
+        Tensor pred = replica_forward(ctx, xs, true);
+        Tensor grad(pred.shape());
+        // An empty shard still runs backward and apply: the all-reduce needs every replica.
+        if (end > begin)
+          mine = c.shard_totals(*ctx.backend, pred, ys, shard_weights(staging, ctx, sw, begin, end), &grad, grad_scale);
+        // Keras' loss = mean example loss + Σ model.losses: the penalty counts once per example.
+        const double penalty = replica_backward(ctx, grad);
+        mine.loss_sum += penalty * static_cast<double>(end - begin);
+        replica_apply(ctx);
+        return mine;
+      });
   staging.unstage(x[0]);
   c.optimizer().finish_step();
   return total;
 }
 
-StepTotals ModelImpl::test_step(const Inputs& x, const Tensor& y) {
+StepTotals ModelImpl::test_step(const Inputs& x, const Tensor& y, const Tensor& sample_weight) {
   check_batch(x, y, name);
+  const Tensor sw =
+      sample_weight.defined() ? detail::checked_sample_weight(sample_weight, x[0].dim(0), name) : Tensor();
   require_graph("evaluate").check_inputs(x);  // on the global batch, before sharding
   const detail::CompiledState& c = require_compiled("evaluate");
   StepTotals total = run_sharded(
@@ -150,7 +161,9 @@ StepTotals ModelImpl::test_step(const Inputs& x, const Tensor& y) {
         Inputs xs = replica_inputs(staging, ctx, x, begin, end);
         Tensor ys = staging.replica_rows(ctx, y, begin, end);
         Tensor pred = replica_forward(ctx, xs, false);
-        StepTotals mine = c.shard_totals(*ctx.backend, pred, ys, nullptr, 0.f);  // evaluation needs the loss only
+        // Evaluation needs the loss only.
+        StepTotals mine =
+            c.shard_totals(*ctx.backend, pred, ys, shard_weights(staging, ctx, sw, begin, end), nullptr, 0.f);
         mine.loss_sum += bound("evaluate").regularization_loss(ctx) * static_cast<double>(end - begin);
         return mine;
       });

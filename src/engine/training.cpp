@@ -19,11 +19,11 @@ void require_batched(const Dataset& data, const ModelImpl& m, const char* what) 
         fmt::format("Model '{}': {}() needs a batched dataset; call .batch(batch_size) on it", m.name, what));
 }
 
-// Splits an element into (x, y); `need_y` for fit/evaluate.
-// A dataset element: the model's n inputs, then (for fit/evaluate) the targets.
+// Splits an element like Keras' unpack_x_y_sample_weight: the model's n inputs, then (for
+// fit/evaluate) the targets, then optionally the per-example weights. Missing ones are undefined.
 struct Unpacked {
   Inputs x;
-  Tensor y;
+  Tensor y, sample_weight;
 };
 
 Unpacked unpack(const Example& e, bool need_y, const ModelImpl& m) {
@@ -41,9 +41,15 @@ Unpacked unpack(const Example& e, bool need_y, const ModelImpl& m) {
                     "Dataset::from_tensor_slices({{x_1, ..., x_{}{}}})",
                     m.name, n, n, need_y ? ", y" : "", e.size(), n, need_y ? ", y" : ""));
   }
+  if (e.size() > n + 2)
+    throw ShapeError(
+        fmt::format("Model '{}': the dataset yields elements of {} tensors; give the model's {} input(s), "
+                    "then y, then optionally sample_weight (Keras' (x, y, sample_weight))",
+                    m.name, e.size(), n));
   Unpacked u;
   u.x.assign(e.begin(), e.begin() + static_cast<std::ptrdiff_t>(n));
   if (e.size() > n) u.y = e[n];
+  if (e.size() > n + 1) u.sample_weight = e[n + 1];
   return u;
 }
 
@@ -177,6 +183,7 @@ callbacks::History Model::fit(const Dataset& data, FitOptions options) {
   if (resume) first_epoch = resume->epoch;
   std::unique_ptr<Dataset::Iterator> it;
   bool interrupted = false;  // request_stop() or Ctrl-C
+  bool class_weight_checked = false;
   for (int epoch = first_epoch; epoch < options.epochs && !stop_training; ++epoch) {
     cbs.on_epoch_begin(epoch, empty);
     StepTotals& epoch_totals = m.position.begin_epoch(epoch);
@@ -204,10 +211,24 @@ callbacks::History Model::fit(const Dataset& data, FitOptions options) {
           break;
         }
       }
-      auto [x, y] = unpack(batch, true, m);
+      auto [x, y, sw] = unpack(batch, true, m);
       m.prepare(x);
+      if (!options.class_weight.empty()) {
+        KERASCPP_CHECK(!sw.defined(), ValueError,
+                       "Model '{}': You cannot `class_weight` and `sample_weight` at the same time; the dataset "
+                       "yields (x, y, sample_weight), so drop class_weight or the weights",
+                       m.name);
+        if (!class_weight_checked) {  // needs the built graph (a Sequential builds on its first batch)
+          const auto& outputs = m.require_graph("fit").outputs();
+          const Shape& out = outputs.at(0).shape();
+          detail::check_class_weight(options.class_weight, outputs.size(), out.empty() ? 1 : out.back(),
+                                     c.loss().name(), m.name);
+          class_weight_checked = true;
+        }
+        sw = detail::class_weight_to_sample_weight(y, options.class_weight, m.name);
+      }
       cbs.on_train_batch_begin(step, empty);
-      epoch_totals.add(m.train_step(x, y));
+      epoch_totals.add(m.train_step(x, y, sw));
       m.position.set_steps_done(step + 1);
       Logs logs = c.logs_from(epoch_totals);
       cbs.on_train_batch_end(step, logs);
@@ -264,10 +285,10 @@ Logs Model::evaluate(const Dataset& data, EvaluateOptions options) {
   std::int64_t step = 0;
   bool interrupted = false;
   while ((options.steps <= 0 || step < options.steps) && it->next(batch)) {
-    auto [x, y] = unpack(batch, true, m);
+    auto [x, y, sw] = unpack(batch, true, m);
     m.prepare(x);
     cbs.on_test_batch_begin(step, empty);
-    totals.add(m.test_step(x, y));
+    totals.add(m.test_step(x, y, sw));
     Logs logs = c.logs_from(totals);
     cbs.on_test_batch_end(step, logs);
     ++step;
@@ -301,7 +322,7 @@ Tensor Model::predict(const Dataset& data, PredictOptions options) {
   std::int64_t step = 0;
   bool interrupted = false;
   while ((options.steps <= 0 || step < options.steps) && it->next(batch)) {
-    auto [x, y] = unpack(batch, false, m);
+    Inputs x = unpack(batch, false, m).x;
     m.prepare_inference(x);
     cbs.on_predict_batch_begin(step, empty);
     parts.push_back(m.predict_step(x));
@@ -328,18 +349,22 @@ Tensor Model::predict(const Dataset& data, PredictOptions options) {
   return out;
 }
 
-Logs Model::train_on_batch(const Tensor& x, const Tensor& y) { return train_on_batch(std::vector<Tensor>{x}, y); }
-
-Logs Model::train_on_batch(const std::vector<Tensor>& xs, const Tensor& y) {
-  return on_batch(*impl_, "train_on_batch", xs,
-                  [&](const detail::CompiledState& c) { return c.logs_from(impl_->train_step(xs, y)); });
+Logs Model::train_on_batch(const Tensor& x, const Tensor& y, const Tensor& sample_weight) {
+  return train_on_batch(std::vector<Tensor>{x}, y, sample_weight);
 }
 
-Logs Model::test_on_batch(const Tensor& x, const Tensor& y) { return test_on_batch(std::vector<Tensor>{x}, y); }
+Logs Model::train_on_batch(const std::vector<Tensor>& xs, const Tensor& y, const Tensor& sample_weight) {
+  return on_batch(*impl_, "train_on_batch", xs,
+                  [&](const detail::CompiledState& c) { return c.logs_from(impl_->train_step(xs, y, sample_weight)); });
+}
 
-Logs Model::test_on_batch(const std::vector<Tensor>& xs, const Tensor& y) {
+Logs Model::test_on_batch(const Tensor& x, const Tensor& y, const Tensor& sample_weight) {
+  return test_on_batch(std::vector<Tensor>{x}, y, sample_weight);
+}
+
+Logs Model::test_on_batch(const std::vector<Tensor>& xs, const Tensor& y, const Tensor& sample_weight) {
   return on_batch(*impl_, "test_on_batch", xs,
-                  [&](const detail::CompiledState& c) { return c.logs_from(impl_->test_step(xs, y)); });
+                  [&](const detail::CompiledState& c) { return c.logs_from(impl_->test_step(xs, y, sample_weight)); });
 }
 
 Tensor Model::predict_on_batch(const Tensor& x) { return predict_on_batch(std::vector<Tensor>{x}); }

@@ -331,6 +331,19 @@ TEST_CASE("gpu backend: activations forward and backward (softmax included), in 
   }
 }
 
+TEST_CASE("gpu backend: scale_rows (per-example weights) matches the CPU") {
+  auto be = make_backends();
+  std::uint32_t seed = 480;
+  // [N], [N, C] and [N, T, C]: each row of numel / N values times its weight; 70001 rows spans many blocks.
+  for (const K::Shape& s : {K::Shape{7}, K::Shape{5, 3}, K::Shape{4, 6, 9}, K::Shape{70001, 3}}) {
+    K::Tensor x = random_tensor(s, seed++), w = random_tensor({s[0]}, seed++);
+    K::Tensor xc = x.clone(), xg = on_gpu(x);
+    be.cpu->scale_rows(xc, w);
+    be.gpu->scale_rows(xg, on_gpu(w));
+    check_close(xg, xc, "scale_rows " + shape_label(s));
+  }
+}
+
 TEST_CASE("gpu backend: add, add_inplace, multiply, scale, copy") {
   auto be = make_backends();
   std::uint32_t seed = 500;

@@ -34,7 +34,8 @@ K::Model make_model(const std::string& kind) {
   return K::Model(in, K::layers::Dense(3, {.activation = "softmax"})(x));
 }
 
-K::Dataset make_data(const std::string& kind, std::int64_t n, std::int64_t batch) {
+// With `weighted`, elements are (x, y, sample_weight): weights 0.25..2 drawn after the labels.
+K::Dataset make_data(const std::string& kind, std::int64_t n, std::int64_t batch, bool weighted = false) {
   K::Rng rng(99);
   K::Shape shape = kind == "mlp" ? K::Shape{n, 12} : K::Shape{n, 6, 6, 2};
   K::Tensor x(shape, K::DType::float32, K::Device{});
@@ -42,7 +43,10 @@ K::Dataset make_data(const std::string& kind, std::int64_t n, std::int64_t batch
   for (std::int64_t i = 0; i < x.numel(); ++i) x.data<float>()[i] = static_cast<float>(rng.normal());
   for (std::int64_t i = 0; i < n; ++i) y.data<std::int32_t>()[i] = static_cast<std::int32_t>(rng.next_u64() % 3);
   // Shuffled with a fixed seed: every worker (and the one-process run) sees the same batches.
-  return K::Dataset::from_tensor_slices(x, y).shuffle(n, 5).batch(batch);
+  if (!weighted) return K::Dataset::from_tensor_slices(x, y).shuffle(n, 5).batch(batch);
+  K::Tensor w({n}, K::DType::float32, K::Device{});
+  for (std::int64_t i = 0; i < n; ++i) w.data<float>()[i] = 0.25f * static_cast<float>(1 + rng.next_u64() % 8);
+  return K::Dataset::from_tensor_slices({x, y, w}).shuffle(n, 5).batch(batch);
 }
 
 // AUC of class 0 (softmax column 0 against label == 0), built on the host from the sparse
@@ -68,7 +72,7 @@ int main(int argc, char** argv) {
   std::string strategy_kind = "multi_worker", model_kind = "mlp", optimizer_kind = "sgdm", prefix, model_dir;
   int replicas = 1, epochs = 3, timeout_s = 300, step_delay_ms = 0;
   std::int64_t examples = 250, batch = 25;
-  bool trace_steps = false;
+  bool trace_steps = false, sample_weights = false;
   app.add_option("--strategy", strategy_kind)->check(CLI::IsMember({"mirrored", "multi_worker"}));
   app.add_option("--model", model_kind)->check(CLI::IsMember({"mlp", "cnn_bn", "cnn_sync_bn"}));
   app.add_option("--optimizer", optimizer_kind)->check(CLI::IsMember({"sgdm", "adam", "nadam"}));
@@ -81,6 +85,7 @@ int main(int argc, char** argv) {
   app.add_option("--timeout", timeout_s, "collective timeout (s)");
   app.add_option("--step_delay_ms", step_delay_ms, "sleep after each step (gives the fault tests time)");
   app.add_flag("--trace_steps", trace_steps, "print 'rank R step S' after each step");
+  app.add_flag("--sample_weights", sample_weights, "(x, y, sample_weight) data and weighted_metrics");
   CLI11_PARSE(app, argc, argv);
 
   try {
@@ -100,6 +105,8 @@ int main(int argc, char** argv) {
     model.compile({.optimizer = opt,
                    .loss = K::losses::SparseCategoricalCrossentropy(),
                    .metrics = {"accuracy", ClassZeroAUC()},
+                   .weighted_metrics = sample_weights ? std::vector<K::metrics::MetricRef>{"accuracy", ClassZeroAUC()}
+                                                      : std::vector<K::metrics::MetricRef>{},
                    .distribute = strategy});
     std::vector<K::callbacks::CallbackRef> cbs;
     if (!model_dir.empty()) {
@@ -117,13 +124,20 @@ int main(int argc, char** argv) {
       };
       cbs.push_back(trace);
     }
-    K::Dataset data = make_data(model_kind, examples, batch);
-    auto history = model.fit(
-        data, {.epochs = epochs, .validation_data = make_data(model_kind, 60, batch), .callbacks = cbs, .verbose = 0});
+    K::Dataset data = make_data(model_kind, examples, batch, sample_weights);
+    auto history = model.fit(data, {.epochs = epochs,
+                                    .validation_data = make_data(model_kind, 60, batch, sample_weights),
+                                    .callbacks = cbs,
+                                    .verbose = 0});
     std::printf("rank %d final loss %.9g accuracy %.9g\n", rank, history.history.at("loss").back(),
                 history.history.at("accuracy").back());
     std::printf("rank %d final class0_auc %.17g val_class0_auc %.17g\n", rank, history.history.at("class0_auc").back(),
                 history.history.at("val_class0_auc").back());
+    if (sample_weights)
+      std::printf("rank %d final weighted_accuracy %.17g weighted_class0_auc %.17g val_weighted_class0_auc %.17g\n",
+                  rank, history.history.at("weighted_accuracy").back(),
+                  history.history.at("weighted_class0_auc").back(),
+                  history.history.at("val_weighted_class0_auc").back());
     model.save_weights(prefix + ".rank" + std::to_string(rank) + ".weights.h5");
     // predict() returns every row on every worker.
     K::Tensor p = model.predict(make_data(model_kind, 37, batch), {.verbose = 0});

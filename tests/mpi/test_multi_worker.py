@@ -98,6 +98,21 @@ def test_uneven_global_batch_and_partial_last_batch(tmp_path):
     check_equal(tmp_path, ["--model", "cnn_sync_bn", "--optimizer", "sgdm", "--batch", "30"], local=2)
 
 
+def test_sample_weights_over_workers_with_a_partial_last_batch(tmp_path):
+    # (x, y, sample_weight) data with weighted_metrics: the weighted loss and gradients, and the
+    # weighted totals (Σw·v, Σw; weighted confusion counts) gathered over workers, equal one process.
+    args = ["--model", "cnn_sync_bn", "--optimizer", "sgdm", "--batch", "30", "--sample_weights"]
+    check_equal(tmp_path, args, local=2)
+    _, one_out = run_one(tmp_path, args, 4)
+    _, r = mpirun(tmp_path, args, 2, name="weighted")
+    assert r.returncode == 0, r.stdout + r.stderr
+    pattern = r"final weighted_accuracy (\S+) weighted_class0_auc (\S+) val_weighted_class0_auc (\S+)"
+    multi = re.findall(pattern, r.stdout)
+    one = re.search(pattern, one_out).groups()
+    assert len(multi) == 2 and len(set(multi)) == 1, r.stdout
+    assert all(abs(float(a) - float(b)) <= 1e-3 for a, b in zip(multi[0], one)), (multi, one)
+
+
 def test_only_the_chief_writes_and_tensorboard_sees_one_value_per_epoch(tmp_path):
     from tensorboard.backend.event_processing import event_accumulator
 

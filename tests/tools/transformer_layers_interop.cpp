@@ -79,6 +79,21 @@ Case build(const std::string& kind) {
     auto out = K::layers::Average()({d, m, c});
     return {K::Model(in, K::layers::Dense(2)(out)), {6}};
   }
+  if (kind == "dot") {  // Dot over every supported pairing: 3-D·3-D, normalized, 2-D·2-D, 3-D·2-D
+    auto in = K::Input({4, 6});
+    auto a = K::layers::Dense(5, {.activation = "tanh"})(in);  // (B, 4, 5)
+    auto b = K::layers::Dense(3)(in);                          // (B, 4, 3)
+    auto c = K::layers::Dense(5)(in);                          // (B, 4, 5)
+    auto flat = K::layers::Flatten()(in);
+    auto d = K::layers::Dense(5)(flat);                                                   // (B, 5)
+    auto e = K::layers::Dense(5)(flat);                                                   // (B, 5)
+    auto steps = K::layers::Flatten()(K::layers::Dot({1, 1})({a, b}));                    // (B, 5, 3)
+    auto cosine = K::layers::Flatten()(K::layers::Dot(-1, {.normalize = true})({a, c}));  // (B, 4, 4)
+    auto vectors = K::layers::Dot(1)({d, e});                                             // (B, 1)
+    auto mixed = K::layers::Dot({2, -1})({c, d});                                         // (B, 4)
+    auto out = K::layers::Concatenate()({steps, cosine, vectors, mixed});
+    return {K::Model(in, K::layers::Dense(2)(out)), {4, 6}};
+  }
   if (kind == "pad_upsample") {  // Dense on images, ZeroPadding2D, UpSampling2D, then pooled
     auto in = K::Input({3, 2, 2});
     auto x = K::layers::Dense(3, {.activation = "tanh"})(in);

@@ -18,6 +18,10 @@ struct DepthwiseConv2DOptions {
   bool use_bias = true;
   initializers::Initializer depthwise_initializer = "glorot_uniform";
   initializers::Initializer bias_initializer = "zeros";
+  regularizers::Regularizer depthwise_regularizer{};  // e.g. regularizers::L2(1e-4)
+  regularizers::Regularizer bias_regularizer{};
+  constraints::Constraint depthwise_constraint{};  // e.g. constraints::MaxNorm(3)
+  constraints::Constraint bias_constraint{};
   std::optional<std::uint64_t> seed{};
   std::string name{};
 };

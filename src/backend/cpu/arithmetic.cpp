@@ -37,6 +37,7 @@ void CpuBackend::add(const std::vector<Tensor>& xs, Tensor& y) {
     return;
   }
   const int count = static_cast<int>(xs.size());
+  fit_threads(n * count, kSerialElements);
   cache_.key("add");
   cache_.append(count, n);
   auto& e = cache_.get<ArithmeticEntry>([&] {
@@ -64,6 +65,7 @@ void CpuBackend::add_inplace(Tensor& y, const Tensor& x) {
   require_same_shape(x, "x", y, "y", op);
   const std::int64_t n = y.numel();
   if (n == 0) return;
+  fit_threads(n, kSerialElements);
   cache_.key("binary_add");
   cache_.append(n);
   auto& e = cache_.get<ArithmeticEntry>([&] {
@@ -121,6 +123,7 @@ void CpuBackend::multiply(const Tensor& a, const Tensor& b, Tensor& y) {
   prepare_output(y, a.shape(), op, "y");
   const std::int64_t n = y.numel();
   if (n == 0) return;
+  fit_threads(n, kSerialElements);
   cache_.key("binary_mul");
   cache_.append(n);
   auto& e = cache_.get<ArithmeticEntry>([&] {
@@ -145,6 +148,22 @@ void CpuBackend::scale(Tensor& x, float factor) {
   float* p = x.data<float>();
   parallel_for(x.numel(), kElementGrain, [&](std::int64_t b, std::int64_t e) {
     for (std::int64_t i = b; i < e; ++i) p[i] *= factor;
+  });
+}
+
+void CpuBackend::scale_rows(Tensor& x, const Tensor& w) {
+  enter();
+  const char* op = "scale_rows";
+  require_float(x, op, "x");
+  require_float(w, op, "w");
+  const std::int64_t rows = w.numel();
+  if (rows == 0 || x.numel() % rows != 0)
+    throw ShapeError(fmt::format("{}: x {} has no rows of w's {} examples", op, shape_str(x.shape()), rows));
+  const std::int64_t cols = x.numel() / rows;
+  float* p = x.data<float>();
+  const float* wp = w.data<float>();
+  parallel_for(x.numel(), kElementGrain, [&](std::int64_t b, std::int64_t e) {
+    for (std::int64_t i = b; i < e; ++i) p[i] *= wp[i / cols];
   });
 }
 

@@ -43,6 +43,7 @@ void CpuBackend::batched_matmul(const Tensor& a, bool transpose_a, const Tensor&
     if (!accumulate) std::memset(c.raw(), 0, c.nbytes());
     return;
   }
+  fit_threads(B * M * N * K, kSerialMacs);
   cache_.key(op);
   cache_.append(B, M, K, N, transpose_a, transpose_b, accumulate);
   auto& e = cache_.get<BatchedMatmulEntry>([&] {
@@ -90,6 +91,7 @@ void CpuBackend::transpose(const Tensor& x, const std::vector<int>& perm, Tensor
     dst_strides[static_cast<std::size_t>(i)] = stride;
     stride *= out[static_cast<std::size_t>(i)];
   }
+  fit_threads(x.numel(), kSerialElements);
   cache_.key(op);
   for (std::int64_t v : out_dims) cache_.append(v);
   for (int p : perm) cache_.append(p);

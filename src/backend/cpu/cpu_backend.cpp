@@ -44,6 +44,10 @@ void CpuBackend::set_num_threads(int threads) {
 
 void CpuBackend::enter() const { omp_set_num_threads(threads_); }
 
+void CpuBackend::fit_threads(std::int64_t work, std::int64_t serial_below) const {
+  omp_set_num_threads(work < serial_below ? 1 : threads_);
+}
+
 dnnl::primitive_attr CpuBackend::base_attr() const {
   dnnl::primitive_attr attr;
   attr.set_scratchpad_mode(dnnl::scratchpad_mode::user);

@@ -78,6 +78,7 @@ class CpuBackend final : public Backend {
   void split(const Tensor& y, int axis, std::vector<Tensor>& xs) override;
   void dropout_forward(const Tensor& x, float rate, std::uint64_t seed, Tensor& y, Tensor& mask) override;
   void multiply(const Tensor& a, const Tensor& b, Tensor& y) override;
+  void scale_rows(Tensor& x, const Tensor& w) override;
 
   void batchnorm_forward_training(const Tensor& x, const Tensor& gamma, const Tensor& beta, float eps, Tensor& y,
                                   Tensor& mean, Tensor& var) override;
@@ -146,6 +147,15 @@ class CpuBackend final : public Backend {
   // Every op starts here: OpenMP's thread count is per calling thread, so each replica's
   // thread gets this backend's budget for both oneDNN and the hand-written loops.
   void enter() const;
+  // Narrows the op's OpenMP threads to one when its work is below the serial threshold (MACs
+  // for matmuls, elements for memory-bound ops): forking and joining the team then costs more
+  // than it saves, and far more when another process holds the other core (the Transformer's
+  // small per-head matmuls ran 2x faster single-threaded beside a busy neighbour). Called after
+  // the shapes are checked and before a primitive is made, so a shape always gets the same
+  // thread count: results stay bit-identical run to run.
+  void fit_threads(std::int64_t work, std::int64_t serial_below) const;
+  static constexpr std::int64_t kSerialMacs = std::int64_t{1} << 20;
+  static constexpr std::int64_t kSerialElements = std::int64_t{1} << 16;
   // A primitive with the arguments `args` (descriptors queried from pd) plus the scratchpad.
   CachedPrimitive make_primitive(const dnnl::primitive_desc_base& pd, std::initializer_list<int> args) const;
   dnnl::primitive_attr base_attr() const;  // user-managed scratchpad

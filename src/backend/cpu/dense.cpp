@@ -46,6 +46,7 @@ void CpuBackend::dense_forward(const Tensor& x, const Tensor& w, const Tensor& b
     return;
   }
 
+  fit_threads(rows * in * out, kSerialMacs);
   cache_.key("dense");
   cache_.append(rows, in, out, bias, post_op_key(act));
   auto& e = cache_.get<MatmulEntry>([&] {
@@ -97,6 +98,7 @@ void CpuBackend::matmul(const Tensor& a, bool transpose_a, const Tensor& b, bool
     if (!accumulate) std::memset(c.raw(), 0, c.nbytes());
     return;
   }
+  fit_threads(M * N * K, kSerialMacs);
 
   cache_.key("matmul");
   cache_.append(M, K, N, transpose_a, transpose_b, accumulate);

@@ -33,6 +33,7 @@ void CpuBackend::softmax_axis_forward(const Tensor& x, int axis, Tensor& y) {
   const auto v = op_shapes::softmax_axis_view(x, axis, op);
   prepare_output(y, x.shape(), op, "y");
   if (x.numel() == 0) return;
+  fit_threads(x.numel(), kSerialElements);
   cache_.key("softmax_axis_fwd");
   cache_.append(v.outer, v.classes, v.inner);
   auto& e = cache_.get<SoftmaxAxisEntry>([&] {
@@ -56,6 +57,7 @@ void CpuBackend::softmax_axis_backward(const Tensor& y, const Tensor& dy, int ax
   const auto v = op_shapes::softmax_axis_view(y, axis, op);
   prepare_output(dx, y.shape(), op, "dx");
   if (y.numel() == 0) return;
+  fit_threads(y.numel(), kSerialElements);
   cache_.key("softmax_axis_bwd");
   cache_.append(v.outer, v.classes, v.inner);
   auto& e = cache_.get<SoftmaxAxisEntry>([&] {

@@ -27,6 +27,10 @@ __global__ void multiply_kernel(const float* a, const float* b, float* y, std::i
   for (std::int64_t i = global_thread(); i < n; i += grid_threads()) y[i] = a[i] * b[i];
 }
 
+__global__ void scale_rows_kernel(float* x, const float* w, std::int64_t cols, std::int64_t n) {
+  for (std::int64_t i = global_thread(); i < n; i += grid_threads()) x[i] *= w[i / cols];
+}
+
 // dy - dy: +0 for finite dy, NaN for NaN/Inf (TensorFlow's dy * 0 without its -0).
 __global__ void relu_backward_kernel(const float* y, const float* dy, float* dx, std::int64_t n) {
   for (std::int64_t i = global_thread(); i < n; i += grid_threads()) {
@@ -70,6 +74,12 @@ void scale(float* x, float factor, std::int64_t n, cudaStream_t stream) {
 void multiply(const float* a, const float* b, float* y, std::int64_t n, cudaStream_t stream) {
   if (n <= 0) return;
   multiply_kernel<<<elementwise_blocks(n), kThreads, 0, stream>>>(a, b, y, n);
+}
+
+void scale_rows(float* x, const float* w, std::int64_t rows, std::int64_t cols, cudaStream_t stream) {
+  const std::int64_t n = rows * cols;
+  if (n <= 0) return;
+  scale_rows_kernel<<<elementwise_blocks(n), kThreads, 0, stream>>>(x, w, cols, n);
 }
 
 void relu_backward(const float* y, const float* dy, float* dx, std::int64_t n, cudaStream_t stream) {

@@ -36,6 +36,8 @@ constexpr int kMaxAddInputs = 8;
 void add_n(const float* const* xs, int count, float* y, std::int64_t n, cudaStream_t stream);
 void scale(float* x, float factor, std::int64_t n, cudaStream_t stream);
 void multiply(const float* a, const float* b, float* y, std::int64_t n, cudaStream_t stream);
+// x[n·cols + c] *= w[n] for n < rows (x viewed as [rows, cols]).
+void scale_rows(float* x, const float* w, std::int64_t rows, std::int64_t cols, cudaStream_t stream);
 // ReLU's gradient from its output, TensorFlow's ReluGrad dy * (y > 0): dy where y > 0, else +0
 // for a finite dy and NaN for a NaN/Inf one (cuDNN's gives 0, dropping a NaN gradient). dx may
 // alias dy. The CPU backend computes the same (backend/cpu/nan_propagation.hpp).
