@@ -60,8 +60,8 @@ __global__ void grouped_row_sums_kernel(const float* dy, const std::int64_t* off
 
 }  // namespace
 
-void grouped_row_sums(const float* dy, const std::int64_t* offsets, const std::int64_t* positions,
-                      std::int64_t groups, std::int64_t width, float* sums, cudaStream_t stream) {
+void grouped_row_sums(const float* dy, const std::int64_t* offsets, const std::int64_t* positions, std::int64_t groups,
+                      std::int64_t width, float* sums, cudaStream_t stream) {
   if (groups == 0 || width == 0) return;
   grouped_row_sums_kernel<<<elementwise_blocks(groups * width), kThreads, 0, stream>>>(dy, offsets, positions, groups,
                                                                                        width, sums);
