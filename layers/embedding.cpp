@@ -31,6 +31,7 @@ void EmbeddingLayer::build(const std::vector<Shape>&) {
   embeddings_ = &add_weight("embeddings", {input_dim_, output_dim_}, options_.embeddings_initializer, true,
                             options_.seed ? *options_.seed : next_random_seed(), options_.embeddings_regularizer,
                             options_.embeddings_constraint);
+  embeddings_->set_sparse_capable(true);  // its gradient touches only the looked-up rows
 }
 
 Tensor EmbeddingLayer::lookup(ReplicaContext& ctx, const Tensor& ids, Tensor& mask) {
@@ -55,8 +56,18 @@ std::vector<Tensor> EmbeddingLayer::backward(ReplicaContext& ctx, const std::vec
                                              const std::vector<Tensor>&, const std::vector<Tensor>& grads,
                                              LayerState& st) {
   const int r = ctx.replica_id;
-  const bool first = embeddings_->take_first_grad(r);
-  ctx.backend->scatter_add_rows(in[0], grads[0], embeddings_->grad(r), !first);
+  if (embeddings_->rows_gradient()) {
+    // Row gradient (IndexedSlices): the reducer sums it over replicas without densifying the
+    // table when that moves less (distribute/gradient_buckets).
+    // Deduplicated here (sorted ids, each row summed in position order as scatter_add_rows
+    // does): grads[0]'s buffer may be reused later in the backward pass.
+    Tensor ids, rows;
+    ctx.backend->unique_row_sums(in[0], grads[0], input_dim_, ids, rows);
+    embeddings_->add_grad_rows(r, std::move(ids), std::move(rows));
+  } else {
+    const bool first = embeddings_->take_first_grad(r);
+    ctx.backend->scatter_add_rows(in[0], grads[0], embeddings_->grad(r), !first);
+  }
   // Ids are not differentiable. Float ids (from a float Dataset) get an explicit zero gradient
   // when one is asked for, so an upstream float layer still receives a tensor.
   if (!st.need_input_grads || in[0].dtype() != DType::float32) return {Tensor()};

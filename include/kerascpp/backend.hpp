@@ -308,6 +308,12 @@ class Backend {
   // (+= the old values when `accumulate`); positions in index order, so the sums are
   // deterministic. dy is [ids..., D]. Ids are checked as in gather_rows.
   virtual void scatter_add_rows(const Tensor& ids, const Tensor& dy, Tensor& dtable, bool accumulate) = 0;
+  // The row gradient of a [rows, D] table without the table (TensorFlow's IndexedSlices, deduplicated):
+  // unique_ids int64 [u] = the distinct ids, ascending; sums [u, D] = Σ dy[p] over the positions p
+  // holding that id, in position order (the same bits scatter_add_rows gives that row from zero).
+  // Both outputs are (re)allocated. ids and dy as in scatter_add_rows, ids checked against `rows`.
+  virtual void unique_row_sums(const Tensor& ids, const Tensor& dy, std::int64_t rows, Tensor& unique_ids,
+                               Tensor& sums) = 0;
 };
 
 // Floats in pack_moments' packed tensor: num_replicas slots of (count, mean[C], var[C]).

@@ -4,6 +4,7 @@
 #include <vector>
 
 #include "kerascpp/backend.hpp"
+#include "kerascpp/error.hpp"
 #include "kerascpp/random.hpp"
 
 namespace kerascpp {
@@ -26,6 +27,21 @@ class CrossReplica {
   }
   // Waits until every bucket begun in this step is reduced on every replica.
   virtual void wait_all_reduces(int /*replica*/) {}
+
+  // Row gradients (TensorFlow's IndexedSlices), between steps' bucket reductions (never while
+  // buckets are in flight). gathers_rows(): whether the two calls below work here; where they do
+  // not, the gradient reducer densifies row gradients and all-reduces them like any other.
+  virtual bool gathers_rows() const { return false; }
+  // Every replica's `mine` in replica order (replica_id_in_sync), on every replica.
+  virtual std::vector<std::int64_t> all_gather_counts(int /*replica*/, std::int64_t /*mine*/) {
+    throw Error("all_gather_counts: this cross-replica implementation does not gather rows");
+  }
+  // Every replica's (ids int64 [n_r], rows float32 [n_r, D]) concatenated in replica order into
+  // all_ids [Σn] / all_rows [Σn, D] (allocated) on every replica.
+  virtual void all_gather_rows(int /*replica*/, const Tensor& /*ids*/, const Tensor& /*rows*/, Tensor& /*all_ids*/,
+                               Tensor& /*all_rows*/) {
+    throw Error("all_gather_rows: this cross-replica implementation does not gather rows");
+  }
 };
 
 struct ReplicaContext {

@@ -32,7 +32,10 @@ class Variable {
 
   // Gradient bookkeeping for layers that may be called more than once per step: the first
   // contribution after reset_grads overwrites, later ones accumulate.
-  void reset_grads(int replica) { fresh_.at(static_cast<std::size_t>(replica)) = 1; }
+  void reset_grads(int replica) {
+    fresh_.at(static_cast<std::size_t>(replica)) = 1;
+    grad_rows_.at(static_cast<std::size_t>(replica)).clear();
+  }
   bool take_first_grad(int replica) {
     auto& f = fresh_.at(static_cast<std::size_t>(replica));
     bool first = f != 0;
@@ -40,6 +43,27 @@ class Variable {
     return first;
   }
   bool has_grad(int replica) const { return fresh_.at(static_cast<std::size_t>(replica)) == 0; }
+
+  // Row gradients (TensorFlow's IndexedSlices). A layer whose gradient touches only some rows
+  // of this [V, D] variable (Embedding) marks it sparse_capable() at build; the engine turns
+  // rows_gradient() on when its gradient reducer handles rows (ReplicaBinding). Only then does
+  // the layer's backward hand in (ids, rows) with add_grad_rows instead of scatter-adding into
+  // grad() (elsewhere, e.g. a gradient check calling backward directly, grad() stays dense): the gradient is
+  // grad() (dense contributions, if has_grad) plus every rows[p] added into row ids[p]. The
+  // gradient reducer (distribute/gradient_buckets) reduces them without densifying the table
+  // when that moves less, and leaves a dense grad() for the optimizer either way.
+  bool sparse_capable() const { return sparse_capable_; }
+  void set_sparse_capable(bool on) { sparse_capable_ = on; }
+  bool rows_gradient() const { return rows_gradient_; }
+  void set_rows_gradient(bool on) { rows_gradient_ = on; }
+  // ids: int64 [n] (distinct, ascending: Backend::unique_row_sums' output), rows: [n, D].
+  void add_grad_rows(int replica, Tensor ids, Tensor rows) {
+    grad_rows_.at(static_cast<std::size_t>(replica)).push_back({std::move(ids), std::move(rows)});
+  }
+  struct GradRows {
+    Tensor ids, rows;
+  };
+  std::vector<GradRows>& grad_rows(int replica) { return grad_rows_.at(static_cast<std::size_t>(replica)); }
 
   // Keras' variable.regularizer / variable.constraint, set by the layer that owns the variable
   // (kernel_regularizer, kernel_constraint, ...); the engine applies them (engine/weight_penalties).
@@ -53,6 +77,8 @@ class Variable {
   bool trainable_;
   std::vector<Tensor> copies_, grads_;
   std::vector<char> fresh_;
+  bool sparse_capable_ = false, rows_gradient_ = false;
+  std::vector<std::vector<GradRows>> grad_rows_;  // per replica, this step's row contributions
   regularizers::Regularizer regularizer_;
   constraints::Constraint constraint_;
 };

@@ -133,6 +133,8 @@ class CudaBackend final : public Backend {
 
   void gather_rows(const Tensor& table, const Tensor& ids, Tensor& out, Tensor& mask) override;
   void scatter_add_rows(const Tensor& ids, const Tensor& dy, Tensor& dtable, bool accumulate) override;
+  void unique_row_sums(const Tensor& ids, const Tensor& dy, std::int64_t rows, Tensor& unique_ids,
+                       Tensor& sums) override;
 
  private:
   // The conv2d_* ops and, with `depthwise`, the depthwise_conv2d_* ops (C groups); dnn_conv.cpp.

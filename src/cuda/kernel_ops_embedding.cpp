@@ -2,6 +2,7 @@
 // fetch the status block (one stream synchronisation per call) so that a bad id is a ValueError
 // with the CPU backend's message, read back from the device.
 #include "backend/embedding_ids.hpp"
+#include "backend/unique_rows.hpp"
 #include "cuda/kernel_ops_common.hpp"
 
 namespace kerascpp::cuda {
@@ -98,6 +99,41 @@ void CudaBackend::scatter_add_rows(const Tensor& ids, const Tensor& dy, Tensor& 
   KCPP_CUDA_CHECK(cudaGetLastError());
   const kern::Status& st = kernels_->fetch_status();
   if (st.bad_row != kern::kNoBadRow) throw_bad_id(ids, st.bad_row, V, stream_, op);
+}
+
+// The ids come to the host (they are few next to the rows) to be checked and grouped; the
+// grouping goes back up and one thread per output element sums its positions in order, the
+// CPU backend's order, so both give the same bits.
+void CudaBackend::unique_row_sums(const Tensor& ids, const Tensor& dy, std::int64_t rows, Tensor& unique_ids,
+                                  Tensor& sums) {
+  DeviceGuard guard(device_);
+  const char* op = "unique_row_sums";
+  require_on(ids, device(), op, "ids");
+  require_float_on(dy, device(), op, "dy");
+  const std::int64_t D = op_shapes::check_unique_row_sums(ids, dy, rows, op);
+  const std::int64_t n = ids.numel();
+  std::vector<unsigned char> host(static_cast<std::size_t>(ids.nbytes()));
+  if (n > 0) {
+    KCPP_CUDA_CHECK(cudaMemcpyAsync(host.data(), ids.raw(), host.size(), cudaMemcpyDeviceToHost, stream_));
+    KCPP_CUDA_CHECK(cudaStreamSynchronize(stream_));
+  }
+  const op_shapes::RowGroups g = op_shapes::group_rows(op_shapes::host_row_ids(host.data(), ids.dtype(), n, rows, op));
+  const auto u = static_cast<std::int64_t>(g.ids.size());
+  unique_ids = Tensor({u}, DType::int64, device());
+  sums = Tensor({u, D}, DType::float32, device());
+  if (u == 0) return;
+  Tensor offsets({u + 1}, DType::int64, device()), positions({n}, DType::int64, device());
+  KCPP_CUDA_CHECK(cudaMemcpyAsync(unique_ids.raw(), g.ids.data(), g.ids.size() * sizeof(std::int64_t),
+                                  cudaMemcpyHostToDevice, stream_));
+  KCPP_CUDA_CHECK(cudaMemcpyAsync(offsets.raw(), g.offsets.data(), g.offsets.size() * sizeof(std::int64_t),
+                                  cudaMemcpyHostToDevice, stream_));
+  KCPP_CUDA_CHECK(cudaMemcpyAsync(positions.raw(), g.positions.data(), g.positions.size() * sizeof(std::int64_t),
+                                  cudaMemcpyHostToDevice, stream_));
+  kern::grouped_row_sums(dy.data<float>(), offsets.data<std::int64_t>(), positions.data<std::int64_t>(), u, D,
+                         sums.data<float>(), stream_);
+  KCPP_CUDA_CHECK(cudaGetLastError());
+  // The host vectors and the index tensors die on return: finish the copies and the kernel first.
+  KCPP_CUDA_CHECK(cudaStreamSynchronize(stream_));
 }
 
 }  // namespace kerascpp::cuda

@@ -1,5 +1,7 @@
 #include "distribute/gradient_buckets.hpp"
 
+#include "distribute/row_gradients.hpp"
+
 namespace kerascpp::detail {
 
 BucketPlan BucketPlan::make(const std::vector<std::shared_ptr<Layer>>& layers, const std::vector<Variable*>& trainable,
@@ -13,6 +15,10 @@ BucketPlan BucketPlan::make(const std::vector<std::shared_ptr<Layer>>& layers, c
     auto& mine = plan.layer_variables[layer.get()];
     for (Variable* v : layer->trainable_variables()) {
       std::size_t i = index.at(v);
+      if (v->rows_gradient()) {
+        plan.row_variables.push_back(i);
+        continue;
+      }
       mine.push_back(i);
       current.push_back(i);
       bytes += static_cast<std::size_t>(shape_numel(v->shape())) * sizeof(float);
@@ -28,11 +34,9 @@ BucketPlan BucketPlan::make(const std::vector<std::shared_ptr<Layer>>& layers, c
 }
 
 BucketReducer::BucketReducer(const BucketPlan& plan, const std::vector<Variable*>& trainable, ReplicaContext& ctx)
-    : plan_(plan),
-      trainable_(trainable),
-      ctx_(ctx),
-      ready_(trainable.size(), 0),
-      bucket_tensors_(plan.buckets.size()) {}
+    : plan_(plan), trainable_(trainable), ctx_(ctx), ready_(trainable.size(), 0), bucket_tensors_(plan.buckets.size()) {
+  for (std::size_t i : plan.row_variables) ready_[i] = 1;  // not bucketed: finish() reduces them
+}
 
 void BucketReducer::layer_done(Layer& layer) {
   auto it = plan_.layer_variables.find(&layer);
@@ -77,6 +81,7 @@ void BucketReducer::finish() {
     }
   reduce_ready_buckets();
   if (ctx_.cross && ctx_.num_replicas > 1) ctx_.cross->wait_all_reduces(ctx_.replica_id);
+  for (std::size_t i : plan_.row_variables) reduce_row_gradient(ctx_, *trainable_[i]);
 }
 
 }  // namespace kerascpp::detail

@@ -14,6 +14,9 @@ namespace kerascpp::detail {
 struct BucketPlan {
   std::vector<std::vector<std::size_t>> buckets;  // indices into the trainable-variable list
   std::unordered_map<const Layer*, std::vector<std::size_t>> layer_variables;
+  // Variables whose gradient comes as rows (Variable::rows_gradient): in no bucket; reduced one
+  // by one after the buckets (distribute/row_gradients), in this order.
+  std::vector<std::size_t> row_variables;
   // Plans buckets over `layers` given in backward-completion order.
   static BucketPlan make(const std::vector<std::shared_ptr<Layer>>& layers_in_backward_order,
                          const std::vector<Variable*>& trainable, std::size_t bucket_bytes);

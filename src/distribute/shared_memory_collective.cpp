@@ -3,6 +3,7 @@
 #include <fmt/format.h>
 
 #include <algorithm>
+#include <cstring>
 
 namespace kerascpp::distribute {
 
@@ -10,6 +11,8 @@ SharedMemoryCollective::SharedMemoryCollective(int num_replicas, CrossDeviceOpsK
     : num_replicas_(num_replicas), ops_(ops), barrier_(num_replicas) {
   published_.assign(static_cast<std::size_t>(num_replicas), nullptr);
   scratch_.resize(static_cast<std::size_t>(num_replicas));
+  counts_.assign(static_cast<std::size_t>(num_replicas), 0);
+  row_parts_.assign(static_cast<std::size_t>(num_replicas), {nullptr, nullptr});
 }
 
 void SharedMemoryCollective::check_same_tensors(const TensorLists& lists) {
@@ -127,6 +130,48 @@ void SharedMemoryCollective::wait_all_reduces(int replica) {
     buckets_.clear();
   }
   barrier_.arrive_and_wait();  // nobody starts the next step's buckets before the reset
+}
+
+std::vector<std::int64_t> SharedMemoryCollective::all_gather_counts(int replica, std::int64_t mine) {
+  counts_[static_cast<std::size_t>(replica)] = mine;
+  barrier_.arrive_and_wait();
+  std::vector<std::int64_t> all = counts_;
+  barrier_.arrive_and_wait();  // nobody overwrites counts_ before everyone has read them
+  return all;
+}
+
+void SharedMemoryCollective::all_gather_rows(int replica, const Tensor& ids, const Tensor& rows, Tensor& all_ids,
+                                             Tensor& all_rows) {
+  if (ids.dtype() != DType::int64 || ids.rank() != 1 || rows.dtype() != DType::float32 || rows.rank() != 2 ||
+      rows.dim(0) != ids.dim(0))
+    throw ShapeError(fmt::format(
+        "all_gather_rows: replica {} passed ids {} {} and rows {} {}; need int64 [n] and "
+        "float32 [n, D]",
+        replica, dtype_name(ids.dtype()), shape_str(ids.shape()), dtype_name(rows.dtype()), shape_str(rows.shape())));
+  row_parts_[static_cast<std::size_t>(replica)] = {&ids, &rows};
+  barrier_.arrive_and_wait();
+  const std::int64_t D = rows.dim(1);
+  std::int64_t total = 0;
+  for (std::size_t q = 0; q < row_parts_.size(); ++q) {
+    const Tensor& other = *row_parts_[q].second;
+    if (other.dim(1) != D)
+      throw ShapeError(fmt::format("all_gather_rows: replica {} passed rows of width {}, replica {} of width {}",
+                                   replica, D, q, other.dim(1)));
+    total += other.dim(0);
+  }
+  all_ids = Tensor({total}, DType::int64);
+  all_rows = Tensor({total, D}, DType::float32);
+  std::int64_t at = 0;
+  for (const auto& [part_ids, part_rows] : row_parts_) {
+    const std::int64_t n = part_ids->dim(0);
+    if (n > 0) {
+      std::memcpy(all_ids.data<std::int64_t>() + at, part_ids->raw(),
+                  static_cast<std::size_t>(n) * sizeof(std::int64_t));
+      std::memcpy(all_rows.data<float>() + at * D, part_rows->raw(), static_cast<std::size_t>(n * D) * sizeof(float));
+    }
+    at += n;
+  }
+  barrier_.arrive_and_wait();  // the published tensors stay alive until everyone has copied them
 }
 
 void SharedMemoryCollective::abort() {

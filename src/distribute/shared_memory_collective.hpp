@@ -23,6 +23,10 @@ class SharedMemoryCollective final : public detail::DeviceCollectives {
   void all_reduce_sum(int replica, std::vector<Tensor>& tensors) override;
   void begin_all_reduce_sum(int replica, int bucket, std::vector<Tensor>& tensors) override;
   void wait_all_reduces(int replica) override;
+  // Row gradients: every replica publishes, then each copies all of them, in replica order.
+  bool gathers_rows() const override { return true; }
+  std::vector<std::int64_t> all_gather_counts(int replica, std::int64_t mine) override;
+  void all_gather_rows(int replica, const Tensor& ids, const Tensor& rows, Tensor& all_ids, Tensor& all_rows) override;
   // Releases replicas waiting in a collective (they throw ReplicaAborted): another one failed.
   void abort() override;
   // After an aborted step, before the next one.
@@ -40,7 +44,9 @@ class SharedMemoryCollective final : public detail::DeviceCollectives {
   CrossDeviceOpsKind ops_;
   detail::AbortableBarrier barrier_;
   TensorLists published_;
-  std::vector<std::vector<float>> scratch_;  // per replica: the slice being summed
+  std::vector<std::vector<float>> scratch_;                         // per replica: the slice being summed
+  std::vector<std::int64_t> counts_;                                // all_gather_counts, per replica
+  std::vector<std::pair<const Tensor*, const Tensor*>> row_parts_;  // all_gather_rows, per replica
 
   // Asynchronous bucket reductions of the current step.
   struct PendingBucket {

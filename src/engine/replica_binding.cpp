@@ -13,7 +13,10 @@ ReplicaBinding::ReplicaBinding(const Graph& graph, const distribute::Strategy& s
   for (int r = 0; r < replicas; ++r) devices.push_back(strategy.impl()->context(r).backend->device());
   for (auto& layer : graph.layers()) {
     for (Variable* v : layer->variables()) v->mirror(devices);
-    for (Variable* v : layer->trainable_variables()) trainable_.push_back(v);
+    for (Variable* v : layer->trainable_variables()) {
+      v->set_rows_gradient(v->sparse_capable());  // the reducer below takes its gradient as rows
+      trainable_.push_back(v);
+    }
   }
   states_.assign(static_cast<std::size_t>(replicas), {});
   if (optimizer) optimizer->build(trainable_, replicas);

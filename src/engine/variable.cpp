@@ -9,6 +9,7 @@ Variable::Variable(std::string name, Tensor initial, bool trainable)
   copies_.push_back(std::move(initial));
   grads_.push_back(Tensor::zeros(copies_.front().shape()));
   fresh_.push_back(1);
+  grad_rows_.resize(1);
 }
 
 void Variable::mirror(const std::vector<Device>& devices) {
@@ -23,6 +24,7 @@ void Variable::mirror(const std::vector<Device>& devices) {
     grads_.push_back(Tensor::zeros(source.shape(), source.dtype(), d));
   }
   fresh_.assign(devices.size(), 1);
+  grad_rows_.assign(devices.size(), {});
 }
 
 void Variable::assign(const Tensor& v) {

@@ -1090,6 +1090,23 @@ TEST_CASE("gpu backend: gather_rows and scatter_add_rows equal the CPU's bit for
   CHECK_THROWS_AS(be.gpu->scatter_add_rows(bad, on_gpu(random_tensor({3, D}, 1603)), dt, false), K::ValueError);
 }
 
+TEST_CASE("gpu backend: unique_row_sums equals the CPU's bit for bit (repeats); bad ids raise") {
+  auto be = make_backends();
+  const std::int64_t V = 50, D = 96;
+  auto labels = random_labels(4 * 33, V, 1650);  // 132 ids over 50 rows: many repeats
+  auto dy = random_tensor({4, 33, D}, 1651);
+  for (auto dtype : {K::DType::int32, K::DType::int64, K::DType::uint8}) {
+    K::Tensor ids = labels_as(labels, dtype, {4, 33});
+    K::Tensor idc, sc, idg, sg;
+    be.cpu->unique_row_sums(ids, dy, V, idc, sc);
+    be.gpu->unique_row_sums(on_gpu(ids), on_gpu(dy), V, idg, sg);
+    CHECK(bit_equal(idg, idc));
+    CHECK(bit_equal(sg, sc));  // same order of additions per element
+  }
+  K::Tensor bad = on_gpu(K::Tensor::from_vector({3}, std::vector<std::int32_t>{1, 50, 2})), id, sums;
+  CHECK_THROWS_AS(be.gpu->unique_row_sums(bad, on_gpu(random_tensor({3, D}, 1652)), V, id, sums), K::ValueError);
+}
+
 TEST_CASE("gpu backend: batched_matmul, transpose and masked_fill (attention) equal the CPU's") {
   auto be = make_backends();
   std::uint32_t seed = 1700;

@@ -140,6 +140,8 @@ class CpuBackend final : public Backend {
 
   void gather_rows(const Tensor& table, const Tensor& ids, Tensor& out, Tensor& mask) override;
   void scatter_add_rows(const Tensor& ids, const Tensor& dy, Tensor& dtable, bool accumulate) override;
+  void unique_row_sums(const Tensor& ids, const Tensor& dy, std::int64_t rows, Tensor& unique_ids,
+                       Tensor& sums) override;
 
   std::size_t cached_primitives() const { return cache_.size(); }  // for tests
 

@@ -47,7 +47,25 @@ __global__ void scatter_add_rows_kernel(const void* ids, int id_type, std::int64
   }
 }
 
+__global__ void grouped_row_sums_kernel(const float* dy, const std::int64_t* offsets, const std::int64_t* positions,
+                                        std::int64_t groups, std::int64_t width, float* sums) {
+  const std::int64_t total = groups * width;
+  for (std::int64_t k = global_thread(); k < total; k += grid_threads()) {
+    const std::int64_t g = k / width, c = k % width;
+    float acc = 0.f;
+    for (std::int64_t p = offsets[g]; p < offsets[g + 1]; ++p) acc += dy[positions[p] * width + c];
+    sums[k] = acc;
+  }
+}
+
 }  // namespace
+
+void grouped_row_sums(const float* dy, const std::int64_t* offsets, const std::int64_t* positions, std::int64_t groups,
+                      std::int64_t width, float* sums, cudaStream_t stream) {
+  if (groups == 0 || width == 0) return;
+  grouped_row_sums_kernel<<<elementwise_blocks(groups * width), kThreads, 0, stream>>>(dy, offsets, positions, groups,
+                                                                                       width, sums);
+}
 
 void gather_rows(const float* table, const void* ids, int id_type, std::int64_t n, std::int64_t rows,
                  std::int64_t width, float* out, std::uint8_t* mask, Status* status, cudaStream_t stream) {

@@ -230,5 +230,9 @@ void gather_rows(const float* table, const void* ids, int id_type, std::int64_t 
 // dtable[ids[i]] += dy[i] over positions i in index order (deterministic), bad ids as above.
 void scatter_add_rows(const void* ids, int id_type, std::int64_t n, std::int64_t rows, std::int64_t width,
                       const float* dy, float* dtable, Status* status, cudaStream_t stream);
+// sums[g, c] = Σ dy[positions[p], c] over p in [offsets[g], offsets[g + 1]), in p order
+// (unique_row_sums' rows; the grouping is computed on the host).
+void grouped_row_sums(const float* dy, const std::int64_t* offsets, const std::int64_t* positions, std::int64_t groups,
+                      std::int64_t width, float* sums, cudaStream_t stream);
 
 }  // namespace kerascpp::cuda::kern
