@@ -14,6 +14,8 @@
 // weighted_metrics "accuracy"; with replicas > 1 under MirroredStrategy with that many CPU replicas.
 #include <kerascpp/kerascpp.hpp>
 
+#include "tool_io.hpp"
+
 #include <cstdint>
 #include <cstdio>
 #include <filesystem>
@@ -27,39 +29,11 @@ namespace fs = std::filesystem;
 
 namespace {
 
+using namespace tool_io;
+
 constexpr std::int64_t kExamples = 16;
 constexpr int kSteps = 20;
 constexpr int kClassWeightEpochs = 5;
-
-std::vector<float> uniform(std::size_t n, std::uint32_t seed, float lo, float hi) {
-  std::mt19937 gen(seed);
-  std::vector<float> values(n);
-  for (auto& v : values) v = lo + (hi - lo) * static_cast<float>(gen() >> 8) / 16777216.0f;
-  return values;
-}
-
-void write_f32(const fs::path& path, const std::vector<float>& values) {
-  std::ofstream out(path, std::ios::binary | std::ios::trunc);
-  out.write(reinterpret_cast<const char*>(values.data()), static_cast<std::streamsize>(values.size() * sizeof(float)));
-  if (!out) throw K::Error("cannot write '" + path.string() + "'");
-}
-
-void write_weights(const fs::path& dir, const std::vector<K::Tensor>& weights, const char* suffix) {
-  for (std::size_t i = 0; i < weights.size(); ++i)
-    write_f32(dir / ("w" + std::to_string(i) + suffix + ".f32"), weights[i].to_vector());
-}
-
-std::string g17(double v) {
-  char buf[32];
-  std::snprintf(buf, sizeof buf, "%.17g", v);
-  return buf;
-}
-
-std::string json_list(const std::vector<double>& values) {
-  std::string out = "[";
-  for (std::size_t i = 0; i < values.size(); ++i) out += (i ? ", " : "") + g17(values[i]);
-  return out + "]";
-}
 
 K::Model build(const std::vector<K::Tensor>* weights, int replicas) {
   K::set_random_seed(1);

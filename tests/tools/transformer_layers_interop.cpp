@@ -18,6 +18,8 @@
 // Errors: stderr, exit status 1.
 #include <kerascpp/kerascpp.hpp>
 
+#include "tool_io.hpp"
+
 #include <bit>
 #include <cstdint>
 #include <cstdio>
@@ -33,6 +35,8 @@ namespace K = kerascpp;
 namespace fs = std::filesystem;
 
 namespace {
+
+using namespace tool_io;
 
 static_assert(std::endian::native == std::endian::little, "the .f32 files are little-endian");
 
@@ -167,13 +171,6 @@ Case build(const std::string& kind) {
   throw K::Error("unknown model kind '" + kind + "'");
 }
 
-std::vector<float> uniform(std::size_t n, std::uint32_t seed, float lo, float hi) {
-  std::mt19937 gen(seed);
-  std::vector<float> values(n);
-  for (auto& v : values) v = lo + (hi - lo) * static_cast<float>(gen() >> 8) / 16777216.0f;
-  return values;
-}
-
 K::Tensor input_batch(const Case& c, std::int64_t n) {
   K::Shape shape{n};
   shape.insert(shape.end(), c.example_shape.begin(), c.example_shape.end());
@@ -187,27 +184,12 @@ K::Tensor input_batch(const Case& c, std::int64_t n) {
   return K::Tensor::from_vector(shape, ids);
 }
 
-void write_f32(const fs::path& path, const std::vector<float>& values) {
-  std::ofstream out(path, std::ios::binary | std::ios::trunc);
-  out.write(reinterpret_cast<const char*>(values.data()), static_cast<std::streamsize>(values.size() * sizeof(float)));
-  if (!out) throw K::Error("cannot write '" + path.string() + "'");
-}
-
 std::vector<float> as_floats(const K::Tensor& t) {
   if (t.dtype() == K::DType::float32) return t.to_vector();
   std::vector<float> out;
   const auto* p = t.data<std::int32_t>();
   for (std::int64_t i = 0; i < t.numel(); ++i) out.push_back(static_cast<float>(p[i]));
   return out;
-}
-
-std::vector<float> read_f32(const fs::path& path) {
-  std::ifstream in(path, std::ios::binary);
-  if (!in) throw K::Error("cannot read '" + path.string() + "'");
-  std::string bytes((std::istreambuf_iterator<char>(in)), std::istreambuf_iterator<char>());
-  std::vector<float> values(bytes.size() / sizeof(float));
-  std::memcpy(values.data(), bytes.data(), values.size() * sizeof(float));
-  return values;
 }
 
 std::string shape_json(const K::Shape& shape) {
