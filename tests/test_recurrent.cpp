@@ -108,7 +108,7 @@ TEST_CASE("LSTM/GRU: backprop through time against finite differences") {
         auto r = T::check_layer_gradients(layer, {T::uniform_tensor({2, 4, 2}, 5)});
         CHECK_MESSAGE(r.passed(), r.summary());
       }
-  // Without bias, and relu as the activation (away from its kink on these values).
+  // Without bias.
   auto layer = K::layers::GRU(3, {.use_bias = false, .return_sequences = true, .seed = 4});
   (void)layer(K::Input({3, 2}));
   randomize(layer, 20);

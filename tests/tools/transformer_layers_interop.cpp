@@ -168,9 +168,10 @@ Case build(const std::string& kind) {
   // Embedding(mask_zero) ids (leading, inner, trailing and whole-row padding) carried through.
   if (kind == "lstm") {
     auto in = K::Input({5, 4});
-    auto x = K::layers::LSTM(6, {.return_sequences = true})(in);
-    x = K::layers::LSTM(3, {.go_backwards = true})(x);
-    return {K::Model(in, K::layers::Dense(2)(x)), {5, 4}};
+    // Side by side rather than stacked, so that one SGD step moves every weight measurably.
+    auto seq = K::layers::Flatten()(K::layers::LSTM(4, {.return_sequences = true})(in));
+    auto last = K::layers::LSTM(3, {.go_backwards = true})(in);
+    return {K::Model(in, K::layers::Dense(2)(K::layers::Concatenate()({seq, last}))), {5, 4}};
   }
   if (kind == "gru") {
     auto in = K::Input({5, 4});
