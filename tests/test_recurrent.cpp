@@ -213,3 +213,27 @@ TEST_CASE("LSTM/GRU: bad arguments and inputs name the layer and the shape") {
   CHECK_THROWS_WITH_AS(K::layers::GRU(2, {.name = "gru_rank"})(K::Input({4, 3, 2})),
                        doctest::Contains("(None, 4, 3, 2)"), K::ShapeError);
 }
+
+TEST_CASE("LSTM/GRU: the orthogonal initializer (tall and wide), seeded") {
+  auto orth = [](const K::Shape& shape, std::uint64_t seed) {
+    K::Tensor t(shape);
+    K::initializers::initialize(t, "orthogonal", seed, "test");
+    return t.to_vector();
+  };
+  // Tall [6, 3]: orthonormal columns; wide [3, 6] (the recurrent kernel's shape): orthonormal rows.
+  for (bool tall : {true, false}) {
+    CAPTURE(tall);
+    const std::int64_t rows = tall ? 6 : 3, cols = tall ? 3 : 6;
+    auto q = orth({rows, cols}, 11);
+    auto at = [&](std::int64_t r, std::int64_t c) { return double(q[static_cast<std::size_t>(r * cols + c)]); };
+    const std::int64_t n = std::min(rows, cols), m = std::max(rows, cols);
+    for (std::int64_t a = 0; a < n; ++a)
+      for (std::int64_t b = 0; b < n; ++b) {
+        double dot = 0;
+        for (std::int64_t k = 0; k < m; ++k) dot += tall ? at(k, a) * at(k, b) : at(a, k) * at(b, k);
+        CHECK(dot == doctest::Approx(a == b ? 1.0 : 0.0).epsilon(1e-6));
+      }
+    CHECK(orth({rows, cols}, 11) == q);
+    CHECK(orth({rows, cols}, 12) != q);
+  }
+}
