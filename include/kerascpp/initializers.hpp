@@ -1,5 +1,5 @@
 // Keras weight initializers: by name (glorot_uniform, glorot_normal, he_normal, he_uniform,
-// lecun_uniform, zeros,
+// lecun_uniform, orthogonal, zeros,
 // ones) or as an object (Constant(value)). Fans follow Keras: Dense (in, out); Conv2D kernel
 // (kh, kw, in, out).
 #pragma once

@@ -30,6 +30,7 @@
 #include "kerascpp/layers/merging.hpp"
 #include "kerascpp/layers/multi_head_attention.hpp"
 #include "kerascpp/layers/pooling.hpp"
+#include "kerascpp/layers/recurrent.hpp"
 #include "kerascpp/layers/reshaping.hpp"
 #include "kerascpp/layers/resizing.hpp"
 #include "kerascpp/layers/softmax.hpp"

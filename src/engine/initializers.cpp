@@ -2,7 +2,9 @@
 
 #include <fmt/format.h>
 
+#include <algorithm>
 #include <cmath>
+#include <vector>
 
 #include "kerascpp/random.hpp"
 
@@ -39,6 +41,35 @@ void fill_truncated_normal(Tensor& t, double stddev, Rng& rng) {
   }
 }
 
+// Keras' Orthogonal(gain=1): rows = Π shape[:-1], cols = shape[-1]; the Q of the QR decomposition
+// of a normal [max, min] matrix with its columns' signs made those of R's diagonal, transposed
+// when rows < cols. Gram-Schmidt (modified, in double) gives that Q directly: its R has a positive
+// diagonal, which is what the sign correction makes of any QR.
+void fill_orthogonal(Tensor& t, Rng& rng) {
+  const Shape& s = t.shape();
+  std::int64_t rows = 1;
+  for (std::size_t i = 0; i + 1 < s.size(); ++i) rows *= s[i];
+  const std::int64_t cols = s.empty() ? 1 : s.back();
+  const std::int64_t m = std::max(rows, cols), n = std::min(rows, cols);
+  std::vector<double> a(static_cast<std::size_t>(m * n));  // row-major [m, n]
+  for (double& v : a) v = rng.normal();
+  auto at = [&](std::int64_t i, std::int64_t j) -> double& { return a[static_cast<std::size_t>(i * n + j)]; };
+  for (std::int64_t j = 0; j < n; ++j) {
+    for (std::int64_t k = 0; k < j; ++k) {
+      double dot = 0;
+      for (std::int64_t i = 0; i < m; ++i) dot += at(i, k) * at(i, j);
+      for (std::int64_t i = 0; i < m; ++i) at(i, j) -= dot * at(i, k);
+    }
+    double norm = 0;
+    for (std::int64_t i = 0; i < m; ++i) norm += at(i, j) * at(i, j);
+    norm = std::sqrt(norm);
+    for (std::int64_t i = 0; i < m; ++i) at(i, j) /= norm;
+  }
+  float* p = t.data<float>();
+  for (std::int64_t r = 0; r < rows; ++r)
+    for (std::int64_t c = 0; c < cols; ++c) p[r * cols + c] = static_cast<float>(rows >= cols ? at(r, c) : at(c, r));
+}
+
 constexpr double kTruncationCorrection = 0.87962566103423978;
 
 }  // namespace
@@ -57,11 +88,12 @@ void initialize(Tensor& t, const std::string& name, std::uint64_t seed, const st
   // official NCF's output layer).
   else if (name == "lecun_uniform") fill_uniform(t, std::sqrt(3.0 / f.in), rng);
   // Keras' "uniform" / "random_uniform": RandomUniform(-0.05, 0.05), Embedding's default.
+  else if (name == "orthogonal") fill_orthogonal(t, rng);
   else if (name == "uniform" || name == "random_uniform") fill_uniform(t, 0.05, rng);
   else
     throw ValueError(
         fmt::format("{}: unknown initializer '{}'; use glorot_uniform, glorot_normal, he_normal, "
-                    "he_uniform, lecun_uniform, uniform, zeros or ones",
+                    "he_uniform, lecun_uniform, orthogonal, uniform, zeros or ones",
                     where, name));
 }
 

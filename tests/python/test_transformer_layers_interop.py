@@ -22,7 +22,8 @@ import keras  # noqa: E402  (the backend must be chosen before the import)
 from kerascpp_binaries import find_binary  # noqa: E402
 
 KINDS = ["lnorm", "dense3d", "embedding", "merges", "global_max_pool", "pad_upsample", "upsample_bilinear", "conv1d",
-         "depthwise", "conv_transpose", "mha_self", "mha_causal", "mha_masked", "mha_masked_dropout", "dot"]
+         "depthwise", "conv_transpose", "mha_self", "mha_causal", "mha_masked", "mha_masked_dropout", "dot",
+         "lstm", "gru", "lstm_masked", "gru_masked"]
 
 
 def _run(*args):
@@ -94,7 +95,8 @@ def test_kerascpp_predicts_like_keras_from_keras_weights(tmp_path, kind):
 # One training step. The numpy backend cannot differentiate, so Keras trains under JAX in a
 # child process (the backend is fixed per process) and both trained weight files are compared.
 # (Not mha_self: JAX's dot_product_attention refuses a value_dim other than key_dim.)
-TRAIN_KINDS = ["conv1d", "depthwise", "conv_transpose", "mha_causal", "mha_masked", "dot", "upsample_bilinear"]
+TRAIN_KINDS = ["conv1d", "depthwise", "conv_transpose", "mha_causal", "mha_masked", "dot", "upsample_bilinear",
+               "lstm", "gru", "lstm_masked", "gru_masked"]
 
 _JAX_STEP = """
 import sys

@@ -2,7 +2,7 @@
 // the Transformer-path layers (LayerNormalization, Dense on rank-3 inputs, Softmax with an axis,
 // Embedding), the elementwise merges (Subtract, Multiply, Average), GlobalMaxPooling2D,
 // ZeroPadding2D, UpSampling2D (nearest and bilinear) and the convolution variants (Conv1D, DepthwiseConv2D,
-// Conv2DTranspose) against Python Keras 3 on the same weights and inputs.
+// Conv2DTranspose), LSTM and GRU against Python Keras 3 on the same weights and inputs.
 //   transformer_layers_interop save <kind> <dir>
 //       builds the model of `kind` (set_random_seed(1)), sets every weight to fixed pseudo-random
 //       values (so gamma/beta are not ones/zeros), writes <dir>/model.weights.h5, <dir>/model.json
@@ -167,6 +167,30 @@ Case build(const std::string& kind) {
     x = K::layers::Dense(4, {.activation = "tanh"})(K::layers::Add()({e, x}));
     auto out = K::layers::Dense(3)(K::layers::Flatten()(x));
     return {K::Model(in, out), {6}, true, 4};
+  }
+  // Recurrent layers: stacked with return_sequences, go_backwards, and the mask of
+  // Embedding(mask_zero) ids (leading, inner, trailing and whole-row padding) carried through.
+  if (kind == "lstm") {
+    auto in = K::Input({5, 4});
+    // Side by side rather than stacked, so that one SGD step moves every weight measurably.
+    auto seq = K::layers::Flatten()(K::layers::LSTM(4, {.return_sequences = true})(in));
+    auto last = K::layers::LSTM(3, {.go_backwards = true})(in);
+    return {K::Model(in, K::layers::Dense(2)(K::layers::Concatenate()({seq, last}))), {5, 4}};
+  }
+  if (kind == "gru") {
+    auto in = K::Input({5, 4});
+    auto x = K::layers::GRU(6, {.return_sequences = true, .go_backwards = true})(in);
+    x = K::layers::GRU(3, {.activation = "relu", .use_bias = false})(x);
+    return {K::Model(in, K::layers::Dense(2)(x)), {5, 4}};
+  }
+  if (kind == "lstm_masked" || kind == "gru_masked") {
+    const bool lstm = kind == "lstm_masked";
+    auto in = K::Input({6}, K::DType::int32);
+    auto x = K::layers::Embedding(4, 5, {.mask_zero = true})(in);
+    K::layers::RecurrentOptions first{.return_sequences = true, .go_backwards = !lstm};
+    x = lstm ? K::layers::LSTM(4, first)(x) : K::layers::GRU(4, first)(x);
+    x = lstm ? K::layers::GRU(3)(x) : K::layers::LSTM(3)(x);
+    return {K::Model(in, K::layers::Dense(2)(x)), {6}, true, 4};
   }
   throw K::Error("unknown model kind '" + kind + "'");
 }

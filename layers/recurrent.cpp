@@ -1,0 +1,277 @@
+// LSTM and GRU (see kerascpp/layers/recurrent.hpp): Keras' rnn() loop over Backend ops.
+//
+// Forward keeps, in processing order s = 0..T-1 (step s reads input step t = s, or T-1-s with
+// go_backwards), H [T+1, B, U] (H[0] = 0, H[s+1] the state after step s), LSTM's C likewise, the
+// post-activation gates [T, B, G] and, per cell, act(c) (LSTM) or the recurrent projection (GRU).
+// Backward runs the steps in reverse (backprop through time) and then forms the weight gradients
+// of all steps at once: dW = Xᵀ·dXW, dU = H[0..T-1]ᵀ·dREC, db = Σ dXW (and Σ dREC for GRU's
+// recurrent bias).
+#include "kerascpp/layers/recurrent.hpp"
+
+#include "kerascpp/random.hpp"
+#include "layer_util.hpp"
+#include "recurrent_cells.hpp"
+
+namespace kerascpp::layers {
+
+namespace {
+
+// Row s of a [T, B, ...] tensor as a [B, ...] view (rank 2: [B, rest]).
+Tensor step_view(const Tensor& t, std::int64_t s) {
+  return t.slice(s, s + 1).reshape({t.dim(1), t.numel() / (t.dim(0) * t.dim(1))});
+}
+
+// Keras' np.where(mask, new, old) per example, as keep·new + drop·old with keep/drop the mask row
+// as 1/0 floats (exact: one term is a zero). `out` may not alias new or old.
+void select_rows(Backend& be, const Tensor& keep, const Tensor& drop, const Tensor& fresh, const Tensor& old,
+                 Tensor& out) {
+  Tensor a = fresh.clone(), b = old.clone();
+  be.scale_rows(a, keep);
+  be.scale_rows(b, drop);
+  be.add({a, b}, out);
+}
+
+Tensor scaled_rows(Backend& be, const Tensor& x, const Tensor& w) {
+  Tensor y = x.clone();
+  be.scale_rows(y, w);
+  return y;
+}
+
+}  // namespace
+
+RecurrentLayer::RecurrentLayer(Cell cell, std::int64_t units, RecurrentOptions options)
+    : Layer(options.name), cell_(cell), units_(units), options_(std::move(options)) {
+  if (units_ <= 0)
+    throw ValueError(fmt::format("{}: units must be positive (the size of the state), got {}", where(), units_));
+  activation_ = activation_from_name(options_.activation, where());
+  recurrent_activation_ = activation_from_name(options_.recurrent_activation, where());
+  if (activation_ == ActivationKind::softmax || recurrent_activation_ == ActivationKind::softmax)
+    throw ValueError(fmt::format("{}: softmax is not supported as an RNN activation", where()));
+  set_input_spec({.ndim = 3,
+                  .layout = "(batch, steps, features)",
+                  .rank_hint = "an RNN reads sequences; add a steps axis, e.g. Reshape({steps, features})"});
+}
+
+std::vector<Shape> RecurrentLayer::compute_output_shapes(const std::vector<Shape>& in) {
+  const Shape& s = in[0];  // (steps, features): the input spec holds
+  if (options_.return_sequences) return {{s[0], units_}};
+  return {{units_}};
+}
+
+void RecurrentLayer::build(const std::vector<Shape>& in) {
+  const std::int64_t D = in[0][1], G = gates() * units_;
+  const std::uint64_t seed = options_.seed ? *options_.seed : next_random_seed();
+  kernel_ = &add_weight("kernel", {D, G}, options_.kernel_initializer, true, seed, options_.kernel_regularizer,
+                        options_.kernel_constraint);
+  recurrent_kernel_ = &add_weight("recurrent_kernel", {units_, G}, options_.recurrent_initializer, true, seed + 1,
+                                  options_.recurrent_regularizer, options_.recurrent_constraint);
+  if (options_.use_bias) {
+    const Shape bias_shape = cell_ == Cell::gru ? Shape{2, G} : Shape{G};
+    bias_ = &add_weight("bias", bias_shape, options_.bias_initializer, true, seed + 2, options_.bias_regularizer,
+                        options_.bias_constraint);
+    if (cell_ == Cell::lstm && options_.unit_forget_bias) {
+      // Keras: concat(bias_initializer((U,)), ones((U,)), bias_initializer((2U,))): the forget gate starts at 1.
+      Tensor b = bias_->value(0).to(Device{});
+      float* p = b.data<float>();
+      for (std::int64_t k = units_; k < 2 * units_; ++k) p[k] = 1.f;
+      bias_->assign(b);
+    }
+  }
+  set_input_spec({.ndim = 3, .axes = {{-1, D}}, .layout = "(batch, steps, features)"});
+}
+
+// saved: {H [T+1,B,U], C [T+1,B,U] (LSTM) or undefined, gates [T,B,G], aux (LSTM act(c) [T,B,U];
+//         GRU recurrent projection [T,B,G]), keep [T,B], drop [T,B] (undefined without a mask)}
+std::vector<Tensor> RecurrentLayer::forward(ReplicaContext& ctx, const std::vector<Tensor>& in, LayerState& st) {
+  Backend& be = *ctx.backend;
+  const int r = ctx.replica_id;
+  const Tensor& x = in[0];
+  const std::int64_t B = x.dim(0), T = x.dim(1), D = x.dim(2), U = units_, G = gates() * U;
+  const Device dev = x.device();
+  const bool lstm = cell_ == Cell::lstm;
+  const Tensor& W = kernel_->value(r);
+  const Tensor& Uk = recurrent_kernel_->value(r);
+  Tensor b_in, b_rec;
+  if (bias_) {
+    const Tensor& b = bias_->value(r);
+    b_in = lstm ? b : b.slice(0, 1).reshape({G});
+    if (!lstm) b_rec = b.slice(1, 2).reshape({G});
+  }
+
+  // The input projection of every step at once, then steps first: xw [T, B, G].
+  Tensor xw_bt({B * T, G}, DType::float32, dev);
+  be.dense_forward(x.reshape({B * T, D}), W, b_in, ActivationKind::linear, xw_bt);
+  Tensor xw;
+  be.transpose(xw_bt.reshape({B, T, G}), {1, 0, 2}, xw);
+
+  Tensor keep, drop;
+  const Tensor mask = st.input_masks.empty() ? Tensor() : st.input_masks[0];
+  if (mask.defined()) {
+    Tensor k = Tensor::full({B, T}, 1.f).to(dev), d = Tensor::zeros({B, T}, DType::float32, dev);
+    be.masked_fill(k, mask, 0.f);
+    be.masked_fill(d, mask, 1.f);
+    be.transpose(k, {1, 0}, keep);
+    be.transpose(d, {1, 0}, drop);
+  }
+
+  Tensor H = Tensor::zeros({T + 1, B, U}, DType::float32, dev);
+  Tensor C = lstm ? Tensor::zeros({T + 1, B, U}, DType::float32, dev) : Tensor();
+  Tensor gates_all({T, B, G}, DType::float32, dev);
+  Tensor aux(lstm ? Shape{T, B, U} : Shape{T, B, G}, DType::float32, dev);
+  for (std::int64_t s = 0; s < T; ++s) {
+    const std::int64_t t = options_.go_backwards ? T - 1 - s : s;
+    Tensor xw_t = step_view(xw, t), h_prev = step_view(H, s), h_out = step_view(H, s + 1);
+    Tensor gates_s = step_view(gates_all, s), aux_s = step_view(aux, s);
+    // Without a mask the cell writes the new states in place; with one, into temporaries first.
+    Tensor h_new = mask.defined() ? Tensor({B, U}, DType::float32, dev) : h_out;
+    if (lstm) {
+      Tensor z = xw_t.clone();
+      be.matmul(h_prev, false, Uk, false, z, true);
+      Tensor c_prev = step_view(C, s), c_out = step_view(C, s + 1);
+      Tensor c_new = mask.defined() ? Tensor({B, U}, DType::float32, dev) : c_out;
+      cells::lstm_forward(be, activation_, recurrent_activation_, z, c_prev, gates_s, c_new, aux_s, h_new);
+      if (mask.defined())
+        select_rows(be, step_view(keep, t).reshape({B}), step_view(drop, t).reshape({B}), c_new, c_prev, c_out);
+    } else {
+      be.dense_forward(h_prev, Uk, b_rec, ActivationKind::linear, aux_s);
+      cells::gru_forward(be, activation_, recurrent_activation_, xw_t, aux_s, h_prev, gates_s, h_new);
+    }
+    if (mask.defined())
+      select_rows(be, step_view(keep, t).reshape({B}), step_view(drop, t).reshape({B}), h_new, h_prev, h_out);
+  }
+  st.saved = {H, C, gates_all, aux, keep, drop};
+
+  // Keras returns the outputs in processing order (reversed with go_backwards); the output at a
+  // masked step is the carried state, so the outputs are H[1..T].
+  if (options_.return_sequences) {
+    Tensor y;
+    be.transpose(H.slice(1, T + 1), {1, 0, 2}, y);
+    return {y};
+  }
+  return {H.slice(T, T + 1).reshape({B, U}).clone()};
+}
+
+std::vector<Tensor> RecurrentLayer::backward(ReplicaContext& ctx, const std::vector<Tensor>& in,
+                                             const std::vector<Tensor>&, const std::vector<Tensor>& grads,
+                                             LayerState& st) {
+  Backend& be = *ctx.backend;
+  const int r = ctx.replica_id;
+  const Tensor& x = in[0];
+  const std::int64_t B = x.dim(0), T = x.dim(1), D = x.dim(2), U = units_, G = gates() * U;
+  const Device dev = x.device();
+  const bool lstm = cell_ == Cell::lstm;
+  const Tensor &H = st.saved[0], &C = st.saved[1], &gates_all = st.saved[2], &aux = st.saved[3];
+  const Tensor &keep_all = st.saved[4], &drop = st.saved[5];
+  const bool masked = keep_all.defined();
+  const Tensor& Uk = recurrent_kernel_->value(r);
+
+  Tensor dseq;
+  if (options_.return_sequences) be.transpose(grads[0], {1, 0, 2}, dseq);  // [T, B, U], processing order
+  Tensor dh = options_.return_sequences ? Tensor::zeros({B, U}, DType::float32, dev) : grads[0].clone();
+  Tensor dc = lstm ? Tensor::zeros({B, U}, DType::float32, dev) : Tensor();
+  Tensor dxw_all({T, B, G}, DType::float32, dev);   // input steps' order
+  Tensor drec_all({T, B, G}, DType::float32, dev);  // processing order, like H
+  for (std::int64_t s = T - 1; s >= 0; --s) {
+    const std::int64_t t = options_.go_backwards ? T - 1 - s : s;
+    if (dseq.defined()) be.add_inplace(dh, step_view(dseq, s));
+    Tensor k, d;
+    Tensor dh_new = dh, dc_new = dc;
+    if (masked) {  // a masked step passed its states through: their gradients skip the cell
+      k = step_view(keep_all, t).reshape({B});
+      d = step_view(drop, t).reshape({B});
+      dh_new = scaled_rows(be, dh, k);
+      if (lstm) dc_new = scaled_rows(be, dc, k);
+    }
+    Tensor h_prev = step_view(H, s), drec = step_view(drec_all, s), dxw = step_view(dxw_all, t);
+    Tensor dh_prev({B, U}, DType::float32, dev);
+    if (lstm) {
+      Tensor dc_prev({B, U}, DType::float32, dev);
+      cells::lstm_backward(be, activation_, recurrent_activation_, step_view(gates_all, s), step_view(C, s),
+                           step_view(aux, s), dh_new, dc_new, drec, dc_prev);
+      be.copy(drec, dxw);  // z = xw + h·U: the same gradient for both
+      be.matmul(drec, false, Uk, true, dh_prev, false);
+      if (masked) be.add_inplace(dc_prev, scaled_rows(be, dc, d));
+      dc = dc_prev;
+    } else {
+      cells::gru_backward(be, activation_, recurrent_activation_, step_view(gates_all, s), step_view(aux, s), h_prev,
+                          dh_new, dxw, drec, dh_prev);
+      be.matmul(drec, false, Uk, true, dh_prev, true);
+    }
+    if (masked) be.add_inplace(dh_prev, scaled_rows(be, dh, d));
+    dh = dh_prev;
+  }
+
+  // Weight gradients of all steps at once.
+  Tensor x_tb;
+  be.transpose(x, {1, 0, 2}, x_tb);
+  x_tb = x_tb.reshape({T * B, D});
+  Tensor dxw2 = dxw_all.reshape({T * B, G}), drec2 = drec_all.reshape({T * B, G});
+  const bool first_k = kernel_->take_first_grad(r);
+  be.matmul(x_tb, true, dxw2, false, kernel_->grad(r), !first_k);
+  const bool first_u = recurrent_kernel_->take_first_grad(r);
+  be.matmul(H.slice(0, T).reshape({T * B, U}), true, drec2, false, recurrent_kernel_->grad(r), !first_u);
+  if (bias_) {
+    const bool first_b = bias_->take_first_grad(r);
+    Tensor& db = bias_->grad(r);
+    if (lstm) {
+      be.sum_to_last_axis(dxw2, db, !first_b);
+    } else {
+      Tensor db_in = db.slice(0, 1).reshape({G}), db_rec = db.slice(1, 2).reshape({G});
+      be.sum_to_last_axis(dxw2, db_in, !first_b);
+      be.sum_to_last_axis(drec2, db_rec, !first_b);
+    }
+  }
+  if (!st.need_input_grads) return {Tensor()};
+  Tensor dx_tb({T * B, D}, DType::float32, dev);
+  be.matmul(dxw2, false, kernel_->value(r), true, dx_tb, false);
+  Tensor dx;
+  be.transpose(dx_tb.reshape({T, B, D}), {1, 0, 2}, dx);
+  return {dx};
+}
+
+std::vector<Tensor> RecurrentLayer::compute_output_masks(ReplicaContext&, const std::vector<Tensor>&,
+                                                         const std::vector<Tensor>&, const LayerState& st) {
+  // Keras' RNN.compute_mask: the input mask with return_sequences (unreversed even with
+  // go_backwards, as Keras), none for the last output.
+  if (!options_.return_sequences || st.input_masks.empty()) return {Tensor()};
+  return {st.input_masks[0]};
+}
+
+std::vector<Layer::WeightGroup> RecurrentLayer::weight_groups() {
+  // Keras keeps the variables in the layer's "cell" sublayer (LSTMCell / GRUCell).
+  std::vector<Variable*> vars{kernel_, recurrent_kernel_};
+  if (bias_) vars.push_back(bias_);
+  return {{"", {}}, {"cell", vars}};
+}
+
+std::string RecurrentLayer::config_json() const {
+  detail::Json config = {{"name", name()},
+                         {"units", units_},
+                         {"activation", activation_name(activation_)},
+                         {"recurrent_activation", activation_name(recurrent_activation_)},
+                         {"use_bias", options_.use_bias},
+                         {"return_sequences", options_.return_sequences},
+                         {"return_state", false},
+                         {"go_backwards", options_.go_backwards},
+                         {"stateful", false},
+                         {"unroll", false},
+                         {"zero_output_for_mask", false},
+                         {"dropout", 0.0},
+                         {"recurrent_dropout", 0.0}};
+  if (cell_ == Cell::lstm) config["unit_forget_bias"] = options_.unit_forget_bias;
+  else config["reset_after"] = true;
+  if (options_.seed) config["seed"] = *options_.seed;
+  detail::add_weight_options(config, "kernel", options_.kernel_regularizer, options_.kernel_constraint);
+  detail::add_weight_options(config, "recurrent", options_.recurrent_regularizer, options_.recurrent_constraint);
+  detail::add_weight_options(config, "bias", options_.bias_regularizer, options_.bias_constraint);
+  return detail::dump(config);
+}
+
+LayerRef LSTM(std::int64_t units, RecurrentOptions options) {
+  return std::make_shared<RecurrentLayer>(RecurrentLayer::Cell::lstm, units, std::move(options));
+}
+LayerRef GRU(std::int64_t units, RecurrentOptions options) {
+  return std::make_shared<RecurrentLayer>(RecurrentLayer::Cell::gru, units, std::move(options));
+}
+
+}  // namespace kerascpp::layers
