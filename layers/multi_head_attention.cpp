@@ -154,7 +154,8 @@ Tensor MultiHeadAttentionLayer::project_backward(ReplicaContext& ctx, const Proj
 }
 
 // saved: {Qh (scaled) [B,H,T,Dk], Kh [B,H,S,Dk], Vh [B,H,S,Dv], probs [B,H,T,S],
-//         dropout mask (or undefined), context [B,T,H·Dv], attention mask [B,T,S] (or undefined)}
+//         dropout mask (or undefined), context [B,T,H·Dv], attention mask [B,T,S] (or undefined),
+//         the probabilities after dropout (probs itself without)}
 std::vector<Tensor> MultiHeadAttentionLayer::forward(ReplicaContext& ctx, const std::vector<Tensor>& in,
                                                      LayerState& st) {
   Backend& be = *ctx.backend;
@@ -215,7 +216,7 @@ std::vector<Tensor> MultiHeadAttentionLayer::forward(ReplicaContext& ctx, const 
   be.transpose(context_h.reshape({B, H, T, value_dim_}), {0, 2, 1, 3}, context);
   context = context.reshape({B, T, H * value_dim_});
   Tensor out = project(ctx, output_, context, out_dim_);
-  st.saved = {qh, kh, vh, probs, drop_mask, context, mask};
+  st.saved = {qh, kh, vh, probs, drop_mask, context, mask, used};
   return {out};
 }
 
@@ -233,11 +234,7 @@ std::vector<Tensor> MultiHeadAttentionLayer::backward(ReplicaContext& ctx, const
   be.transpose(dcontext.reshape({B, T, H, Dv}), {0, 2, 1, 3}, dcontext_h);
   dcontext_h = dcontext_h.reshape({B * H, T, Dv});
 
-  Tensor used = probs;
-  if (drop_mask.defined()) {
-    used = Tensor(probs.shape(), DType::float32, probs.device());
-    be.multiply(probs, drop_mask, used);
-  }
+  const Tensor& used = st.saved[7];
   Tensor dused, dvh;
   be.batched_matmul(dcontext_h, false, vh.reshape({B * H, S, Dv}), true, dused, false);  // [BH, T, S]
   be.batched_matmul(used.reshape({B * H, T, S}), true, dcontext_h, false, dvh, false);   // [BH, S, Dv]
