@@ -1,9 +1,12 @@
 // kerascpp side of the benchmark (bench/README.md): one workload per process so that peak RSS
 // and time to first step belong to that workload alone. Prints one JSON line per measurement.
 //
-//   kerascpp_bench train   --model mlp|cnn|transformer|ncf [--batch B] [--width W] [--replicas R] [--threads T]
-//                          [--windows N] [--window-steps S] [--warmup-steps W]
-//   kerascpp_bench predict [--samples N] [--warmup N] [--threads T]
+//   kerascpp_bench train   --model mlp|cnn|transformer|ncf|resnet50 [--batch B] [--width W] [--replicas R]
+//                          [--threads T] [--windows N] [--window-steps S] [--warmup-steps W]
+//                          [--device cpu|gpu] [--strategy one_device|mirrored|multi_worker]
+//   kerascpp_bench predict [--samples N] [--warmup N] [--threads T] [--device cpu|gpu]
+// --device gpu trains on gpu:0 (OneDeviceStrategy), or with --strategy mirrored on every GPU
+// through MirroredStrategy<>() (NCCL); resnet50 is ResNet-50 v1.5 on synthetic ImageNet shapes.
 #include <sys/resource.h>
 #include <kerascpp/kerascpp.hpp>
 
@@ -18,6 +21,7 @@
 
 #include "fashion_mnist_models.hpp"
 #include "ncf_model.hpp"
+#include "resnet_models.hpp"
 #include "transformer_model.hpp"
 #include "transformer_task.hpp"
 
@@ -144,6 +148,31 @@ Workload ncf_workload(std::int64_t batch, const K::distribute::Strategy& strateg
   return {model, K::Dataset::from_tensor_slices({users, items, labels}).batch(batch).repeat().prefetch(2)};
 }
 
+// ResNet-50 (examples/resnet_models.hpp) on synthetic 224x224x3 images, 1000 classes, with the
+// official optimizer (SGD, momentum 0.9); a pool of 64 images repeated, as in examples/resnet.
+Workload resnet50_workload(std::int64_t batch, const K::distribute::Strategy& strategy) {
+  K::Model model = examples::resnet::resnet50(1000);
+  model.compile({.optimizer = K::optimizers::SGD(0.1, {.momentum = 0.9}),
+                 .loss = K::losses::SparseCategoricalCrossentropy(),
+                 .metrics = {"accuracy"},
+                 .distribute = strategy});
+  return {model, examples::resnet::synthetic_data({224, 224, 3}, 1000, std::min<std::int64_t>(batch, 64), batch, 42)};
+}
+
+// The strategy a workload trains under: --device cpu|gpu, --replicas, --strategy.
+K::distribute::Strategy make_strategy(const Args& a, int replicas, int threads) {
+  namespace D = K::distribute;
+  const std::string device = a.str("device", "cpu"), kind = a.str("strategy", "");
+  if (device != "cpu" && device != "gpu") throw K::Error("--device must be cpu or gpu, got '" + device + "'");
+  if (kind == "multi_worker") return D::MultiWorkerMirroredStrategy<>(replicas, {.threads_per_replica = threads});
+  if (device == "gpu") {
+    if (kind == "mirrored") return D::MirroredStrategy<>();  // every GPU, NCCL
+    return D::OneDeviceStrategy("gpu:0");
+  }
+  if (replicas == 1) return D::OneDeviceStrategy("cpu:0", {.threads_per_replica = threads});
+  return D::MirroredStrategy<>(replicas, {.threads_per_replica = threads});
+}
+
 Workload fashion_mnist_workload(const std::string& kind, std::int64_t batch, std::int64_t width,
                                 const K::distribute::Strategy& strategy) {
   auto [train_ds, test_ds] = K::datasets::fashion_mnist::load();
@@ -180,15 +209,10 @@ int train(const Args& a) {
   K::set_random_seed(1);
 
   // --strategy multi_worker: started by mpirun, each worker runs `replicas` replicas (rank 0 reports).
-  const bool multi_worker = a.str("strategy", "") == "multi_worker";
-  K::distribute::Strategy strategy =
-      multi_worker ? K::distribute::Strategy(
-                         K::distribute::MultiWorkerMirroredStrategy<>(replicas, {.threads_per_replica = threads}))
-      : replicas == 1
-          ? K::distribute::Strategy(K::distribute::OneDeviceStrategy("cpu:0", {.threads_per_replica = threads}))
-          : K::distribute::Strategy(K::distribute::MirroredStrategy<>(replicas, {.threads_per_replica = threads}));
+  K::distribute::Strategy strategy = make_strategy(a, replicas, threads);
   Workload w = kind == "transformer" ? transformer_workload(batch, strategy)
                : kind == "ncf"       ? ncf_workload(batch, strategy)
+               : kind == "resnet50"  ? resnet50_workload(batch, strategy)
                                      : fashion_mnist_workload(kind, batch, width, strategy);
   K::Model& model = w.model;
   K::Dataset& data = w.data;
@@ -217,10 +241,10 @@ int train(const Args& a) {
       "{\"framework\": \"kerascpp\", \"workload\": \"%s\", \"model\": \"%s\", \"batch\": %ld, \"width\": %ld, "
       "\"replicas\": %d, \"threads\": %d, \"samples_per_s\": %.6g, \"windows\": %s, \"window_steps\": %ld, "
       "\"warmup_s\": %.4g, \"time_to_first_step_s\": %.4g, \"peak_rss_mb\": %.1f, \"gflops\": %.6g, "
-      "\"strategy\": \"%s\"}\n",
+      "\"strategy\": \"%s\", \"device\": \"%s\"}\n",
       workload.c_str(), kind.c_str(), static_cast<long>(batch), static_cast<long>(width), replicas, threads, med,
       json_list(sps).c_str(), static_cast<long>(window_steps), warmup_s, timer->first_step_s, peak_rss_mb(),
-      med * flops_per_sample / 1e9, strategy.describe().c_str());
+      med * flops_per_sample / 1e9, strategy.describe().c_str(), a.str("device", "cpu").c_str());
   return 0;
 }
 
@@ -240,16 +264,17 @@ int predict(const Args& a) {
   K::Model model = build_model("cnn", 0);
   model.compile({.optimizer = K::optimizers::Adam(1e-3),
                  .loss = K::losses::SparseCategoricalCrossentropy(),
-                 .distribute = K::distribute::OneDeviceStrategy("cpu:0", {.threads_per_replica = threads})});
+                 .distribute = make_strategy(a, 1, threads)});
 
   auto report = [&](const char* api, const std::vector<double>& lat, double first_s) {
     double mean = 0;
     for (double v : lat) mean += v / static_cast<double>(lat.size());
     std::printf(
         "{\"framework\": \"kerascpp\", \"workload\": \"predict1\", \"api\": \"%s\", \"threads\": %d, "
+        "\"device\": \"%s\", "
         "\"p50_ms\": %.6g, \"p99_ms\": %.6g, \"mean_ms\": %.6g, \"samples\": %zu, "
         "\"time_to_first_step_s\": %.4g, \"peak_rss_mb\": %.1f}\n",
-        api, threads, percentile(lat, 50), percentile(lat, 99), mean, lat.size(), first_s, peak_rss_mb());
+        api, threads, a.str("device", "cpu").c_str(), percentile(lat, 50), percentile(lat, 99), mean, lat.size(), first_s, peak_rss_mb());
     std::fflush(stdout);
   };
 

@@ -1,7 +1,13 @@
 """PyTorch side of the benchmark (bench/README.md); same workloads and JSON as kerascpp_bench.
 Idiomatic eager loop: tensors in memory, a shuffled index permutation per pass (what a
 TensorDataset DataLoader does, without its per-sample collate), Adam, CrossEntropyLoss on logits
-(the idiomatic equivalent of softmax + sparse categorical cross-entropy)."""
+(the idiomatic equivalent of softmax + sparse categorical cross-entropy).
+
+--device cuda: the model on the GPU, each batch copied to it in the loop (as kerascpp uploads
+each batch), strict float32 (TF32 off for matmuls and cuDNN convolutions, as kerascpp keeps
+it), cudnn.benchmark on (PyTorch's fastest eager setting for fixed shapes); every window ends
+with torch.cuda.synchronize(). --model resnet50: torchvision's ResNet-50 (v1.5, as kerascpp's)
+on synthetic 224x224 images, SGD with momentum 0.9."""
 import time
 
 T0 = time.perf_counter()  # process start (before the framework import) for time to first step
@@ -20,6 +26,17 @@ cmd, a = common.parse(sys.argv)
 threads = int(a.get("threads", 2))
 torch.set_num_threads(threads)
 torch.manual_seed(1)
+device = torch.device(a.get("device", "cpu"))
+if device.type == "cuda":
+    torch.backends.cuda.matmul.allow_tf32 = False
+    torch.backends.cudnn.allow_tf32 = False
+    torch.backends.cudnn.benchmark = True
+
+
+def sync():
+    """Waits for the GPU's queued work, so a window's time includes it."""
+    if device.type == "cuda":
+        torch.cuda.synchronize()
 
 
 def build(kind, width=0):
@@ -106,6 +123,19 @@ def train():
         model, opt, schedule, loss_fn = transformer_torch.build()
         sequences = transformer_torch.batches(batch)
         it = (((s, d), t) for s, d, t in sequences)
+    elif kind == "resnet50":
+        import torchvision
+        model = torchvision.models.resnet50(num_classes=1000)
+        opt = torch.optim.SGD(model.parameters(), lr=0.1, momentum=0.9)
+        loss_fn = nn.CrossEntropyLoss()
+        pool = min(batch, 64)  # as kerascpp's synthetic_data: a pool of 64 images, repeated
+        xs = torch.randn(pool, 3, 224, 224) * 60 + 127
+        ys = torch.randint(0, 1000, (pool,))
+        reps = (batch + pool - 1) // pool
+        xs, ys = xs.repeat(reps, 1, 1, 1)[:batch], ys.repeat(reps)[:batch]
+        if device.type == "cuda":
+            xs, ys = xs.pin_memory(), ys.pin_memory()
+        it = iter(lambda: ((xs.to(device, non_blocking=True),), ys.to(device, non_blocking=True)), None)
     else:
         x, y, _, _ = common.load()
         x = torch.from_numpy(x).permute(0, 3, 1, 2).contiguous()
@@ -113,9 +143,10 @@ def train():
         model = build(kind, width)
         opt = torch.optim.Adam(model.parameters(), lr=1e-3)
         loss_fn = nn.CrossEntropyLoss()
-        it = (((xb,), yb) for xb, yb in batches(x, y, batch))
+        it = (((xb.to(device),), yb.to(device)) for xb, yb in batches(x, y, batch))
+    model.to(device)  # in place: the optimizer keeps the same parameters
     first = None
-    correct = torch.zeros((), dtype=torch.long)
+    correct = torch.zeros((), dtype=torch.long, device=device)
     model.train()
 
     def window(n):
@@ -134,7 +165,9 @@ def train():
                 schedule.step()
             correct += (logits.detach().argmax(1) == yb).sum()  # the accuracy metric the others keep
             if first is None:
+                sync()
                 first = time.perf_counter() - T0
+        sync()
         return time.perf_counter() - t
 
     warmup_s = window(warmup)
@@ -145,19 +178,19 @@ def train():
                  "window_steps": steps, "warmup_s": warmup_s, "time_to_first_step_s": first,
                  "peak_rss_mb": common.peak_rss_mb(),
                  "gflops": med * common.mlp_flops_per_sample(width) / 1e9 if kind == "mlp" else 0,
-                 "version": torch.__version__})
+                 "version": torch.__version__, "device": device.type})
 
 
 def predict():
     samples, warm = int(a.get("samples", 1000)), int(a.get("warmup", 50))
     _, _, xt, _ = common.load()
     xt = torch.from_numpy(xt).permute(0, 3, 1, 2).contiguous()
-    model = build("cnn").eval()
+    model = build("cnn").to(device).eval()
     lat, first = [], None
     with torch.inference_mode():
         for i in range(warm + samples):
             t = time.perf_counter()
-            out = model(xt[i % len(xt)][None])
+            out = model(xt[i % len(xt)][None].to(device))
             float(out[0, 0])
             dt = time.perf_counter() - t
             if first is None:
@@ -165,6 +198,7 @@ def predict():
             if i >= warm:
                 lat.append(dt * 1e3)
     common.emit({"framework": "pytorch", "workload": "predict1", "api": "module(x) eager", "threads": threads,
+                 "device": device.type,
                  "p50_ms": common.percentile(lat, 50), "p99_ms": common.percentile(lat, 99),
                  "mean_ms": float(np.mean(lat)), "samples": len(lat), "time_to_first_step_s": first,
                  "peak_rss_mb": common.peak_rss_mb()})
