@@ -274,7 +274,8 @@ int predict(const Args& a) {
         "\"device\": \"%s\", "
         "\"p50_ms\": %.6g, \"p99_ms\": %.6g, \"mean_ms\": %.6g, \"samples\": %zu, "
         "\"time_to_first_step_s\": %.4g, \"peak_rss_mb\": %.1f}\n",
-        api, threads, a.str("device", "cpu").c_str(), percentile(lat, 50), percentile(lat, 99), mean, lat.size(), first_s, peak_rss_mb());
+        api, threads, a.str("device", "cpu").c_str(), percentile(lat, 50), percentile(lat, 99), mean, lat.size(),
+        first_s, peak_rss_mb());
     std::fflush(stdout);
   };
 

@@ -25,7 +25,8 @@ struct Config {
 
 // Conv2D (he_normal, L2 on the kernel and, where there is one, the bias) then BatchNormalization.
 inline K::KerasTensor conv_bn(K::KerasTensor x, std::int64_t filters, std::int64_t kernel, std::int64_t stride,
-                       K::Padding padding, const std::string& conv_name, const std::string& bn_name, const Config& c) {
+                              K::Padding padding, const std::string& conv_name, const std::string& bn_name,
+                              const Config& c) {
   x = K::layers::Conv2D(filters, kernel,
                         {.strides = stride,
                          .padding = padding,
@@ -38,7 +39,7 @@ inline K::KerasTensor conv_bn(K::KerasTensor x, std::int64_t filters, std::int64
 }
 
 inline K::KerasTensor conv_bn(K::KerasTensor x, std::int64_t filters, std::int64_t kernel, std::int64_t stride,
-                       const std::string& conv_name, const std::string& bn_name, const Config& c) {
+                              const std::string& conv_name, const std::string& bn_name, const Config& c) {
   return conv_bn(x, filters, kernel, stride, kernel == 1 ? K::Padding::valid : K::Padding::same, conv_name, bn_name, c);
 }
 
@@ -47,8 +48,8 @@ inline K::KerasTensor relu(K::KerasTensor x) { return K::layers::Activation("rel
 // The final Dense layer with L2 on its kernel and bias. ResNet-50's kernel starts
 // RandomNormal(stddev=0.01) (kerascpp's named initializers have no plain normal, so it is filled
 // here, seeded by set_random_seed); CIFAR's starts he_normal.
-inline K::KerasTensor classifier(K::KerasTensor x, int num_classes, const std::string& activation, const std::string& name,
-                          float l2, bool random_normal) {
+inline K::KerasTensor classifier(K::KerasTensor x, int num_classes, const std::string& activation,
+                                 const std::string& name, float l2, bool random_normal) {
   K::LayerRef dense = K::layers::Dense(num_classes, {.activation = activation,
                                                      .kernel_initializer = "he_normal",
                                                      .kernel_regularizer = K::regularizers::L2(l2),
@@ -67,7 +68,7 @@ inline K::KerasTensor classifier(K::KerasTensor x, int num_classes, const std::s
 
 // Two 3x3 convs; the first block of a stage (`projection`) has a strided 1x1 conv + BN shortcut.
 inline K::KerasTensor basic_block(K::KerasTensor x, std::int64_t filters, std::int64_t stride, bool projection,
-                           const std::string& name, const Config& c) {
+                                  const std::string& name, const Config& c) {
   K::KerasTensor shortcut = x;
   if (projection) shortcut = conv_bn(x, filters, 1, stride, "res" + name + "_branch1", "bn" + name + "_branch1", c);
   K::KerasTensor y = relu(conv_bn(x, filters, 3, stride, "res" + name + "_branch2a", "bn" + name + "_branch2a", c));
@@ -77,7 +78,7 @@ inline K::KerasTensor basic_block(K::KerasTensor x, std::int64_t filters, std::i
 
 // 1x1 (filters) -> 3x3 (filters, strided) -> 1x1 (4*filters); projection shortcut as above.
 inline K::KerasTensor bottleneck_block(K::KerasTensor x, std::int64_t filters, std::int64_t stride, bool projection,
-                                const std::string& name, const Config& c) {
+                                       const std::string& name, const Config& c) {
   K::KerasTensor shortcut = x;
   if (projection) shortcut = conv_bn(x, 4 * filters, 1, stride, "res" + name + "_branch1", "bn" + name + "_branch1", c);
   K::KerasTensor y = relu(conv_bn(x, filters, 1, 1, "res" + name + "_branch2a", "bn" + name + "_branch2a", c));
@@ -125,11 +126,10 @@ inline K::Model resnet50(int num_classes) {
   return K::Model(inputs, outputs, "resnet50");
 }
 
-
 // Random images (truncated normal, mean 127, stddev 60, like the official get_synth_input_fn)
 // and random labels: a pool of `pool` examples, repeated forever and batched.
-inline K::Dataset synthetic_data(const K::Shape& image_shape, int num_classes, std::int64_t pool, std::int64_t batch_size,
-                          std::uint64_t seed) {
+inline K::Dataset synthetic_data(const K::Shape& image_shape, int num_classes, std::int64_t pool,
+                                 std::int64_t batch_size, std::uint64_t seed) {
   K::Shape x_shape{pool};
   x_shape.insert(x_shape.end(), image_shape.begin(), image_shape.end());
   K::Tensor x(x_shape, K::DType::float32);

@@ -87,6 +87,9 @@ class Layer : public std::enable_shared_from_this<Layer> {
   // supports_masking(), else none; Embedding(mask_zero) makes one, merge layers combine theirs.
   virtual std::vector<Tensor> compute_output_masks(ReplicaContext& ctx, const std::vector<Tensor>& inputs,
                                                    const std::vector<Tensor>& outputs, const LayerState& state);
+  // Whether this layer makes masks of its own (Embedding(mask_zero)), so that a model's output may
+  // carry one: the engine then weights the loss by the output's mask as Keras does.
+  virtual bool creates_masks() const { return false; }
   // A replica with no examples in this step still takes part in collectives (synchronized BN).
   virtual void forward_empty(ReplicaContext& /*ctx*/) {}
   virtual void backward_empty(ReplicaContext& /*ctx*/) {}

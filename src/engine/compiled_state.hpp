@@ -6,6 +6,7 @@
 #include <string>
 #include <vector>
 
+#include "engine/loss_mask.hpp"
 #include "engine/metrics.hpp"
 #include "engine/sample_weights.hpp"
 #include "engine/step_totals.hpp"
@@ -35,14 +36,18 @@ class CompiledState {
   // Loss (and, when grad is given, its gradient scaled by grad_scale) and metric sums of one shard.
   // With sample weights each example's loss and gradient are scaled by its weight (Keras'
   // sum_over_batch_size: Σ w·loss / N) and the weighted metrics are weighted means; the other
-  // metrics ignore the weights, as in Keras.
+  // metrics ignore the weights, as in Keras. With an active `mask` (loss_mask.hpp) the loss and
+  // metrics go by unmasked rows instead, and grad_scale is the mask's.
   StepTotals shard_totals(Backend& backend, const Tensor& pred, const Tensor& y, const ShardWeights& weights,
-                          Tensor* grad, float grad_scale) const;
+                          Tensor* grad, float grad_scale, const LossMask* mask = nullptr) const;
   const losses::Loss& loss() const { return *loss_.get(); }
   // Means of summed totals, keyed "loss" and each metric's name, each with `prefix` ("val_").
   Logs logs_from(const StepTotals& totals, const std::string& prefix = "") const;
 
  private:
+  StepTotals masked_shard_totals(Backend& backend, const Tensor& pred, const Tensor& y, const LossMask& mask,
+                                 bool weighted, Tensor* grad) const;
+
   optimizers::OptimizerRef optimizer_;
   losses::LossRef loss_;
   std::vector<MetricSpec> metrics_;

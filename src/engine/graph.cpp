@@ -157,6 +157,12 @@ std::vector<Tensor> Graph::output_masks(const GraphState& st) const {
   return masks;
 }
 
+bool Graph::creates_masks() const {
+  for (const auto& node : nodes_)
+    if (node->layer && node->layer->creates_masks()) return true;
+  return false;
+}
+
 void Graph::backward(ReplicaContext& ctx, const std::vector<Tensor>& output_grads, GraphState& st,
                      const std::function<void(Layer&)>& on_layer_done) const {
   std::size_t n = nodes_.size();

@@ -37,6 +37,8 @@ class Graph {
   std::vector<Tensor> forward(ReplicaContext& ctx, const std::vector<Tensor>& inputs, GraphState& state) const;
   // The Keras masks of the model's outputs after forward() (undefined where an output has none).
   std::vector<Tensor> output_masks(const GraphState& state) const;
+  // Whether some layer makes masks (Layer::creates_masks), so an output may carry one.
+  bool creates_masks() const;
   // Backpropagates from output gradients. `on_layer_done` fires when every call of a layer has
   // been backpropagated, so its variable gradients are final (used to start all-reduces early).
   void backward(ReplicaContext& ctx, const std::vector<Tensor>& output_grads, GraphState& state,

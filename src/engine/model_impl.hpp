@@ -72,6 +72,11 @@ class ModelImpl {
   // Gradients all-reduced on return (+ the regularizers'); returns the regularization loss.
   double replica_backward(ReplicaContext& ctx, const Tensor& output_grad);
   void replica_apply(ReplicaContext& ctx);
+  // Replica ctx's share of the loss mask (loss_mask.hpp) of a step over a global batch of
+  // `batch_rows`, its rows [begin, end); inactive when the output cannot carry a mask. Every
+  // replica calls it when may_mask (the mask count is all-reduced).
+  detail::LossMask loss_mask(ReplicaContext& ctx, bool may_mask, const Tensor& pred, const Tensor& sample_weight,
+                             std::int64_t begin, std::int64_t end, std::int64_t batch_rows);
 
   // Steps over one global batch; sums are over every replica.
   // sample_weight: float32 [N] on the host (checked_sample_weight), or undefined for none.

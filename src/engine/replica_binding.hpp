@@ -21,6 +21,12 @@ class ReplicaBinding {
   // Replica ctx's forward pass over its shard `x` (copied to its device when it is elsewhere),
   // keeping what backward needs. An empty shard still joins the collectives (synchronized BN).
   Tensor forward(ReplicaContext& ctx, const std::vector<Tensor>& xs);
+  // The Keras mask of replica ctx's output after a forward() of a non-empty shard (undefined: none).
+  Tensor output_mask(const ReplicaContext& ctx) const {
+    return graph_.output_masks(states_.at(static_cast<std::size_t>(ctx.replica_id))).at(0);
+  }
+  // Whether the output may carry a mask: the steps then weight the loss by it (loss_mask.hpp).
+  bool may_mask_output() const { return graph_.creates_masks(); }
   // Backward from the loss gradient; every trainable gradient is all-reduced on return, and the
   // regularizers' gradients are added to it (once, after the all-reduce). Returns the
   // regularization loss (Σ penalties of the weights before this step's update).

@@ -119,6 +119,13 @@ void ModelImpl::replica_apply(ReplicaContext& ctx) {
   binding.apply(ctx, require_compiled("apply gradients").optimizer());
 }
 
+detail::LossMask ModelImpl::loss_mask(ReplicaContext& ctx, bool may_mask, const Tensor& pred, const Tensor& sw,
+                                      std::int64_t begin, std::int64_t end, std::int64_t batch_rows) {
+  if (!may_mask) return {};
+  const Tensor mask = end > begin ? bound("compute the loss").output_mask(ctx) : Tensor();
+  return detail::make_loss_mask(ctx, mask, pred, sw.defined() ? sw.slice(begin, end) : Tensor(), batch_rows, name);
+}
+
 StepTotals ModelImpl::train_step(const Inputs& x, const Tensor& y, const Tensor& sample_weight) {
   check_batch(x, y, name);
   const Tensor sw =
@@ -127,6 +134,7 @@ StepTotals ModelImpl::train_step(const Inputs& x, const Tensor& y, const Tensor&
   require_graph("train").check_inputs(x);
   const detail::CompiledState& c = require_compiled("train");
   float grad_scale = 1.0f / static_cast<float>(x[0].dim(0));  // the global batch, never the per-replica one
+  const bool may_mask = bound("train").may_mask_output();
   StepTotals total = run_sharded(
       c.strategy(), c.zero_totals(), x[0].dim(0), [&](ReplicaContext& ctx, std::int64_t begin, std::int64_t end) {
         StepTotals mine = c.zero_totals();
@@ -134,9 +142,11 @@ StepTotals ModelImpl::train_step(const Inputs& x, const Tensor& y, const Tensor&
         Tensor ys = staging.replica_rows(ctx, y, begin, end);
         Tensor pred = replica_forward(ctx, xs, true);
         Tensor grad(pred.shape());
+        const detail::LossMask mask = loss_mask(ctx, may_mask, pred, sw, begin, end, x[0].dim(0));
         // An empty shard still runs backward and apply: the all-reduce needs every replica.
         if (end > begin)
-          mine = c.shard_totals(*ctx.backend, pred, ys, shard_weights(staging, ctx, sw, begin, end), &grad, grad_scale);
+          mine = c.shard_totals(*ctx.backend, pred, ys, shard_weights(staging, ctx, sw, begin, end), &grad, grad_scale,
+                                &mask);
         // Keras' loss = mean example loss + Σ model.losses: the penalty counts once per example.
         const double penalty = replica_backward(ctx, grad);
         mine.loss_sum += penalty * static_cast<double>(end - begin);
@@ -154,16 +164,22 @@ StepTotals ModelImpl::test_step(const Inputs& x, const Tensor& y, const Tensor& 
       sample_weight.defined() ? detail::checked_sample_weight(sample_weight, x[0].dim(0), name) : Tensor();
   require_graph("evaluate").check_inputs(x);  // on the global batch, before sharding
   const detail::CompiledState& c = require_compiled("evaluate");
+  const bool may_mask = bound("evaluate").may_mask_output();
   StepTotals total = run_sharded(
       c.strategy(), c.zero_totals(), x[0].dim(0), [&](ReplicaContext& ctx, std::int64_t begin, std::int64_t end) {
         ctx.training = false;
-        if (end == begin) return c.zero_totals();
+        if (end == begin) {
+          // Still counts its (zero) masked steps with the others: the count is all-reduced.
+          if (may_mask) loss_mask(ctx, may_mask, Tensor(), sw, begin, end, x[0].dim(0));
+          return c.zero_totals();
+        }
         Inputs xs = replica_inputs(staging, ctx, x, begin, end);
         Tensor ys = staging.replica_rows(ctx, y, begin, end);
         Tensor pred = replica_forward(ctx, xs, false);
+        const detail::LossMask mask = loss_mask(ctx, may_mask, pred, sw, begin, end, x[0].dim(0));
         // Evaluation needs the loss only.
         StepTotals mine =
-            c.shard_totals(*ctx.backend, pred, ys, shard_weights(staging, ctx, sw, begin, end), nullptr, 0.f);
+            c.shard_totals(*ctx.backend, pred, ys, shard_weights(staging, ctx, sw, begin, end), nullptr, 0.f, &mask);
         mine.loss_sum += bound("evaluate").regularization_loss(ctx) * static_cast<double>(end - begin);
         return mine;
       });

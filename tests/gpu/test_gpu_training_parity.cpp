@@ -68,12 +68,18 @@ Run train_on(const Case& c, const D::Strategy& strategy) {
 
 TEST_CASE("gpu training: MLP, CNN and ResNet-20 trained 50 steps on gpu:0 end within 1e-4 of the CPU") {
   const Case cases[] = {
-      {"fashion_mnist mlp", {28, 28, 1}, [] { return examples::fashion_mnist_model("mlp"); },
+      {"fashion_mnist mlp",
+       {28, 28, 1},
+       [] { return examples::fashion_mnist_model("mlp"); },
        []() -> K::optimizers::OptimizerRef { return K::optimizers::Adam(1e-3); }},
-      {"fashion_mnist cnn (official, dropout 0.4)", {28, 28, 1}, [] { return examples::fashion_mnist_model("cnn"); },
+      {"fashion_mnist cnn (official, dropout 0.4)",
+       {28, 28, 1},
+       [] { return examples::fashion_mnist_model("cnn"); },
        []() -> K::optimizers::OptimizerRef { return K::optimizers::Adam(1e-3); }},
       // The official CIFAR schedule's rate for this batch (0.1 per 128), momentum 0.9, L2 2e-4.
-      {"resnet20 (official, L2)", {32, 32, 3}, [] { return examples::resnet::cifar_resnet(20, 10); },
+      {"resnet20 (official, L2)",
+       {32, 32, 3},
+       [] { return examples::resnet::cifar_resnet(20, 10); },
        []() -> K::optimizers::OptimizerRef { return K::optimizers::SGD(0.1 * kBatch / 128.0, {.momentum = 0.9}); }},
   };
   for (const Case& c : cases) {

@@ -23,7 +23,7 @@ from kerascpp_binaries import find_binary  # noqa: E402
 
 KINDS = ["lnorm", "dense3d", "embedding", "merges", "global_max_pool", "pad_upsample", "upsample_bilinear", "conv1d",
          "depthwise", "conv_transpose", "mha_self", "mha_causal", "mha_masked", "mha_masked_dropout", "dot",
-         "lstm", "gru", "lstm_masked", "gru_masked"]
+         "lstm", "gru", "lstm_masked", "gru_masked", "masked_loss"]
 
 
 def _run(*args):
@@ -96,7 +96,7 @@ def test_kerascpp_predicts_like_keras_from_keras_weights(tmp_path, kind):
 # child process (the backend is fixed per process) and both trained weight files are compared.
 # (Not mha_self: JAX's dot_product_attention refuses a value_dim other than key_dim.)
 TRAIN_KINDS = ["conv1d", "depthwise", "conv_transpose", "mha_causal", "mha_masked", "dot", "upsample_bilinear",
-               "lstm", "gru", "lstm_masked", "gru_masked"]
+               "lstm", "gru", "lstm_masked", "gru_masked", "masked_loss"]
 
 _JAX_STEP = """
 import sys

@@ -192,6 +192,14 @@ Case build(const std::string& kind) {
     x = lstm ? K::layers::GRU(3)(x) : K::layers::LSTM(3)(x);
     return {K::Model(in, K::layers::Dense(2)(x)), {6}, true, 4};
   }
+  // The loss weighted by the output's mask: the output keeps Embedding(mask_zero)'s [batch, steps]
+  // mask, so the loss and its gradient count the unpadded steps only (Keras' apply_mask).
+  if (kind == "masked_loss") {
+    auto in = K::Input({6}, K::DType::int32);
+    auto x = K::layers::Embedding(4, 5, {.mask_zero = true})(in);
+    x = K::layers::Dense(4, {.activation = "tanh"})(x);
+    return {K::Model(in, K::layers::Dense(3)(x)), {6}, true, 4};
+  }
   throw K::Error("unknown model kind '" + kind + "'");
 }
 

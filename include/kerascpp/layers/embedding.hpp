@@ -34,6 +34,7 @@ class EmbeddingLayer : public Layer {
   std::string config_json() const override;
   std::vector<Tensor> compute_output_masks(ReplicaContext& ctx, const std::vector<Tensor>& in,
                                            const std::vector<Tensor>& out, const LayerState& st) override;
+  bool creates_masks() const override { return options_.mask_zero; }
 
   // Keras' compute_mask: uint8 (id != 0) of the ids' shape with mask_zero, else an undefined
   // tensor (no mask). Checks the ids like forward().
