@@ -40,5 +40,6 @@
 #include "kerascpp/optimizers.hpp"
 #include "kerascpp/random.hpp"
 #include "kerascpp/regularizers.hpp"
+#include "kerascpp/saving.hpp"
 #include "kerascpp/session.hpp"
 #include "kerascpp/tensor.hpp"

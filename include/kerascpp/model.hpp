@@ -153,6 +153,10 @@ class Model {
   // Keras 3 `.weights.h5` files: Python Keras loads what this writes into the equivalent model and
   // vice versa. Writing is atomic; loading is all-or-nothing and restores every replica copy.
   void save_weights(const std::string& path) const;
+  // Keras' model.save: the whole model as a Keras 3 `.keras` archive (config.json, metadata.json,
+  // model.weights.h5), written atomically; load it with kerascpp::load_model (kerascpp/saving.hpp)
+  // or Python Keras 3's keras.models.load_model. The path must end in ".keras".
+  void save(const std::string& path) const;
   void load_weights(const std::string& path);
 
   // Weight values (copy 0) in variables() order, and assignment to every replica copy.

@@ -1,0 +1,99 @@
+"""`.keras` archives both ways with Python Keras 3: what kerascpp's Model::save writes, Keras'
+load_model rebuilds and predicts the same; what Keras' model.save writes, kerascpp's load_model
+rebuilds and predicts the same. Models: an MLP (Sequential), a CNN with BatchNormalization, L2 and
+a frozen layer, a branching functional model with a shared layer."""
+import json
+import os
+import subprocess
+
+os.environ.setdefault("KERAS_BACKEND", "numpy")
+import keras  # noqa: E402
+import numpy as np  # noqa: E402
+import pytest  # noqa: E402
+
+from kerascpp_binaries import find_binary  # noqa: E402
+
+KINDS = ["mlp", "cnn_bn", "branching"]
+
+
+def _tool(*args):
+    result = subprocess.run([find_binary("keras_archive_interop"), *map(str, args)], capture_output=True, text=True,
+                            timeout=120, check=False)
+    assert result.returncode == 0, result.stderr
+    return result.stdout
+
+
+def _read(path, shape):
+    return np.fromfile(path, dtype="<f4").reshape(shape)
+
+
+@pytest.mark.parametrize("kind", KINDS)
+def test_keras_loads_what_kerascpp_saves(tmp_path, kind):
+    _tool("save", kind, tmp_path)
+    shapes = json.loads((tmp_path / "shapes.json").read_text())
+    x, y = _read(tmp_path / "x.f32", shapes["x"]), _read(tmp_path / "y.f32", shapes["y"])
+    model = keras.models.load_model(tmp_path / "model.keras")
+    np.testing.assert_allclose(model.predict(x, verbose=0), y, rtol=1e-5, atol=1e-6)
+    if kind == "cnn_bn":  # the frozen layer and the regularizer survive the trip
+        assert [layer.trainable for layer in model.layers if isinstance(layer, keras.layers.Dense)] == [False, True]
+        conv = next(layer for layer in model.layers if isinstance(layer, keras.layers.Conv2D))
+        assert conv.kernel_regularizer.get_config()["l2"] == pytest.approx(1e-4)
+
+
+def _keras_model(kind):
+    keras.utils.set_random_seed(3)
+    if kind == "mlp":
+        return keras.Sequential([keras.Input((12,)), keras.layers.Dense(16, activation="relu"),
+                                 keras.layers.Dropout(0.2), keras.layers.Dense(4, activation="softmax")])
+    if kind == "cnn_bn":
+        inp = keras.Input((8, 8, 2))
+        x = keras.layers.ZeroPadding2D(1)(inp)
+        x = keras.layers.Conv2D(4, 3, use_bias=False, kernel_regularizer=keras.regularizers.L2(1e-4))(x)
+        x = keras.layers.BatchNormalization(momentum=0.9, epsilon=1e-5)(x)
+        x = keras.layers.Activation("relu")(x)
+        x = keras.layers.MaxPooling2D(2, padding="same")(x)
+        x = keras.layers.Flatten()(x)
+        x = keras.layers.Dense(6, activation="tanh", trainable=False)(x)
+        return keras.Model(inp, keras.layers.Dense(3, activation="softmax")(x))
+    inp = keras.Input((6, 6, 3))
+    a = keras.layers.Conv2D(4, 3, padding="same", activation="relu")(inp)
+    b = keras.layers.Conv2D(4, 1)(inp)
+    s = keras.layers.Add()([a, b])
+    shared = keras.layers.Dense(5, activation="tanh")
+    c = keras.layers.Concatenate()([shared(keras.layers.GlobalAveragePooling2D()(s)),
+                                    shared(keras.layers.GlobalMaxPooling2D()(a))])
+    c = keras.layers.LayerNormalization()(c)
+    return keras.Model(inp, keras.layers.Dense(2)(c))
+
+
+@pytest.mark.parametrize("kind", KINDS)
+def test_kerascpp_loads_what_keras_saves(tmp_path, kind):
+    model = _keras_model(kind)
+    rng = np.random.default_rng(5)
+    # Non-default weights everywhere (BatchNormalization's moving variance stays positive).
+    model.set_weights([(np.abs(w) + 0.5 if "variance" in v.path else w).astype("float32")
+                       for v, w in zip(model.weights, (rng.uniform(-0.5, 0.5, w.shape) for w in model.get_weights()))])
+    x = rng.uniform(-1, 1, (5, *model.inputs[0].shape[1:])).astype("float32")
+    model.save(tmp_path / "keras.keras")
+    x.tofile(tmp_path / "x.f32")
+    config = json.loads(_tool("load", tmp_path / "keras.keras", tmp_path / "x.f32", tmp_path / "y.f32", *x.shape))
+    expected = model.predict(x, verbose=0)
+    np.testing.assert_allclose(_read(tmp_path / "y.f32", expected.shape), expected, rtol=1e-5, atol=1e-6)
+    # kerascpp kept the layers' names (its topological order may differ) and the frozen flag.
+    names = {layer["config"]["name"] for layer in config["config"]["layers"] if layer["class_name"] != "InputLayer"}
+    assert names == {layer.name for layer in model.layers if not isinstance(layer, keras.layers.InputLayer)}
+    if kind == "cnn_bn":
+        trainable = {layer["config"]["name"]: layer["config"].get("trainable", True)
+                     for layer in config["config"]["layers"]}
+        assert trainable[model.layers[-2].name] is False
+
+
+def test_kerascpp_names_the_layer_it_cannot_rebuild(tmp_path):
+    inp = keras.Input((4, 3))
+    model = keras.Model(inp, keras.layers.Dense(2)(keras.layers.SimpleRNN(5, name="my_rnn")(inp)))
+    model.save(tmp_path / "rnn.keras")
+    args = ["load", tmp_path / "rnn.keras", tmp_path / "x.f32", tmp_path / "y.f32", 1, 4, 3]
+    result = subprocess.run([find_binary("keras_archive_interop"), *map(str, args)], capture_output=True, text=True,
+                            timeout=60, check=False)
+    assert result.returncode == 1
+    assert "my_rnn" in result.stderr and "SimpleRNN" in result.stderr, result.stderr

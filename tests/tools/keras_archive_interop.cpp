@@ -1,0 +1,113 @@
+// keras_archive_interop: drives tests/python/test_keras_archive.py (`.keras` archives both ways
+// with Python Keras 3).
+//   keras_archive_interop save <kind> <dir>
+//       builds model `kind` (mlp, cnn_bn, branching), sets every weight to fixed pseudo-random
+//       values, writes <dir>/model.keras (Model::save), a fixed input batch <dir>/x.f32, the
+//       prediction <dir>/y.f32 (raw float32) and the shapes in <dir>/shapes.json.
+//   keras_archive_interop load <model.keras> <x.f32> <out.f32> <d0> <d1> ...
+//       load_model(model.keras), predicts on x.f32 of batch shape (d0, d1, ...) and writes out.f32;
+//       prints the model's to_json() on stdout.
+// Errors: stderr, exit status 1.
+#include <kerascpp/kerascpp.hpp>
+
+#include "tool_io.hpp"
+
+#include <cstdio>
+#include <filesystem>
+#include <fstream>
+#include <map>
+#include <cmath>
+#include <string>
+#include <vector>
+
+namespace K = kerascpp;
+namespace fs = std::filesystem;
+using namespace tool_io;
+
+namespace {
+
+K::Model build(const std::string& kind) {
+  K::set_random_seed(1);
+  if (kind == "mlp")
+    return K::Sequential({K::layers::InputLayer({12}), K::layers::Dense(16, {.activation = "relu"}),
+                          K::layers::Dropout(0.2f), K::layers::Dense(4, {.activation = "softmax"})});
+  if (kind == "cnn_bn") {  // the CNN with BatchNormalization, L2 and a frozen layer
+    auto in = K::Input({8, 8, 2});
+    auto x = K::layers::ZeroPadding2D(1)(in);
+    x = K::layers::Conv2D(4, 3, {.use_bias = false, .kernel_regularizer = K::regularizers::L2(1e-4f)})(x);
+    x = K::layers::BatchNormalization({.momentum = 0.9f, .epsilon = 1e-5f})(x);
+    x = K::layers::Activation("relu")(x);
+    x = K::layers::MaxPooling2D(2, {.strides = 2, .padding = K::Padding::same})(x);
+    x = K::layers::Flatten()(x);
+    K::LayerRef frozen = K::layers::Dense(6, {.activation = "tanh"});
+    frozen->set_trainable(false);
+    x = frozen(x);
+    return K::Model(in, K::layers::Dense(3, {.activation = "softmax"})(x), "cnn_bn");
+  }
+  if (kind == "branching") {  // two branches joined by Add and Concatenate, a shared layer
+    auto in = K::Input({6, 6, 3});
+    auto a = K::layers::Conv2D(4, 3, {.padding = K::Padding::same, .activation = "relu"})(in);
+    auto b = K::layers::Conv2D(4, 1, {.strides = 1})(in);
+    auto s = K::layers::Add()({a, b});
+    auto g = K::layers::GlobalAveragePooling2D()(s);
+    auto m = K::layers::GlobalMaxPooling2D()(a);
+    K::LayerRef shared = K::layers::Dense(5, {.activation = "tanh"});
+    auto c = K::layers::Concatenate()({shared(g), shared(m)});
+    c = K::layers::LayerNormalization()(c);
+    return K::Model(in, K::layers::Dense(2)(c), "branching");
+  }
+  throw K::Error("unknown model kind '" + kind + "'");
+}
+
+const std::map<std::string, K::Shape> kExampleShapes = {{"mlp", {12}}, {"cnn_bn", {8, 8, 2}}, {"branching", {6, 6, 3}}};
+
+int save(const std::string& kind, const fs::path& dir) {
+  K::Model model = build(kind);
+  std::vector<K::Tensor> weights = model.get_weights();
+  std::uint32_t seed = 7;
+  for (auto& w : weights) {
+    auto v = uniform(static_cast<std::size_t>(w.numel()), seed++, -0.5f, 0.5f);
+    if (w.shape().size() == 1 && kind == "cnn_bn")  // BN variances must stay positive
+      for (auto& x : v) x = std::fabs(x) + 0.5f;
+    w = K::Tensor::from_vector(w.shape(), v);
+  }
+  model.set_weights(weights);
+  K::Shape shape = kExampleShapes.at(kind);
+  shape.insert(shape.begin(), 5);
+  K::Tensor x = K::Tensor::from_vector(shape, uniform(static_cast<std::size_t>(K::shape_numel(shape)), 99, -1.f, 1.f));
+  K::Tensor y = model.predict_on_batch(x);
+  model.save((dir / "model.keras").string());
+  write_f32(dir / "x.f32", x.to_vector());
+  write_f32(dir / "y.f32", y.to_vector());
+  std::ofstream(dir / "shapes.json") << "{\"x\": " << json_list({x.shape().begin(), x.shape().end()})
+                                     << ", \"y\": " << json_list({y.shape().begin(), y.shape().end()}) << "}\n";
+  return 0;
+}
+
+int load(const std::string& path, const fs::path& x_path, const fs::path& out, const K::Shape& shape) {
+  K::Model model = K::load_model(path);
+  K::Tensor x = K::Tensor::from_vector(shape, read_f32(x_path));
+  write_f32(out, model.predict_on_batch(x).to_vector());
+  std::printf("%s\n", model.to_json().c_str());
+  return 0;
+}
+
+}  // namespace
+
+int main(int argc, char** argv) {
+  const std::string command = argc > 1 ? argv[1] : "";
+  if (!((command == "save" && argc == 4) || (command == "load" && argc >= 6))) {
+    std::fprintf(stderr,
+                 "usage: keras_archive_interop save <kind> <dir> | load <model.keras> <x.f32> <out.f32> <d0> <d1> ...\n");
+    return 2;
+  }
+  try {
+    if (command == "save") return save(argv[2], argv[3]);
+    K::Shape shape;
+    for (int i = 5; i < argc; ++i) shape.push_back(std::stoll(argv[i]));
+    return load(argv[2], argv[3], argv[4], shape);
+  } catch (const std::exception& e) {
+    std::fprintf(stderr, "error: %s\n", e.what());
+    return 1;
+  }
+}
