@@ -102,8 +102,7 @@ class Config {
     const Json a = c.value("axis", Json(0));
     if (a.is_array())
       for (const auto& x : a) axis.push_back(x.get<int>());
-    else
-      axis.push_back(a.get<int>());
+    else axis.push_back(a.get<int>());
     return constraints::MaxNorm(c.value("max_value", 2.f), axis);
   }
   // Keras' per-axis layers (BatchNormalization, LayerNormalization, Softmax's default): the last axis.
@@ -165,17 +164,17 @@ const std::map<std::string, Factory>& factories() {
        [](const Config& c) {
          c.expect_channels_last();
          const Size2D pool = c.size2d("pool_size", 2);
-         return layers::MaxPooling2D(pool, {.strides = c.find("strides") ? c.size2d("strides", 1) : pool,
-                                            .padding = c.padding(),
-                                            .name = c.name()});
+         return layers::MaxPooling2D(
+             pool,
+             {.strides = c.find("strides") ? c.size2d("strides", 1) : pool, .padding = c.padding(), .name = c.name()});
        }},
       {"AveragePooling2D",
        [](const Config& c) {
          c.expect_channels_last();
          const Size2D pool = c.size2d("pool_size", 2);
-         return layers::AveragePooling2D(pool, {.strides = c.find("strides") ? c.size2d("strides", 1) : pool,
-                                                .padding = c.padding(),
-                                                .name = c.name()});
+         return layers::AveragePooling2D(
+             pool,
+             {.strides = c.find("strides") ? c.size2d("strides", 1) : pool, .padding = c.padding(), .name = c.name()});
        }},
       {"GlobalAveragePooling2D",
        [](const Config& c) {
@@ -231,8 +230,7 @@ const std::map<std::string, Factory>& factories() {
       {"Subtract", [](const Config& c) { return merge("Subtract", c); }},
       {"Multiply", [](const Config& c) { return merge("Multiply", c); }},
       {"Average", [](const Config& c) { return merge("Average", c); }},
-      {"Concatenate",
-       [](const Config& c) { return layers::Concatenate(c.get("axis", -1), {.name = c.name()}); }},
+      {"Concatenate", [](const Config& c) { return layers::Concatenate(c.get("axis", -1), {.name = c.name()}); }},
       {"ZeroPadding2D",
        [](const Config& c) {
          c.expect_channels_last();
@@ -244,8 +242,7 @@ const std::map<std::string, Factory>& factories() {
                                    (*p)[1][0].get<std::int64_t>(), (*p)[1][1].get<std::int64_t>());
          else if (p && p->is_array() && p->size() == 2)
            pad = layers::Padding2D((*p)[0].get<std::int64_t>(), (*p)[1].get<std::int64_t>());
-         else if (p)
-           c.fail("'padding' is " + p->dump() + ", not an integer, a pair or a pair of pairs");
+         else if (p) c.fail("'padding' is " + p->dump() + ", not an integer, a pair or a pair of pairs");
          return layers::ZeroPadding2D(pad, {.name = c.name()});
        }},
       {"Embedding",
@@ -270,8 +267,7 @@ LayerRef layer_from_config(const std::string& class_name, const nlohmann::json& 
   if (it == factories().end()) {
     std::string known;
     for (const auto& [name, f] : factories()) known += (known.empty() ? "" : ", ") + name;
-    c.fail(fmt::format("kerascpp cannot rebuild a '{}' from a config yet (it can: InputLayer, {})", class_name,
-                       known));
+    c.fail(fmt::format("kerascpp cannot rebuild a '{}' from a config yet (it can: InputLayer, {})", class_name, known));
   }
   LayerRef layer = it->second(c);
   if (!c.get("trainable", true)) layer->set_trainable(false);

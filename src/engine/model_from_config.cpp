@@ -4,8 +4,8 @@
 // their keras_history names, in an order where every input exists before it is used.
 #include <fmt/format.h>
 
-#include <nlohmann/json.hpp>
 #include <map>
+#include <nlohmann/json.hpp>
 #include <optional>
 
 #include "engine/layer_from_config.hpp"
@@ -114,18 +114,19 @@ class FunctionalBuilder {
                          waiting.front().layer));
       pending = std::move(waiting);
     }
-    return Model(endpoints(config.at("input_layers")), endpoints(config.at("output_layers")),
-                 config.value("name", ""));
+    return Model(endpoints(config.at("input_layers")), endpoints(config.at("output_layers")), config.value("name", ""));
   }
 
  private:
   std::optional<KerasTensor> tensor(const Json& history) const {
-    if (!history.is_array() || history.size() != 3) fail("a keras_history is not [layer, node, tensor]: " + history.dump());
+    if (!history.is_array() || history.size() != 3)
+      fail("a keras_history is not [layer, node, tensor]: " + history.dump());
     const std::string layer = history[0].get<std::string>();
     auto it = outputs_.find(layer);
     if (it == outputs_.end()) fail(fmt::format("a call names layer '{}', which the config does not have", layer));
     const auto node = history[1].get<std::size_t>(), index = history[2].get<std::size_t>();
-    if (node >= it->second.size()) fail(fmt::format("a call names call {} of layer '{}', which has {}", node, layer, it->second.size()));
+    if (node >= it->second.size())
+      fail(fmt::format("a call names call {} of layer '{}', which has {}", node, layer, it->second.size()));
     const auto& outs = it->second[node];
     if (!outs) return std::nullopt;  // not made yet
     if (index >= outs->size()) fail(fmt::format("a call names output {} of layer '{}'", index, layer));
@@ -144,9 +145,10 @@ class FunctionalBuilder {
     const Json kwargs = p.call->value("kwargs", Json::object());
     for (const auto& [key, value] : kwargs.items())
       if (!value.is_null() && key != "training")
-        fail(fmt::format("layer '{}' is called with '{}'; kerascpp rebuilds calls on positional tensors only "
-                         "for now",
-                         p.layer, key));
+        fail(
+            fmt::format("layer '{}' is called with '{}'; kerascpp rebuilds calls on positional tensors only "
+                        "for now",
+                        p.layer, key));
     const bool as_list = args.size() == 1 && args[0].is_array();
     const Json& tensors = as_list ? args[0] : args;
     if (tensors.empty() || (!as_list && tensors.size() != 1))

@@ -40,17 +40,18 @@ void add_member(zip_t* z, const char* name, const void* data, std::size_t size, 
     throw IOError(fmt::format("cannot write '{}': adding {} failed: {}", path, name, zip_strerror(z)));
   }
   if (zip_set_file_compression(z, static_cast<zip_uint64_t>(index), compress ? ZIP_CM_DEFLATE : ZIP_CM_STORE, 0) != 0)
-    throw IOError(fmt::format("cannot write '{}': setting the compression of {} failed: {}", path, name,
-                              zip_strerror(z)));
+    throw IOError(
+        fmt::format("cannot write '{}': setting the compression of {} failed: {}", path, name, zip_strerror(z)));
 }
 
 std::vector<char> read_member(zip_t* z, const char* name, const std::string& path, bool json) {
   zip_stat_t st;
   zip_stat_init(&st);
   if (zip_stat(z, name, 0, &st) != 0 || !(st.valid & ZIP_STAT_SIZE))
-    throw IOError(fmt::format("'{}' is not a Keras model archive: it has no {} (a .keras file holds config.json, "
-                              "metadata.json and model.weights.h5; model.save(\"m.keras\") writes one)",
-                              path, name));
+    throw IOError(
+        fmt::format("'{}' is not a Keras model archive: it has no {} (a .keras file holds config.json, "
+                    "metadata.json and model.weights.h5; model.save(\"m.keras\") writes one)",
+                    path, name));
   if (json && st.size > kMaxJsonBytes)
     throw IOError(fmt::format("'{}': {} is {} bytes, more than a model config can be; the file is corrupted", path,
                               name, st.size));
@@ -82,8 +83,7 @@ void write_keras_archive(const std::string& path, const KerasArchive& archive) {
     add_member(z.get(), kMetadata, archive.metadata_json.data(), archive.metadata_json.size(), true, path);
     add_member(z.get(), kConfig, archive.config_json.data(), archive.config_json.size(), true, path);
     add_member(z.get(), kWeights, archive.weights_h5.data(), archive.weights_h5.size(), false, path);
-    if (zip_close(z.get()) != 0)
-      throw IOError(fmt::format("cannot write '{}': {}", path, zip_strerror(z.get())));
+    if (zip_close(z.get()) != 0) throw IOError(fmt::format("cannot write '{}': {}", path, zip_strerror(z.get())));
     z.release();  // closed: zip_close freed it
   });
 }

@@ -31,9 +31,10 @@ std::string metadata_json() {
 
 void Model::save(const std::string& path) const {
   if (!ends_with(path, ".keras"))
-    throw ValueError(fmt::format("Model.save: '{}' must end in \".keras\" (Keras 3's whole-model archive); to write "
-                                 "the weights alone, use save_weights(\"....weights.h5\")",
-                                 path));
+    throw ValueError(
+        fmt::format("Model.save: '{}' must end in \".keras\" (Keras 3's whole-model archive); to write "
+                    "the weights alone, use save_weights(\"....weights.h5\")",
+                    path));
   io::KerasArchive archive{to_json(), metadata_json(), io::save_model_weights_image(*this)};
   io::write_keras_archive(path, archive);
 }
@@ -43,15 +44,13 @@ Model load_model(const std::string& path) {
   Model model = [&] {
     try {
       return model_from_json(archive.config_json);
-    } catch (const ValueError& e) {
-      throw ValueError(fmt::format("load_model('{}'): {}", path, e.what()));
-    }
+    } catch (const ValueError& e) { throw ValueError(fmt::format("load_model('{}'): {}", path, e.what())); }
   }();
   try {
     io::load_model_weights_image(model, archive.weights_h5);
   } catch (const Error& e) {
-    throw IOError(fmt::format("load_model('{}'): model.weights.h5 does not fit the model in config.json: {}", path,
-                              e.what()));
+    throw IOError(
+        fmt::format("load_model('{}'): model.weights.h5 does not fit the model in config.json: {}", path, e.what()));
   }
   return model;
 }

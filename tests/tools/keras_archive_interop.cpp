@@ -12,11 +12,11 @@
 
 #include "tool_io.hpp"
 
+#include <cmath>
 #include <cstdio>
 #include <filesystem>
 #include <fstream>
 #include <map>
-#include <cmath>
 #include <string>
 #include <vector>
 
@@ -97,8 +97,9 @@ int load(const std::string& path, const fs::path& x_path, const fs::path& out, c
 int main(int argc, char** argv) {
   const std::string command = argc > 1 ? argv[1] : "";
   if (!((command == "save" && argc == 4) || (command == "load" && argc >= 6))) {
-    std::fprintf(stderr,
-                 "usage: keras_archive_interop save <kind> <dir> | load <model.keras> <x.f32> <out.f32> <d0> <d1> ...\n");
+    std::fprintf(
+        stderr,
+        "usage: keras_archive_interop save <kind> <dir> | load <model.keras> <x.f32> <out.f32> <d0> <d1> ...\n");
     return 2;
   }
   try {
