@@ -81,12 +81,13 @@ std::string format_filepath(const std::string& pattern, int epoch, std::optional
 ModelCheckpoint::ModelCheckpoint(std::string filepath, ModelCheckpointOptions o)
     : filepath_(std::move(filepath)), o_(std::move(o)), monitor_(o_.monitor, o_.mode, 0) {
   best_ = o_.initial_value_threshold ? *o_.initial_value_threshold : monitor_.worst();
-  const std::string suffix = ".weights.h5";
+  // As Keras 3: weights-only checkpoints are .weights.h5 files, whole models .keras archives.
+  const std::string suffix = o_.save_weights_only ? ".weights.h5" : ".keras";
   if (filepath_.size() < suffix.size() || filepath_.compare(filepath_.size() - suffix.size(), suffix.size(), suffix))
-    throw ValueError(
-        fmt::format("ModelCheckpoint: filepath '{}' must end in '.weights.h5' (kerascpp writes Keras 3 "
-                    "weights files; .keras archives are not supported yet)",
-                    filepath_));
+    throw ValueError(fmt::format("ModelCheckpoint: filepath '{}' must end in '{}' with save_weights_only = {} (Keras 3 "
+                                 "writes {} there)",
+                                 filepath_, suffix, o_.save_weights_only,
+                                 o_.save_weights_only ? "weights files" : "whole-model .keras archives"));
 }
 
 void ModelCheckpoint::on_train_begin(const Logs&) {
@@ -123,7 +124,8 @@ void ModelCheckpoint::save(int epoch, std::optional<std::int64_t> batch, const L
     best_ = current;
   }
   make_parent_dirs(path);
-  model().save_weights(path);
+  if (o_.save_weights_only) model().save_weights(path);
+  else model().save(path);  // atomic too
   last_saved_ = path;
 }
 

@@ -175,3 +175,23 @@ TEST_CASE("model_from_json: settings kerascpp lacks are named, not ignored") {
   CHECK_THROWS_WITH_AS(K::model_from_json("{\"class_name\": \"Weird\", \"config\": {}}"),
                        doctest::Contains("Weird"), K::ValueError);
 }
+
+TEST_CASE("ModelCheckpoint(save_weights_only = false) writes .keras archives that load_model reads") {
+  kerascpp_test::TempDir dir;
+  CHECK_THROWS_WITH_AS(K::callbacks::ModelCheckpoint(dir.file("e{epoch}.weights.h5"), {.save_weights_only = false}),
+                       doctest::Contains("must end in '.keras'"), K::ValueError);
+  CHECK_THROWS_WITH_AS(K::callbacks::ModelCheckpoint(dir.file("e{epoch}.keras")), doctest::Contains(".weights.h5"),
+                       K::ValueError);
+  K::Model model = every_layer_model();
+  model.compile({.optimizer = "adam", .loss = "sparse_categorical_crossentropy",
+                 .distribute = K::distribute::MirroredStrategy<>(2)});
+  auto ckpt = std::make_shared<K::callbacks::ModelCheckpoint>(dir.file("ckpt/e{epoch:02d}.keras"),
+                                                              K::callbacks::ModelCheckpointOptions{.save_weights_only = false});
+  auto xs = inputs();
+  auto y = K::Tensor::from_vector({4}, std::vector<std::int32_t>{2, 1, 0, 0});
+  model.fit(K::Dataset::from_tensor_slices({xs[0], xs[1], y}).batch(2), {.epochs = 2, .callbacks = {ckpt}, .verbose = 0});
+  CHECK(ckpt->last_saved() == dir.file("ckpt/e02.keras"));
+  CHECK(fs::exists(dir.path / "ckpt" / "e01.keras"));
+  K::Model loaded = K::load_model(ckpt->last_saved());
+  CHECK(loaded.predict_on_batch(xs).to_vector() == model.predict_on_batch(xs).to_vector());
+}

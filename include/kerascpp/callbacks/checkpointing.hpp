@@ -1,6 +1,7 @@
 // ModelCheckpoint (Keras filepath templates, save_best_only, save_freq) and BackupAndRestore
-// (resume an interrupted fit exactly). Files are Keras `.weights.h5`, written atomically, saved
-// from one replica copy and restored into every copy; only the chief writes.
+// (resume an interrupted fit exactly). Files are Keras `.weights.h5` (or, for ModelCheckpoint with
+// save_weights_only = false, `.keras` archives), written atomically, saved from one replica copy
+// and restored into every copy; only the chief writes.
 #pragma once
 #include <optional>
 #include <string>
@@ -19,7 +20,9 @@ struct ModelCheckpointOptions {
   std::string monitor = "val_loss";
   std::string mode = "auto";
   bool save_best_only = false;
-  bool save_weights_only = true;  // kerascpp writes weights + optimizer state (.weights.h5)
+  // true: weights + optimizer state in a .weights.h5 file; false: the whole model in a .keras
+  // archive (Model::save), which kerascpp::load_model and Python Keras' load_model read.
+  bool save_weights_only = true;
   Frequency save_freq = "epoch";
   std::optional<double> initial_value_threshold{};
   int verbose = 0;
