@@ -84,10 +84,11 @@ ModelCheckpoint::ModelCheckpoint(std::string filepath, ModelCheckpointOptions o)
   // As Keras 3: weights-only checkpoints are .weights.h5 files, whole models .keras archives.
   const std::string suffix = o_.save_weights_only ? ".weights.h5" : ".keras";
   if (filepath_.size() < suffix.size() || filepath_.compare(filepath_.size() - suffix.size(), suffix.size(), suffix))
-    throw ValueError(fmt::format("ModelCheckpoint: filepath '{}' must end in '{}' with save_weights_only = {} (Keras 3 "
-                                 "writes {} there)",
-                                 filepath_, suffix, o_.save_weights_only,
-                                 o_.save_weights_only ? "weights files" : "whole-model .keras archives"));
+    throw ValueError(
+        fmt::format("ModelCheckpoint: filepath '{}' must end in '{}' with save_weights_only = {} (Keras 3 "
+                    "writes {} there)",
+                    filepath_, suffix, o_.save_weights_only,
+                    o_.save_weights_only ? "weights files" : "whole-model .keras archives"));
 }
 
 void ModelCheckpoint::on_train_begin(const Logs&) {

@@ -6,8 +6,8 @@
 
 #include <algorithm>
 #include <filesystem>
-#include <functional>
 #include <fstream>
+#include <functional>
 #include <iterator>
 #include <string>
 #include <vector>
@@ -26,8 +26,9 @@ K::Model every_layer_model() {
   K::set_random_seed(3);
   auto img = K::Input({6, 6, 2}, K::DType::float32, "image");
   auto x = K::layers::ZeroPadding2D({1, 0, 2, 1})(img);
-  x = K::layers::Conv2D(3, {3, 2}, {.strides = {1, 2}, .activation = "relu",
-                                     .kernel_regularizer = K::regularizers::L1L2(1e-3f, 1e-4f)})(x);
+  x = K::layers::Conv2D(
+      3, {3, 2},
+      {.strides = {1, 2}, .activation = "relu", .kernel_regularizer = K::regularizers::L1L2(1e-3f, 1e-4f)})(x);
   x = K::layers::BatchNormalization({.momentum = 0.8f})(x);
   auto p = K::layers::MaxPooling2D(2, {.padding = K::Padding::same})(x);
   auto q = K::layers::AveragePooling2D(2, {.strides = 1})(x);
@@ -35,7 +36,8 @@ K::Model every_layer_model() {
   auto f = K::layers::Flatten()(K::layers::Reshape({2, 3})(g));
   auto d = K::layers::Dense(4, {.activation = "tanh", .kernel_constraint = K::constraints::MaxNorm(2.f)})(f);
   auto e = K::layers::Dense(4)(K::layers::Dropout(0.3f)(f));
-  auto m = K::layers::Average()({K::layers::Add()({d, e}), K::layers::Subtract()({d, e}), K::layers::Multiply()({d, e})});
+  auto m =
+      K::layers::Average()({K::layers::Add()({d, e}), K::layers::Subtract()({d, e}), K::layers::Multiply()({d, e})});
   m = K::layers::LayerNormalization({.epsilon = 1e-5f})(K::layers::Activation("sigmoid")(m));
   auto tokens = K::Input({5}, K::DType::int32, "tokens");
   auto t = K::layers::Embedding(7, 4, {.mask_zero = true})(tokens);
@@ -64,9 +66,7 @@ void write_bytes(const fs::path& p, const std::vector<char>& b) {
 std::string error_of(const std::function<void()>& f) {
   try {
     f();
-  } catch (const K::Error& e) {
-    return e.what();
-  }
+  } catch (const K::Error& e) { return e.what(); }
   return "(no error)";
 }
 
@@ -172,8 +172,8 @@ TEST_CASE("model_from_json: settings kerascpp lacks are named, not ignored") {
   REQUIRE(json.find(conv) != std::string::npos);
   json.replace(json.find(conv), conv.size(), conv + ",\"dilation_rate\":[2,2]");
   CHECK_THROWS_WITH_AS(K::model_from_json(json), doctest::Contains("dilation_rate"), K::ValueError);
-  CHECK_THROWS_WITH_AS(K::model_from_json("{\"class_name\": \"Weird\", \"config\": {}}"),
-                       doctest::Contains("Weird"), K::ValueError);
+  CHECK_THROWS_WITH_AS(K::model_from_json("{\"class_name\": \"Weird\", \"config\": {}}"), doctest::Contains("Weird"),
+                       K::ValueError);
 }
 
 TEST_CASE("ModelCheckpoint(save_weights_only = false) writes .keras archives that load_model reads") {
@@ -183,13 +183,15 @@ TEST_CASE("ModelCheckpoint(save_weights_only = false) writes .keras archives tha
   CHECK_THROWS_WITH_AS(K::callbacks::ModelCheckpoint(dir.file("e{epoch}.keras")), doctest::Contains(".weights.h5"),
                        K::ValueError);
   K::Model model = every_layer_model();
-  model.compile({.optimizer = "adam", .loss = "sparse_categorical_crossentropy",
+  model.compile({.optimizer = "adam",
+                 .loss = "sparse_categorical_crossentropy",
                  .distribute = K::distribute::MirroredStrategy<>(2)});
-  auto ckpt = std::make_shared<K::callbacks::ModelCheckpoint>(dir.file("ckpt/e{epoch:02d}.keras"),
-                                                              K::callbacks::ModelCheckpointOptions{.save_weights_only = false});
+  auto ckpt = std::make_shared<K::callbacks::ModelCheckpoint>(
+      dir.file("ckpt/e{epoch:02d}.keras"), K::callbacks::ModelCheckpointOptions{.save_weights_only = false});
   auto xs = inputs();
   auto y = K::Tensor::from_vector({4}, std::vector<std::int32_t>{2, 1, 0, 0});
-  model.fit(K::Dataset::from_tensor_slices({xs[0], xs[1], y}).batch(2), {.epochs = 2, .callbacks = {ckpt}, .verbose = 0});
+  model.fit(K::Dataset::from_tensor_slices({xs[0], xs[1], y}).batch(2),
+            {.epochs = 2, .callbacks = {ckpt}, .verbose = 0});
   CHECK(ckpt->last_saved() == dir.file("ckpt/e02.keras"));
   CHECK(fs::exists(dir.path / "ckpt" / "e01.keras"));
   K::Model loaded = K::load_model(ckpt->last_saved());
