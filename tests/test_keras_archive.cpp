@@ -91,6 +91,30 @@ TEST_CASE("keras archive: save then load_model rebuilds every supported layer an
   CHECK(fresh.predict_on_batch(inputs()).to_vector() != model.predict_on_batch(inputs()).to_vector());
 }
 
+TEST_CASE("keras archive: Conv1D, LSTM, GRU, DepthwiseConv2D, Conv2DTranspose, UpSampling2D and Dot round-trip") {
+  kerascpp_test::TempDir dir;
+  K::set_random_seed(6);
+  auto seq = K::Input({7, 3}, K::DType::float32, "sequence");
+  auto s = K::layers::Conv1D(4, 3, {.padding = K::Padding::causal, .activation = "relu"})(seq);
+  s = K::layers::LSTM(5, {.return_sequences = true})(s);
+  s = K::layers::GRU(3, {.kernel_regularizer = K::regularizers::L2(1e-3f), .go_backwards = true})(s);
+  auto img = K::Input({4, 4, 2}, K::DType::float32, "picture");
+  auto i = K::layers::DepthwiseConv2D(3, {.padding = K::Padding::same, .depth_multiplier = 2})(img);
+  i = K::layers::Conv2DTranspose(2, 2, {.strides = 2})(i);
+  i = K::layers::UpSampling2D({2, 1}, {.interpolation = "bilinear"})(i);
+  i = K::layers::Dense(3)(K::layers::GlobalAveragePooling2D()(i));
+  auto d = K::layers::Dot(1, {.normalize = true})({i, s});
+  K::Model model({seq, img}, {K::layers::Dense(2)(K::layers::Concatenate()({d, s}))}, "more_layers");
+  std::vector<float> a(3 * 7 * 3), b(3 * 4 * 4 * 2);
+  for (std::size_t k = 0; k < a.size(); ++k) a[k] = static_cast<float>((k * 13) % 11) / 5.f - 1.f;
+  for (std::size_t k = 0; k < b.size(); ++k) b[k] = static_cast<float>((k * 7) % 9) / 4.f - 1.f;
+  const std::vector<K::Tensor> xs{K::Tensor::from_vector({3, 7, 3}, a), K::Tensor::from_vector({3, 4, 4, 2}, b)};
+  model.save(dir.file("more.keras"));
+  K::Model loaded = K::load_model(dir.file("more.keras"));
+  CHECK(loaded.to_json() == model.to_json());
+  CHECK(loaded.predict_on_batch(xs).to_vector() == model.predict_on_batch(xs).to_vector());
+}
+
 TEST_CASE("keras archive: a Sequential model with a frozen layer round-trips; saving again replaces the file") {
   kerascpp_test::TempDir dir;
   K::set_random_seed(4);

@@ -2,6 +2,7 @@
 
 #include <fmt/format.h>
 
+#include <algorithm>
 #include <functional>
 #include <map>
 #include <vector>
@@ -10,13 +11,18 @@
 #include "kerascpp/error.hpp"
 #include "kerascpp/layers/activation.hpp"
 #include "kerascpp/layers/batch_normalization.hpp"
+#include "kerascpp/layers/conv1d.hpp"
 #include "kerascpp/layers/conv2d.hpp"
+#include "kerascpp/layers/conv2d_transpose.hpp"
 #include "kerascpp/layers/dense.hpp"
+#include "kerascpp/layers/depthwise_conv2d.hpp"
+#include "kerascpp/layers/dot.hpp"
 #include "kerascpp/layers/dropout.hpp"
 #include "kerascpp/layers/embedding.hpp"
 #include "kerascpp/layers/layer_normalization.hpp"
 #include "kerascpp/layers/merging.hpp"
 #include "kerascpp/layers/pooling.hpp"
+#include "kerascpp/layers/recurrent.hpp"
 #include "kerascpp/layers/reshaping.hpp"
 #include "kerascpp/layers/resizing.hpp"
 #include "kerascpp/layers/softmax.hpp"
@@ -69,11 +75,30 @@ class Config {
       return {(*v)[0].get<std::int64_t>(), (*v)[1].get<std::int64_t>()};
     fail(fmt::format("'{}' is {}, not an integer or a pair of integers", key, v->dump()));
   }
-  Padding padding() const {
+  // An int or a one-element list (Conv1D's sizes).
+  std::int64_t size1d(const char* key, std::int64_t fallback) const {
+    const Json* v = find(key);
+    if (!v) return fallback;
+    if (v->is_number_integer()) return v->get<std::int64_t>();
+    if (v->is_array() && v->size() == 1 && (*v)[0].is_number_integer()) return (*v)[0].get<std::int64_t>();
+    fail(fmt::format("'{}' is {}, not an integer", key, v->dump()));
+  }
+  Padding padding(bool causal_allowed = false) const {
     const std::string p = str("padding", "valid");
     if (p == "valid") return Padding::valid;
     if (p == "same") return Padding::same;
-    fail(fmt::format("padding '{}' is not supported here (valid or same)", p));
+    if (p == "causal" && causal_allowed) return Padding::causal;
+    fail(fmt::format("padding '{}' is not supported here (valid or same{})", p, causal_allowed ? " or causal" : ""));
+  }
+  // Dilation kerascpp's convolutions do not have yet: every rate must be 1.
+  void expect_no_dilation() const {
+    const Json* v = find("dilation_rate");
+    if (!v) return;
+    const bool ones = v->is_number_integer() ? v->get<int>() == 1
+                                             : v->is_array() && std::all_of(v->begin(), v->end(), [](const Json& d) {
+                                                 return d.is_number_integer() && d.get<int>() == 1;
+                                               });
+    if (!ones) fail(fmt::format("'dilation_rate' is {}; kerascpp's convolutions have no dilation yet", v->dump()));
   }
   // Settings kerascpp does not have must hold Keras' default, or the rebuilt layer would differ.
   void expect(const char* key, const Json& default_value, const std::string& why) const {
@@ -130,6 +155,30 @@ LayerRef merge(const std::string& kind, const Config& c) {
   return layers::Average(o);
 }
 
+// LSTM and GRU: Keras 3's defaults for what kerascpp does not have (dropout, state, stateful).
+LayerRef recurrent(const std::string& kind, const Config& c) {
+  c.expect("dropout", 0.0, "no dropout inside the recurrence yet");
+  c.expect("recurrent_dropout", 0.0, "no recurrent dropout yet");
+  c.expect("return_state", false, "no returned states yet");
+  c.expect("stateful", false, "no stateful layers");
+  if (kind == "GRU") c.expect("reset_after", true, "Keras 3's GRU (reset gate after the matmul)");
+  layers::RecurrentOptions o{.activation = c.str("activation", "tanh"),
+                             .recurrent_activation = c.str("recurrent_activation", "sigmoid"),
+                             .use_bias = c.get("use_bias", true),
+                             .unit_forget_bias = c.get("unit_forget_bias", true),
+                             .kernel_regularizer = c.regularizer("kernel_regularizer"),
+                             .recurrent_regularizer = c.regularizer("recurrent_regularizer"),
+                             .bias_regularizer = c.regularizer("bias_regularizer"),
+                             .kernel_constraint = c.constraint("kernel_constraint"),
+                             .recurrent_constraint = c.constraint("recurrent_constraint"),
+                             .bias_constraint = c.constraint("bias_constraint"),
+                             .return_sequences = c.get("return_sequences", false),
+                             .go_backwards = c.get("go_backwards", false),
+                             .name = c.name()};
+  const auto units = c.required<std::int64_t>("units");
+  return kind == "LSTM" ? layers::LSTM(units, o) : layers::GRU(units, o);
+}
+
 const std::map<std::string, Factory>& factories() {
   static const std::map<std::string, Factory> table = {
       {"Dense",
@@ -147,7 +196,7 @@ const std::map<std::string, Factory>& factories() {
       {"Conv2D",
        [](const Config& c) {
          c.expect_channels_last();
-         c.expect("dilation_rate", Json::array({1, 1}), "no dilation yet");
+         c.expect_no_dilation();
          c.expect("groups", 1, "no grouped convolutions");
          return layers::Conv2D(c.required<std::int64_t>("filters"), c.size2d("kernel_size", 0),
                                {.strides = c.size2d("strides", 1),
@@ -160,6 +209,72 @@ const std::map<std::string, Factory>& factories() {
                                 .bias_constraint = c.constraint("bias_constraint"),
                                 .name = c.name()});
        }},
+      {"Conv1D",
+       [](const Config& c) {
+         c.expect_channels_last();
+         c.expect_no_dilation();
+         c.expect("groups", 1, "no grouped convolutions");
+         return layers::Conv1D(c.required<std::int64_t>("filters"), c.size1d("kernel_size", 0),
+                               {.strides = c.size1d("strides", 1),
+                                .padding = c.padding(true),
+                                .activation = c.str("activation", "linear"),
+                                .use_bias = c.get("use_bias", true),
+                                .kernel_regularizer = c.regularizer("kernel_regularizer"),
+                                .bias_regularizer = c.regularizer("bias_regularizer"),
+                                .kernel_constraint = c.constraint("kernel_constraint"),
+                                .bias_constraint = c.constraint("bias_constraint"),
+                                .name = c.name()});
+       }},
+      {"DepthwiseConv2D",
+       [](const Config& c) {
+         c.expect_channels_last();
+         c.expect_no_dilation();
+         return layers::DepthwiseConv2D(c.size2d("kernel_size", 0),
+                                        {.strides = c.size2d("strides", 1),
+                                         .padding = c.padding(),
+                                         .depth_multiplier = c.get<std::int64_t>("depth_multiplier", 1),
+                                         .activation = c.str("activation", "linear"),
+                                         .use_bias = c.get("use_bias", true),
+                                         .depthwise_regularizer = c.regularizer("depthwise_regularizer"),
+                                         .bias_regularizer = c.regularizer("bias_regularizer"),
+                                         .depthwise_constraint = c.constraint("depthwise_constraint"),
+                                         .bias_constraint = c.constraint("bias_constraint"),
+                                         .name = c.name()});
+       }},
+      {"Conv2DTranspose",
+       [](const Config& c) {
+         c.expect_channels_last();
+         c.expect_no_dilation();
+         c.expect("output_padding", nullptr, "no output_padding yet");
+         return layers::Conv2DTranspose(c.required<std::int64_t>("filters"), c.size2d("kernel_size", 0),
+                                        {.strides = c.size2d("strides", 1),
+                                         .padding = c.padding(),
+                                         .activation = c.str("activation", "linear"),
+                                         .use_bias = c.get("use_bias", true),
+                                         .kernel_regularizer = c.regularizer("kernel_regularizer"),
+                                         .bias_regularizer = c.regularizer("bias_regularizer"),
+                                         .kernel_constraint = c.constraint("kernel_constraint"),
+                                         .bias_constraint = c.constraint("bias_constraint"),
+                                         .name = c.name()});
+       }},
+      {"UpSampling2D",
+       [](const Config& c) {
+         c.expect_channels_last();
+         return layers::UpSampling2D(c.size2d("size", 2),
+                                     {.interpolation = c.str("interpolation", "nearest"), .name = c.name()});
+       }},
+      {"Dot",
+       [](const Config& c) {
+         const Json* axes = c.find("axes");
+         if (!axes) c.fail("its config has no 'axes'");
+         layers::DotOptions o{.normalize = c.get("normalize", false), .name = c.name()};
+         if (axes->is_number_integer()) return layers::Dot(axes->get<int>(), o);
+         if (axes->is_array() && axes->size() == 2)
+           return layers::Dot(std::pair<int, int>{(*axes)[0].get<int>(), (*axes)[1].get<int>()}, o);
+         c.fail("'axes' is " + axes->dump() + ", not an integer or a pair");
+       }},
+      {"LSTM", [](const Config& c) { return recurrent("LSTM", c); }},
+      {"GRU", [](const Config& c) { return recurrent("GRU", c); }},
       {"MaxPooling2D",
        [](const Config& c) {
          c.expect_channels_last();

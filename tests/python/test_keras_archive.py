@@ -55,6 +55,21 @@ def _keras_model(kind):
         x = keras.layers.Flatten()(x)
         x = keras.layers.Dense(6, activation="tanh", trainable=False)(x)
         return keras.Model(inp, keras.layers.Dense(3, activation="softmax")(x))
+    if kind == "sequence":  # Keras-saved only: Conv1D (causal), LSTM, GRU (go_backwards)
+        inp = keras.Input((7, 3))
+        x = keras.layers.Conv1D(4, 3, padding="causal", activation="relu")(inp)
+        x = keras.layers.LSTM(5, return_sequences=True)(x)
+        x = keras.layers.GRU(3, go_backwards=True)(x)
+        return keras.Model(inp, keras.layers.Dense(2)(x))
+    if kind == "image_ops":  # Keras-saved only: DepthwiseConv2D, Conv2DTranspose, UpSampling2D, Dot
+        inp = keras.Input((4, 4, 2))
+        x = keras.layers.DepthwiseConv2D(3, padding="same", depth_multiplier=2)(inp)
+        x = keras.layers.Conv2DTranspose(2, 2, strides=2)(x)
+        x = keras.layers.UpSampling2D((2, 1), interpolation="bilinear")(x)
+        g = keras.layers.GlobalAveragePooling2D()(x)
+        a, b = keras.layers.Dense(3)(g), keras.layers.Dense(3, activation="tanh")(g)
+        d = keras.layers.Dot(axes=1, normalize=True)([a, b])
+        return keras.Model(inp, keras.layers.Dense(2)(keras.layers.Concatenate()([d, a])))
     inp = keras.Input((6, 6, 3))
     a = keras.layers.Conv2D(4, 3, padding="same", activation="relu")(inp)
     b = keras.layers.Conv2D(4, 1)(inp)
@@ -66,7 +81,7 @@ def _keras_model(kind):
     return keras.Model(inp, keras.layers.Dense(2)(c))
 
 
-@pytest.mark.parametrize("kind", KINDS)
+@pytest.mark.parametrize("kind", KINDS + ["sequence", "image_ops"])
 def test_kerascpp_loads_what_keras_saves(tmp_path, kind):
     model = _keras_model(kind)
     rng = np.random.default_rng(5)
