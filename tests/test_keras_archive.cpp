@@ -12,6 +12,7 @@
 #include <string>
 #include <vector>
 
+#include "../examples/ncf_model.hpp"
 #include "io/keras_archive.hpp"
 #include "kerascpp/kerascpp.hpp"
 #include "temp_dir.hpp"
@@ -113,6 +114,24 @@ TEST_CASE("keras archive: Conv1D, LSTM, GRU, DepthwiseConv2D, Conv2DTranspose, U
   K::Model loaded = K::load_model(dir.file("more.keras"));
   CHECK(loaded.to_json() == model.to_json());
   CHECK(loaded.predict_on_batch(xs).to_vector() == model.predict_on_batch(xs).to_vector());
+}
+
+TEST_CASE("keras archive: the NCF example's NeuMF (two id inputs, L2 on embeddings and layers) round-trips") {
+  kerascpp_test::TempDir dir;
+  K::set_random_seed(8);
+  K::Model model = examples::neumf_model({.num_users = 30,
+                                          .num_items = 20,
+                                          .mf_dim = 4,
+                                          .layers = {8, 6, 4},
+                                          .mf_regularization = 1e-3,
+                                          .mlp_regularization = {0.0, 1e-3, 1e-3}});
+  const std::vector<K::Tensor> ids{K::Tensor::from_vector({4, 1}, std::vector<std::int32_t>{0, 7, 29, 3}),
+                                   K::Tensor::from_vector({4, 1}, std::vector<std::int32_t>{19, 2, 5, 0})};
+  model.save(dir.file("ncf.keras"));
+  K::Model loaded = K::load_model(dir.file("ncf.keras"));
+  CHECK(loaded.to_json() == model.to_json());
+  CHECK(loaded.regularization_loss() == doctest::Approx(model.regularization_loss()));
+  CHECK(loaded.predict_on_batch(ids).to_vector() == model.predict_on_batch(ids).to_vector());
 }
 
 TEST_CASE("keras archive: a Sequential model with a frozen layer round-trips; saving again replaces the file") {
