@@ -147,6 +147,20 @@ class Config {
 
 using Factory = std::function<LayerRef(const Config&)>;
 
+// The settings Dense and the convolutions share (activation, bias, kernel and bias regularizers and
+// constraints, name), read into their options struct.
+template <class Options>
+Options kernel_options(const Config& c, Options o) {
+  o.activation = c.str("activation", "linear");
+  o.use_bias = c.get("use_bias", true);
+  o.kernel_regularizer = c.regularizer("kernel_regularizer");
+  o.bias_regularizer = c.regularizer("bias_regularizer");
+  o.kernel_constraint = c.constraint("kernel_constraint");
+  o.bias_constraint = c.constraint("bias_constraint");
+  o.name = c.name();
+  return o;
+}
+
 LayerRef merge(const std::string& kind, const Config& c) {
   layers::AddOptions o{.name = c.name()};
   if (kind == "Add") return layers::Add(o);
@@ -184,46 +198,25 @@ const std::map<std::string, Factory>& factories() {
       {"Dense",
        [](const Config& c) {
          c.expect("lora_rank", nullptr, "no LoRA");
-         return layers::Dense(c.required<std::int64_t>("units"),
-                              {.activation = c.str("activation", "linear"),
-                               .use_bias = c.get("use_bias", true),
-                               .kernel_regularizer = c.regularizer("kernel_regularizer"),
-                               .bias_regularizer = c.regularizer("bias_regularizer"),
-                               .kernel_constraint = c.constraint("kernel_constraint"),
-                               .bias_constraint = c.constraint("bias_constraint"),
-                               .name = c.name()});
+         return layers::Dense(c.required<std::int64_t>("units"), kernel_options(c, layers::DenseOptions{}));
        }},
       {"Conv2D",
        [](const Config& c) {
          c.expect_channels_last();
          c.expect_no_dilation();
          c.expect("groups", 1, "no grouped convolutions");
-         return layers::Conv2D(c.required<std::int64_t>("filters"), c.size2d("kernel_size", 0),
-                               {.strides = c.size2d("strides", 1),
-                                .padding = c.padding(),
-                                .activation = c.str("activation", "linear"),
-                                .use_bias = c.get("use_bias", true),
-                                .kernel_regularizer = c.regularizer("kernel_regularizer"),
-                                .bias_regularizer = c.regularizer("bias_regularizer"),
-                                .kernel_constraint = c.constraint("kernel_constraint"),
-                                .bias_constraint = c.constraint("bias_constraint"),
-                                .name = c.name()});
+         return layers::Conv2D(
+             c.required<std::int64_t>("filters"), c.size2d("kernel_size", 0),
+             kernel_options(c, layers::Conv2DOptions{.strides = c.size2d("strides", 1), .padding = c.padding()}));
        }},
       {"Conv1D",
        [](const Config& c) {
          c.expect_channels_last();
          c.expect_no_dilation();
          c.expect("groups", 1, "no grouped convolutions");
-         return layers::Conv1D(c.required<std::int64_t>("filters"), c.size1d("kernel_size", 0),
-                               {.strides = c.size1d("strides", 1),
-                                .padding = c.padding(true),
-                                .activation = c.str("activation", "linear"),
-                                .use_bias = c.get("use_bias", true),
-                                .kernel_regularizer = c.regularizer("kernel_regularizer"),
-                                .bias_regularizer = c.regularizer("bias_regularizer"),
-                                .kernel_constraint = c.constraint("kernel_constraint"),
-                                .bias_constraint = c.constraint("bias_constraint"),
-                                .name = c.name()});
+         return layers::Conv1D(
+             c.required<std::int64_t>("filters"), c.size1d("kernel_size", 0),
+             kernel_options(c, layers::Conv1DOptions{.strides = c.size1d("strides", 1), .padding = c.padding(true)}));
        }},
       {"DepthwiseConv2D",
        [](const Config& c) {
@@ -246,16 +239,10 @@ const std::map<std::string, Factory>& factories() {
          c.expect_channels_last();
          c.expect_no_dilation();
          c.expect("output_padding", nullptr, "no output_padding yet");
-         return layers::Conv2DTranspose(c.required<std::int64_t>("filters"), c.size2d("kernel_size", 0),
-                                        {.strides = c.size2d("strides", 1),
-                                         .padding = c.padding(),
-                                         .activation = c.str("activation", "linear"),
-                                         .use_bias = c.get("use_bias", true),
-                                         .kernel_regularizer = c.regularizer("kernel_regularizer"),
-                                         .bias_regularizer = c.regularizer("bias_regularizer"),
-                                         .kernel_constraint = c.constraint("kernel_constraint"),
-                                         .bias_constraint = c.constraint("bias_constraint"),
-                                         .name = c.name()});
+         return layers::Conv2DTranspose(
+             c.required<std::int64_t>("filters"), c.size2d("kernel_size", 0),
+             kernel_options(c,
+                            layers::Conv2DTransposeOptions{.strides = c.size2d("strides", 1), .padding = c.padding()}));
        }},
       {"UpSampling2D",
        [](const Config& c) {
