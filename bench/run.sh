@@ -114,6 +114,18 @@ if want predict1; then
   "$PY" bench/peers/torch_bench.py predict --samples "$n" 2>>"$log" | tee -a "$jsonl"
 fi
 
+# MLP b128 on the default settings beside one busy process (a shell loop pinned to core 0): a
+# process is rarely alone on its cores. report.py compares it with the idle mlp_b128 figure.
+if want mlp_b128_beside_hog; then
+  echo "== mlp_b128_beside_hog" >&2
+  quiet_gate mlp_b128_beside_hog/kerascpp
+  taskset -c 0 sh -c 'while :; do :; done' &
+  hog=$!
+  "$KB" train --workload mlp_b128_beside_hog --model mlp --batch 128 --windows "$W" \
+    --window-steps "$(steps 150 10)" --warmup-steps "$(steps 100 5)" | tee -a "$jsonl" || true
+  kill "$hog"
+fi
+
 if want gemm; then
   echo "== gemm" >&2
   quiet_gate gemm
