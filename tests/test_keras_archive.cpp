@@ -116,6 +116,31 @@ TEST_CASE("keras archive: Conv1D, LSTM, GRU, DepthwiseConv2D, Conv2DTranspose, U
   CHECK(loaded.predict_on_batch(xs).to_vector() == model.predict_on_batch(xs).to_vector());
 }
 
+TEST_CASE("keras archive: MultiHeadAttention (causal self-attention; cross-attention with a key and a mask input)") {
+  kerascpp_test::TempDir dir;
+  K::set_random_seed(9);
+  auto q = K::Input({4, 6}, K::DType::float32, "queries");
+  auto v = K::Input({5, 6}, K::DType::float32, "values");
+  auto m = K::Input({4, 5}, K::DType::uint8, "keep");
+  auto self = K::layers::MultiHeadAttention(2, 3, {.output_shape = 6})(q, q, {.use_causal_mask = true});
+  auto x = K::layers::LayerNormalization()(K::layers::Add()({q, self}));
+  auto cross = K::layers::MultiHeadAttention(3, 2, {.value_dim = 4, .use_bias = false})(
+      x, v, {.key = K::layers::Dense(6)(v), .attention_mask = m});
+  K::Model model({q, v, m}, {K::layers::Dense(2)(cross)}, "attention");
+  std::vector<float> qa(2 * 4 * 6), va(2 * 5 * 6);
+  for (std::size_t k = 0; k < qa.size(); ++k) qa[k] = static_cast<float>((k * 5) % 13) / 6.f - 1.f;
+  for (std::size_t k = 0; k < va.size(); ++k) va[k] = static_cast<float>((k * 11) % 7) / 3.f - 1.f;
+  std::vector<std::uint8_t> keep(2 * 4 * 5);
+  for (std::size_t k = 0; k < keep.size(); ++k) keep[k] = k % 3 != 1;
+  K::Tensor mask({2, 4, 5}, K::DType::uint8, K::Device{});
+  std::copy(keep.begin(), keep.end(), mask.data<std::uint8_t>());
+  const std::vector<K::Tensor> xs{K::Tensor::from_vector({2, 4, 6}, qa), K::Tensor::from_vector({2, 5, 6}, va), mask};
+  model.save(dir.file("attention.keras"));
+  K::Model loaded = K::load_model(dir.file("attention.keras"));
+  CHECK(loaded.to_json() == model.to_json());
+  CHECK(loaded.predict_on_batch(xs).to_vector() == model.predict_on_batch(xs).to_vector());
+}
+
 TEST_CASE("keras archive: the NCF example's NeuMF (two id inputs, L2 on embeddings and layers) round-trips") {
   kerascpp_test::TempDir dir;
   K::set_random_seed(8);

@@ -21,6 +21,7 @@
 #include "kerascpp/layers/embedding.hpp"
 #include "kerascpp/layers/layer_normalization.hpp"
 #include "kerascpp/layers/merging.hpp"
+#include "kerascpp/layers/multi_head_attention.hpp"
 #include "kerascpp/layers/pooling.hpp"
 #include "kerascpp/layers/recurrent.hpp"
 #include "kerascpp/layers/reshaping.hpp"
@@ -259,6 +260,28 @@ const std::map<std::string, Factory>& factories() {
          if (axes->is_array() && axes->size() == 2)
            return layers::Dot(std::pair<int, int>{(*axes)[0].get<int>(), (*axes)[1].get<int>()}, o);
          c.fail("'axes' is " + axes->dump() + ", not an integer or a pair");
+       }},
+      {"MultiHeadAttention",
+       [](const Config& c) -> LayerRef {
+         const Json* axes = c.find("attention_axes");
+         if (axes && *axes != Json::array({1}) && *axes != Json(1))
+           c.fail("'attention_axes' is " + axes->dump() + "; kerascpp attends over axis 1 of (batch, steps, features)");
+         layers::MultiHeadAttentionOptions o{.dropout = c.get("dropout", 0.0),
+                                             .use_bias = c.get("use_bias", true),
+                                             .kernel_regularizer = c.regularizer("kernel_regularizer"),
+                                             .bias_regularizer = c.regularizer("bias_regularizer"),
+                                             .kernel_constraint = c.constraint("kernel_constraint"),
+                                             .bias_constraint = c.constraint("bias_constraint"),
+                                             .name = c.name()};
+         if (c.find("value_dim")) o.value_dim = c.get<std::int64_t>("value_dim", 0);
+         if (const Json* out = c.find("output_shape")) {
+           if (out->is_number_integer()) o.output_shape = out->get<std::int64_t>();
+           else if (out->is_array() && out->size() == 1) o.output_shape = (*out)[0].get<std::int64_t>();
+           else c.fail("'output_shape' is " + out->dump() + "; kerascpp takes one size (the last axis)");
+         }
+         if (c.find("seed")) o.seed = c.get<std::uint64_t>("seed", 0);
+         return layers::MultiHeadAttention(c.required<std::int64_t>("num_heads"), c.required<std::int64_t>("key_dim"),
+                                           o);
        }},
       {"LSTM", [](const Config& c) { return recurrent("LSTM", c); }},
       {"GRU", [](const Config& c) { return recurrent("GRU", c); }},

@@ -11,6 +11,7 @@
 #include "engine/layer_from_config.hpp"
 #include "kerascpp/error.hpp"
 #include "kerascpp/layers/input_layer.hpp"
+#include "kerascpp/layers/multi_head_attention.hpp"
 #include "kerascpp/model.hpp"
 #include "kerascpp/saving.hpp"
 
@@ -143,6 +144,9 @@ class FunctionalBuilder {
   bool try_call(const PendingCall& p) {
     const Json args = p.call->value("args", Json::array());
     const Json kwargs = p.call->value("kwargs", Json::object());
+    const LayerRef& layer = layers_.at(p.layer);
+    if (auto* mha = dynamic_cast<layers::MultiHeadAttentionLayer*>(layer.get().get()))
+      return try_attention_call(p, *mha, args, kwargs);
     for (const auto& [key, value] : kwargs.items())
       if (!value.is_null() && key != "training")
         fail(
@@ -160,8 +164,43 @@ class FunctionalBuilder {
       if (!t) return false;
       inputs.push_back(*t);
     }
-    const LayerRef& layer = layers_.at(p.layer);
     outputs_[p.layer][p.node] = std::vector<KerasTensor>{as_list ? layer(inputs) : layer(inputs[0])};
+    return true;
+  }
+
+  // MultiHeadAttention(query, value, key=None, attention_mask=None, use_causal_mask=False): query
+  // and value positional or by keyword, the rest by keyword.
+  bool try_attention_call(const PendingCall& p, layers::MultiHeadAttentionLayer& mha, const Json& args,
+                          const Json& kwargs) {
+    static const char* kTensorArgs[] = {"query", "value", "key", "attention_mask"};
+    std::map<std::string, const Json*> given;
+    for (std::size_t i = 0; i < args.size(); ++i) {
+      if (i >= 4) fail(fmt::format("layer '{}' is called with {} positional arguments", p.layer, args.size()));
+      given[kTensorArgs[i]] = &args[i];
+    }
+    bool causal = false;
+    for (const auto& [key, value] : kwargs.items()) {
+      if (value.is_null() || key == "training") continue;
+      if (key == "use_causal_mask") causal = value.get<bool>();
+      else if (key == "return_attention_scores" && !value.get<bool>()) continue;
+      else if (std::find(std::begin(kTensorArgs), std::end(kTensorArgs), key) != std::end(kTensorArgs))
+        given[key] = &kwargs[key];
+      else
+        fail(fmt::format("layer '{}' (MultiHeadAttention) is called with '{}', which kerascpp does not have", p.layer,
+                         key));
+    }
+    std::map<std::string, KerasTensor> t;
+    for (const auto& [name, arg] : given) {
+      std::optional<KerasTensor> x = tensor(history_of(*arg, p.layer));
+      if (!x) return false;
+      t[name] = *x;
+    }
+    if (!t.count("query") || !t.count("value"))
+      fail(fmt::format("layer '{}' (MultiHeadAttention) is called without a query and a value", p.layer));
+    layers::MultiHeadAttentionCall call{.use_causal_mask = causal};
+    if (t.count("key")) call.key = t["key"];
+    if (t.count("attention_mask")) call.attention_mask = t["attention_mask"];
+    outputs_[p.layer][p.node] = std::vector<KerasTensor>{mha.call(t["query"], t["value"], call)};
     return true;
   }
 

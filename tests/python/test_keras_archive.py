@@ -70,6 +70,13 @@ def _keras_model(kind):
         a, b = keras.layers.Dense(3)(g), keras.layers.Dense(3, activation="tanh")(g)
         d = keras.layers.Dot(axes=1, normalize=True)([a, b])
         return keras.Model(inp, keras.layers.Dense(2)(keras.layers.Concatenate()([d, a])))
+    if kind == "attention":  # Keras-saved only: causal self-attention, then cross-attention with a key
+        inp = keras.Input((5, 6))
+        a = keras.layers.MultiHeadAttention(2, 3)(inp, inp, use_causal_mask=True)
+        x = keras.layers.LayerNormalization()(keras.layers.Add()([inp, a]))
+        k = keras.layers.Dense(6)(inp)
+        y = keras.layers.MultiHeadAttention(3, 2, value_dim=4, output_shape=5)(x, inp, key=k)
+        return keras.Model(inp, keras.layers.Dense(2)(y))
     inp = keras.Input((6, 6, 3))
     a = keras.layers.Conv2D(4, 3, padding="same", activation="relu")(inp)
     b = keras.layers.Conv2D(4, 1)(inp)
@@ -81,7 +88,7 @@ def _keras_model(kind):
     return keras.Model(inp, keras.layers.Dense(2)(c))
 
 
-@pytest.mark.parametrize("kind", KINDS + ["sequence", "image_ops"])
+@pytest.mark.parametrize("kind", KINDS + ["sequence", "image_ops", "attention"])
 def test_kerascpp_loads_what_keras_saves(tmp_path, kind):
     model = _keras_model(kind)
     rng = np.random.default_rng(5)
