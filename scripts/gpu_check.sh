@@ -7,7 +7,12 @@
 #   options: --skip-tests, --skip-bench, --only-tests (the suite alone), --tests 'doctest filter'
 #
 # Each stage has its own time limit, so one hang does not cost the rest of the visit; the exit
-# status is the GPU suite's.
+# status is the GPU suite's. On this workplace's lent GPU machines (no kerascpp dependencies, no
+# network, 10 minutes a command): build here with scripts/gpu_bundle.sh into a folder that
+# .git/info/exclude ignores (.gpu/), carry it, and split the visit in two commands:
+#   bash scripts/gpu_check.sh $OUT/t --prebuilt .gpu/bundle.tar.xz --only-tests
+#   bash scripts/gpu_check.sh $OUT/b --prebuilt .gpu/bundle.tar.xz --skip-tests
+# LOGDIR holds at most 7 files, so everything in it comes back from $OUT.
 set -uo pipefail
 cd "$(dirname "$0")/.."
 logdir=${1:?usage: gpu_check.sh LOGDIR [--prebuilt BUNDLE] [--skip-tests] [--skip-bench] [--tests FILTER]}
