@@ -30,6 +30,10 @@ class Loss {
  public:
   virtual ~Loss() = default;
   virtual std::string name() const = 0;  // Keras function name, e.g. "sparse_categorical_crossentropy"
+  // Keras' serialization of this loss ({"module": "keras.losses", "class_name": ..., "config": ...})
+  // for Model::save's compile_config; "" for a loss Keras does not have (no compile_config is then
+  // written).
+  virtual std::string config_json() const { return ""; }
   // Writes loss[n] for every example and, when grad is defined, grad = d(loss_n)/d(pred) * grad_scale
   // (see the contract at the top of this file).
   virtual void compute(Backend& backend, const Tensor& pred, const Tensor& target, Tensor& loss, Tensor& grad,
@@ -50,6 +54,7 @@ class SparseCategoricalCrossentropy : public Loss {
  public:
   explicit SparseCategoricalCrossentropy(CrossentropyOptions options = {});
   std::string name() const override { return "sparse_categorical_crossentropy"; }
+  std::string config_json() const override;
   void compute(Backend& backend, const Tensor& pred, const Tensor& target, Tensor& loss, Tensor& grad,
                float grad_scale) const override {
     backend.sparse_categorical_crossentropy(pred, target, options_.from_logits, loss, grad, grad_scale);
@@ -64,6 +69,7 @@ class CategoricalCrossentropy : public Loss {
  public:
   explicit CategoricalCrossentropy(CrossentropyOptions options = {});
   std::string name() const override { return "categorical_crossentropy"; }
+  std::string config_json() const override;
   void compute(Backend& backend, const Tensor& pred, const Tensor& target, Tensor& loss, Tensor& grad,
                float grad_scale) const override;
 
@@ -75,6 +81,7 @@ class BinaryCrossentropy : public Loss {
  public:
   explicit BinaryCrossentropy(CrossentropyOptions options = {});
   std::string name() const override { return "binary_crossentropy"; }
+  std::string config_json() const override;
   void compute(Backend& backend, const Tensor& pred, const Tensor& target, Tensor& loss, Tensor& grad,
                float grad_scale) const override;
   AccuracyKind accuracy_kind() const override { return AccuracyKind::binary; }
@@ -86,6 +93,7 @@ class BinaryCrossentropy : public Loss {
 class MeanSquaredError : public Loss {
  public:
   std::string name() const override { return "mean_squared_error"; }
+  std::string config_json() const override;
   void compute(Backend& backend, const Tensor& pred, const Tensor& target, Tensor& loss, Tensor& grad,
                float grad_scale) const override {
     backend.mean_squared_error(pred, target, loss, grad, grad_scale);
@@ -97,6 +105,7 @@ class Huber : public Loss {
  public:
   explicit Huber(double delta = 1.0);
   std::string name() const override { return "huber"; }
+  std::string config_json() const override;
   void compute(Backend& backend, const Tensor& pred, const Tensor& target, Tensor& loss, Tensor& grad,
                float grad_scale) const override {
     backend.huber(pred, target, static_cast<float>(delta_), loss, grad, grad_scale);

@@ -117,6 +117,10 @@ class Optimizer {
   virtual ~Optimizer() = default;
   virtual std::string class_name() const = 0;
   virtual int slots_per_variable() const = 0;
+  // This class's own entries of Keras' optimizer config ({"beta_1": 0.9, ...}) as a JSON object,
+  // for Model::save's compile_config; "" for an optimizer Keras has no equivalent of (then no
+  // compile_config is written).
+  virtual std::string config_json() const { return ""; }
 
   // Current learning rate (the schedule evaluated at iterations()).
   double learning_rate() const { return lr_.at(iterations_); }
@@ -177,6 +181,7 @@ class SGD : public Optimizer {
  public:
   explicit SGD(LearningRate lr = 0.01, SGDOptions o = {}) : Optimizer(std::move(lr)), o_(checked(o)) {}
   std::string class_name() const override { return "SGD"; }
+  std::string config_json() const override;
   int slots_per_variable() const override { return o_.momentum != 0.0 ? 1 : 0; }
 
  protected:
@@ -196,6 +201,7 @@ class Adam : public Optimizer {
  public:
   explicit Adam(LearningRate lr = 0.001, AdamOptions o = {}) : Optimizer(std::move(lr)), o_(checked(o)) {}
   std::string class_name() const override { return "Adam"; }
+  std::string config_json() const override;
   int slots_per_variable() const override { return 2; }
 
  protected:
@@ -218,6 +224,7 @@ class AdamW : public Optimizer {
  public:
   explicit AdamW(LearningRate lr = 0.001, AdamWOptions o = {}) : Optimizer(std::move(lr)), o_(checked(o)) {}
   std::string class_name() const override { return "AdamW"; }
+  std::string config_json() const override;
   int slots_per_variable() const override { return 2; }
 
  protected:
@@ -236,6 +243,7 @@ class RMSprop : public Optimizer {
  public:
   explicit RMSprop(LearningRate lr = 0.001, RMSpropOptions o = {}) : Optimizer(std::move(lr)), o_(checked(o)) {}
   std::string class_name() const override { return "RMSprop"; }
+  std::string config_json() const override;
   int slots_per_variable() const override { return 1; }
 
  protected:
@@ -255,6 +263,7 @@ class Adagrad : public Optimizer {
  public:
   explicit Adagrad(LearningRate lr = 0.001, AdagradOptions o = {}) : Optimizer(std::move(lr)), o_(checked(o)) {}
   std::string class_name() const override { return "Adagrad"; }
+  std::string config_json() const override;
   int slots_per_variable() const override { return 1; }
 
  protected:
@@ -278,6 +287,7 @@ class Nadam : public Optimizer {
  public:
   explicit Nadam(LearningRate lr = 0.001, NadamOptions o = {});
   std::string class_name() const override { return "Nadam"; }
+  std::string config_json() const override;
   int slots_per_variable() const override { return 2; }
   // Keras' u_product after the steps taken so far (1 before the first).
   float u_product() const { return u_product_.data<float>()[0]; }

@@ -18,6 +18,15 @@ std::vector<std::string> CompiledState::metrics_names() const {
   return out;
 }
 
+std::vector<std::string> CompiledState::metric_names(bool weighted) const {
+  std::vector<std::string> out;
+  const std::string prefix = "weighted_";  // the log key of a weighted metric whose name was taken
+  for (const MetricSpec& m : metrics_)
+    if (m.weighted == weighted)
+      out.push_back(weighted && m.name.rfind(prefix, 0) == 0 ? m.name.substr(prefix.size()) : m.name);
+  return out;
+}
+
 StepTotals CompiledState::zero_totals() const {
   StepTotals t;
   for (const MetricSpec& m : metrics_) t.metric_totals.emplace_back(m.metric->num_totals(), 0.0);

@@ -28,6 +28,9 @@ class CompiledState {
   std::uint64_t step_seed() const { return step_seed_; }
 
   std::size_t metric_count() const { return metrics_.size(); }
+  // The names the metrics (weighted: the weighted_metrics) were compiled with, as Keras lists
+  // them in a compile_config.
+  std::vector<std::string> metric_names(bool weighted) const;
   // Keras' metrics_names: "loss", then each metric's log key.
   std::vector<std::string> metrics_names() const;
   // Totals with every sum zero, sized for the metrics.

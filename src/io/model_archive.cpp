@@ -4,6 +4,8 @@
 
 #include <ctime>
 
+#include "engine/compile_config.hpp"
+#include "engine/model_impl.hpp"
 #include "io/keras_archive.hpp"
 #include "io/weights_image.hpp"
 #include "kerascpp/error.hpp"
@@ -35,7 +37,12 @@ void Model::save(const std::string& path) const {
         fmt::format("Model.save: '{}' must end in \".keras\" (Keras 3's whole-model archive); to write "
                     "the weights alone, use save_weights(\"....weights.h5\")",
                     path));
-  io::KerasArchive archive{to_json(), metadata_json(), io::save_model_weights_image(*this)};
+  // A compiled model's archive also says how it was compiled (and its weights file holds the
+  // optimizer state), so that training can go on after load_model, here or in Keras.
+  nlohmann::ordered_json config = nlohmann::ordered_json::parse(to_json());
+  if (impl_->is_compiled())
+    if (auto compile = detail::compile_config(impl_->require_compiled("save"))) config["compile_config"] = *compile;
+  io::KerasArchive archive{config.dump(), metadata_json(), io::save_model_weights_image(*this)};
   io::write_keras_archive(path, archive);
 }
 
@@ -46,6 +53,9 @@ Model load_model(const std::string& path) {
       return model_from_json(archive.config_json);
     } catch (const ValueError& e) { throw ValueError(fmt::format("load_model('{}'): {}", path, e.what())); }
   }();
+  const auto config = nlohmann::ordered_json::parse(archive.config_json, nullptr, false);
+  if (config.is_object() && config.contains("compile_config") && config["compile_config"].is_object())
+    detail::compile_from_config(model, config["compile_config"], path);
   try {
     io::load_model_weights_image(model, archive.weights_h5);
   } catch (const Error& e) {
