@@ -265,3 +265,51 @@ TEST_CASE("ModelCheckpoint(save_weights_only = false) writes .keras archives tha
   K::Model loaded = K::load_model(ckpt->last_saved());
   CHECK(loaded.predict_on_batch(xs).to_vector() == model.predict_on_batch(xs).to_vector());
 }
+
+TEST_CASE("keras archive: a compiled model's compile_config comes back compiled, and training goes on") {
+  kerascpp_test::TempDir dir;
+  auto make = [] {
+    K::set_random_seed(11);
+    auto in = K::Input({4});
+    auto h = K::layers::Dense(6, {.activation = "relu"})(in);
+    return K::Model(in, K::layers::Dense(3)(h));
+  };
+  const K::Tensor x =
+      K::Tensor::from_vector({4, 4}, std::vector<float>{0.1f, -0.4f, 0.9f, 0.3f, -0.7f, 0.2f, 0.5f, -0.1f, 0.6f, 0.8f,
+                                                        -0.3f, -0.9f, 0.0f, 0.4f, -0.5f, 0.7f});
+  const K::Tensor y = K::Tensor::from_vector({4}, std::vector<std::int32_t>{2, 0, 1, 2});
+  K::Model model = make();
+  auto adam = K::optimizers::Adam(0.02, {.beta_1 = 0.8, .beta_2 = 0.99, .epsilon = 1e-6});
+  adam.set_gradient_clipping({.clipnorm = 5.0});
+  model.compile({.optimizer = adam,
+                 .loss = K::losses::SparseCategoricalCrossentropy({.from_logits = true}),
+                 .metrics = {"accuracy"}});
+  for (int i = 0; i < 3; ++i) model.train_on_batch(x, y);
+  const std::string path = (dir.path / "compiled.keras").string();
+  model.save(path);
+
+  K::Model loaded = K::load_model(path);
+  REQUIRE(loaded.compiled());
+  CHECK(loaded.optimizer().class_name() == "Adam");
+  CHECK(loaded.optimizer().learning_rate() == doctest::Approx(0.02));
+  CHECK(loaded.optimizer().iterations() == 3);  // the optimizer state came with the weights
+  REQUIRE(loaded.optimizer().gradient_clipping().clipnorm.has_value());
+  CHECK(*loaded.optimizer().gradient_clipping().clipnorm == doctest::Approx(5.0));
+  CHECK(loaded.metrics_names() == model.metrics_names());
+  // Two more steps from the archive give the weights two more steps of the original give.
+  for (int i = 0; i < 2; ++i) {
+    model.train_on_batch(x, y);
+    loaded.train_on_batch(x, y);
+  }
+  const auto a = model.get_weights(), b = loaded.get_weights();
+  REQUIRE(a.size() == b.size());
+  for (std::size_t i = 0; i < a.size(); ++i) CHECK(a[i].to_vector() == b[i].to_vector());
+
+  // A learning-rate schedule is not rebuilt (as Keras would need the schedule's class): no
+  // compile_config is written, so the model comes back uncompiled, weights intact.
+  K::Model scheduled = make();
+  scheduled.compile({.optimizer = K::optimizers::SGD(K::optimizers::schedules::CosineDecay(0.1, 100)),
+                     .loss = "sparse_categorical_crossentropy"});
+  scheduled.save(path);
+  CHECK_FALSE(K::load_model(path).compiled());
+}

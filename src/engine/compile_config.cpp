@@ -32,13 +32,15 @@ std::string SparseCategoricalCrossentropy::config_json() const {
       .dump();
 }
 std::string CategoricalCrossentropy::config_json() const {
-  return loss_object("CategoricalCrossentropy", "categorical_crossentropy",
-                     {{"from_logits", options_.from_logits}, {"label_smoothing", options_.label_smoothing}, {"axis", -1}})
+  return loss_object(
+             "CategoricalCrossentropy", "categorical_crossentropy",
+             {{"from_logits", options_.from_logits}, {"label_smoothing", options_.label_smoothing}, {"axis", -1}})
       .dump();
 }
 std::string BinaryCrossentropy::config_json() const {
-  return loss_object("BinaryCrossentropy", "binary_crossentropy",
-                     {{"from_logits", options_.from_logits}, {"label_smoothing", options_.label_smoothing}, {"axis", -1}})
+  return loss_object(
+             "BinaryCrossentropy", "binary_crossentropy",
+             {{"from_logits", options_.from_logits}, {"label_smoothing", options_.label_smoothing}, {"axis", -1}})
       .dump();
 }
 std::string MeanSquaredError::config_json() const {
@@ -110,8 +112,8 @@ optimizers::OptimizerRef optimizer_from(const Json& j) {
   const std::string cls = j.value("class_name", "");
   const Json c = j.value("config", Json::object());
   if (!c.contains("learning_rate") || !c["learning_rate"].is_number())
-    throw ValueError(fmt::format("the {} optimizer's learning_rate is {}; kerascpp rebuilds constant rates only",
-                                 cls, c.value("learning_rate", Json()).dump()));
+    throw ValueError(fmt::format("the {} optimizer's learning_rate is {}; kerascpp rebuilds constant rates only", cls,
+                                 c.value("learning_rate", Json()).dump()));
   const double lr = c["learning_rate"].get<double>();
   auto num = [&](const char* key, double fallback) {
     return c.contains(key) && c[key].is_number() ? c[key].get<double>() : fallback;
@@ -124,22 +126,26 @@ optimizers::OptimizerRef optimizer_from(const Json& j) {
   optimizers::OptimizerRef opt;
   if (cls == "SGD") opt = optimizers::SGD(lr, {.momentum = num("momentum", 0), .nesterov = c.value("nesterov", false)});
   else if (cls == "Adam")
-    opt = optimizers::Adam(lr, {.beta_1 = num("beta_1", 0.9), .beta_2 = num("beta_2", 0.999), .epsilon = num("epsilon", 1e-7)});
+    opt = optimizers::Adam(
+        lr, {.beta_1 = num("beta_1", 0.9), .beta_2 = num("beta_2", 0.999), .epsilon = num("epsilon", 1e-7)});
   else if (cls == "AdamW")
     opt = optimizers::AdamW(lr, {.weight_decay = num("weight_decay", 0.004),
                                  .beta_1 = num("beta_1", 0.9),
                                  .beta_2 = num("beta_2", 0.999),
                                  .epsilon = num("epsilon", 1e-7)});
   else if (cls == "RMSprop") {
-    if (num("momentum", 0) != 0) throw ValueError("the RMSprop optimizer uses momentum, which kerascpp's does not have");
+    if (num("momentum", 0) != 0)
+      throw ValueError("the RMSprop optimizer uses momentum, which kerascpp's does not have");
     opt = optimizers::RMSprop(lr, {.rho = num("rho", 0.9), .epsilon = num("epsilon", 1e-7)});
   } else if (cls == "Adagrad")
-    opt = optimizers::Adagrad(lr, {.initial_accumulator_value = num("initial_accumulator_value", 0.1),
-                                   .epsilon = num("epsilon", 1e-7)});
+    opt = optimizers::Adagrad(
+        lr, {.initial_accumulator_value = num("initial_accumulator_value", 0.1), .epsilon = num("epsilon", 1e-7)});
   else if (cls == "Nadam")
-    opt = optimizers::Nadam(lr, {.beta_1 = num("beta_1", 0.9), .beta_2 = num("beta_2", 0.999), .epsilon = num("epsilon", 1e-7)});
+    opt = optimizers::Nadam(
+        lr, {.beta_1 = num("beta_1", 0.9), .beta_2 = num("beta_2", 0.999), .epsilon = num("epsilon", 1e-7)});
   else
-    throw ValueError(fmt::format("optimizer '{}' is not one kerascpp has (SGD, Adam, AdamW, RMSprop, Adagrad, Nadam)", cls));
+    throw ValueError(
+        fmt::format("optimizer '{}' is not one kerascpp has (SGD, Adam, AdamW, RMSprop, Adagrad, Nadam)", cls));
   if ((cls != "AdamW") && c.contains("weight_decay") && !c["weight_decay"].is_null() && num("weight_decay", 0) != 0)
     throw ValueError(fmt::format("the {} optimizer sets weight_decay, which kerascpp has on AdamW only", cls));
   optimizers::GradientClipping clip;

@@ -54,7 +54,9 @@ Model load_model(const std::string& path) {
     } catch (const ValueError& e) { throw ValueError(fmt::format("load_model('{}'): {}", path, e.what())); }
   }();
   const auto config = nlohmann::ordered_json::parse(archive.config_json, nullptr, false);
-  if (config.is_object() && config.contains("compile_config") && config["compile_config"].is_object())
+  // Keras writes {} (or null) for a model that was not compiled.
+  if (config.is_object() && config.contains("compile_config") && config["compile_config"].is_object() &&
+      !config["compile_config"].empty())
     detail::compile_from_config(model, config["compile_config"], path);
   try {
     io::load_model_weights_image(model, archive.weights_h5);

@@ -38,6 +38,12 @@ def test_keras_loads_what_kerascpp_saves(tmp_path, kind):
         assert [layer.trainable for layer in model.layers if isinstance(layer, keras.layers.Dense)] == [False, True]
         conv = next(layer for layer in model.layers if isinstance(layer, keras.layers.Conv2D))
         assert conv.kernel_regularizer.get_config()["l2"] == pytest.approx(1e-4)
+    if kind == "mlp":  # compiled and trained one step in kerascpp: Keras comes back compiled alike
+        assert isinstance(model.optimizer, keras.optimizers.Adam)
+        assert float(model.optimizer.learning_rate) == pytest.approx(0.003)
+        assert model.optimizer.beta_1 == pytest.approx(0.85)
+        assert int(model.optimizer.iterations) == 1
+        assert isinstance(model.loss, keras.losses.SparseCategoricalCrossentropy)
 
 
 def _keras_model(kind):
@@ -96,11 +102,20 @@ def test_kerascpp_loads_what_keras_saves(tmp_path, kind):
     model.set_weights([(np.abs(w) + 0.5 if "variance" in v.path else w).astype("float32")
                        for v, w in zip(model.weights, (rng.uniform(-0.5, 0.5, w.shape) for w in model.get_weights()))])
     x = rng.uniform(-1, 1, (5, *model.inputs[0].shape[1:])).astype("float32")
+    if kind == "mlp":  # a compiled model: kerascpp compiles what load_model rebuilds alike
+        model.compile(optimizer=keras.optimizers.Adam(0.004), loss="sparse_categorical_crossentropy",
+                      metrics=["accuracy"])
     model.save(tmp_path / "keras.keras")
     x.tofile(tmp_path / "x.f32")
     config = json.loads(_tool("load", tmp_path / "keras.keras", tmp_path / "x.f32", tmp_path / "y.f32", *x.shape))
     expected = model.predict(x, verbose=0)
     np.testing.assert_allclose(_read(tmp_path / "y.f32", expected.shape), expected, rtol=1e-5, atol=1e-6)
+    if kind == "mlp":
+        assert config["kerascpp_compiled"]["optimizer"] == "Adam"
+        assert config["kerascpp_compiled"]["learning_rate"] == pytest.approx(0.004)
+        assert config["kerascpp_compiled"]["metrics_names"] == ["loss", "accuracy"]
+    else:
+        assert "kerascpp_compiled" not in config
     # kerascpp kept the layers' names (its topological order may differ) and the frozen flag.
     names = {layer["config"]["name"] for layer in config["config"]["layers"] if layer["class_name"] != "InputLayer"}
     assert names == {layer.name for layer in model.layers if not isinstance(layer, keras.layers.InputLayer)}

@@ -6,7 +6,9 @@
 //       prediction <dir>/y.f32 (raw float32) and the shapes in <dir>/shapes.json.
 //   keras_archive_interop load <model.keras> <x.f32> <out.f32> <d0> <d1> ...
 //       load_model(model.keras), predicts on x.f32 of batch shape (d0, d1, ...) and writes out.f32;
-//       prints the model's to_json() on stdout.
+//       prints the model's to_json() on stdout, with "kerascpp_compiled" (optimizer, learning
+//       rate, metrics names) added when the archive's compile_config compiled it.
+//   The mlp kind is compiled (Adam(0.003, beta_1 = 0.85)) and trained one step before saving.
 // Errors: stderr, exit status 1.
 #include <kerascpp/kerascpp.hpp>
 
@@ -17,6 +19,7 @@
 #include <filesystem>
 #include <fstream>
 #include <map>
+#include <nlohmann/json.hpp>
 #include <string>
 #include <vector>
 
@@ -75,6 +78,12 @@ int save(const std::string& kind, const fs::path& dir) {
   K::Shape shape = kExampleShapes.at(kind);
   shape.insert(shape.begin(), 5);
   K::Tensor x = K::Tensor::from_vector(shape, uniform(static_cast<std::size_t>(K::shape_numel(shape)), 99, -1.f, 1.f));
+  if (kind == "mlp") {  // compiled and trained one step: the archive carries a compile_config
+    model.compile({.optimizer = K::optimizers::Adam(0.003, {.beta_1 = 0.85}),
+                   .loss = "sparse_categorical_crossentropy",
+                   .metrics = {"accuracy"}});
+    model.train_on_batch(x, K::Tensor::from_vector({5}, std::vector<std::int32_t>{0, 1, 2, 3, 1}));
+  }
   K::Tensor y = model.predict_on_batch(x);
   model.save((dir / "model.keras").string());
   write_f32(dir / "x.f32", x.to_vector());
@@ -88,7 +97,13 @@ int load(const std::string& path, const fs::path& x_path, const fs::path& out, c
   K::Model model = K::load_model(path);
   K::Tensor x = K::Tensor::from_vector(shape, read_f32(x_path));
   write_f32(out, model.predict_on_batch(x).to_vector());
-  std::printf("%s\n", model.to_json().c_str());
+  // The model's config, plus how load_model compiled it (from the archive's compile_config).
+  auto config = nlohmann::ordered_json::parse(model.to_json());
+  if (model.compiled())
+    config["kerascpp_compiled"] = {{"optimizer", model.optimizer().class_name()},
+                                   {"learning_rate", model.optimizer().learning_rate()},
+                                   {"metrics_names", model.metrics_names()}};
+  std::printf("%s\n", config.dump().c_str());
   return 0;
 }
 
