@@ -4,6 +4,7 @@
 //   kerascpp_bench train   --model mlp|cnn|transformer|ncf|resnet50 [--batch B] [--width W] [--replicas R]
 //                          [--threads T] [--windows N] [--window-steps S] [--warmup-steps W]
 //                          [--device cpu|gpu] [--strategy one_device|mirrored|multi_worker]
+//                          [--dtype fp32|bf16|fp16]  (the dtype policy: float32, mixed_bfloat16, mixed_float16)
 //   kerascpp_bench predict [--samples N] [--warmup N] [--threads T] [--device cpu|gpu]
 // --device gpu trains on gpu:0 (OneDeviceStrategy), or with --strategy mirrored on every GPU
 // through MirroredStrategy<>() (NCCL); resnet50 is ResNet-50 v1.5 on synthetic ImageNet shapes.
@@ -207,6 +208,12 @@ int train(const Args& a) {
   std::string workload = a.str("workload", kind);
 
   K::set_random_seed(1);
+  const std::string dtype = a.str("dtype", "fp32");
+  const std::map<std::string, std::string> policies = {
+      {"fp32", "float32"}, {"bf16", "mixed_bfloat16"}, {"fp16", "mixed_float16"}};
+  if (!policies.count(dtype)) throw K::Error("--dtype must be fp32, bf16 or fp16, got '" + dtype + "'");
+  K::mixed_precision::set_global_policy(policies.at(dtype));
+  const K::DType compute = K::mixed_precision::global_policy().compute_dtype();
 
   // --strategy multi_worker: started by mpirun, each worker runs `replicas` replicas (rank 0 reports).
   K::distribute::Strategy strategy = make_strategy(a, replicas, threads);
@@ -237,14 +244,19 @@ int train(const Args& a) {
   }
   double med = median(sps);
   if (!strategy.is_chief()) return 0;
+  // How the CPU backend computes in the policy's dtype (the CUDA backend: mixed_precision.hpp).
+  const std::string path = a.str("device", "cpu") == "cpu"
+                               ? K::mixed_precision::compute_path(*K::make_cpu_backend(1), compute)
+                               : std::string("n/a");
   std::printf(
       "{\"framework\": \"kerascpp\", \"workload\": \"%s\", \"model\": \"%s\", \"batch\": %ld, \"width\": %ld, "
       "\"replicas\": %d, \"threads\": %d, \"samples_per_s\": %.6g, \"windows\": %s, \"window_steps\": %ld, "
       "\"warmup_s\": %.4g, \"time_to_first_step_s\": %.4g, \"peak_rss_mb\": %.1f, \"gflops\": %.6g, "
-      "\"strategy\": \"%s\", \"device\": \"%s\"}\n",
+      "\"strategy\": \"%s\", \"device\": \"%s\", \"dtype\": \"%s\", \"compute_path\": \"%s\"}\n",
       workload.c_str(), kind.c_str(), static_cast<long>(batch), static_cast<long>(width), replicas, threads, med,
       json_list(sps).c_str(), static_cast<long>(window_steps), warmup_s, timer->first_step_s, peak_rss_mb(),
-      med * flops_per_sample / 1e9, strategy.describe().c_str(), a.str("device", "cpu").c_str());
+      med * flops_per_sample / 1e9, strategy.describe().c_str(), a.str("device", "cpu").c_str(), dtype.c_str(),
+      path.c_str());
   return 0;
 }
 

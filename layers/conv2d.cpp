@@ -8,6 +8,7 @@ namespace kerascpp::layers {
 
 Conv2DLayer::Conv2DLayer(std::int64_t filters, Size2D kernel_size, Conv2DOptions options)
     : Layer(options.name), filters_(filters), kernel_size_(kernel_size), options_(std::move(options)) {
+  if (!options_.dtype.empty()) set_dtype_policy(options_.dtype);
   KERASCPP_CHECK(filters_ > 0, ValueError, "Conv2D '{}': filters must be positive, got {}", name(), filters_);
   KERASCPP_CHECK(kernel_size_.positive(), ValueError,
                  "Conv2D '{}': kernel_size must be positive, e.g. 3 or {{3, 5}}, got {{{}, {}}}", name(),

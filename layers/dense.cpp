@@ -7,6 +7,7 @@ namespace kerascpp::layers {
 
 DenseLayer::DenseLayer(std::int64_t units, DenseOptions options)
     : Layer(options.name), units_(units), options_(std::move(options)) {
+  if (!options_.dtype.empty()) set_dtype_policy(options_.dtype);
   if (units_ <= 0)
     throw ValueError(fmt::format("Dense '{}': units must be positive (the number of outputs), got {}", name(), units_));
   activation_ = activation_from_name(options_.activation, "Dense");

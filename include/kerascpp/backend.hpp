@@ -89,6 +89,19 @@ class Backend {
   virtual void set_num_threads(int threads) = 0;
   virtual int num_threads() const = 0;
 
+  // ---- mixed precision (see kerascpp/mixed_precision.hpp) ----
+  // The dtype dense_forward, matmul, batched_matmul and the conv2d_*/depthwise_conv2d_* ops
+  // compute in: float32 (the default), or bfloat16/float16, which rounds their float32 operands
+  // to 16 bits and accumulates in float32. Outputs and every other op stay float32. The graph
+  // sets it around each layer's forward and backward from the layer's dtype policy.
+  void set_compute_dtype(DType dtype);
+  DType compute_dtype() const { return compute_dtype_; }
+  // How this backend computes in `dtype`: "native (<kernel>)" or "emulated (<why>)"; "float32".
+  virtual std::string compute_path(DType dtype) = 0;
+  // y = x converted to `dtype` (float32, bfloat16 and float16, either way; round to nearest even);
+  // y is allocated like any output, with `dtype`.
+  virtual void cast(const Tensor& x, DType dtype, Tensor& y) = 0;
+
   // ---- dense algebra ----
   // y[N,out] = act(x[N,in] · w[in,out] + b[out]); b may be undefined (no bias).
   virtual void dense_forward(const Tensor& x, const Tensor& w, const Tensor& b, ActivationKind act, Tensor& y) = 0;
@@ -314,6 +327,9 @@ class Backend {
   // Both outputs are (re)allocated. ids and dy as in scatter_add_rows, ids checked against `rows`.
   virtual void unique_row_sums(const Tensor& ids, const Tensor& dy, std::int64_t rows, Tensor& unique_ids,
                                Tensor& sums) = 0;
+
+ protected:
+  DType compute_dtype_ = DType::float32;
 };
 
 // Floats in pack_moments' packed tensor: num_replicas slots of (count, mean[C], var[C]).

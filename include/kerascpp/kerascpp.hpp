@@ -36,6 +36,7 @@
 #include "kerascpp/layers/softmax.hpp"
 #include "kerascpp/losses.hpp"
 #include "kerascpp/metrics.hpp"
+#include "kerascpp/mixed_precision.hpp"
 #include "kerascpp/model.hpp"
 #include "kerascpp/optimizers.hpp"
 #include "kerascpp/random.hpp"

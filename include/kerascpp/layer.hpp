@@ -10,6 +10,7 @@
 #include "kerascpp/context.hpp"
 #include "kerascpp/initializers.hpp"
 #include "kerascpp/input_spec.hpp"
+#include "kerascpp/mixed_precision.hpp"
 #include "kerascpp/variable.hpp"
 
 namespace kerascpp {
@@ -136,6 +137,12 @@ class Layer : public std::enable_shared_from_this<Layer> {
   void set_trainable(bool trainable) { trainable_ = trainable; }
   bool trainable() const { return trainable_; }
   std::int64_t count_params() const;
+  // Keras' layer.dtype_policy: the global policy when the layer was made, or the one set here
+  // (options .dtype on Dense and Conv2D). Under a mixed policy the layer's matmuls and
+  // convolutions compute in compute_dtype(); its variables stay float32 (mixed_precision.hpp).
+  const mixed_precision::DTypePolicy& dtype_policy() const { return dtype_policy_; }
+  DType compute_dtype() const { return dtype_policy_.compute_dtype(); }
+  void set_dtype_policy(const std::string& name);
 
   // Applies the layer symbolically (functional API); builds it on first use.
   KerasTensor operator()(const KerasTensor& x);
@@ -163,6 +170,7 @@ class Layer : public std::enable_shared_from_this<Layer> {
   mutable std::string name_;
   bool built_ = false;
   bool trainable_ = true;
+  mixed_precision::DTypePolicy dtype_policy_ = mixed_precision::global_policy();
   std::vector<InputSpec> input_spec_{InputSpec{}};
   bool input_spec_for_each_ = true;
   std::vector<std::unique_ptr<Variable>> variables_;

@@ -13,9 +13,14 @@
 
 namespace kerascpp {
 
-enum class DType : std::uint8_t { float32, int32, int64, uint8 };
+// bfloat16 and float16 hold 16-bit floats (the operands of mixed-precision matmuls and
+// convolutions, see mixed_precision.hpp); read them with to_vector() or cast them with
+// Backend::cast, as there is no C++ element type for data<T>().
+enum class DType : std::uint8_t { float32, int32, int64, uint8, bfloat16, float16 };
 std::size_t dtype_size(DType dtype);
 const char* dtype_name(DType dtype);
+// bfloat16 or float16: the 16-bit float dtypes mixed precision computes in.
+inline bool is_low_precision(DType dtype) { return dtype == DType::bfloat16 || dtype == DType::float16; }
 
 using Shape = std::vector<std::int64_t>;
 std::string shape_str(const Shape& shape);     // "(None, 28, 28, 1)" style: only -1 (unknown) prints as None

@@ -25,6 +25,8 @@ class CudaBackend final : public Backend {
 
   Device device() const override { return Device{Device::Kind::gpu, device_}; }
   std::string name() const override;
+  std::string compute_path(DType dtype) override;
+  void cast(const Tensor& x, DType dtype, Tensor& y) override;
   void set_num_threads(int) override {}  // GPU work is not split over host threads
   int num_threads() const override { return 1; }
   cudaStream_t stream() const { return stream_; }

@@ -121,6 +121,37 @@ void CudaBackend::add_inplace(Tensor& y, const Tensor& x) {
   KCPP_CUDA_CHECK(cudaGetLastError());
 }
 
+namespace {
+
+kern::FloatType float_type(DType d) {
+  return d == DType::bfloat16 ? kern::kBfloat16 : d == DType::float16 ? kern::kFloat16 : kern::kFloat32;
+}
+bool castable(DType d) { return d == DType::float32 || is_low_precision(d); }
+
+}  // namespace
+
+void CudaBackend::cast(const Tensor& x, DType dtype, Tensor& y) {
+  DeviceGuard guard(device_);
+  const char* op = "cast";
+  if (!x.defined() || x.device() != device() || !castable(x.dtype()) || !castable(dtype))
+    throw ValueError(fmt::format("{}: casts a {} float32/bfloat16/float16 tensor to one of those; got {} to {}", op,
+                                 device().str(), x.defined() ? dtype_name(x.dtype()) : "an undefined tensor",
+                                 dtype_name(dtype)));
+  if (!y.defined()) y = Tensor(x.shape(), dtype, device());
+  if (y.dtype() != dtype || y.shape() != x.shape() || y.device() != device())
+    throw ShapeError(fmt::format("{}: y must be a {} {} tensor of shape {}, got {} {}", op, device().str(),
+                                 dtype_name(dtype), shape_str(x.shape()), dtype_name(y.dtype()), shape_str(y.shape())));
+  kern::cast(x.raw(), float_type(x.dtype()), y.raw(), float_type(dtype), x.numel(), stream_);
+  KCPP_CUDA_CHECK(cudaGetLastError());
+}
+
+std::string CudaBackend::compute_path(DType dtype) {
+  if (dtype == DType::float32) return "float32";
+  // The dense and convolution ops here do not read compute_dtype() yet: a mixed policy runs in
+  // float32 on a GPU, and this says so rather than claim 16-bit speed.
+  return fmt::format("float32 (the CUDA backend does not compute in {} yet)", dtype_name(dtype));
+}
+
 void CudaBackend::scale(Tensor& x, float factor) {
   DeviceGuard guard(device_);
   require_float_on(x, device(), "scale", "x");

@@ -103,6 +103,26 @@ void Graph::check_inputs(const std::vector<Tensor>& inputs) const {
   }
 }
 
+namespace {
+
+// The backend computes a layer's matmuls and convolutions in the layer's compute dtype (its
+// dtype policy) for the duration of one forward or backward, and in float32 outside.
+class ComputeDTypeScope {
+ public:
+  ComputeDTypeScope(Backend& backend, DType dtype) : backend_(backend), previous_(backend.compute_dtype()) {
+    backend_.set_compute_dtype(dtype);
+  }
+  ~ComputeDTypeScope() { backend_.set_compute_dtype(previous_); }
+  ComputeDTypeScope(const ComputeDTypeScope&) = delete;
+  ComputeDTypeScope& operator=(const ComputeDTypeScope&) = delete;
+
+ private:
+  Backend& backend_;
+  DType previous_;
+};
+
+}  // namespace
+
 std::vector<Tensor> Graph::forward(ReplicaContext& ctx, const std::vector<Tensor>& inputs, GraphState& st) const {
   std::size_t n = nodes_.size();
   st.inputs.resize(n);
@@ -135,6 +155,7 @@ std::vector<Tensor> Graph::forward(ReplicaContext& ctx, const std::vector<Tensor
     // No input mask: an empty list, so a layer can test input_masks.empty() cheaply.
     if (!any_mask) ls.input_masks.clear();
     ls.saved.clear();
+    const ComputeDTypeScope compute(*ctx.backend, node.layer->compute_dtype());
     st.outputs[i] = node.layer->forward(ctx, ins, ls);
     st.masks[i] = node.layer->compute_output_masks(ctx, ins, st.outputs[i], ls);
     if (st.masks[i].size() != st.outputs[i].size())
@@ -194,6 +215,7 @@ void Graph::backward(ReplicaContext& ctx, const std::vector<Tensor>& output_grad
     // Nothing to compute: no trainable variable here (a frozen layer, say) and no input that
     // leads back to one.
     if (need_input_grads_[i] || node.layer->needs_gradient()) {
+      const ComputeDTypeScope compute(*ctx.backend, node.layer->compute_dtype());
       auto input_grads = node.layer->backward(ctx, st.inputs[i], st.outputs[i], g, st.layer_states[i]);
       for (std::size_t j = 0; j < node.inputs.size(); ++j) {
         const KerasTensor& kt = node.inputs[j];

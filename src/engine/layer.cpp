@@ -70,6 +70,12 @@ const std::string& Layer::name() const {
   return name_;
 }
 
+void Layer::set_dtype_policy(const std::string& policy) {
+  try {
+    dtype_policy_ = mixed_precision::DTypePolicy(policy);
+  } catch (const ValueError& e) { throw ValueError(fmt::format("{}: {}", where(), e.what())); }
+}
+
 std::string Layer::snake_name() const { return to_snake_case(class_name()); }
 
 std::string Layer::where() const { return fmt::format("Layer '{}' ({})", name(), class_name()); }

@@ -396,6 +396,18 @@ LayerRef layer_from_config(const std::string& class_name, const nlohmann::json& 
   }
   LayerRef layer = it->second(c);
   if (!c.get("trainable", true)) layer->set_trainable(false);
+  // Keras writes a layer's dtype policy as a name or as {"class_name": "DTypePolicy", "config":
+  // {"name": ...}}.
+  if (const Json* d = c.find("dtype")) {
+    const Json* policy = d->is_object() && d->contains("config") ? &(*d)["config"] : d;
+    const std::string name = policy->is_string()   ? policy->get<std::string>()
+                             : policy->is_object() ? policy->value("name", "")
+                                                   : "";
+    if (name.empty()) c.fail(fmt::format("'dtype' is {}, not a dtype policy", d->dump()));
+    try {
+      layer->set_dtype_policy(name);
+    } catch (const ValueError& e) { c.fail(e.what()); }
+  }
   return layer;
 }
 

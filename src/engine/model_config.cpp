@@ -46,6 +46,13 @@ Json layer_entry(const Layer& layer) {
   }
   // Keras' layer configs carry `trainable`; its InputLayer's does not.
   if (!dynamic_cast<const layers::InputLayerImpl*>(&layer)) config["trainable"] = layer.trainable();
+  // Keras 3 writes the policy object; a float32 layer leaves it out (Keras' default). An
+  // InputLayer's dtype is its tensor's, written above.
+  if (!dynamic_cast<const layers::InputLayerImpl*>(&layer) && layer.dtype_policy().name() != "float32")
+    config["dtype"] = Json{{"module", "keras"},
+                           {"class_name", "DTypePolicy"},
+                           {"config", {{"name", layer.dtype_policy().name()}}},
+                           {"registered_name", nullptr}};
   return Json{{"module", "keras.layers"},
               {"class_name", layer.class_name()},
               {"config", std::move(config)},

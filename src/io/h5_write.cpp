@@ -31,8 +31,11 @@ TypePair h5_types(DType dtype) {
       return {H5T_STD_I64LE, H5T_NATIVE_INT64};
     case DType::uint8:
       return {H5T_STD_U8LE, H5T_NATIVE_UINT8};
+    case DType::bfloat16:
+    case DType::float16:
+      break;  // variables stay float32 under every dtype policy, so weights files never need these
   }
-  throw Error("unknown tensor dtype");
+  throw Error(fmt::format("HDF5 writer: no {} datasets; cast the tensor to float32 first", dtype_name(dtype)));
 }
 
 void check_tensor(const Tensor& t, const std::string& where) {

@@ -10,6 +10,7 @@
 
 #include "backend/gpu_support.hpp"
 #include "tensor/host_allocator.hpp"
+#include "tensor/low_precision.hpp"
 
 namespace kerascpp {
 
@@ -23,6 +24,9 @@ std::size_t dtype_size(DType dtype) {
       return 8;
     case DType::uint8:
       return 1;
+    case DType::bfloat16:
+    case DType::float16:
+      return 2;
   }
   return 0;
 }
@@ -37,6 +41,10 @@ const char* dtype_name(DType dtype) {
       return "int64";
     case DType::uint8:
       return "uint8";
+    case DType::bfloat16:
+      return "bfloat16";
+    case DType::float16:
+      return "float16";
   }
   return "?";
 }
@@ -239,6 +247,12 @@ std::vector<float> Tensor::to_vector() const {
       case DType::uint8:
         out[i] = static_cast<const std::uint8_t*>(raw())[i];
         break;
+      case DType::bfloat16:
+        out[i] = low_precision::bfloat16_to_float(static_cast<const std::uint16_t*>(raw())[i]);
+        break;
+      case DType::float16:
+        out[i] = low_precision::half_to_float(static_cast<const std::uint16_t*>(raw())[i]);
+        break;
     }
   }
   return out;
@@ -338,6 +352,14 @@ void Tensor::fill(float value) {
     case DType::uint8: {
       auto* p = data<std::uint8_t>();
       for (std::int64_t i = 0; i < n; ++i) p[i] = static_cast<std::uint8_t>(value);
+      break;
+    }
+    case DType::bfloat16:
+    case DType::float16: {
+      const std::uint16_t bits =
+          dtype_ == DType::bfloat16 ? low_precision::float_to_bfloat16(value) : low_precision::float_to_half(value);
+      auto* p = static_cast<std::uint16_t*>(raw());
+      for (std::int64_t i = 0; i < n; ++i) p[i] = bits;
       break;
     }
   }

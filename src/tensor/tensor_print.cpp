@@ -4,6 +4,7 @@
 #include <ostream>
 
 #include "kerascpp/tensor.hpp"
+#include "tensor/low_precision.hpp"
 
 namespace kerascpp {
 namespace {
@@ -22,6 +23,10 @@ std::string element(const Tensor& host, std::int64_t i) {
       return fmt::format("{}", host.data<std::int64_t>()[i]);
     case DType::uint8:
       return fmt::format("{}", int{host.data<std::uint8_t>()[i]});
+    case DType::bfloat16:
+      return fmt::format("{:.4g}", low_precision::bfloat16_to_float(static_cast<const std::uint16_t*>(host.raw())[i]));
+    case DType::float16:
+      return fmt::format("{:.4g}", low_precision::half_to_float(static_cast<const std::uint16_t*>(host.raw())[i]));
   }
   return "?";
 }

@@ -30,6 +30,12 @@ std::vector<double> host_values(const Tensor& t) {
     case DType::uint8:
       for (std::size_t i = 0; i < n; ++i) out[i] = host.data<std::uint8_t>()[i];
       break;
+    case DType::bfloat16:
+    case DType::float16: {
+      const std::vector<float> widened = host.to_vector();
+      out.assign(widened.begin(), widened.end());
+      break;
+    }
   }
   return out;
 }

@@ -21,6 +21,9 @@ struct Conv2DOptions {
   constraints::Constraint bias_constraint{};
   std::optional<std::uint64_t> seed{};
   std::string name{};
+  // Keras' dtype: this layer's dtype policy ("float32", "mixed_bfloat16", "mixed_float16");
+  // "" takes the global policy (mixed_precision::set_global_policy).
+  std::string dtype{};
 };
 
 class Conv2DLayer : public Layer {

@@ -17,6 +17,9 @@ struct DenseOptions {
   constraints::Constraint bias_constraint{};
   std::optional<std::uint64_t> seed{};  // initializer seed; default draws from set_random_seed's stream
   std::string name{};
+  // Keras' dtype: this layer's dtype policy ("float32", "mixed_bfloat16", "mixed_float16");
+  // "" takes the global policy (mixed_precision::set_global_policy).
+  std::string dtype{};
 };
 
 class DenseLayer : public Layer {

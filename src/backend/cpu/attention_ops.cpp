@@ -44,8 +44,9 @@ void CpuBackend::batched_matmul(const Tensor& a, bool transpose_a, const Tensor&
     return;
   }
   fit_threads(B * M * N * K, kSerialMacs);
+  const ComputeOperands operands = compute_operands(a, b);
   cache_.key(op);
-  cache_.append(B, M, K, N, transpose_a, transpose_b, accumulate);
+  cache_.append(B, M, K, N, transpose_a, transpose_b, accumulate, static_cast<int>(operands.dt));
   auto& e = cache_.get<BatchedMatmulEntry>([&] {
     return guarded_build(op, cache_.current_key(), [&] {
       auto attr = base_attr();
@@ -55,8 +56,9 @@ void CpuBackend::batched_matmul(const Tensor& a, bool transpose_a, const Tensor&
         attr.set_post_ops(po);
       }
       // A transposed slice is the same buffer read with its two inner strides swapped.
-      auto src = transpose_a ? f32_strided_md({B, M, K}, {M * K, 1, M}) : f32_md({B, M, K}, tag::abc);
-      auto wei = transpose_b ? f32_strided_md({B, K, N}, {K * N, 1, K}) : f32_md({B, K, N}, tag::abc);
+      const auto dt = operands.dt;
+      auto src = transpose_a ? typed_strided_md({B, M, K}, dt, {M * K, 1, M}) : typed_md({B, M, K}, dt, tag::abc);
+      auto wei = transpose_b ? typed_strided_md({B, K, N}, dt, {K * N, 1, K}) : typed_md({B, K, N}, dt, tag::abc);
       auto dst = f32_md({B, M, N}, tag::abc);
       dnnl::matmul::primitive_desc pd(dnnl::matmul::desc(src, wei, dst), attr, engine_);
       auto entry = std::make_unique<BatchedMatmulEntry>();
@@ -64,8 +66,8 @@ void CpuBackend::batched_matmul(const Tensor& a, bool transpose_a, const Tensor&
       return entry;
     });
   });
-  e.mm.bind(DNNL_ARG_SRC, a.raw());
-  e.mm.bind(DNNL_ARG_WEIGHTS, b.raw());
+  e.mm.bind(DNNL_ARG_SRC, operands.a);
+  e.mm.bind(DNNL_ARG_WEIGHTS, operands.b);
   e.mm.bind(DNNL_ARG_DST, c.raw());
   run(e.mm);
 }

@@ -26,23 +26,32 @@ struct ConvDescs {
 // The user's kernel as oneDNN weights: HWIO, or for a depthwise convolution (C groups) the
 // [kh, kw, C, M] kernel as grouped weights (g = C, o = M, i = 1, h, w) described by strides:
 // output channel c·M + m of group c is element (h, w, c, m), as in Keras.
-dnnl::memory::desc user_weights_md(const ConvShape& s, const Conv2DGeometry& g, bool depthwise) {
-  if (!depthwise) return f32_md({s.oc, s.ic, g.kernel_h, g.kernel_w}, tag::hwio);
+dnnl::memory::desc user_weights_md(const ConvShape& s, const Conv2DGeometry& g, bool depthwise,
+                                   dnnl::memory::data_type dt) {
+  if (!depthwise) return typed_md({s.oc, s.ic, g.kernel_h, g.kernel_w}, dt, tag::hwio);
   const std::int64_t m = s.oc / s.ic;
-  return {{s.ic, m, 1, g.kernel_h, g.kernel_w}, dnnl::memory::data_type::f32, {m, 1, s.oc, g.kernel_w * s.oc, s.oc}};
+  return {{s.ic, m, 1, g.kernel_h, g.kernel_w}, dt, {m, 1, s.oc, g.kernel_w * s.oc, s.oc}};
 }
 
-dnnl::memory::desc any_weights_md(const ConvShape& s, const Conv2DGeometry& g, bool depthwise) {
-  if (!depthwise) return f32_md({s.oc, s.ic, g.kernel_h, g.kernel_w}, tag::any);
-  return f32_md({s.ic, s.oc / s.ic, 1, g.kernel_h, g.kernel_w}, tag::any);
+dnnl::memory::desc any_weights_md(const ConvShape& s, const Conv2DGeometry& g, bool depthwise,
+                                  dnnl::memory::data_type dt) {
+  if (!depthwise) return typed_md({s.oc, s.ic, g.kernel_h, g.kernel_w}, dt, tag::any);
+  return typed_md({s.ic, s.oc / s.ic, 1, g.kernel_h, g.kernel_w}, dt, tag::any);
 }
 
-ConvDescs conv_descs(const ConvShape& s, const Conv2DGeometry& g, bool depthwise) {
-  return {f32_md({s.n, s.ic, s.ih, s.iw}, tag::nhwc),
-          any_weights_md(s, g, depthwise),
-          user_weights_md(s, g, depthwise),
+// The data types of a convolution's source, weights and destination (or their diffs): float32,
+// or the compute dtype for the two operands of the op at hand (mixed precision).
+struct ConvTypes {
+  dnnl::memory::data_type src, wei, dst;
+};
+constexpr auto kF32 = dnnl::memory::data_type::f32;
+
+ConvDescs conv_descs(const ConvShape& s, const Conv2DGeometry& g, bool depthwise, ConvTypes t = {kF32, kF32, kF32}) {
+  return {typed_md({s.n, s.ic, s.ih, s.iw}, t.src, tag::nhwc),
+          any_weights_md(s, g, depthwise, t.wei),
+          user_weights_md(s, g, depthwise, t.wei),
           f32_md({s.oc}, tag::a),
-          f32_md({s.n, s.oc, s.oh, s.ow}, tag::nhwc),
+          typed_md({s.n, s.oc, s.oh, s.ow}, t.dst, tag::nhwc),
           {g.stride_h, g.stride_w},
           {g.pad_top, g.pad_left},
           {g.pad_bottom, g.pad_right}};
@@ -148,12 +157,13 @@ void CpuBackend::conv_forward_impl(const Tensor& x, const Tensor& w, const Tenso
   prepare_output(y, {s.n, s.oh, s.ow, s.oc}, op, "y");
   if (y.numel() == 0) return;
 
+  const ComputeOperands operands = compute_operands(x, w);
   cache_.key("conv_fwd");
   key_geometry(cache_, s, g, depthwise);
-  cache_.append(bias, post_op_key(act));
+  cache_.append(bias, post_op_key(act), static_cast<int>(operands.dt));
   auto& e = cache_.get<ConvEntry>([&] {
     return guarded_build(op, cache_.current_key(), [&] {
-      ConvDescs d = conv_descs(s, g, depthwise);
+      ConvDescs d = conv_descs(s, g, depthwise, {operands.dt, operands.dt, kF32});
       auto attr = base_attr();
       if (fused_post_op(act)) {
         dnnl::post_ops po;
@@ -169,8 +179,8 @@ void CpuBackend::conv_forward_impl(const Tensor& x, const Tensor& w, const Tenso
       return entry;
     });
   });
-  const void* weights = e.weights.to_primitive(w.raw(), [&](CachedPrimitive& p) { run(p); });
-  e.conv.bind(DNNL_ARG_SRC, x.raw());
+  const void* weights = e.weights.to_primitive(operands.b, [&](CachedPrimitive& p) { run(p); });
+  e.conv.bind(DNNL_ARG_SRC, operands.a);
   e.conv.bind(DNNL_ARG_WEIGHTS, weights);
   if (bias) e.conv.bind(DNNL_ARG_BIAS, b.raw());
   e.conv.bind(DNNL_ARG_DST, y.raw());
@@ -206,12 +216,15 @@ void CpuBackend::conv_backward_data_impl(const Tensor& dy, const Tensor& w, cons
     return;
   }
 
+  const ComputeOperands operands = compute_operands(dy, w);
   cache_.key("conv_bwd_data");
   key_geometry(cache_, s, g, depthwise);
+  cache_.append(static_cast<int>(operands.dt));
   auto& e = cache_.get<ConvEntry>([&] {
     return guarded_build(op, cache_.current_key(), [&] {
-      ConvDescs d = conv_descs(s, g, depthwise);
-      auto hint = forward_pd(d, false, base_attr(), engine_);
+      const auto dt = operands.dt;
+      ConvDescs d = conv_descs(s, g, depthwise, {kF32, dt, dt});
+      auto hint = forward_pd(conv_descs(s, g, depthwise, {dt, dt, dt}), false, base_attr(), engine_);
       dnnl::convolution_backward_data::desc desc(dnnl::algorithm::convolution_direct, d.src, d.wei_any, d.dst,
                                                  d.strides, d.pad_l, d.pad_r);
       dnnl::convolution_backward_data::primitive_desc pd(desc, base_attr(), engine_, hint);
@@ -222,8 +235,8 @@ void CpuBackend::conv_backward_data_impl(const Tensor& dy, const Tensor& w, cons
       return entry;
     });
   });
-  const void* weights = e.weights.to_primitive(w.raw(), [&](CachedPrimitive& p) { run(p); });
-  e.conv.bind(DNNL_ARG_DIFF_DST, dy.raw());
+  const void* weights = e.weights.to_primitive(operands.b, [&](CachedPrimitive& p) { run(p); });
+  e.conv.bind(DNNL_ARG_DIFF_DST, operands.a);
   e.conv.bind(DNNL_ARG_WEIGHTS, weights);
   e.conv.bind(DNNL_ARG_DIFF_SRC, dx.raw());
   run(e.conv);
@@ -263,13 +276,15 @@ void CpuBackend::conv_backward_weights_impl(const Tensor& x, const Tensor& dy, c
     return;
   }
 
+  const ComputeOperands operands = compute_operands(x, dy);
   cache_.key("conv_bwd_weights");
   key_geometry(cache_, s, g, depthwise);
-  cache_.append(bias, accumulate);
+  cache_.append(bias, accumulate, static_cast<int>(operands.dt));
   auto& e = cache_.get<ConvEntry>([&] {
     return guarded_build(op, cache_.current_key(), [&] {
-      ConvDescs d = conv_descs(s, g, depthwise);
-      auto hint = forward_pd(d, bias, base_attr(), engine_);
+      const auto dt = operands.dt;
+      ConvDescs d = conv_descs(s, g, depthwise, {dt, kF32, dt});
+      auto hint = forward_pd(conv_descs(s, g, depthwise, {dt, dt, dt}), bias, base_attr(), engine_);
       auto desc = bias ? dnnl::convolution_backward_weights::desc(dnnl::algorithm::convolution_direct, d.src, d.wei_any,
                                                                   d.bias, d.dst, d.strides, d.pad_l, d.pad_r)
                        : dnnl::convolution_backward_weights::desc(dnnl::algorithm::convolution_direct, d.src, d.wei_any,
@@ -286,8 +301,8 @@ void CpuBackend::conv_backward_weights_impl(const Tensor& x, const Tensor& dy, c
   });
   float* bias_out = nullptr;
   if (bias) bias_out = accumulate ? channel_a_.floats(s.oc) : db->data<float>();
-  e.conv.bind(DNNL_ARG_SRC, x.raw());
-  e.conv.bind(DNNL_ARG_DIFF_DST, dy.raw());
+  e.conv.bind(DNNL_ARG_SRC, operands.a);
+  e.conv.bind(DNNL_ARG_DIFF_DST, operands.b);
   e.conv.bind(DNNL_ARG_DIFF_WEIGHTS, e.weights.primitive_side(dw.raw()));
   if (bias) e.conv.bind(DNNL_ARG_DIFF_BIAS, bias_out);
   run(e.conv);

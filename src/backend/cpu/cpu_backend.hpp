@@ -143,6 +143,9 @@ class CpuBackend final : public Backend {
   void unique_row_sums(const Tensor& ids, const Tensor& dy, std::int64_t rows, Tensor& unique_ids,
                        Tensor& sums) override;
 
+  std::string compute_path(DType dtype) override;
+  void cast(const Tensor& x, DType dtype, Tensor& y) override;
+
   std::size_t cached_primitives() const { return cache_.size(); }  // for tests
 
  private:
@@ -168,6 +171,18 @@ class CpuBackend final : public Backend {
   // The part of `act` that Dense and Conv2D do not fuse into their primitive, in place on
   // y[rows, cols]: relu (oneDNN's post-op turns NaN into 0) and softmax (over cols).
   void unfused_activation(ActivationKind act, float* y, std::int64_t rows, std::int64_t cols);
+  // The operands of a matmul or convolution as compute_dtype() wants them (low_precision.cpp):
+  // float32: the tensors themselves; bfloat16/float16 with native kernels: 16-bit copies (dt
+  // says which), else float32 copies rounded to 16 bits, computed with the float32 kernels.
+  // Each of the two operands has its own buffer, valid until the next call.
+  struct ComputeOperands {
+    const void* a;
+    const void* b;
+    dnnl::memory::data_type dt;
+  };
+  ComputeOperands compute_operands(const Tensor& a, const Tensor& b);
+  // Whether oneDNN has a real (not reference) kernel for `dtype` on this processor; probed once.
+  bool native_compute(DType dtype);
   // The conv2d_* ops and, with `depthwise`, the depthwise_conv2d_* ops (C groups).
   void conv_forward_impl(const Tensor& x, const Tensor& w, const Tensor& b, const Conv2DGeometry& g, ActivationKind act,
                          Tensor& y, bool depthwise);
@@ -182,6 +197,10 @@ class CpuBackend final : public Backend {
   ScratchBuffer scratchpad_;  // oneDNN's user scratchpad, shared by all primitives
   ScratchBuffer channel_a_;   // per-channel temporaries (bias diffs, unit scale/shift, ...)
   ScratchBuffer channel_b_;
+  ScratchBuffer operand_a_;  // compute_operands' copies
+  ScratchBuffer operand_b_;
+  int native_bf16_ = -1, native_f16_ = -1;  // native_compute's probes: -1 not yet, 0 no, 1 yes
+  std::string native_bf16_kernel_, native_f16_kernel_;
   std::vector<double> partials_;  // chunk partials of fixed-order reductions
   std::vector<double> sums_;
   std::vector<std::int64_t> nan_rows_;  // softmax rows that must come out NaN

@@ -47,8 +47,9 @@ void CpuBackend::dense_forward(const Tensor& x, const Tensor& w, const Tensor& b
   }
 
   fit_threads(rows * in * out, kSerialMacs);
+  const ComputeOperands operands = compute_operands(x, w);
   cache_.key("dense");
-  cache_.append(rows, in, out, bias, post_op_key(act));
+  cache_.append(rows, in, out, bias, post_op_key(act), static_cast<int>(operands.dt));
   auto& e = cache_.get<MatmulEntry>([&] {
     return guarded_build(op, cache_.current_key(), [&] {
       auto attr = base_attr();
@@ -57,8 +58,8 @@ void CpuBackend::dense_forward(const Tensor& x, const Tensor& w, const Tensor& b
         po.append_eltwise(1.f, eltwise_forward_alg(act), 0.f, 0.f);
         attr.set_post_ops(po);
       }
-      auto src = f32_md({rows, in}, tag::ab);
-      auto wei = f32_md({in, out}, tag::ab);
+      auto src = typed_md({rows, in}, operands.dt, tag::ab);
+      auto wei = typed_md({in, out}, operands.dt, tag::ab);
       auto dst = f32_md({rows, out}, tag::ab);
       dnnl::matmul::desc d =
           bias ? dnnl::matmul::desc(src, wei, f32_md({1, out}, tag::ab), dst) : dnnl::matmul::desc(src, wei, dst);
@@ -69,8 +70,8 @@ void CpuBackend::dense_forward(const Tensor& x, const Tensor& w, const Tensor& b
       return entry;
     });
   });
-  e.mm.bind(DNNL_ARG_SRC, x.raw());
-  e.mm.bind(DNNL_ARG_WEIGHTS, w.raw());
+  e.mm.bind(DNNL_ARG_SRC, operands.a);
+  e.mm.bind(DNNL_ARG_WEIGHTS, operands.b);
   if (bias) e.mm.bind(DNNL_ARG_BIAS, b.raw());
   e.mm.bind(DNNL_ARG_DST, y.raw());
   run(e.mm);
@@ -99,9 +100,10 @@ void CpuBackend::matmul(const Tensor& a, bool transpose_a, const Tensor& b, bool
     return;
   }
   fit_threads(M * N * K, kSerialMacs);
+  const ComputeOperands operands = compute_operands(a, b);
 
   cache_.key("matmul");
-  cache_.append(M, K, N, transpose_a, transpose_b, accumulate);
+  cache_.append(M, K, N, transpose_a, transpose_b, accumulate, static_cast<int>(operands.dt));
   auto& e = cache_.get<MatmulEntry>([&] {
     return guarded_build(op, cache_.current_key(), [&] {
       auto attr = base_attr();
@@ -111,8 +113,9 @@ void CpuBackend::matmul(const Tensor& a, bool transpose_a, const Tensor& b, bool
         attr.set_post_ops(po);
       }
       // A transposed operand is the same buffer read with swapped strides.
-      auto src = transpose_a ? f32_strided_md({M, K}, {1, M}) : f32_md({M, K}, tag::ab);
-      auto wei = transpose_b ? f32_strided_md({K, N}, {1, K}) : f32_md({K, N}, tag::ab);
+      const auto dt = operands.dt;
+      auto src = transpose_a ? typed_strided_md({M, K}, dt, {1, M}) : typed_md({M, K}, dt, tag::ab);
+      auto wei = transpose_b ? typed_strided_md({K, N}, dt, {1, K}) : typed_md({K, N}, dt, tag::ab);
       auto dst = f32_md({M, N}, tag::ab);
       dnnl::matmul::primitive_desc pd(dnnl::matmul::desc(src, wei, dst), attr, engine_);
       auto entry = std::make_unique<MatmulEntry>();
@@ -120,8 +123,8 @@ void CpuBackend::matmul(const Tensor& a, bool transpose_a, const Tensor& b, bool
       return entry;
     });
   });
-  e.mm.bind(DNNL_ARG_SRC, a.raw());
-  e.mm.bind(DNNL_ARG_WEIGHTS, b.raw());
+  e.mm.bind(DNNL_ARG_SRC, operands.a);
+  e.mm.bind(DNNL_ARG_WEIGHTS, operands.b);
   e.mm.bind(DNNL_ARG_DST, c.raw());
   run(e.mm);
 }

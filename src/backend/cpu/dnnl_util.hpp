@@ -16,6 +16,11 @@ inline dnnl::memory::desc f32_md(const dims& d, tag t) { return {d, dnnl::memory
 inline dnnl::memory::desc f32_strided_md(const dims& d, const dims& strides) {
   return {d, dnnl::memory::data_type::f32, strides};
 }
+// The same in data type `dt` (a matmul's or convolution's operands in the compute dtype).
+inline dnnl::memory::desc typed_md(const dims& d, dnnl::memory::data_type dt, tag t) { return {d, dt, t}; }
+inline dnnl::memory::desc typed_strided_md(const dims& d, dnnl::memory::data_type dt, const dims& strides) {
+  return {d, dt, strides};
+}
 
 // Activations fused into Dense/Conv2D as a oneDNN eltwise post-op. Not relu: oneDNN computes it
 // as max(x, 0), which turns NaN into 0 (see nan_propagation.hpp); its sigmoid and tanh keep NaN.

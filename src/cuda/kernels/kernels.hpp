@@ -29,6 +29,11 @@ void reset_status(Status* status, cudaStream_t stream);
 // Integer label element types (the labels' dtype).
 enum LabelType : int { kLabelInt32 = 0, kLabelInt64 = 1, kLabelUint8 = 2 };
 
+// ------------------------------------------------------------------------------ casts
+enum FloatType : int { kFloat32 = 0, kBfloat16 = 1, kFloat16 = 2 };
+// y[i] = x[i] converted from `from` to `to` (round to nearest even).
+void cast(const void* x, FloatType from, void* y, FloatType to, std::int64_t n, cudaStream_t stream);
+
 // ------------------------------------------------------------------------------ elementwise
 constexpr int kMaxAddInputs = 8;
 // y = xs[0] + ... + xs[count-1]; xs is a host array of `count` (1..kMaxAddInputs) device

@@ -1,0 +1,53 @@
+// Mixed precision: Keras' dtype policies ("float32", "mixed_bfloat16", "mixed_float16").
+//
+//   kerascpp::mixed_precision::set_global_policy("mixed_bfloat16");  // layers made from now on
+//   auto head = layers::Dense(10, {.activation = "softmax", .dtype = "float32"});  // one layer
+//
+// Under a mixed policy variables stay float32 (the optimizer updates them in float32) and a
+// layer's matmuls and convolutions compute in the policy's 16-bit dtype: their operands are
+// rounded to bfloat16/float16 and the products accumulate in float32 (oneDNN's bf16 kernels on
+// AVX512-BF16/AMX processors, cuBLAS/cuDNN on GPUs; see compute_path). Everything else (bias,
+// activations, normalization statistics, softmax, losses, metrics) runs in float32, and layer
+// outputs stay float32: where Keras rounds every layer's output to 16 bits, kerascpp rounds only
+// what enters a matmul or convolution, which is where the time and the precision go (README).
+// mixed_float16 needs loss scaling against gradient underflow: compile() wraps the optimizer in
+// a LossScaleOptimizer then, as Keras does.
+#pragma once
+#include <string>
+
+#include "kerascpp/tensor.hpp"
+
+namespace kerascpp {
+class Backend;
+}
+
+namespace kerascpp::mixed_precision {
+
+class DTypePolicy {
+ public:
+  // "float32", "mixed_bfloat16" or "mixed_float16"; anything else is a ValueError listing these.
+  explicit DTypePolicy(const std::string& name = "float32");
+  const std::string& name() const { return name_; }
+  DType compute_dtype() const { return compute_; }
+  DType variable_dtype() const { return DType::float32; }
+  bool operator==(const DTypePolicy& o) const { return name_ == o.name_; }
+  bool operator!=(const DTypePolicy& o) const { return name_ != o.name_; }
+
+ private:
+  std::string name_;
+  DType compute_ = DType::float32;
+};
+
+// The policy layers get when they are made (Keras' keras.mixed_precision.set_global_policy);
+// layers made earlier keep theirs. Process-wide, like Keras'.
+void set_global_policy(const std::string& name);
+void set_global_policy(const DTypePolicy& policy);
+DTypePolicy global_policy();
+
+// How `backend` computes matmuls and convolutions in `dtype`, for logs and benchmarks:
+// "native (...)" naming the kernel oneDNN or cuBLAS picked, or "emulated (...)" where the
+// processor has no 16-bit arithmetic (operands are rounded, then computed in float32: the same
+// numbers, slower than float32). float32 gives "float32".
+std::string compute_path(Backend& backend, DType dtype);
+
+}  // namespace kerascpp::mixed_precision

@@ -1,0 +1,129 @@
+// Mixed precision on the CPU: casts between float32 and the 16-bit floats, and the operands of
+// matmuls and convolutions in the compute dtype. oneDNN runs bf16 natively on AVX512-BF16 and
+// AMX (and with its own bf16 arithmetic on plain AVX-512); where it has no kernel (AVX2, and
+// float16 on most processors) the operands are rounded to 16 bits and computed by the float32
+// kernels, which gives the same products (16-bit by 16-bit fits float32 exactly) at float32 speed.
+#include <fmt/format.h>
+
+#include "backend/cpu/checks.hpp"
+#include "backend/cpu/cpu_backend.hpp"
+#include "backend/cpu/dnnl_util.hpp"
+#include "backend/cpu/parallel.hpp"
+#include "tensor/low_precision.hpp"
+
+namespace kerascpp::cpu {
+
+namespace {
+
+bool castable(DType d) { return d == DType::float32 || is_low_precision(d); }
+
+dnnl::memory::data_type dnnl_type(DType d) {
+  return d == DType::bfloat16 ? dnnl::memory::data_type::bf16 : dnnl::memory::data_type::f16;
+}
+
+// Converts n elements from `from` to `to` (float32 <-> bfloat16/float16, or the same dtype).
+void convert(const void* src, DType from, void* dst, DType to, std::int64_t n) {
+  using namespace low_precision;
+  parallel_for(n, kElementGrain, [&](std::int64_t b, std::int64_t e) {
+    const auto* s16 = static_cast<const std::uint16_t*>(src);
+    const auto* s32 = static_cast<const float*>(src);
+    auto* d16 = static_cast<std::uint16_t*>(dst);
+    auto* d32 = static_cast<float*>(dst);
+    for (std::int64_t i = b; i < e; ++i) {
+      const float v = from == DType::float32    ? s32[i]
+                      : from == DType::bfloat16 ? bfloat16_to_float(s16[i])
+                                                : half_to_float(s16[i]);
+      if (to == DType::float32) d32[i] = v;
+      else d16[i] = to == DType::bfloat16 ? float_to_bfloat16(v) : float_to_half(v);
+    }
+  });
+}
+
+// dst = src rounded to `dtype` (bfloat16 or float16), kept as float32.
+void round_to(const float* src, float* dst, DType dtype, std::int64_t n) {
+  using namespace low_precision;
+  parallel_for(n, kElementGrain, [&](std::int64_t b, std::int64_t e) {
+    for (std::int64_t i = b; i < e; ++i)
+      dst[i] = dtype == DType::bfloat16 ? bfloat16_to_float(float_to_bfloat16(src[i]))
+                                        : half_to_float(float_to_half(src[i]));
+  });
+}
+
+}  // namespace
+
+void CpuBackend::cast(const Tensor& x, DType dtype, Tensor& y) {
+  enter();
+  const char* op = "cast";
+  if (!x.defined() || !x.on_host() || !castable(x.dtype()) || !castable(dtype))
+    throw ValueError(fmt::format("{}: casts a host float32/bfloat16/float16 tensor to one of those; got {} to {}", op,
+                                 x.defined() ? dtype_name(x.dtype()) : "an undefined tensor", dtype_name(dtype)));
+  if (!y.defined()) y = Tensor(x.shape(), dtype, Device{});
+  if (y.dtype() != dtype || y.shape() != x.shape() || !y.on_host())
+    throw ShapeError(fmt::format("{}: y must be a host {} tensor of shape {}, got {} {}", op, dtype_name(dtype),
+                                 shape_str(x.shape()), dtype_name(y.dtype()), shape_str(y.shape())));
+  fit_threads(x.numel(), kSerialElements);
+  convert(x.raw(), x.dtype(), y.raw(), dtype, x.numel());
+}
+
+bool CpuBackend::native_compute(DType dtype) {
+  int& known = dtype == DType::bfloat16 ? native_bf16_ : native_f16_;
+  std::string& kernel = dtype == DType::bfloat16 ? native_bf16_kernel_ : native_f16_kernel_;
+  if (known < 0) {
+    // A training-sized matmul and convolution: oneDNN either has a kernel for them in this dtype
+    // on this processor or answers with its slow reference code (or refuses).
+    known = 0;
+    try {
+      const auto dt = dnnl_type(dtype);
+      const dnnl::memory::desc a({256, 256}, dt, tag::ab), c({256, 256}, dnnl::memory::data_type::f32, tag::ab);
+      dnnl::matmul::primitive_desc mm(dnnl::matmul::desc(a, a, c), engine_);
+      const dnnl::memory::desc src({32, 16, 14, 14}, dt, tag::nhwc), wei({16, 16, 3, 3}, dt, tag::any),
+          dst({32, 16, 12, 12}, dnnl::memory::data_type::f32, tag::nhwc);
+      dnnl::convolution_forward::primitive_desc conv(
+          dnnl::convolution_forward::desc(dnnl::prop_kind::forward_training, dnnl::algorithm::convolution_direct, src,
+                                          wei, dst, {1, 1}, {0, 0}, {0, 0}),
+          engine_);
+      const std::string mm_impl = mm.impl_info_str(), conv_impl = conv.impl_info_str();
+      if (mm_impl.find("ref") == std::string::npos && conv_impl.find("ref") == std::string::npos) {
+        known = 1;
+        kernel = fmt::format("matmul {}, convolution {}", mm_impl, conv_impl);
+      } else {
+        kernel = fmt::format("oneDNN offers only reference kernels here: matmul {}, convolution {}", mm_impl, conv_impl);
+      }
+    } catch (const dnnl::error&) {
+      kernel = "oneDNN has no kernel for it on this processor";
+    }
+  }
+  return known == 1;
+}
+
+std::string CpuBackend::compute_path(DType dtype) {
+  enter();
+  if (dtype == DType::float32) return "float32";
+  if (!is_low_precision(dtype))
+    throw ValueError(fmt::format("compute_path: {} is not a compute dtype (float32, bfloat16, float16)",
+                                 dtype_name(dtype)));
+  const bool native = native_compute(dtype);
+  return fmt::format("{} ({})", native ? "native" : "emulated",
+                     dtype == DType::bfloat16 ? native_bf16_kernel_ : native_f16_kernel_);
+}
+
+CpuBackend::ComputeOperands CpuBackend::compute_operands(const Tensor& a, const Tensor& b) {
+  const DType dtype = compute_dtype_;
+  if (dtype == DType::float32) return {a.raw(), b.raw(), dnnl::memory::data_type::f32};
+  const std::int64_t na = a.numel(), nb = b.numel();
+  if (native_compute(dtype)) {
+    void* pa = operand_a_.bytes(static_cast<std::size_t>(na) * 2);
+    void* pb = operand_b_.bytes(static_cast<std::size_t>(nb) * 2);
+    convert(a.raw(), DType::float32, pa, dtype, na);
+    convert(b.raw(), DType::float32, pb, dtype, nb);
+    return {pa, pb, dnnl_type(dtype)};
+  }
+  // Emulated: float32 copies holding the 16-bit values.
+  float* pa = operand_a_.floats(na);
+  float* pb = operand_b_.floats(nb);
+  round_to(a.data<float>(), pa, dtype, na);
+  round_to(b.data<float>(), pb, dtype, nb);
+  return {pa, pb, dnnl::memory::data_type::f32};
+}
+
+}  // namespace kerascpp::cpu
