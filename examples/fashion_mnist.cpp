@@ -5,6 +5,7 @@
 
 #include "fashion_mnist_models.hpp"
 #include "flag_checks.hpp"
+#include "precision_flags.hpp"
 #include "strategy_flags.hpp"
 
 #include <cstdio>
@@ -54,6 +55,8 @@ int main(int argc, char** argv) {
   app.add_option("--load_weights", load_weights, "Start from these .weights.h5")->check(CLI::ExistingFile);
   app.add_option("--shuffle", shuffle, "Shuffle the training data each epoch (true/false)");
   examples::add_strategy_flags(app, devices);
+  examples::PrecisionFlags precision;
+  examples::add_precision_flags(app, precision);
   CLI11_PARSE(app, argc, argv);
 
   try {
@@ -79,9 +82,10 @@ int main(int argc, char** argv) {
     auto strategy = examples::make_strategy(devices);
     std::printf("Strategy: %s\n", strategy.describe().c_str());
     if (!strategy.is_chief()) K::set_default_verbose(0);  // one progress bar per job: the chief's
+    examples::apply_dtype_policy(precision);
     K::Model model = examples::fashion_mnist_model(model_kind);
     if (strategy.is_chief()) model.summary();
-    model.compile({.optimizer = K::optimizers::Adam(learning_rate),
+    model.compile({.optimizer = examples::with_loss_scale(precision, K::optimizers::Adam(learning_rate)),
                    .loss = K::losses::SparseCategoricalCrossentropy(),
                    .metrics = {"accuracy"},
                    .distribute = strategy});

@@ -14,6 +14,7 @@
 #include "flag_checks.hpp"
 #include "ncf_data.hpp"
 #include "ncf_model.hpp"
+#include "precision_flags.hpp"
 #include "strategy_flags.hpp"
 
 #include <chrono>
@@ -103,6 +104,8 @@ int main(int argc, char** argv) {
                  "Write the untrained model (model.json, model_info.json with its parameter count) here and exit")
       ->check(examples::kWritableDirectory);
   examples::add_strategy_flags(app, devices);
+  examples::PrecisionFlags precision;
+  examples::add_precision_flags(app, precision);
   CLI11_PARSE(app, argc, argv);
 
   if (small) {  // only where the flag was not given
@@ -140,10 +143,12 @@ int main(int argc, char** argv) {
     auto pop = examples::popularity_baseline(data);
     std::printf("Popularity baseline: HR@10 %.4f - NDCG@10 %.4f\n", pop.hit_rate, pop.ndcg);
 
+    examples::apply_dtype_policy(precision);
     K::Model model = examples::neumf_model(params);
     if (strategy.is_chief()) model.summary();
     model.compile(
-        {.optimizer = K::optimizers::Adam(learning_rate, {.beta_1 = beta1, .beta_2 = beta2, .epsilon = epsilon}),
+        {.optimizer = examples::with_loss_scale(
+             precision, K::optimizers::Adam(learning_rate, {.beta_1 = beta1, .beta_2 = beta2, .epsilon = epsilon})),
          .loss = K::losses::BinaryCrossentropy({.from_logits = true}),
          .distribute = strategy});
     std::vector<K::callbacks::CallbackRef> callbacks;

@@ -13,6 +13,7 @@
 
 #include "flag_checks.hpp"
 #include "resnet_models.hpp"
+#include "precision_flags.hpp"
 #include "strategy_flags.hpp"
 
 #include <algorithm>
@@ -155,6 +156,8 @@ int main(int argc, char** argv) {
                  "count and regularization loss) to this directory and exit")
       ->check(examples::kWritableDirectory);
   examples::add_strategy_flags(app, devices);
+  examples::PrecisionFlags precision;
+  examples::add_precision_flags(app, precision);
   CLI11_PARSE(app, argc, argv);
 
   if (dataset.empty()) dataset = resnet_size == 50 ? "imagenet" : "cifar10";
@@ -182,6 +185,7 @@ int main(int argc, char** argv) {
 
     auto strategy = examples::make_strategy(devices);
     std::printf("Strategy: %s\n", strategy.describe().c_str());
+    examples::apply_dtype_policy(precision);
     K::Model model = imagenet ? resnet50(num_classes) : cifar_resnet(resnet_size, num_classes);
     if (print_summary) model.summary();
     if (!export_dir.empty()) return export_model(model, export_dir);
@@ -191,7 +195,7 @@ int main(int argc, char** argv) {
     const double rate = learning_rate * static_cast<double>(batch_size) / (imagenet ? 256.0 : 128.0);
     OfficialSchedule schedule(rate, train_steps, imagenet ? 5 : 0,
                               imagenet ? std::vector<int>{30, 60, 80} : std::vector<int>{91, 136, 182});
-    model.compile({.optimizer = K::optimizers::SGD(schedule, {.momentum = 0.9}),
+    model.compile({.optimizer = examples::with_loss_scale(precision, K::optimizers::SGD(schedule, {.momentum = 0.9})),
                    .loss = K::losses::SparseCategoricalCrossentropy(),
                    .metrics = {"accuracy"},
                    .distribute = strategy});

@@ -9,6 +9,7 @@
 #include <kerascpp/kerascpp.hpp>
 
 #include "flag_checks.hpp"
+#include "precision_flags.hpp"
 #include "strategy_flags.hpp"
 #include "transformer_model.hpp"
 #include "transformer_task.hpp"
@@ -54,6 +55,8 @@ int main(int argc, char** argv) {
   app.add_option("--model_dir", model_dir, "If set, checkpoints (ckpt/) and TensorBoard logs (logs/) go here")
       ->check(examples::kWritableDirectory);
   examples::add_strategy_flags(app, devices);
+  examples::PrecisionFlags precision;
+  examples::add_precision_flags(app, precision);
   CLI11_PARSE(app, argc, argv);
 
   try {
@@ -66,6 +69,7 @@ int main(int argc, char** argv) {
     K::set_random_seed(seed);
     auto strategy = examples::make_strategy(devices);
     std::printf("Strategy: %s\n", strategy.describe().c_str());
+    examples::apply_dtype_policy(precision);
     T::Built built = T::build_transformer(p, length, seed);
     K::Model& model = built.model;
     std::printf("Transformer (%s): %lld layers, hidden %lld, %lld heads, filter %lld, vocab %lld, %lld parameters\n",
@@ -73,9 +77,10 @@ int main(int argc, char** argv) {
                 static_cast<long long>(p.num_heads), static_cast<long long>(p.filter_size),
                 static_cast<long long>(p.vocab_size), static_cast<long long>(model.count_params()));
     model.compile(
-        {.optimizer = K::optimizers::Adam(K::optimizers::schedules::TransformerSchedule(p.learning_rate, p.hidden_size,
-                                                                                        p.learning_rate_warmup_steps),
-                                          {.beta_1 = p.adam_beta1, .beta_2 = p.adam_beta2, .epsilon = p.adam_epsilon}),
+        {.optimizer = examples::with_loss_scale(
+             precision, K::optimizers::Adam(K::optimizers::schedules::TransformerSchedule(
+                                                p.learning_rate, p.hidden_size, p.learning_rate_warmup_steps),
+                                            {.beta_1 = p.adam_beta1, .beta_2 = p.adam_beta2, .epsilon = p.adam_epsilon})),
          .loss = K::losses::CategoricalCrossentropy({.from_logits = true, .label_smoothing = p.label_smoothing}),
          .metrics = {"accuracy"},
          .distribute = strategy});
