@@ -1,5 +1,6 @@
 // examples/ncf.cpp's NeuMF (examples/ncf_model.hpp): 2 CPU replicas train it to one device's
-// weights, and a short run ranks held-out items better than the popularity baseline
+// weights (the embedding tables' gradients gathered as rows, not all-reduced densely), and a
+// short run ranks held-out items better than the popularity baseline
 // (examples/ncf_data.hpp's leave-one-out HR@10). Its layout against the official Keras model is
 // tests/python/test_ncf_official.py.
 #include <doctest/doctest.h>
@@ -8,6 +9,7 @@
 
 #include "../examples/ncf_data.hpp"
 #include "../examples/ncf_model.hpp"
+#include "distribute/row_gradients.hpp"
 #include "kerascpp/kerascpp.hpp"
 #include "mirrored_fixture.hpp"
 
@@ -26,10 +28,14 @@ examples::NcfParams small_params(std::int64_t users, std::int64_t items) {
   return p;
 }
 
+// Tables large enough that a batch's rows are smaller than a table (the sparse path's condition):
+// 32 ids x (8-byte id + 4 floats) = 768 bytes against 500 x 4 floats = 8000 for the smallest.
+constexpr std::int64_t kUsers = 500, kItems = 800;
+
 // 20 Adam steps of batch 32 over a fixed epoch of (user, item, label) rows.
 std::vector<K::Tensor> train_20_steps(K::distribute::Strategy strategy, const examples::TrainingEpoch& e) {
   K::set_random_seed(11);
-  K::Model model = examples::neumf_model(small_params(30, 40));
+  K::Model model = examples::neumf_model(small_params(kUsers, kItems));
   model.compile({.optimizer = K::optimizers::Adam(0.01),
                  .loss = K::losses::BinaryCrossentropy({.from_logits = true}),
                  .distribute = strategy});
@@ -42,8 +48,8 @@ std::vector<K::Tensor> train_20_steps(K::distribute::Strategy strategy, const ex
 }  // namespace
 
 TEST_CASE("ncf: NeuMF under MirroredStrategy with 2 CPU replicas trains to one device's weights (20 Adam steps)") {
-  examples::ImplicitDataOptions o{.num_users = 30,
-                                  .num_items = 40,
+  examples::ImplicitDataOptions o{.num_users = kUsers,
+                                  .num_items = kItems,
                                   .mean_interactions = 8,
                                   .min_interactions = 4,
                                   .num_eval_negatives = 5,
@@ -52,12 +58,16 @@ TEST_CASE("ncf: NeuMF under MirroredStrategy with 2 CPU replicas trains to one d
   auto epoch = examples::make_training_epoch(data, 4, 5);
   REQUIRE(epoch.labels.dim(0) >= 20 * 32);
   auto one = train_20_steps(K::distribute::OneDeviceStrategy("cpu:0"), epoch);
+  K::detail::row_gradient_stats().reset();
   auto two = train_20_steps(K::distribute::MirroredStrategy<>(2), epoch);
-  // The embedding tables get gradients in only the rows a batch touched; the replicas' shards
-  // touch different rows, so this covers the all-reduce of row-sparse gradients (dense today).
+  // The embedding tables get gradients in only the rows a batch touched, and the replicas' shards
+  // touch different rows: each of the 4 tables (GMF and MLP, users and items) is reduced by
+  // gathering its rows at every step, never by the dense all-reduce.
+  CHECK(K::detail::row_gradient_stats().sparse_reductions == 4 * 20);
+  CHECK(K::detail::row_gradient_stats().dense_reductions == 0);
   CHECK(max_abs_diff(one, two) <= 1e-5);
   K::set_random_seed(11);
-  K::Model fresh = examples::neumf_model(small_params(30, 40));
+  K::Model fresh = examples::neumf_model(small_params(kUsers, kItems));
   CHECK(max_abs_diff(fresh.get_weights(), one) > 1e-3);  // training moved the weights
 }
 

@@ -1,7 +1,8 @@
 // The official Transformer of examples/transformer_model.hpp: 2 CPU replicas train it to the
-// weights one device reaches, the shared embedding's projection mode against finite
-// differences, and the sinusoid table. (That the tiny model learns its task is the
-// transformer_learns test of tests/CMakeLists.txt, which runs the example.)
+// weights one device reaches (the tied embedding's gradient all-reduced densely), the shared
+// embedding's projection mode against finite differences, and the sinusoid table. (That the tiny
+// model learns its task is the transformer_learns test of tests/CMakeLists.txt, which runs the
+// example.)
 #include <doctest/doctest.h>
 
 #include <cmath>
@@ -9,6 +10,7 @@
 #include <vector>
 
 #include "../examples/transformer_model.hpp"
+#include "distribute/row_gradients.hpp"
 #include "kerascpp/testing/gradient_check.hpp"
 #include "mirrored_fixture.hpp"
 
@@ -46,7 +48,7 @@ std::vector<K::Tensor> batch_data(std::int64_t n, std::int64_t length, std::int6
           K::Tensor::from_vector({n, length}, pos), K::Tensor::from_vector({n, length, vocab}, y)};
 }
 
-std::vector<K::Tensor> train(K::distribute::Strategy strategy) {
+T::Built train(K::distribute::Strategy strategy) {
   const T::Params p = small_params();
   K::set_random_seed(4);
   T::Built built = T::build_transformer(p, 6, 9);
@@ -59,14 +61,24 @@ std::vector<K::Tensor> train(K::distribute::Strategy strategy) {
   // 20 steps of 8 sequences (the last batch of each epoch has 5: shards of 3 and 2).
   built.model.fit(K::Dataset::from_tensor_slices(batch_data(45, 6, p.vocab_size)).batch(8),
                   {.epochs = 4, .verbose = 0});
-  return built.model.get_weights();
+  return built;
 }
 
 }  // namespace
 
 TEST_CASE("Transformer: 2 CPU replicas train to the weights of one device (20 steps, Adam, schedule)") {
-  auto one = train(K::distribute::OneDeviceStrategy("cpu:0"));
-  auto two = train(K::distribute::MirroredStrategy<>(2));
+  auto one = train(K::distribute::OneDeviceStrategy("cpu:0")).model.get_weights();
+  K::detail::row_gradient_stats().reset();
+  T::Built mirrored = train(K::distribute::MirroredStrategy<>(2));
+  auto two = mirrored.model.get_weights();
+  // The tied embedding can never take the sparse (row-gathering) path: as the pre-softmax
+  // projection it gives the whole [vocab, hidden] table a dense gradient at every step, so it is
+  // no row-gradient variable and is all-reduced densely in the gradient buckets with the other
+  // weights. (The position Embedding is frozen: no gradient.) Nothing goes through the row reducer.
+  CHECK_FALSE(mirrored.embedding->variables().front()->sparse_capable());
+  CHECK_FALSE(mirrored.embedding->variables().front()->rows_gradient());
+  CHECK(K::detail::row_gradient_stats().sparse_reductions == 0);
+  CHECK(K::detail::row_gradient_stats().dense_reductions == 0);
   const double diff = mirrored_fixture::max_abs_diff(one, two);
   MESSAGE("max |dw| = " << diff);
   CHECK(diff <= 1e-5);

@@ -22,11 +22,14 @@ Graph::Graph(const std::vector<KerasTensor>& inputs, const std::vector<KerasTens
     for (std::size_t a = 0; a < input.shape().size(); ++a) spec.axes[static_cast<int>(a) + 1] = input.shape()[a];
     input_specs_.push_back(std::move(spec));
   }
-  // Depth-first post-order from the outputs gives a topological order.
+  // Depth-first post-order from the outputs gives a topological order. `first_reached` numbers
+  // the layers in the order the walk first enters them (Keras' operation_indices).
   std::unordered_set<const Node*> done, active;
+  std::unordered_map<const Layer*, std::size_t> first_reached;
   std::function<void(const std::shared_ptr<Node>&)> visit = [&](const std::shared_ptr<Node>& n) {
     if (done.count(n.get())) return;
     if (active.count(n.get())) throw ValueError("Model: the layer graph has a cycle");
+    first_reached.emplace(n->layer.get(), first_reached.size());
     active.insert(n.get());
     for (auto& in : n->inputs) visit(in.node());
     active.erase(n.get());
@@ -53,19 +56,46 @@ Graph::Graph(const std::vector<KerasTensor>& inputs, const std::vector<KerasTens
       if (depends_on_variables[index_of_.at(in.node().get())]) need_input_grads_[i] = 1;
     depends_on_variables[i] = need_input_grads_[i] || nodes_[i]->layer->needs_gradient();
   }
-  // Keras lists inputs first, then layers in creation (topological) order.
+  layers_ = keras_layer_order(nodes_, first_reached);
   std::unordered_map<const Layer*, int> index;
+  for (std::size_t i = 0; i < layers_.size(); ++i) index[layers_[i].get()] = static_cast<int>(i);
+  calls_per_layer_.assign(layers_.size(), 0);
   for (auto& n : nodes_) {
-    auto it = index.find(n->layer.get());
-    if (it == index.end()) {
-      index[n->layer.get()] = static_cast<int>(layers_.size());
-      layers_.push_back(n->layer);
-      calls_per_layer_.push_back(0);
-    }
-    int li = index[n->layer.get()];
+    const int li = index.at(n->layer.get());
     layer_of_node_.push_back(li);
     ++calls_per_layer_[static_cast<std::size_t>(li)];
   }
+}
+
+// Keras' Functional.layers order (keras/src/ops/function.py map_graph), which matters beyond
+// display: Keras names a model's .weights.h5 groups by class and position in that list (dense,
+// dense_1, ...), and orders get_weights() and the optimizer's variables by it. A node's depth is
+// one more than the largest depth of the nodes it feeds (an output's is 0), a layer's the largest
+// of its nodes'; layers go by decreasing depth, ties in the order the walk from the outputs first
+// reached them. So a branch of Dense layers shorter than its sibling lists after it whichever
+// was created first. `post_order`: the nodes, producers before consumers.
+std::vector<std::shared_ptr<Layer>> Graph::keras_layer_order(
+    const std::vector<std::shared_ptr<Node>>& post_order,
+    const std::unordered_map<const Layer*, std::size_t>& first_reached) {
+  std::unordered_map<const Node*, int> node_depth;
+  std::unordered_map<const Layer*, int> layer_depth;
+  std::vector<std::shared_ptr<Layer>> layers;
+  for (auto it = post_order.rbegin(); it != post_order.rend(); ++it) {  // consumers first
+    const Node* n = it->get();
+    auto [slot, fresh] = layer_depth.emplace(n->layer.get(), 0);
+    if (fresh) layers.push_back(n->layer);
+    const int depth = std::max(node_depth[n], slot->second);  // a shared layer keeps its deepest call's depth
+    slot->second = depth;
+    for (auto& in : n->inputs) {
+      int& d = node_depth[in.node().get()];
+      d = std::max(d, depth + 1);
+    }
+  }
+  std::stable_sort(layers.begin(), layers.end(), [&](const auto& a, const auto& b) {
+    const int da = layer_depth.at(a.get()), db = layer_depth.at(b.get());
+    return da != db ? da > db : first_reached.at(a.get()) < first_reached.at(b.get());
+  });
+  return layers;
 }
 
 std::size_t Graph::node_index(const Node* n) const {

@@ -21,7 +21,8 @@ class Graph {
  public:
   Graph(const std::vector<KerasTensor>& inputs, const std::vector<KerasTensor>& outputs);
 
-  // Distinct layers in the order they first appear (Keras' model.layers order).
+  // Distinct layers in Keras' model.layers order (keras_layer_order): the order of to_json(),
+  // the .weights.h5 group names and get_weights().
   const std::vector<std::shared_ptr<Layer>>& layers() const { return layers_; }
   const std::vector<std::shared_ptr<Node>>& nodes() const { return nodes_; }
   const std::vector<KerasTensor>& inputs() const { return inputs_; }
@@ -49,6 +50,9 @@ class Graph {
 
  private:
   std::size_t node_index(const Node* n) const;
+  static std::vector<std::shared_ptr<Layer>> keras_layer_order(
+      const std::vector<std::shared_ptr<Node>>& post_order,
+      const std::unordered_map<const Layer*, std::size_t>& first_reached);
   std::vector<KerasTensor> inputs_, outputs_;
   std::vector<InputSpec> input_specs_;
   std::vector<std::shared_ptr<Node>> nodes_;  // topological order

@@ -62,10 +62,11 @@ def test_keras_predicts_like_kerascpp_from_its_json_and_weights(tmp_path, kind):
     x, y, text = _saved_by_kerascpp(kind, tmp_path)
     model = _keras_model(text)
     ours = json.loads(text)
-    # The same layers with the same classes (Keras may list independent branches in another
-    # topological order than ours; weights are matched by layer name).
-    assert {layer.name: type(layer).__name__ for layer in model.layers} == {
-        entry["name"]: entry["class_name"] for entry in ours["config"]["layers"]}
+    # The same layers with the same classes, in the same order: Keras names the .weights.h5 groups
+    # by class and position in model.layers (dense, dense_1, ...), so branches listed in another
+    # order would load each other's weights.
+    assert [(layer.name, type(layer).__name__) for layer in model.layers] == [
+        (entry["name"], entry["class_name"]) for entry in ours["config"]["layers"]]
     # Keras writes the rebuilt layers with the same arguments kerascpp wrote.
     again = {entry["name"]: entry for entry in json.loads(model.to_json())["config"]["layers"]}
     for mine in ours["config"]["layers"]:
@@ -95,7 +96,8 @@ def test_kerascpp_predicts_like_keras_from_keras_weights(tmp_path, kind):
 # One training step. The numpy backend cannot differentiate, so Keras trains under JAX in a
 # child process (the backend is fixed per process) and both trained weight files are compared.
 # (Not mha_self: JAX's dot_product_attention refuses a value_dim other than key_dim.)
-TRAIN_KINDS = ["conv1d", "depthwise", "conv_transpose", "mha_causal", "mha_masked", "dot", "upsample_bilinear",
+TRAIN_KINDS = ["lnorm", "dense3d", "merges", "global_max_pool", "pad_upsample", "conv1d", "depthwise", "conv_transpose",
+               "mha_causal", "mha_masked", "dot", "upsample_bilinear",
                "lstm", "gru", "lstm_masked", "gru_masked", "masked_loss"]
 
 _JAX_STEP = """

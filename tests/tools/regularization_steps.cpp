@@ -1,7 +1,16 @@
 // regularization_steps: drives tests/python/test_regularization.py, which checks weight
 // regularizers (L1, L2, L1L2 on kernels and biases), the MaxNorm constraint and the regularized
-// loss against Python Keras 3 (evaluate, model.losses) and against a NumPy reference of 20 SGD steps.
-//   regularization_steps <dir> <replicas>
+// loss against Python Keras 3 (evaluate, model.losses) and against a NumPy reference of 20 SGD steps;
+// with an optimizer named, it drives tests/python/test_clipping_and_schedules.py (the same model
+// and steps under gradient clipping or a learning-rate schedule, against Keras' optimizers).
+//   regularization_steps <dir> <replicas> [OPTIMIZER PARAMS...]
+// OPTIMIZER (default sgd):
+//   sgd                                 SGD(0.1, momentum 0.9)
+//   clipnorm C | global_clipnorm C      the same SGD with Keras' gradient clipping at C
+//   adam_cosine INITIAL DECAY_STEPS ALPHA WARMUP_TARGET WARMUP_STEPS
+//                                       Adam (Keras' defaults) under CosineDecay with warmup
+//   adam_transformer INITIAL HIDDEN_SIZE WARMUP_STEPS
+//                                       Adam (Keras' defaults) under TransformerSchedule
 // builds Input(6) -> Dense(8, tanh, L1L2 kernel, L2 bias, MaxNorm kernel) -> Dense(3, softmax,
 // L2 kernel, L1 bias) with fixed weights, and writes to <dir>:
 //   model.json, initial.weights.h5   the model before training (Model::to_json, save_weights)
@@ -9,14 +18,15 @@
 //   w<i>_initial.f32, w<i>_final.f32 every weight (get_weights order) before and after training
 //   result.json                      {"shapes", "eval_loss" (before training), "train_losses"
 //                                    (the 20 losses train_on_batch reported), "eval_loss_after"}
-// Training: 20 x train_on_batch on the whole batch, SGD(0.1, momentum 0.9), sparse categorical
-// crossentropy; with replicas > 1 under MirroredStrategy with that many CPU replicas.
+// Training: 20 x train_on_batch on the whole batch with OPTIMIZER, sparse categorical crossentropy;
+// with replicas > 1 under MirroredStrategy with that many CPU replicas.
 #include <kerascpp/kerascpp.hpp>
 
 #include "tool_io.hpp"
 
 #include <cstdint>
 #include <cstdio>
+#include <cstdlib>
 #include <filesystem>
 #include <fstream>
 #include <random>
@@ -45,7 +55,27 @@ K::Model build() {
   return K::Model(in, out);
 }
 
-int run(const fs::path& dir, int replicas) {
+// The optimizer named by args[0] with its parameters args[1..] (see the usage above).
+K::optimizers::OptimizerRef make_optimizer(const std::vector<std::string>& args) {
+  namespace O = K::optimizers;
+  const std::string kind = args.empty() ? "sgd" : args[0];
+  auto num = [&](std::size_t i) {
+    if (i >= args.size()) throw K::Error("optimizer '" + kind + "' needs more parameters");
+    return std::atof(args[i].c_str());
+  };
+  auto steps = [&](std::size_t i) { return static_cast<std::int64_t>(num(i)); };
+  if (kind == "adam_cosine")
+    return O::Adam(O::schedules::CosineDecay(num(1), steps(2),
+                                             {.alpha = num(3), .warmup_target = num(4), .warmup_steps = steps(5)}));
+  if (kind == "adam_transformer") return O::Adam(O::schedules::TransformerSchedule(num(1), steps(2), steps(3)));
+  O::SGD sgd(0.1, {.momentum = 0.9});
+  if (kind == "clipnorm") sgd.set_gradient_clipping({.clipnorm = num(1)});
+  else if (kind == "global_clipnorm") sgd.set_gradient_clipping({.global_clipnorm = num(1)});
+  else if (kind != "sgd") throw K::Error("unknown optimizer '" + kind + "'");
+  return sgd;
+}
+
+int run(const fs::path& dir, int replicas, const std::vector<std::string>& optimizer_args) {
   K::set_random_seed(1);
   K::Model model = build();
   std::vector<K::Tensor> weights = model.get_weights();
@@ -66,8 +96,7 @@ int run(const fs::path& dir, int replicas) {
   write_f32(dir / "x.f32", x.to_vector());
   write_f32(dir / "y.f32", std::vector<float>(labels.begin(), labels.end()));
 
-  K::CompileOptions options{.optimizer = K::optimizers::SGD(0.1, {.momentum = 0.9}),
-                            .loss = "sparse_categorical_crossentropy"};
+  K::CompileOptions options{.optimizer = make_optimizer(optimizer_args), .loss = "sparse_categorical_crossentropy"};
   if (replicas > 1) options.distribute = K::distribute::MirroredStrategy<>(replicas);
   model.compile(options);
   const double eval_loss = model.test_on_batch(x, y).at("loss");
@@ -92,12 +121,12 @@ int run(const fs::path& dir, int replicas) {
 }  // namespace
 
 int main(int argc, char** argv) {
-  if (argc != 3) {
-    std::fprintf(stderr, "usage: regularization_steps <dir> <replicas>\n");
+  if (argc < 3) {
+    std::fprintf(stderr, "usage: regularization_steps <dir> <replicas> [OPTIMIZER PARAMS...]\n");
     return 2;
   }
   try {
-    return run(argv[1], std::stoi(argv[2]));
+    return run(argv[1], std::stoi(argv[2]), std::vector<std::string>(argv + 3, argv + argc));
   } catch (const K::Error& e) {
     std::fprintf(stderr, "error: %s\n", e.what());
     return 1;

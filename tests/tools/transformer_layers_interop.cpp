@@ -58,13 +58,18 @@ Case build(const std::string& kind) {
     auto out = K::layers::Dense(3)(x);
     return {K::Model(in, out), {6}};
   }
-  if (kind == "dense3d") {  // Dense on (batch, steps, features), softmax over the steps axis
+  // Dense on (batch, steps, features), then a softmax over the features (Dense's activation) and,
+  // beside it, one over the steps axis (Softmax). Side by side rather than stacked: through two
+  // softmaxes the gradient reaching the first Dense is too small for one SGD step to move it
+  // measurably. (The second branch's Dense has no bias: a bias is the same at every step, which
+  // a softmax over the steps ignores, so it would get no gradient.)
+  if (kind == "dense3d") {
     auto in = K::Input({4, 6});
     auto x = K::layers::Dense(8, {.activation = "relu"})(in);
     x = K::layers::LayerNormalization()(x);
-    x = K::layers::Dense(5, {.activation = "softmax"})(x);
-    auto out = K::layers::Softmax({.axis = 1})(x);
-    return {K::Model(in, out), {4, 6}};
+    auto features = K::layers::Dense(5, {.activation = "softmax"})(x);
+    auto steps = K::layers::Softmax({.axis = 1})(K::layers::Dense(5, {.use_bias = false})(x));
+    return {K::Model(in, K::layers::Concatenate()({features, steps})), {4, 6}};
   }
   if (kind == "embedding") {  // int32 token ids -> Embedding (mask_zero) -> LayerNormalization -> Dense
     auto in = K::Input({5}, K::DType::int32);
