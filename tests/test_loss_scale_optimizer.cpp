@@ -136,18 +136,18 @@ TEST_CASE("LossScaleOptimizer: a fixed scale (TensorFlow's dynamic=False) never 
 }
 
 TEST_CASE("LossScaleOptimizer: 2 mirrored CPU replicas equal one device, an overflow on one replica skipping both") {
-  auto run = [](K::distribute::Strategy strategy, K::Model& m) {
-    m = small_mlp();
+  auto run = [](K::distribute::Strategy strategy) {
+    K::Model m = small_mlp();
     compile(m, O::LossScaleOptimizer(O::Adam(0.01), {.dynamic_growth_steps = 2}), strategy);
     for (int k = 0; k < 7; ++k) {
       // Step 3 overflows in rows 6..7 only: replica 1's shard under 2 replicas.
       const Batch b = batch(k, k == 3, 6);
       m.train_on_batch(b.x, b.y);
     }
+    return m;
   };
-  K::Model one, many;
-  run(K::distribute::OneDeviceStrategy("cpu:0"), one);
-  run(K::distribute::MirroredStrategy<>(2), many);
+  K::Model one = run(K::distribute::OneDeviceStrategy("cpu:0"));
+  K::Model many = run(K::distribute::MirroredStrategy<>(2));
   CHECK(max_abs_diff(one.get_weights(), many.get_weights()) <= 1e-6);
   for (K::Model* m : {&one, &many}) {
     CHECK(m->optimizer().iterations() == 6);  // the overflow step skipped
@@ -216,6 +216,6 @@ TEST_CASE("LossScaleOptimizer: delegates to the inner optimizer, copies it, and 
                        doctest::Contains("initial_scale"), K::ValueError);
   CHECK_THROWS_WITH_AS((void)O::LossScaleOptimizer(O::Adam(), {.dynamic_growth_steps = 0}),
                        doctest::Contains("LossScaleOptimizer: dynamic_growth_steps must be >= 1"), K::ValueError);
-  CHECK_THROWS_WITH_AS((void)O::LossScaleOptimizer(O::LossScaleOptimizer(O::Adam())), doctest::Contains("twice"),
-                       K::ValueError);
+  CHECK_THROWS_WITH_AS((void)O::LossScaleOptimizer(O::LossScaleOptimizer(O::Adam()), O::LossScaleOptions{}),
+                       doctest::Contains("twice"), K::ValueError);
 }

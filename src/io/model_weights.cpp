@@ -198,8 +198,8 @@ struct LoadPlan {
   // (layer index in model.layers(), variable index), in the order of the file's groups.
   std::vector<std::pair<Variable*, std::pair<std::size_t, std::size_t>>> weights;
   bool restore_optimizer = false;
-  std::size_t own_count = 0;         // a LossScaleOptimizer's own variables come first
-  std::size_t optimizer_offset = 0;  // slots start here: after those, iterations (and the learning rate)
+  // Slots start here: after a LossScaleOptimizer's own variables, iterations (and the learning rate).
+  std::size_t optimizer_offset = 0;
   bool has_training_state = false;
 };
 
@@ -273,7 +273,6 @@ LoadPlan check_layout(Model& model, const std::string& path, const WeightsLayout
     auto& opt = model.optimizer();
     const auto& stored = layout.optimizer_vars;
     const auto own = optimizer_own_variables(opt);
-    plan.own_count = own.size();
     plan.optimizer_offset = own.size() + (opt.has_schedule() ? 1 : 2);
     auto slots = opt.slot_tensors(0);
     const bool counts_match = stored.size() == plan.optimizer_offset + slots.size();

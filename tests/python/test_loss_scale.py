@@ -6,7 +6,8 @@ and 11 hold a 1e36 row, whose gradients overflow: those steps are skipped and ha
 3 trains the same model from the same weights on its JAX backend (in a subprocess: the peers run on
 the numpy backend, which cannot train). Checked: every step's (unscaled) loss, the weights, and
 Keras loading kerascpp's weights file (optimizer state included, no warning: Keras' layout with
-step_counter, dynamic_scale and the inner_optimizer group), on one replica and on 2 CPU replicas.
+step_counter, dynamic_scale and the inner_optimizer group) and kerascpp loading Keras', on one replica
+and on 2 CPU replicas.
 """
 import os
 import subprocess
@@ -111,3 +112,10 @@ def test_loss_scale_optimizer_matches_keras(tmp_path, replicas):
     assert float(keras.ops.convert_to_numpy(opt.dynamic_scale)) == scale
     assert int(keras.ops.convert_to_numpy(opt.step_counter)) == counter
     assert int(keras.ops.convert_to_numpy(opt.iterations)) == iterations
+
+    # And Keras' file (its JAX backend writes the counters as int32) into kerascpp: the same state.
+    back = subprocess.run([binary, str(tmp_path), str(replicas), "0", str(tmp_path / "keras_trained.weights.h5")],
+                          capture_output=True, text=True, timeout=120, check=False)
+    assert back.returncode == 0, back.stderr
+    final = back.stdout.split()
+    assert (float(final[1]), int(final[3]), int(final[5])) == (scale, counter, iterations)

@@ -1,11 +1,10 @@
 // loss_scale_steps: drives tests/python/test_loss_scale.py, which checks LossScaleOptimizer
 // against Keras 3's (JAX backend) and its state against Keras' weights-file layout.
-//   loss_scale_steps <dir> <replicas> <steps>
-// builds Input(4) -> Dense(6, relu, L2(0.01) kernel) -> Dense(3), loads
-// <dir>/initial.weights.h5, compiles LossScaleOptimizer(Adam(0.01), initial_scale 1024,
-// dynamic_growth_steps 3) with mean squared error (under MirroredStrategy with `replicas` CPU
-// replicas when > 1), trains one train_on_batch per step on batch k of <dir>/x.f32
-// [steps, 8, 4] and <dir>/y.f32 [steps, 8, 3], and writes
+//   loss_scale_steps <dir> <replicas> <steps> [<weights file>]
+// builds Input(4) -> Dense(6, relu, L2(0.01) kernel) -> Dense(3), compiles LossScaleOptimizer(Adam(0.01), initial_scale
+// 1024, dynamic_growth_steps 3) with mean squared error (under MirroredStrategy with `replicas` CPU replicas when > 1),
+// loads <dir>/initial.weights.h5 (or the weights file given, optimizer state included when it has one), trains one
+// train_on_batch per step on batch k of <dir>/x.f32 [steps, 8, 4] and <dir>/y.f32 [steps, 8, 3], and writes
 // <dir>/trained.weights.h5 (weights and optimizer state). Prints each step's loss, then
 // "scale <s> counter <c> iterations <i>".
 #include <kerascpp/kerascpp.hpp>
@@ -23,8 +22,8 @@ namespace O = kerascpp::optimizers;
 namespace fs = std::filesystem;
 
 int main(int argc, char** argv) {
-  if (argc != 4) {
-    std::fprintf(stderr, "usage: loss_scale_steps <dir> <replicas> <steps>\n");
+  if (argc != 4 && argc != 5) {
+    std::fprintf(stderr, "usage: loss_scale_steps <dir> <replicas> <steps> [<weights file>]\n");
     return 2;
   }
   const fs::path dir = argv[1];
@@ -38,7 +37,7 @@ int main(int argc, char** argv) {
       .loss = "mse"};
   if (replicas > 1) options.distribute = K::distribute::MirroredStrategy<>(replicas);
   model.compile(options);
-  model.load_weights((dir / "initial.weights.h5").string());
+  model.load_weights(argc == 5 ? std::string(argv[4]) : (dir / "initial.weights.h5").string());
   const std::vector<float> x = tool_io::read_f32(dir / "x.f32"), y = tool_io::read_f32(dir / "y.f32");
   for (std::int64_t k = 0; k < steps; ++k) {
     std::vector<float> xk(x.begin() + k * batch * 4, x.begin() + (k + 1) * batch * 4);
