@@ -1,7 +1,8 @@
 // LossScaleOptimizer (Keras 3's dynamic loss scaling, TensorFlow's fixed scale): an overflowing
 // step is skipped (weights, slots and iterations unchanged) and halves the scale, and training then
 // matches an unscaled run bit for bit (power-of-two scales unscale exactly, penalties included);
-// the scale doubles after dynamic_growth_steps finite steps; a fixed scale never changes; 2 CPU
+// the scale doubles after dynamic_growth_steps finite steps; a fixed scale never changes; the
+// inner optimizer clips the unscaled gradients; 2 CPU
 // replicas equal one device, with an overflow on one replica's shard only; the state survives
 // save_weights/load_weights; bad options are refused. Keras itself: tests/python/test_loss_scale.py.
 #include <doctest/doctest.h>
@@ -133,6 +134,27 @@ TEST_CASE("LossScaleOptimizer: a fixed scale (TensorFlow's dynamic=False) never 
   }
   CHECK(scaled.optimizer().iterations() == 6);
   CHECK(same_bits(scaled.get_weights(), plain.get_weights()));
+}
+
+TEST_CASE("LossScaleOptimizer: the inner optimizer clips the unscaled gradients (Keras' order)") {
+  for (int global = 0; global < 2; ++global) {
+    CAPTURE(global);
+    const O::GradientClipping clip =
+        global ? O::GradientClipping{.global_clipnorm = 0.05} : O::GradientClipping{.clipnorm = 0.05};
+    O::Adam inner(0.01), alone(0.01);
+    inner.set_gradient_clipping(clip);
+    alone.set_gradient_clipping(clip);
+    K::Model scaled = small_mlp(), plain = small_mlp(), unclipped = small_mlp();
+    compile(scaled, O::LossScaleOptimizer(inner, {.initial_scale = 1024}));
+    compile(plain, alone);
+    compile(unclipped, O::Adam(0.01));
+    for (int k = 0; k < 4; ++k) {
+      const Batch b = batch(k);
+      for (K::Model* m : {&scaled, &plain, &unclipped}) m->train_on_batch(b.x, b.y);
+    }
+    CHECK(same_bits(scaled.get_weights(), plain.get_weights()));
+    CHECK(max_abs_diff(plain.get_weights(), unclipped.get_weights()) > 1e-4);  // the clipping mattered
+  }
 }
 
 TEST_CASE("LossScaleOptimizer: 2 mirrored CPU replicas equal one device, an overflow on one replica skipping both") {
