@@ -2,9 +2,9 @@
 // step is skipped (weights, slots and iterations unchanged) and halves the scale, and training then
 // matches an unscaled run bit for bit (power-of-two scales unscale exactly, penalties included);
 // the scale doubles after dynamic_growth_steps finite steps; a fixed scale never changes; the
-// inner optimizer clips the unscaled gradients; 2 CPU
-// replicas equal one device, with an overflow on one replica's shard only; the state survives
-// save_weights/load_weights; bad options are refused. Keras itself: tests/python/test_loss_scale.py.
+// inner optimizer clips the unscaled gradients; 2 CPU replicas equal one device, with an overflow
+// on one replica's shard only; the state survives save_weights/load_weights; bad options are
+// refused. Keras itself: tests/python/test_loss_scale.py.
 #include <doctest/doctest.h>
 
 #include <cmath>
