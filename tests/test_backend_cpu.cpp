@@ -6,6 +6,7 @@
 #include <cmath>
 #include <cstdint>
 #include <functional>
+#include <limits>
 #include <random>
 #include <string>
 #include <thread>
@@ -1428,4 +1429,23 @@ TEST_CASE("cpu backend: Huber loss and its gradient on both sides of delta") {
   CHECK(grad.to_vector()[0] == doctest::Approx(-1.5 * 0.1 / 4));
   std::string msg = error_of([&] { be->huber(pred, random_tensor({N, 8}, 1), delta, loss, grad, 1.f); });
   CHECK(contains(msg, "huber"));
+}
+
+TEST_CASE("cpu backend: all_finite finds one Inf or NaN anywhere in any of its tensors") {
+  auto be = K::make_cpu_backend(2);
+  const float inf = std::numeric_limits<float>::infinity(), nan = std::numeric_limits<float>::quiet_NaN();
+  for (std::int64_t n : {std::int64_t(1), std::int64_t(4097), std::int64_t(100000)}) {
+    for (std::int64_t at : {std::int64_t(0), n / 2, n - 1}) {
+      for (float bad : {inf, -inf, nan}) {
+        K::Tensor a = K::Tensor::full({n}, 3e38f), b = K::Tensor::full({2, 3}, -1.f);  // large but finite
+        CHECK(be->all_finite({a, b}));
+        a.data<float>()[at] = bad;
+        CAPTURE(n);
+        CAPTURE(at);
+        CHECK_FALSE(be->all_finite({b, a}));
+      }
+    }
+  }
+  CHECK(be->all_finite({}));
+  CHECK_THROWS_AS(be->all_finite({K::Tensor::from_vector({2}, std::vector<std::int32_t>{1, 2})}), K::Error);
 }

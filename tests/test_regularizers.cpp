@@ -17,7 +17,7 @@ TEST_CASE("regularizers: weight_penalty returns l1*sum|w| + l2*sum w^2 and adds 
   auto be = K::make_cpu_backend(2);
   K::Tensor w = K::Tensor::from_vector({2, 3}, {0.5f, -2.f, 0.f, 1.5f, -0.25f, 3.f});
   K::Tensor grad = K::Tensor::full({2, 3}, 1.f);
-  const double penalty = be->weight_penalty(w, 0.1f, 0.2f, grad);
+  const double penalty = be->weight_penalty(w, 0.1f, 0.2f, grad, 1.f);
   double abs_sum = 0, square_sum = 0;
   for (float v : w.to_vector()) abs_sum += std::fabs(v), square_sum += double(v) * v;
   CHECK(penalty == doctest::Approx(0.1 * abs_sum + 0.2 * square_sum).epsilon(1e-7));
@@ -27,7 +27,7 @@ TEST_CASE("regularizers: weight_penalty returns l1*sum|w| + l2*sum w^2 and adds 
   auto g = grad.to_vector();
   for (std::size_t i = 0; i < g.size(); ++i) CHECK(g[i] == doctest::Approx(expected[i]).epsilon(1e-6));
   K::Tensor none;  // undefined grad: the value only
-  CHECK(be->weight_penalty(w, 0.f, 1.f, none) == doctest::Approx(square_sum));
+  CHECK(be->weight_penalty(w, 0.f, 1.f, none, 1.f) == doctest::Approx(square_sum));
 }
 
 TEST_CASE("regularizers: max_norm rescales each column of the [rows, rest] view as Keras' MaxNorm") {

@@ -285,11 +285,16 @@ class Backend {
                             float eps, float u, float u_next, float u_product, float beta_2_power) = 0;
   // Σ x² in double (gradient clipping by norm); deterministic for a given x.
   virtual double sum_squares(const Tensor& x) = 0;
+  // Whether no element of any of xs (float32, any shapes) is Inf or NaN: LossScaleOptimizer's
+  // overflow check of the gradients. One answer for all of xs, so a GPU waits for it once.
+  virtual bool all_finite(const std::vector<Tensor>& xs) = 0;
 
   // ---- weight regularizers and constraints (keras.regularizers / keras.constraints) ----
   // The L1L2 penalty l1·Σ|w| + l2·Σw² of w (summed in double, deterministic for a given w); with
-  // a defined `grad` (w's shape) it also adds the penalty's gradient l1·sign(w) + 2·l2·w into it.
-  virtual double weight_penalty(const Tensor& w, float l1, float l2, Tensor& grad) = 0;
+  // a defined `grad` (w's shape) it also adds the penalty's gradient times grad_scale,
+  // grad_scale·(l1·sign(w) + 2·l2·w), into it (grad_scale: the loss scale of a
+  // LossScaleOptimizer, which scales the whole loss, penalties included; 1 otherwise).
+  virtual double weight_penalty(const Tensor& w, float l1, float l2, Tensor& grad, float grad_scale) = 0;
   // MaxNorm in place on w viewed as [rows, numel/rows]: column c, of L2 norm n_c, is scaled by
   // clip(n_c, 0, max_value) / (1e-7 + n_c) (Keras' formula, so even short columns shrink a hair).
   virtual void max_norm(Tensor& w, std::int64_t rows, float max_value) = 0;

@@ -34,6 +34,7 @@
 #include "kerascpp/layers/reshaping.hpp"
 #include "kerascpp/layers/resizing.hpp"
 #include "kerascpp/layers/softmax.hpp"
+#include "kerascpp/loss_scale_optimizer.hpp"
 #include "kerascpp/losses.hpp"
 #include "kerascpp/metrics.hpp"
 #include "kerascpp/mixed_precision.hpp"

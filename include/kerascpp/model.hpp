@@ -133,16 +133,18 @@ class Model {
   //     Tensor x = strategy.shard(ctx, global_x), y = strategy.shard(ctx, global_y);
   //     Tensor pred = model.forward(ctx, x);
   //     Tensor per_example({x.dim(0)}), grad(pred.shape());
-  //     loss.compute(*ctx.backend, pred, y, per_example, grad, 1.0f / global_x.dim(0));
+  //     float scale = model.optimizer().loss_scale();   // 1 but for a LossScaleOptimizer
+  //     loss.compute(*ctx.backend, pred, y, per_example, grad, scale / global_x.dim(0));
   //     model.backward(ctx, grad);          // gradients all-reduced over replicas (+ regularizers')
-  //     model.apply_gradients(ctx);         // same update on every mirrored copy
+  //     model.apply_gradients(ctx);         // same update on every mirrored copy (or a skipped step)
   //   });
   //   model.optimizer().finish_step();
   // The context must belong to the strategy the model was compiled under.
   Tensor forward(ReplicaContext& ctx, const Tensor& x, bool training = true);
   Tensor forward(ReplicaContext& ctx, const std::vector<Tensor>& xs, bool training = true);  // several Inputs
-  // Also adds the weight regularizers' gradients (kernel_regularizer & co.) and returns their
-  // penalty, Keras' sum(model.losses), for the loop to add to the loss it reports.
+  // Also adds the weight regularizers' gradients (kernel_regularizer & co., times the optimizer's
+  // loss_scale()) and returns their penalty, Keras' sum(model.losses), unscaled, for the loop to
+  // add to the loss it reports.
   double backward(ReplicaContext& ctx, const Tensor& output_grad);
   void apply_gradients(ReplicaContext& ctx);
 

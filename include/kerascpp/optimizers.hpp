@@ -8,6 +8,7 @@
 #include <vector>
 
 #include "kerascpp/backend.hpp"
+#include "kerascpp/context.hpp"
 #include "kerascpp/variable.hpp"
 
 namespace kerascpp::optimizers {
@@ -111,6 +112,8 @@ struct GradientClipping {
   std::optional<double> global_clipnorm;
 };
 
+// The public calls are virtual so that a wrapper (LossScaleOptimizer) can hand them to the
+// optimizer it wraps, as Keras' wrapper does with learning_rate and iterations.
 class Optimizer {
  public:
   explicit Optimizer(LearningRate lr) : lr_(std::move(lr)) {}
@@ -123,33 +126,42 @@ class Optimizer {
   virtual std::string config_json() const { return ""; }
 
   // Current learning rate (the schedule evaluated at iterations()).
-  double learning_rate() const { return lr_.at(iterations_); }
+  virtual double learning_rate() const { return lr_.at(iterations_); }
   // Replaces the learning rate with a constant (ReduceLROnPlateau, LearningRateScheduler).
-  void set_learning_rate(double lr) { lr_ = LearningRate(lr); }
-  bool has_schedule() const { return lr_.is_schedule(); }
-  std::int64_t iterations() const { return iterations_; }
-  void set_iterations(std::int64_t it) { iterations_ = it; }
+  virtual void set_learning_rate(double lr) { lr_ = LearningRate(lr); }
+  virtual bool has_schedule() const { return lr_.is_schedule(); }
+  virtual std::int64_t iterations() const { return iterations_; }
+  virtual void set_iterations(std::int64_t it) { iterations_ = it; }
 
   // Throws ValueError for a norm that is not finite and > 0, or for both norms set (as Keras does).
-  void set_gradient_clipping(GradientClipping clipping);
-  const GradientClipping& gradient_clipping() const { return clipping_; }
+  virtual void set_gradient_clipping(GradientClipping clipping);
+  virtual const GradientClipping& gradient_clipping() const { return clipping_; }
   // Clips replica `replica`'s (all-reduced) gradients of `trainable` in place; call before apply().
   void clip_gradients(Backend& backend, int replica, const std::vector<Variable*>& trainable) const;
 
+  // The factor the training step multiplies the loss (and so every gradient) by: the loss scale
+  // of a LossScaleOptimizer, 1 for the others. Fixed during a step (finish_step changes it).
+  virtual float loss_scale() const { return 1.f; }
+  // Replica ctx's all-reduced gradients of `trainable`, made ready for apply(): clipped (and
+  // first unscaled by a LossScaleOptimizer). Returns false when the step is to be skipped (a
+  // LossScaleOptimizer found Inf or NaN): then it does so on every replica of the step, which
+  // apply nothing. Called by every replica, once per step, before apply().
+  virtual bool prepare_gradients(ReplicaContext& ctx, const std::vector<Variable*>& trainable);
+
   // Creates zero slots for each trainable variable on each replica.
-  void build(const std::vector<Variable*>& trainable, int replicas);
-  bool built() const { return !slots_.empty() || built_empty_; }
+  virtual void build(const std::vector<Variable*>& trainable, int replicas);
+  virtual bool built() const { return !slots_.empty() || built_empty_; }
   // Updates replica `replica`'s copy of trainable variable `index` with its (all-reduced) gradient.
-  void apply(Backend& backend, int replica, std::size_t index, Variable& variable);
-  // Call once per step after every replica applied its updates.
-  void finish_step() {
+  virtual void apply(Backend& backend, int replica, std::size_t index, Variable& variable);
+  // Call once per step after every replica applied its updates (or skipped the step).
+  virtual void finish_step() {
     end_step(iterations_);
     ++iterations_;
   }
 
   // Slots in Keras order (per variable, interleaved), copy of replica `replica`, then the
   // optimizer-wide state (Nadam's u_product, shared by every replica) as Keras orders its variables.
-  std::vector<Tensor*> slot_tensors(int replica);
+  virtual std::vector<Tensor*> slot_tensors(int replica);
 
  protected:
   virtual void update(Backend& backend, Tensor& w, const Tensor& g, Tensor* slots, double lr,

@@ -94,14 +94,25 @@ double CudaBackend::sum_squares(const Tensor& x) {
   return kernels_->fetch_status().value;
 }
 
-double CudaBackend::weight_penalty(const Tensor& w, float l1, float l2, Tensor& grad) {
+bool CudaBackend::all_finite(const std::vector<Tensor>& xs) {
+  DeviceGuard guard(device_);
+  for (const Tensor& x : xs) require_float_on(x, device(), "all_finite", "x");
+  kernels_->reset_status();
+  for (const Tensor& x : xs) {
+    kern::count_non_finite(x.data<float>(), x.numel(), kernels_->status(), stream_);
+    KCPP_CUDA_CHECK(cudaGetLastError());
+  }
+  return kernels_->fetch_status().count == 0;  // one wait for every gradient
+}
+
+double CudaBackend::weight_penalty(const Tensor& w, float l1, float l2, Tensor& grad, float grad_scale) {
   DeviceGuard guard(device_);
   const char* op = "weight_penalty";
   require_float_on(w, device(), op, "w");
   const std::int64_t n = w.numel();
   if (grad.defined()) {
     require_slot(grad, w, device(), op, "grad");
-    kern::weight_penalty_grad(w.data<float>(), grad.data<float>(), n, l1, l2, stream_);
+    kern::weight_penalty_grad(w.data<float>(), grad.data<float>(), n, l1, l2, grad_scale, stream_);
     KCPP_CUDA_CHECK(cudaGetLastError());
   }
   // Two exact double reductions, combined here as the CPU backend combines them per chunk.

@@ -35,13 +35,13 @@ StepTotals CompiledState::zero_totals() const {
 
 StepTotals CompiledState::shard_totals(Backend& backend, const Tensor& pred, const Tensor& y,
                                        const ShardWeights& weights, Tensor* grad, float grad_scale,
-                                       const LossMask* mask) const {
-  if (mask && mask->active) return masked_shard_totals(backend, pred, y, *mask, weights.defined(), grad);
+                                       const LossMask* mask, float loss_scale) const {
+  if (mask && mask->active) return masked_shard_totals(backend, pred, y, *mask, weights.defined(), grad, loss_scale);
   StepTotals t = zero_totals();
   Tensor per_example({pred.dim(0)});
   Tensor no_grad;
   Tensor y_here = y.to(backend.device());
-  loss_->compute(backend, pred, y_here, per_example, grad ? *grad : no_grad, grad_scale);
+  loss_->compute(backend, pred, y_here, per_example, grad ? *grad : no_grad, grad_scale * loss_scale);
   if (weights.defined()) {
     // d(w·loss)/d(pred) = w·d(loss)/d(pred): the loss's own gradient, row by row.
     backend.scale_rows(per_example, weights.device);
@@ -61,7 +61,8 @@ StepTotals CompiledState::shard_totals(Backend& backend, const Tensor& pred, con
 // labels [n, ...] as [rows], other targets [n, ..., C] as [rows, C]. Every built-in loss reduces
 // the last axis only, so row r's loss is the loss of step r.
 StepTotals CompiledState::masked_shard_totals(Backend& backend, const Tensor& pred, const Tensor& y,
-                                              const LossMask& mask, bool weighted, Tensor* grad) const {
+                                              const LossMask& mask, bool weighted, Tensor* grad,
+                                              float loss_scale) const {
   StepTotals t = zero_totals();
   const std::int64_t rows = mask.rows, classes = pred.numel() / rows;
   const Tensor pred_rows = pred.reshape({rows, classes});
@@ -74,7 +75,7 @@ StepTotals CompiledState::masked_shard_totals(Backend& backend, const Tensor& pr
   const Tensor y_rows = sparse ? y_here.reshape({rows}) : y_here.reshape({rows, classes});
   Tensor per_row({rows});
   Tensor grad_rows = grad ? grad->reshape({rows, classes}) : Tensor();
-  loss_->compute(backend, pred_rows, y_rows, per_row, grad_rows, static_cast<float>(mask.scale()));
+  loss_->compute(backend, pred_rows, y_rows, per_row, grad_rows, static_cast<float>(mask.scale()) * loss_scale);
   const Tensor w = mask.row_weights_host.to(backend.device());
   backend.scale_rows(per_row, w);
   if (grad) backend.scale_rows(grad_rows, w);

@@ -36,20 +36,21 @@ class CompiledState {
   // Totals with every sum zero, sized for the metrics.
   StepTotals zero_totals() const;
 
-  // Loss (and, when grad is given, its gradient scaled by grad_scale) and metric sums of one shard.
-  // With sample weights each example's loss and gradient are scaled by its weight (Keras'
-  // sum_over_batch_size: Σ w·loss / N) and the weighted metrics are weighted means; the other
-  // metrics ignore the weights, as in Keras. With an active `mask` (loss_mask.hpp) the loss and
-  // metrics go by unmasked rows instead, and grad_scale is the mask's.
+  // Loss (and, when grad is given, its gradient scaled by grad_scale·loss_scale) and metric sums
+  // of one shard. With sample weights each example's loss and gradient are scaled by its weight
+  // (Keras' sum_over_batch_size: Σ w·loss / N) and the weighted metrics are weighted means; the
+  // other metrics ignore the weights, as in Keras. With an active `mask` (loss_mask.hpp) the loss
+  // and metrics go by unmasked rows instead, and grad_scale is the mask's. loss_scale
+  // (LossScaleOptimizer's) scales the gradient only: the loss sums stay unscaled for the logs.
   StepTotals shard_totals(Backend& backend, const Tensor& pred, const Tensor& y, const ShardWeights& weights,
-                          Tensor* grad, float grad_scale, const LossMask* mask = nullptr) const;
+                          Tensor* grad, float grad_scale, const LossMask* mask = nullptr, float loss_scale = 1.f) const;
   const losses::Loss& loss() const { return *loss_.get(); }
   // Means of summed totals, keyed "loss" and each metric's name, each with `prefix` ("val_").
   Logs logs_from(const StepTotals& totals, const std::string& prefix = "") const;
 
  private:
   StepTotals masked_shard_totals(Backend& backend, const Tensor& pred, const Tensor& y, const LossMask& mask,
-                                 bool weighted, Tensor* grad) const;
+                                 bool weighted, Tensor* grad, float loss_scale) const;
 
   optimizers::OptimizerRef optimizer_;
   losses::LossRef loss_;

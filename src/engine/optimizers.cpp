@@ -149,6 +149,11 @@ void Optimizer::clip_gradients(Backend& backend, int replica, const std::vector<
   }
 }
 
+bool Optimizer::prepare_gradients(ReplicaContext& ctx, const std::vector<Variable*>& trainable) {
+  clip_gradients(*ctx.backend, ctx.replica_id, trainable);
+  return true;
+}
+
 void Optimizer::build(const std::vector<Variable*>& trainable, int replicas) {
   reset_state();
   slots_.assign(static_cast<std::size_t>(replicas), {});

@@ -37,14 +37,14 @@ Tensor ReplicaBinding::forward(ReplicaContext& ctx, const std::vector<Tensor>& x
   return graph_.forward(ctx, on_device, state(ctx)).at(0);
 }
 
-double ReplicaBinding::backward(ReplicaContext& ctx, const Tensor& output_grad) {
+double ReplicaBinding::backward(ReplicaContext& ctx, const Tensor& output_grad, float loss_scale) {
   for (Variable* v : trainable_) v->reset_grads(ctx.replica_id);
   BucketReducer reducer(buckets_, trainable_, ctx);
   auto on_done = [&](Layer& l) { reducer.layer_done(l); };
   if (output_grad.dim(0) == 0) graph_.backward_empty(ctx, on_done);
   else graph_.backward(ctx, {output_grad.to(ctx.backend->device())}, state(ctx), on_done);
   reducer.finish();
-  return weight_penalties(*ctx.backend, ctx.replica_id, trainable_, true);
+  return weight_penalties(*ctx.backend, ctx.replica_id, trainable_, true, loss_scale);
 }
 
 double ReplicaBinding::regularization_loss(ReplicaContext& ctx) const {
@@ -52,7 +52,7 @@ double ReplicaBinding::regularization_loss(ReplicaContext& ctx) const {
 }
 
 void ReplicaBinding::apply(ReplicaContext& ctx, optimizers::Optimizer& optimizer) {
-  optimizer.clip_gradients(*ctx.backend, ctx.replica_id, trainable_);
+  if (!optimizer.prepare_gradients(ctx, trainable_)) return;
   for (std::size_t i = 0; i < trainable_.size(); ++i) optimizer.apply(*ctx.backend, ctx.replica_id, i, *trainable_[i]);
   apply_constraints(*ctx.backend, ctx.replica_id, trainable_);
 }

@@ -28,13 +28,15 @@ class ReplicaBinding {
   // Whether the output may carry a mask: the steps then weight the loss by it (loss_mask.hpp).
   bool may_mask_output() const { return graph_.creates_masks(); }
   // Backward from the loss gradient; every trainable gradient is all-reduced on return, and the
-  // regularizers' gradients are added to it (once, after the all-reduce). Returns the
-  // regularization loss (Σ penalties of the weights before this step's update).
-  double backward(ReplicaContext& ctx, const Tensor& output_grad);
+  // regularizers' gradients times `loss_scale` (the optimizer's, as output_grad's) are added to
+  // it (once, after the all-reduce). Returns the regularization loss (Σ penalties of the weights
+  // before this step's update, unscaled).
+  double backward(ReplicaContext& ctx, const Tensor& output_grad, float loss_scale);
   // The regularization loss of the current weights, without gradients (evaluation).
   double regularization_loss(ReplicaContext& ctx) const;
   // The optimizer update of this replica's copy of every trainable variable, then the
-  // variables' constraints (Keras applies them after the update).
+  // variables' constraints (Keras applies them after the update). Neither when the optimizer
+  // skips the step (LossScaleOptimizer on non-finite gradients: every replica skips it).
   void apply(ReplicaContext& ctx, optimizers::Optimizer& optimizer);
 
   const std::vector<Variable*>& trainable() const { return trainable_; }

@@ -111,7 +111,8 @@ Tensor ModelImpl::replica_forward(ReplicaContext& ctx, const Inputs& x, bool tra
 }
 
 double ModelImpl::replica_backward(ReplicaContext& ctx, const Tensor& output_grad) {
-  return bound("run backward").backward(ctx, output_grad);
+  detail::ReplicaBinding& binding = bound("run backward");
+  return binding.backward(ctx, output_grad, require_compiled("run backward").optimizer().loss_scale());
 }
 
 void ModelImpl::replica_apply(ReplicaContext& ctx) {
@@ -134,6 +135,8 @@ StepTotals ModelImpl::train_step(const Inputs& x, const Tensor& y, const Tensor&
   require_graph("train").check_inputs(x);
   const detail::CompiledState& c = require_compiled("train");
   float grad_scale = 1.0f / static_cast<float>(x[0].dim(0));  // the global batch, never the per-replica one
+  // LossScaleOptimizer's scale (1 for the others), fixed for the step: it changes in finish_step.
+  const float loss_scale = c.optimizer().loss_scale();
   const bool may_mask = bound("train").may_mask_output();
   StepTotals total = run_sharded(
       c.strategy(), c.zero_totals(), x[0].dim(0), [&](ReplicaContext& ctx, std::int64_t begin, std::int64_t end) {
@@ -146,7 +149,7 @@ StepTotals ModelImpl::train_step(const Inputs& x, const Tensor& y, const Tensor&
         // An empty shard still runs backward and apply: the all-reduce needs every replica.
         if (end > begin)
           mine = c.shard_totals(*ctx.backend, pred, ys, shard_weights(staging, ctx, sw, begin, end), &grad, grad_scale,
-                                &mask);
+                                &mask, loss_scale);
         // Keras' loss = mean example loss + Σ model.losses: the penalty counts once per example.
         const double penalty = replica_backward(ctx, grad);
         mine.loss_sum += penalty * static_cast<double>(end - begin);

@@ -2,13 +2,15 @@
 
 namespace kerascpp::detail {
 
-double weight_penalties(Backend& backend, int replica, const std::vector<Variable*>& vars, bool add_grads) {
+double weight_penalties(Backend& backend, int replica, const std::vector<Variable*>& vars, bool add_grads,
+                        float loss_scale) {
   double total = 0.0;
   Tensor no_grad;
   for (Variable* v : vars) {
     const regularizers::Regularizer& r = v->regularizer();
     if (!r) continue;
-    total += backend.weight_penalty(v->value(replica), r.l1(), r.l2(), add_grads ? v->grad(replica) : no_grad);
+    total +=
+        backend.weight_penalty(v->value(replica), r.l1(), r.l2(), add_grads ? v->grad(replica) : no_grad, loss_scale);
   }
   return total;
 }

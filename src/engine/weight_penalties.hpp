@@ -9,9 +9,11 @@
 namespace kerascpp::detail {
 
 // Σ of the regularizers' penalties over replica `replica`'s copies of `vars` (the same value on
-// every replica: the copies are equal). With add_grads, each penalty's gradient is added to the
-// variable's gradient of that replica: call it after the all-reduce, so it is added once.
-double weight_penalties(Backend& backend, int replica, const std::vector<Variable*>& vars, bool add_grads);
+// every replica: the copies are equal). With add_grads, each penalty's gradient times
+// `loss_scale` (LossScaleOptimizer's: Keras scales the whole loss, penalties included) is added
+// to the variable's gradient of that replica: call it after the all-reduce, so it is added once.
+double weight_penalties(Backend& backend, int replica, const std::vector<Variable*>& vars, bool add_grads,
+                        float loss_scale = 1.f);
 
 // Applies each variable's constraint to replica `replica`'s copy, in place.
 void apply_constraints(Backend& backend, int replica, const std::vector<Variable*>& vars);

@@ -27,6 +27,11 @@ struct WeightsFile {
   // optimizer/vars/<i>; an empty vector and has_optimizer=false: no optimizer group.
   std::vector<Tensor> optimizer_vars;
   bool has_optimizer = false;
+  // optimizer/inner_optimizer/vars/<i> when not empty: Keras' LossScaleOptimizer stores the
+  // wrapped optimizer's variables (also in optimizer_vars) there too. Written only: the reader
+  // takes optimizer_vars.
+  std::vector<Tensor> inner_optimizer_vars;
+  std::string inner_optimizer_name = "adam";
   // Extra named tensors for kerascpp's own training state (epoch, step, RNG, data order), stored as
   // datasets of the root group `kerascpp`, which Keras' loader never looks at.
   std::vector<std::pair<std::string, Tensor>> extra;

@@ -138,6 +138,7 @@ std::size_t estimated_file_size(const WeightsFile& file) {
     for (const auto& t : layer.vars) add(t);
   }
   for (const auto& t : file.optimizer_vars) add(t);
+  for (const auto& t : file.inner_optimizer_vars) add(t);
   for (const auto& entry : file.extra) add(entry.second);
   return bytes;
 }
@@ -175,6 +176,11 @@ std::vector<char> build_image(const WeightsFile& file) {
     if (file.has_optimizer || !file.optimizer_vars.empty()) {
       Handle optimizer = create_group(h5file.get(), "optimizer", "optimizer");
       write_vars_group(optimizer.get(), file.optimizer_vars, file.optimizer_name, "optimizer/vars");
+      if (!file.inner_optimizer_vars.empty()) {
+        Handle inner = create_group(optimizer.get(), "inner_optimizer", "optimizer/inner_optimizer");
+        write_vars_group(inner.get(), file.inner_optimizer_vars, file.inner_optimizer_name,
+                         "optimizer/inner_optimizer/vars");
+      }
     }
 
     // The model's own variables: none for Sequential and Functional, but Keras always writes

@@ -11,6 +11,7 @@
 
 #include "distribute/strategy_impl.hpp"
 #include "io/h5_weights.hpp"
+#include "kerascpp/loss_scale_optimizer.hpp"
 
 namespace kerascpp::io {
 namespace {
@@ -75,6 +76,25 @@ NonFiniteCount count_non_finite(const Tensor& t) {
   return c;
 }
 
+// Keras' LossScaleOptimizer lists its own variables (optimizer_own_variables) before those of
+// the optimizer it wraps, which a file stores after them: iterations, the learning rate, slots.
+optimizers::LossScaleOptimizer* as_loss_scale(optimizers::Optimizer& opt) {
+  return dynamic_cast<optimizers::LossScaleOptimizer*>(&opt);
+}
+std::vector<std::pair<const char*, Tensor*>> optimizer_own_variables(optimizers::Optimizer& opt) {
+  auto* lso = as_loss_scale(opt);
+  return lso ? lso->own_variables() : std::vector<std::pair<const char*, Tensor*>>{};
+}
+
+// The wrapped optimizer's variables in Keras' order: iterations, the learning rate (not for a
+// schedule), the slots and optimizer-wide state (of replica 0: the copies are identical).
+std::vector<Tensor> plain_optimizer_vars(optimizers::Optimizer& opt) {
+  std::vector<Tensor> out{scalar_i64(opt.iterations())};
+  if (!opt.has_schedule()) out.push_back(scalar_f32(opt.learning_rate()));
+  for (Tensor* t : opt.slot_tensors(0)) out.push_back(*t);
+  return out;
+}
+
 std::string describe_non_finite(const std::string& what, const NonFiniteCount& c, std::int64_t n) {
   return fmt::format("{} holds {} NaN and {} Inf of {} values", what, c.nan, c.inf, n);
 }
@@ -94,7 +114,7 @@ std::optional<std::string> find_non_finite(const Model& model) {
   // Slots are stored after the iteration count (and the learning rate), per variable in order.
   auto& opt = model.optimizer();
   auto slots = opt.slot_tensors(0);
-  const std::size_t offset = opt.has_schedule() ? 1 : 2;
+  const std::size_t offset = optimizer_own_variables(opt).size() + (opt.has_schedule() ? 1 : 2);
   const auto trainable = model.trainable_variables();
   const std::size_t per_var = static_cast<std::size_t>(std::max(opt.slots_per_variable(), 1));
   for (std::size_t i = 0; i < slots.size(); ++i) {
@@ -136,9 +156,15 @@ WeightsFile model_weights_file(const Model& model, const std::string& path,
     auto& opt = model.optimizer();
     file.has_optimizer = true;
     file.optimizer_name = to_snake_case(opt.class_name());
-    file.optimizer_vars.push_back(scalar_i64(opt.iterations()));
-    if (!opt.has_schedule()) file.optimizer_vars.push_back(scalar_f32(opt.learning_rate()));
-    for (Tensor* t : opt.slot_tensors(0)) file.optimizer_vars.push_back(*t);
+    for (auto [name, t] : optimizer_own_variables(opt)) file.optimizer_vars.push_back(*t);
+    const std::vector<Tensor> plain = plain_optimizer_vars(opt);
+    file.optimizer_vars.insert(file.optimizer_vars.end(), plain.begin(), plain.end());
+    if (auto* lso = as_loss_scale(opt)) {
+      // Keras stores the wrapped optimizer's variables a second time in its own group, and warns
+      // when loading a file without it.
+      file.inner_optimizer_vars = plain;
+      file.inner_optimizer_name = to_snake_case(lso->inner_optimizer().class_name());
+    }
   }
   if (checkpoint) {
     const auto& p = checkpoint->position;
@@ -172,7 +198,8 @@ struct LoadPlan {
   // (layer index in model.layers(), variable index), in the order of the file's groups.
   std::vector<std::pair<Variable*, std::pair<std::size_t, std::size_t>>> weights;
   bool restore_optimizer = false;
-  std::size_t optimizer_offset = 0;  // slots start here: after iterations (and the learning rate)
+  // Slots start here: after a LossScaleOptimizer's own variables, iterations (and the learning rate).
+  std::size_t optimizer_offset = 0;
   bool has_training_state = false;
 };
 
@@ -245,16 +272,23 @@ LoadPlan check_layout(Model& model, const std::string& path, const WeightsLayout
   if (model.compiled() && layout.has_optimizer && !layout.optimizer_vars.empty()) {
     auto& opt = model.optimizer();
     const auto& stored = layout.optimizer_vars;
-    expect_scalar(path, stored[0], true, "the optimizer's iteration count");
-    plan.optimizer_offset = opt.has_schedule() ? 1 : 2;
+    const auto own = optimizer_own_variables(opt);
+    plan.optimizer_offset = own.size() + (opt.has_schedule() ? 1 : 2);
     auto slots = opt.slot_tensors(0);
-    if (stored.size() != plan.optimizer_offset + slots.size()) {
+    const bool counts_match = stored.size() == plan.optimizer_offset + slots.size();
+    // Entry 0 is an iteration count in any Keras optimizer's file, whichever optimizer saved it.
+    expect_scalar(path, stored[0], true, "the optimizer's iteration count");
+    if (!counts_match) {
       fmt::print(stderr,
                  "kerascpp: load_weights('{}'): skipping the optimizer state: this {} has {} variables but "
                  "optimizer/vars in the file has {} (another optimizer or learning rate schedule)\n",
                  path, opt.class_name(), plan.optimizer_offset + slots.size(), stored.size());
     } else {
-      if (!opt.has_schedule()) expect_scalar(path, stored[1], false, "the learning rate");
+      for (std::size_t i = 0; i < own.size(); ++i)
+        expect_scalar(path, stored[i], is_integer(own[i].second->dtype()),
+                      fmt::format("{}'s {}", opt.class_name(), own[i].first).c_str());
+      if (!own.empty()) expect_scalar(path, stored[own.size()], true, "the inner optimizer's iteration count");
+      if (!opt.has_schedule()) expect_scalar(path, stored[own.size() + 1], false, "the learning rate");
       for (std::size_t i = 0; i < slots.size(); ++i) {
         const auto& info = stored[plan.optimizer_offset + i];
         if (info.shape != slots[i]->shape() || info.dtype != slots[i]->dtype())
@@ -325,13 +359,29 @@ std::optional<TrainingCheckpoint> load_model_weights(Model& model, const std::st
   // 2. Values, still before anything changes.
   std::int64_t iterations = 0;
   double learning_rate = 0;
+  std::vector<double> own_values;  // a LossScaleOptimizer's own scalars
   if (plan.restore_optimizer) {
-    iterations = scalar_int(file.optimizer_vars[0]);
-    if (iterations < 0) corrupt(path, "optimizer/vars/0", fmt::format("(the iteration count) is {}", iterations));
+    const auto own = optimizer_own_variables(model.optimizer());
+    for (std::size_t i = 0; i < own.size(); ++i) {
+      const Tensor& t = file.optimizer_vars[i];
+      const double v = is_integer(t.dtype()) ? static_cast<double>(scalar_int(t)) : t.data<float>()[0];
+      // Counters in [0, int32 max], floats finite and >= 0, and a loss scale > 0.
+      const bool integer = own[i].second->dtype() == DType::int32;
+      const bool scale = std::string(own[i].first) == "dynamic_scale";
+      const double max = integer ? std::numeric_limits<std::int32_t>::max() : std::numeric_limits<float>::max();
+      if (!std::isfinite(v) || v < 0 || v > max || (scale && v == 0))
+        corrupt(path, fmt::format("optimizer/vars/{}", i), fmt::format("({}) is {}", own[i].first, v));
+      own_values.push_back(v);
+    }
+    const std::size_t at = own.size();
+    iterations = scalar_int(file.optimizer_vars[at]);
+    if (iterations < 0)
+      corrupt(path, fmt::format("optimizer/vars/{}", at), fmt::format("(the iteration count) is {}", iterations));
     if (!model.optimizer().has_schedule()) {
-      learning_rate = file.optimizer_vars[1].data<float>()[0];
+      learning_rate = file.optimizer_vars[at + 1].data<float>()[0];
       if (!std::isfinite(learning_rate) || learning_rate < 0)
-        corrupt(path, "optimizer/vars/1", fmt::format("(the learning rate) is {}", learning_rate));
+        corrupt(path, fmt::format("optimizer/vars/{}", at + 1),
+                fmt::format("(the learning rate) is {}", learning_rate));
     }
   }
   std::optional<TrainingCheckpoint> cp;
@@ -367,6 +417,12 @@ std::optional<TrainingCheckpoint> load_model_weights(Model& model, const std::st
   for (auto& [var, where] : plan.weights) var->assign(file.layers[where.first].vars[where.second]);
   if (plan.restore_optimizer) {
     auto& opt = model.optimizer();
+    const auto own = optimizer_own_variables(opt);
+    for (std::size_t i = 0; i < own.size(); ++i) {
+      Tensor& t = *own[i].second;  // int32 or float32 host scalars; Keras' TF backend writes int64
+      if (t.dtype() == DType::int32) t.data<std::int32_t>()[0] = static_cast<std::int32_t>(own_values[i]);
+      else t.data<float>()[0] = static_cast<float>(own_values[i]);
+    }
     opt.set_iterations(iterations);
     if (!opt.has_schedule()) opt.set_learning_rate(learning_rate);
     int replicas = model.distribute_strategy().impl()->num_replicas();  // this process's mirrors

@@ -25,6 +25,7 @@ void fill_options_positionally() {
   K::optimizers::AdamOptions adam{0.8};
   K::optimizers::SGDOptions sgd{0.9};
   K::optimizers::RMSpropOptions rmsprop{0.8};
+  K::optimizers::LossScaleOptions loss_scale{false, 128};
   K::losses::CrossentropyOptions crossentropy{true};
   K::distribute::StrategyOptions strategy{1};
   K::callbacks::EarlyStoppingOptions early{"loss"};
@@ -37,5 +38,5 @@ void fill_options_positionally() {
   (void)dense, (void)conv, (void)pool, (void)dropout, (void)bn, (void)activation, (void)input, (void)fit;
   (void)evaluate, (void)predict, (void)compile, (void)adam, (void)sgd, (void)rmsprop, (void)crossentropy;
   (void)strategy, (void)early, (void)plateau, (void)checkpoint, (void)gradients, (void)classification;
-  (void)session, (void)layer, (void)conv1d, (void)depthwise, (void)transpose;
+  (void)session, (void)layer, (void)conv1d, (void)depthwise, (void)transpose, (void)loss_scale;
 }

@@ -876,6 +876,26 @@ TEST_CASE("gpu backend: sgd (plain, momentum, nesterov), adam and rmsprop over s
   }
 }
 
+TEST_CASE("gpu backend: all_finite (LossScaleOptimizer's check) agrees with the CPU, scaled weight penalty too") {
+  auto be = make_backends();
+  const float inf = std::numeric_limits<float>::infinity(), nan = std::numeric_limits<float>::quiet_NaN();
+  for (std::int64_t n : {std::int64_t(1), std::int64_t(4097), std::int64_t(1) << 20}) {
+    for (float bad : {0.f, inf, -inf, nan}) {
+      auto a = random_tensor({n}, 1500), b = random_tensor({3, 7}, 1501);
+      if (bad != 0.f) a.data<float>()[n - 1] = bad;  // the last element: every block must look
+      const std::string what = "n=" + std::to_string(n) + " bad=" + std::to_string(bad);
+      CHECK_MESSAGE(be.gpu->all_finite({on_gpu(a), on_gpu(b)}) == be.cpu->all_finite({a, b}), what);
+      CHECK_MESSAGE(be.gpu->all_finite({on_gpu(a), on_gpu(b)}) == (bad == 0.f), what);
+    }
+  }
+  CHECK(be.gpu->all_finite({}));
+  auto w = random_tensor({1000}, 1502), g0 = random_tensor({1000}, 1503);
+  K::Tensor gc = g0.clone(), gg = on_gpu(g0);
+  be.cpu->weight_penalty(w, 0.01f, 0.02f, gc, 1024.f);
+  be.gpu->weight_penalty(on_gpu(w), 0.01f, 0.02f, gg, 1024.f);
+  check_close(gg, gc, "weight_penalty gradient times 1024", 1e-6);
+}
+
 TEST_CASE("gpu backend: confusion counts (explicit and evenly spaced thresholds, a column) equal the CPU's") {
   auto be = make_backends();
   for (K::Shape shape : {K::Shape{7, 3}, K::Shape{4000, 5}}) {

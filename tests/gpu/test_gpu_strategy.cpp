@@ -219,7 +219,7 @@ TEST_CASE("gpu strategy: MirroredStrategy over all GPUs matches OneDeviceStrateg
   const auto init = initial_weights();
   struct Variant {
     const char* name;
-    int optimizer;  // 0 SGD(momentum 0.9), 1 Adam
+    int optimizer;  // 0 SGD(momentum 0.9), 1 Adam, 2 LossScaleOptimizer(Adam)
     D::Strategy (*make)(std::vector<std::string>);
   };
   const Variant variants[] = {
@@ -231,12 +231,17 @@ TEST_CASE("gpu strategy: MirroredStrategy over all GPUs matches OneDeviceStrateg
        [](std::vector<std::string> d) -> D::Strategy { return D::MirroredStrategy<D::HierarchicalCopyAllReduce>(d); }},
       {"ReductionToOneDevice + SGD momentum", 0,
        [](std::vector<std::string> d) -> D::Strategy { return D::MirroredStrategy<D::ReductionToOneDevice>(d); }},
+      // The scale grows 6 times in 20 steps; with 2+ GPUs its finiteness verdict is a one-float NCCL all-reduce.
+      {"NcclAllReduce + LossScaleOptimizer(Adam)", 2,
+       [](std::vector<std::string> d) -> D::Strategy { return D::MirroredStrategy<D::NcclAllReduce>(d); }},
   };
   for (const Variant& v : variants) {
     const std::string name = v.name;  // doctest prints a char* as a pointer
     CAPTURE(name);
     auto opt = [&]() -> K::optimizers::OptimizerRef {
       if (v.optimizer == 0) return K::optimizers::SGD(0.05, {.momentum = 0.9});
+      if (v.optimizer == 2)
+        return K::optimizers::LossScaleOptimizer(K::optimizers::Adam(1e-3), {.dynamic_growth_steps = 3});
       return K::optimizers::Adam(1e-3);
     };
     // 20 steps: 160 examples in batches of 16, two epochs of 10 steps.

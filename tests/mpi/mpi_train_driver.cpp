@@ -75,7 +75,7 @@ int main(int argc, char** argv) {
   bool trace_steps = false, sample_weights = false;
   app.add_option("--strategy", strategy_kind)->check(CLI::IsMember({"mirrored", "multi_worker"}));
   app.add_option("--model", model_kind)->check(CLI::IsMember({"mlp", "cnn_bn", "cnn_sync_bn"}));
-  app.add_option("--optimizer", optimizer_kind)->check(CLI::IsMember({"sgdm", "adam", "nadam"}));
+  app.add_option("--optimizer", optimizer_kind)->check(CLI::IsMember({"sgdm", "adam", "nadam", "adam_loss_scale"}));
   app.add_option("--replicas", replicas, "replicas per process");
   app.add_option("--examples", examples);
   app.add_option("--batch", batch, "global batch");
@@ -102,6 +102,9 @@ int main(int argc, char** argv) {
                                       : optimizer_kind == "nadam"
                                           ? K::optimizers::OptimizerRef(K::optimizers::Nadam(0.01))
                                           : K::optimizers::OptimizerRef(K::optimizers::SGD(0.05, {.momentum = 0.9}));
+    // Loss scaling over MPI: the scale's growth and the all-reduced finiteness verdict span the workers.
+    if (optimizer_kind == "adam_loss_scale")
+      opt = K::optimizers::LossScaleOptimizer(K::optimizers::Adam(0.01), {.dynamic_growth_steps = 5});
     model.compile({.optimizer = opt,
                    .loss = K::losses::SparseCategoricalCrossentropy(),
                    .metrics = {"accuracy", ClassZeroAUC()},

@@ -84,7 +84,7 @@ def check_equal(tmp, args, local, workers=2):
 
 # 250 examples, global batch 25, 3 epochs: 30 steps.
 @pytest.mark.parametrize("model", ["mlp", "cnn_bn"])
-@pytest.mark.parametrize("optimizer", ["sgdm", "adam", "nadam"])
+@pytest.mark.parametrize("optimizer", ["sgdm", "adam", "nadam", "adam_loss_scale"])
 def test_two_workers_equal_one_process(tmp_path, model, optimizer):
     check_equal(tmp_path, ["--model", model, "--optimizer", optimizer], local=1)
 

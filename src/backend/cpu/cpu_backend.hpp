@@ -127,7 +127,8 @@ class CpuBackend final : public Backend {
   void nadam_update(Tensor& w, const Tensor& g, Tensor& m, Tensor& v, float lr, float beta_1, float beta_2, float eps,
                     float u, float u_next, float u_product, float beta_2_power) override;
   double sum_squares(const Tensor& x) override;
-  double weight_penalty(const Tensor& w, float l1, float l2, Tensor& grad) override;
+  bool all_finite(const std::vector<Tensor>& xs) override;
+  double weight_penalty(const Tensor& w, float l1, float l2, Tensor& grad, float grad_scale) override;
   void max_norm(Tensor& w, std::int64_t rows, float max_value) override;
 
   void layer_norm_forward(const Tensor& x, const Tensor& gamma, const Tensor& beta, float eps, Tensor& y, Tensor& mean,

@@ -11,7 +11,7 @@
 
 namespace kerascpp::cpu {
 
-double CpuBackend::weight_penalty(const Tensor& w, float l1, float l2, Tensor& grad) {
+double CpuBackend::weight_penalty(const Tensor& w, float l1, float l2, Tensor& grad, float grad_scale) {
   enter();
   const char* op = "weight_penalty";
   require_float(w, op, "w");
@@ -35,7 +35,7 @@ double CpuBackend::weight_penalty(const Tensor& w, float l1, float l2, Tensor& g
       for (std::int64_t i = begin; i < end; ++i) {
         const float v = pw[i];
         const float sign = v > 0.f ? 1.f : (v < 0.f ? -1.f : 0.f);
-        pg[i] += l1 * sign + two_l2 * v;
+        pg[i] += grad_scale * (l1 * sign + two_l2 * v);  // grad_scale 1: the unscaled bits
       }
     });
   }

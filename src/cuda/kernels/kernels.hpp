@@ -85,6 +85,9 @@ enum ReduceKind : int {
   kReduceSumAbs = 3,      // Σ |a|
 };
 std::size_t reduce_scratch(std::int64_t n);  // doubles
+// status->count += the number of Inf and NaN among x's n elements (finite.cu; integer atomics,
+// exact): LossScaleOptimizer's overflow check, one launch per gradient, one fetch for all.
+void count_non_finite(const float* x, std::int64_t n, Status* status, cudaStream_t stream);
 void reduce_to_double(int kind, const float* a, const float* b, std::int64_t n, double* scratch, Status* status,
                       cudaStream_t stream);
 
@@ -206,8 +209,9 @@ void masked_fill(float* x, const std::uint8_t* mask, std::int64_t B, std::int64_
                  cudaStream_t stream);
 
 // Regularizers and constraints (weight_penalties.cu).
-// grad += l1·sign(w) + 2·l2·w
-void weight_penalty_grad(const float* w, float* grad, std::int64_t n, float l1, float l2, cudaStream_t stream);
+// grad += grad_scale·(l1·sign(w) + 2·l2·w)
+void weight_penalty_grad(const float* w, float* grad, std::int64_t n, float l1, float l2, float grad_scale,
+                         cudaStream_t stream);
 // Each column of w [rows, cols] scaled by clip(‖col‖, 0, max_value) / (1e-7 + ‖col‖).
 void max_norm(float* w, std::int64_t rows, std::int64_t cols, float max_value, cudaStream_t stream);
 void adagrad_update(float* w, const float* g, float* accumulator, std::int64_t n, float lr, float eps,

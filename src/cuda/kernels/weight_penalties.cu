@@ -6,11 +6,13 @@ namespace kerascpp::cuda::kern {
 
 namespace {
 
-__global__ void weight_penalty_grad_kernel(const float* w, float* grad, std::int64_t n, float l1, float two_l2) {
+__global__ void weight_penalty_grad_kernel(const float* w, float* grad, std::int64_t n, float l1, float two_l2,
+                                           float grad_scale) {
   for (std::int64_t i = global_thread(); i < n; i += grid_threads()) {
     const float v = w[i];
     const float sign = v > 0.f ? 1.f : (v < 0.f ? -1.f : 0.f);
-    grad[i] = __fadd_rn(grad[i], __fadd_rn(__fmul_rn(l1, sign), __fmul_rn(two_l2, v)));
+    const float g = __fadd_rn(__fmul_rn(l1, sign), __fmul_rn(two_l2, v));
+    grad[i] = __fadd_rn(grad[i], __fmul_rn(grad_scale, g));
   }
 }
 
@@ -31,9 +33,10 @@ __global__ void max_norm_kernel(float* w, std::int64_t rows, std::int64_t cols, 
 
 }  // namespace
 
-void weight_penalty_grad(const float* w, float* grad, std::int64_t n, float l1, float l2, cudaStream_t stream) {
+void weight_penalty_grad(const float* w, float* grad, std::int64_t n, float l1, float l2, float grad_scale,
+                         cudaStream_t stream) {
   if (n <= 0) return;
-  weight_penalty_grad_kernel<<<elementwise_blocks(n), kThreads, 0, stream>>>(w, grad, n, l1, 2.f * l2);
+  weight_penalty_grad_kernel<<<elementwise_blocks(n), kThreads, 0, stream>>>(w, grad, n, l1, 2.f * l2, grad_scale);
 }
 
 void max_norm(float* w, std::int64_t rows, std::int64_t cols, float max_value, cudaStream_t stream) {
