@@ -47,8 +47,9 @@ inline kerascpp::optimizers::OptimizerRef with_loss_scale(const PrecisionFlags& 
                                                           kerascpp::optimizers::OptimizerRef optimizer) {
   namespace O = kerascpp::optimizers;
   if (f.loss_scale.empty()) return optimizer;
-  if (f.loss_scale == "dynamic") return O::LossScaleOptimizer(std::move(optimizer));
-  return O::LossScaleOptimizer(std::move(optimizer), {.dynamic = false, .initial_scale = std::stod(f.loss_scale)});
+  if (f.loss_scale == "dynamic") return O::LossScaleOptimizer::around(optimizer.shared());
+  return O::LossScaleOptimizer::around(optimizer.shared(),
+                                       {.dynamic = false, .initial_scale = std::stod(f.loss_scale)});
 }
 
 }  // namespace examples

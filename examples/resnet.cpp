@@ -12,8 +12,8 @@
 #include <kerascpp/kerascpp.hpp>
 
 #include "flag_checks.hpp"
-#include "resnet_models.hpp"
 #include "precision_flags.hpp"
+#include "resnet_models.hpp"
 #include "strategy_flags.hpp"
 
 #include <algorithm>

@@ -78,9 +78,10 @@ int main(int argc, char** argv) {
                 static_cast<long long>(p.vocab_size), static_cast<long long>(model.count_params()));
     model.compile(
         {.optimizer = examples::with_loss_scale(
-             precision, K::optimizers::Adam(K::optimizers::schedules::TransformerSchedule(
-                                                p.learning_rate, p.hidden_size, p.learning_rate_warmup_steps),
-                                            {.beta_1 = p.adam_beta1, .beta_2 = p.adam_beta2, .epsilon = p.adam_epsilon})),
+             precision,
+             K::optimizers::Adam(K::optimizers::schedules::TransformerSchedule(p.learning_rate, p.hidden_size,
+                                                                               p.learning_rate_warmup_steps),
+                                 {.beta_1 = p.adam_beta1, .beta_2 = p.adam_beta2, .epsilon = p.adam_epsilon})),
          .loss = K::losses::CategoricalCrossentropy({.from_logits = true, .label_smoothing = p.label_smoothing}),
          .metrics = {"accuracy"},
          .distribute = strategy});

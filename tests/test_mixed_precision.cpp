@@ -6,6 +6,7 @@
 
 #include <cmath>
 #include <cstdlib>
+#include <filesystem>
 #include <limits>
 #include <sstream>
 #include <string>
@@ -13,6 +14,7 @@
 
 #include "kerascpp/kerascpp.hpp"
 #include "kerascpp/testing.hpp"
+#include "tensor/low_precision.hpp"
 
 namespace K = kerascpp;
 namespace MP = kerascpp::mixed_precision;
@@ -90,6 +92,22 @@ TEST_CASE("cast: float32 to bfloat16 and float16 rounds to nearest even; NaN, In
   CHECK(wide.to_vector()[2] == 1.01171875f);
   be->cast(b16, K::DType::float16, half_from_b);
   CHECK(half_from_b.to_vector()[2] == 1.015625f);
+  // The vectorized float16 conversions (F16C, where the processor has it) round as the scalar one:
+  // 1003 values spanning float16's range, subnormals and overflow included, every bit compared.
+  std::vector<float> many(1003);
+  for (std::size_t i = 0; i < many.size(); ++i)
+    many[i] =
+        std::ldexp(random_tensor({1}, static_cast<std::uint32_t>(i)).to_vector()[0], static_cast<int>(i % 44) - 28);
+  K::Tensor many_h, many_back;
+  be->cast(K::Tensor::from_vector({1003}, many), K::DType::float16, many_h);
+  be->cast(many_h, K::DType::float32, many_back);
+  const auto* bits = static_cast<const std::uint16_t*>(many_h.raw());
+  const auto back = many_back.to_vector();
+  int mismatches = 0;
+  for (std::size_t i = 0; i < many.size(); ++i)
+    mismatches += bits[i] != K::low_precision::float_to_half(many[i]) ||
+                  back[i] != K::low_precision::half_to_float(K::low_precision::float_to_half(many[i]));
+  CHECK(mismatches == 0);
   std::ostringstream printed;
   printed << b16;
   CHECK(printed.str().find("dtype=bfloat16") != std::string::npos);
@@ -155,8 +173,14 @@ TEST_CASE("matmul, dense, batched matmul and convolutions in bfloat16/float16 eq
     be->batched_matmul(q, false, k, true, s_plain, false);
     check(s, s_ref, s_plain);
 
-    const K::Conv2DGeometry g{.kernel_h = 3, .kernel_w = 3, .stride_h = 1, .stride_w = 2, .pad_top = 1,
-                              .pad_left = 1, .pad_bottom = 1, .pad_right = 1};
+    const K::Conv2DGeometry g{.kernel_h = 3,
+                              .kernel_w = 3,
+                              .stride_h = 1,
+                              .stride_w = 2,
+                              .pad_top = 1,
+                              .pad_left = 1,
+                              .pad_bottom = 1,
+                              .pad_right = 1};
     const K::Tensor x = random_tensor({4, 9, 10, 8}, 7), w = random_tensor({3, 3, 8, 16}, 8);
     const K::Tensor cb = random_tensor({16}, 9);
     K::Tensor o, o_ref, o_plain;
@@ -270,4 +294,89 @@ TEST_CASE("training under mixed_bfloat16: float32 variables, a loss that follows
     CHECK(K::testing::allclose(a[i], b[i], 1e-3, 5e-5));
     CHECK(max_abs_diff(a[i], b[i]) < 0.1 * max_abs_diff(b[i], c[i]));
   }
+}
+
+TEST_CASE(
+    "mixed_float16: compile() adds dynamic loss scaling; a float16 overflow skips the step, then training recovers") {
+  GlobalPolicyReset reset;
+  MP::set_global_policy("mixed_float16");
+  K::set_random_seed(9);
+  auto in = K::Input({6});
+  auto h = K::layers::Dense(8, {.activation = "tanh"})(in);
+  K::Model model(in, K::layers::Dense(3)(h));
+  MP::set_global_policy("float32");
+  model.compile(
+      {.optimizer = K::optimizers::SGD(0.1), .loss = K::losses::SparseCategoricalCrossentropy({.from_logits = true})});
+  REQUIRE(model.optimizer().class_name() == "LossScaleOptimizer");  // as Keras' compile() does
+  CHECK(model.optimizer().loss_scale() == 32768.f);
+  const K::Tensor y = K::Tensor::from_vector({4}, std::vector<std::int32_t>{0, 1, 2, 1});
+  const K::Tensor x = random_tensor({4, 6}, 31);
+  std::vector<float> huge = x.to_vector();
+  huge[3] = 1e6f;  // above float16's 65504: its rounded operand is Inf, and so are the gradients
+  const auto before = model.get_weights();
+  model.train_on_batch(K::Tensor::from_vector({4, 6}, huge), y);
+  const auto after = model.get_weights();
+  for (std::size_t i = 0; i < before.size(); ++i) CHECK(after[i].to_vector() == before[i].to_vector());
+  CHECK(model.optimizer().loss_scale() == 16384.f);
+  CHECK(model.optimizer().iterations() == 0);
+  double first = 0, last = 0;
+  for (int s = 0; s < 30; ++s) {
+    last = model.train_on_batch(x, y)["loss"];
+    if (s == 0) first = last;
+  }
+  CHECK(std::isfinite(last));
+  CHECK(last < 0.5 * first);
+  CHECK(model.optimizer().iterations() == 30);
+
+  // A LossScaleOptimizer of the user's is kept as it is; a float32 model gets none.
+  K::Model plain = [] {
+    auto i = K::Input({2});
+    return K::Model(i, K::layers::Dense(1)(i));
+  }();
+  plain.compile({.optimizer = "sgd", .loss = "mse"});
+  CHECK(plain.optimizer().class_name() == "SGD");
+  K::Model mine = [] {
+    MP::set_global_policy("mixed_float16");
+    auto i = K::Input({2});
+    K::Model m(i, K::layers::Dense(1)(i));
+    MP::set_global_policy("float32");
+    return m;
+  }();
+  mine.compile(
+      {.optimizer = K::optimizers::LossScaleOptimizer(K::optimizers::SGD(0.1), {.initial_scale = 256}), .loss = "mse"});
+  CHECK(mine.optimizer().loss_scale() == 256.f);
+}
+
+TEST_CASE(
+    "keras archive: a dynamic LossScaleOptimizer's compile_config and state come back; a fixed one is not written") {
+  K::set_random_seed(4);
+  auto in = K::Input({3});
+  K::Model model(in, K::layers::Dense(2)(in));
+  model.compile({.optimizer = K::optimizers::LossScaleOptimizer(K::optimizers::Adam(0.01),
+                                                                {.initial_scale = 1024, .dynamic_growth_steps = 2}),
+                 .loss = "mse"});
+  const K::Tensor x = random_tensor({4, 3}, 41), y = random_tensor({4, 2}, 42);
+  for (int s = 0; s < 3; ++s) model.train_on_batch(x, y);  // the scale grew once (after 2 steps)
+  const std::string path = (std::filesystem::temp_directory_path() / "kerascpp_lso_archive.keras").string();
+  model.save(path);
+  K::Model loaded = K::load_model(path);
+  REQUIRE(loaded.compiled());
+  REQUIRE(loaded.optimizer().class_name() == "LossScaleOptimizer");
+  const auto& lso = dynamic_cast<const K::optimizers::LossScaleOptimizer&>(loaded.optimizer());
+  CHECK(lso.inner_optimizer().class_name() == "Adam");
+  CHECK(lso.options().dynamic_growth_steps == 2);
+  CHECK(loaded.optimizer().loss_scale() == model.optimizer().loss_scale());
+  CHECK(loaded.optimizer().loss_scale() == 2048.f);
+  for (int s = 0; s < 2; ++s) {
+    model.train_on_batch(x, y);
+    loaded.train_on_batch(x, y);
+  }
+  CHECK(loaded.get_weights()[0].to_vector() == model.get_weights()[0].to_vector());
+
+  K::Model fixed(in, K::layers::Dense(2)(in));
+  fixed.compile(
+      {.optimizer = K::optimizers::LossScaleOptimizer(K::optimizers::SGD(0.1), {.dynamic = false}), .loss = "mse"});
+  fixed.save(path);
+  CHECK_FALSE(K::load_model(path).compiled());  // Keras 3 has no fixed loss scale to write
+  std::filesystem::remove(path);
 }

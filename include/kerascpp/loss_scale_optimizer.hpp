@@ -40,6 +40,10 @@ class LossScaleOptimizer : public Optimizer {
   template <class O, class = std::enable_if_t<std::is_base_of_v<Optimizer, O>>>
   explicit LossScaleOptimizer(O inner, LossScaleOptions options = {})
       : LossScaleOptimizer(std::make_shared<O>(std::move(inner)), &copy_as<O>, options) {}
+  // Around an optimizer already held by a shared pointer (an OptimizerRef's shared(); compile()
+  // wraps a mixed_float16 model's optimizer so, as Keras does). It shares `inner`; copying it
+  // is a StateError.
+  static OptimizerRef around(std::shared_ptr<Optimizer> inner, LossScaleOptions options = {});
   // A copy wraps a copy of the inner optimizer (as copying any optimizer gives an independent one).
   LossScaleOptimizer(const LossScaleOptimizer& other);
   LossScaleOptimizer(LossScaleOptimizer&&) = default;

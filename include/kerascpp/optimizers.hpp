@@ -330,6 +330,7 @@ class OptimizerRef {
   OptimizerRef(O opt) : opt_(std::make_shared<O>(std::move(opt))) {}      // NOLINT
   OptimizerRef(std::shared_ptr<Optimizer> opt) : opt_(std::move(opt)) {}  // NOLINT
   Optimizer* get() const { return opt_.get(); }
+  const std::shared_ptr<Optimizer>& shared() const { return opt_; }
   Optimizer* operator->() const { return opt_.get(); }
   explicit operator bool() const { return static_cast<bool>(opt_); }
 

@@ -7,9 +7,10 @@ namespace kerascpp {
 
 void Backend::set_compute_dtype(DType dtype) {
   if (dtype != DType::float32 && !is_low_precision(dtype))
-    throw ValueError(fmt::format("Backend::set_compute_dtype: {} is not a compute dtype; use float32, bfloat16 or "
-                                 "float16",
-                                 dtype_name(dtype)));
+    throw ValueError(
+        fmt::format("Backend::set_compute_dtype: {} is not a compute dtype; use float32, bfloat16 or "
+                    "float16",
+                    dtype_name(dtype)));
   compute_dtype_ = dtype;
 }
 

@@ -8,6 +8,7 @@
 
 #include "engine/model_impl.hpp"
 #include "kerascpp/error.hpp"
+#include "kerascpp/loss_scale_optimizer.hpp"
 #include "kerascpp/session.hpp"
 
 namespace kerascpp {
@@ -78,25 +79,47 @@ std::string Nadam::config_json() const {
 
 namespace detail {
 
+namespace {
+
+// Keras' serialization of `opt` ({"module": "keras.optimizers", "class_name": ..., "config": ...}),
+// or nullopt where Keras could not rebuild it (an optimizer of the user's own, a schedule, a
+// fixed loss scale, which Keras 3 does not have).
+std::optional<Json> optimizer_object(const optimizers::Optimizer& opt) {
+  Json config;
+  if (const auto* lso = dynamic_cast<const optimizers::LossScaleOptimizer*>(&opt)) {
+    const auto inner = optimizer_object(lso->inner_optimizer());
+    if (!inner || !lso->options().dynamic) return std::nullopt;
+    config = {{"name", "loss_scale_optimizer"},
+              {"inner_optimizer", *inner},
+              {"initial_scale", lso->options().initial_scale},
+              {"dynamic_growth_steps", lso->options().dynamic_growth_steps}};
+  } else {
+    const std::string own = opt.config_json();
+    if (own.empty() || opt.has_schedule()) return std::nullopt;
+    const optimizers::GradientClipping& clip = opt.gradient_clipping();
+    config = {{"name", to_snake_case(opt.class_name())},
+              {"learning_rate", static_cast<double>(static_cast<float>(opt.learning_rate()))},
+              {"clipnorm", clip.clipnorm ? Json(*clip.clipnorm) : Json()},
+              {"global_clipnorm", clip.global_clipnorm ? Json(*clip.global_clipnorm) : Json()}};
+    config.update(Json::parse(own));
+    if (!config.contains("weight_decay")) config["weight_decay"] = nullptr;
+  }
+  return Json{{"module", "keras.optimizers"},
+              {"class_name", opt.class_name()},
+              {"config", config},
+              {"registered_name", nullptr}};
+}
+
+}  // namespace
+
 std::optional<nlohmann::ordered_json> compile_config(const CompiledState& c) {
-  const optimizers::Optimizer& opt = c.optimizer();
-  const std::string own = opt.config_json(), loss = c.loss().config_json();
-  if (own.empty() || loss.empty() || opt.has_schedule()) return std::nullopt;  // nothing Keras could rebuild
-  Json config = {{"name", to_snake_case(opt.class_name())},
-                 {"learning_rate", static_cast<double>(static_cast<float>(opt.learning_rate()))},
-                 {"clipnorm", opt.gradient_clipping().clipnorm ? Json(*opt.gradient_clipping().clipnorm) : Json()},
-                 {"global_clipnorm",
-                  opt.gradient_clipping().global_clipnorm ? Json(*opt.gradient_clipping().global_clipnorm) : Json()}};
-  config.update(Json::parse(own));
-  if (!config.contains("weight_decay")) config["weight_decay"] = nullptr;
+  const auto optimizer = optimizer_object(c.optimizer());
+  const std::string loss = c.loss().config_json();
+  if (!optimizer || loss.empty()) return std::nullopt;  // nothing Keras could rebuild
   Json metrics = Json::array(), weighted = Json::array();
   for (const std::string& name : c.metric_names(false)) metrics.push_back(name);
   for (const std::string& name : c.metric_names(true)) weighted.push_back(name);
-  return Json{{"optimizer",
-               {{"module", "keras.optimizers"},
-                {"class_name", opt.class_name()},
-                {"config", config},
-                {"registered_name", nullptr}}},
+  return Json{{"optimizer", *optimizer},
               {"loss", Json::parse(loss)},
               {"loss_weights", nullptr},
               {"metrics", metrics.empty() ? Json() : metrics},
@@ -108,7 +131,10 @@ std::optional<nlohmann::ordered_json> compile_config(const CompiledState& c) {
 
 namespace {
 
-optimizers::OptimizerRef optimizer_from(const Json& j) {
+// Builds the optimizer `j` describes (one kerascpp has) and hands it, as its own type, to `use`:
+// a LossScaleOptimizer must be made around the concrete inner optimizer.
+template <class Use>
+optimizers::OptimizerRef with_optimizer(const Json& j, Use&& use) {
   const std::string cls = j.value("class_name", "");
   const Json c = j.value("config", Json::object());
   if (!c.contains("learning_rate") || !c["learning_rate"].is_number())
@@ -123,37 +149,55 @@ optimizers::OptimizerRef optimizer_from(const Json& j) {
       throw ValueError(fmt::format("the {} optimizer sets '{}', which kerascpp does not have", cls, unsupported));
   if (c.value("use_ema", false) || c.value("amsgrad", false) || c.value("centered", false))
     throw ValueError(fmt::format("the {} optimizer uses EMA, AMSGrad or centering, which kerascpp does not have", cls));
-  optimizers::OptimizerRef opt;
-  if (cls == "SGD") opt = optimizers::SGD(lr, {.momentum = num("momentum", 0), .nesterov = c.value("nesterov", false)});
-  else if (cls == "Adam")
-    opt = optimizers::Adam(
-        lr, {.beta_1 = num("beta_1", 0.9), .beta_2 = num("beta_2", 0.999), .epsilon = num("epsilon", 1e-7)});
-  else if (cls == "AdamW")
-    opt = optimizers::AdamW(lr, {.weight_decay = num("weight_decay", 0.004),
-                                 .beta_1 = num("beta_1", 0.9),
-                                 .beta_2 = num("beta_2", 0.999),
-                                 .epsilon = num("epsilon", 1e-7)});
-  else if (cls == "RMSprop") {
-    if (num("momentum", 0) != 0)
-      throw ValueError("the RMSprop optimizer uses momentum, which kerascpp's does not have");
-    opt = optimizers::RMSprop(lr, {.rho = num("rho", 0.9), .epsilon = num("epsilon", 1e-7)});
-  } else if (cls == "Adagrad")
-    opt = optimizers::Adagrad(
-        lr, {.initial_accumulator_value = num("initial_accumulator_value", 0.1), .epsilon = num("epsilon", 1e-7)});
-  else if (cls == "Nadam")
-    opt = optimizers::Nadam(
-        lr, {.beta_1 = num("beta_1", 0.9), .beta_2 = num("beta_2", 0.999), .epsilon = num("epsilon", 1e-7)});
-  else
-    throw ValueError(
-        fmt::format("optimizer '{}' is not one kerascpp has (SGD, Adam, AdamW, RMSprop, Adagrad, Nadam)", cls));
   if ((cls != "AdamW") && c.contains("weight_decay") && !c["weight_decay"].is_null() && num("weight_decay", 0) != 0)
     throw ValueError(fmt::format("the {} optimizer sets weight_decay, which kerascpp has on AdamW only", cls));
   optimizers::GradientClipping clip;
   if (c.contains("clipnorm") && c["clipnorm"].is_number()) clip.clipnorm = c["clipnorm"].get<double>();
   if (c.contains("global_clipnorm") && c["global_clipnorm"].is_number())
     clip.global_clipnorm = c["global_clipnorm"].get<double>();
-  if (clip.clipnorm || clip.global_clipnorm) opt->set_gradient_clipping(clip);
-  return opt;
+  auto finish = [&](auto opt) {
+    if (clip.clipnorm || clip.global_clipnorm) opt.set_gradient_clipping(clip);
+    return use(std::move(opt));
+  };
+  if (cls == "SGD")
+    return finish(optimizers::SGD(lr, {.momentum = num("momentum", 0), .nesterov = c.value("nesterov", false)}));
+  if (cls == "Adam")
+    return finish(optimizers::Adam(
+        lr, {.beta_1 = num("beta_1", 0.9), .beta_2 = num("beta_2", 0.999), .epsilon = num("epsilon", 1e-7)}));
+  if (cls == "AdamW")
+    return finish(optimizers::AdamW(lr, {.weight_decay = num("weight_decay", 0.004),
+                                         .beta_1 = num("beta_1", 0.9),
+                                         .beta_2 = num("beta_2", 0.999),
+                                         .epsilon = num("epsilon", 1e-7)}));
+  if (cls == "RMSprop") {
+    if (num("momentum", 0) != 0)
+      throw ValueError("the RMSprop optimizer uses momentum, which kerascpp's does not have");
+    return finish(optimizers::RMSprop(lr, {.rho = num("rho", 0.9), .epsilon = num("epsilon", 1e-7)}));
+  }
+  if (cls == "Adagrad")
+    return finish(optimizers::Adagrad(
+        lr, {.initial_accumulator_value = num("initial_accumulator_value", 0.1), .epsilon = num("epsilon", 1e-7)}));
+  if (cls == "Nadam")
+    return finish(optimizers::Nadam(
+        lr, {.beta_1 = num("beta_1", 0.9), .beta_2 = num("beta_2", 0.999), .epsilon = num("epsilon", 1e-7)}));
+  throw ValueError(fmt::format(
+      "optimizer '{}' is not one kerascpp has (SGD, Adam, AdamW, RMSprop, Adagrad, Nadam, LossScaleOptimizer)", cls));
+}
+
+optimizers::OptimizerRef optimizer_from(const Json& j) {
+  if (j.value("class_name", "") != "LossScaleOptimizer")
+    return with_optimizer(j, [](auto opt) { return optimizers::OptimizerRef(std::move(opt)); });
+  // Keras 3's LossScaleOptimizer config: the inner optimizer, initial_scale, dynamic_growth_steps.
+  const Json c = j.value("config", Json::object());
+  if (!c.contains("inner_optimizer") || !c["inner_optimizer"].is_object())
+    throw ValueError("the LossScaleOptimizer config has no inner_optimizer");
+  const optimizers::LossScaleOptions options{
+      .dynamic = true,
+      .initial_scale = c.value("initial_scale", 32768.0),
+      .dynamic_growth_steps = c.value("dynamic_growth_steps", std::int64_t{2000})};
+  return with_optimizer(c["inner_optimizer"], [&](auto inner) {
+    return optimizers::OptimizerRef(optimizers::LossScaleOptimizer(std::move(inner), options));
+  });
 }
 
 losses::LossRef loss_from(const Json& j) {

@@ -51,9 +51,24 @@ LossScaleOptimizer::LossScaleOptimizer(std::shared_ptr<Optimizer> inner, CopyInn
   reset_scale();
 }
 
+OptimizerRef LossScaleOptimizer::around(std::shared_ptr<Optimizer> inner, LossScaleOptions options) {
+  // Not make_shared: the constructor is private.
+  return std::shared_ptr<Optimizer>(new LossScaleOptimizer(std::move(inner), nullptr, options));
+}
+
+namespace {
+std::shared_ptr<Optimizer> copied_inner(const Optimizer& inner, std::shared_ptr<Optimizer> (*copy)(const Optimizer&)) {
+  if (!copy)
+    throw StateError(
+        "LossScaleOptimizer: this one was made by compile() around the model's optimizer and cannot be "
+        "copied; make your own with optimizers::LossScaleOptimizer(optimizers::Adam(...)) to copy it");
+  return copy(inner);
+}
+}  // namespace
+
 LossScaleOptimizer::LossScaleOptimizer(const LossScaleOptimizer& other)
     : Optimizer(other),
-      inner_(other.copy_inner_(*other.inner_)),
+      inner_(copied_inner(*other.inner_, other.copy_inner_)),
       copy_inner_(other.copy_inner_),
       o_(other.o_),
       own_iteration_(other.own_iteration_.clone()),

@@ -25,12 +25,13 @@ DTypePolicy::DTypePolicy(const std::string& name) : name_(name) {
   else if (name == "mixed_bfloat16") compute_ = DType::bfloat16;
   else if (name == "mixed_float16") compute_ = DType::float16;
   else if (name == "bfloat16" || name == "float16")
-    throw ValueError(fmt::format("dtype policy '{}': kerascpp keeps variables in float32; use \"mixed_{}\" (16-bit "
-                                 "compute, float32 variables)",
-                                 name, name));
+    throw ValueError(
+        fmt::format("dtype policy '{}': kerascpp keeps variables in float32; use \"mixed_{}\" (16-bit "
+                    "compute, float32 variables)",
+                    name, name));
   else
-    throw ValueError(fmt::format("unknown dtype policy '{}'; use \"float32\", \"mixed_bfloat16\" or \"mixed_float16\"",
-                                 name));
+    throw ValueError(
+        fmt::format("unknown dtype policy '{}'; use \"float32\", \"mixed_bfloat16\" or \"mixed_float16\"", name));
 }
 
 void set_global_policy(const std::string& name) { set_global_policy(DTypePolicy(name)); }

@@ -9,6 +9,7 @@
 #include "engine/model_impl.hpp"
 #include "engine/weight_penalties.hpp"
 #include "kerascpp/layers/input_layer.hpp"
+#include "kerascpp/loss_scale_optimizer.hpp"
 #include "kerascpp/session.hpp"
 
 namespace kerascpp {
@@ -212,10 +213,15 @@ void Model::compile(CompileOptions options) {
     for (int i = 1; taken(spec.name); ++i) spec.name = fmt::format("{}_{}", base, i);
     metrics.push_back(std::move(spec));
   }
+  // As Keras: a model with mixed_float16 layers trains with (dynamic) loss scaling.
+  optimizers::OptimizerRef optimizer = options.optimizer;
+  const auto all = layers();
+  if (!dynamic_cast<optimizers::LossScaleOptimizer*>(optimizer.get()) &&
+      std::any_of(all.begin(), all.end(), [](const auto& l) { return l->compute_dtype() == DType::float16; }))
+    optimizer = optimizers::LossScaleOptimizer::around(options.optimizer.shared());
   distribute::Strategy strategy = options.distribute ? *options.distribute : distribute::Strategy();
   const std::uint64_t step_seed = next_random_seed();
-  impl_->compile(
-      detail::CompiledState(options.optimizer, options.loss, std::move(metrics), std::move(strategy), step_seed));
+  impl_->compile(detail::CompiledState(optimizer, options.loss, std::move(metrics), std::move(strategy), step_seed));
   impl_->position.set_zero_totals(impl_->require_compiled("compile").zero_totals());
 }
 
