@@ -125,3 +125,16 @@ def test_sequential_round_trips_with_a_rectangular_kernel(tmp_path):
     ours = json.loads(text)["config"]["layers"][1]["config"]
     for key in ["filters", "kernel_size", "strides", "padding", "activation", "use_bias"]:
         assert ours[key] == reference[key], key
+
+
+def test_keras_reads_the_dtype_policies_kerascpp_writes(tmp_path):
+    text = _config_text("mixed", tmp_path)
+    keras.backend.clear_session()
+    model = keras.models.model_from_json(text)
+    policies = {type(layer).__name__: layer.dtype_policy.name for layer in model.layers
+                if not isinstance(layer, keras.layers.InputLayer)}
+    assert policies == {"Conv2D": "mixed_bfloat16", "Flatten": "mixed_bfloat16", "Dense": "float32"}
+    # Keras writes the same policy object for a layer it makes with that policy.
+    reference = keras.layers.Conv2D(4, 3, dtype="mixed_bfloat16").get_config()["dtype"]
+    ours = [entry["config"] for entry in json.loads(text)["config"]["layers"] if entry["class_name"] == "Conv2D"][0]
+    assert ours["dtype"] == json.loads(json.dumps(reference))

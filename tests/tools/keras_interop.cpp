@@ -74,10 +74,21 @@ K::Model build_sequential_model() {
                        "sequential \"model\"");
 }
 
+// The CNN under mixed_bfloat16 with a float32 head: every layer's dtype policy in the config.
+K::Model build_mixed_model() {
+  K::mixed_precision::set_global_policy("mixed_bfloat16");
+  auto inputs = K::Input({8, 8, 1});
+  auto x = K::layers::Flatten()(K::layers::Conv2D(4, 3, {.activation = "relu"})(inputs));
+  auto outputs = K::layers::Dense(3, {.activation = "softmax", .dtype = "float32"})(x);
+  K::mixed_precision::set_global_policy("float32");
+  return K::Model(inputs, outputs);
+}
+
 int config(const std::string& kind, const fs::path& dir) {
   K::set_random_seed(1);
   K::Model model = kind == "quoted"       ? build_quoted_model()
                    : kind == "sequential" ? build_sequential_model()
+                   : kind == "mixed"      ? build_mixed_model()
                                           : build_model(kind);
   fs::create_directories(dir);
   std::ofstream json(dir / "model.json", std::ios::trunc);
