@@ -138,7 +138,7 @@ TEST_CASE("weights_h5 shutdown child: read the input named by KERASCPP_TEST_WEIG
 // continuation chunk beyond the end of the file (hdf5-2gib-header-malloc, hdf5-terabyte-malloc)
 // or a version 2 chunk failing its checksum (hdf5-v2-*). No HDF5 id stayed open, but at exit the
 // library could not shut down and printed "HDF5: infinite loop closing library". The reader now
-// checks object headers itself before HDF5 reads them (check_object_header in io/h5_read.cpp).
+// checks object headers itself before HDF5 reads them (io/h5_object_header_check.hpp).
 TEST_CASE("fuzz regressions: refused weights_h5 inputs leave libhdf5 able to shut down") {
   for (const fs::path& input : regression_inputs("tests/data/fuzz_regressions/weights_h5")) {
     CAPTURE(input.string());

@@ -15,6 +15,7 @@
 
 #include "io/h5_handles.hpp"
 #include "io/h5_layout.hpp"
+#include "io/h5_object_header_check.hpp"
 #include "kerascpp/error.hpp"
 
 namespace kerascpp::io::h5 {
@@ -34,15 +35,8 @@ Handle file_access_plist() {
 // Everything a reading failure needs to name: the file and the object inside it.
 struct Reader {
   const std::string& path;
-  std::uint64_t file_bytes = 0;              // set once the file is open
   const std::vector<char>* image = nullptr;  // the bytes of an in-memory file, else read `path`
-  // From the superblock, set once the file is open: where HDF5's address 0 lies in the file, and
-  // the byte widths of the addresses and lengths in the file's object headers.
-  std::uint64_t base = 0;
-  std::size_t sizeof_addr = 8;
-  std::size_t sizeof_size = 8;
-  std::uint64_t end = 0;       // where HDF5 stops reading: the file's end or the superblock's, if sooner
-  haddr_t root = HADDR_UNDEF;  // the root group's object header
+  FileGeometry geometry{};                   // set once the file is open
 
   // The `n` bytes at file offset `at` (the caller checked that they lie inside the file). With
   // pread, not a stream: libhdf5 1.10.8 frees pointers from uninitialised memory when it decodes
@@ -59,6 +53,10 @@ struct Reader {
       if (got != static_cast<ssize_t>(n)) fail(fmt::format("cannot read {} bytes at offset {}", n, at));
     }
     return out;
+  }
+  // bytes_at, as the object header check takes it.
+  ReadBytes byte_reader() const {
+    return [this](std::uint64_t at, std::size_t n) { return bytes_at(at, n); };
   }
 
   [[noreturn]] void fail(const std::string& what) const {
@@ -116,133 +114,13 @@ std::vector<Link> link_names(const Reader& r, hid_t group, const std::string& wh
   return links;
 }
 
-std::uint64_t little_endian(const unsigned char* p, std::size_t n) {
-  std::uint64_t v = 0;
-  for (std::size_t i = n; i-- > 0;) v = v << 8 | p[i];
-  return v;
-}
-
-// Bob Jenkins' lookup3 hash (hashlittle, initial value 0): the checksum of HDF5's version 2
-// metadata (H5_checksum_metadata).
-std::uint32_t lookup3(const unsigned char* k, std::size_t length) {
-  const auto rot = [](std::uint32_t x, int r) { return (x << r) | (x >> (32 - r)); };
-  const auto word = [&](std::size_t at, std::size_t n) {  // up to 4 bytes, little-endian
-    std::uint32_t v = 0;
-    for (std::size_t i = 0; i < n; ++i) v |= static_cast<std::uint32_t>(k[at + i]) << (8 * i);
-    return v;
-  };
-  std::uint32_t a, b, c;
-  a = b = c = 0xdeadbeefu + static_cast<std::uint32_t>(length);
-  while (length > 12) {
-    a += word(0, 4);
-    b += word(4, 4);
-    c += word(8, 4);
-    a -= c, a ^= rot(c, 4), c += b;
-    b -= a, b ^= rot(a, 6), a += c;
-    c -= b, c ^= rot(b, 8), b += a;
-    a -= c, a ^= rot(c, 16), c += b;
-    b -= a, b ^= rot(a, 19), a += c;
-    c -= b, c ^= rot(b, 4), b += a;
-    length -= 12;
-    k += 12;
-  }
-  if (length == 0) return c;
-  a += word(0, std::min<std::size_t>(length, 4));
-  if (length > 4) b += word(4, std::min<std::size_t>(length - 4, 4));
-  if (length > 8) c += word(8, length - 8);
-  c ^= b, c -= rot(b, 14);
-  a ^= c, a -= rot(c, 11);
-  b ^= a, b -= rot(a, 25);
-  c ^= b, c -= rot(b, 16);
-  a ^= c, a -= rot(c, 4);
-  b ^= a, b -= rot(a, 14);
-  c ^= b, c -= rot(b, 24);
-  return c;
-}
-
-// libhdf5 1.10.8 leaks memory when it cannot load an object header's continuation chunk:
-// H5O_protect returns without freeing the continuation messages it decoded from the chunks
-// before. One corrupt continuation length (a chunk of 2 GiB at the end of a 28 KB file, found by
-// fuzz_weights_h5) or one continuation chunk failing its checksum leaves a block on HDF5's free
-// lists for good, and at exit the library cannot shut down ("HDF5: infinite loop closing
-// library"). H5Oopen, H5Oget_info and every other call that reads the header take that path, so
-// the header is checked here first, from the file's bytes: chunk 0 and every continuation chunk
-// it chains to must lie inside the file, and a version 2 header's chunks must match their
-// checksums. What does not look like an object header at all is left to HDF5 to refuse.
+// Refuses an object header that libhdf5 1.10.8 would leak memory on (see h5_object_header_check.hpp).
 void check_object_header(const Reader& r, haddr_t addr, const std::string& where) {
-  const auto corrupt = [&](const std::string& what) {
+  if (const auto problem = object_header_problem(r.geometry, addr, r.byte_reader()))
     r.fail(
         fmt::format("the object header of {} {}: the file is truncated or corrupt; re-save it or use "
                     "another copy",
-                    where, what));
-  };
-  const auto inside = [&](std::uint64_t at, std::uint64_t n) {
-    return at <= r.end && r.base <= r.end - at && n <= r.end - at - r.base;
-  };
-  if (addr == HADDR_UNDEF || !inside(addr, 1)) corrupt(fmt::format("lies at {}, outside the file", addr));
-  const std::vector<unsigned char> prefix =
-      r.bytes_at(r.base + addr, static_cast<std::size_t>(std::min<std::uint64_t>(32, r.end - r.base - addr)));
-
-  // Version 1: a 16-byte prefix, 8-byte message headers. Version 2: "OHDR", 4-byte message
-  // headers (6 with attribute creation order), "OCHK" continuation chunks, each chunk ending in
-  // its checksum.
-  struct Chunk {
-    std::uint64_t at, size;  // the chunk's whole image, prefix and checksum included
-    std::size_t messages;    // where its messages start
-  };
-  int version = 0;
-  bool creation_order = false;
-  Chunk chunk0{};
-  if (prefix.size() >= 16 && prefix[0] == 1) {
-    version = 1;
-    chunk0 = {addr, 16 + little_endian(&prefix[8], 4), 16};
-  } else if (prefix.size() >= 7 && std::equal(prefix.begin(), prefix.begin() + 4, "OHDR") && prefix[4] == 2) {
-    version = 2;
-    const unsigned flags = prefix[5];
-    creation_order = (flags & 0x04) != 0;
-    const std::size_t at = 6 + ((flags & 0x20) ? 16 : 0) + ((flags & 0x10) ? 4 : 0);
-    const std::size_t width = std::size_t{1} << (flags & 0x03);
-    if (prefix.size() < at + width) return;
-    chunk0 = {addr, at + width + little_endian(&prefix[at], width) + 4, at + width};
-  } else {
-    return;
-  }
-  if (chunk0.size < chunk0.messages || !inside(chunk0.at, chunk0.size))
-    corrupt(fmt::format("declares {} bytes at {}, beyond the end of the {}-byte file", chunk0.size, chunk0.at,
-                        r.file_bytes));
-
-  // Walk the chunks, following continuation messages (type 0x10: address, length).
-  std::vector<Chunk> chunks{chunk0};
-  const std::size_t header_bytes = version == 1 ? 8 : (creation_order ? 6 : 4);
-  for (std::size_t c = 0; c < chunks.size(); ++c) {
-    if (c > 10000) corrupt("chains more than 10000 chunks");
-    const Chunk chunk = chunks[c];
-    if (chunk.size > (1u << 24)) continue;  // no real header is this large: not read into memory
-    const std::vector<unsigned char> image = r.bytes_at(r.base + chunk.at, static_cast<std::size_t>(chunk.size));
-    std::size_t at = chunk.messages, end = image.size();
-    if (version == 2) {
-      if (end < chunk.messages + 4 || (c > 0 && !std::equal(image.begin(), image.begin() + 4, "OCHK")))
-        corrupt(fmt::format("has no valid chunk at {}", chunk.at));
-      end -= 4;
-      if (lookup3(image.data(), end) != little_endian(&image[end], 4))
-        corrupt(fmt::format("has a chunk at {} that fails its checksum", chunk.at));
-    }
-    while (at + header_bytes <= end) {
-      const unsigned type = version == 1 ? static_cast<unsigned>(little_endian(&image[at], 2)) : image[at];
-      const std::size_t size = static_cast<std::size_t>(little_endian(&image[at + (version == 1 ? 2 : 1)], 2));
-      at += header_bytes;
-      if (size > end - at) corrupt(fmt::format("has a message running past the end of its chunk at {}", chunk.at));
-      if (type == 0x10 && size >= r.sizeof_addr + r.sizeof_size) {
-        const std::uint64_t cont_at = little_endian(&image[at], r.sizeof_addr);
-        const std::uint64_t cont_size = little_endian(&image[at + r.sizeof_addr], r.sizeof_size);
-        if (!inside(cont_at, cont_size))
-          corrupt(fmt::format("continues in {} bytes at {}, beyond the end of the {}-byte file", cont_size, cont_at,
-                              r.file_bytes));
-        chunks.push_back({cont_at, cont_size, version == 1 ? 0u : 4u});
-      }
-      at += size;
-    }
-  }
+                    where, *problem));
 }
 
 // Opens the object that the hard link `name` of `parent` points to, at `address`.
@@ -343,12 +221,13 @@ Pending inspect_dataset(const Reader& r, Handle dset, const std::string& where) 
       r.fail(where + " declares an impossible shape " + shape_str(shape) + " (file corrupt?)");
     declared *= static_cast<std::uint64_t>(d);
   }
-  const std::uint64_t limit = contiguous ? r.file_bytes : std::max<std::uint64_t>(r.file_bytes * 1100, 1 << 20);
+  const std::uint64_t limit =
+      contiguous ? r.geometry.file_bytes : std::max<std::uint64_t>(r.geometry.file_bytes * 1100, 1 << 20);
   if (declared > limit)
     r.fail(
         fmt::format("{} declares shape {} ({} bytes), more than the {}-byte file can hold: the file is "
                     "truncated or corrupt; re-save it or use another copy",
-                    where, shape_str(shape), declared, r.file_bytes));
+                    where, shape_str(shape), declared, r.geometry.file_bytes));
   // A compact dataset keeps its values inside its layout message, and libhdf5 1.10 reads them
   // without checking that they cover the shape: on a corrupt message H5Dread copied from NULL
   // (SIGSEGV, found by fuzz_weights_h5). Its storage size is that message's byte count.
@@ -544,8 +423,8 @@ Handle open_image(const Reader& r, const std::vector<char>& image) {
                    "save_weights_to_bytes returned, unchanged");
 }
 
-// What check_object_header needs from the superblock.
-void read_superblock_sizes(Reader& r, hid_t file) {
+// What check_object_header needs from the superblock, which libhdf5 has read already.
+FileGeometry read_file_geometry(const Reader& r, hid_t file, std::uint64_t file_bytes) {
   Handle fcpl = r.checked(H5Fget_create_plist(file), H5Pclose, "cannot read its superblock (file corrupt?)");
   hsize_t userblock = 0;
   std::size_t sizeof_addr = 0, sizeof_size = 0;
@@ -553,30 +432,15 @@ void read_superblock_sizes(Reader& r, hid_t file) {
   r.check(H5Pget_sizes(fcpl.get(), &sizeof_addr, &sizeof_size), "cannot read its superblock (file corrupt?)");
   if (sizeof_addr < 1 || sizeof_addr > 8 || sizeof_size < 1 || sizeof_size > 8)
     r.fail("its superblock declares impossible address sizes (file corrupt?)");
-  r.base = userblock;
-  r.sizeof_addr = sizeof_addr;
-  r.sizeof_size = sizeof_size;
-  r.end = r.file_bytes;
-  // HDF5 read the superblock already; its end-of-file and root group addresses lie at offsets
-  // that depend on its version.
-  if (r.base >= r.file_bytes) return;
-  const std::vector<unsigned char> sb =
-      r.bytes_at(r.base, static_cast<std::size_t>(std::min<std::uint64_t>(128, r.file_bytes - r.base)));
-  if (sb.size() < 12) return;
-  std::size_t eof_at = 0, root_at = 0;
-  const std::size_t a = sizeof_addr;
-  if (sb[8] <= 1) {
-    const std::size_t addresses = sb[8] == 0 ? 24 : 28;  // base, free space, end of file, driver info
-    eof_at = addresses + 2 * a;
-    root_at = addresses + 4 * a + sizeof_size;  // in the root's symbol table entry, after its name offset
-  } else {
-    eof_at = 12 + 2 * a;  // base, superblock extension, end of file, root object header
-    root_at = 12 + 3 * a;
-  }
-  if (root_at + a > sb.size()) return;
-  const std::uint64_t eof = little_endian(&sb[eof_at], a);
-  if (eof < r.file_bytes - r.base) r.end = r.base + eof;
-  r.root = little_endian(&sb[root_at], a);
+  return read_superblock_geometry(file_bytes, userblock, sizeof_addr, sizeof_size, r.byte_reader());
+}
+
+// Checks the root group's object header (no link leads to it: its address comes from the
+// superblock), then inspects every dataset.
+PendingFile inspect_file(Reader& reader, hid_t file, std::uint64_t file_bytes) {
+  reader.geometry = read_file_geometry(reader, file, file_bytes);
+  if (reader.geometry.root != HADDR_UNDEF) check_object_header(reader, reader.geometry.root, "the root group");
+  return inspect_contents(reader, file);
 }
 
 // Opens `path`, inspects every dataset and hands the reader and what it found to `finish`.
@@ -591,11 +455,8 @@ auto open_and_inspect(const Source& source, Finish&& finish) {
                       "what save_weights_to_bytes returned or the contents of a .weights.h5 file",
                       path));
     Handle h5file = open_image(reader, *source.image);
-    reader.file_bytes = source.image->size();
     reader.image = source.image;
-    read_superblock_sizes(reader, h5file.get());
-    if (reader.root != HADDR_UNDEF) check_object_header(reader, reader.root, "the root group");
-    const PendingFile pending = inspect_contents(reader, h5file.get());
+    const PendingFile pending = inspect_file(reader, h5file.get(), source.image->size());
     return finish(reader, pending);
   }
   const htri_t is_hdf5 = H5Fis_hdf5(path.c_str());
@@ -614,11 +475,9 @@ auto open_and_inspect(const Source& source, Finish&& finish) {
                                  "use another copy");
   // The size on disk, not HDF5's idea of it (which comes from the superblock, a field to distrust).
   std::error_code ec;
-  reader.file_bytes = std::filesystem::file_size(path, ec);
+  const std::uint64_t file_bytes = std::filesystem::file_size(path, ec);
   if (ec) reader.fail("cannot get its size: " + ec.message());
-  read_superblock_sizes(reader, h5file.get());
-  if (reader.root != HADDR_UNDEF) check_object_header(reader, reader.root, "the root group");
-  const PendingFile pending = inspect_contents(reader, h5file.get());
+  const PendingFile pending = inspect_file(reader, h5file.get(), file_bytes);
   return finish(reader, pending);
 }
 
