@@ -1,7 +1,9 @@
 #include "io/h5_read.hpp"
 
+#include <fcntl.h>
 #include <fmt/format.h>
 #include <hdf5.h>
+#include <unistd.h>
 
 #include <algorithm>
 #include <cstdint>
@@ -13,6 +15,7 @@
 
 #include "io/h5_handles.hpp"
 #include "io/h5_layout.hpp"
+#include "io/h5_object_header_check.hpp"
 #include "kerascpp/error.hpp"
 
 namespace kerascpp::io::h5 {
@@ -32,7 +35,29 @@ Handle file_access_plist() {
 // Everything a reading failure needs to name: the file and the object inside it.
 struct Reader {
   const std::string& path;
-  std::uint64_t file_bytes = 0;  // set once the file is open
+  const std::vector<char>* image = nullptr;  // the bytes of an in-memory file, else read `path`
+  FileGeometry geometry{};                   // set once the file is open
+
+  // The `n` bytes at file offset `at` (the caller checked that they lie inside the file). With
+  // pread, not a stream: libhdf5 1.10.8 frees pointers from uninitialised memory when it decodes
+  // some corrupt link tables, and a stream's freed buffer full of file bytes made that a crash
+  // instead of an error (found fuzzing version 2 files; the forked probe catches it either way).
+  std::vector<unsigned char> bytes_at(std::uint64_t at, std::size_t n) const {
+    std::vector<unsigned char> out(n);
+    if (image) {
+      std::copy_n(image->begin() + static_cast<std::ptrdiff_t>(at), n, out.begin());
+    } else {
+      const int fd = ::open(path.c_str(), O_RDONLY | O_CLOEXEC);
+      const ssize_t got = fd < 0 ? -1 : ::pread(fd, out.data(), n, static_cast<off_t>(at));
+      if (fd >= 0) ::close(fd);
+      if (got != static_cast<ssize_t>(n)) fail(fmt::format("cannot read {} bytes at offset {}", n, at));
+    }
+    return out;
+  }
+  // bytes_at, as the object header check takes it.
+  ReadBytes byte_reader() const {
+    return [this](std::uint64_t at, std::size_t n) { return bytes_at(at, n); };
+  }
 
   [[noreturn]] void fail(const std::string& what) const {
     throw IOError(fmt::format("cannot read weights file '{}': {}{}", path, what, hdf5_detail()));
@@ -46,12 +71,36 @@ struct Reader {
   }
 };
 
-// Link names of a group in name order (Keras' and our files record no creation order).
-std::vector<std::string> link_names(const Reader& r, hid_t group, const std::string& where) {
+// The address of the object a hard link points to; soft and external links are refused (like
+// Keras: they can point outside the file).
+haddr_t hard_link_address(const Reader& r, hid_t parent, const std::string& name, const std::string& where) {
+  H5L_info_t link;
+  r.check(H5Lget_info(parent, name.c_str(), &link, H5P_DEFAULT), "cannot inspect " + where + " (file corrupt?)");
+  if (link.type != H5L_TYPE_HARD)
+    r.fail(
+        fmt::format("{} is a soft or external link; weights files must hold their data directly (re-save the "
+                    "model)",
+                    where));
+#if H5_VERSION_GE(1, 12, 0)
+  haddr_t addr = HADDR_UNDEF;
+  r.check(H5VLnative_token_to_addr(parent, link.u.token, &addr), "cannot inspect " + where + " (file corrupt?)");
+  return addr;
+#else
+  return link.u.address;
+#endif
+}
+
+struct Link {
+  std::string name;
+  haddr_t address;
+};
+
+// The links of a group in name order (Keras' and our files record no creation order).
+std::vector<Link> link_names(const Reader& r, hid_t group, const std::string& where) {
   H5G_info_t info;
   r.check(H5Gget_info(group, &info), "cannot list group " + where + " (file corrupt?)");
   const H5_index_t index = H5_INDEX_NAME;
-  std::vector<std::string> names;
+  std::vector<Link> links;
   for (hsize_t i = 0; i < info.nlinks; ++i) {
     ssize_t size = H5Lget_name_by_idx(group, ".", index, H5_ITER_INC, i, nullptr, 0, H5P_DEFAULT);
     if (size < 0) r.fail("cannot list group " + where + " (file corrupt?)");
@@ -59,21 +108,29 @@ std::vector<std::string> link_names(const Reader& r, hid_t group, const std::str
     if (H5Lget_name_by_idx(group, ".", index, H5_ITER_INC, i, name.data(), name.size(), H5P_DEFAULT) < 0)
       r.fail("cannot list group " + where + " (file corrupt?)");
     name.resize(static_cast<std::size_t>(size));
-    // Like Keras, refuse soft and external links: they can point outside the file.
-    H5L_info_t link;
-    r.check(H5Lget_info(group, name.c_str(), &link, H5P_DEFAULT), "cannot inspect " + where + "/" + name);
-    if (link.type != H5L_TYPE_HARD)
-      r.fail(
-          fmt::format("{}/{} is a soft or external link; weights files must hold their data directly "
-                      "(re-save the model)",
-                      where, name));
-    names.push_back(std::move(name));
+    const haddr_t address = hard_link_address(r, group, name, where + "/" + name);
+    links.push_back({std::move(name), address});
   }
-  return names;
+  return links;
+}
+
+// Refuses an object header that libhdf5 1.10.8 would leak memory on (see h5_object_header_check.hpp).
+void check_object_header(const Reader& r, haddr_t addr, const std::string& where) {
+  if (const auto problem = object_header_problem(r.geometry, addr, r.byte_reader()))
+    r.fail(
+        fmt::format("the object header of {} {}: the file is truncated or corrupt; re-save it or use "
+                    "another copy",
+                    where, *problem));
+}
+
+// Opens the object that the hard link `name` of `parent` points to, at `address`.
+Handle open_object(const Reader& r, hid_t parent, const std::string& name, haddr_t address, const std::string& where) {
+  check_object_header(r, address, where);
+  return r.checked(H5Oopen(parent, name.c_str(), H5P_DEFAULT), H5Oclose, "cannot open " + where + " (file corrupt?)");
 }
 
 Handle open_object(const Reader& r, hid_t parent, const std::string& name, const std::string& where) {
-  return r.checked(H5Oopen(parent, name.c_str(), H5P_DEFAULT), H5Oclose, "cannot open " + where + " (file corrupt?)");
+  return open_object(r, parent, name, hard_link_address(r, parent, name, where), where);
 }
 
 bool is_group(hid_t object) { return H5Iget_type(object) == H5I_GROUP; }
@@ -164,12 +221,13 @@ Pending inspect_dataset(const Reader& r, Handle dset, const std::string& where) 
       r.fail(where + " declares an impossible shape " + shape_str(shape) + " (file corrupt?)");
     declared *= static_cast<std::uint64_t>(d);
   }
-  const std::uint64_t limit = contiguous ? r.file_bytes : std::max<std::uint64_t>(r.file_bytes * 1100, 1 << 20);
+  const std::uint64_t limit =
+      contiguous ? r.geometry.file_bytes : std::max<std::uint64_t>(r.geometry.file_bytes * 1100, 1 << 20);
   if (declared > limit)
     r.fail(
         fmt::format("{} declares shape {} ({} bytes), more than the {}-byte file can hold: the file is "
                     "truncated or corrupt; re-save it or use another copy",
-                    where, shape_str(shape), declared, r.file_bytes));
+                    where, shape_str(shape), declared, r.geometry.file_bytes));
   // A compact dataset keeps its values inside its layout message, and libhdf5 1.10 reads them
   // without checking that they cover the shape: on a corrupt message H5Dread copied from NULL
   // (SIGSEGV, found by fuzz_weights_h5). Its storage size is that message's byte count.
@@ -192,8 +250,9 @@ Tensor read_data(const Reader& r, const Pending& p) {
 // A `vars` group holds datasets "0".."n-1"; HDF5 lists them by name ("0", "1", "10", "11", "2"),
 // so the order comes from the numbers, not from the listing.
 std::vector<Pending> inspect_vars_group(const Reader& r, hid_t group, const std::string& where) {
-  std::vector<std::pair<std::size_t, std::string>> entries;
-  for (auto& name : link_names(r, group, where)) {
+  std::vector<std::pair<std::size_t, Link>> entries;
+  for (auto& link : link_names(r, group, where)) {
+    const std::string& name = link.name;
     const bool numeric = !name.empty() && name.size() < 10 &&
                          std::all_of(
                              name.begin(), name.end(), [](char c) { return c >= '0' && c <= '9'; }) &&
@@ -203,16 +262,17 @@ std::vector<Pending> inspect_vars_group(const Reader& r, hid_t group, const std:
           fmt::format("{} holds '{}', but Keras names variables 0, 1, 2, ...; this is not a Keras 3 "
                       "weights file",
                       where, name));
-    entries.emplace_back(std::stoul(name), name);
+    entries.emplace_back(std::stoul(name), std::move(link));
   }
-  std::sort(entries.begin(), entries.end());
+  std::sort(entries.begin(), entries.end(), [](const auto& a, const auto& b) { return a.first < b.first; });
   std::vector<Pending> vars;
   for (std::size_t i = 0; i < entries.size(); ++i) {
     if (entries[i].first != i)
       r.fail(
           fmt::format("{} has no variable {} (it has {} variables); the file is incomplete", where, i, entries.size()));
-    const std::string item = where + "/" + entries[i].second;
-    Handle object = open_object(r, group, entries[i].second, item);
+    const Link& link = entries[i].second;
+    const std::string item = where + "/" + link.name;
+    Handle object = open_object(r, group, link.name, link.address, item);
     if (H5Iget_type(object.get()) != H5I_DATASET) r.fail(item + " is not a dataset");
     vars.push_back(inspect_dataset(r, std::move(object), item));
   }
@@ -235,9 +295,9 @@ void collect_layers(const Reader& r, hid_t group, const std::string& rel, const 
   // exponential; real models are neither this deep nor this large.
   if (depth > 64) r.fail(where + " is nested more than 64 levels deep (file corrupt?)");
   if (++groups_seen > 100000) r.fail("layers/ holds more than 100000 groups (hard-link loop? file corrupt?)");
-  for (auto& name : link_names(r, group, where)) {
+  for (auto& [name, address] : link_names(r, group, where)) {
     const std::string child_where = where + "/" + name;
-    Handle child = open_object(r, group, name, child_where);
+    Handle child = open_object(r, group, name, address, child_where);
     if (!is_group(child.get())) continue;  // Keras ignores stray datasets outside vars too
     if (name == "vars" && !rel.empty()) {
       out.layers.emplace_back(rel, inspect_vars_group(r, child.get(), child_where));
@@ -288,9 +348,9 @@ PendingFile inspect_contents(const Reader& r, hid_t root) {
   if (has_link(r, root, kExtraGroup)) {
     Handle extra = open_object(r, root, kExtraGroup, kExtraGroup);
     if (!is_group(extra.get())) r.fail(std::string(kExtraGroup) + " is not a group");
-    for (auto& name : link_names(r, extra.get(), kExtraGroup)) {
+    for (auto& [name, address] : link_names(r, extra.get(), kExtraGroup)) {
       const std::string where = std::string(kExtraGroup) + "/" + name;
-      Handle object = open_object(r, extra.get(), name, where);
+      Handle object = open_object(r, extra.get(), name, address, where);
       if (H5Iget_type(object.get()) != H5I_DATASET) r.fail(where + " is not a dataset");
       file.extra.emplace_back(name, inspect_dataset(r, std::move(object), where));
     }
@@ -363,6 +423,26 @@ Handle open_image(const Reader& r, const std::vector<char>& image) {
                    "save_weights_to_bytes returned, unchanged");
 }
 
+// What check_object_header needs from the superblock, which libhdf5 has read already.
+FileGeometry read_file_geometry(const Reader& r, hid_t file, std::uint64_t file_bytes) {
+  Handle fcpl = r.checked(H5Fget_create_plist(file), H5Pclose, "cannot read its superblock (file corrupt?)");
+  hsize_t userblock = 0;
+  std::size_t sizeof_addr = 0, sizeof_size = 0;
+  r.check(H5Pget_userblock(fcpl.get(), &userblock), "cannot read its superblock (file corrupt?)");
+  r.check(H5Pget_sizes(fcpl.get(), &sizeof_addr, &sizeof_size), "cannot read its superblock (file corrupt?)");
+  if (sizeof_addr < 1 || sizeof_addr > 8 || sizeof_size < 1 || sizeof_size > 8)
+    r.fail("its superblock declares impossible address sizes (file corrupt?)");
+  return read_superblock_geometry(file_bytes, userblock, sizeof_addr, sizeof_size, r.byte_reader());
+}
+
+// Checks the root group's object header (no link leads to it: its address comes from the
+// superblock), then inspects every dataset.
+PendingFile inspect_file(Reader& reader, hid_t file, std::uint64_t file_bytes) {
+  reader.geometry = read_file_geometry(reader, file, file_bytes);
+  if (reader.geometry.root != HADDR_UNDEF) check_object_header(reader, reader.geometry.root, "the root group");
+  return inspect_contents(reader, file);
+}
+
 // Opens `path`, inspects every dataset and hands the reader and what it found to `finish`.
 template <class Finish>
 auto open_and_inspect(const Source& source, Finish&& finish) {
@@ -375,8 +455,8 @@ auto open_and_inspect(const Source& source, Finish&& finish) {
                       "what save_weights_to_bytes returned or the contents of a .weights.h5 file",
                       path));
     Handle h5file = open_image(reader, *source.image);
-    reader.file_bytes = source.image->size();
-    const PendingFile pending = inspect_contents(reader, h5file.get());
+    reader.image = source.image;
+    const PendingFile pending = inspect_file(reader, h5file.get(), source.image->size());
     return finish(reader, pending);
   }
   const htri_t is_hdf5 = H5Fis_hdf5(path.c_str());
@@ -395,9 +475,9 @@ auto open_and_inspect(const Source& source, Finish&& finish) {
                                  "use another copy");
   // The size on disk, not HDF5's idea of it (which comes from the superblock, a field to distrust).
   std::error_code ec;
-  reader.file_bytes = std::filesystem::file_size(path, ec);
+  const std::uint64_t file_bytes = std::filesystem::file_size(path, ec);
   if (ec) reader.fail("cannot get its size: " + ec.message());
-  const PendingFile pending = inspect_contents(reader, h5file.get());
+  const PendingFile pending = inspect_file(reader, h5file.get(), file_bytes);
   return finish(reader, pending);
 }
 
