@@ -46,8 +46,9 @@ def main():
 
     p(f"# kerascpp benchmark — {meta.get('date', '')}")
     p("")
-    p(f"- machine: {meta.get('cpu', '?')}, nproc {meta.get('nproc', '?')}; load average at start: "
-      f"{meta.get('loadavg', '?')}")
+    p(f"- machine: {meta.get('cpu', '?')} (cpu family {meta.get('cpu_family', '?')}, model "
+      f"{meta.get('cpu_model', '?')}; {', '.join(meta.get('isa', [])) or 'ISA not recorded'}), nproc "
+      f"{meta.get('nproc', '?')}; load average at start: {meta.get('loadavg', '?')}")
     p(f"- peers: {meta.get('peers', '?')}; threads = 2 everywhere; data = Fashion-MNIST, shuffled, "
       f"loaded in the loop; Adam 1e-3; samples/s = median of the timed windows after a warm-up window")
     idle = list({r["group"]: r for r in recs if r.get("workload") == "idle"}.values())

@@ -160,9 +160,28 @@ def ver(mod):
         return out.stdout.strip().splitlines()[-1]
     except Exception:
         return "?"
+# The processor's family and the ISA extensions the kernels choose by (lscpu's model name is often
+# just "AMD EPYC" on VMs): results are kept per ISA family, AVX2-only and AVX-512 machines apart.
+info = {}
+for line in open("/proc/cpuinfo"):
+    if not line.strip():
+        break
+    key, _, value = line.partition(":")
+    info[key.strip()] = value.strip()
+flags = set(info.get("flags", "").split())
+isa = [f for f in ("avx2", "avx512f", "avx512_bf16", "avx512_fp16", "amx_bf16") if f in flags]
+isa_family = "avx512" if "avx512f" in flags else "avx2" if "avx2" in flags else "other"
 json.dump({"date": datetime.datetime.now().astimezone().isoformat(timespec="seconds"), "nproc": os.cpu_count(),
-           "cpu": cpu, "loadavg": sys.argv[2], "quick": sys.argv[3] == "1", "windows": int(sys.argv[4]),
+           "cpu": cpu, "cpu_family": info.get("cpu family", "?"), "cpu_model": info.get("model", "?"),
+           "isa": isa, "isa_family": isa_family,
+           "loadavg": sys.argv[2], "quick": sys.argv[3] == "1", "windows": int(sys.argv[4]),
            "peers": f"tensorflow-cpu {ver('tensorflow')}, torch {ver('torch')}"}, open(sys.argv[1], "w"))
 PYEOF
 "$PY" bench/report.py "$jsonl" "$meta" bench/results/latest.json
+# A full run is also kept as its ISA family's results (bench/results/avx512.json, avx2.json).
+if ((!quick)) && [ -z "${BENCH_ONLY:-}" ]; then
+  family=$("$PY" -c 'import json, sys; print(json.load(open(sys.argv[1]))["isa_family"])' "$meta")
+  cp bench/results/latest.json "bench/results/$family.json"
+  echo "results kept as bench/results/$family.json" >&2
+fi
 rm -f "$meta"
