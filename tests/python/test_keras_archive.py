@@ -46,6 +46,17 @@ def test_keras_loads_what_kerascpp_saves(tmp_path, kind):
         assert isinstance(model.loss, keras.losses.SparseCategoricalCrossentropy)
 
 
+def test_keras_loads_kerascpps_loss_scale_optimizer_and_its_state(tmp_path):
+    _tool("save", "mlp_lso", tmp_path)
+    optimizer = keras.models.load_model(tmp_path / "model.keras").optimizer
+    assert isinstance(optimizer, keras.optimizers.LossScaleOptimizer)
+    assert isinstance(optimizer.inner_optimizer, keras.optimizers.Adam)
+    assert float(optimizer.inner_optimizer.learning_rate) == pytest.approx(0.01)
+    assert optimizer.dynamic_growth_steps == 2
+    assert float(optimizer.dynamic_scale) == 2048  # 1024, doubled after 2 finite steps
+    assert int(optimizer.iterations) == 3
+
+
 def _keras_model(kind):
     keras.utils.set_random_seed(3)
     if kind == "mlp":

@@ -8,7 +8,9 @@
 //       load_model(model.keras), predicts on x.f32 of batch shape (d0, d1, ...) and writes out.f32;
 //       prints the model's to_json() on stdout, with "kerascpp_compiled" (optimizer, learning
 //       rate, metrics names) added when the archive's compile_config compiled it.
-//   The mlp kind is compiled (Adam(0.003, beta_1 = 0.85)) and trained one step before saving.
+//   The mlp kind is compiled (Adam(0.003, beta_1 = 0.85)) and trained one step before saving;
+//   mlp_lso with a LossScaleOptimizer around Adam(0.01) (initial scale 1024, growth every 2 steps)
+//   and trained 3 steps.
 // Errors: stderr, exit status 1.
 #include <kerascpp/kerascpp.hpp>
 
@@ -31,7 +33,7 @@ namespace {
 
 K::Model build(const std::string& kind) {
   K::set_random_seed(1);
-  if (kind == "mlp")
+  if (kind == "mlp" || kind == "mlp_lso")
     return K::Sequential({K::layers::InputLayer({12}), K::layers::Dense(16, {.activation = "relu"}),
                           K::layers::Dropout(0.2f), K::layers::Dense(4, {.activation = "softmax"})});
   if (kind == "cnn_bn") {  // the CNN with BatchNormalization, L2 and a frozen layer
@@ -62,7 +64,8 @@ K::Model build(const std::string& kind) {
   throw K::Error("unknown model kind '" + kind + "'");
 }
 
-const std::map<std::string, K::Shape> kExampleShapes = {{"mlp", {12}}, {"cnn_bn", {8, 8, 2}}, {"branching", {6, 6, 3}}};
+const std::map<std::string, K::Shape> kExampleShapes = {
+    {"mlp", {12}}, {"mlp_lso", {12}}, {"cnn_bn", {8, 8, 2}}, {"branching", {6, 6, 3}}};
 
 int save(const std::string& kind, const fs::path& dir) {
   K::Model model = build(kind);
@@ -78,11 +81,18 @@ int save(const std::string& kind, const fs::path& dir) {
   K::Shape shape = kExampleShapes.at(kind);
   shape.insert(shape.begin(), 5);
   K::Tensor x = K::Tensor::from_vector(shape, uniform(static_cast<std::size_t>(K::shape_numel(shape)), 99, -1.f, 1.f));
+  const K::Tensor labels = K::Tensor::from_vector({5}, std::vector<std::int32_t>{0, 1, 2, 3, 1});
   if (kind == "mlp") {  // compiled and trained one step: the archive carries a compile_config
     model.compile({.optimizer = K::optimizers::Adam(0.003, {.beta_1 = 0.85}),
                    .loss = "sparse_categorical_crossentropy",
                    .metrics = {"accuracy"}});
-    model.train_on_batch(x, K::Tensor::from_vector({5}, std::vector<std::int32_t>{0, 1, 2, 3, 1}));
+    model.train_on_batch(x, labels);
+  }
+  if (kind == "mlp_lso") {  // loss scaling: 3 steps with growth every 2, so the scale doubled once
+    model.compile({.optimizer = K::optimizers::LossScaleOptimizer(K::optimizers::Adam(0.01),
+                                                                  {.initial_scale = 1024, .dynamic_growth_steps = 2}),
+                   .loss = "sparse_categorical_crossentropy"});
+    for (int i = 0; i < 3; ++i) model.train_on_batch(x, labels);
   }
   K::Tensor y = model.predict_on_batch(x);
   model.save((dir / "model.keras").string());
