@@ -38,7 +38,11 @@ __attribute__((target("avx,f16c"))) void from_half_f16c(const std::uint16_t* src
     _mm256_storeu_ps(dst + i, _mm256_cvtph_ps(_mm_loadu_si128(reinterpret_cast<const __m128i*>(src + i))));
   for (; i < n; ++i) dst[i] = low_precision::half_to_float(src[i]);
 }
-const bool kHasF16c = __builtin_cpu_supports("f16c") && __builtin_cpu_supports("avx");
+// __builtin_cpu_init first: this runs as a static initializer, possibly before libgcc's own.
+const bool kHasF16c = [] {
+  __builtin_cpu_init();
+  return __builtin_cpu_supports("f16c") && __builtin_cpu_supports("avx");
+}();
 
 // Converts n elements from `from` to `to` (float32 <-> bfloat16/float16, or the same dtype).
 void convert(const void* src, DType from, void* dst, DType to, std::int64_t n) {
