@@ -4,9 +4,11 @@
 // dtype policies with their Keras config, and training under mixed_bfloat16.
 #include <doctest/doctest.h>
 
+#include <algorithm>
 #include <cmath>
 #include <cstdlib>
 #include <filesystem>
+#include <iterator>
 #include <limits>
 #include <sstream>
 #include <string>
@@ -97,7 +99,17 @@ TEST_CASE("cast: float32 to bfloat16 and float16 rounds to nearest even; NaN, In
   std::vector<float> many(1003);
   for (std::size_t i = 0; i < many.size(); ++i)
     many[i] =
-        std::ldexp(random_tensor({1}, static_cast<std::uint32_t>(i)).to_vector()[0], static_cast<int>(i % 44) - 28);
+        std::ldexp(random_tensor({1}, static_cast<std::uint32_t>(i)).to_vector()[0], static_cast<int>(i % 48) - 30);
+  // Ties to even (normal and subnormal), the overflow threshold, and the smallest subnormal's half.
+  const float ties[] = {1.f + std::ldexp(1.f, -11),
+                        1.f + 3 * std::ldexp(1.f, -11),
+                        std::ldexp(1.f, -25),
+                        3 * std::ldexp(1.f, -25),
+                        2.5f * std::ldexp(1.f, -24),
+                        65520.f,
+                        65519.f,
+                        -std::ldexp(1.f, -14) * 1.00048828125f};
+  std::copy(std::begin(ties), std::end(ties), many.begin());
   K::Tensor many_h, many_back;
   be->cast(K::Tensor::from_vector({1003}, many), K::DType::float16, many_h);
   be->cast(many_h, K::DType::float32, many_back);
