@@ -122,7 +122,10 @@ std::string output_of_shutdown_child(const fs::path& input, int& status) {
 
 // The child side of the case below (skipped unless run with --no-skip): reads one input as the
 // case above does, then returns, and the process exits, which shuts libhdf5 down.
-TEST_CASE("weights_h5 shutdown child: read the input named by KERASCPP_TEST_WEIGHTS_H5_INPUT" * doctest::skip()) {
+TEST_CASE(
+    "weights_h5 shutdown child: read the input named by KERASCPP_TEST_WEIGHTS_H5_INPUT (skipped in a normal run: "
+    "the case below runs it in a child process with --no-skip)" *
+    doctest::skip()) {
   const char* path = std::getenv(kShutdownChildInput);
   REQUIRE(path != nullptr);
   K::Model model = kerascpp_fuzz::make_fuzz_model();
