@@ -3,6 +3,7 @@
 // natively or they are emulated: ctest runs this file again with ONEDNN_MAX_CPU_ISA=AVX2),
 // dtype policies with their Keras config, and training under mixed_bfloat16.
 #include <doctest/doctest.h>
+#include <bit>
 
 #include <algorithm>
 #include <cmath>
@@ -94,13 +95,14 @@ TEST_CASE("cast: float32 to bfloat16 and float16 rounds to nearest even; NaN, In
   CHECK(wide.to_vector()[2] == 1.01171875f);
   be->cast(b16, K::DType::float16, half_from_b);
   CHECK(half_from_b.to_vector()[2] == 1.015625f);
-  // The vectorized float16 conversions (F16C, where the processor has it) round as the scalar one:
-  // 1003 values spanning float16's range, subnormals and overflow included, every bit compared.
+  // The vectorized conversions (AVX2 for bfloat16, F16C for float16, where the processor has
+  // them) round as the scalar ones: 1003 values spanning float16's range, every bit compared, with
+  // ties to even (normal and subnormal), the float16 overflow threshold, the smallest subnormal's
+  // half, bfloat16's own ties and subnormals, a NaN with a payload, -0 and the largest float.
   std::vector<float> many(1003);
   for (std::size_t i = 0; i < many.size(); ++i)
     many[i] =
         std::ldexp(random_tensor({1}, static_cast<std::uint32_t>(i)).to_vector()[0], static_cast<int>(i % 48) - 30);
-  // Ties to even (normal and subnormal), the overflow threshold, and the smallest subnormal's half.
   const float ties[] = {1.f + std::ldexp(1.f, -11),
                         1.f + 3 * std::ldexp(1.f, -11),
                         std::ldexp(1.f, -25),
@@ -108,18 +110,34 @@ TEST_CASE("cast: float32 to bfloat16 and float16 rounds to nearest even; NaN, In
                         2.5f * std::ldexp(1.f, -24),
                         65520.f,
                         65519.f,
-                        -std::ldexp(1.f, -14) * 1.00048828125f};
+                        -std::ldexp(1.f, -14) * 1.00048828125f,
+                        1.f + std::ldexp(1.f, -8),
+                        1.f + 3 * std::ldexp(1.f, -8),
+                        std::ldexp(1.f, -140) * 3,
+                        std::bit_cast<float>(0x7fa12345u),
+                        -0.f,
+                        std::numeric_limits<float>::max()};
   std::copy(std::begin(ties), std::end(ties), many.begin());
-  K::Tensor many_h, many_back;
-  be->cast(K::Tensor::from_vector({1003}, many), K::DType::float16, many_h);
-  be->cast(many_h, K::DType::float32, many_back);
-  const auto* bits = static_cast<const std::uint16_t*>(many_h.raw());
-  const auto back = many_back.to_vector();
-  int mismatches = 0;
-  for (std::size_t i = 0; i < many.size(); ++i)
-    mismatches += bits[i] != K::low_precision::float_to_half(many[i]) ||
-                  back[i] != K::low_precision::half_to_float(K::low_precision::float_to_half(many[i]));
-  CHECK(mismatches == 0);
+  for (K::DType dtype : {K::DType::float16, K::DType::bfloat16}) {
+    CAPTURE(K::dtype_name(dtype));
+    const bool bf16 = dtype == K::DType::bfloat16;
+    auto narrow = [&](float v) {
+      return bf16 ? K::low_precision::float_to_bfloat16(v) : K::low_precision::float_to_half(v);
+    };
+    auto widen = [&](std::uint16_t v) {
+      return bf16 ? K::low_precision::bfloat16_to_float(v) : K::low_precision::half_to_float(v);
+    };
+    K::Tensor many_16, many_back;
+    be->cast(K::Tensor::from_vector({1003}, many), dtype, many_16);
+    be->cast(many_16, K::DType::float32, many_back);
+    const auto* bits = static_cast<const std::uint16_t*>(many_16.raw());
+    const auto* back = many_back.data<float>();
+    int mismatches = 0;
+    for (std::size_t i = 0; i < many.size(); ++i)
+      mismatches += bits[i] != narrow(many[i]) ||
+                    std::bit_cast<std::uint32_t>(back[i]) != std::bit_cast<std::uint32_t>(widen(narrow(many[i])));
+    CHECK(mismatches == 0);
+  }
   std::ostringstream printed;
   printed << b16;
   CHECK(printed.str().find("dtype=bfloat16") != std::string::npos);

@@ -4,13 +4,14 @@
 // float16 on most processors) the operands are rounded to 16 bits and computed by the float32
 // kernels, which gives the same products (16-bit by 16-bit fits float32 exactly) at float32 speed.
 #include <fmt/format.h>
-#include <immintrin.h>
+#include <algorithm>
+#include <cstring>
 
 #include "backend/cpu/checks.hpp"
 #include "backend/cpu/cpu_backend.hpp"
 #include "backend/cpu/dnnl_util.hpp"
+#include "backend/cpu/low_precision_conversions.hpp"
 #include "backend/cpu/parallel.hpp"
-#include "tensor/low_precision.hpp"
 
 namespace kerascpp::cpu {
 
@@ -22,80 +23,34 @@ dnnl::memory::data_type dnnl_type(DType d) {
   return d == DType::bfloat16 ? dnnl::memory::data_type::bf16 : dnnl::memory::data_type::f16;
 }
 
-// float16 <-> float32 with the F16C instructions (8 at a time, round to nearest even as the
-// scalar conversion), which every x86-64-v3 processor has; the build targets x86-64-v2, so they
-// are chosen at run time. The scalar conversion is several times slower.
-__attribute__((target("avx,f16c"))) void to_half_f16c(const float* src, std::uint16_t* dst, std::int64_t n) {
-  std::int64_t i = 0;
-  for (; i + 8 <= n; i += 8)
-    _mm_storeu_si128(reinterpret_cast<__m128i*>(dst + i),
-                     _mm256_cvtps_ph(_mm256_loadu_ps(src + i), _MM_FROUND_TO_NEAREST_INT));
-  for (; i < n; ++i) dst[i] = low_precision::float_to_half(src[i]);
-}
-__attribute__((target("avx,f16c"))) void from_half_f16c(const std::uint16_t* src, float* dst, std::int64_t n) {
-  std::int64_t i = 0;
-  for (; i + 8 <= n; i += 8)
-    _mm256_storeu_ps(dst + i, _mm256_cvtph_ps(_mm_loadu_si128(reinterpret_cast<const __m128i*>(src + i))));
-  for (; i < n; ++i) dst[i] = low_precision::half_to_float(src[i]);
-}
-// Every processor with AVX2 has F16C (clang 14, which builds the fuzz targets, cannot ask for
-// "f16c" itself). __builtin_cpu_init first: this runs as a static initializer, possibly before
-// the compiler runtime's own.
-const bool kHasF16c = [] {
-  __builtin_cpu_init();
-  return __builtin_cpu_supports("avx2") != 0;
-}();
-
-// Converts n elements from `from` to `to` (float32 <-> bfloat16/float16, or the same dtype).
+// Converts n elements from `from` to `to` (float32 <-> bfloat16/float16, between the two 16-bit
+// types through float32, or the same dtype).
 void convert(const void* src, DType from, void* dst, DType to, std::int64_t n) {
-  using namespace low_precision;
-  if (kHasF16c && from == DType::float32 && to == DType::float16) {
-    parallel_for(n, kElementGrain, [&](std::int64_t b, std::int64_t e) {
-      to_half_f16c(static_cast<const float*>(src) + b, static_cast<std::uint16_t*>(dst) + b, e - b);
-    });
-    return;
-  }
-  if (kHasF16c && from == DType::float16 && to == DType::float32) {
-    parallel_for(n, kElementGrain, [&](std::int64_t b, std::int64_t e) {
-      from_half_f16c(static_cast<const std::uint16_t*>(src) + b, static_cast<float*>(dst) + b, e - b);
-    });
-    return;
-  }
+  const auto* s16 = static_cast<const std::uint16_t*>(src);
+  auto* d16 = static_cast<std::uint16_t*>(dst);
   parallel_for(n, kElementGrain, [&](std::int64_t b, std::int64_t e) {
-    const auto* s16 = static_cast<const std::uint16_t*>(src);
-    const auto* s32 = static_cast<const float*>(src);
-    auto* d16 = static_cast<std::uint16_t*>(dst);
-    auto* d32 = static_cast<float*>(dst);
-    for (std::int64_t i = b; i < e; ++i) {
-      const float v = from == DType::float32    ? s32[i]
-                      : from == DType::bfloat16 ? bfloat16_to_float(s16[i])
-                                                : half_to_float(s16[i]);
-      if (to == DType::float32) d32[i] = v;
-      else d16[i] = to == DType::bfloat16 ? float_to_bfloat16(v) : float_to_half(v);
+    if (from == to) {
+      const std::size_t width = dtype_size(to), first = static_cast<std::size_t>(b) * width;
+      std::memcpy(static_cast<char*>(dst) + first, static_cast<const char*>(src) + first,
+                  static_cast<std::size_t>(e - b) * width);
+    } else if (from == DType::float32) {
+      narrow_floats(static_cast<const float*>(src) + b, d16 + b, to, e - b);
+    } else if (to == DType::float32) {
+      widen_floats(s16 + b, from, static_cast<float*>(dst) + b, e - b);
+    } else {
+      float wide[256];
+      for (std::int64_t i = b; i < e; i += 256) {
+        const std::int64_t m = std::min<std::int64_t>(256, e - i);
+        widen_floats(s16 + i, from, wide, m);
+        narrow_floats(wide, d16 + i, to, m);
+      }
     }
   });
 }
 
-__attribute__((target("avx,f16c"))) void round_to_half_f16c(const float* src, float* dst, std::int64_t n) {
-  std::int64_t i = 0;
-  for (; i + 8 <= n; i += 8)
-    _mm256_storeu_ps(dst + i, _mm256_cvtph_ps(_mm256_cvtps_ph(_mm256_loadu_ps(src + i), _MM_FROUND_TO_NEAREST_INT)));
-  for (; i < n; ++i) dst[i] = low_precision::half_to_float(low_precision::float_to_half(src[i]));
-}
-
 // dst = src rounded to `dtype` (bfloat16 or float16), kept as float32.
 void round_to(const float* src, float* dst, DType dtype, std::int64_t n) {
-  using namespace low_precision;
-  if (kHasF16c && dtype == DType::float16) {
-    parallel_for(n, kElementGrain,
-                 [&](std::int64_t b, std::int64_t e) { round_to_half_f16c(src + b, dst + b, e - b); });
-    return;
-  }
-  parallel_for(n, kElementGrain, [&](std::int64_t b, std::int64_t e) {
-    for (std::int64_t i = b; i < e; ++i)
-      dst[i] = dtype == DType::bfloat16 ? bfloat16_to_float(float_to_bfloat16(src[i]))
-                                        : half_to_float(float_to_half(src[i]));
-  });
+  parallel_for(n, kElementGrain, [&](std::int64_t b, std::int64_t e) { round_floats(src + b, dst + b, dtype, e - b); });
 }
 
 }  // namespace
