@@ -20,6 +20,7 @@ import pytest
 
 os.environ.setdefault("KERAS_BACKEND", "numpy")
 import keras  # noqa: E402
+import tanh_softmax_reference  # noqa: E402
 from kerascpp_binaries import find_binary  # noqa: E402
 
 LR, MOMENTUM, STEPS, CW_EPOCHS = 0.1, 0.9, 20, 5
@@ -41,27 +42,12 @@ def _run(directory, replicas):
     return out
 
 
-def _loss_and_grads(w, x, y, sw):
-    w1, b1, w2, b2 = w
-    h = np.tanh(x @ w1 + b1)
-    z = h @ w2 + b2
-    p = np.exp(z - z.max(axis=1, keepdims=True))
-    p /= p.sum(axis=1, keepdims=True)
-    n = x.shape[0]
-    loss = (sw * -np.log(p[np.arange(n), y])).sum() / n  # divided by N, not by Σw
-    dz = p.copy()
-    dz[np.arange(n), y] -= 1
-    dz *= sw[:, None] / n
-    dh = dz @ w2.T * (1 - h**2)
-    return loss, [x.T @ dh, dh.sum(axis=0), h.T @ dz, dz.sum(axis=0)]
-
-
 def _sgd(initial, x, y, sw, steps):
     w = [v.copy() for v in initial]
     velocity = [np.zeros_like(v) for v in w]
     losses = []
     for _ in range(steps):
-        loss, grads = _loss_and_grads(w, x, y, sw)
+        loss, grads = tanh_softmax_reference.loss_and_grads(w, x, y, sw)
         losses.append(loss)
         for i, g in enumerate(grads):
             velocity[i] = MOMENTUM * velocity[i] - LR * g
@@ -107,7 +93,7 @@ def test_keras_evaluate_with_sample_weight_reports_the_same_loss_and_metrics(tmp
     # And the loss is Keras' compute_loss on the whole batch with the weights (Σ w·loss / N).
     y_pred = model.predict(out["x"], verbose=0)
     whole = float(model.compute_loss(x=out["x"], y=out["y"], y_pred=y_pred, sample_weight=out["sw"]))
-    expected_first = _loss_and_grads(out["initial"], out["x"].astype(np.float64), out["y"],
-                                     out["sw"].astype(np.float64))[0]
+    expected_first = tanh_softmax_reference.loss_and_grads(out["initial"], out["x"].astype(np.float64), out["y"],
+                                                           out["sw"].astype(np.float64))[0]
     assert whole == pytest.approx(expected_first, abs=1e-5)
     assert out["train_losses"][0] == pytest.approx(whole, abs=1e-5)
