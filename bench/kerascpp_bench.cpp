@@ -1,18 +1,22 @@
 // kerascpp side of the benchmark (bench/README.md): one workload per process so that peak RSS
 // and time to first step belong to that workload alone. Prints one JSON line per measurement.
 //
-//   kerascpp_bench train   --model mlp|cnn|transformer|ncf|resnet50 [--batch B] [--width W] [--replicas R]
+//   kerascpp_bench train   --model mlp|cnn|official_cnn|transformer|ncf|resnet20|resnet50 [--batch B] [--width W] [--replicas R]
 //                          [--threads T] [--windows N] [--window-steps S] [--warmup-steps W]
 //                          [--device cpu|gpu] [--strategy one_device|mirrored|multi_worker]
 //                          [--dtype fp32|bf16|fp16]  (the dtype policy: float32, mixed_bfloat16, mixed_float16)
 //   kerascpp_bench predict [--samples N] [--warmup N] [--threads T] [--device cpu|gpu]
 // --device gpu trains on gpu:0 (OneDeviceStrategy), or with --strategy mirrored on every GPU
-// through MirroredStrategy<>() (NCCL); resnet50 is ResNet-50 v1.5 on synthetic ImageNet shapes.
+// through MirroredStrategy<>() (NCCL); resnet50 is ResNet-50 v1.5 on synthetic ImageNet shapes,
+// resnet20 the CIFAR ResNet-20 on synthetic CIFAR-10 shapes. Every train line also gives the
+// model's parameter count (trainable and not, as Keras' count_params) and its loss after the first
+// step and over the last window, so that the frameworks' models and runs can be checked alike.
 #include <sys/resource.h>
 #include <kerascpp/kerascpp.hpp>
 
 #include <algorithm>
 #include <chrono>
+#include <cmath>
 #include <cstdio>
 #include <cstdlib>
 #include <cstring>
@@ -68,6 +72,14 @@ std::string json_list(const std::vector<double>& v) {
   return s + "]";
 }
 
+// A JSON number, or null where there is none (a loss never logged, or one that diverged).
+std::string json_num(double v) {
+  if (!std::isfinite(v)) return "null";
+  char buf[64];
+  std::snprintf(buf, sizeof buf, "%.6g", v);
+  return buf;
+}
+
 struct Args {
   std::map<std::string, std::string> kv;
   Args(int argc, char** argv, int first) {
@@ -90,9 +102,11 @@ struct Args {
   }
 };
 
-// bench's "cnn" is the example's "small_cnn"; the large MLP is "mlp" with a width.
+// bench's "cnn" is the example's "small_cnn" and its "official_cnn" the example's "cnn" (the
+// official models' MNIST CNN, which examples/fashion_mnist trains); the large MLP is "mlp" with a width.
 K::Model build_model(const std::string& kind, std::int64_t width) {
-  if (kind != "mlp" && kind != "cnn") throw K::Error("--model must be mlp or cnn, got '" + kind + "'");
+  if (kind == "official_cnn") return examples::fashion_mnist_model("cnn");
+  if (kind != "mlp" && kind != "cnn") throw K::Error("--model must be mlp, cnn or official_cnn, got '" + kind + "'");
   return examples::fashion_mnist_model(kind == "cnn" ? "small_cnn" : kind, width);
 }
 
@@ -149,15 +163,21 @@ Workload ncf_workload(std::int64_t batch, const K::distribute::Strategy& strateg
   return {model, K::Dataset::from_tensor_slices({users, items, labels}).batch(batch).repeat().prefetch(2)};
 }
 
-// ResNet-50 (examples/resnet_models.hpp) on synthetic 224x224x3 images, 1000 classes, with the
-// official optimizer (SGD, momentum 0.9); a pool of 64 images repeated, as in examples/resnet.
-Workload resnet50_workload(std::int64_t batch, const K::distribute::Strategy& strategy) {
-  K::Model model = examples::resnet::resnet50(1000);
+// The ResNets of examples/resnet_models.hpp on synthetic images, with the official optimizer (SGD,
+// momentum 0.9) at its base rate 0.1 held constant (the schedule changes nothing in a few hundred
+// steps); a pool of 64 images repeated, as in examples/resnet. resnet50: ResNet-50 v1.5 on
+// 224x224x3, 1000 classes; resnet20: the CIFAR ResNet-20 on 32x32x3, 10 classes (0.1 is the
+// official CIFAR rate at batch 128).
+Workload resnet_workload(const std::string& kind, std::int64_t batch, const K::distribute::Strategy& strategy) {
+  const bool imagenet = kind == "resnet50";
+  const int classes = imagenet ? 1000 : 10;
+  K::Model model = imagenet ? examples::resnet::resnet50(classes) : examples::resnet::cifar_resnet(20, classes);
   model.compile({.optimizer = K::optimizers::SGD(0.1, {.momentum = 0.9}),
                  .loss = K::losses::SparseCategoricalCrossentropy(),
                  .metrics = {"accuracy"},
                  .distribute = strategy});
-  return {model, examples::resnet::synthetic_data({224, 224, 3}, 1000, std::min<std::int64_t>(batch, 64), batch, 42)};
+  const K::Shape image = imagenet ? K::Shape{224, 224, 3} : K::Shape{32, 32, 3};
+  return {model, examples::resnet::synthetic_data(image, classes, std::min<std::int64_t>(batch, 64), batch, 42)};
 }
 
 // The strategy a workload trains under: --device cpu|gpu, --replicas, --strategy.
@@ -187,15 +207,22 @@ Workload fashion_mnist_workload(const std::string& kind, std::int64_t batch, std
 }
 
 // Window timing: one fit() "epoch" of steps_per_epoch steps is one window; epoch 0 is warm-up.
+// Also keeps the loss of the first step and the mean loss of the last window (fit's epoch logs).
 class WindowTimer : public K::callbacks::Callback {
  public:
   Clock::time_point epoch_start;
   std::vector<double> seconds;  // per epoch
   double first_step_s = -1;
+  double first_loss = NAN, last_loss = NAN;
   void on_epoch_begin(int, const K::Logs&) override { epoch_start = Clock::now(); }
-  void on_epoch_end(int, const K::Logs&) override { seconds.push_back(since(epoch_start)); }
-  void on_train_batch_end(std::int64_t, const K::Logs&) override {
-    if (first_step_s < 0) first_step_s = since(g_start);
+  void on_epoch_end(int, const K::Logs& logs) override {
+    seconds.push_back(since(epoch_start));
+    if (logs.contains("loss")) last_loss = logs["loss"];
+  }
+  void on_train_batch_end(std::int64_t, const K::Logs& logs) override {
+    if (first_step_s >= 0) return;
+    first_step_s = since(g_start);
+    if (logs.contains("loss")) first_loss = logs["loss"];
   }
 };
 
@@ -219,7 +246,7 @@ int train(const Args& a) {
   K::distribute::Strategy strategy = make_strategy(a, replicas, threads);
   Workload w = kind == "transformer" ? transformer_workload(batch, strategy)
                : kind == "ncf"       ? ncf_workload(batch, strategy)
-               : kind == "resnet50"  ? resnet50_workload(batch, strategy)
+               : kind == "resnet50" || kind == "resnet20" ? resnet_workload(kind, batch, strategy)
                                      : fashion_mnist_workload(kind, batch, width, strategy);
   K::Model& model = w.model;
   K::Dataset& data = w.data;
@@ -252,11 +279,13 @@ int train(const Args& a) {
       "{\"framework\": \"kerascpp\", \"workload\": \"%s\", \"model\": \"%s\", \"batch\": %ld, \"width\": %ld, "
       "\"replicas\": %d, \"threads\": %d, \"samples_per_s\": %.6g, \"windows\": %s, \"window_steps\": %ld, "
       "\"warmup_s\": %.4g, \"time_to_first_step_s\": %.4g, \"peak_rss_mb\": %.1f, \"gflops\": %.6g, "
-      "\"strategy\": \"%s\", \"device\": \"%s\", \"dtype\": \"%s\", \"compute_path\": \"%s\"}\n",
+      "\"strategy\": \"%s\", \"device\": \"%s\", \"dtype\": \"%s\", \"compute_path\": \"%s\", "
+      "\"params\": %lld, \"first_loss\": %s, \"last_loss\": %s}\n",
       workload.c_str(), kind.c_str(), static_cast<long>(batch), static_cast<long>(width), replicas, threads, med,
       json_list(sps).c_str(), static_cast<long>(window_steps), warmup_s, timer->first_step_s, peak_rss_mb(),
       med * flops_per_sample / 1e9, strategy.describe().c_str(), a.str("device", "cpu").c_str(), dtype.c_str(),
-      path.c_str());
+      path.c_str(), static_cast<long long>(model.count_params()), json_num(timer->first_loss).c_str(),
+      json_num(timer->last_loss).c_str());
   return 0;
 }
 

@@ -8,7 +8,9 @@
 # Before each workload it waits (QUIET_TIMEOUT s at most) for the CPUs to be idle.
 # Environment: RERUN=1 with BENCH_ONLY re-measures some workloads into the last run's results;
 #              WINDOWS (timed windows per workload, default 7, at least 5 for a real run),
-#              SKIP_SETUP=1 (skip apt/pip/build), BENCH_ONLY="mlp_b128 predict1 ..." (subset).
+#              SKIP_SETUP=1 (skip apt/pip/build), BENCH_ONLY="mlp_b128 predict1 ..." (subset; the
+#              names are the first argument of each train/bf16 line below, and mirrored, predict1,
+#              mlp_b128_beside_hog, gemm).
 set -euo pipefail
 cd "$(dirname "$0")/.."
 root=$(pwd)
@@ -86,6 +88,12 @@ train mlp_b128 "$(steps 150 10)" "$(steps 100 5)" --model mlp --batch 128
 train mlp_b1024 "$(steps 25 3)" "$(steps 15 2)" --model mlp --batch 1024
 train cnn_b128 "$(steps 40 3)" "$(steps 20 2)" --model cnn --batch 128
 train cnn_b256 "$(steps 20 2)" "$(steps 10 1)" --model cnn --batch 256
+# The official models' MNIST CNN (examples::fashion_mnist_model("cnn"), the network
+# examples/fashion_mnist trains): 5x5 "same" convs, dense 1024, dropout; about 5x the CNN's work per image.
+train official_cnn_b64 "$(steps 40 3)" "$(steps 20 2)" --model official_cnn --batch 64
+train official_cnn_b256 "$(steps 10 2)" "$(steps 5 1)" --model official_cnn --batch 256
+# ResNet-20 (examples/resnet_models.hpp cifar_resnet(20)) on synthetic CIFAR-10 shapes, SGD momentum 0.9.
+train resnet20_b128 "$(steps 10 2)" "$(steps 5 1)" --model resnet20 --batch 128
 train mlp_large "$(steps 2 1)" "$(steps 2 1)" --model mlp --batch 4096 --width 2048
 # The official Transformer, tiny config, on the example's reversal task (samples = sequences of 10 tokens).
 train transformer_tiny "$(steps 40 3)" "$(steps 20 2)" --model transformer --batch 64

@@ -46,6 +46,24 @@ def ncf_data(n=1 << 20):
     return users, items, labels
 
 
+# The CIFAR ResNets (bench/README.md, workload resnet20_b128): examples/resnet_models.hpp's
+# cifar_resnet, after the official resnet_cifar_model.py. Keras' BatchNormalization momentum is the
+# running statistics' decay; PyTorch's momentum is the new batch's weight: 1 - 0.997.
+RESNET_CIFAR_BN_MOMENTUM, RESNET_BN_EPSILON, RESNET_CIFAR_L2 = 0.997, 1e-5, 2e-4
+RESNET_LR, RESNET_MOMENTUM = 0.1, 0.9  # the official SGD at its base rate (CIFAR: per 128 images)
+
+
+def synthetic_pool(image_shape, classes, pool, seed=42):
+    """`pool` random images (N, *image_shape) float32, truncated normal with mean 127 and stddev 60
+    cut at 2 stddev (the official get_synth_input_fn, as examples::resnet::synthetic_data), and
+    random int32 labels; the workloads repeat the pool forever, so the values cost nothing in the loop."""
+    rng = np.random.default_rng(seed)
+    z = rng.standard_normal((pool, *image_shape), dtype=np.float32)
+    while (out := np.abs(z) > 2).any():
+        z[out] = rng.standard_normal(int(out.sum()), dtype=np.float32)
+    return 127 + 60 * z, rng.integers(0, classes, size=pool, dtype=np.int32)
+
+
 def peak_rss_mb():
     return resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024.0
 

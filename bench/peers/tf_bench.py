@@ -32,6 +32,10 @@ def build(kind, width=0):
     if kind == "mlp":
         hidden = [width, width] if width else [512, 256]
         layers = [L.Input((28, 28, 1)), L.Flatten()] + [L.Dense(u, activation="relu") for u in hidden]
+    elif kind == "official_cnn":  # the official models' MNIST CNN: examples::fashion_mnist_model("cnn")
+        layers = [L.Input((28, 28, 1)), L.Conv2D(32, 5, padding="same", activation="relu"),
+                  L.MaxPooling2D(2, padding="same"), L.Conv2D(64, 5, padding="same", activation="relu"),
+                  L.MaxPooling2D(2, padding="same"), L.Flatten(), L.Dense(1024, activation="relu"), L.Dropout(0.4)]
     else:
         layers = [L.Input((28, 28, 1)), L.Conv2D(32, 3, activation="relu"), L.MaxPooling2D(2),
                   L.Conv2D(64, 3, activation="relu"), L.MaxPooling2D(2), L.Flatten(),
@@ -60,25 +64,61 @@ def build_ncf():
     return model
 
 
+def build_cifar_resnet(depth=20, classes=10):
+    """examples/resnet_models.hpp's cifar_resnet (the official resnet_cifar_model.py) in Keras layers:
+    ZeroPadding2D(1) + "valid" 3x3 conv16 stem, 3 stages of (depth - 2) / 6 basic blocks with 16/32/64
+    filters, each stage opening with a 1x1 projection shortcut (stride 1, then 2); convs with biases,
+    he_normal, L2(2e-4) on kernels and biases; BatchNormalization(0.997, 1e-5);
+    GlobalAveragePooling2D and a he_normal, L2 Dense(classes, softmax). Compiled with the official SGD."""
+    L, l2 = keras.layers, keras.regularizers.L2(common.RESNET_CIFAR_L2)
+
+    def conv_bn(x, filters, kernel, stride, padding=None):
+        x = L.Conv2D(filters, kernel, strides=stride, padding=padding or ("valid" if kernel == 1 else "same"),
+                     kernel_initializer="he_normal", kernel_regularizer=l2, bias_regularizer=l2)(x)
+        return L.BatchNormalization(momentum=common.RESNET_CIFAR_BN_MOMENTUM, epsilon=common.RESNET_BN_EPSILON)(x)
+
+    def block(x, filters, stride, projection):
+        shortcut = conv_bn(x, filters, 1, stride) if projection else x
+        y = L.ReLU()(conv_bn(x, filters, 3, stride))
+        return L.ReLU()(L.Add()([conv_bn(y, filters, 3, 1), shortcut]))
+
+    inputs = L.Input((32, 32, 3))
+    x = L.ReLU()(conv_bn(L.ZeroPadding2D(1)(inputs), 16, 3, 1, "valid"))
+    for stage, filters in enumerate((16, 32, 64)):
+        for b in range((depth - 2) // 6):
+            x = block(x, filters, 2 if b == 0 and stage > 0 else 1, b == 0)
+    x = L.GlobalAveragePooling2D()(x)
+    outputs = L.Dense(classes, activation="softmax", kernel_initializer="he_normal", kernel_regularizer=l2,
+                      bias_regularizer=l2)(x)
+    model = keras.Model(inputs, outputs, name=f"resnet{depth}")
+    model.compile(optimizer=keras.optimizers.SGD(common.RESNET_LR, momentum=common.RESNET_MOMENTUM),
+                  loss=keras.losses.SparseCategoricalCrossentropy(), metrics=["accuracy"])
+    return model
+
+
 def compile_(model):
     model.compile(optimizer=keras.optimizers.Adam(1e-3), loss=keras.losses.SparseCategoricalCrossentropy(),
                   metrics=["accuracy"])
 
 
 class WindowTimer(keras.callbacks.Callback):
+    """Times each fit() epoch (a window); keeps the first step's loss and the last window's mean loss."""
+
     def __init__(self):
         super().__init__()
-        self.seconds, self.first_step_s = [], None
+        self.seconds, self.first_step_s, self.first_loss, self.last_loss = [], None, None, None
 
     def on_epoch_begin(self, epoch, logs=None):
         self.t = time.perf_counter()
 
     def on_epoch_end(self, epoch, logs=None):
         self.seconds.append(time.perf_counter() - self.t)
+        self.last_loss = float(logs["loss"]) if logs and "loss" in logs else None
 
     def on_train_batch_end(self, batch, logs=None):
         if self.first_step_s is None:
             self.first_step_s = time.perf_counter() - T0
+            self.first_loss = float(logs["loss"]) if logs and "loss" in logs else None
 
 
 def train():
@@ -94,6 +134,11 @@ def train():
         ds = tf.data.Dataset.from_tensor_slices(((users, items), labels)).batch(batch).repeat()
         ds = ds.prefetch(tf.data.AUTOTUNE)
         model = build_ncf()
+    elif kind == "resnet20":  # synthetic CIFAR-10 shapes, a pool of 64 images repeated (as kerascpp_bench)
+        x, y = common.synthetic_pool((32, 32, 3), 10, min(batch, 64))
+        ds = tf.data.Dataset.from_tensor_slices((x, y)).repeat().batch(batch, drop_remainder=True)
+        ds = ds.prefetch(tf.data.AUTOTUNE)
+        model = build_cifar_resnet()
     else:
         x, y, _, _ = common.load()
         ds = tf.data.Dataset.from_tensor_slices((x, y)).shuffle(60000).batch(batch).repeat().prefetch(tf.data.AUTOTUNE)
@@ -117,7 +162,8 @@ def train():
                  "time_to_first_step_s": timer.first_step_s, "peak_rss_mb": common.peak_rss_mb(),
                  "gflops": med * common.mlp_flops_per_sample(width) / 1e9 if kind == "mlp" else 0,
                  "strategy": "MirroredStrategy(2 logical CPUs)" if mirrored else "default",
-                 "version": tf.__version__})
+                 "version": tf.__version__, "params": model.count_params(), "first_loss": timer.first_loss,
+                 "last_loss": timer.last_loss})
 
 
 def predict():
