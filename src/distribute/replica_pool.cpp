@@ -18,6 +18,7 @@ ReplicaPool::ReplicaPool(std::string kind, std::vector<Device> devices, CrossDev
   // By default the cores are shared by every replica of every worker on this machine.
   const int sharing = n * (workers_ ? workers_->workers_on_this_machine() : 1);
   if (threads <= 0) threads = std::max(1, static_cast<int>(std::thread::hardware_concurrency()) / sharing);
+  threads_per_replica_ = threads;
   contexts_.resize(static_cast<std::size_t>(n));
   bool gpus = devices_.front().kind == Device::Kind::gpu;
   for (int r = 0; r < n; ++r) {
@@ -58,6 +59,8 @@ ReplicaPool::ReplicaPool(std::string kind, std::vector<Device> devices, CrossDev
     ctx.cross = collectives_.get();
   }
   if (n > 1) threads_ = std::make_unique<ReplicaThreads>(n, [this] { collectives_->abort(); });
+  if (!gpus && backends_.front()->num_threads() > 1 && ThreadGovernor::enabled_by_environment())
+    governor_ = std::make_unique<ThreadGovernor>(backends_.front()->num_threads(), n);
 }
 
 // No thread outlives run(): the workers go back to the process-wide pool when a step returns.
@@ -69,11 +72,11 @@ std::string ReplicaPool::name() const {
   if (kind_ == "OneDeviceStrategy") return fmt::format("{}({})", kind_, devs);
   if (workers_)
     return fmt::format("{}({} workers x {}; {} + MPI, {} thread(s) per replica)", kind_, workers_->size(), devs,
-                       cross_device_ops_name(ops_), backends_.front()->num_threads());
+                       cross_device_ops_name(ops_), threads_per_replica_);
   if (devices_.front().kind == Device::Kind::gpu)
     return fmt::format("{}({}; {})", kind_, devs, cross_device_ops_name(ops_));
   return fmt::format("{}({}; {}, {} thread(s) per replica)", kind_, devs, cross_device_ops_name(ops_),
-                     backends_.front()->num_threads());
+                     threads_per_replica_);
 }
 
 void ReplicaPool::run_on_device(int replica, const std::function<void(ReplicaContext&)>& fn) {
@@ -86,6 +89,11 @@ void ReplicaPool::run_on_device(int replica, const std::function<void(ReplicaCon
 }
 
 void ReplicaPool::run(const std::function<void(ReplicaContext&)>& fn) {
+  if (governor_) {
+    const int threads = governor_->threads_for_next_step();
+    for (auto& backend : backends_)
+      if (backend->num_threads() != threads) backend->set_num_threads(threads);
+  }
   if (!threads_) {
     try {
       run_on_device(0, fn);

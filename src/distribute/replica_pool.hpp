@@ -11,6 +11,7 @@
 #include "backend/gpu_support.hpp"
 #include "distribute/replica_threads.hpp"
 #include "distribute/strategy_impl.hpp"
+#include "distribute/thread_governor.hpp"
 #include "distribute/worker_group.hpp"
 
 namespace kerascpp::distribute {
@@ -48,7 +49,9 @@ class ReplicaPool : public StrategyImpl {
   std::vector<std::unique_ptr<Backend>> backends_;
   std::unique_ptr<detail::DeviceCollectives> collectives_;  // N > 1 only
   std::vector<ReplicaContext> contexts_;
-  std::unique_ptr<ReplicaThreads> threads_;  // N > 1 only
+  std::unique_ptr<ReplicaThreads> threads_;   // N > 1 only
+  int threads_per_replica_ = 1;               // the configured count, the governor's ceiling
+  std::unique_ptr<ThreadGovernor> governor_;  // CPU replicas with more than one thread each
 };
 
 }  // namespace kerascpp::distribute

@@ -26,7 +26,9 @@ int resolve_threads(int threads) {
 }  // namespace
 
 CpuBackend::CpuBackend(int threads)
-    : threads_(resolve_threads(threads)), engine_(dnnl::engine::kind::cpu, 0), stream_(engine_) {}
+    : threads_(resolve_threads(threads)), engine_(dnnl::engine::kind::cpu, 0), stream_(engine_) {
+  cache_.set_threads(threads_);
+}
 
 std::string CpuBackend::name() const {
   const dnnl_version_t* v = dnnl::version();
@@ -35,11 +37,8 @@ std::string CpuBackend::name() const {
 }
 
 void CpuBackend::set_num_threads(int threads) {
-  int t = resolve_threads(threads);
-  // Some oneDNN primitives size their scratchpad and work split for the thread count seen at
-  // creation, so primitives built for another count are dropped.
-  if (t != threads_) cache_.clear();
-  threads_ = t;
+  threads_ = resolve_threads(threads);
+  cache_.set_threads(threads_);  // primitives are kept per thread count (the governor switches back and forth)
 }
 
 void CpuBackend::enter() const { omp_set_num_threads(threads_); }

@@ -65,8 +65,12 @@ class PrimitiveCache {
   std::string& key(const char* op) {
     key_.clear();
     key_ += op;
+    fmt::format_to(std::back_inserter(key_), "@{}", threads_);
     return key_;
   }
+  // Some oneDNN primitives size their scratchpad and split their work for the thread count seen
+  // when they are built, so each count keeps its own primitives.
+  void set_threads(int threads) { threads_ = threads; }
   template <class... Args>
   void append(Args&&... values) {
     ((fmt::format_to(std::back_inserter(key_), "|{}", std::forward<Args>(values))), ...);
@@ -84,6 +88,7 @@ class PrimitiveCache {
 
  private:
   std::string key_;
+  int threads_ = 0;
   std::unordered_map<std::string, std::unique_ptr<CacheEntry>> map_;
 };
 
