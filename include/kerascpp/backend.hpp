@@ -96,7 +96,9 @@ class Backend {
   // sets it around each layer's forward and backward from the layer's dtype policy.
   void set_compute_dtype(DType dtype);
   DType compute_dtype() const { return compute_dtype_; }
-  // How this backend computes in `dtype`: "native (<kernel>)" or "emulated (<why>)"; "float32".
+  // How this backend computes in `dtype`: on the CPU "native (<kernel>)" or "emulated (<why>)";
+  // on the CUDA backend the cuBLAS/cuDNN path ("cuBLAS GemmEx float16 inputs, float32
+  // accumulate; cuDNN float16 convolution ...") or "float32 (<why>)"; "float32" for float32.
   virtual std::string compute_path(DType dtype) = 0;
   // y = x converted to `dtype` (float32, bfloat16 and float16, either way; round to nearest even);
   // y is allocated like any output, with `dtype`.

@@ -44,10 +44,12 @@ void set_global_policy(const std::string& name);
 void set_global_policy(const DTypePolicy& policy);
 DTypePolicy global_policy();
 
-// How `backend` computes matmuls and convolutions in `dtype`, for logs and benchmarks:
-// "native (...)" naming the kernel oneDNN or cuBLAS picked, or "emulated (...)" where the
-// processor has no 16-bit arithmetic (operands are rounded, then computed in float32: the same
-// numbers, slower than float32). float32 gives "float32".
+// How `backend` computes matmuls and convolutions in `dtype`, for logs and benchmarks: on the
+// CPU "native (...)" naming the kernels oneDNN picked, or "emulated (...)" where the processor
+// has no 16-bit arithmetic (operands are rounded, then computed in float32: the same numbers,
+// slower than float32); on a GPU the cuBLAS/cuDNN path ("cuBLAS GemmEx bfloat16 inputs, float32
+// accumulate; cuDNN bfloat16 convolution ..."), or "float32 (...)" saying why not. float32 gives
+// "float32".
 std::string compute_path(Backend& backend, DType dtype);
 
 }  // namespace kerascpp::mixed_precision

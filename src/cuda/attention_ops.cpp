@@ -1,5 +1,6 @@
 // CudaBackend's attention ops: batched matmul on cuBLAS (strided batched SGEMM, the same
-// row-major trick as matmul in dnn_dense.cpp), and the permutation and masking kernels of
+// row-major trick as matmul in dnn_dense.cpp; cublasGemmStridedBatchedEx with 16-bit operands
+// under a mixed precision policy), and the permutation and masking kernels of
 // kernels/attention.cu.
 #include "cuda/dnn_state.hpp"
 #include "cuda/kernel_ops_common.hpp"
@@ -37,6 +38,14 @@ void CudaBackend::batched_matmul(const Tensor& a, bool transpose_a, const Tensor
   // Per slice, row-major c = op(a)·op(b) is column-major cᵀ = op(b)ᵀ·op(a)ᵀ (see matmul).
   const float beta = add ? 1.f : 0.f;
   const std::int64_t a_cols = a.dim(2), b_cols = b.dim(2);
+  const DType cdt = s.gemm_dtype(compute_dtype());
+  if (cdt != DType::float32) {
+    // Mixed precision: 16-bit operands, float32 c and accumulation (DnnState::gemm_16bit).
+    s.gemm_16bit(cdt, transpose_b ? CUBLAS_OP_T : CUBLAS_OP_N, transpose_a ? CUBLAS_OP_T : CUBLAS_OP_N, N, M, K,
+                 b.data<float>(), b.numel(), b_cols, b.dim(1) * b_cols, a.data<float>(), a.numel(), a_cols,
+                 a.dim(1) * a_cols, beta, c.data<float>(), N, M * N, B);
+    return;
+  }
   KCPP_CUBLAS_CHECK(cublasSgemmStridedBatched_64(s.blas, transpose_b ? CUBLAS_OP_T : CUBLAS_OP_N,
                                                  transpose_a ? CUBLAS_OP_T : CUBLAS_OP_N, N, M, K, &kOneF,
                                                  b.data<float>(), b_cols, b.dim(1) * b_cols, a.data<float>(), a_cols,

@@ -1,6 +1,7 @@
 // Key of the CUDA backend's convolution-algorithm cache: one cuDNN convolution problem (which
-// pass, the NHWC input as handed to cuDNN, the filter count, kernel, strides, padding and group
-// count: C for a depthwise convolution, 1 otherwise). Kept
+// pass, the NHWC input as handed to cuDNN, the filter count, kernel, strides, padding, group
+// count: C for a depthwise convolution, 1 otherwise, and the data type of the tensors cuDNN
+// sees: float32, or bfloat16/float16 under a mixed precision policy). Kept
 // free of CUDA headers so the key's equality, hash and description are unit-tested on machines
 // without a GPU (tests/test_conv_algo_key.cpp).
 //
@@ -14,6 +15,21 @@
 namespace kerascpp::cuda {
 
 enum class ConvDirection : std::uint8_t { forward, backward_data, backward_filter };
+
+// The data type of the tensors and filter cuDNN works on (the compute type is float32 always).
+enum class ConvDataType : std::uint8_t { float32, bfloat16, float16 };
+
+inline const char* conv_data_type_name(ConvDataType t) {
+  switch (t) {
+    case ConvDataType::float32:
+      return "float32";
+    case ConvDataType::bfloat16:
+      return "bfloat16";
+    case ConvDataType::float16:
+      return "float16";
+  }
+  return "unknown";
+}
 
 inline const char* conv_direction_name(ConvDirection d) {
   switch (d) {
@@ -35,16 +51,18 @@ struct ConvAlgoKey {
   std::int64_t stride_h = 1, stride_w = 1;
   std::int64_t pad_top = 0, pad_left = 0, pad_bottom = 0, pad_right = 0;
   std::int64_t groups = 1;
+  ConvDataType dtype = ConvDataType::float32;
 
   bool operator==(const ConvAlgoKey& o) const {
     return direction == o.direction && n == o.n && h == o.h && w == o.w && c == o.c && k == o.k &&
            kernel_h == o.kernel_h && kernel_w == o.kernel_w && stride_h == o.stride_h && stride_w == o.stride_w &&
            pad_top == o.pad_top && pad_left == o.pad_left && pad_bottom == o.pad_bottom && pad_right == o.pad_right &&
-           groups == o.groups;
+           groups == o.groups && dtype == o.dtype;
   }
   bool operator!=(const ConvAlgoKey& o) const { return !(*this == o); }
 
-  // "forward x(8,32,32,3) filters 16 kernel 3x3 stride 1x1 pad t1 l1 b1 r1", for error messages.
+  // "forward x(8,32,32,3) filters 16 kernel 3x3 stride 1x1 pad t1 l1 b1 r1", for error messages;
+  // " float16" / " bfloat16" follows for a 16-bit problem.
   std::string describe() const {
     std::string s = conv_direction_name(direction);
     s += " x(" + std::to_string(n) + "," + std::to_string(h) + "," + std::to_string(w) + "," + std::to_string(c) + ")";
@@ -54,6 +72,7 @@ struct ConvAlgoKey {
     s += " pad t" + std::to_string(pad_top) + " l" + std::to_string(pad_left) + " b" + std::to_string(pad_bottom) +
          " r" + std::to_string(pad_right);
     if (groups != 1) s += " groups " + std::to_string(groups);
+    if (dtype != ConvDataType::float32) s += std::string(" ") + conv_data_type_name(dtype);
     return s;
   }
 };
@@ -88,6 +107,7 @@ struct ConvAlgoKeyHash {
     add(key.pad_bottom);
     add(key.pad_right);
     add(key.groups);
+    add(static_cast<std::int64_t>(key.dtype));
     return static_cast<std::size_t>(h);
   }
 };

@@ -27,6 +27,20 @@
 // [kh, kw, C, M] kernel, read as row-major [kh*kw, C*M], is an HWIO kernel with one input
 // channel per group and C*M filters, so its transpose is the grouped KRSC filter (K = C*M,
 // C/groups = 1) with filter c*M + m in group c, Keras' channel order.
+//
+// Mixed precision (compute_dtype() bfloat16 or float16, as DnnState::gemm_dtype allows: float16
+// always, bfloat16 on compute capability 8.0+). Tensors stay float32 in and out, as on the CPU.
+// Both operands of the pass (input and KRSC kernel, dy and kernel, input and dy) are rounded
+// into 16-bit scratch (DnnState::operand_a/b) and cuDNN runs its "pseudo" 16-bit configuration:
+// 16-bit tensor and filter descriptors, float32 convolution compute type (float32
+// accumulation), CUDNN_TENSOR_OP_MATH. cuDNN's legacy API wants the output in the input's data
+// type, so y / dx / dW come out in 16 bits (operand_out) and are cast back to float32 (TensorFlow's
+// mixed_float16 convolutions also produce 16-bit outputs and gradients); bias and activation
+// then run in float32 as before. The 16-bit problem has its own algorithm-cache entry (the key's
+// dtype); tensor-core algorithms are allowed, and the math type the heuristics paired with
+// the chosen algorithm is set on the (16-bit) descriptor before each run. Where cuDNN offers no
+// 16-bit algorithm within the workspace limit (or refuses every candidate), the choice is
+// cached as "none" and that problem runs the float32 path instead.
 #include <fmt/format.h>
 
 #include <algorithm>
@@ -71,22 +85,37 @@ struct ConvDescs {
 // Channel groups: the input channels for a depthwise convolution, else 1.
 std::int64_t group_count(const ConvShape& s, bool depthwise) { return depthwise ? s.ic : 1; }
 
-// Descriptors of the problem (cached by DnnState). Also checks every size against cuDNN's int
-// limits and that cuDNN's idea of the output size is ours.
+// The data type cuDNN sees for a compute dtype (after DnnState::gemm_dtype).
+ConvDataType conv_data_type(DType dtype) {
+  return dtype == DType::float16    ? ConvDataType::float16
+         : dtype == DType::bfloat16 ? ConvDataType::bfloat16
+                                    : ConvDataType::float32;
+}
+
+cudnnDataType_t cudnn_data_type(ConvDataType t) {
+  return t == ConvDataType::float16    ? CUDNN_DATA_HALF
+         : t == ConvDataType::bfloat16 ? CUDNN_DATA_BFLOAT16
+                                       : CUDNN_DATA_FLOAT;
+}
+
+// Descriptors of the problem (cached by DnnState), with tensors and filter of `type`. Also
+// checks every size against cuDNN's int limits.
 ConvDescs conv_descs(DnnState& d, const ConvShape& s, const ConvProblem& p, const Conv2DGeometry& g, bool depthwise,
-                     const char* op) {
+                     const char* op, ConvDataType type = ConvDataType::float32) {
   const std::int64_t groups = group_count(s, depthwise);
+  const cudnnDataType_t dt = cudnn_data_type(type);
   ConvDescs cd;
-  cd.x = d.tensor_nhwc(s.n, p.h, p.w, s.ic, op);
-  cd.y = d.tensor_nhwc(s.n, s.oh, s.ow, s.oc, op);
-  cd.w = d.filter_krsc(s.oc, g.kernel_h, g.kernel_w, s.ic / groups, op);
-  cd.conv = d.convolution(p.pad_h, p.pad_w, g.stride_h, g.stride_w, groups, op);
+  cd.x = d.tensor_nhwc(s.n, p.h, p.w, s.ic, op, dt);
+  cd.y = d.tensor_nhwc(s.n, s.oh, s.ow, s.oc, op, dt);
+  cd.w = d.filter_krsc(s.oc, g.kernel_h, g.kernel_w, s.ic / groups, op, dt);
+  cd.conv = d.convolution(p.pad_h, p.pad_w, g.stride_h, g.stride_w, groups, op, dt);
   return cd;
 }
 
 ConvAlgoKey algo_key(ConvDirection dir, const ConvShape& s, const ConvProblem& p, const Conv2DGeometry& g,
-                     bool depthwise) {
+                     bool depthwise, ConvDataType type = ConvDataType::float32) {
   ConvAlgoKey k;
+  k.dtype = type;
   k.direction = dir;
   k.n = s.n;
   k.h = p.h;
@@ -105,12 +134,13 @@ ConvAlgoKey algo_key(ConvDirection dir, const ConvShape& s, const ConvProblem& p
 
 bool tensor_core(cudnnMathType_t m) { return m == CUDNN_TENSOR_OP_MATH || m == CUDNN_TENSOR_OP_MATH_ALLOW_CONVERSION; }
 
-// The first heuristic result that succeeds, runs without tensor cores and whose workspace
-// (queried again for the algorithm) fits the limit. `query` returns the workspace size of an
-// algorithm or false when cuDNN cannot say.
+// The first heuristic result that succeeds, runs without tensor cores (float32 data: no TF32;
+// 16-bit data may use them) and whose workspace (queried again for the algorithm) fits the
+// limit. `query` returns the workspace size of an algorithm under a math type or false when
+// cuDNN cannot say.
 template <class Perf, class Query>
 bool pick(const std::vector<Perf>& perf, int returned, std::size_t limit, const std::vector<int>& excluded,
-          Query&& query, ConvAlgoChoice& choice, std::string& rejected) {
+          bool sixteen_bit, Query&& query, ConvAlgoChoice& choice, std::string& rejected) {
   for (int i = 0; i < returned; ++i) {
     const Perf& r = perf[static_cast<std::size_t>(i)];
     if (r.status != CUDNN_STATUS_SUCCESS) continue;
@@ -118,12 +148,12 @@ bool pick(const std::vector<Perf>& perf, int returned, std::size_t limit, const 
       rejected += fmt::format(" algo {} (failed to run);", static_cast<int>(r.algo));
       continue;
     }
-    if (tensor_core(r.mathType)) {
+    if (!sixteen_bit && tensor_core(r.mathType)) {
       rejected += fmt::format(" algo {} (tensor cores);", static_cast<int>(r.algo));
       continue;
     }
     std::size_t bytes = 0;
-    if (!query(r.algo, bytes)) continue;
+    if (!query(r.algo, r.mathType, bytes)) continue;
     if (bytes > limit) {
       rejected += fmt::format(" algo {} ({:.1f} MiB workspace);", static_cast<int>(r.algo),
                               static_cast<double>(bytes) / (1 << 20));
@@ -131,17 +161,39 @@ bool pick(const std::vector<Perf>& perf, int returned, std::size_t limit, const 
     }
     choice.algo = static_cast<int>(r.algo);
     choice.workspace_bytes = bytes;
+    choice.math = r.mathType;
     return true;
   }
   return false;
 }
 
 // The algorithm for `key`: cached, or chosen by the heuristics, skipping `excluded` algorithms
-// (ones that failed to run; a non-empty list replaces the cached choice).
+// (ones that failed to run; a non-empty list replaces the cached choice). For a 16-bit key,
+// no usable algorithm (or heuristics that refuse the configuration) gives a choice with `none`
+// set, cached too, instead of an error: the caller then computes in float32.
 ConvAlgoChoice choose_algo(DnnState& d, const ConvAlgoKey& key, const ConvDescs& cd, const ConvShape& s, const char* op,
                            const std::vector<int>& excluded) {
   auto it = d.conv_algos.find(key);
   if (it != d.conv_algos.end() && excluded.empty()) return it->second;
+  const bool sixteen = key.dtype != ConvDataType::float32;
+  // Heuristics status: a 16-bit configuration cuDNN refuses is "no algorithm", not an error.
+  bool refused = false;
+  auto heuristics = [&](cudnnStatus_t st, const char* call) {
+    if (st == CUDNN_STATUS_SUCCESS) return;
+    if (sixteen) {
+      refused = true;
+      return;
+    }
+    throw_failure("cuDNN", call, cudnnGetErrorString(st), __FILE__, __LINE__);
+  };
+  // The math type a workspace query or run uses: the result's, on the 16-bit descriptor (the
+  // float32 one keeps CUDNN_FMA_MATH).
+  auto set_math = [&](cudnnMathType_t m) {
+    if (sixteen) KCPP_CUDNN_CHECK(cudnnSetConvolutionMathType(cd.conv, m));
+  };
+  // The heuristics see the 16-bit descriptor as created (tensor ops allowed), whatever an
+  // earlier run of another pass set on it.
+  set_math(CUDNN_TENSOR_OP_MATH);
 
   // Sanity check, once per problem: cuDNN's output size for these descriptors is ours.
   int on = 0, oc = 0, oh = 0, ow = 0;
@@ -161,11 +213,14 @@ ConvAlgoChoice choose_algo(DnnState& d, const ConvAlgoKey& key, const ConvDescs&
       KCPP_CUDNN_CHECK(cudnnGetConvolutionForwardAlgorithmMaxCount(d.dnn, &max_count));
       std::vector<cudnnConvolutionFwdAlgoPerf_t> perf(static_cast<std::size_t>(std::max(max_count, 1)));
       int returned = 0;
-      KCPP_CUDNN_CHECK(cudnnGetConvolutionForwardAlgorithm_v7(d.dnn, cd.x, cd.w, cd.conv, cd.y,
-                                                              static_cast<int>(perf.size()), &returned, perf.data()));
+      heuristics(cudnnGetConvolutionForwardAlgorithm_v7(d.dnn, cd.x, cd.w, cd.conv, cd.y, static_cast<int>(perf.size()),
+                                                        &returned, perf.data()),
+                 "cudnnGetConvolutionForwardAlgorithm_v7");
+      if (refused) break;
       found = pick(
-          perf, returned, d.workspace_limit, excluded,
-          [&](cudnnConvolutionFwdAlgo_t a, std::size_t& bytes) {
+          perf, returned, d.workspace_limit, excluded, sixteen,
+          [&](cudnnConvolutionFwdAlgo_t a, cudnnMathType_t m, std::size_t& bytes) {
+            set_math(m);
             return cudnnGetConvolutionForwardWorkspaceSize(d.dnn, cd.x, cd.w, cd.conv, cd.y, a, &bytes) ==
                    CUDNN_STATUS_SUCCESS;
           },
@@ -177,11 +232,14 @@ ConvAlgoChoice choose_algo(DnnState& d, const ConvAlgoKey& key, const ConvDescs&
       KCPP_CUDNN_CHECK(cudnnGetConvolutionBackwardDataAlgorithmMaxCount(d.dnn, &max_count));
       std::vector<cudnnConvolutionBwdDataAlgoPerf_t> perf(static_cast<std::size_t>(std::max(max_count, 1)));
       int returned = 0;
-      KCPP_CUDNN_CHECK(cudnnGetConvolutionBackwardDataAlgorithm_v7(
-          d.dnn, cd.w, cd.y, cd.conv, cd.x, static_cast<int>(perf.size()), &returned, perf.data()));
+      heuristics(cudnnGetConvolutionBackwardDataAlgorithm_v7(d.dnn, cd.w, cd.y, cd.conv, cd.x,
+                                                             static_cast<int>(perf.size()), &returned, perf.data()),
+                 "cudnnGetConvolutionBackwardDataAlgorithm_v7");
+      if (refused) break;
       found = pick(
-          perf, returned, d.workspace_limit, excluded,
-          [&](cudnnConvolutionBwdDataAlgo_t a, std::size_t& bytes) {
+          perf, returned, d.workspace_limit, excluded, sixteen,
+          [&](cudnnConvolutionBwdDataAlgo_t a, cudnnMathType_t m, std::size_t& bytes) {
+            set_math(m);
             return cudnnGetConvolutionBackwardDataWorkspaceSize(d.dnn, cd.w, cd.y, cd.conv, cd.x, a, &bytes) ==
                    CUDNN_STATUS_SUCCESS;
           },
@@ -193,17 +251,26 @@ ConvAlgoChoice choose_algo(DnnState& d, const ConvAlgoKey& key, const ConvDescs&
       KCPP_CUDNN_CHECK(cudnnGetConvolutionBackwardFilterAlgorithmMaxCount(d.dnn, &max_count));
       std::vector<cudnnConvolutionBwdFilterAlgoPerf_t> perf(static_cast<std::size_t>(std::max(max_count, 1)));
       int returned = 0;
-      KCPP_CUDNN_CHECK(cudnnGetConvolutionBackwardFilterAlgorithm_v7(
-          d.dnn, cd.x, cd.y, cd.conv, cd.w, static_cast<int>(perf.size()), &returned, perf.data()));
+      heuristics(cudnnGetConvolutionBackwardFilterAlgorithm_v7(d.dnn, cd.x, cd.y, cd.conv, cd.w,
+                                                               static_cast<int>(perf.size()), &returned, perf.data()),
+                 "cudnnGetConvolutionBackwardFilterAlgorithm_v7");
+      if (refused) break;
       found = pick(
-          perf, returned, d.workspace_limit, excluded,
-          [&](cudnnConvolutionBwdFilterAlgo_t a, std::size_t& bytes) {
+          perf, returned, d.workspace_limit, excluded, sixteen,
+          [&](cudnnConvolutionBwdFilterAlgo_t a, cudnnMathType_t m, std::size_t& bytes) {
+            set_math(m);
             return cudnnGetConvolutionBackwardFilterWorkspaceSize(d.dnn, cd.x, cd.y, cd.conv, cd.w, a, &bytes) ==
                    CUDNN_STATUS_SUCCESS;
           },
           choice, rejected);
       break;
     }
+  }
+  if (!found && sixteen) {
+    choice = ConvAlgoChoice{};
+    choice.none = true;
+    d.conv_algos[key] = choice;
+    return choice;
   }
   if (!found)
     throw DeviceError(
@@ -216,20 +283,28 @@ ConvAlgoChoice choose_algo(DnnState& d, const ConvAlgoKey& key, const ConvDescs&
 
 // Runs one convolution pass with the chosen algorithm. Should cuDNN refuse to run it after all
 // (a "not supported" status, or a pointer alignment the algorithm cannot take), the next
-// candidate of the heuristics is tried, and the one that runs is cached.
+// candidate of the heuristics is tried, and the one that runs is cached. Returns false only
+// for a 16-bit key once no candidate is left (the caller then computes in float32); a float32
+// key throws instead.
 template <class Launch>
-void run_conv(DnnState& d, const ConvAlgoKey& key, const ConvDescs& cd, const ConvShape& s, const char* op,
+bool run_conv(DnnState& d, const ConvAlgoKey& key, const ConvDescs& cd, const ConvShape& s, const char* op,
               const char* what, Launch&& launch) {
   std::vector<int> failed;
   cudnnStatus_t first = CUDNN_STATUS_SUCCESS;
+  const bool sixteen = key.dtype != ConvDataType::float32;
   for (;;) {
     const ConvAlgoChoice algo = choose_algo(d, key, cd, s, op, failed);
+    if (algo.none) return false;
+    if (sixteen) KCPP_CUDNN_CHECK(cudnnSetConvolutionMathType(cd.conv, algo.math));
     void* ws = d.workspace(algo.workspace_bytes, op, what);
     const cudnnStatus_t st = launch(algo, ws);
-    if (st == CUDNN_STATUS_SUCCESS) return;
+    if (st == CUDNN_STATUS_SUCCESS) return true;
     if (first == CUDNN_STATUS_SUCCESS) first = st;
-    const bool retry =
-        CUDNN_STATUS_CATEGORY(st) == CUDNN_STATUS_NOT_SUPPORTED || st == CUDNN_STATUS_BAD_PARAM_MISALIGNED_POINTER;
+    // A 16-bit configuration the legacy API rejects as a bad parameter counts as not supported
+    // too: the next candidate, and in the end the float32 path.
+    const bool retry = CUDNN_STATUS_CATEGORY(st) == CUDNN_STATUS_NOT_SUPPORTED ||
+                       st == CUDNN_STATUS_BAD_PARAM_MISALIGNED_POINTER ||
+                       (sixteen && CUDNN_STATUS_CATEGORY(st) == CUDNN_STATUS_BAD_PARAM);
     if (!retry || failed.size() >= 16) break;
     failed.push_back(algo.algo);
     // choose_algo throws, naming the problem, once no candidate is left.
@@ -299,8 +374,36 @@ void CudaBackend::conv_forward_impl(const Tensor& x, const Tensor& w, const Tens
     return;
   }
 
-  // Descriptors and algorithm first: a problem cuDNN cannot take throws before any work is queued.
   const ConvProblem p = conv_problem(s, g);
+  const DType cdt = d.gemm_dtype(compute_dtype());
+  if (cdt != DType::float32) {
+    // Mixed precision (see the top of this file): x and the KRSC kernel rounded to 16 bits, a
+    // 16-bit y cast back into the float32 y.
+    const ConvDataType t = conv_data_type(cdt);
+    const ConvDescs cd = conv_descs(d, s, p, g, depthwise, op, t);
+    const ConvAlgoKey key = algo_key(ConvDirection::forward, s, p, g, depthwise, t);
+    if (!choose_algo(d, key, cd, s, op, {}).none) {
+      const std::int64_t x_count = s.n * p.h * p.w * s.ic, w_count = kernel_rows(s, g, depthwise) * s.oc;
+      void* x16 = d.operand_a(x_count);
+      d.to_16bit(conv_input(d, x.data<float>(), s, p, g, op), x16, cdt, x_count);
+      void* w16 = d.operand_b(w_count);
+      d.to_16bit(krsc_kernel(d, w.data<float>(), s, g, depthwise), w16, cdt, w_count);
+      void* y16 = d.operand_out(y.numel());
+      if (run_conv(d, key, cd, s, op, "the 16-bit convolution", [&](const ConvAlgoChoice& algo, void* ws) {
+            return cudnnConvolutionForward(d.dnn, &kOne, cd.x, x16, cd.w, w16, cd.conv,
+                                           static_cast<cudnnConvolutionFwdAlgo_t>(algo.algo), ws, algo.workspace_bytes,
+                                           &kZero, cd.y, y16);
+          })) {
+        d.from_16bit(y16, cdt, py, y.numel());
+        if (bias) d.add_row_bias(b.data<float>(), py, rows, s.oc, op);
+        d.activation_forward(act, py, py, rows, s.oc, op);
+        return;
+      }
+    }
+    // No 16-bit algorithm for this problem: float32 below.
+  }
+
+  // Descriptors and algorithm first: a problem cuDNN cannot take throws before any work is queued.
   const ConvDescs cd = conv_descs(d, s, p, g, depthwise, op);
   const ConvAlgoKey key = algo_key(ConvDirection::forward, s, p, g, depthwise);
   choose_algo(d, key, cd, s, op, {});
@@ -349,6 +452,36 @@ void CudaBackend::conv_backward_data_impl(const Tensor& dy, const Tensor& w, con
   }
 
   const ConvProblem p = conv_problem(s, g);
+  const DType cdt = d.gemm_dtype(compute_dtype());
+  if (cdt != DType::float32) {
+    // Mixed precision: dy and the KRSC kernel rounded to 16 bits; cuDNN's 16-bit gradient of the
+    // (padded) input is cast back to float32, into dx or the pad-gradient buffer to crop from.
+    const ConvDataType t = conv_data_type(cdt);
+    const ConvDescs cd = conv_descs(d, s, p, g, depthwise, op, t);
+    const ConvAlgoKey key = algo_key(ConvDirection::backward_data, s, p, g, depthwise, t);
+    if (!choose_algo(d, key, cd, s, op, {}).none) {
+      const std::int64_t w_count = kernel_rows(s, g, depthwise) * s.oc, dx_count = s.n * p.h * p.w * s.ic;
+      void* dy16 = d.operand_a(dy.numel());
+      d.to_16bit(dy.data<float>(), dy16, cdt, dy.numel());
+      void* w16 = d.operand_b(w_count);
+      d.to_16bit(krsc_kernel(d, w.data<float>(), s, g, depthwise), w16, cdt, w_count);
+      void* dx16 = d.operand_out(dx_count);
+      if (run_conv(d, key, cd, s, op, "the 16-bit convolution's backward data pass",
+                   [&](const ConvAlgoChoice& algo, void* ws) {
+                     return cudnnConvolutionBackwardData(d.dnn, &kOne, cd.w, w16, cd.y, dy16, cd.conv,
+                                                         static_cast<cudnnConvolutionBwdDataAlgo_t>(algo.algo), ws,
+                                                         algo.workspace_bytes, &kZero, cd.x, dx16);
+                   })) {
+        float* out = p.explicit_pad ? d.pad_grad_buffer(dx_count) : pdx;
+        d.from_16bit(dx16, cdt, out, dx_count);
+        if (p.explicit_pad)
+          d.crop_nhwc(out, pdx, s.n, s.ih, s.iw, s.ic, g.pad_top, g.pad_bottom, g.pad_left, g.pad_right);
+        return;
+      }
+    }
+    // No 16-bit algorithm for this problem: float32 below.
+  }
+
   const ConvDescs cd = conv_descs(d, s, p, g, depthwise, op);
   const ConvAlgoKey key = algo_key(ConvDirection::backward_data, s, p, g, depthwise);
   choose_algo(d, key, cd, s, op, {});
@@ -409,11 +542,51 @@ void CudaBackend::conv_backward_weights_impl(const Tensor& x, const Tensor& dy, 
   }
 
   const ConvProblem p = conv_problem(s, g);
+  const std::int64_t r = kernel_rows(s, g, depthwise), rows = s.n * s.oh * s.ow;
+  const float* ones = bias ? d.ones(rows) : nullptr;
+  // db[oc] (+)= Σ over the n*oh*ow rows of dy, in float32 whatever the compute dtype: dy read
+  // column-major is an oc x rows matrix (ld oc), and gemv with a vector of ones sums its
+  // columns. beta = 0 does not read db.
+  auto bias_grad = [&] {
+    if (!bias) return;
+    const float beta = accumulate ? 1.f : 0.f;
+    KCPP_CUBLAS_CHECK(
+        cublasSgemv_64(d.blas, CUBLAS_OP_N, s.oc, rows, &kOne, dy.data<float>(), s.oc, ones, 1, &beta, pdb, 1));
+  };
+
+  const DType cdt = d.gemm_dtype(compute_dtype());
+  if (cdt != DType::float32) {
+    // Mixed precision: x (padded) and dy rounded to 16 bits; cuDNN's 16-bit KRSC dW is cast back
+    // to float32 into the kernel buffer and transposed into (or added onto) the HWIO dw.
+    const ConvDataType t = conv_data_type(cdt);
+    const ConvDescs cd = conv_descs(d, s, p, g, depthwise, op, t);
+    const ConvAlgoKey key = algo_key(ConvDirection::backward_filter, s, p, g, depthwise, t);
+    if (!choose_algo(d, key, cd, s, op, {}).none) {
+      const std::int64_t x_count = s.n * p.h * p.w * s.ic;
+      void* x16 = d.operand_a(x_count);
+      d.to_16bit(conv_input(d, x.data<float>(), s, p, g, op), x16, cdt, x_count);
+      void* dy16 = d.operand_b(dy.numel());
+      d.to_16bit(dy.data<float>(), dy16, cdt, dy.numel());
+      void* dw16 = d.operand_out(s.oc * r);
+      if (run_conv(d, key, cd, s, op, "the 16-bit convolution's backward filter pass",
+                   [&](const ConvAlgoChoice& algo, void* ws) {
+                     return cudnnConvolutionBackwardFilter(d.dnn, &kOne, cd.x, x16, cd.y, dy16, cd.conv,
+                                                           static_cast<cudnnConvolutionBwdFilterAlgo_t>(algo.algo), ws,
+                                                           algo.workspace_bytes, &kZero, cd.w, dw16);
+                   })) {
+        float* dwt = d.kernel_buffer(s.oc * r);
+        d.from_16bit(dw16, cdt, dwt, s.oc * r);
+        d.transpose(dwt, pdw, s.oc, r, add_dw ? 1.f : 0.f);
+        bias_grad();
+        return;
+      }
+    }
+    // No 16-bit algorithm for this problem: float32 below.
+  }
+
   const ConvDescs cd = conv_descs(d, s, p, g, depthwise, op);
   const ConvAlgoKey key = algo_key(ConvDirection::backward_filter, s, p, g, depthwise);
   choose_algo(d, key, cd, s, op, {});
-  const std::int64_t r = kernel_rows(s, g, depthwise), rows = s.n * s.oh * s.ow;
-  const float* ones = bias ? d.ones(rows) : nullptr;
 
   const float* xin = conv_input(d, x.data<float>(), s, p, g, op);
   const float* pdy = dy.data<float>();
@@ -426,12 +599,7 @@ void CudaBackend::conv_backward_weights_impl(const Tensor& x, const Tensor& dy, 
                                           algo.workspace_bytes, &kZero, cd.w, dwt);
   });
   d.transpose(dwt, pdw, s.oc, r, add_dw ? 1.f : 0.f);
-  if (bias) {
-    // db[oc] (+)= Σ over the n*oh*ow rows of dy: dy read column-major is an oc x rows matrix
-    // (ld oc), and gemv with a vector of ones sums its columns. beta = 0 does not read db.
-    const float beta = accumulate ? 1.f : 0.f;
-    KCPP_CUBLAS_CHECK(cublasSgemv_64(d.blas, CUBLAS_OP_N, s.oc, rows, &kOne, pdy, s.oc, ones, 1, &beta, pdb, 1));
-  }
+  bias_grad();
 }
 
 void CudaBackend::bias_add(Tensor& y, const Tensor& b) {

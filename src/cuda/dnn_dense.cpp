@@ -11,7 +11,13 @@
 // and no data moved.
 //
 // Precision: float32 throughout, no TF32 (CUBLAS_COMPUTE_32F for cuBLASLt, CUBLAS_DEFAULT_MATH
-// for cuBLAS), so results match the CPU backend to float32 rounding.
+// for cuBLAS), so results match the CPU backend to float32 rounding. Under a mixed precision
+// policy (compute_dtype() float16, or bfloat16 on compute capability 8.0+; DnnState::gemm_dtype)
+// the operands are rounded to 16 bits on the device and the product runs on cublasGemmEx with
+// 16-bit A/B, float32 C and float32 accumulation (DnnState::gemm_16bit), as the CPU backend's
+// 16-bit oneDNN matmuls do; dense_forward then adds the bias and activation in float32 as its
+// cublasSgemm path does (no cuBLASLt plan: its bias epilogue's types for 16-bit A/B with a
+// float32 D are not something this file relies on).
 #include <fmt/format.h>
 
 #include <algorithm>
@@ -145,6 +151,15 @@ void CudaBackend::dense_forward(const Tensor& x, const Tensor& w, const Tensor& 
 
   const float* px = x.data<float>();
   const float* pw = w.data<float>();
+  const DType cdt = d.gemm_dtype(compute_dtype());
+  if (cdt != DType::float32) {
+    // Column-major: y (out x rows) = w (out x in, ld out) · x (in x rows, ld in), 16-bit operands.
+    d.gemm_16bit(cdt, CUBLAS_OP_N, CUBLAS_OP_N, out, rows, in, pw, in * out, out, 0, px, rows * in, in, 0, 0.f, py, out,
+                 0, 1);
+    if (bias) d.add_row_bias(pb, py, rows, out, op);
+    if (act != ActivationKind::linear) d.activation_forward(act, py, py, rows, out, op);
+    return;
+  }
   // Plans are keyed by the problem, the fused epilogue and the operands' alignments (the
   // heuristics' choice depends on them).
   const std::array<std::int64_t, 8> key{
@@ -206,9 +221,39 @@ void CudaBackend::matmul(const Tensor& a, bool transpose_a, const Tensor& b, boo
   // and its transpose when it is; likewise for a (ld a_cols). beta = 0 does not read c.
   const float beta = add ? 1.f : 0.f;
   const std::int64_t a_cols = a.dim(-1), b_cols = b.dim(-1);
+  const DType cdt = d.gemm_dtype(compute_dtype());
+  if (cdt != DType::float32) {
+    d.gemm_16bit(cdt, transpose_b ? CUBLAS_OP_T : CUBLAS_OP_N, transpose_a ? CUBLAS_OP_T : CUBLAS_OP_N, N, M, K,
+                 b.data<float>(), b.numel(), b_cols, 0, a.data<float>(), a.numel(), a_cols, 0, beta, pc, N, 0, 1);
+    return;
+  }
   KCPP_CUBLAS_CHECK(cublasSgemm_64(d.blas, transpose_b ? CUBLAS_OP_T : CUBLAS_OP_N,
                                    transpose_a ? CUBLAS_OP_T : CUBLAS_OP_N, N, M, K, &kOne, b.data<float>(), b_cols,
                                    a.data<float>(), a_cols, &beta, pc, N));
+}
+
+// What a compute dtype runs as on this GPU (see DnnState::gemm_dtype): the matmuls (matmul,
+// dense_forward, batched_matmul) on cublasGemmEx / cublasGemmStridedBatchedEx with 16-bit
+// operands and float32 accumulation and output; the convolutions (conv2d and depthwise, all
+// three passes) on cuDNN's pseudo-16-bit configuration, whose 16-bit output is cast back to
+// float32, or in float32 for a problem cuDNN offers no 16-bit algorithm for (dnn_conv.cpp).
+// bfloat16 before compute capability 8.0 computes in float32, and the string says so.
+std::string CudaBackend::compute_path(DType dtype) {
+  if (dtype == DType::float32) return "float32";
+  if (!is_low_precision(dtype))
+    throw ValueError(
+        fmt::format("compute_path: {} is not a compute dtype (float32, bfloat16, float16)", dtype_name(dtype)));
+  DeviceGuard guard(device_);
+  const DnnState& d = *dnn_;
+  if (d.gemm_dtype(dtype) == DType::float32)
+    return fmt::format(
+        "float32 (bfloat16 matmuls and convolutions need compute capability 8.0 or later; this GPU is {}.x)",
+        d.cc_major);
+  const char* name = dtype_name(dtype);
+  return fmt::format(
+      "cuBLAS GemmEx {0} inputs, float32 accumulate; cuDNN {0} convolution (float32 compute, tensor-op math, {0} "
+      "output cast to float32; float32 for a convolution cuDNN has no {0} algorithm for)",
+      name);
 }
 
 }  // namespace kerascpp::cuda

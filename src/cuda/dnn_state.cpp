@@ -9,6 +9,7 @@
 #include <limits>
 
 #include "cuda/device_runtime.hpp"
+#include "cuda/kernels/kernels.hpp"
 
 namespace kerascpp::cuda {
 
@@ -75,6 +76,7 @@ AvgPoolFactors::~AvgPoolFactors() {
 
 DnnState::DnnState(cudaStream_t s) : stream(s) {
   KCPP_CUDA_CHECK(cudaGetDevice(&device));
+  KCPP_CUDA_CHECK(cudaDeviceGetAttribute(&cc_major, cudaDevAttrComputeCapabilityMajor, device));
   if (const char* env = std::getenv("KERASCPP_GPU_WORKSPACE_MB")) {
     char* end = nullptr;
     unsigned long long mb = std::strtoull(env, &end, 10);
@@ -142,6 +144,50 @@ const float* DnnState::zeros(std::int64_t count) {
   return static_cast<const float*>(zeros_.get(device, static_cast<std::size_t>(zeros_count_) * sizeof(float)));
 }
 
+// ---------------------------------------------------------------------------- mixed precision
+
+DType DnnState::gemm_dtype(DType requested) const {
+  if (requested == DType::float16) return DType::float16;
+  if (requested == DType::bfloat16 && cc_major >= 8) return DType::bfloat16;
+  return DType::float32;
+}
+
+namespace {
+kern::FloatType kern_type(DType d) { return d == DType::bfloat16 ? kern::kBfloat16 : kern::kFloat16; }
+}  // namespace
+
+void DnnState::to_16bit(const float* src, void* dst, DType dtype, std::int64_t count) {
+  if (count <= 0) return;
+  kern::cast(src, kern::kFloat32, dst, kern_type(dtype), count, stream);
+  KCPP_CUDA_CHECK(cudaGetLastError());
+}
+
+void DnnState::from_16bit(const void* src, DType dtype, float* dst, std::int64_t count) {
+  if (count <= 0) return;
+  kern::cast(src, kern_type(dtype), dst, kern::kFloat32, count, stream);
+  KCPP_CUDA_CHECK(cudaGetLastError());
+}
+
+void DnnState::gemm_16bit(DType dtype, cublasOperation_t trans_a, cublasOperation_t trans_b, std::int64_t m,
+                          std::int64_t n, std::int64_t k, const float* a, std::int64_t a_count, std::int64_t lda,
+                          std::int64_t stride_a, const float* b, std::int64_t b_count, std::int64_t ldb,
+                          std::int64_t stride_b, float beta, float* c, std::int64_t ldc, std::int64_t stride_c,
+                          std::int64_t batch) {
+  void* a16 = operand_a(a_count);
+  void* b16 = operand_b(b_count);
+  to_16bit(a, a16, dtype, a_count);
+  to_16bit(b, b16, dtype, b_count);
+  const cudaDataType_t t = dtype == DType::bfloat16 ? CUDA_R_16BF : CUDA_R_16F;
+  if (batch == 1) {
+    KCPP_CUBLAS_CHECK(cublasGemmEx_64(blas, trans_a, trans_b, m, n, k, &kOne, a16, t, lda, b16, t, ldb, &beta, c,
+                                      CUDA_R_32F, ldc, CUBLAS_COMPUTE_32F, CUBLAS_GEMM_DEFAULT));
+  } else {
+    KCPP_CUBLAS_CHECK(cublasGemmStridedBatchedEx_64(blas, trans_a, trans_b, m, n, k, &kOne, a16, t, lda, stride_a, b16,
+                                                    t, ldb, stride_b, &beta, c, CUDA_R_32F, ldc, stride_c, batch,
+                                                    CUBLAS_COMPUTE_32F, CUBLAS_GEMM_DEFAULT));
+  }
+}
+
 // ---------------------------------------------------------------------------- descriptors
 
 cudnnTensorDescriptor_t DnnState::tensor_nchw(std::int64_t n, std::int64_t c, std::int64_t h, std::int64_t w,
@@ -150,14 +196,15 @@ cudnnTensorDescriptor_t DnnState::tensor_nchw(std::int64_t n, std::int64_t c, st
 }
 
 cudnnTensorDescriptor_t DnnState::tensor_nhwc(std::int64_t n, std::int64_t h, std::int64_t w, std::int64_t c,
-                                              const char* op) {
+                                              const char* op, cudnnDataType_t type) {
   // NHWC descriptors still take (n, c, h, w); the format makes c the innermost (stride 1) axis.
-  return tensor_4d(CUDNN_TENSOR_NHWC, n, c, h, w, op);
+  return tensor_4d(CUDNN_TENSOR_NHWC, n, c, h, w, op, type);
 }
 
 cudnnTensorDescriptor_t DnnState::tensor_4d(cudnnTensorFormat_t format, std::int64_t n, std::int64_t c, std::int64_t h,
-                                            std::int64_t w, const char* op) {
-  const std::array<std::int64_t, 5> key{format == CUDNN_TENSOR_NHWC ? 1 : 0, n, c, h, w};
+                                            std::int64_t w, const char* op, cudnnDataType_t type) {
+  const std::array<std::int64_t, 6> key{format == CUDNN_TENSOR_NHWC ? 1 : 0, n, c, h, w,
+                                        static_cast<std::int64_t>(type)};
   auto it = tensor_descs_.find(key);
   if (it != tensor_descs_.end()) return it->second;
   check_cudnn_elements(n * c * h * w, op, "a tensor");
@@ -165,7 +212,7 @@ cudnnTensorDescriptor_t DnnState::tensor_4d(cudnnTensorFormat_t format, std::int
             ih = cudnn_int(h, op, "a tensor dimension"), iw = cudnn_int(w, op, "a tensor dimension");
   cudnnTensorDescriptor_t desc = nullptr;
   KCPP_CUDNN_CHECK(cudnnCreateTensorDescriptor(&desc));
-  cudnnStatus_t st = cudnnSetTensor4dDescriptor(desc, format, CUDNN_DATA_FLOAT, in, ic, ih, iw);
+  cudnnStatus_t st = cudnnSetTensor4dDescriptor(desc, format, type, in, ic, ih, iw);
   if (st != CUDNN_STATUS_SUCCESS) {
     cudnnDestroyTensorDescriptor(desc);
     KCPP_CUDNN_CHECK(st);
@@ -175,8 +222,8 @@ cudnnTensorDescriptor_t DnnState::tensor_4d(cudnnTensorFormat_t format, std::int
 }
 
 cudnnFilterDescriptor_t DnnState::filter_krsc(std::int64_t k, std::int64_t r, std::int64_t s, std::int64_t c,
-                                              const char* op) {
-  const std::array<std::int64_t, 4> key{k, r, s, c};
+                                              const char* op, cudnnDataType_t type) {
+  const std::array<std::int64_t, 5> key{k, r, s, c, static_cast<std::int64_t>(type)};
   auto it = filter_descs_.find(key);
   if (it != filter_descs_.end()) return it->second;
   check_cudnn_elements(k * r * s * c, op, "the kernel");
@@ -185,7 +232,7 @@ cudnnFilterDescriptor_t DnnState::filter_krsc(std::int64_t k, std::int64_t r, st
   cudnnFilterDescriptor_t desc = nullptr;
   KCPP_CUDNN_CHECK(cudnnCreateFilterDescriptor(&desc));
   // Format NHWC for a filter means K, R, S, C from outermost to innermost ("KRSC" / OHWI).
-  cudnnStatus_t st = cudnnSetFilter4dDescriptor(desc, CUDNN_DATA_FLOAT, CUDNN_TENSOR_NHWC, ik, ic, ir, is);
+  cudnnStatus_t st = cudnnSetFilter4dDescriptor(desc, type, CUDNN_TENSOR_NHWC, ik, ic, ir, is);
   if (st != CUDNN_STATUS_SUCCESS) {
     cudnnDestroyFilterDescriptor(desc);
     KCPP_CUDNN_CHECK(st);
@@ -195,8 +242,9 @@ cudnnFilterDescriptor_t DnnState::filter_krsc(std::int64_t k, std::int64_t r, st
 }
 
 cudnnConvolutionDescriptor_t DnnState::convolution(std::int64_t pad_h, std::int64_t pad_w, std::int64_t stride_h,
-                                                   std::int64_t stride_w, std::int64_t groups, const char* op) {
-  const std::array<std::int64_t, 5> key{pad_h, pad_w, stride_h, stride_w, groups};
+                                                   std::int64_t stride_w, std::int64_t groups, const char* op,
+                                                   cudnnDataType_t data) {
+  const std::array<std::int64_t, 6> key{pad_h, pad_w, stride_h, stride_w, groups, static_cast<std::int64_t>(data)};
   auto it = conv_descs_.find(key);
   if (it != conv_descs_.end()) return it->second;
   const int ph = cudnn_int(pad_h, op, "the padding"), pw = cudnn_int(pad_w, op, "the padding"),
@@ -204,11 +252,14 @@ cudnnConvolutionDescriptor_t DnnState::convolution(std::int64_t pad_h, std::int6
             gc = cudnn_int(groups, op, "the group count");
   cudnnConvolutionDescriptor_t desc = nullptr;
   KCPP_CUDNN_CHECK(cudnnCreateConvolutionDescriptor(&desc));
-  // Keras' Conv2D is a cross-correlation. CUDNN_FMA_MATH rules out tensor-core kernels, which
-  // on Ampere and later would round float32 inputs to TF32 (CUDNN_DEFAULT_MATH allows that).
+  // Keras' Conv2D is a cross-correlation. For float32 data CUDNN_FMA_MATH rules out tensor-core
+  // kernels, which on Ampere and later would round float32 inputs to TF32 (CUDNN_DEFAULT_MATH
+  // allows that). 16-bit data computes in float32 too (the "pseudo" half/bfloat16 configuration,
+  // the only one with float32 accumulation) and may use tensor cores: CUDNN_TENSOR_OP_MATH.
   cudnnStatus_t st =
       cudnnSetConvolution2dDescriptor(desc, ph, pw, sh, sw, 1, 1, CUDNN_CROSS_CORRELATION, CUDNN_DATA_FLOAT);
-  if (st == CUDNN_STATUS_SUCCESS) st = cudnnSetConvolutionMathType(desc, CUDNN_FMA_MATH);
+  if (st == CUDNN_STATUS_SUCCESS)
+    st = cudnnSetConvolutionMathType(desc, data == CUDNN_DATA_FLOAT ? CUDNN_FMA_MATH : CUDNN_TENSOR_OP_MATH);
   if (st == CUDNN_STATUS_SUCCESS && gc != 1) st = cudnnSetConvolutionGroupCount(desc, gc);
   if (st != CUDNN_STATUS_SUCCESS) {
     cudnnDestroyConvolutionDescriptor(desc);

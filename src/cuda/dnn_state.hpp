@@ -51,10 +51,14 @@ class DeviceBuffer {
   std::size_t bytes_ = 0;
 };
 
-// The algorithm chosen for one convolution problem and the workspace it needs.
+// The algorithm chosen for one convolution problem and the workspace it needs. For a 16-bit
+// problem also the math type the heuristics paired it with (set on the descriptor before each
+// run), and `none`: cuDNN offered no usable 16-bit algorithm, so the op computes in float32.
 struct ConvAlgoChoice {
   int algo = 0;  // cudnnConvolution{Fwd,BwdData,BwdFilter}Algo_t of the key's direction
   std::size_t workspace_bytes = 0;
+  cudnnMathType_t math = CUDNN_FMA_MATH;
+  bool none = false;
 };
 
 // A cached cuBLASLt plan for dense_forward (see dnn_dense.cpp). `lt` is false when cuBLASLt
@@ -98,6 +102,7 @@ struct DnnState {
   cublasHandle_t blas = nullptr;  // bound to `stream`, CUBLAS_DEFAULT_MATH (no TF32)
   cublasLtHandle_t lt = nullptr;  // stream passed per call
   cudnnHandle_t dnn = nullptr;    // bound to `stream`
+  int cc_major = 0;               // the device's compute capability (major)
   // Upper bound of the one workspace shared by cuDNN convolutions and cuBLASLt: 256 MiB unless
   // the environment variable KERASCPP_GPU_WORKSPACE_MB says otherwise.
   std::size_t workspace_limit = std::size_t{256} << 20;
@@ -113,21 +118,51 @@ struct DnnState {
   float* small(std::int64_t count) { return small_.floats(device, count); }      // per-channel vectors
   const float* ones(std::int64_t count);                                         // a device vector of >= count ones
   const float* zeros(std::int64_t count);                                        // a device vector of >= count zeros
+  // Mixed precision: 16-bit copies of the two operands of a matmul or convolution, and the
+  // 16-bit output of a cuDNN convolution before it is cast back to float32 (2 bytes an element).
+  void* operand_a(std::int64_t count) { return operand_a_.get(device, static_cast<std::size_t>(count) * 2); }
+  void* operand_b(std::int64_t count) { return operand_b_.get(device, static_cast<std::size_t>(count) * 2); }
+  void* operand_out(std::int64_t count) { return operand_out_.get(device, static_cast<std::size_t>(count) * 2); }
+
+  // ---- mixed precision (compute dtype bfloat16/float16; dnn_dense.cpp, dnn_conv.cpp) ----
+  // The dtype the GEMMs and convolutions compute in for the requested compute dtype: float16
+  // as asked; bfloat16 on compute capability 8.0 and later (cuDNN's bfloat16 convolutions need
+  // it, and bfloat16 tensor cores start there), float32 before; float32 for float32.
+  DType gemm_dtype(DType requested) const;
+  // dst (`dtype`: bfloat16 or float16, 16-bit) = src rounded to nearest even; and back.
+  void to_16bit(const float* src, void* dst, DType dtype, std::int64_t count);
+  void from_16bit(const void* src, DType dtype, float* dst, std::int64_t count);
+  // The mixed precision GEMM of matmul, dense_forward and batched_matmul: column-major
+  // C = op(A)·op(B) + beta·C (m x n, ld ldc) for `batch` slices `stride_*` elements apart, where
+  // A (a_count floats) and B (b_count floats) are float32 and are first rounded to `dtype`
+  // (bfloat16/float16) into operand_a/operand_b. One cublasGemmEx (batch 1) or
+  // cublasGemmStridedBatchedEx: 16-bit A/B, float32 C, CUBLAS_COMPUTE_32F (float32 accumulation;
+  // tensor cores under the handle's CUBLAS_DEFAULT_MATH), float32 alpha and beta.
+  void gemm_16bit(DType dtype, cublasOperation_t trans_a, cublasOperation_t trans_b, std::int64_t m, std::int64_t n,
+                  std::int64_t k, const float* a, std::int64_t a_count, std::int64_t lda, std::int64_t stride_a,
+                  const float* b, std::int64_t b_count, std::int64_t ldb, std::int64_t stride_b, float beta, float* c,
+                  std::int64_t ldc, std::int64_t stride_c, std::int64_t batch);
 
   // ---- cuDNN descriptor caches (descriptors live as long as the state) ----
   cudnnTensorDescriptor_t tensor_nchw(std::int64_t n, std::int64_t c, std::int64_t h, std::int64_t w, const char* op);
-  // An NHWC image tensor; dims in our (n, h, w, c) order.
-  cudnnTensorDescriptor_t tensor_nhwc(std::int64_t n, std::int64_t h, std::int64_t w, std::int64_t c, const char* op);
+  // An NHWC image tensor; dims in our (n, h, w, c) order; float32 unless `type` says otherwise.
+  cudnnTensorDescriptor_t tensor_nhwc(std::int64_t n, std::int64_t h, std::int64_t w, std::int64_t c, const char* op,
+                                      cudnnDataType_t type = CUDNN_DATA_FLOAT);
   // Row-major [rows, cols] as NCHW (rows, cols, 1, 1).
   cudnnTensorDescriptor_t rows_view(std::int64_t rows, std::int64_t cols, const char* op) {
     return tensor_nchw(rows, cols, 1, 1, op);
   }
   // A KRSC filter (K filters of R x S x C), i.e. cuDNN's NHWC filter layout.
-  cudnnFilterDescriptor_t filter_krsc(std::int64_t k, std::int64_t r, std::int64_t s, std::int64_t c, const char* op);
-  // Cross-correlation (Keras' convolution), float32 compute, CUDNN_FMA_MATH (no TF32), with
-  // `groups` channel groups (cudnnSetConvolutionGroupCount; the input channels for a depthwise one).
+  cudnnFilterDescriptor_t filter_krsc(std::int64_t k, std::int64_t r, std::int64_t s, std::int64_t c, const char* op,
+                                      cudnnDataType_t type = CUDNN_DATA_FLOAT);
+  // Cross-correlation (Keras' convolution), float32 compute, with `groups` channel groups
+  // (cudnnSetConvolutionGroupCount; the input channels for a depthwise one). For float32 data
+  // (`data` CUDNN_DATA_FLOAT) CUDNN_FMA_MATH (no TF32); for 16-bit data ("pseudo half/bfloat16":
+  // 16-bit tensors, float32 compute) CUDNN_TENSOR_OP_MATH, tensor cores allowed. Each data type
+  // has its own descriptor (the 16-bit one's math type is set per run, see dnn_conv.cpp).
   cudnnConvolutionDescriptor_t convolution(std::int64_t pad_h, std::int64_t pad_w, std::int64_t stride_h,
-                                           std::int64_t stride_w, std::int64_t groups, const char* op);
+                                           std::int64_t stride_w, std::int64_t groups, const char* op,
+                                           cudnnDataType_t data = CUDNN_DATA_FLOAT);
   cudnnPoolingDescriptor_t pooling(cudnnPoolingMode_t mode, std::int64_t window_h, std::int64_t window_w,
                                    std::int64_t pad_h, std::int64_t pad_w, std::int64_t stride_h, std::int64_t stride_w,
                                    const char* op);
@@ -164,12 +199,13 @@ struct DnnState {
 
  private:
   cudnnTensorDescriptor_t tensor_4d(cudnnTensorFormat_t format, std::int64_t n, std::int64_t c, std::int64_t h,
-                                    std::int64_t w, const char* op);
-  DeviceBuffer workspace_, kernel_, pad_, pad_grad_, scratch_, small_, ones_, zeros_;
+                                    std::int64_t w, const char* op, cudnnDataType_t type = CUDNN_DATA_FLOAT);
+  DeviceBuffer workspace_, kernel_, pad_, pad_grad_, scratch_, small_, ones_, zeros_, operand_a_, operand_b_,
+      operand_out_;
   std::int64_t ones_count_ = 0, zeros_count_ = 0;
-  std::map<std::array<std::int64_t, 5>, cudnnTensorDescriptor_t> tensor_descs_;
-  std::map<std::array<std::int64_t, 4>, cudnnFilterDescriptor_t> filter_descs_;
-  std::map<std::array<std::int64_t, 5>, cudnnConvolutionDescriptor_t> conv_descs_;
+  std::map<std::array<std::int64_t, 6>, cudnnTensorDescriptor_t> tensor_descs_;
+  std::map<std::array<std::int64_t, 5>, cudnnFilterDescriptor_t> filter_descs_;
+  std::map<std::array<std::int64_t, 6>, cudnnConvolutionDescriptor_t> conv_descs_;
   std::map<std::array<std::int64_t, 7>, cudnnPoolingDescriptor_t> pool_descs_;
   std::map<int, cudnnActivationDescriptor_t> activation_descs_;
   std::map<int, cudnnOpTensorDescriptor_t> op_tensor_descs_;

@@ -145,13 +145,6 @@ void CudaBackend::cast(const Tensor& x, DType dtype, Tensor& y) {
   KCPP_CUDA_CHECK(cudaGetLastError());
 }
 
-std::string CudaBackend::compute_path(DType dtype) {
-  if (dtype == DType::float32) return "float32";
-  // The dense and convolution ops here do not read compute_dtype() yet: a mixed policy runs in
-  // float32 on a GPU, and this says so rather than claim 16-bit speed.
-  return fmt::format("float32 (the CUDA backend does not compute in {} yet)", dtype_name(dtype));
-}
-
 void CudaBackend::scale(Tensor& x, float factor) {
   DeviceGuard guard(device_);
   require_float_on(x, device(), "scale", "x");
