@@ -1,7 +1,8 @@
 // kerascpp side of the benchmark (bench/README.md): one workload per process so that peak RSS
 // and time to first step belong to that workload alone. Prints one JSON line per measurement.
 //
-//   kerascpp_bench train   --model mlp|cnn|official_cnn|transformer|ncf|resnet20|resnet50 [--batch B] [--width W] [--replicas R]
+//   kerascpp_bench train   --model mlp|cnn|official_cnn|transformer|ncf|resnet20|resnet50 [--batch B] [--width W]
+//   [--replicas R]
 //                          [--threads T] [--windows N] [--window-steps S] [--warmup-steps W]
 //                          [--device cpu|gpu] [--strategy one_device|mirrored|multi_worker]
 //                          [--dtype fp32|bf16|fp16]  (the dtype policy: float32, mixed_bfloat16, mixed_float16)
@@ -244,10 +245,10 @@ int train(const Args& a) {
 
   // --strategy multi_worker: started by mpirun, each worker runs `replicas` replicas (rank 0 reports).
   K::distribute::Strategy strategy = make_strategy(a, replicas, threads);
-  Workload w = kind == "transformer" ? transformer_workload(batch, strategy)
-               : kind == "ncf"       ? ncf_workload(batch, strategy)
+  Workload w = kind == "transformer"                      ? transformer_workload(batch, strategy)
+               : kind == "ncf"                            ? ncf_workload(batch, strategy)
                : kind == "resnet50" || kind == "resnet20" ? resnet_workload(kind, batch, strategy)
-                                     : fashion_mnist_workload(kind, batch, width, strategy);
+                                                          : fashion_mnist_workload(kind, batch, width, strategy);
   K::Model& model = w.model;
   K::Dataset& data = w.data;
 
