@@ -10,10 +10,22 @@
 #              WINDOWS (timed windows per workload, default 7, at least 5 for a real run),
 #              SKIP_SETUP=1 (skip apt/pip/build), BENCH_ONLY="mlp_b128 predict1 ..." (subset; the
 #              names are the first argument of each train/bf16 line below, and mirrored, predict1,
-#              mlp_b128_beside_hog, gemm).
+#              mlp_b128_beside_hog, mlp_b128_beside_two_hogs, gemm);
+#              ISA_CAP=avx2 runs every framework as on an AVX2-only processor (oneDNN, MKL and
+#              PyTorch's kernels capped by their environment variables; kerascpp's own few
+#              elementwise loops still pick AVX-512): kept apart as bench/results/avx2-capped.json,
+#              a stand-in until an AVX2 machine runs the bench, not a substitute.
 set -euo pipefail
 cd "$(dirname "$0")/.."
 root=$(pwd)
+
+# ISA_CAP=avx2: the kernels of every framework limited to AVX2 (see the header).
+if [ "${ISA_CAP:-}" = avx2 ]; then
+  export ONEDNN_MAX_CPU_ISA=AVX2 DNNL_MAX_CPU_ISA=AVX2 MKL_ENABLE_INSTRUCTIONS=AVX2 ATEN_CPU_CAPABILITY=avx2
+elif [ -n "${ISA_CAP:-}" ]; then
+  echo "ISA_CAP must be avx2 (or unset), got '$ISA_CAP'" >&2
+  exit 2
+fi
 
 quick=0
 [ "${1:-}" = "--quick" ] && quick=1
@@ -147,6 +159,19 @@ if want mlp_b128_beside_hog; then
   kill "$hog"
 fi
 
+# And beside two busy processes that the scheduler may put anywhere (a `make -j2` next door).
+if want mlp_b128_beside_two_hogs; then
+  echo "== mlp_b128_beside_two_hogs" >&2
+  quiet_gate mlp_b128_beside_two_hogs/kerascpp
+  sh -c 'while :; do :; done' &
+  hog1=$!
+  sh -c 'while :; do :; done' &
+  hog2=$!
+  "$KB" train --workload mlp_b128_beside_two_hogs --model mlp --batch 128 --windows "$W" \
+    --window-steps "$(steps 150 10)" --warmup-steps "$(steps 100 5)" | tee -a "$jsonl" || true
+  kill "$hog1" "$hog2"
+fi
+
 if want gemm; then
   echo "== gemm" >&2
   quiet_gate gemm
@@ -157,7 +182,7 @@ if want gemm; then
 fi
 
 meta=$(mktemp /tmp/kerascpp-bench-meta.XXXXXX.json)
-"$PY" - "$meta" "$loadavg" "$quick" "$W" <<'PYEOF'
+"$PY" - "$meta" "$loadavg" "$quick" "$W" "${ISA_CAP:-}" <<'PYEOF'
 import json, os, subprocess, sys, datetime
 cpu = next((l.split(":", 1)[1].strip() for l in subprocess.run(["lscpu"], capture_output=True, text=True).stdout.splitlines()
             if l.startswith("Model name")), "?")
@@ -179,9 +204,11 @@ for line in open("/proc/cpuinfo"):
 flags = set(info.get("flags", "").split())
 isa = [f for f in ("avx2", "avx512f", "avx512_bf16", "avx512_fp16", "amx_bf16") if f in flags]
 isa_family = "avx512" if "avx512f" in flags else "avx2" if "avx2" in flags else "other"
+if sys.argv[5] == "avx2":  # every framework's kernels capped at AVX2 on this processor
+    isa_family = "avx2-capped"
 json.dump({"date": datetime.datetime.now().astimezone().isoformat(timespec="seconds"), "nproc": os.cpu_count(),
            "cpu": cpu, "cpu_family": info.get("cpu family", "?"), "cpu_model": info.get("model", "?"),
-           "isa": isa, "isa_family": isa_family,
+           "isa": isa, "isa_family": isa_family, "isa_cap": sys.argv[5] or None,
            "loadavg": sys.argv[2], "quick": sys.argv[3] == "1", "windows": int(sys.argv[4]),
            "peers": f"tensorflow-cpu {ver('tensorflow')}, torch {ver('torch')}"}, open(sys.argv[1], "w"))
 PYEOF
