@@ -33,7 +33,8 @@ struct ScriptedProbe {
 
 std::vector<int> decisions(int max_threads, int replicas, std::vector<std::pair<double, double>> steps) {
   auto probe = std::make_shared<ScriptedProbe>(ScriptedProbe{steps});
-  ThreadGovernor g(max_threads, replicas, [probe] { return (*probe)(); });
+  // The clock reads the time the next reading will carry.
+  ThreadGovernor g(max_threads, replicas, [probe] { return (*probe)(); }, [probe] { return probe->now.seconds + 0.2; });
   std::vector<int> out;
   for (std::size_t i = 0; i < steps.size(); ++i) out.push_back(g.threads_for_next_step());
   return out;
@@ -71,13 +72,19 @@ TEST_CASE("thread governor: fewer threads while they wait for cores, back after 
 
 TEST_CASE("thread governor: readings closer than 100 ms, or unreadable counters, change nothing") {
   CoreSample now{0, 0, 0, true};
-  ThreadGovernor quick(2, 1, [&now] {
-    now.seconds += 0.01;
-    now.waited_seconds += 0.01;  // waiting a whole core, but over 10 ms
-    return now;
-  });
+  int readings = 0;
+  ThreadGovernor quick(
+      2, 1,
+      [&] {
+        ++readings;
+        now.seconds += 0.01;
+        now.waited_seconds += 0.01;  // waiting a whole core, but over 10 ms
+        return now;
+      },
+      [&] { return now.seconds + 0.01; });
   for (int i = 0; i < 5; ++i) CHECK(quick.threads_for_next_step() == 2);
-  ThreadGovernor blind(2, 1, [] { return CoreSample{}; });
+  CHECK(readings == 1);  // the construction's: /proc is not read while the clock says it is too early
+  ThreadGovernor blind(2, 1, [] { return CoreSample{}; }, [] { return 1.0; });
   CHECK(blind.threads_for_next_step() == 2);
   // The real counters can be read here (Linux /proc).
   const CoreSample real = ThreadGovernor::read_core_sample();

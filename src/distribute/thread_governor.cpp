@@ -22,9 +22,13 @@ constexpr double kWaitingCores = 0.5;
 // An idle core: this much of one core idle over a sample.
 constexpr double kIdleCores = 0.75;
 
-double now_seconds() {
+}  // namespace
+
+double ThreadGovernor::now_seconds() {
   return std::chrono::duration<double>(std::chrono::steady_clock::now().time_since_epoch()).count();
 }
+
+namespace {
 
 // Σ over this process's threads of the nanoseconds spent runnable but not running.
 bool read_run_queue_wait(double& seconds) {
@@ -64,11 +68,12 @@ bool read_idle_core_seconds(double& seconds) {
 
 }  // namespace
 
-ThreadGovernor::ThreadGovernor(int max_threads, int replicas, Probe probe)
+ThreadGovernor::ThreadGovernor(int max_threads, int replicas, Probe probe, Clock clock)
     : max_threads_(std::max(1, max_threads)),
       replicas_(std::max(1, replicas)),
       threads_(max_threads_),
       probe_(std::move(probe)),
+      clock_(std::move(clock)),
       last_(probe_()) {}
 
 bool ThreadGovernor::enabled_by_environment() {
@@ -86,6 +91,8 @@ CoreSample ThreadGovernor::read_core_sample() {
 
 int ThreadGovernor::threads_for_next_step() {
   if (!last_.valid || max_threads_ == 1) return threads_;
+  // The clock first: reading /proc takes tens of microseconds, as long as a batch-1 prediction.
+  if (clock_() - last_.seconds < kSampleSeconds) return threads_;
   CoreSample now = probe_();
   const double span = now.seconds - last_.seconds;
   if (!now.valid || span < kSampleSeconds) return threads_;

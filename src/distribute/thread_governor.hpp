@@ -32,12 +32,15 @@ struct CoreSample {
 class ThreadGovernor {
  public:
   using Probe = std::function<CoreSample()>;
-  // `probe` reads the counters (tests inject their own); the default reads /proc.
-  explicit ThreadGovernor(int max_threads, int replicas, Probe probe = read_core_sample);
+  using Clock = std::function<double()>;  // seconds, the same clock as CoreSample::seconds
+  // `probe` reads the counters and `clock` the time (tests inject their own); the defaults read
+  // /proc and the steady clock.
+  explicit ThreadGovernor(int max_threads, int replicas, Probe probe = read_core_sample, Clock clock = now_seconds);
 
   // Whether a CPU strategy governs its threads (the environment, as described above).
   static bool enabled_by_environment();
   static CoreSample read_core_sample();
+  static double now_seconds();
 
   // The threads per replica for the next step, in [1, max_threads].
   int threads_for_next_step();
@@ -45,6 +48,7 @@ class ThreadGovernor {
  private:
   int max_threads_, replicas_, threads_;
   Probe probe_;
+  Clock clock_;
   CoreSample last_;
   int idle_samples_ = 0;
 };
