@@ -4,6 +4,7 @@
 
 #include <algorithm>
 #include <atomic>
+#include <limits>
 #include <numeric>
 #include <set>
 #include <string>
@@ -405,4 +406,66 @@ TEST_CASE("synthetic repeats one constant example") {
   CHECK(collect(endless.batch(3), 0, 1)[0][1].shape() == K::Shape{3, 1});
   CHECK_THROWS_AS(K::Dataset::synthetic({2}, {}, -5), K::Error);
   CHECK_THROWS_AS(K::Dataset::synthetic({-1, 2}, {}, 5), K::Error);
+}
+
+TEST_CASE("from_tensor_slices_scaled: uint8 components come out as float32 value / divisor, eagerly equal") {
+  // 7 rows of 2x3 bytes covering 0..255, labels as int32 (divisor 0: untouched).
+  const std::int64_t n = 7;
+  std::vector<std::uint8_t> bytes(static_cast<std::size_t>(n * 6));
+  for (std::size_t i = 0; i < bytes.size(); ++i) bytes[i] = static_cast<std::uint8_t>((i * 37 + 3) % 256);
+  bytes[0] = 0;
+  bytes[1] = 255;
+  std::vector<std::int32_t> labels{4, 1, 0, 6, 2, 5, 3};
+  const K::Tensor images = K::Tensor::from_vector({n, 2, 3}, bytes), y = K::Tensor::from_vector({n}, labels);
+  // What a loader converting eagerly would hold.
+  std::vector<float> eager(bytes.size());
+  for (std::size_t i = 0; i < bytes.size(); ++i) eager[i] = static_cast<float>(bytes[i]) / 255.0f;
+  const K::Dataset eager_ds = K::Dataset::from_tensor_slices(K::Tensor::from_vector({n, 2, 3}, eager), y);
+  const K::Dataset scaled = K::Dataset::from_tensor_slices_scaled({images, y}, {255.f, 0.f});
+  CHECK(scaled.cardinality() == n);
+
+  // Element by element, batched in order (the gather path) and shuffled (the same gather over
+  // picked rows), and batched after a map (the stacking path): every value bit-equal.
+  auto same = [](const std::vector<K::Example>& a, const std::vector<K::Example>& b) {
+    REQUIRE(a.size() == b.size());
+    for (std::size_t e = 0; e < a.size(); ++e) {
+      CHECK(a[e][0].dtype() == K::DType::float32);
+      CHECK(a[e][0].shape() == b[e][0].shape());
+      CHECK(a[e][0].to_vector() == b[e][0].to_vector());
+      CHECK(a[e][1].dtype() == K::DType::int32);
+      CHECK(a[e][1].to_vector() == b[e][1].to_vector());
+    }
+  };
+  same(collect(scaled), collect(eager_ds));
+  same(collect(scaled.batch(3)), collect(eager_ds.batch(3)));
+  same(collect(scaled.shuffle(n, 11).batch(4)), collect(eager_ds.shuffle(n, 11).batch(4)));
+  same(collect(scaled.map(identity).batch(2)), collect(eager_ds.map(identity).batch(2)));
+  const auto first = collect(scaled).front()[0].to_vector();
+  CHECK(first[0] == 0.f);
+  CHECK(first[1] == 1.f);
+  // The source stays bytes: the Dataset shares the caller's uint8 tensor.
+  CHECK(images.dtype() == K::DType::uint8);
+}
+
+TEST_CASE("from_tensor_slices_scaled rejects a divisor on a non-uint8 tensor, a bad divisor or count") {
+  const K::Tensor images = K::Tensor::from_vector({2, 2}, std::vector<std::uint8_t>{1, 2, 3, 4});
+  const K::Tensor floats = K::Tensor::from_vector({2}, std::vector<float>{1.f, 2.f});
+  auto message = [](auto&& call) {
+    try {
+      call();
+    } catch (const K::ValueError& e) { return std::string(e.what()); }
+    return std::string("no ValueError");
+  };
+  CHECK(message([&] {
+          K::Dataset::from_tensor_slices_scaled({images, floats}, {255.f, 2.f});
+        }).find("tensor 1 holds float32, but only uint8 tensors are scaled") != std::string::npos);
+  CHECK(message([&] {
+          K::Dataset::from_tensor_slices_scaled({images, floats}, {255.f});
+        }).find("2 tensors but 1 divisors") != std::string::npos);
+  CHECK(message([&] { K::Dataset::from_tensor_slices_scaled({images}, {-1.f}); }).find("divisor 0 is -1") !=
+        std::string::npos);
+  CHECK(message([&] {
+          K::Dataset::from_tensor_slices_scaled({images}, {std::numeric_limits<float>::infinity()});
+        }).find("finite") != std::string::npos);
+  CHECK_THROWS_AS(K::Dataset::from_tensor_slices_scaled({images, K::Tensor()}, {255.f, 0.f}), K::StateError);
 }

@@ -92,7 +92,9 @@ TEST_CASE("thread governor: readings closer than 100 ms, or unreadable counters,
   CHECK(real.idle_cores_seconds > 0);
 }
 
-TEST_CASE("thread governor: on unless the OpenMP wait policy is passive; KERASCPP_ADAPTIVE_THREADS decides") {
+TEST_CASE(
+    "thread governor: on unless the OpenMP wait policy is passive; KERASCPP_ADAPTIVE_THREADS decides (verbose: "
+    "prints)") {
   const char* policy = std::getenv("OMP_WAIT_POLICY");
   const std::string saved_policy = policy ? policy : "";
   ::unsetenv("KERASCPP_ADAPTIVE_THREADS");
@@ -105,6 +107,10 @@ TEST_CASE("thread governor: on unless the OpenMP wait policy is passive; KERASCP
   ::setenv("OMP_WAIT_POLICY", "passive", 1);
   ::setenv("KERASCPP_ADAPTIVE_THREADS", "1", 1);
   CHECK(ThreadGovernor::enabled_by_environment());
+  CHECK_FALSE(ThreadGovernor::verbose_by_environment());
+  ::setenv("KERASCPP_ADAPTIVE_THREADS", "verbose", 1);
+  CHECK(ThreadGovernor::enabled_by_environment());
+  CHECK(ThreadGovernor::verbose_by_environment());
   ::unsetenv("KERASCPP_ADAPTIVE_THREADS");
   if (policy) ::setenv("OMP_WAIT_POLICY", saved_policy.c_str(), 1);
   else ::unsetenv("OMP_WAIT_POLICY");

@@ -34,6 +34,11 @@ class Dataset {
   static Dataset from_tensor_slices(Tensor x);
   static Dataset from_tensor_slices(Tensor x, Tensor y);  // x.dim(0) must equal y.dim(0)
   static Dataset from_tensor_slices(std::vector<Tensor> components);
+  // Like from_tensor_slices, but each component with a divisor > 0 must be uint8 and comes out
+  // as float32 value / divisor: images stay the bytes their file holds (a quarter of their
+  // float32 size) and are scaled as each element or batch is made, e.g. divisors {255, 0} for
+  // (pixels, labels). One divisor per component; 0 leaves a component as it is.
+  static Dataset from_tensor_slices_scaled(std::vector<Tensor> components, std::vector<float> divisors);
   // `count` copies (kInfinite: endless) of one constant example, like the official models'
   // --use_synthetic_data: float32 features of a fixed pseudo-random pattern, int32 label 0.
   static Dataset synthetic(Shape feature_shape, Shape label_shape, std::int64_t count);

@@ -80,7 +80,7 @@ class StackingBatchIterator final : public Dataset::Iterator {
 
 class GatherBatchIterator final : public Dataset::Iterator {
  public:
-  GatherBatchIterator(std::vector<Tensor> rows, std::unique_ptr<detail::IndexStream> indices, std::int64_t batch_size,
+  GatherBatchIterator(detail::RowSource rows, std::unique_ptr<detail::IndexStream> indices, std::int64_t batch_size,
                       bool drop_remainder)
       : rows_(std::move(rows)),
         indices_(std::move(indices)),
@@ -95,19 +95,25 @@ class GatherBatchIterator final : public Dataset::Iterator {
     if (picked_.empty() || (drop_remainder_ && picked_.size() < batch_size_)) return false;
     const auto n = static_cast<std::int64_t>(picked_.size());
     out.clear();
-    out.reserve(rows_.size());
-    for (const Tensor& src : rows_) {
+    out.reserve(rows_.tensors.size());
+    for (std::size_t c = 0; c < rows_.tensors.size(); ++c) {
+      const Tensor& src = rows_.tensors[c];
+      const float divisor = rows_.divisor(c);
       Shape element_shape(src.shape().begin() + 1, src.shape().end());
-      Tensor batch(with_batch_axis(n, element_shape), src.dtype());
-      const std::size_t row_bytes = static_cast<std::size_t>(shape_numel(element_shape)) * dtype_size(src.dtype());
+      Tensor batch(with_batch_axis(n, element_shape), divisor > 0.f ? DType::float32 : src.dtype());
+      const auto row_values = static_cast<std::size_t>(shape_numel(element_shape));
+      const std::size_t row_bytes = row_values * dtype_size(src.dtype());
       const auto* from = static_cast<const char*>(src.raw());
       auto* to = static_cast<char*>(batch.raw());
-      // Copy runs of consecutive rows with one memcpy: unshuffled data becomes one copy per batch.
+      // Copy runs of consecutive rows at once: unshuffled data becomes one copy per batch.
       for (std::size_t k = 0; k < picked_.size();) {
         std::size_t run = 1;
         while (k + run < picked_.size() && picked_[k + run] == picked_[k] + static_cast<std::int64_t>(run)) ++run;
-        if (row_bytes)
-          std::memcpy(to + k * row_bytes, from + static_cast<std::size_t>(picked_[k]) * row_bytes, run * row_bytes);
+        const char* first = from + static_cast<std::size_t>(picked_[k]) * row_bytes;
+        if (divisor > 0.f)
+          detail::decode_uint8(reinterpret_cast<const std::uint8_t*>(first), batch.data<float>() + k * row_values,
+                               run * row_values, divisor);
+        else if (row_bytes) std::memcpy(to + k * row_bytes, first, run * row_bytes);
         k += run;
       }
       out.push_back(std::move(batch));
@@ -116,7 +122,7 @@ class GatherBatchIterator final : public Dataset::Iterator {
   }
 
  private:
-  std::vector<Tensor> rows_;
+  detail::RowSource rows_;
   std::unique_ptr<detail::IndexStream> indices_;
   std::size_t batch_size_;
   bool drop_remainder_;

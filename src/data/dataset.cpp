@@ -32,12 +32,23 @@ std::uint64_t mix64(std::uint64_t x) {
   return x ^ (x >> 31);
 }
 
-Example row_example(const std::vector<Tensor>& rows, std::int64_t index) {
+void decode_uint8(const std::uint8_t* src, float* dst, std::size_t n, float divisor) {
+  for (std::size_t i = 0; i < n; ++i) dst[i] = static_cast<float>(src[i]) / divisor;
+}
+
+Example row_example(const RowSource& rows, std::int64_t index) {
   Example out;
-  out.reserve(rows.size());
-  for (const Tensor& t : rows) {
+  out.reserve(rows.tensors.size());
+  for (std::size_t c = 0; c < rows.tensors.size(); ++c) {
+    const Tensor& t = rows.tensors[c];
     Shape element_shape(t.shape().begin() + 1, t.shape().end());
-    out.push_back(t.slice(index, index + 1).reshape(std::move(element_shape)));
+    Tensor row = t.slice(index, index + 1).reshape(std::move(element_shape));
+    if (const float divisor = rows.divisor(c); divisor > 0.f) {
+      Tensor decoded(row.shape(), DType::float32);
+      decode_uint8(row.data<std::uint8_t>(), decoded.data<float>(), static_cast<std::size_t>(row.numel()), divisor);
+      row = std::move(decoded);
+    }
+    out.push_back(std::move(row));
   }
   return out;
 }
@@ -46,7 +57,7 @@ namespace {
 class RowIterator final : public Dataset::Iterator {
  public:
   // Holds its own copies of the row tensors (they share storage) so it outlives the Dataset.
-  RowIterator(std::vector<Tensor> rows, std::unique_ptr<IndexStream> indices)
+  RowIterator(RowSource rows, std::unique_ptr<IndexStream> indices)
       : rows_(std::move(rows)), indices_(std::move(indices)) {}
   bool next(Example& out) override {
     std::int64_t i = 0;
@@ -56,13 +67,12 @@ class RowIterator final : public Dataset::Iterator {
   }
 
  private:
-  std::vector<Tensor> rows_;
+  RowSource rows_;
   std::unique_ptr<IndexStream> indices_;
 };
 }  // namespace
 
-std::unique_ptr<Dataset::Iterator> make_row_iterator(const std::vector<Tensor>& rows,
-                                                     std::unique_ptr<IndexStream> indices) {
+std::unique_ptr<Dataset::Iterator> make_row_iterator(const RowSource& rows, std::unique_ptr<IndexStream> indices) {
   return std::make_unique<RowIterator>(rows, std::move(indices));
 }
 

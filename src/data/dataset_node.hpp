@@ -17,27 +17,41 @@ class IndexStream {
   virtual bool next(std::int64_t& out) = 0;
 };
 
+// The rows behind the batch() fast path: component c's element k is tensors[c].row(i_k). A
+// component with divisors[c] > 0 is stored as uint8 and comes out as float32 value / divisor
+// (a dataset kept at a quarter of its float32 size until it is batched, as Fashion-MNIST's
+// pixels); divisors is empty or has one entry per component.
+struct RowSource {
+  std::vector<Tensor> tensors;
+  std::vector<float> divisors;
+  float divisor(std::size_t c) const { return c < divisors.size() ? divisors[c] : 0.f; }
+};
+
 struct DatasetNode {
   virtual ~DatasetNode() = default;
   virtual std::int64_t cardinality() const = 0;
   virtual bool is_batched() const = 0;
   virtual std::unique_ptr<Dataset::Iterator> make_iterator(std::uint64_t epoch) const = 0;
 
-  // Row-gather fast path. A node whose element k is {t.row(i_k) for t in rows()} returns the
-  // row tensors and makes the index stream i_0, i_1, ...; batch() then copies rows straight
-  // from the source instead of materialising every element. Only from_tensor_slices,
-  // synthetic and the index-only ops above them (shuffle, take, skip, shard, repeat) have it;
-  // their make_iterator() must yield exactly the same order as their index stream.
-  virtual const std::vector<Tensor>* rows() const { return nullptr; }
+  // Row-gather fast path. A node whose element k is row i_k of its row source returns the
+  // source and makes the index stream i_0, i_1, ...; batch() then copies rows straight from
+  // the source instead of materialising every element. Only from_tensor_slices, synthetic and
+  // the index-only ops above them (shuffle, take, skip, shard, repeat) have it; their
+  // make_iterator() must yield exactly the same order as their index stream.
+  virtual const RowSource* rows() const { return nullptr; }
   virtual std::unique_ptr<IndexStream> make_index_stream(std::uint64_t /*epoch*/) const { return nullptr; }
 };
 
-// Element `index` of a row source: views of row `index` with axis 0 dropped.
-Example row_example(const std::vector<Tensor>& rows, std::int64_t index);
+// Element `index` of a row source: views of row `index` with axis 0 dropped (decoded copies for
+// the uint8 components with a divisor).
+Example row_example(const RowSource& rows, std::int64_t index);
 
 // Iterates a row source through an index stream, yielding row views.
-std::unique_ptr<Dataset::Iterator> make_row_iterator(const std::vector<Tensor>& rows,
-                                                     std::unique_ptr<IndexStream> indices);
+std::unique_ptr<Dataset::Iterator> make_row_iterator(const RowSource& rows, std::unique_ptr<IndexStream> indices);
+
+// Writes n uint8 values as float32 value / divisor (the division as the loaders did it eagerly,
+// so the batches are bit-identical to a float32 source).
+void decode_uint8(const std::uint8_t* src, float* dst, std::size_t n, float divisor);
 
 // Well-mixed 64-bit hash (splitmix64 finaliser) for deriving per-epoch seeds.
 std::uint64_t mix64(std::uint64_t x);

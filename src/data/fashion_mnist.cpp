@@ -82,17 +82,16 @@ void load_pair(const std::string& dir, const std::string& prefix, Tensor& x, Ten
   check_pair(x, images_path, y, labels_path);
 }
 
+// The pixels stay uint8 (47 MB for the training set instead of 188 MB as float32) and become
+// float32 in [0, 1] as each batch is gathered, with the same division as an eager conversion.
 Dataset to_dataset(const Tensor& images, const Tensor& labels) {
   const std::int64_t n = images.dim(0);
-  Tensor x({n, kSide, kSide, 1}, DType::float32);
-  const auto* src = images.data<std::uint8_t>();
-  float* dst = x.data<float>();
-  for (std::int64_t i = 0, count = images.numel(); i < count; ++i) dst[i] = static_cast<float>(src[i]) / 255.0f;
+  Tensor x = images.reshape({n, kSide, kSide, 1});
   Tensor y({n}, DType::int32);
   const auto* ls = labels.data<std::uint8_t>();
   auto* ld = y.data<std::int32_t>();
   for (std::int64_t i = 0; i < n; ++i) ld[i] = ls[i];
-  return Dataset::from_tensor_slices(x, y);
+  return Dataset::from_tensor_slices_scaled({x, y}, {255.0f, 0.f});
 }
 
 }  // namespace

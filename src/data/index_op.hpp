@@ -24,7 +24,7 @@ class IndexOpNode : public DatasetNode {
   explicit IndexOpNode(std::shared_ptr<const DatasetNode> input) : input_(std::move(input)) {}
 
   bool is_batched() const override { return input_->is_batched(); }
-  const std::vector<Tensor>* rows() const override { return input_->rows(); }
+  const RowSource* rows() const override { return input_->rows(); }
 
   std::unique_ptr<Dataset::Iterator> make_iterator(std::uint64_t epoch) const override {
     auto input = input_;  // captured by value: iterators may outlive the Dataset

@@ -27,19 +27,19 @@ class ConstantIndexStream final : public detail::IndexStream {
 
 class SyntheticNode final : public detail::DatasetNode {
  public:
-  SyntheticNode(std::vector<Tensor> rows, std::int64_t count) : rows_(std::move(rows)), count_(count) {}
+  SyntheticNode(std::vector<Tensor> rows, std::int64_t count) : rows_{std::move(rows), {}}, count_(count) {}
   std::int64_t cardinality() const override { return count_ < 0 ? Dataset::kInfinite : count_; }
   bool is_batched() const override { return false; }
   std::unique_ptr<Dataset::Iterator> make_iterator(std::uint64_t epoch) const override {
     return detail::make_row_iterator(rows_, make_index_stream(epoch));
   }
-  const std::vector<Tensor>* rows() const override { return &rows_; }
+  const detail::RowSource* rows() const override { return &rows_; }
   std::unique_ptr<detail::IndexStream> make_index_stream(std::uint64_t) const override {
     return std::make_unique<ConstantIndexStream>(count_);
   }
 
  private:
-  std::vector<Tensor> rows_;  // each with a leading axis of 1
+  detail::RowSource rows_;  // each tensor with a leading axis of 1
   std::int64_t count_;
 };
 

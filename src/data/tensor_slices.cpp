@@ -1,6 +1,8 @@
 // Dataset::from_tensor_slices: element i is row i of every component, as views (no copy).
 #include <fmt/format.h>
 
+#include <cmath>
+
 #include "data/dataset_node.hpp"
 
 namespace kerascpp {
@@ -22,19 +24,19 @@ class CountingStream final : public detail::IndexStream {
 
 class SlicesNode final : public detail::DatasetNode {
  public:
-  explicit SlicesNode(std::vector<Tensor> components) : rows_(std::move(components)) {}
-  std::int64_t cardinality() const override { return rows_.front().dim(0); }
+  explicit SlicesNode(detail::RowSource rows) : rows_(std::move(rows)) {}
+  std::int64_t cardinality() const override { return rows_.tensors.front().dim(0); }
   bool is_batched() const override { return false; }
   std::unique_ptr<Dataset::Iterator> make_iterator(std::uint64_t epoch) const override {
     return detail::make_row_iterator(rows_, make_index_stream(epoch));
   }
-  const std::vector<Tensor>* rows() const override { return &rows_; }
+  const detail::RowSource* rows() const override { return &rows_; }
   std::unique_ptr<detail::IndexStream> make_index_stream(std::uint64_t) const override {
     return std::make_unique<CountingStream>(cardinality());
   }
 
  private:
-  std::vector<Tensor> rows_;
+  detail::RowSource rows_;
 };
 
 }  // namespace
@@ -61,13 +63,36 @@ Dataset Dataset::from_tensor_slices(std::vector<Tensor> components) {
                       "as images",
                       shape_str(components[0].shape()), i, shape_str(t.shape())));
   }
-  return Dataset(std::make_shared<SlicesNode>(std::move(components)));
+  return Dataset(std::make_shared<SlicesNode>(detail::RowSource{std::move(components), {}}));
 }
 
 Dataset Dataset::from_tensor_slices(Tensor x) { return from_tensor_slices(std::vector<Tensor>{std::move(x)}); }
 
 Dataset Dataset::from_tensor_slices(Tensor x, Tensor y) {
   return from_tensor_slices(std::vector<Tensor>{std::move(x), std::move(y)});
+}
+
+Dataset Dataset::from_tensor_slices_scaled(std::vector<Tensor> components, std::vector<float> divisors) {
+  const std::size_t n = components.size();
+  (void)from_tensor_slices(components);  // the same checks of the tensors
+  if (divisors.size() != n)
+    throw ValueError(
+        fmt::format("Dataset.from_tensor_slices_scaled: {} tensors but {} divisors; give one divisor "
+                    "per tensor (0 leaves it as it is)",
+                    n, divisors.size()));
+  for (std::size_t c = 0; c < n; ++c) {
+    if (!(divisors[c] >= 0.f) || std::isinf(divisors[c]))
+      throw ValueError(
+          fmt::format("Dataset.from_tensor_slices_scaled: divisor {} is {}; it must be a finite "
+                      "number > 0 (or 0 to leave tensor {} as it is)",
+                      c, divisors[c], c));
+    if (divisors[c] > 0.f && components[c].dtype() != DType::uint8)
+      throw ValueError(
+          fmt::format("Dataset.from_tensor_slices_scaled: tensor {} holds {}, but only uint8 tensors "
+                      "are scaled; give it divisor 0, or pass its uint8 values",
+                      c, dtype_name(components[c].dtype())));
+  }
+  return Dataset(std::make_shared<SlicesNode>(detail::RowSource{std::move(components), std::move(divisors)}));
 }
 
 }  // namespace kerascpp

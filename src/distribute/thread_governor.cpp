@@ -74,12 +74,18 @@ ThreadGovernor::ThreadGovernor(int max_threads, int replicas, Probe probe, Clock
       threads_(max_threads_),
       probe_(std::move(probe)),
       clock_(std::move(clock)),
-      last_(probe_()) {}
+      last_(probe_()),
+      verbose_(verbose_by_environment()) {}
 
 bool ThreadGovernor::enabled_by_environment() {
   if (const char* set = std::getenv("KERASCPP_ADAPTIVE_THREADS")) return std::strcmp(set, "0") != 0;
   const char* policy = std::getenv("OMP_WAIT_POLICY");
   return !(policy && strcasecmp(policy, "passive") == 0);
+}
+
+bool ThreadGovernor::verbose_by_environment() {
+  const char* set = std::getenv("KERASCPP_ADAPTIVE_THREADS");
+  return set && std::strcmp(set, "verbose") == 0;
 }
 
 CoreSample ThreadGovernor::read_core_sample() {
@@ -99,6 +105,17 @@ int ThreadGovernor::threads_for_next_step() {
   const double waiting = (now.waited_seconds - last_.waited_seconds) / span;
   const double idle = (now.idle_cores_seconds - last_.idle_cores_seconds) / span;
   last_ = now;
+  const int before = threads_;
+  decide(waiting, idle);
+  if (verbose_ && threads_ != before)
+    std::fprintf(stderr,
+                 "kerascpp: thread governor: %d -> %d thread(s) per replica (over %.0f ms its threads waited for "
+                 "%.2f cores, %.2f cores idle)\n",
+                 before, threads_, span * 1e3, waiting, idle);
+  return threads_;
+}
+
+void ThreadGovernor::decide(double waiting, double idle) {
   if (waiting >= kWaitingCores) {
     // Give up one thread per replica for each core the threads waited for (at least one).
     const int fewer = std::max(1, static_cast<int>(std::lround(waiting / replicas_)));
@@ -114,7 +131,6 @@ int ThreadGovernor::threads_for_next_step() {
   } else {
     idle_samples_ = 0;
   }
-  return threads_;
 }
 
 }  // namespace kerascpp::distribute

@@ -14,7 +14,8 @@
 // Results depend on the thread count (oneDNN splits its sums by thread), so a governed run is
 // not bit-reproducible under a changing load. It is on by default unless the OpenMP wait
 // policy is passive (passive threads do not spin; the test suite runs that way);
-// KERASCPP_ADAPTIVE_THREADS=0 or 1 decides instead.
+// KERASCPP_ADAPTIVE_THREADS=0 or 1 decides instead; =verbose turns it on and prints each change
+// with the readings behind it to stderr.
 #pragma once
 #include <cstdint>
 #include <functional>
@@ -39,6 +40,7 @@ class ThreadGovernor {
 
   // Whether a CPU strategy governs its threads (the environment, as described above).
   static bool enabled_by_environment();
+  static bool verbose_by_environment();
   static CoreSample read_core_sample();
   static double now_seconds();
 
@@ -46,11 +48,14 @@ class ThreadGovernor {
   int threads_for_next_step();
 
  private:
+  void decide(double waiting_cores, double idle_cores);
+
   int max_threads_, replicas_, threads_;
   Probe probe_;
   Clock clock_;
   CoreSample last_;
   int idle_samples_ = 0;
+  bool verbose_ = false;
 };
 
 }  // namespace kerascpp::distribute
