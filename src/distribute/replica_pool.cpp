@@ -18,7 +18,6 @@ ReplicaPool::ReplicaPool(std::string kind, std::vector<Device> devices, CrossDev
   // By default the cores are shared by every replica of every worker on this machine.
   const int sharing = n * (workers_ ? workers_->workers_on_this_machine() : 1);
   if (threads <= 0) threads = std::max(1, static_cast<int>(std::thread::hardware_concurrency()) / sharing);
-  threads_per_replica_ = threads;
   contexts_.resize(static_cast<std::size_t>(n));
   bool gpus = devices_.front().kind == Device::Kind::gpu;
   for (int r = 0; r < n; ++r) {
@@ -59,8 +58,9 @@ ReplicaPool::ReplicaPool(std::string kind, std::vector<Device> devices, CrossDev
     ctx.cross = collectives_.get();
   }
   if (n > 1) threads_ = std::make_unique<ReplicaThreads>(n, [this] { collectives_->abort(); });
-  if (!gpus && backends_.front()->num_threads() > 1 && ThreadGovernor::enabled_by_environment())
-    governor_ = std::make_unique<ThreadGovernor>(backends_.front()->num_threads(), n);
+  threads_per_replica_ = backends_.front()->num_threads();  // after KERASCPP_MAX_THREADS
+  if (!gpus && threads_per_replica_ > 1 && ThreadGovernor::enabled_by_environment())
+    governor_ = std::make_unique<ThreadGovernor>(threads_per_replica_, n);
 }
 
 // No thread outlives run(): the workers go back to the process-wide pool when a step returns.
