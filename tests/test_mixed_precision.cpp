@@ -15,6 +15,7 @@
 #include <string>
 #include <vector>
 
+#include "full_mantissa_tensor.hpp"
 #include "kerascpp/kerascpp.hpp"
 #include "kerascpp/testing.hpp"
 #include "tensor/low_precision.hpp"
@@ -26,12 +27,7 @@ namespace {
 
 // Values with full float32 mantissas, so that rounding to 16 bits changes them.
 K::Tensor random_tensor(const K::Shape& shape, std::uint32_t seed) {
-  std::vector<float> v(static_cast<std::size_t>(K::shape_numel(shape)));
-  for (auto& x : v) {
-    seed = seed * 1664525u + 1013904223u;
-    x = static_cast<float>(seed >> 8) / static_cast<float>(1u << 24) * 2.f - 1.f;
-  }
-  return K::Tensor::from_vector(shape, v);
+  return kerascpp_test::full_mantissa_tensor(shape, seed);
 }
 
 // x rounded to `dtype` and widened back to float32.

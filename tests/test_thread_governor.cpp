@@ -7,6 +7,7 @@
 #include <vector>
 
 #include "distribute/thread_governor.hpp"
+#include "full_mantissa_tensor.hpp"
 #include "kerascpp/kerascpp.hpp"
 
 namespace K = kerascpp;
@@ -38,15 +39,6 @@ std::vector<int> decisions(int max_threads, int replicas, std::vector<std::pair<
   std::vector<int> out;
   for (std::size_t i = 0; i < steps.size(); ++i) out.push_back(g.threads_for_next_step());
   return out;
-}
-
-K::Tensor filled(const K::Shape& shape, std::uint32_t seed) {
-  std::vector<float> v(static_cast<std::size_t>(K::shape_numel(shape)));
-  for (auto& x : v) {
-    seed = seed * 1664525u + 1013904223u;
-    x = static_cast<float>(seed >> 8) / static_cast<float>(1u << 24) * 2.f - 1.f;
-  }
-  return K::Tensor::from_vector(shape, v);
 }
 
 }  // namespace
@@ -118,7 +110,9 @@ TEST_CASE(
 
 TEST_CASE("cpu backend: switching thread counts keeps each count's primitives and its results") {
   auto be = K::make_cpu_backend(2);
-  const K::Tensor x = filled({64, 96}, 1), w = filled({96, 80}, 2), b = filled({80}, 3);
+  const K::Tensor x = kerascpp_test::full_mantissa_tensor({64, 96}, 1),
+                  w = kerascpp_test::full_mantissa_tensor({96, 80}, 2),
+                  b = kerascpp_test::full_mantissa_tensor({80}, 3);
   std::vector<std::vector<float>> by_count[3];
   for (int round = 0; round < 3; ++round)
     for (int threads : {2, 1}) {
