@@ -60,8 +60,8 @@ std::vector<Variant> one_field_variants() {
       {"pad_bottom", [](kc::ConvAlgoKey& k) { k.pad_bottom += 1; }},
       {"pad_right", [](kc::ConvAlgoKey& k) { k.pad_right += 1; }},
       {"groups", [](kc::ConvAlgoKey& k) { k.groups += 2; }},
-      {"dtype(float16)", [](kc::ConvAlgoKey& k) { k.dtype = kc::ConvDataType::float16; }},
-      {"dtype(bfloat16)", [](kc::ConvAlgoKey& k) { k.dtype = kc::ConvDataType::bfloat16; }},
+      {"dtype(float16)", [](kc::ConvAlgoKey& k) { k.dtype = kerascpp::DType::float16; }},
+      {"dtype(bfloat16)", [](kc::ConvAlgoKey& k) { k.dtype = kerascpp::DType::bfloat16; }},
   };
 }
 
@@ -120,9 +120,9 @@ TEST_CASE("conv algo key: describe names the direction and every dimension") {
   CHECK(std::string(kc::conv_direction_name(kc::ConvDirection::forward)) == "forward");
   // A 16-bit problem names its data type last; float32 says nothing.
   k.direction = kc::ConvDirection::forward;
-  k.dtype = kc::ConvDataType::float16;
+  k.dtype = kerascpp::DType::float16;
   CHECK(k.describe() == "forward x(8,32,30,3) filters 16 kernel 3x5 stride 1x2 pad t1 l2 b3 r4 float16");
-  k.dtype = kc::ConvDataType::bfloat16;
+  k.dtype = kerascpp::DType::bfloat16;
   CHECK(k.describe() == "forward x(8,32,30,3) filters 16 kernel 3x5 stride 1x2 pad t1 l2 b3 r4 bfloat16");
 }
 

@@ -12,24 +12,11 @@
 #include <cstdint>
 #include <string>
 
+#include "kerascpp/tensor.hpp"  // DType, dtype_name
+
 namespace kerascpp::cuda {
 
 enum class ConvDirection : std::uint8_t { forward, backward_data, backward_filter };
-
-// The data type of the tensors and filter cuDNN works on (the compute type is float32 always).
-enum class ConvDataType : std::uint8_t { float32, bfloat16, float16 };
-
-inline const char* conv_data_type_name(ConvDataType t) {
-  switch (t) {
-    case ConvDataType::float32:
-      return "float32";
-    case ConvDataType::bfloat16:
-      return "bfloat16";
-    case ConvDataType::float16:
-      return "float16";
-  }
-  return "unknown";
-}
 
 inline const char* conv_direction_name(ConvDirection d) {
   switch (d) {
@@ -51,7 +38,7 @@ struct ConvAlgoKey {
   std::int64_t stride_h = 1, stride_w = 1;
   std::int64_t pad_top = 0, pad_left = 0, pad_bottom = 0, pad_right = 0;
   std::int64_t groups = 1;
-  ConvDataType dtype = ConvDataType::float32;
+  DType dtype = DType::float32;  // of the tensors cuDNN sees; the compute type is float32 always
 
   bool operator==(const ConvAlgoKey& o) const {
     return direction == o.direction && n == o.n && h == o.h && w == o.w && c == o.c && k == o.k &&
@@ -72,7 +59,7 @@ struct ConvAlgoKey {
     s += " pad t" + std::to_string(pad_top) + " l" + std::to_string(pad_left) + " b" + std::to_string(pad_bottom) +
          " r" + std::to_string(pad_right);
     if (groups != 1) s += " groups " + std::to_string(groups);
-    if (dtype != ConvDataType::float32) s += std::string(" ") + conv_data_type_name(dtype);
+    if (dtype != DType::float32) s += std::string(" ") + dtype_name(dtype);
     return s;
   }
 };

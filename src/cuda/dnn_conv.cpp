@@ -86,22 +86,14 @@ struct ConvDescs {
 std::int64_t group_count(const ConvShape& s, bool depthwise) { return depthwise ? s.ic : 1; }
 
 // The data type cuDNN sees for a compute dtype (after DnnState::gemm_dtype).
-ConvDataType conv_data_type(DType dtype) {
-  return dtype == DType::float16    ? ConvDataType::float16
-         : dtype == DType::bfloat16 ? ConvDataType::bfloat16
-                                    : ConvDataType::float32;
-}
-
-cudnnDataType_t cudnn_data_type(ConvDataType t) {
-  return t == ConvDataType::float16    ? CUDNN_DATA_HALF
-         : t == ConvDataType::bfloat16 ? CUDNN_DATA_BFLOAT16
-                                       : CUDNN_DATA_FLOAT;
+cudnnDataType_t cudnn_data_type(DType t) {
+  return t == DType::float16 ? CUDNN_DATA_HALF : t == DType::bfloat16 ? CUDNN_DATA_BFLOAT16 : CUDNN_DATA_FLOAT;
 }
 
 // Descriptors of the problem (cached by DnnState), with tensors and filter of `type`. Also
 // checks every size against cuDNN's int limits.
 ConvDescs conv_descs(DnnState& d, const ConvShape& s, const ConvProblem& p, const Conv2DGeometry& g, bool depthwise,
-                     const char* op, ConvDataType type = ConvDataType::float32) {
+                     const char* op, DType type = DType::float32) {
   const std::int64_t groups = group_count(s, depthwise);
   const cudnnDataType_t dt = cudnn_data_type(type);
   ConvDescs cd;
@@ -113,7 +105,7 @@ ConvDescs conv_descs(DnnState& d, const ConvShape& s, const ConvProblem& p, cons
 }
 
 ConvAlgoKey algo_key(ConvDirection dir, const ConvShape& s, const ConvProblem& p, const Conv2DGeometry& g,
-                     bool depthwise, ConvDataType type = ConvDataType::float32) {
+                     bool depthwise, DType type = DType::float32) {
   ConvAlgoKey k;
   k.dtype = type;
   k.direction = dir;
@@ -175,7 +167,7 @@ ConvAlgoChoice choose_algo(DnnState& d, const ConvAlgoKey& key, const ConvDescs&
                            const std::vector<int>& excluded) {
   auto it = d.conv_algos.find(key);
   if (it != d.conv_algos.end() && excluded.empty()) return it->second;
-  const bool sixteen = key.dtype != ConvDataType::float32;
+  const bool sixteen = key.dtype != DType::float32;
   // Heuristics status: a 16-bit configuration cuDNN refuses is "no algorithm", not an error.
   bool refused = false;
   auto heuristics = [&](cudnnStatus_t st, const char* call) {
@@ -291,7 +283,7 @@ bool run_conv(DnnState& d, const ConvAlgoKey& key, const ConvDescs& cd, const Co
               const char* what, Launch&& launch) {
   std::vector<int> failed;
   cudnnStatus_t first = CUDNN_STATUS_SUCCESS;
-  const bool sixteen = key.dtype != ConvDataType::float32;
+  const bool sixteen = key.dtype != DType::float32;
   for (;;) {
     const ConvAlgoChoice algo = choose_algo(d, key, cd, s, op, failed);
     if (algo.none) return false;
@@ -379,9 +371,8 @@ void CudaBackend::conv_forward_impl(const Tensor& x, const Tensor& w, const Tens
   if (cdt != DType::float32) {
     // Mixed precision (see the top of this file): x and the KRSC kernel rounded to 16 bits, a
     // 16-bit y cast back into the float32 y.
-    const ConvDataType t = conv_data_type(cdt);
-    const ConvDescs cd = conv_descs(d, s, p, g, depthwise, op, t);
-    const ConvAlgoKey key = algo_key(ConvDirection::forward, s, p, g, depthwise, t);
+    const ConvDescs cd = conv_descs(d, s, p, g, depthwise, op, cdt);
+    const ConvAlgoKey key = algo_key(ConvDirection::forward, s, p, g, depthwise, cdt);
     if (!choose_algo(d, key, cd, s, op, {}).none) {
       const std::int64_t x_count = s.n * p.h * p.w * s.ic, w_count = kernel_rows(s, g, depthwise) * s.oc;
       void* x16 = d.operand_a(x_count);
@@ -456,9 +447,8 @@ void CudaBackend::conv_backward_data_impl(const Tensor& dy, const Tensor& w, con
   if (cdt != DType::float32) {
     // Mixed precision: dy and the KRSC kernel rounded to 16 bits; cuDNN's 16-bit gradient of the
     // (padded) input is cast back to float32, into dx or the pad-gradient buffer to crop from.
-    const ConvDataType t = conv_data_type(cdt);
-    const ConvDescs cd = conv_descs(d, s, p, g, depthwise, op, t);
-    const ConvAlgoKey key = algo_key(ConvDirection::backward_data, s, p, g, depthwise, t);
+    const ConvDescs cd = conv_descs(d, s, p, g, depthwise, op, cdt);
+    const ConvAlgoKey key = algo_key(ConvDirection::backward_data, s, p, g, depthwise, cdt);
     if (!choose_algo(d, key, cd, s, op, {}).none) {
       const std::int64_t w_count = kernel_rows(s, g, depthwise) * s.oc, dx_count = s.n * p.h * p.w * s.ic;
       void* dy16 = d.operand_a(dy.numel());
@@ -558,9 +548,8 @@ void CudaBackend::conv_backward_weights_impl(const Tensor& x, const Tensor& dy, 
   if (cdt != DType::float32) {
     // Mixed precision: x (padded) and dy rounded to 16 bits; cuDNN's 16-bit KRSC dW is cast back
     // to float32 into the kernel buffer and transposed into (or added onto) the HWIO dw.
-    const ConvDataType t = conv_data_type(cdt);
-    const ConvDescs cd = conv_descs(d, s, p, g, depthwise, op, t);
-    const ConvAlgoKey key = algo_key(ConvDirection::backward_filter, s, p, g, depthwise, t);
+    const ConvDescs cd = conv_descs(d, s, p, g, depthwise, op, cdt);
+    const ConvAlgoKey key = algo_key(ConvDirection::backward_filter, s, p, g, depthwise, cdt);
     if (!choose_algo(d, key, cd, s, op, {}).none) {
       const std::int64_t x_count = s.n * p.h * p.w * s.ic;
       void* x16 = d.operand_a(x_count);
