@@ -39,30 +39,35 @@ class SlicesNode final : public detail::DatasetNode {
   detail::RowSource rows_;
 };
 
-}  // namespace
-
-Dataset Dataset::from_tensor_slices(std::vector<Tensor> components) {
+// What both from_tensor_slices variants require of their tensors (`what` names the call).
+void check_components(const std::vector<Tensor>& components, const char* what) {
   if (components.empty())
-    throw ValueError("Dataset.from_tensor_slices: no tensors given; pass at least one tensor (e.g. x, y)");
+    throw ValueError(fmt::format("{}: no tensors given; pass at least one tensor (e.g. x, y)", what));
   for (std::size_t i = 0; i < components.size(); ++i) {
     const Tensor& t = components[i];
     if (!t.defined())
       throw StateError(
-          fmt::format("Dataset.from_tensor_slices: tensor {} is undefined (default-constructed); "
+          fmt::format("{}: tensor {} is undefined (default-constructed); "
                       "pass tensors that hold data",
-                      i));
+                      what, i));
     if (t.rank() == 0)
       throw ShapeError(
-          fmt::format("Dataset.from_tensor_slices: tensor {} is a scalar (shape ()); it needs a "
+          fmt::format("{}: tensor {} is a scalar (shape ()); it needs a "
                       "leading axis to slice along, e.g. reshape it to (1,)",
-                      i));
+                      what, i));
     if (t.dim(0) != components[0].dim(0))
       throw ShapeError(
-          fmt::format("Dataset.from_tensor_slices: tensor 0 has shape {} but tensor {} has shape {}; "
+          fmt::format("{}: tensor 0 has shape {} but tensor {} has shape {}; "
                       "all tensors need the same number of rows (axis 0), e.g. as many labels "
                       "as images",
-                      shape_str(components[0].shape()), i, shape_str(t.shape())));
+                      what, shape_str(components[0].shape()), i, shape_str(t.shape())));
   }
+}
+
+}  // namespace
+
+Dataset Dataset::from_tensor_slices(std::vector<Tensor> components) {
+  check_components(components, "Dataset.from_tensor_slices");
   return Dataset(std::make_shared<SlicesNode>(detail::RowSource{std::move(components), {}}));
 }
 
@@ -74,7 +79,7 @@ Dataset Dataset::from_tensor_slices(Tensor x, Tensor y) {
 
 Dataset Dataset::from_tensor_slices_scaled(std::vector<Tensor> components, std::vector<float> divisors) {
   const std::size_t n = components.size();
-  (void)from_tensor_slices(components);  // the same checks of the tensors
+  check_components(components, "Dataset.from_tensor_slices_scaled");
   if (divisors.size() != n)
     throw ValueError(
         fmt::format("Dataset.from_tensor_slices_scaled: {} tensors but {} divisors; give one divisor "
