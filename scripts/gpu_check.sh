@@ -4,7 +4,8 @@
 #
 #   scripts/gpu_check.sh LOGDIR                       # builds here: -DKERASCPP_CUDA=ON, sm_90, all cores
 #   scripts/gpu_check.sh LOGDIR --prebuilt B.tar.xz   # runs a scripts/gpu_bundle.sh bundle instead
-#   options: --skip-tests, --skip-bench, --only-tests (the suite alone), --tests 'doctest filter'
+#   options: --skip-tests, --skip-bench, --only-tests (the suite alone), --tests 'doctest filter',
+#            --deadline SECONDS (every stage's limit is cut to what is left of it; later stages skip)
 #
 # Each stage has its own time limit, so one hang does not cost the rest of the visit; the exit
 # status is the GPU suite's. On this workplace's lent GPU machines (no kerascpp dependencies, no
@@ -17,7 +18,7 @@ set -uo pipefail
 cd "$(dirname "$0")/.."
 logdir=${1:?usage: gpu_check.sh LOGDIR [--prebuilt BUNDLE] [--skip-tests] [--skip-bench] [--tests FILTER]}
 shift
-prebuilt="" run_tests=1 run_bench=1 run_examples=1 filter=""
+prebuilt="" run_tests=1 run_bench=1 run_examples=1 filter="" deadline=100000
 while (($#)); do
   case $1 in
     --prebuilt) prebuilt=$2; shift ;;
@@ -25,10 +26,15 @@ while (($#)); do
     --skip-bench) run_bench=0 ;;
     --only-tests) run_bench=0; run_examples=0 ;;
     --tests) filter=$2; shift ;;
+    --deadline) deadline=$2; shift ;;
     *) echo "gpu_check: unknown option $1" >&2; exit 2 ;;
   esac
   shift
 done
+# remaining LIMIT: a stage's time limit, cut to what is left of --deadline SECONDS (from the start)
+# so that the visit ends inside the device call's own limit with its logs written.
+start_s=$SECONDS
+remaining() { local left=$((deadline - (SECONDS - start_s))); ((left < $1)) && echo $((left > 1 ? left : 1)) || echo "$1"; }
 mkdir -p "$logdir"
 logdir=$(cd "$logdir" && pwd)
 summary="$logdir/summary.txt"
@@ -74,28 +80,49 @@ if k ldd "$lib/libkerascpp_cuda.so" | grep -q 'not found'; then
 fi
 
 # ---------------------------------------------------------------- GPU suite
+# Each test case runs in its own process, four at a time: on code that has never run on a GPU a
+# crash or a hang must cost one case, not the rest of the suite (and the visit).
 status=0
 if ((run_tests)); then
-  args=(--duration=true)
-  [ -n "$filter" ] && args+=("--test-case=$filter")
-  KERASCPP_REQUIRE_GPU=1 k timeout 360 "$gpu_tests" "${args[@]}" >"$logdir/gpu_tests.log" 2>&1
-  status=$?
-  note "GPU suite: exit $status; $(grep -E '^\[doctest\] (test cases|assertions)' "$logdir/gpu_tests.log" | tr -s ' ' | tr '\n' ' ')"
-  grep -E 'max\|dw\||rel_error' "$logdir/gpu_tests.log" | sed 's/^/  /' | tee -a "$summary" >/dev/null
+  cases=$(mktemp -d /tmp/kerascpp-cases.XXXX)
+  k "$gpu_tests" --list-test-cases "${filter:+--test-case=$filter}" 2>&1 |
+    awk '/^====/ {n++; next} n == 1' >"$cases/names"
+  run_case() {  # index, name: doctest's filter takes commas as separators, so they are escaped
+    local i=$1 name=$2
+    KERASCPP_REQUIRE_GPU=1 OMP_NUM_THREADS=4 LD_LIBRARY_PATH=$kerascpp_libs timeout "$case_limit" "$gpu_tests" \
+      --duration=true "--test-case=${name//,/\\,}" >"$cases/$i.log" 2>&1
+    echo $? >"$cases/$i.rc"
+  }
+  export -f run_case
+  export cases gpu_tests kerascpp_libs case_limit=$(remaining 150)
+  awk '{print NR "\t" $0}' "$cases/names" | tr '\n' '\0' | xargs -0 -P4 -I{} bash -c 'IFS=$(printf "\t") read -r i n <<<"$1"; run_case "$i" "$n"' _ {}
+  passed=0 failed=0
+  : >"$logdir/gpu_tests.log"
+  while IFS= read -r -u3 name; do
+    i=$((passed + failed + 1)) rc=$(cat "$cases/$i.rc" 2>/dev/null || echo "not run")
+    { echo "==== [$i] $name: exit $rc"; cat "$cases/$i.log" 2>/dev/null; } >>"$logdir/gpu_tests.log"
+    if [ "$rc" = 0 ]; then passed=$((passed + 1)); else
+      failed=$((failed + 1)) status=1
+      note "  FAILED (exit $rc): $name"
+      grep -m2 -E 'ERROR|error:|what\(\)|Error|Segmentation|Aborted' "$cases/$i.log" | cut -c1-300 | sed 's/^/      /' | tee -a "$summary" >/dev/null
+    fi
+  done 3<"$cases/names"
+  note "GPU suite: $passed passed, $failed failed (one process per case; gpu_tests.log)"
+  grep -hE 'max\|dw\||rel_error' "$cases"/*.log | sed 's/^/  /' | tee -a "$summary" >/dev/null
 fi
 
 # ---------------------------------------------------------------- examples
 if ((run_examples)); then
   if [ -n "${KERASCPP_DATA:-}" ] || [ -d /usr/share/datasets/fashion-mnist ]; then
     run_dir=$(mktemp -d /tmp/fashion_mnist_run.XXXX)  # checkpoints and event files stay on the machine
-    k timeout 120 "$examples/fashion_mnist" --num_gpus 1 --train_epochs 2 --model_dir "$run_dir" \
+    k timeout "$(remaining 60)" "$examples/fashion_mnist" --num_gpus 1 --train_epochs 2 --model_dir "$run_dir" \
       >"$logdir/fashion_mnist.log" 2>&1
     note "fashion_mnist --num_gpus 1 --train_epochs 2: exit $? $(grep -E 'accuracy' "$logdir/fashion_mnist.log" | tail -1)"
     note "  files: $(cd "$run_dir" && find . -type f | sort | tr '\n' ' ')"
   else
     note "fashion_mnist: skipped (no Fashion-MNIST data on this machine)"
   fi
-  k timeout 120 "$examples/resnet" --resnet_size 50 --use_synthetic_data --num_gpus 1 --batch_size 64 \
+  k timeout "$(remaining 90)" "$examples/resnet" --resnet_size 50 --use_synthetic_data --num_gpus 1 --batch_size 64 \
     --train_steps 30 --log_steps 10 >"$logdir/resnet50.log" 2>&1
   note "resnet --resnet_size 50 --num_gpus 1: exit $? $(grep -E 'throughput' "$logdir/resnet50.log")"
 fi
@@ -105,22 +132,27 @@ if ((run_bench)); then
   jsonl="$logdir/bench.jsonl"
   : >"$jsonl"
   run() {  # label, limit, command...
-    local label=$1 limit=$2
+    local label=$1 limit
+    limit=$(remaining "$2")
     shift 2
+    ((limit > 5)) || { note "bench $label: skipped (deadline)"; return; }
     timeout "$limit" "$@" >>"$jsonl" 2>>"$logdir/bench.err" || note "bench $label: exit $?"
   }
-  for fw in kerascpp pytorch; do
-    if [ $fw = kerascpp ]; then cmd=(env "LD_LIBRARY_PATH=$kerascpp_libs" "$bench") dev=gpu; else cmd=(python3 bench/peers/torch_bench.py) dev=cuda; fi
-    for b in 128 1024; do
-      run "$fw mlp b$b" 120 "${cmd[@]}" train --model mlp --batch $b --device $dev --workload "mlp_b$b"
-      run "$fw cnn b$b" 120 "${cmd[@]}" train --model cnn --batch $b --device $dev --workload "cnn_b$b"
-    done
-    for b in 64 128; do
-      run "$fw resnet50 b$b" 240 "${cmd[@]}" train --model resnet50 --batch $b --device $dev --workload "resnet50_b$b" \
-        --windows 5 --window-steps 20 --warmup-steps 10
-    done
-    run "$fw predict" 120 "${cmd[@]}" predict --device $dev --samples 500
-  done
+  both() {  # label, limit, arguments: kerascpp then PyTorch, so a deadline cuts whole pairs
+    local label=$1 limit=$2
+    shift 2
+    run "kerascpp $label" "$limit" env "LD_LIBRARY_PATH=$kerascpp_libs" "$bench" "$@" --device gpu
+    run "pytorch $label" "$limit" python3 bench/peers/torch_bench.py "$@" --device cuda
+  }
+  resnet=(--model resnet50 --windows 5 --window-steps 20 --warmup-steps 10)
+  # Most telling first: per-step overhead, latency, then the compute-bound ResNet-50.
+  both "mlp b128" 60 train --model mlp --batch 128 --workload mlp_b128
+  both "predict" 60 predict --samples 500
+  both "resnet50 b64" 120 train "${resnet[@]}" --batch 64 --workload resnet50_b64
+  both "cnn b128" 60 train --model cnn --batch 128 --workload cnn_b128
+  both "mlp b1024" 60 train --model mlp --batch 1024 --workload mlp_b1024
+  both "cnn b1024" 60 train --model cnn --batch 1024 --workload cnn_b1024
+  both "resnet50 b128" 120 train "${resnet[@]}" --batch 128 --workload resnet50_b128
   python3 bench/gpu_report.py "$jsonl" | tee -a "$summary"
 fi
 echo
