@@ -18,7 +18,7 @@ trap 'rm -rf "$stage"' EXIT
 mkdir -p "$stage/bin" "$stage/lib"
 
 bins=()
-for b in tests/gpu/kerascpp_gpu_tests bench/kerascpp_bench fashion_mnist resnet; do
+for b in tests/gpu/kerascpp_gpu_tests bench/kerascpp_bench bench/cudnn_layout_bench fashion_mnist resnet; do
   [ -x "$build/$b" ] || { echo "gpu_bundle: $build/$b is missing; build it first" >&2; exit 1; }
   cp "$build/$b" "$stage/bin/"
   bins+=("$build/$b")

@@ -5,20 +5,22 @@
 #   scripts/gpu_check.sh LOGDIR                       # builds here: -DKERASCPP_CUDA=ON, sm_90, all cores
 #   scripts/gpu_check.sh LOGDIR --prebuilt B.tar.xz   # runs a scripts/gpu_bundle.sh bundle instead
 #   options: --skip-tests, --skip-bench, --only-tests (the suite alone), --tests 'doctest filter',
-#            --deadline SECONDS (every stage's limit is cut to what is left of it; later stages skip)
+#            --deadline SECONDS (every stage's limit is cut to what is left of it; later stages skip),
+#            --workloads REGEX (the benchmark pairs whose label matches), --profile (cuDNN's NHWC/NCHW
+#            convolution times for ResNet-50 and an ncu per-kernel summary of kerascpp's ResNet-50 step)
 #
 # Each stage has its own time limit, so one hang does not cost the rest of the visit; the exit
 # status is the GPU suite's. On this workplace's lent GPU machines (no kerascpp dependencies, no
 # network, 10 minutes a command): build here with scripts/gpu_bundle.sh into a folder that
-# .git/info/exclude ignores (.gpu/), carry it, and split the visit in two commands:
-#   bash scripts/gpu_check.sh $OUT/t --prebuilt .gpu/bundle.tar.xz --only-tests
-#   bash scripts/gpu_check.sh $OUT/b --prebuilt .gpu/bundle.tar.xz --skip-tests
-# LOGDIR holds at most 7 files, so everything in it comes back from $OUT.
+# .git/info/exclude ignores (.gpu/), carry it, and run one command inside the call's limit:
+#   bash scripts/gpu_check.sh $OUT --prebuilt .gpu/bundle.tar.xz --deadline 330
+# $OUT brings back 8 files: LOGDIR gets 7 (summary, machine, gpu_tests.log, the two example logs,
+# bench.jsonl, bench.err), or with --profile --skip-examples 8 (layout.txt, ncu.csv, ncu.err).
 set -uo pipefail
 cd "$(dirname "$0")/.."
 logdir=${1:?usage: gpu_check.sh LOGDIR [--prebuilt BUNDLE] [--skip-tests] [--skip-bench] [--tests FILTER]}
 shift
-prebuilt="" run_tests=1 run_bench=1 run_examples=1 filter="" deadline=100000
+prebuilt="" run_tests=1 run_bench=1 run_examples=1 run_profile=0 filter="" deadline=100000 workloads=.
 while (($#)); do
   case $1 in
     --prebuilt) prebuilt=$2; shift ;;
@@ -27,6 +29,9 @@ while (($#)); do
     --only-tests) run_bench=0; run_examples=0 ;;
     --tests) filter=$2; shift ;;
     --deadline) deadline=$2; shift ;;
+    --workloads) workloads=$2; shift ;;
+    --profile) run_profile=1 ;;
+    --skip-examples) run_examples=0 ;;
     *) echo "gpu_check: unknown option $1" >&2; exit 2 ;;
   esac
   shift
@@ -46,7 +51,7 @@ if [ -n "$prebuilt" ]; then
   root=$(mktemp -d /tmp/kerascpp-gpu.XXXX)
   tar -C "$root" -xJf "$prebuilt"
   bin=$root/bin lib=$root/lib
-  gpu_tests=$bin/kerascpp_gpu_tests bench=$bin/kerascpp_bench examples=$bin
+  gpu_tests=$bin/kerascpp_gpu_tests bench=$bin/kerascpp_bench examples=$bin bin_dir=$bin
   [ -d "$root/data" ] && export KERASCPP_DATA=$root/data
 else
   cmake -S . -B build-gpu -G Ninja -DCMAKE_BUILD_TYPE=Release -DKERASCPP_CUDA=ON -DCMAKE_CUDA_ARCHITECTURES=90 \
@@ -54,6 +59,7 @@ else
     cmake --build build-gpu -j"$(nproc)" >>"$logdir/build.log" 2>&1 || { note "build FAILED (build.log)"; exit 1; }
   lib=$PWD/build-gpu
   gpu_tests=build-gpu/tests/gpu/kerascpp_gpu_tests bench=build-gpu/bench/kerascpp_bench examples=build-gpu
+  bin_dir=build-gpu/bench
 fi
 
 # cuBLAS, cuDNN and NCCL come from the GPU machine: the CUDA toolkit's own directory, or the
@@ -141,6 +147,7 @@ if ((run_bench)); then
   both() {  # label, limit, arguments: kerascpp then PyTorch, so a deadline cuts whole pairs
     local label=$1 limit=$2
     shift 2
+    [[ $label =~ $workloads ]] || return 0
     run "kerascpp $label" "$limit" env "LD_LIBRARY_PATH=$kerascpp_libs" "$bench" "$@" --device gpu
     run "pytorch $label" "$limit" python3 bench/peers/torch_bench.py "$@" --device cuda
   }
@@ -154,6 +161,24 @@ if ((run_bench)); then
   both "cnn b1024" 60 train --model cnn --batch 1024 --workload cnn_b1024
   both "resnet50 b128" 120 train "${resnet[@]}" --batch 128 --workload resnet50_b128
   python3 bench/gpu_report.py "$jsonl" | tee -a "$summary"
+fi
+
+# ---------------------------------------------------------------- profile
+if ((run_profile)); then
+  k timeout "$(remaining 60)" "$bin_dir/cudnn_layout_bench" 64 >"$logdir/layout.txt" 2>&1
+  note "cuDNN float32 NHWC vs NCHW (layout.txt): $(tail -1 "$logdir/layout.txt")"
+  ncu=$(command -v ncu || ls /opt/nvidia/nsight-compute/*/ncu /usr/local/cuda/bin/ncu 2>/dev/null | head -1)
+  if [ -n "$ncu" ]; then
+    # About steps 8-9 of ResNet-50 at batch 64 (past warm-up and algorithm search): one metric,
+    # the kernel's duration, so each kernel runs once.
+    k timeout "$(remaining 120)" "$ncu" --metrics gpu__time_duration.sum --clock-control none --launch-skip 8000 \
+      --launch-count 1500 --csv --page raw "$bench" train --model resnet50 --batch 64 --device gpu --windows 1 \
+      --window-steps 10 --warmup-steps 5 >"$logdir/ncu.csv" 2>"$logdir/ncu.err"
+    note "ncu: exit $?; kernels by total time (ncu.csv):"
+    python3 bench/ncu_summary.py "$logdir/ncu.csv" 2>&1 | head -25 | tee -a "$summary"
+  else
+    note "ncu: not found"
+  fi
 fi
 echo
 echo "==== summary ($logdir/summary.txt)"

@@ -18,10 +18,13 @@
 // gradient of the padded input and crops its interior into dx; backward weights reads the
 // padded input. Symmetric padding goes to cuDNN directly.
 //
-// Algorithms come from cudnnGet*Algorithm_v7 heuristics, the first one that succeeds, is not a
-// tensor-core (TF32) kernel and fits the workspace limit; the choice is cached per problem
-// (ConvAlgoKey). Should cuDNN then refuse to run it ("not supported"), the next candidate is
-// tried. Bias and activation follow the convolution as separate cuDNN calls.
+// Algorithms come from cudnnGet*Algorithm_v7 heuristics or, with KERASCPP_CUDNN_ALGO_SEARCH=find,
+// from cudnnFind*Algorithm (each algorithm run and timed once per problem, fastest first; only
+// deterministic ones are taken, so reruns stay bit-identical): the first candidate that
+// succeeds, is not a tensor-core (TF32) kernel and fits the workspace limit. The choice is
+// cached per problem (ConvAlgoKey). Should cuDNN then refuse to run it ("not supported"), the
+// next candidate is tried. Bias and activation follow the convolution as separate cuDNN calls.
+// KERASCPP_CUDNN_VERBOSE=1 prints each choice (algorithm, measured time, workspace, rejected).
 //
 // Depthwise convolution (the depthwise_conv2d_* ops) is the same code with C groups: the
 // [kh, kw, C, M] kernel, read as row-major [kh*kw, C*M], is an HWIO kernel with one input
@@ -130,12 +133,17 @@ bool tensor_core(cudnnMathType_t m) { return m == CUDNN_TENSOR_OP_MATH || m == C
 // 16-bit data may use them) and whose workspace (queried again for the algorithm) fits the
 // limit. `query` returns the workspace size of an algorithm under a math type or false when
 // cuDNN cannot say.
+// Measured candidates (`measured`) must also be deterministic. Returns the chosen index or -1.
 template <class Perf, class Query>
-bool pick(const std::vector<Perf>& perf, int returned, std::size_t limit, const std::vector<int>& excluded,
-          bool sixteen_bit, Query&& query, ConvAlgoChoice& choice, std::string& rejected) {
+int pick(const std::vector<Perf>& perf, int returned, std::size_t limit, const std::vector<int>& excluded,
+         bool sixteen_bit, bool measured, Query&& query, ConvAlgoChoice& choice, std::string& rejected) {
   for (int i = 0; i < returned; ++i) {
     const Perf& r = perf[static_cast<std::size_t>(i)];
     if (r.status != CUDNN_STATUS_SUCCESS) continue;
+    if (measured && r.determinism != CUDNN_DETERMINISTIC) {
+      rejected += fmt::format(" algo {} (nondeterministic, {:.3f} ms);", static_cast<int>(r.algo), r.time);
+      continue;
+    }
     if (std::find(excluded.begin(), excluded.end(), static_cast<int>(r.algo)) != excluded.end()) {
       rejected += fmt::format(" algo {} (failed to run);", static_cast<int>(r.algo));
       continue;
@@ -154,9 +162,9 @@ bool pick(const std::vector<Perf>& perf, int returned, std::size_t limit, const 
     choice.algo = static_cast<int>(r.algo);
     choice.workspace_bytes = bytes;
     choice.math = r.mathType;
-    return true;
+    return i;
   }
-  return false;
+  return -1;
 }
 
 // The algorithm for `key`: cached, or chosen by the heuristics, skipping `excluded` algorithms
@@ -168,9 +176,9 @@ ConvAlgoChoice choose_algo(DnnState& d, const ConvAlgoKey& key, const ConvDescs&
   auto it = d.conv_algos.find(key);
   if (it != d.conv_algos.end() && excluded.empty()) return it->second;
   const bool sixteen = key.dtype != DType::float32;
-  // Heuristics status: a 16-bit configuration cuDNN refuses is "no algorithm", not an error.
+  // Search status: a 16-bit configuration cuDNN refuses is "no algorithm", not an error.
   bool refused = false;
-  auto heuristics = [&](cudnnStatus_t st, const char* call) {
+  auto search_status = [&](cudnnStatus_t st, const char* call) {
     if (st == CUDNN_STATUS_SUCCESS) return;
     if (sixteen) {
       refused = true;
@@ -199,24 +207,45 @@ ConvAlgoChoice choose_algo(DnnState& d, const ConvAlgoKey& key, const ConvDescs&
   ConvAlgoChoice choice;
   bool found = false;
   std::string rejected;
+  const bool find = d.conv_find;
+  // The chosen result, printed under KERASCPP_CUDNN_VERBOSE (time is -1 from the heuristics).
+  auto chosen = [&](const auto& perf, int index) {
+    found = index >= 0;
+    if (!d.conv_verbose) return;
+    if (!found) {
+      fmt::print(stderr, "kerascpp cuDNN {}: {}: no algorithm;{}\n", find ? "find" : "heuristics", key.describe(),
+                 rejected);
+      return;
+    }
+    const auto& r = perf[static_cast<std::size_t>(index)];
+    fmt::print(stderr, "kerascpp cuDNN {}: {}: algo {} ({:.3f} ms, {:.1f} MiB, math {}, {}){}{}\n",
+               find ? "find" : "heuristics", key.describe(), static_cast<int>(r.algo), find ? r.time : -1.0,
+               static_cast<double>(r.memory) / (1 << 20), static_cast<int>(r.mathType),
+               r.determinism == CUDNN_DETERMINISTIC ? "deterministic" : "nondeterministic",
+               rejected.empty() ? "" : "; rejected:", rejected);
+  };
   switch (key.direction) {
     case ConvDirection::forward: {
       int max_count = 0;
       KCPP_CUDNN_CHECK(cudnnGetConvolutionForwardAlgorithmMaxCount(d.dnn, &max_count));
       std::vector<cudnnConvolutionFwdAlgoPerf_t> perf(static_cast<std::size_t>(std::max(max_count, 1)));
       int returned = 0;
-      heuristics(cudnnGetConvolutionForwardAlgorithm_v7(d.dnn, cd.x, cd.w, cd.conv, cd.y, static_cast<int>(perf.size()),
-                                                        &returned, perf.data()),
-                 "cudnnGetConvolutionForwardAlgorithm_v7");
+      const int count = static_cast<int>(perf.size());
+      if (find)
+        search_status(cudnnFindConvolutionForwardAlgorithm(d.dnn, cd.x, cd.w, cd.conv, cd.y, count, &returned, perf.data()),
+                   "cudnnFindConvolutionForwardAlgorithm");
+      else
+        search_status(cudnnGetConvolutionForwardAlgorithm_v7(d.dnn, cd.x, cd.w, cd.conv, cd.y, count, &returned, perf.data()),
+                   "cudnnGetConvolutionForwardAlgorithm_v7");
       if (refused) break;
-      found = pick(
-          perf, returned, d.workspace_limit, excluded, sixteen,
+      chosen(perf, pick(
+          perf, returned, d.workspace_limit, excluded, sixteen, find,
           [&](cudnnConvolutionFwdAlgo_t a, cudnnMathType_t m, std::size_t& bytes) {
             set_math(m);
             return cudnnGetConvolutionForwardWorkspaceSize(d.dnn, cd.x, cd.w, cd.conv, cd.y, a, &bytes) ==
                    CUDNN_STATUS_SUCCESS;
           },
-          choice, rejected);
+          choice, rejected));
       break;
     }
     case ConvDirection::backward_data: {
@@ -224,18 +253,24 @@ ConvAlgoChoice choose_algo(DnnState& d, const ConvAlgoKey& key, const ConvDescs&
       KCPP_CUDNN_CHECK(cudnnGetConvolutionBackwardDataAlgorithmMaxCount(d.dnn, &max_count));
       std::vector<cudnnConvolutionBwdDataAlgoPerf_t> perf(static_cast<std::size_t>(std::max(max_count, 1)));
       int returned = 0;
-      heuristics(cudnnGetConvolutionBackwardDataAlgorithm_v7(d.dnn, cd.w, cd.y, cd.conv, cd.x,
-                                                             static_cast<int>(perf.size()), &returned, perf.data()),
-                 "cudnnGetConvolutionBackwardDataAlgorithm_v7");
+      const int count = static_cast<int>(perf.size());
+      if (find)
+        search_status(cudnnFindConvolutionBackwardDataAlgorithm(d.dnn, cd.w, cd.y, cd.conv, cd.x, count, &returned,
+                                                             perf.data()),
+                   "cudnnFindConvolutionBackwardDataAlgorithm");
+      else
+        search_status(cudnnGetConvolutionBackwardDataAlgorithm_v7(d.dnn, cd.w, cd.y, cd.conv, cd.x, count, &returned,
+                                                               perf.data()),
+                   "cudnnGetConvolutionBackwardDataAlgorithm_v7");
       if (refused) break;
-      found = pick(
-          perf, returned, d.workspace_limit, excluded, sixteen,
+      chosen(perf, pick(
+          perf, returned, d.workspace_limit, excluded, sixteen, find,
           [&](cudnnConvolutionBwdDataAlgo_t a, cudnnMathType_t m, std::size_t& bytes) {
             set_math(m);
             return cudnnGetConvolutionBackwardDataWorkspaceSize(d.dnn, cd.w, cd.y, cd.conv, cd.x, a, &bytes) ==
                    CUDNN_STATUS_SUCCESS;
           },
-          choice, rejected);
+          choice, rejected));
       break;
     }
     case ConvDirection::backward_filter: {
@@ -243,18 +278,24 @@ ConvAlgoChoice choose_algo(DnnState& d, const ConvAlgoKey& key, const ConvDescs&
       KCPP_CUDNN_CHECK(cudnnGetConvolutionBackwardFilterAlgorithmMaxCount(d.dnn, &max_count));
       std::vector<cudnnConvolutionBwdFilterAlgoPerf_t> perf(static_cast<std::size_t>(std::max(max_count, 1)));
       int returned = 0;
-      heuristics(cudnnGetConvolutionBackwardFilterAlgorithm_v7(d.dnn, cd.x, cd.y, cd.conv, cd.w,
-                                                               static_cast<int>(perf.size()), &returned, perf.data()),
-                 "cudnnGetConvolutionBackwardFilterAlgorithm_v7");
+      const int count = static_cast<int>(perf.size());
+      if (find)
+        search_status(cudnnFindConvolutionBackwardFilterAlgorithm(d.dnn, cd.x, cd.y, cd.conv, cd.w, count, &returned,
+                                                               perf.data()),
+                   "cudnnFindConvolutionBackwardFilterAlgorithm");
+      else
+        search_status(cudnnGetConvolutionBackwardFilterAlgorithm_v7(d.dnn, cd.x, cd.y, cd.conv, cd.w, count, &returned,
+                                                                 perf.data()),
+                   "cudnnGetConvolutionBackwardFilterAlgorithm_v7");
       if (refused) break;
-      found = pick(
-          perf, returned, d.workspace_limit, excluded, sixteen,
+      chosen(perf, pick(
+          perf, returned, d.workspace_limit, excluded, sixteen, find,
           [&](cudnnConvolutionBwdFilterAlgo_t a, cudnnMathType_t m, std::size_t& bytes) {
             set_math(m);
             return cudnnGetConvolutionBackwardFilterWorkspaceSize(d.dnn, cd.x, cd.y, cd.conv, cd.w, a, &bytes) ==
                    CUDNN_STATUS_SUCCESS;
           },
-          choice, rejected);
+          choice, rejected));
       break;
     }
   }

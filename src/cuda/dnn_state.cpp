@@ -7,6 +7,7 @@
 #include <cstdlib>
 #include <cstring>
 #include <limits>
+#include <string_view>
 
 #include "cuda/device_runtime.hpp"
 #include "cuda/kernels/kernels.hpp"
@@ -82,6 +83,8 @@ DnnState::DnnState(cudaStream_t s) : stream(s) {
     unsigned long long mb = std::strtoull(env, &end, 10);
     if (end != env && *end == '\0' && mb > 0 && mb < (1ull << 24)) workspace_limit = static_cast<std::size_t>(mb) << 20;
   }
+  if (const char* env = std::getenv("KERASCPP_CUDNN_ALGO_SEARCH")) conv_find = std::string_view(env) == "find";
+  if (const char* env = std::getenv("KERASCPP_CUDNN_VERBOSE")) conv_verbose = *env && std::string_view(env) != "0";
   try {
     KCPP_CUBLAS_CHECK(cublasCreate(&blas));
     KCPP_CUBLAS_CHECK(cublasSetStream(blas, stream));

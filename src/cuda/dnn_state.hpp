@@ -106,6 +106,12 @@ struct DnnState {
   // Upper bound of the one workspace shared by cuDNN convolutions and cuBLASLt: 256 MiB unless
   // the environment variable KERASCPP_GPU_WORKSPACE_MB says otherwise.
   std::size_t workspace_limit = std::size_t{256} << 20;
+  // How convolution algorithms are chosen (KERASCPP_CUDNN_ALGO_SEARCH): cuDNN's heuristics
+  // (cudnnGet*Algorithm_v7, no GPU work) or measurement (cudnnFind*Algorithm: every algorithm
+  // timed once per problem, as TensorFlow's autotuning and PyTorch's cudnn.benchmark do).
+  bool conv_find = false;
+  // KERASCPP_CUDNN_VERBOSE=1: each new convolution choice printed to stderr.
+  bool conv_verbose = false;
 
   // ---- buffers (each valid until the next call that asks the same buffer for more) ----
   // The workspace: at least `bytes`, grown on demand up to workspace_limit (beyond it throws,

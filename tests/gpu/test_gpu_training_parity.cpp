@@ -5,6 +5,7 @@
 // float32 summation order; the bound is what 50 steps of that may add up to.
 #include <doctest/doctest.h>
 
+#include <algorithm>
 #include <cmath>
 #include <cstdint>
 #include <string>
@@ -48,20 +49,38 @@ K::Dataset parity_data(const K::Shape& image) {
 
 struct Run {
   std::vector<K::Tensor> initial, final;
+  std::vector<std::string> paths;  // each weight's variable path, in get_weights() order
 };
 
-Run train_on(const Case& c, const D::Strategy& strategy) {
+Run train_on(const Case& c, const D::Strategy& strategy, std::int64_t steps = kSteps) {
   K::set_random_seed(11);  // same initial weights and dropout streams on both devices
   K::Model model = c.build();
   Run r;
   r.initial = model.get_weights();
+  for (const K::Variable* v : model.variables()) r.paths.push_back(v->path());
   model.compile({.optimizer = c.optimizer(),
                  .loss = K::losses::SparseCategoricalCrossentropy(),
                  .metrics = {"accuracy"},
                  .distribute = strategy});
-  model.fit(parity_data(c.image), {.epochs = 1, .verbose = 0});
+  model.fit(parity_data(c.image), {.epochs = 1, .steps_per_epoch = steps, .verbose = 0});
   r.final = model.get_weights();
   return r;
+}
+
+// The weights that differ most between two runs, for the failure message: where a divergence
+// starts (a first step already apart) says more than the maximum after 50 steps.
+std::string worst_weights(const Run& a, const Run& b, std::size_t count) {
+  std::vector<std::pair<double, std::size_t>> diffs;
+  for (std::size_t i = 0; i < a.final.size(); ++i) diffs.emplace_back(max_abs_diff({a.final[i]}, {b.final[i]}), i);
+  std::sort(diffs.rbegin(), diffs.rend());
+  std::string out;
+  for (std::size_t k = 0; k < std::min(count, diffs.size()); ++k) {
+    const std::size_t i = diffs[k].second;
+    const std::vector<K::Tensor> zero{K::Tensor::zeros(a.final[i].shape())};
+    out += "\n    " + (i < a.paths.size() ? a.paths[i] : std::to_string(i)) + ": max|dw| " +
+           std::to_string(diffs[k].first) + " (max|w| " + std::to_string(max_abs_diff({a.final[i]}, zero)) + ")";
+  }
+  return out;
 }
 
 }  // namespace
@@ -94,6 +113,12 @@ TEST_CASE("gpu training: MLP, CNN and ResNet-20 trained 50 steps on gpu:0 end wi
                    << " (training moved the weights by up to " << moved << ")");
     CHECK(moved > 1e-2);  // the comparison is between trained models
     CHECK(diff <= 1e-4);
+    if (diff > 1e-4) {
+      const Run cpu1 = train_on(c, D::OneDeviceStrategy("cpu:0"), 1), gpu1 = train_on(c, D::OneDeviceStrategy("gpu:0"), 1);
+      MESSAGE(c.name << ": the weights furthest apart after " << kSteps << " steps:" << worst_weights(cpu, gpu0, 4)
+                     << "\n  and after 1 step (max|dw| " << max_abs_diff(cpu1.final, gpu1.final)
+                     << "):" << worst_weights(cpu1, gpu1, 4));
+    }
     for (auto& t : gpu0.final)
       for (float v : t.to_vector()) REQUIRE(std::isfinite(v));
   }
