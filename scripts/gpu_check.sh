@@ -169,9 +169,9 @@ if ((run_profile)); then
   note "cuDNN float32 NHWC vs NCHW (layout.txt): $(tail -1 "$logdir/layout.txt")"
   ncu=$(command -v ncu || ls /opt/nvidia/nsight-compute/*/ncu /usr/local/cuda/bin/ncu 2>/dev/null | head -1)
   if [ -n "$ncu" ]; then
-    # About steps 8-9 of ResNet-50 at batch 64 (past warm-up and algorithm search): one metric,
+    # Kernels 4000-5500 of ResNet-50 at batch 64 (past warm-up and algorithm search): one metric,
     # the kernel's duration, so each kernel runs once.
-    k timeout "$(remaining 120)" "$ncu" --metrics gpu__time_duration.sum --clock-control none --launch-skip 8000 \
+    k timeout "$(remaining 120)" "$ncu" --metrics gpu__time_duration.sum --clock-control none --launch-skip 4000 \
       --launch-count 1500 --csv --page raw "$bench" train --model resnet50 --batch 64 --device gpu --windows 1 \
       --window-steps 10 --warmup-steps 5 >"$logdir/ncu.csv" 2>"$logdir/ncu.err"
     note "ncu: exit $?; kernels by total time (ncu.csv):"

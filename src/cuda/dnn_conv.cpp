@@ -133,7 +133,8 @@ bool tensor_core(cudnnMathType_t m) { return m == CUDNN_TENSOR_OP_MATH || m == C
 // 16-bit data may use them) and whose workspace (queried again for the algorithm) fits the
 // limit. `query` returns the workspace size of an algorithm under a math type or false when
 // cuDNN cannot say.
-// Measured candidates (`measured`) must also be deterministic. Returns the chosen index or -1.
+// Measured candidates (`measured`) must also be deterministic, unless none is: then the fastest
+// nondeterministic one is taken (a second pass). Returns the chosen index or -1.
 template <class Perf, class Query>
 int pick(const std::vector<Perf>& perf, int returned, std::size_t limit, const std::vector<int>& excluded,
          bool sixteen_bit, bool measured, Query&& query, ConvAlgoChoice& choice, std::string& rejected) {
@@ -164,6 +165,7 @@ int pick(const std::vector<Perf>& perf, int returned, std::size_t limit, const s
     choice.math = r.mathType;
     return i;
   }
+  if (measured) return pick(perf, returned, limit, excluded, sixteen_bit, false, query, choice, rejected);
   return -1;
 }
 

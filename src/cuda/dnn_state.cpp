@@ -3,6 +3,7 @@
 
 #include <fmt/format.h>
 
+#include <algorithm>
 #include <climits>
 #include <cstdlib>
 #include <cstring>
@@ -78,6 +79,9 @@ AvgPoolFactors::~AvgPoolFactors() {
 DnnState::DnnState(cudaStream_t s) : stream(s) {
   KCPP_CUDA_CHECK(cudaGetDevice(&device));
   KCPP_CUDA_CHECK(cudaDeviceGetAttribute(&cc_major, cudaDevAttrComputeCapabilityMajor, device));
+  std::size_t free_bytes = 0, total_bytes = 0;
+  if (cudaMemGetInfo(&free_bytes, &total_bytes) == cudaSuccess)
+    workspace_limit = std::min(workspace_limit, std::max(total_bytes / 8, std::size_t{256} << 20));
   if (const char* env = std::getenv("KERASCPP_GPU_WORKSPACE_MB")) {
     char* end = nullptr;
     unsigned long long mb = std::strtoull(env, &end, 10);
