@@ -15,7 +15,7 @@
 # .git/info/exclude ignores (.gpu/), carry it, and run one command inside the call's limit:
 #   bash scripts/gpu_check.sh $OUT --prebuilt .gpu/bundle.tar.xz --deadline 330
 # $OUT brings back 8 files: LOGDIR gets 7 (summary, machine, gpu_tests.log, the two example logs,
-# bench.jsonl, bench.err), or with --profile --skip-examples 8 (layout.txt, ncu.csv, ncu.err).
+# bench.jsonl, bench.err), or with --profile --skip-examples 8 (layout.txt, profile.log, ncu.csv).
 set -uo pipefail
 cd "$(dirname "$0")/.."
 logdir=${1:?usage: gpu_check.sh LOGDIR [--prebuilt BUNDLE] [--skip-tests] [--skip-bench] [--tests FILTER]}
@@ -167,13 +167,28 @@ fi
 if ((run_profile)); then
   k timeout "$(remaining 60)" "$bin_dir/cudnn_layout_bench" 64 >"$logdir/layout.txt" 2>&1
   note "cuDNN float32 NHWC vs NCHW (layout.txt): $(tail -1 "$logdir/layout.txt")"
+  # The batch-norm and algorithm-search switches (src/cuda/dnn_state.hpp) on ResNet-50 b64, each
+  # after the GPU suite's batch-norm and training cases under it.
+  jsonl="$logdir/bench.jsonl"
+  for variant in default KERASCPP_GPU_BN_VIEW=nchw KERASCPP_GPU_BN_MODE=persistent KERASCPP_CUDNN_ALGO_SEARCH=find; do
+    vars=()
+    [ "$variant" = default ] || vars=("$variant")
+    env "${vars[@]}" KERASCPP_REQUIRE_GPU=1 LD_LIBRARY_PATH="$kerascpp_libs" timeout "$(remaining 60)" "$gpu_tests" \
+      '--test-case=*batchnorm*,*50 steps*' >>"$logdir/profile.log" 2>&1
+    tests_rc=$?
+    env "${vars[@]}" LD_LIBRARY_PATH="$kerascpp_libs" timeout "$(remaining 60)" "$bench" train --model resnet50 --batch 64 \
+      --device gpu --windows 3 --window-steps 20 --warmup-steps 10 --workload "resnet50_b64 $variant" \
+      >>"$jsonl" 2>>"$logdir/profile.log"
+    note "$variant: batch-norm/training cases exit $tests_rc; ResNet-50 b64 $(grep -F "\"resnet50_b64 $variant\"" "$jsonl" |
+      python3 -c 'import json,sys; print(round(json.loads(sys.stdin.readline())["samples_per_s"],1), "images/s")' 2>/dev/null)"
+  done
   ncu=$(command -v ncu || ls /opt/nvidia/nsight-compute/*/ncu /usr/local/cuda/bin/ncu 2>/dev/null | head -1)
   if [ -n "$ncu" ]; then
     # Kernels 4000-5500 of ResNet-50 at batch 64 (past warm-up and algorithm search): one metric,
     # the kernel's duration, so each kernel runs once.
     k timeout "$(remaining 120)" "$ncu" --metrics gpu__time_duration.sum --clock-control none --launch-skip 4000 \
       --launch-count 1500 --csv --page raw "$bench" train --model resnet50 --batch 64 --device gpu --windows 1 \
-      --window-steps 10 --warmup-steps 5 >"$logdir/ncu.csv" 2>"$logdir/ncu.err"
+      --window-steps 10 --warmup-steps 5 >"$logdir/ncu.csv" 2>>"$logdir/profile.log"
     note "ncu: exit $?; kernels by total time (ncu.csv):"
     python3 bench/ncu_summary.py "$logdir/ncu.csv" 2>&1 | head -25 | tee -a "$summary"
   else

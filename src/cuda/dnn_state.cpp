@@ -19,9 +19,6 @@ namespace {
 
 constexpr float kOne = 1.f, kZero = 0.f;
 
-// Largest count handed to one cudnnSetTensor call (its descriptor takes int dims).
-constexpr std::int64_t kFillChunk = std::int64_t{1} << 30;
-
 }  // namespace
 
 int cudnn_int(std::int64_t value, const char* op, const char* what) {
@@ -89,6 +86,9 @@ DnnState::DnnState(cudaStream_t s) : stream(s) {
   }
   if (const char* env = std::getenv("KERASCPP_CUDNN_ALGO_SEARCH")) conv_find = std::string_view(env) == "find";
   if (const char* env = std::getenv("KERASCPP_CUDNN_VERBOSE")) conv_verbose = *env && std::string_view(env) != "0";
+  if (const char* env = std::getenv("KERASCPP_GPU_BN_VIEW")) bn_nchw_view = std::string_view(env) == "nchw";
+  if (const char* env = std::getenv("KERASCPP_GPU_BN_MODE"); env && std::string_view(env) == "persistent")
+    bn_training_mode = CUDNN_BATCHNORM_SPATIAL_PERSISTENT;
   try {
     KCPP_CUBLAS_CHECK(cublasCreate(&blas));
     KCPP_CUBLAS_CHECK(cublasSetStream(blas, stream));
@@ -136,7 +136,7 @@ void* DnnState::workspace(std::size_t bytes, const char* op, const char* what) {
 const float* DnnState::ones(std::int64_t count) {
   if (count > ones_count_) {
     float* p = ones_.floats(device, count);
-    fill(p, count, 1.f, "ones");
+    fill(p, count, 1.f);
     ones_count_ = count;
   }
   return static_cast<const float*>(ones_.get(device, static_cast<std::size_t>(ones_count_) * sizeof(float)));
@@ -400,7 +400,7 @@ void DnnState::pad_nhwc(const float* x, float* xp, std::int64_t n, std::int64_t 
   const std::int64_t total = n * hp * wp * c;
   if (total == 0) return;
   if (fill_value == 0.f) zero(xp, total);
-  else fill(xp, total, fill_value, op);
+  else fill(xp, total, fill_value);
   if (n * h * w * c == 0) return;
   // One 3-D copy: each image is a slice of h rows of w*c floats. Source rows are packed (pitch
   // w*c floats, h rows per slice); destination rows have pitch wp*c floats and hp rows per
@@ -446,12 +446,11 @@ void DnnState::zero(float* dst, std::int64_t count) {
   KCPP_CUDA_CHECK(cudaMemsetAsync(dst, 0, static_cast<std::size_t>(count) * sizeof(float), stream));
 }
 
-void DnnState::fill(float* dst, std::int64_t count, float value, const char* op) {
-  // cudnnSetTensor on a flat (1, chunk, 1, 1) view; chunks keep each descriptor's dims in int.
-  for (std::int64_t done = 0; done < count; done += kFillChunk) {
-    const std::int64_t chunk = count - done < kFillChunk ? count - done : kFillChunk;
-    KCPP_CUDNN_CHECK(cudnnSetTensor(dnn, tensor_nchw(1, chunk, 1, 1, op), dst + done, &value));
-  }
+void DnnState::fill(float* dst, std::int64_t count, float value) {
+  // A kernel of our own: cudnnSetTensor on a flat (1, count, 1, 1) view ran one block column
+  // (grid 1 x 65535) and took 7.2 ms to fill max pooling's padded ResNet-50 input on an H200.
+  kern::fill(dst, value, count, stream);
+  KCPP_CUDA_CHECK(cudaGetLastError());
 }
 
 }  // namespace kerascpp::cuda

@@ -183,6 +183,10 @@ struct DnnState {
   std::map<std::array<std::int64_t, 10>, std::unique_ptr<AvgPoolFactors>> avg_pool_factors;
   std::map<std::int64_t, std::int64_t> bn_widths;  // rows M -> the W of batch norm's NHWC view (dnn_batchnorm.cpp)
   bool bn_nchw_view = false;                       // cuDNN refused batch norm on the NHWC view once: use the NCHW one
+  // Measurement switches for the next GPU visit (dnn_batchnorm.cpp): KERASCPP_GPU_BN_VIEW=nchw
+  // starts on the NCHW view, KERASCPP_GPU_BN_MODE=persistent trains with
+  // CUDNN_BATCHNORM_SPATIAL_PERSISTENT.
+  cudnnBatchNormMode_t bn_training_mode = CUDNN_BATCHNORM_SPATIAL;
 
   // ---- shared helpers (device pointers; all queued on the stream) ----
   // y = act(x) over a row-major [rows, cols] tensor; softmax runs over each row. x == y is fine.
@@ -203,7 +207,7 @@ struct DnnState {
                  std::int64_t top, std::int64_t bottom, std::int64_t left, std::int64_t right);
   void copy(const float* src, float* dst, std::int64_t count);  // device to device, skipped when src == dst
   void zero(float* dst, std::int64_t count);
-  void fill(float* dst, std::int64_t count, float value, const char* op);
+  void fill(float* dst, std::int64_t count, float value);
 
  private:
   cudnnTensorDescriptor_t tensor_4d(cudnnTensorFormat_t format, std::int64_t n, std::int64_t c, std::int64_t h,

@@ -19,6 +19,10 @@ __global__ void add_n_kernel(AddInputs in, int count, float* y, std::int64_t n) 
   }
 }
 
+__global__ void fill_kernel(float* x, float value, std::int64_t n) {
+  for (std::int64_t i = global_thread(); i < n; i += grid_threads()) x[i] = value;
+}
+
 __global__ void scale_kernel(float* x, float factor, std::int64_t n) {
   for (std::int64_t i = global_thread(); i < n; i += grid_threads()) x[i] *= factor;
 }
@@ -64,6 +68,11 @@ void add_n(const float* const* xs, int count, float* y, std::int64_t n, cudaStre
   AddInputs in{};
   for (int k = 0; k < count && k < kMaxAddInputs; ++k) in.x[k] = xs[k];
   add_n_kernel<<<elementwise_blocks(n), kThreads, 0, stream>>>(in, count < kMaxAddInputs ? count : kMaxAddInputs, y, n);
+}
+
+void fill(float* x, float value, std::int64_t n, cudaStream_t stream) {
+  if (n <= 0) return;
+  fill_kernel<<<elementwise_blocks(n), kThreads, 0, stream>>>(x, value, n);
 }
 
 void scale(float* x, float factor, std::int64_t n, cudaStream_t stream) {

@@ -39,6 +39,7 @@ constexpr int kMaxAddInputs = 8;
 // y = xs[0] + ... + xs[count-1]; xs is a host array of `count` (1..kMaxAddInputs) device
 // pointers. y may alias any input.
 void add_n(const float* const* xs, int count, float* y, std::int64_t n, cudaStream_t stream);
+void fill(float* x, float value, std::int64_t n, cudaStream_t stream);
 void scale(float* x, float factor, std::int64_t n, cudaStream_t stream);
 void multiply(const float* a, const float* b, float* y, std::int64_t n, cudaStream_t stream);
 // x[n·cols + c] *= w[n] for n < rows (x viewed as [rows, cols]).
