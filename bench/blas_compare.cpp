@@ -1,0 +1,117 @@
+// Which sgemm is fastest here, on the GEMMs kerascpp's training steps run: oneDNN's (the one
+// kerascpp uses) against any CBLAS library named on the command line, loaded with dlopen so that
+// their identical cblas_sgemm symbols never meet. Shapes: the large MLP (784-2048-2048-10 at
+// batch 4096) and the Fashion-MNIST MLP (784-512-256-10 at batch 1024), each layer's forward
+// (X·W), weight gradient (Xᵀ·dY) and input gradient (dY·Wᵀ), and the square 2048³/4096³ peaks.
+// The median of --reps timed calls after two warm-ups; threads as the libraries' own variables
+// set them (OMP_NUM_THREADS for oneDNN, OpenBLAS and BLIS with OpenMP, MKL_NUM_THREADS for MKL).
+//
+//   blas_compare [--reps N] [name=path/to/libcblas.so ...]
+//   e.g. blas_compare blis=/usr/lib/x86_64-linux-gnu/libblis.so.4 mkl=/opt/mkl/lib/libmkl_rt.so.3
+#include <dlfcn.h>
+#include <oneapi/dnnl/dnnl.h>
+
+#include <algorithm>
+#include <chrono>
+#include <cstdio>
+#include <cstdlib>
+#include <cstring>
+#include <string>
+#include <vector>
+
+namespace {
+
+// cblas_sgemm(order, transA, transB, M, N, K, alpha, A, lda, B, ldb, beta, C, ldc) with CBLAS'
+// enum values (RowMajor 101, NoTrans 111, Trans 112), the same in every implementation.
+using CblasSgemm = void (*)(int, int, int, int, int, int, float, const float*, int, const float*, int, float, float*,
+                            int);
+
+struct Gemm {
+  const char* what;
+  bool ta, tb;
+  int m, n, k;
+};
+
+std::vector<Gemm> shapes() {
+  std::vector<Gemm> g;
+  auto layer = [&](const char* name, int batch, int in, int out) {
+    static std::vector<std::string> names;  // keeps the labels alive
+    names.push_back(std::string(name) + " fwd");
+    g.push_back({names.back().c_str(), false, false, batch, out, in});
+    names.push_back(std::string(name) + " dW");
+    g.push_back({names.back().c_str(), true, false, in, out, batch});
+    names.push_back(std::string(name) + " dX");
+    g.push_back({names.back().c_str(), false, true, batch, in, out});
+  };
+  layer("large 784>2048", 4096, 784, 2048);
+  layer("large 2048>2048", 4096, 2048, 2048);
+  layer("mlp 784>512", 1024, 784, 512);
+  layer("mlp 512>256", 1024, 512, 256);
+  g.push_back({"square 2048", false, false, 2048, 2048, 2048});
+  g.push_back({"square 4096", false, false, 4096, 4096, 4096});
+  return g;
+}
+
+double median_seconds(int reps, const auto& call) {
+  call();
+  call();
+  std::vector<double> t;
+  for (int i = 0; i < reps; ++i) {
+    auto t0 = std::chrono::steady_clock::now();
+    call();
+    t.push_back(std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count());
+  }
+  std::sort(t.begin(), t.end());
+  return t[t.size() / 2];
+}
+
+}  // namespace
+
+int main(int argc, char** argv) {
+  int reps = 7;
+  std::vector<std::pair<std::string, CblasSgemm>> libs;
+  for (int i = 1; i < argc; ++i) {
+    if (!std::strcmp(argv[i], "--reps") && i + 1 < argc) {
+      reps = std::atoi(argv[++i]);
+      continue;
+    }
+    const char* eq = std::strchr(argv[i], '=');
+    if (!eq) {
+      std::fprintf(stderr, "blas_compare: expected name=library.so, got %s\n", argv[i]);
+      return 2;
+    }
+    void* h = dlopen(eq + 1, RTLD_NOW | RTLD_LOCAL);
+    auto* f = h ? reinterpret_cast<CblasSgemm>(dlsym(h, "cblas_sgemm")) : nullptr;
+    if (!f) {
+      std::fprintf(stderr, "blas_compare: %s: %s\n", eq + 1, h ? "no cblas_sgemm" : dlerror());
+      return 2;
+    }
+    libs.emplace_back(std::string(argv[i], static_cast<std::size_t>(eq - argv[i])), f);
+  }
+  std::printf("%-22s %6s %6s %6s | %9s", "GEMM (GFLOP/s)", "M", "N", "K", "oneDNN");
+  for (auto& [name, f] : libs) std::printf(" %9s", name.c_str());
+  std::printf("\n");
+  for (const Gemm& g : shapes()) {
+    std::vector<float> a(static_cast<std::size_t>(g.m) * g.k), b(static_cast<std::size_t>(g.k) * g.n),
+        c(static_cast<std::size_t>(g.m) * g.n);
+    for (std::size_t i = 0; i < a.size(); ++i) a[i] = static_cast<float>((i * 7919) % 1000) / 1000.f - 0.5f;
+    for (std::size_t i = 0; i < b.size(); ++i) b[i] = static_cast<float>((i * 104729) % 1000) / 1000.f - 0.5f;
+    const int lda = g.ta ? g.m : g.k, ldb = g.tb ? g.k : g.n;
+    const double flop = 2.0 * g.m * g.n * g.k;
+    std::printf("%-22s %6d %6d %6d |", g.what, g.m, g.n, g.k);
+    const double onednn = median_seconds(reps, [&] {
+      dnnl_sgemm(g.ta ? 'T' : 'N', g.tb ? 'T' : 'N', g.m, g.n, g.k, 1.f, a.data(), lda, b.data(), ldb, 0.f, c.data(),
+                 g.n);
+    });
+    std::printf(" %9.1f", flop / onednn / 1e9);
+    for (auto& [name, f] : libs) {
+      const double s = median_seconds(reps, [&] {
+        f(101, g.ta ? 112 : 111, g.tb ? 112 : 111, g.m, g.n, g.k, 1.f, a.data(), lda, b.data(), ldb, 0.f, c.data(), g.n);
+      });
+      std::printf(" %9.1f", flop / s / 1e9);
+    }
+    std::printf("\n");
+    std::fflush(stdout);
+  }
+  return 0;
+}
