@@ -15,6 +15,7 @@
 #include <chrono>
 #include <cstdio>
 #include <cstdlib>
+#include <cstdint>
 #include <cstring>
 #include <string>
 #include <vector>
@@ -25,6 +26,16 @@ namespace {
 // enum values (RowMajor 101, NoTrans 111, Trans 112), the same in every implementation.
 using CblasSgemm = void (*)(int, int, int, int, int, int, float, const float*, int, const float*, int, float, float*,
                             int);
+// A oneDNN library (another version than the one linked) offers dnnl_sgemm instead: row-major,
+// transposes as 'N'/'T', 64-bit sizes.
+using DnnlSgemm = int (*)(char, char, std::int64_t, std::int64_t, std::int64_t, float, const float*, std::int64_t,
+                          const float*, std::int64_t, float, float*, std::int64_t);
+
+struct Lib {
+  std::string name;
+  CblasSgemm cblas = nullptr;
+  DnnlSgemm dnnl = nullptr;
+};
 
 struct Gemm {
   const char* what;
@@ -69,7 +80,7 @@ double median_seconds(int reps, const auto& call) {
 
 int main(int argc, char** argv) {
   int reps = 7;
-  std::vector<std::pair<std::string, CblasSgemm>> libs;
+  std::vector<Lib> libs;
   for (int i = 1; i < argc; ++i) {
     if (!std::strcmp(argv[i], "--reps") && i + 1 < argc) {
       reps = std::atoi(argv[++i]);
@@ -81,15 +92,19 @@ int main(int argc, char** argv) {
       return 2;
     }
     void* h = dlopen(eq + 1, RTLD_NOW | RTLD_LOCAL);
-    auto* f = h ? reinterpret_cast<CblasSgemm>(dlsym(h, "cblas_sgemm")) : nullptr;
-    if (!f) {
-      std::fprintf(stderr, "blas_compare: %s: %s\n", eq + 1, h ? "no cblas_sgemm" : dlerror());
+    Lib lib{std::string(argv[i], static_cast<std::size_t>(eq - argv[i]))};
+    if (h) {
+      lib.cblas = reinterpret_cast<CblasSgemm>(dlsym(h, "cblas_sgemm"));
+      if (!lib.cblas) lib.dnnl = reinterpret_cast<DnnlSgemm>(dlsym(h, "dnnl_sgemm"));
+    }
+    if (!lib.cblas && !lib.dnnl) {
+      std::fprintf(stderr, "blas_compare: %s: %s\n", eq + 1, h ? "neither cblas_sgemm nor dnnl_sgemm" : dlerror());
       return 2;
     }
-    libs.emplace_back(std::string(argv[i], static_cast<std::size_t>(eq - argv[i])), f);
+    libs.push_back(lib);
   }
   std::printf("%-22s %6s %6s %6s | %9s", "GEMM (GFLOP/s)", "M", "N", "K", "oneDNN");
-  for (auto& [name, f] : libs) std::printf(" %9s", name.c_str());
+  for (const Lib& lib : libs) std::printf(" %9s", lib.name.c_str());
   std::printf("\n");
   for (const Gemm& g : shapes()) {
     std::vector<float> a(static_cast<std::size_t>(g.m) * g.k), b(static_cast<std::size_t>(g.k) * g.n),
@@ -104,9 +119,14 @@ int main(int argc, char** argv) {
                  g.n);
     });
     std::printf(" %9.1f", flop / onednn / 1e9);
-    for (auto& [name, f] : libs) {
+    for (const Lib& lib : libs) {
       const double s = median_seconds(reps, [&] {
-        f(101, g.ta ? 112 : 111, g.tb ? 112 : 111, g.m, g.n, g.k, 1.f, a.data(), lda, b.data(), ldb, 0.f, c.data(), g.n);
+        if (lib.cblas)
+          lib.cblas(101, g.ta ? 112 : 111, g.tb ? 112 : 111, g.m, g.n, g.k, 1.f, a.data(), lda, b.data(), ldb, 0.f,
+                    c.data(), g.n);
+        else
+          lib.dnnl(g.ta ? 'T' : 'N', g.tb ? 'T' : 'N', g.m, g.n, g.k, 1.f, a.data(), lda, b.data(), ldb, 0.f, c.data(),
+                   g.n);
       });
       std::printf(" %9.1f", flop / s / 1e9);
     }
