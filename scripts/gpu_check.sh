@@ -170,7 +170,8 @@ if ((run_profile)); then
   # The batch-norm and algorithm-search switches (src/cuda/dnn_state.hpp) on ResNet-50 b64, each
   # after the GPU suite's batch-norm and training cases under it.
   jsonl="$logdir/bench.jsonl"
-  for variant in default KERASCPP_GPU_BN_VIEW=nchw KERASCPP_GPU_BN_MODE=persistent KERASCPP_CUDNN_ALGO_SEARCH=find; do
+  for variant in default KERASCPP_GPU_BN=own KERASCPP_GPU_BN_VIEW=nchw KERASCPP_GPU_BN_MODE=persistent \
+    KERASCPP_CUDNN_ALGO_SEARCH=find; do
     vars=()
     [ "$variant" = default ] || vars=("$variant")
     env "${vars[@]}" KERASCPP_REQUIRE_GPU=1 LD_LIBRARY_PATH="$kerascpp_libs" timeout "$(remaining 60)" "$gpu_tests" \

@@ -23,8 +23,9 @@
 //
 // Speed (H200, ResNet-50 batch 64, ncu): on the default NHWC view (N = 1) cuDNN's training
 // kernels (bn_fw_tr_1C11_kernel_NCHW, bn_bw_1C11_kernel_new) took 64% of the step's GPU time.
-// KERASCPP_GPU_BN_VIEW=nchw and KERASCPP_GPU_BN_MODE=persistent (DnnState) select the
-// alternatives scripts/gpu_check.sh --profile times on the next visit; neither has run yet.
+// KERASCPP_GPU_BN_VIEW=nchw, KERASCPP_GPU_BN_MODE=persistent and KERASCPP_GPU_BN=own (DnnState)
+// select the alternatives scripts/gpu_check.sh --profile times on the next visit; none of the
+// three has run yet (the kernels behind "own" have: they are synchronized BN's, tested on an H200).
 //
 // Backward with given statistics (batch or synchronised): cuDNN's backward takes the mean and
 // 1/sqrt(var + eps) as savedMean/savedInvVariance and uses them as given. The inverse standard
@@ -128,6 +129,12 @@ void CudaBackend::batchnorm_forward_training(const Tensor& x, const Tensor& gamm
     else d.zero(py, C);
     return;
   }
+  if (d.bn_own_kernels) {
+    // Statistics by kerascpp's column reductions, then the given-statistics normalisation.
+    moments(x, mean, var);
+    batchnorm_forward_inference(x, gamma, beta, mean, var, eps, y);
+    return;
+  }
   nhwc_view(d, M, C, op);  // checks the sizes before any work is queued
   cudnnTensorDescriptor_t cd = channel_desc(d, C, op);
   const float* pg = gamma.defined() ? gamma.data<float>() : d.ones(C);
@@ -200,6 +207,14 @@ void CudaBackend::batchnorm_backward(const Tensor& dy, const Tensor& x, const Te
   if (M == 0) {
     if (dgamma.defined()) d.zero(dgamma.data<float>(), C);
     if (dbeta.defined()) d.zero(dbeta.data<float>(), C);
+    return;
+  }
+  if (d.bn_own_kernels) {
+    // The synchronized path's two halves with this replica's sums alone (elementwise apply, so
+    // dx may alias dy or x).
+    Tensor sums;
+    batchnorm_backward_reduce(dy, x, mean, var, eps, sums, dgamma, dbeta);
+    batchnorm_backward_apply(dy, x, gamma, mean, var, eps, sums, dx);
     return;
   }
   check_cudnn_elements(M * C, op, "x");

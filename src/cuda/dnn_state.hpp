@@ -185,7 +185,9 @@ struct DnnState {
   bool bn_nchw_view = false;                       // cuDNN refused batch norm on the NHWC view once: use the NCHW one
   // Measurement switches for the next GPU visit (dnn_batchnorm.cpp): KERASCPP_GPU_BN_VIEW=nchw
   // starts on the NCHW view, KERASCPP_GPU_BN_MODE=persistent trains with
-  // CUDNN_BATCHNORM_SPATIAL_PERSISTENT.
+  // CUDNN_BATCHNORM_SPATIAL_PERSISTENT, KERASCPP_GPU_BN=own trains on kerascpp's own kernels
+  // (moments, then the synchronized path's reduce/apply kernels) instead of cuDNN.
+  bool bn_own_kernels = false;
   cudnnBatchNormMode_t bn_training_mode = CUDNN_BATCHNORM_SPATIAL;
 
   // ---- shared helpers (device pointers; all queued on the stream) ----
