@@ -13,9 +13,9 @@
 
 #include <algorithm>
 #include <chrono>
+#include <cstdint>
 #include <cstdio>
 #include <cstdlib>
-#include <cstdint>
 #include <cstring>
 #include <string>
 #include <vector>
@@ -38,21 +38,17 @@ struct Lib {
 };
 
 struct Gemm {
-  const char* what;
+  std::string what;
   bool ta, tb;
   int m, n, k;
 };
 
 std::vector<Gemm> shapes() {
   std::vector<Gemm> g;
-  auto layer = [&](const char* name, int batch, int in, int out) {
-    static std::vector<std::string> names;  // keeps the labels alive
-    names.push_back(std::string(name) + " fwd");
-    g.push_back({names.back().c_str(), false, false, batch, out, in});
-    names.push_back(std::string(name) + " dW");
-    g.push_back({names.back().c_str(), true, false, in, out, batch});
-    names.push_back(std::string(name) + " dX");
-    g.push_back({names.back().c_str(), false, true, batch, in, out});
+  auto layer = [&](const std::string& name, int batch, int in, int out) {
+    g.push_back({name + " fwd", false, false, batch, out, in});
+    g.push_back({name + " dW", true, false, in, out, batch});
+    g.push_back({name + " dX", false, true, batch, in, out});
   };
   layer("large 784>2048", 4096, 784, 2048);
   layer("large 2048>2048", 4096, 2048, 2048);
@@ -113,7 +109,7 @@ int main(int argc, char** argv) {
     for (std::size_t i = 0; i < b.size(); ++i) b[i] = static_cast<float>((i * 104729) % 1000) / 1000.f - 0.5f;
     const int lda = g.ta ? g.m : g.k, ldb = g.tb ? g.k : g.n;
     const double flop = 2.0 * g.m * g.n * g.k;
-    std::printf("%-22s %6d %6d %6d |", g.what, g.m, g.n, g.k);
+    std::printf("%-22s %6d %6d %6d |", g.what.c_str(), g.m, g.n, g.k);
     const double onednn = median_seconds(reps, [&] {
       dnnl_sgemm(g.ta ? 'T' : 'N', g.tb ? 'T' : 'N', g.m, g.n, g.k, 1.f, a.data(), lda, b.data(), ldb, 0.f, c.data(),
                  g.n);

@@ -19,8 +19,8 @@
 // padded input. Symmetric padding goes to cuDNN directly.
 //
 // Algorithms come from cudnnGet*Algorithm_v7 heuristics or, with KERASCPP_CUDNN_ALGO_SEARCH=find,
-// from cudnnFind*Algorithm (each algorithm run and timed once per problem, fastest first; only
-// deterministic ones are taken, so reruns stay bit-identical): the first candidate that
+// from cudnnFind*Algorithm (each algorithm run and timed once per problem, fastest first;
+// deterministic ones preferred, so reruns stay bit-identical where cuDNN allows): the first candidate that
 // succeeds, is not a tensor-core (TF32) kernel and fits the workspace limit. The choice is
 // cached per problem (ConvAlgoKey). Should cuDNN then refuse to run it ("not supported"), the
 // next candidate is tried. Bias and activation follow the convolution as separate cuDNN calls.
@@ -129,12 +129,11 @@ ConvAlgoKey algo_key(ConvDirection dir, const ConvShape& s, const ConvProblem& p
 
 bool tensor_core(cudnnMathType_t m) { return m == CUDNN_TENSOR_OP_MATH || m == CUDNN_TENSOR_OP_MATH_ALLOW_CONVERSION; }
 
-// The first heuristic result that succeeds, runs without tensor cores (float32 data: no TF32;
-// 16-bit data may use them) and whose workspace (queried again for the algorithm) fits the
-// limit. `query` returns the workspace size of an algorithm under a math type or false when
-// cuDNN cannot say.
-// Measured candidates (`measured`) must also be deterministic, unless none is: then the fastest
-// nondeterministic one is taken (a second pass). Returns the chosen index or -1.
+// The index of the first search result that succeeds, runs without tensor cores (float32 data:
+// no TF32; 16-bit data may use them) and whose workspace (queried again for the algorithm) fits
+// the limit, or -1. Measured results (`measured`, from cudnnFind) must also be deterministic
+// unless none is, when a second pass takes the fastest nondeterministic one. `query` returns the
+// workspace size of an algorithm under a math type or false when cuDNN cannot say.
 template <class Perf, class Query>
 int pick(const std::vector<Perf>& perf, int returned, std::size_t limit, const std::vector<int>& excluded,
          bool sixteen_bit, bool measured, Query&& query, ConvAlgoChoice& choice, std::string& rejected) {
@@ -234,20 +233,22 @@ ConvAlgoChoice choose_algo(DnnState& d, const ConvAlgoKey& key, const ConvDescs&
       int returned = 0;
       const int count = static_cast<int>(perf.size());
       if (find)
-        search_status(cudnnFindConvolutionForwardAlgorithm(d.dnn, cd.x, cd.w, cd.conv, cd.y, count, &returned, perf.data()),
-                   "cudnnFindConvolutionForwardAlgorithm");
+        search_status(
+            cudnnFindConvolutionForwardAlgorithm(d.dnn, cd.x, cd.w, cd.conv, cd.y, count, &returned, perf.data()),
+            "cudnnFindConvolutionForwardAlgorithm");
       else
-        search_status(cudnnGetConvolutionForwardAlgorithm_v7(d.dnn, cd.x, cd.w, cd.conv, cd.y, count, &returned, perf.data()),
-                   "cudnnGetConvolutionForwardAlgorithm_v7");
+        search_status(
+            cudnnGetConvolutionForwardAlgorithm_v7(d.dnn, cd.x, cd.w, cd.conv, cd.y, count, &returned, perf.data()),
+            "cudnnGetConvolutionForwardAlgorithm_v7");
       if (refused) break;
       chosen(perf, pick(
-          perf, returned, d.workspace_limit, excluded, sixteen, find,
-          [&](cudnnConvolutionFwdAlgo_t a, cudnnMathType_t m, std::size_t& bytes) {
-            set_math(m);
-            return cudnnGetConvolutionForwardWorkspaceSize(d.dnn, cd.x, cd.w, cd.conv, cd.y, a, &bytes) ==
-                   CUDNN_STATUS_SUCCESS;
-          },
-          choice, rejected));
+                       perf, returned, d.workspace_limit, excluded, sixteen, find,
+                       [&](cudnnConvolutionFwdAlgo_t a, cudnnMathType_t m, std::size_t& bytes) {
+                         set_math(m);
+                         return cudnnGetConvolutionForwardWorkspaceSize(d.dnn, cd.x, cd.w, cd.conv, cd.y, a, &bytes) ==
+                                CUDNN_STATUS_SUCCESS;
+                       },
+                       choice, rejected));
       break;
     }
     case ConvDirection::backward_data: {
@@ -257,22 +258,22 @@ ConvAlgoChoice choose_algo(DnnState& d, const ConvAlgoKey& key, const ConvDescs&
       int returned = 0;
       const int count = static_cast<int>(perf.size());
       if (find)
-        search_status(cudnnFindConvolutionBackwardDataAlgorithm(d.dnn, cd.w, cd.y, cd.conv, cd.x, count, &returned,
-                                                             perf.data()),
-                   "cudnnFindConvolutionBackwardDataAlgorithm");
+        search_status(
+            cudnnFindConvolutionBackwardDataAlgorithm(d.dnn, cd.w, cd.y, cd.conv, cd.x, count, &returned, perf.data()),
+            "cudnnFindConvolutionBackwardDataAlgorithm");
       else
         search_status(cudnnGetConvolutionBackwardDataAlgorithm_v7(d.dnn, cd.w, cd.y, cd.conv, cd.x, count, &returned,
-                                                               perf.data()),
-                   "cudnnGetConvolutionBackwardDataAlgorithm_v7");
+                                                                  perf.data()),
+                      "cudnnGetConvolutionBackwardDataAlgorithm_v7");
       if (refused) break;
       chosen(perf, pick(
-          perf, returned, d.workspace_limit, excluded, sixteen, find,
-          [&](cudnnConvolutionBwdDataAlgo_t a, cudnnMathType_t m, std::size_t& bytes) {
-            set_math(m);
-            return cudnnGetConvolutionBackwardDataWorkspaceSize(d.dnn, cd.w, cd.y, cd.conv, cd.x, a, &bytes) ==
-                   CUDNN_STATUS_SUCCESS;
-          },
-          choice, rejected));
+                       perf, returned, d.workspace_limit, excluded, sixteen, find,
+                       [&](cudnnConvolutionBwdDataAlgo_t a, cudnnMathType_t m, std::size_t& bytes) {
+                         set_math(m);
+                         return cudnnGetConvolutionBackwardDataWorkspaceSize(d.dnn, cd.w, cd.y, cd.conv, cd.x, a,
+                                                                             &bytes) == CUDNN_STATUS_SUCCESS;
+                       },
+                       choice, rejected));
       break;
     }
     case ConvDirection::backward_filter: {
@@ -283,21 +284,21 @@ ConvAlgoChoice choose_algo(DnnState& d, const ConvAlgoKey& key, const ConvDescs&
       const int count = static_cast<int>(perf.size());
       if (find)
         search_status(cudnnFindConvolutionBackwardFilterAlgorithm(d.dnn, cd.x, cd.y, cd.conv, cd.w, count, &returned,
-                                                               perf.data()),
-                   "cudnnFindConvolutionBackwardFilterAlgorithm");
+                                                                  perf.data()),
+                      "cudnnFindConvolutionBackwardFilterAlgorithm");
       else
         search_status(cudnnGetConvolutionBackwardFilterAlgorithm_v7(d.dnn, cd.x, cd.y, cd.conv, cd.w, count, &returned,
-                                                                 perf.data()),
-                   "cudnnGetConvolutionBackwardFilterAlgorithm_v7");
+                                                                    perf.data()),
+                      "cudnnGetConvolutionBackwardFilterAlgorithm_v7");
       if (refused) break;
       chosen(perf, pick(
-          perf, returned, d.workspace_limit, excluded, sixteen, find,
-          [&](cudnnConvolutionBwdFilterAlgo_t a, cudnnMathType_t m, std::size_t& bytes) {
-            set_math(m);
-            return cudnnGetConvolutionBackwardFilterWorkspaceSize(d.dnn, cd.x, cd.y, cd.conv, cd.w, a, &bytes) ==
-                   CUDNN_STATUS_SUCCESS;
-          },
-          choice, rejected));
+                       perf, returned, d.workspace_limit, excluded, sixteen, find,
+                       [&](cudnnConvolutionBwdFilterAlgo_t a, cudnnMathType_t m, std::size_t& bytes) {
+                         set_math(m);
+                         return cudnnGetConvolutionBackwardFilterWorkspaceSize(d.dnn, cd.x, cd.y, cd.conv, cd.w, a,
+                                                                               &bytes) == CUDNN_STATUS_SUCCESS;
+                       },
+                       choice, rejected));
       break;
     }
   }

@@ -119,7 +119,8 @@ TEST_CASE("gpu training: MLP, CNN and ResNet-20 trained 50 steps on gpu:0 end wi
     CHECK(moved > 1e-2);  // the comparison is between trained models
     CHECK(diff <= 1e-4);
     if (diff > 1e-4) {
-      const Run cpu1 = train_on(c, D::OneDeviceStrategy("cpu:0"), 1), gpu1 = train_on(c, D::OneDeviceStrategy("gpu:0"), 1);
+      const Run cpu1 = train_on(c, D::OneDeviceStrategy("cpu:0"), 1),
+                gpu1 = train_on(c, D::OneDeviceStrategy("gpu:0"), 1);
       MESSAGE(c.name << ": the weights furthest apart after " << kSteps << " steps:" << worst_weights(cpu, gpu0, 4)
                      << "\n  and after 1 step (max|dw| " << max_abs_diff(cpu1.final, gpu1.final)
                      << "):" << worst_weights(cpu1, gpu1, 4));
