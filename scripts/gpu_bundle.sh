@@ -19,7 +19,10 @@ mkdir -p "$stage/bin" "$stage/lib"
 
 bins=()
 for b in tests/gpu/kerascpp_gpu_tests bench/kerascpp_bench bench/cudnn_layout_bench fashion_mnist resnet; do
-  [ -x "$build/$b" ] || { echo "gpu_bundle: $build/$b is missing; build it first" >&2; exit 1; }
+  [ -x "$build/$b" ] || {
+    echo "gpu_bundle: $build/$b is missing; configure with -DKERASCPP_BUILD_BENCH=ON (the CUDA backend on) and build" >&2
+    exit 1
+  }
   cp "$build/$b" "$stage/bin/"
   bins+=("$build/$b")
 done
