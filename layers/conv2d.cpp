@@ -85,13 +85,12 @@ std::vector<Tensor> Conv2DLayer::backward(ReplicaContext& ctx, const std::vector
                                           const std::vector<Tensor>& out, const std::vector<Tensor>& grads,
                                           LayerState& st) {
   int r = ctx.replica_id;
-  Tensor dz = detail::through_activation(ctx, activation_, out[0], grads[0]);
   auto [first, db] = detail::take_kernel_bias_grads(where(), *kernel_, bias_, r);
   Conv2DGeometry g = geometry_for(in[0].dim(1), in[0].dim(2));
-  ctx.backend->conv2d_backward_weights(in[0], dz, g, kernel_->grad(r), db, !first);
-  if (!st.need_input_grads) return {Tensor()};  // e.g. the first layer: nothing upstream to train
-  Tensor dx(in[0].shape());
-  ctx.backend->conv2d_backward_data(dz, kernel_->value(r), g, dx);
+  // No input gradient for e.g. the first layer (nothing upstream to train): dx stays undefined.
+  Tensor dx = st.need_input_grads ? Tensor(in[0].shape()) : Tensor();
+  ctx.backend->conv2d_backward(activation_, in[0], out[0], grads[0], kernel_->value(r), g, kernel_->grad(r), db, !first,
+                               dx);
   return {dx};
 }
 

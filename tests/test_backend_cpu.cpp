@@ -13,6 +13,7 @@
 #include <vector>
 
 #include "backend/cpu/cpu_backend.hpp"
+#include "bit_equal.hpp"
 #include "kerascpp/backend.hpp"
 #include "kerascpp/error.hpp"
 
@@ -51,11 +52,7 @@ void check_close(const K::Tensor& actual, const Vec& expected, double tol = 1e-4
   CHECK(max_error(actual.to_vector(), expected) <= tol);
 }
 
-bool bit_equal(const K::Tensor& a, const K::Tensor& b) {
-  return a.nbytes() == b.nbytes() &&
-         std::equal(static_cast<const char*>(a.raw()), static_cast<const char*>(a.raw()) + a.nbytes(),
-                    static_cast<const char*>(b.raw()));
-}
+using kerascpp_test::bit_equal;
 
 std::string error_of(const std::function<void()>& f) {
   try {

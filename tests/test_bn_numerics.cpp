@@ -11,6 +11,7 @@
 #include <cstring>
 #include <vector>
 
+#include "bit_equal.hpp"
 #include "kerascpp/backend.hpp"
 #include "kerascpp/kerascpp.hpp"
 
@@ -72,9 +73,7 @@ double max_rel_error(const K::Tensor& actual, const std::vector<long double>& ex
   return worst;
 }
 
-bool bit_equal(const K::Tensor& a, const K::Tensor& b) {
-  return a.nbytes() == b.nbytes() && std::memcmp(a.raw(), b.raw(), a.nbytes()) == 0;
-}
+using kerascpp_test::bit_equal;
 
 // Everything the fused BN ops produce for one input, on a backend with `threads` threads.
 struct BnRun {

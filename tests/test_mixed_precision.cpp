@@ -15,6 +15,7 @@
 #include <string>
 #include <vector>
 
+#include "bit_equal.hpp"
 #include "full_mantissa_tensor.hpp"
 #include "kerascpp/kerascpp.hpp"
 #include "kerascpp/testing.hpp"
@@ -228,6 +229,56 @@ TEST_CASE("matmul, dense, batched matmul and convolutions in bfloat16/float16 eq
     check(dw, dw_ref, dw_plain);
     CHECK(K::testing::allclose(db, db_ref, 1e-5, 1e-5));
     CHECK(dw.dtype() == K::DType::float32);
+  }
+}
+
+TEST_CASE("conv2d_backward (ReLU or linear, fused under a 16-bit compute dtype) equals its three ops bit for bit") {
+  // The CPU backend fuses the ReLU backward with rounding dz to 16 bits where the kernels are
+  // native; emulated (AVX2) it runs the three ops, so both ways must give the same bits.
+  const std::vector<float> bad = {std::numeric_limits<float>::quiet_NaN(), std::numeric_limits<float>::infinity()};
+  for (K::DType dtype : {K::DType::bfloat16, K::DType::float16}) {
+    for (K::ActivationKind act : {K::ActivationKind::relu, K::ActivationKind::linear}) {
+      for (bool accumulate : {false, true}) {
+        for (bool want_dx : {true, false}) {
+          CAPTURE(K::dtype_name(dtype));
+          CAPTURE(static_cast<int>(act));
+          CAPTURE(accumulate);
+          CAPTURE(want_dx);
+          auto be = K::make_cpu_backend(2);
+          be->set_compute_dtype(dtype);
+          const K::Conv2DGeometry g{.kernel_h = 3,
+                                    .kernel_w = 3,
+                                    .stride_h = 2,
+                                    .stride_w = 1,
+                                    .pad_top = 1,
+                                    .pad_left = 1,
+                                    .pad_bottom = 1,
+                                    .pad_right = 1};
+          const K::Tensor x = random_tensor({5, 11, 9, 6}, 21), w = random_tensor({3, 3, 6, 12}, 22);
+          K::Tensor y = random_tensor({5, 6, 9, 12}, 23), dy = random_tensor(y.shape(), 24);
+          // A NaN and an Inf in dy where y > 0 and where y <= 0: ReLU's backward keeps them NaN.
+          float* py = y.data<float>();
+          float* pdy = dy.data<float>();
+          py[3] = 1.f, pdy[3] = bad[0], py[7] = -1.f, pdy[7] = bad[1];
+          K::Tensor dw = random_tensor(w.shape(), 25), db = random_tensor({12}, 26);
+          K::Tensor dw_ref = dw.clone(), db_ref = db.clone();
+          K::Tensor dx = want_dx ? K::Tensor(x.shape()) : K::Tensor(),
+                    dx_ref = want_dx ? K::Tensor(x.shape()) : K::Tensor();
+          be->conv2d_backward(act, x, y, dy, w, g, dw, db, accumulate, dx);
+          K::Tensor dz = dy;
+          if (act != K::ActivationKind::linear) {
+            dz = K::Tensor(dy.shape());
+            be->activation_backward(act, y, dy, dz);
+          }
+          be->conv2d_backward_weights(x, dz, g, dw_ref, db_ref, accumulate);
+          if (want_dx) be->conv2d_backward_data(dz, w, g, dx_ref);
+          CHECK(kerascpp_test::bit_equal(dw, dw_ref));
+          CHECK(kerascpp_test::bit_equal(db, db_ref));
+          if (want_dx) CHECK(kerascpp_test::bit_equal(dx, dx_ref));
+          CHECK_FALSE(dx.defined() != want_dx);
+        }
+      }
+    }
   }
 }
 

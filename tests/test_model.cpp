@@ -15,6 +15,7 @@
 #include <string>
 #include <vector>
 
+#include "bit_equal.hpp"
 #include "kerascpp/kerascpp.hpp"
 
 namespace K = kerascpp;
@@ -36,14 +37,12 @@ bool close(double a, double b, double rel = 1e-9) {
 
 bool contains(const std::string& s, const std::string& part) { return s.find(part) != std::string::npos; }
 
-bool bitwise_equal(const K::Tensor& a, const K::Tensor& b) {
-  return a.shape() == b.shape() && a.dtype() == b.dtype() && std::memcmp(a.raw(), b.raw(), a.nbytes()) == 0;
-}
+using kerascpp_test::bit_equal;
 
-bool all_bitwise_equal(const std::vector<K::Tensor>& a, const std::vector<K::Tensor>& b) {
+bool all_bit_equal(const std::vector<K::Tensor>& a, const std::vector<K::Tensor>& b) {
   if (a.size() != b.size()) return false;
   for (std::size_t i = 0; i < a.size(); ++i)
-    if (!bitwise_equal(a[i], b[i])) return false;
+    if (!bit_equal(a[i], b[i])) return false;
   return true;
 }
 
@@ -217,20 +216,20 @@ TEST_CASE("model: get_weights / set_weights roundtrip") {
   // get_weights returns copies.
   float saved = original[0].data<float>()[0];
   original[0].data<float>()[0] = saved + 1.f;
-  CHECK(!bitwise_equal(original[0], model.get_weights()[0]));
+  CHECK(!bit_equal(original[0], model.get_weights()[0]));
   original[0].data<float>()[0] = saved;
 
   std::vector<K::Tensor> changed;
   std::uint32_t seed = 20;
   for (auto& w : original) changed.push_back(model_random_tensor(w.shape(), seed++));
   model.set_weights(changed);
-  CHECK(all_bitwise_equal(model.get_weights(), changed));
+  CHECK(all_bit_equal(model.get_weights(), changed));
   K::Tensor after_change = model.predict_on_batch(x);
   CHECK(after_change.to_vector() != before.to_vector());
 
   model.set_weights(original);
-  CHECK(all_bitwise_equal(model.get_weights(), original));
-  CHECK(bitwise_equal(model.predict_on_batch(x), before));
+  CHECK(all_bit_equal(model.get_weights(), original));
+  CHECK(bit_equal(model.predict_on_batch(x), before));
 }
 
 TEST_CASE("model: training an MLP on separable blobs reduces the loss and reaches high accuracy") {
@@ -306,8 +305,8 @@ TEST_CASE("model: same seed gives bit-identical weights, a different seed does n
   auto b = train(1234);
   auto c = train(4321);
   REQUIRE(a.size() == 4);
-  CHECK(all_bitwise_equal(a, b));
-  for (std::size_t i = 0; i < a.size(); ++i) CHECK(!bitwise_equal(a[i], c[i]));
+  CHECK(all_bit_equal(a, b));
+  for (std::size_t i = 0; i < a.size(); ++i) CHECK(!bit_equal(a[i], c[i]));
 }
 
 TEST_CASE("model: predict returns rows in dataset order") {

@@ -137,6 +137,13 @@ class Backend {
   // dw (+)= ..., db (+)= ... (db may be undefined); accumulate adds instead of overwriting.
   virtual void conv2d_backward_weights(const Tensor& x, const Tensor& dy, const Conv2DGeometry& g, Tensor& dw,
                                        Tensor& db, bool accumulate) = 0;
+  // Conv2D's whole backward pass from its output y and output gradient dy: dz = act'(y)·dy, then
+  // conv2d_backward_weights(x, dz, ...) and, when dx is defined (the input's shape),
+  // conv2d_backward_data(dz, w, g, dx). This default runs those ops one by one; the CPU backend
+  // overrides it to fuse the ReLU backward with rounding dz to 16 bits under a 16-bit compute
+  // dtype (one pass over dz instead of three, bit-identical results).
+  virtual void conv2d_backward(ActivationKind act, const Tensor& x, const Tensor& y, const Tensor& dy, const Tensor& w,
+                               const Conv2DGeometry& g, Tensor& dw, Tensor& db, bool accumulate, Tensor& dx);
 
   // ---- depthwise convolution (DepthwiseConv2D), NHWC activations, kernels [kh, kw, C, M] ----
   // Each input channel c is convolved with its own M filters w[:, :, c, :] (a grouped

@@ -9,6 +9,7 @@
 #include "backend/cpu/checks.hpp"
 #include "backend/cpu/cpu_backend.hpp"
 #include "backend/cpu/dnnl_util.hpp"
+#include "backend/cpu/nan_propagation.hpp"
 
 namespace kerascpp::cpu {
 
@@ -198,7 +199,7 @@ void CpuBackend::depthwise_conv2d_backward_data(const Tensor& dy, const Tensor& 
 }
 
 void CpuBackend::conv_backward_data_impl(const Tensor& dy, const Tensor& w, const Conv2DGeometry& g, Tensor& dx,
-                                         bool depthwise) {
+                                         bool depthwise, const std::uint16_t* dy_low) {
   enter();
   const char* op = depthwise ? "depthwise_conv2d_backward_data" : "conv2d_backward_data";
   require_float(dy, op, "dy");
@@ -216,7 +217,8 @@ void CpuBackend::conv_backward_data_impl(const Tensor& dy, const Tensor& w, cons
     return;
   }
 
-  const ComputeOperands operands = compute_operands(dy, w);
+  const ComputeOperands operands =
+      dy_low ? ComputeOperands{dy_low, compute_operand(w, operand_b_), compute_data_type()} : compute_operands(dy, w);
   cache_.key("conv_bwd_data");
   key_geometry(cache_, s, g, depthwise);
   cache_.append(static_cast<int>(operands.dt));
@@ -247,13 +249,38 @@ void CpuBackend::conv2d_backward_weights(const Tensor& x, const Tensor& dy, cons
   conv_backward_weights_impl(x, dy, g, dw, db.defined() ? &db : nullptr, accumulate, false);
 }
 
+void CpuBackend::conv2d_backward(ActivationKind act, const Tensor& x, const Tensor& y, const Tensor& dy,
+                                 const Tensor& w, const Conv2DGeometry& g, Tensor& dw, Tensor& db, bool accumulate,
+                                 Tensor& dx) {
+  enter();
+  const DType dtype = compute_dtype();
+  // Fused only where both convolutions read a native 16-bit dz: ReLU's (or no activation's)
+  // gradient rounded straight to 16 bits, once for both, instead of a float32 dz written by the
+  // activation backward and rounded again by each convolution. Same bits either way.
+  const bool fuse = (act == ActivationKind::relu || act == ActivationKind::linear) && is_low_precision(dtype) &&
+                    native_compute(dtype);
+  if (!fuse) return Backend::conv2d_backward(act, x, y, dy, w, g, dw, db, accumulate, dx);
+  const char* op = "conv2d_backward";
+  require_float(dy, op, "dy");
+  if (act == ActivationKind::relu) {
+    require_float(y, op, "y");
+    op_shapes::require_same_shape(y, "y", dy, "dy", op);
+  }
+  fit_threads(dy.numel(), kSerialElements);
+  auto* dz = static_cast<std::uint16_t*>(fused_dz_.bytes(static_cast<std::size_t>(dy.numel()) * 2));
+  relu_backward_narrow(act == ActivationKind::relu ? y.data<float>() : nullptr, dy.data<float>(), dz, dtype,
+                       dy.numel());
+  conv_backward_weights_impl(x, dy, g, dw, db.defined() ? &db : nullptr, accumulate, false, dz);
+  if (dx.defined()) conv_backward_data_impl(dy, w, g, dx, false, dz);
+}
+
 void CpuBackend::depthwise_conv2d_backward_weights(const Tensor& x, const Tensor& dy, const Conv2DGeometry& g,
                                                    Tensor& dw, Tensor& db, bool accumulate) {
   conv_backward_weights_impl(x, dy, g, dw, db.defined() ? &db : nullptr, accumulate, true);
 }
 
 void CpuBackend::conv_backward_weights_impl(const Tensor& x, const Tensor& dy, const Conv2DGeometry& g, Tensor& dw,
-                                            Tensor* db, bool accumulate, bool depthwise) {
+                                            Tensor* db, bool accumulate, bool depthwise, const std::uint16_t* dy_low) {
   enter();
   const char* op = depthwise ? "depthwise_conv2d_backward_weights" : "conv2d_backward_weights";
   require_float(x, op, "x");
@@ -276,7 +303,8 @@ void CpuBackend::conv_backward_weights_impl(const Tensor& x, const Tensor& dy, c
     return;
   }
 
-  const ComputeOperands operands = compute_operands(x, dy);
+  const ComputeOperands operands =
+      dy_low ? ComputeOperands{compute_operand(x, operand_a_), dy_low, compute_data_type()} : compute_operands(x, dy);
   cache_.key("conv_bwd_weights");
   key_geometry(cache_, s, g, depthwise);
   cache_.append(bias, accumulate, static_cast<int>(operands.dt));

@@ -57,6 +57,8 @@ class CpuBackend final : public Backend {
   void conv2d_backward_data(const Tensor& dy, const Tensor& w, const Conv2DGeometry& g, Tensor& dx) override;
   void conv2d_backward_weights(const Tensor& x, const Tensor& dy, const Conv2DGeometry& g, Tensor& dw, Tensor& db,
                                bool accumulate) override;
+  void conv2d_backward(ActivationKind act, const Tensor& x, const Tensor& y, const Tensor& dy, const Tensor& w,
+                       const Conv2DGeometry& g, Tensor& dw, Tensor& db, bool accumulate, Tensor& dx) override;
   void depthwise_conv2d_forward(const Tensor& x, const Tensor& w, const Tensor& b, const Conv2DGeometry& g,
                                 ActivationKind act, Tensor& y) override;
   void depthwise_conv2d_backward_data(const Tensor& dy, const Tensor& w, const Conv2DGeometry& g, Tensor& dx) override;
@@ -182,14 +184,20 @@ class CpuBackend final : public Backend {
     dnnl::memory::data_type dt;
   };
   ComputeOperands compute_operands(const Tensor& a, const Tensor& b);
+  // One operand as compute_operands makes it, into `buffer`, and the data type both have.
+  const void* compute_operand(const Tensor& t, ScratchBuffer& buffer);
+  dnnl::memory::data_type compute_data_type();
   // Whether oneDNN has a real (not reference) kernel for `dtype` on this processor; probed once.
   bool native_compute(DType dtype);
   // The conv2d_* ops and, with `depthwise`, the depthwise_conv2d_* ops (C groups).
   void conv_forward_impl(const Tensor& x, const Tensor& w, const Tensor& b, const Conv2DGeometry& g, ActivationKind act,
                          Tensor& y, bool depthwise);
-  void conv_backward_data_impl(const Tensor& dy, const Tensor& w, const Conv2DGeometry& g, Tensor& dx, bool depthwise);
+  // `dy_low`: dy already in the (native) 16-bit compute dtype (conv2d_backward's fused pass);
+  // dy is then read for its shape only.
+  void conv_backward_data_impl(const Tensor& dy, const Tensor& w, const Conv2DGeometry& g, Tensor& dx, bool depthwise,
+                               const std::uint16_t* dy_low = nullptr);
   void conv_backward_weights_impl(const Tensor& x, const Tensor& dy, const Conv2DGeometry& g, Tensor& dw, Tensor* db,
-                                  bool accumulate, bool depthwise);
+                                  bool accumulate, bool depthwise, const std::uint16_t* dy_low = nullptr);
 
   int threads_;
   dnnl::engine engine_;
@@ -200,6 +208,7 @@ class CpuBackend final : public Backend {
   ScratchBuffer channel_b_;
   ScratchBuffer operand_a_;  // compute_operands' copies
   ScratchBuffer operand_b_;
+  ScratchBuffer fused_dz_;                  // conv2d_backward's 16-bit dz, read by both of its convolutions
   int native_bf16_ = -1, native_f16_ = -1;  // native_compute's probes: -1 not yet, 0 no, 1 yes
   std::string native_bf16_kernel_, native_f16_kernel_;
   std::vector<double> partials_;  // chunk partials of fixed-order reductions

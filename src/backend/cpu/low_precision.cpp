@@ -111,22 +111,27 @@ std::string CpuBackend::compute_path(DType dtype) {
 }
 
 CpuBackend::ComputeOperands CpuBackend::compute_operands(const Tensor& a, const Tensor& b) {
+  return {compute_operand(a, operand_a_), compute_operand(b, operand_b_), compute_data_type()};
+}
+
+dnnl::memory::data_type CpuBackend::compute_data_type() {
   const DType dtype = compute_dtype_;
-  if (dtype == DType::float32) return {a.raw(), b.raw(), dnnl::memory::data_type::f32};
-  const std::int64_t na = a.numel(), nb = b.numel();
+  return dtype != DType::float32 && native_compute(dtype) ? dnnl_type(dtype) : dnnl::memory::data_type::f32;
+}
+
+const void* CpuBackend::compute_operand(const Tensor& t, ScratchBuffer& buffer) {
+  const DType dtype = compute_dtype_;
+  if (dtype == DType::float32) return t.raw();
+  const std::int64_t n = t.numel();
   if (native_compute(dtype)) {
-    void* pa = operand_a_.bytes(static_cast<std::size_t>(na) * 2);
-    void* pb = operand_b_.bytes(static_cast<std::size_t>(nb) * 2);
-    convert(a.raw(), DType::float32, pa, dtype, na);
-    convert(b.raw(), DType::float32, pb, dtype, nb);
-    return {pa, pb, dnnl_type(dtype)};
+    void* p = buffer.bytes(static_cast<std::size_t>(n) * 2);
+    convert(t.raw(), DType::float32, p, dtype, n);
+    return p;
   }
-  // Emulated: float32 copies holding the 16-bit values.
-  float* pa = operand_a_.floats(na);
-  float* pb = operand_b_.floats(nb);
-  round_to(a.data<float>(), pa, dtype, na);
-  round_to(b.data<float>(), pb, dtype, nb);
-  return {pa, pb, dnnl::memory::data_type::f32};
+  // Emulated: a float32 copy holding the 16-bit values.
+  float* p = buffer.floats(n);
+  round_to(t.data<float>(), p, dtype, n);
+  return p;
 }
 
 }  // namespace kerascpp::cpu

@@ -4,6 +4,7 @@
 #include <algorithm>
 #include <limits>
 
+#include "backend/cpu/low_precision_conversions.hpp"
 #include "backend/cpu/parallel.hpp"
 
 namespace kerascpp::cpu {
@@ -59,6 +60,23 @@ void relu_keep_nan(float* y, std::int64_t n) { relu_keep_nan(y, y, n); }
 void relu_backward_keep_nan(const float* y, const float* dy, float* dx, std::int64_t n) {
   parallel_for(n, kElementGrain,
                [&](std::int64_t b, std::int64_t e) { relu_backward_block(y + b, dy + b, dx + b, e - b); });
+}
+
+void relu_backward_narrow(const float* y, const float* dy, std::uint16_t* dz, DType to, std::int64_t n) {
+  parallel_for(n, kElementGrain, [&](std::int64_t b, std::int64_t e) {
+    if (!y) {
+      narrow_floats(dy + b, dz + b, to, e - b);
+      return;
+    }
+    // The float32 gradient lives only in this cache-sized tile on its way to 16 bits.
+    constexpr std::int64_t kTile = 1024;
+    alignas(64) float tile[kTile];
+    for (std::int64_t i = b; i < e; i += kTile) {
+      const std::int64_t m = std::min(kTile, e - i);
+      relu_backward_block(y + i, dy + i, tile, m);
+      narrow_floats(tile, dz + i, to, m);
+    }
+  });
 }
 
 bool contains_nan(const float* x, std::int64_t n) {
