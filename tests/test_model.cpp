@@ -42,7 +42,7 @@ using kerascpp_test::bit_equal;
 bool all_bit_equal(const std::vector<K::Tensor>& a, const std::vector<K::Tensor>& b) {
   if (a.size() != b.size()) return false;
   for (std::size_t i = 0; i < a.size(); ++i)
-    if (!bit_equal(a[i], b[i])) return false;
+    if (a[i].shape() != b[i].shape() || !bit_equal(a[i], b[i])) return false;
   return true;
 }
 

@@ -266,7 +266,6 @@ void CpuBackend::conv2d_backward(ActivationKind act, const Tensor& x, const Tens
     require_float(y, op, "y");
     op_shapes::require_same_shape(y, "y", dy, "dy", op);
   }
-  fit_threads(dy.numel(), kSerialElements);
   auto* dz = static_cast<std::uint16_t*>(fused_dz_.bytes(static_cast<std::size_t>(dy.numel()) * 2));
   relu_backward_narrow(act == ActivationKind::relu ? y.data<float>() : nullptr, dy.data<float>(), dz, dtype,
                        dy.numel());
