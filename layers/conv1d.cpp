@@ -87,15 +87,14 @@ std::vector<Tensor> Conv1DLayer::backward(ReplicaContext& ctx, const std::vector
                                           const std::vector<Tensor>& out, const std::vector<Tensor>& grads,
                                           LayerState& st) {
   int r = ctx.replica_id;
-  Tensor dz = detail::through_activation(ctx, activation_, out[0], grads[0]);
   auto [first, db] = detail::take_kernel_bias_grads(where(), *kernel_, bias_, r);
   const Conv2DGeometry g = geometry_for(in[0].dim(1));
   Tensor dw = as_kernel_2d(kernel_->grad(r));  // a view: the op writes the kernel's gradient
-  ctx.backend->conv2d_backward_weights(as_image(in[0]), as_image(dz), g, dw, db, !first);
-  if (!st.need_input_grads) return {Tensor()};
-  Tensor dx(in[0].shape());
-  Tensor dx2 = as_image(dx);
-  ctx.backend->conv2d_backward_data(as_image(dz), as_kernel_2d(kernel_->value(r)), g, dx2);
+  // dx and its image view share storage; both stay undefined without an input gradient.
+  Tensor dx = st.need_input_grads ? Tensor(in[0].shape()) : Tensor();
+  Tensor dx2 = dx.defined() ? as_image(dx) : Tensor();
+  ctx.backend->conv2d_backward(activation_, as_image(in[0]), as_image(out[0]), as_image(grads[0]),
+                               as_kernel_2d(kernel_->value(r)), g, dw, db, !first, dx2);
   return {dx};
 }
 
