@@ -46,6 +46,18 @@ double max_abs_diff(const K::Tensor& a, const K::Tensor& b) {
   return m;
 }
 
+// A 3x3 convolution with one pixel of zero padding on every side.
+K::Conv2DGeometry padded_3x3(int stride_h, int stride_w) {
+  return {.kernel_h = 3,
+          .kernel_w = 3,
+          .stride_h = stride_h,
+          .stride_w = stride_w,
+          .pad_top = 1,
+          .pad_left = 1,
+          .pad_bottom = 1,
+          .pad_right = 1};
+}
+
 // Every test that sets the global policy puts float32 back, even when a check throws.
 struct GlobalPolicyReset {
   ~GlobalPolicyReset() { MP::set_global_policy("float32"); }
@@ -200,14 +212,7 @@ TEST_CASE("matmul, dense, batched matmul and convolutions in bfloat16/float16 eq
     be->batched_matmul(q, false, k, true, s_plain, false);
     check(s, s_ref, s_plain);
 
-    const K::Conv2DGeometry g{.kernel_h = 3,
-                              .kernel_w = 3,
-                              .stride_h = 1,
-                              .stride_w = 2,
-                              .pad_top = 1,
-                              .pad_left = 1,
-                              .pad_bottom = 1,
-                              .pad_right = 1};
+    const K::Conv2DGeometry g = padded_3x3(1, 2);
     const K::Tensor x = random_tensor({4, 9, 10, 8}, 7), w = random_tensor({3, 3, 8, 16}, 8);
     const K::Tensor cb = random_tensor({16}, 9);
     K::Tensor o, o_ref, o_plain;
@@ -246,14 +251,7 @@ TEST_CASE("conv2d_backward (ReLU or linear, fused under a 16-bit compute dtype) 
           CAPTURE(want_dx);
           auto be = K::make_cpu_backend(2);
           be->set_compute_dtype(dtype);
-          const K::Conv2DGeometry g{.kernel_h = 3,
-                                    .kernel_w = 3,
-                                    .stride_h = 2,
-                                    .stride_w = 1,
-                                    .pad_top = 1,
-                                    .pad_left = 1,
-                                    .pad_bottom = 1,
-                                    .pad_right = 1};
+          const K::Conv2DGeometry g = padded_3x3(2, 1);
           const K::Tensor x = random_tensor({5, 11, 9, 6}, 21), w = random_tensor({3, 3, 6, 12}, 22);
           K::Tensor y = random_tensor({5, 6, 9, 12}, 23), dy = random_tensor(y.shape(), 24);
           // A NaN and an Inf in dy where y > 0 and where y <= 0: ReLU's backward keeps them NaN.
