@@ -3,6 +3,9 @@
 #include <charconv>
 #include <cstdlib>
 #include <cstring>
+#include <initializer_list>
+#include <string>
+#include <string_view>
 
 #include "check.hpp"
 
@@ -33,6 +36,18 @@ void check_count_variable(const char* name, long long lo, long long hi, const ch
                  "the default",
                  name, value, lo, hi, meaning);
 }
+
+// A switch the backends read: when set, it must be one of `choices` (the first is the default).
+void check_choice_variable(const char* name, std::initializer_list<std::string_view> choices, const char* meaning) {
+  const char* value = std::getenv(name);
+  if (!value) return;
+  for (std::string_view c : choices)
+    if (c == value) return;
+  std::string listed;
+  for (std::string_view c : choices) listed += (listed.empty() ? "" : ", ") + std::string(c);
+  KERASCPP_CHECK(false, ValueError, "environment variable {}='{}' is not one of {}; {}, or unset it to use the default",
+                 name, value, listed, meaning);
+}
 }  // namespace
 
 void check_thread_environment() {
@@ -42,6 +57,14 @@ void check_thread_environment() {
                        "the most threads kerascpp may use (e.g. KERASCPP_MAX_THREADS=4)");
   check_count_variable("KERASCPP_GPU_WORKSPACE_MB", 1, (1LL << 24) - 1,
                        "the cuDNN/cuBLAS workspace limit in MiB per GPU (e.g. KERASCPP_GPU_WORKSPACE_MB=256)");
+  // The CUDA backend's measurement switches (README "More"); it reads them without checking.
+  check_choice_variable("KERASCPP_CUDNN_ALGO_SEARCH", {"heuristic", "find"},
+                        "find times every convolution algorithm once per shape");
+  check_choice_variable("KERASCPP_CUDNN_VERBOSE", {"0", "1"}, "1 prints each convolution's algorithm");
+  check_choice_variable("KERASCPP_GPU_BN", {"cudnn", "own"}, "own trains batch norm on kerascpp's kernels");
+  check_choice_variable("KERASCPP_GPU_BN_VIEW", {"nhwc", "nchw"}, "nchw hands cuDNN batch norm an (M, C, 1, 1) view");
+  check_choice_variable("KERASCPP_GPU_BN_MODE", {"spatial", "persistent"},
+                        "persistent trains with CUDNN_BATCHNORM_SPATIAL_PERSISTENT");
 }
 
 std::chrono::milliseconds collective_timeout(const StrategyOptions& options) {

@@ -50,14 +50,27 @@ K::Dataset parity_data(const K::Shape& image) {
 struct Run {
   std::vector<K::Tensor> initial, final;
   std::vector<std::string> paths;  // each weight's variable path, in get_weights() order
+  std::vector<bool> trainable;     // and whether the optimizer moves it
 };
+
+// How far training moved the trainable weights (BatchNormalization's moving statistics move
+// whatever the optimizer does, so they would make any run look trained).
+double trained_distance(const Run& r) {
+  double m = 0;
+  for (std::size_t i = 0; i < r.initial.size(); ++i)
+    if (r.trainable[i]) m = std::max(m, max_abs_diff({r.initial[i]}, {r.final[i]}));
+  return m;
+}
 
 Run train_on(const Case& c, const D::Strategy& strategy, std::int64_t steps = kSteps) {
   K::set_random_seed(11);  // same initial weights and dropout streams on both devices
   K::Model model = c.build();
   Run r;
   r.initial = model.get_weights();
-  for (const K::Variable* v : model.variables()) r.paths.push_back(v->path());
+  for (const K::Variable* v : model.variables()) {
+    r.paths.push_back(v->path());
+    r.trainable.push_back(v->trainable());
+  }
   model.compile({.optimizer = c.optimizer(),
                  .loss = K::losses::SparseCategoricalCrossentropy(),
                  .metrics = {"accuracy"},
@@ -100,8 +113,9 @@ TEST_CASE("gpu training: MLP, CNN and ResNet-20 trained 50 steps on gpu:0 end wi
       // 1e-6 moved the weights by 1.1e-4 after 3 steps and 0.28 after 50, and an H200 (1.2e-7
       // from the CPU after one step) ended 0.23-0.25 away after 50, the same distance, so no
       // float32 summation order can meet 1e-4 there. At 5e-4 without momentum the same 1e-6
-      // moved the CPU's weights by 1.5e-5 after 50 steps (2.5e-4 at 2e-3).
-      {"resnet20 (official, L2)",
+      // moved the CPU's weights by 1.5e-5 after 50 steps (2.5e-4 at 2e-3), while training
+      // moved its trainable weights by up to 3.1e-3.
+      {"resnet20 (official model with L2; SGD 5e-4)",
        {32, 32, 3},
        [] { return examples::resnet::cifar_resnet(20, 10); },
        []() -> K::optimizers::OptimizerRef { return K::optimizers::SGD(5e-4); }},
@@ -112,11 +126,11 @@ TEST_CASE("gpu training: MLP, CNN and ResNet-20 trained 50 steps on gpu:0 end wi
     Run gpu0 = train_on(c, D::OneDeviceStrategy("gpu:0"));
     REQUIRE(cpu.initial.size() == gpu0.initial.size());
     for (std::size_t i = 0; i < cpu.initial.size(); ++i) REQUIRE(bit_equal(cpu.initial[i], gpu0.initial[i]));
-    const double moved = max_abs_diff(cpu.initial, cpu.final);
+    const double moved = trained_distance(cpu);
     const double diff = max_abs_diff(cpu.final, gpu0.final);
     MESSAGE(c.name << ": gpu:0 vs cpu:0 after " << kSteps << " steps: max|dw| = " << diff
-                   << " (training moved the weights by up to " << moved << ")");
-    CHECK(moved > 1e-2);  // the comparison is between trained models
+                   << " (training moved the trainable weights by up to " << moved << ")");
+    CHECK(moved > 1e-3);  // the comparison is between trained models
     CHECK(diff <= 1e-4);
     if (diff > 1e-4) {
       const Run cpu1 = train_on(c, D::OneDeviceStrategy("cpu:0"), 1),

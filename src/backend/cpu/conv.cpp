@@ -253,22 +253,25 @@ void CpuBackend::conv2d_backward(ActivationKind act, const Tensor& x, const Tens
                                  const Tensor& w, const Conv2DGeometry& g, Tensor& dw, Tensor& db, bool accumulate,
                                  Tensor& dx) {
   enter();
-  const DType dtype = compute_dtype();
   // Fused only where both convolutions read a native 16-bit dz: ReLU's (or no activation's)
-  // gradient rounded straight to 16 bits, once for both, instead of a float32 dz written by the
-  // activation backward and rounded again by each convolution. Same bits either way.
-  const bool fuse = (act == ActivationKind::relu || act == ActivationKind::linear) && is_low_precision(dtype) &&
-                    native_compute(dtype);
+  // gradient rounded to 16 bits once for both, ReLU's straight from y and dy, instead of a
+  // float32 dz written by the activation backward and rounded again by each convolution. Same
+  // bits either way.
+  const bool fuse = (act == ActivationKind::relu || act == ActivationKind::linear) &&
+                    compute_data_type() != dnnl::memory::data_type::f32;
   if (!fuse) return Backend::conv2d_backward(act, x, y, dy, w, g, dw, db, accumulate, dx);
   const char* op = "conv2d_backward";
   require_float(dy, op, "dy");
-  if (act == ActivationKind::relu) {
+  const std::uint16_t* dz = nullptr;
+  if (act == ActivationKind::linear) {
+    dz = static_cast<const std::uint16_t*>(compute_operand(dy, fused_dz_));
+  } else {
     require_float(y, op, "y");
     op_shapes::require_same_shape(y, "y", dy, "dy", op);
+    auto* out = static_cast<std::uint16_t*>(fused_dz_.bytes(static_cast<std::size_t>(dy.numel()) * 2));
+    relu_backward_narrow(y.data<float>(), dy.data<float>(), out, compute_dtype(), dy.numel());
+    dz = out;
   }
-  auto* dz = static_cast<std::uint16_t*>(fused_dz_.bytes(static_cast<std::size_t>(dy.numel()) * 2));
-  relu_backward_narrow(act == ActivationKind::relu ? y.data<float>() : nullptr, dy.data<float>(), dz, dtype,
-                       dy.numel());
   conv_backward_weights_impl(x, dy, g, dw, db.defined() ? &db : nullptr, accumulate, false, dz);
   if (dx.defined()) conv_backward_data_impl(dy, w, g, dx, false, dz);
 }

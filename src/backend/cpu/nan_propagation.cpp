@@ -64,10 +64,6 @@ void relu_backward_keep_nan(const float* y, const float* dy, float* dx, std::int
 
 void relu_backward_narrow(const float* y, const float* dy, std::uint16_t* dz, DType to, std::int64_t n) {
   parallel_for(n, kElementGrain, [&](std::int64_t b, std::int64_t e) {
-    if (!y) {
-      narrow_floats(dy + b, dz + b, to, e - b);
-      return;
-    }
     // The float32 gradient lives only in this cache-sized tile on its way to 16 bits.
     constexpr std::int64_t kTile = 1024;
     alignas(64) float tile[kTile];

@@ -26,7 +26,7 @@ void relu_keep_nan(const float* x, float* y, std::int64_t n);
 void relu_backward_keep_nan(const float* y, const float* dy, float* dx, std::int64_t n);
 
 // dz = relu_backward_keep_nan(y, dy) rounded to `to` (bfloat16 or float16) in one pass, bit for
-// bit what that op followed by narrowing gives; y null: dz = dy rounded (a linear activation).
+// bit what that op followed by narrowing gives.
 void relu_backward_narrow(const float* y, const float* dy, std::uint16_t* dz, DType to, std::int64_t n);
 
 // Whether x[0, n) holds a NaN; one vectorised pass, parallel.
