@@ -7,7 +7,9 @@
 #   options: --skip-tests, --skip-bench, --only-tests (the suite alone), --tests 'doctest filter',
 #            --deadline SECONDS (every stage's limit is cut to what is left of it; later stages skip),
 #            --workloads REGEX (the benchmark pairs whose label matches), --profile (cuDNN's NHWC/NCHW
-#            convolution times for ResNet-50 and an ncu per-kernel summary of kerascpp's ResNet-50 step)
+#            convolution times for ResNet-50 and an ncu per-kernel summary of kerascpp's ResNet-50 step),
+#            --ncu-env 'VAR=value ...' (the switches of the ncu run), --variants 'VAR=value ...' (more
+#            single-switch variants for --profile to time)
 #
 # Each stage has its own time limit, so one hang does not cost the rest of the visit; the exit
 # status is the GPU suite's. On this workplace's lent GPU machines (no kerascpp dependencies, no
@@ -20,6 +22,7 @@ set -uo pipefail
 cd "$(dirname "$0")/.."
 logdir=${1:?usage: gpu_check.sh LOGDIR [--prebuilt BUNDLE] [--skip-tests] [--skip-bench] [--tests FILTER]}
 shift
+ncu_env="" extra_variants=""
 prebuilt="" run_tests=1 run_bench=1 run_examples=1 run_profile=0 filter="" deadline=100000 workloads=.
 while (($#)); do
   case $1 in
@@ -31,6 +34,8 @@ while (($#)); do
     --deadline) deadline=$2; shift ;;
     --workloads) workloads=$2; shift ;;
     --profile) run_profile=1 ;;
+    --ncu-env) ncu_env=$2; shift ;;
+    --variants) extra_variants=$2; shift ;;
     --skip-examples) run_examples=0 ;;
     *) echo "gpu_check: unknown option $1" >&2; exit 2 ;;
   esac
@@ -170,10 +175,11 @@ if ((run_profile)); then
   # The batch-norm and algorithm-search switches (src/cuda/dnn_state.hpp) on ResNet-50 b64, each
   # after the GPU suite's batch-norm and training cases under it.
   jsonl="$logdir/bench.jsonl"
-  for variant in default KERASCPP_GPU_BN=own KERASCPP_GPU_BN_VIEW=nchw KERASCPP_GPU_BN_MODE=persistent \
-    KERASCPP_CUDNN_ALGO_SEARCH=find; do
+  # A variant may set several switches, separated by spaces.
+  for variant in default KERASCPP_GPU_BN=own KERASCPP_GPU_BN_MODE=persistent KERASCPP_GPU_BN_VIEW=batch \
+    "KERASCPP_GPU_BN_VIEW=batch KERASCPP_GPU_BN_MODE=persistent" $extra_variants; do
     vars=()
-    [ "$variant" = default ] || vars=("$variant")
+    [ "$variant" = default ] || read -ra vars <<<"$variant"
     env "${vars[@]}" KERASCPP_REQUIRE_GPU=1 LD_LIBRARY_PATH="$kerascpp_libs" timeout "$(remaining 60)" "$gpu_tests" \
       '--test-case=*batchnorm*,*50 steps*' >>"$logdir/profile.log" 2>&1
     tests_rc=$?
@@ -187,7 +193,9 @@ if ((run_profile)); then
   if [ -n "$ncu" ]; then
     # Kernels 4000-5500 of ResNet-50 at batch 64 (past warm-up and algorithm search): one metric,
     # the kernel's duration, so each kernel runs once.
-    k timeout "$(remaining 120)" "$ncu" --metrics gpu__time_duration.sum --clock-control none --launch-skip 4000 \
+    read -ra ncu_vars <<<"$ncu_env"
+    ((${#ncu_vars[@]})) && note "ncu under $ncu_env"
+    k env "${ncu_vars[@]}" timeout "$(remaining 120)" "$ncu" --metrics gpu__time_duration.sum --clock-control none --launch-skip 4000 \
       --launch-count 1500 --csv --page raw "$bench" train --model resnet50 --batch 64 --device gpu --windows 1 \
       --window-steps 10 --warmup-steps 5 >"$logdir/ncu.csv" 2>>"$logdir/profile.log"
     note "ncu: exit $?; kernels by total time (ncu.csv):"

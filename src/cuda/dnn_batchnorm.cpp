@@ -39,6 +39,7 @@
 #include "cuda/cuda_backend.hpp"
 #include "cuda/device_runtime.hpp"
 #include "cuda/dnn_state.hpp"
+#include "cuda/kernel_state.hpp"
 
 namespace kerascpp::cuda {
 
@@ -56,26 +57,31 @@ void require_channel_vector(const Tensor& t, std::int64_t channels, const Tensor
   op_shapes::check_channel_vector(t, channels, x, op, arg);
 }
 
-// cuDNN's view of x (and y, dy, dx): NHWC (1, M / w, w, C) with w the largest divisor of M not
-// above 65535 (cached per M).
-cudnnTensorDescriptor_t nhwc_view(DnnState& d, std::int64_t M, std::int64_t C, const char* op) {
+// The N of cuDNN's NHWC view: 1, or with KERASCPP_GPU_BN_VIEW=batch x's leading axis (rank >= 3).
+std::int64_t view_batch(const DnnState& d, const Tensor& x) { return d.bn_batch_view && x.rank() >= 3 ? x.dim(0) : 1; }
+
+// cuDNN's view of x (and y, dy, dx): NHWC (N, P / w, w, C) with P = M / N positions per image and
+// w the largest divisor of P not above 65535 (cached per P).
+cudnnTensorDescriptor_t nhwc_view(DnnState& d, std::int64_t M, std::int64_t C, const char* op, std::int64_t N) {
   constexpr std::int64_t kMaxDim = 65535;
-  auto it = d.bn_widths.find(M);
+  const std::int64_t P = M / N;
+  auto it = d.bn_widths.find(P);
   if (it == d.bn_widths.end()) {
-    std::int64_t w = M <= kMaxDim ? M : kMaxDim;
-    while (w > 1 && M % w != 0) --w;
-    it = d.bn_widths.emplace(M, w).first;
+    std::int64_t w = P <= kMaxDim ? P : kMaxDim;
+    while (w > 1 && P % w != 0) --w;
+    it = d.bn_widths.emplace(P, w).first;
   }
-  return d.tensor_nhwc(1, M / it->second, it->second, C, op);
+  return d.tensor_nhwc(N, P / it->second, it->second, C, op);
 }
 
 // Runs one cuDNN batch-norm call `call(x_desc)` on the NHWC view. Should cuDNN answer "not
 // supported" for it, the call is repeated on the other view of the same bytes, NCHW
 // (M, C, 1, 1) (N*H*W = M positions per channel as well), and the backend keeps to that view.
 template <class Call>
-void run_batchnorm(DnnState& d, std::int64_t M, std::int64_t C, const char* op, const char* call_name, Call&& call) {
+void run_batchnorm(DnnState& d, std::int64_t M, std::int64_t C, std::int64_t N, const char* op, const char* call_name,
+                   Call&& call) {
   if (!d.bn_nchw_view) {
-    const cudnnStatus_t st = call(nhwc_view(d, M, C, op));
+    const cudnnStatus_t st = call(nhwc_view(d, M, C, op, N));
     if (st == CUDNN_STATUS_SUCCESS) return;
     if (CUDNN_STATUS_CATEGORY(st) != CUDNN_STATUS_NOT_SUPPORTED)
       throw_failure("cuDNN", call_name, cudnnGetErrorString(st), __FILE__, __LINE__);
@@ -130,12 +136,20 @@ void CudaBackend::batchnorm_forward_training(const Tensor& x, const Tensor& gamm
     return;
   }
   if (d.bn_own_kernels) {
-    // Statistics by kerascpp's column reductions, then the given-statistics normalisation.
-    moments(x, mean, var);
-    batchnorm_forward_inference(x, gamma, beta, mean, var, eps, y);
+    // Statistics by kerascpp's column reductions (the CPU backend's shifted double sums), then
+    // y = γ·inv·(x − mean) + β elementwise (y may alias x).
+    const std::size_t partials = kern::column_sums_scratch(M, C, kern::kColumnShifted);
+    kern::column_moments(px, M, C, kernels_->scratch_doubles(partials), pmean, pvar, stream_);
+    KCPP_CUDA_CHECK(cudaGetLastError());
+    auto* coef = static_cast<float*>(kernels_->scratch(static_cast<std::size_t>(2 * C) * sizeof(float)));
+    kern::batchnorm_forward_apply(px, gamma.defined() ? gamma.data<float>() : nullptr,
+                                  beta.defined() ? beta.data<float>() : nullptr, pmean, pvar, eps, M, C, coef, py,
+                                  stream_);
+    KCPP_CUDA_CHECK(cudaGetLastError());
     return;
   }
-  nhwc_view(d, M, C, op);  // checks the sizes before any work is queued
+  const std::int64_t N = view_batch(d, x);
+  nhwc_view(d, M, C, op, N);  // checks the sizes before any work is queued
   cudnnTensorDescriptor_t cd = channel_desc(d, C, op);
   const float* pg = gamma.defined() ? gamma.data<float>() : d.ones(C);
   const float* pb = beta.defined() ? beta.data<float>() : d.zeros(C);
@@ -144,7 +158,7 @@ void CudaBackend::batchnorm_forward_training(const Tensor& x, const Tensor& gamm
   // The running buffers start at zero so that 0·(old) cannot turn uninitialised NaNs into NaN.
   d.zero(pmean, C);
   d.zero(pvar, C);
-  run_batchnorm(d, M, C, op, "cudnnBatchNormalizationForwardTraining", [&](cudnnTensorDescriptor_t xd) {
+  run_batchnorm(d, M, C, N, op, "cudnnBatchNormalizationForwardTraining", [&](cudnnTensorDescriptor_t xd) {
     return cudnnBatchNormalizationForwardTraining(d.dnn, d.bn_training_mode, &kOne, &kZero, xd, px, xd, out, cd, pg, pb,
                                                   1.0, pmean, pvar, static_cast<double>(eps), nullptr, nullptr);
   });
@@ -169,7 +183,8 @@ void CudaBackend::batchnorm_forward_inference(const Tensor& x, const Tensor& gam
   if (M == 0 || C == 0) return;
   check_cudnn_elements(M * C, op, "x");
   DnnState& d = *dnn_;
-  nhwc_view(d, M, C, op);  // checks the sizes before any work is queued
+  const std::int64_t N = view_batch(d, x);
+  nhwc_view(d, M, C, op, N);  // checks the sizes before any work is queued
   cudnnTensorDescriptor_t cd = channel_desc(d, C, op);
   const float* px = x.data<float>();
   float* py = y.data<float>();
@@ -179,7 +194,7 @@ void CudaBackend::batchnorm_forward_inference(const Tensor& x, const Tensor& gam
   const float* pvar = var.data<float>();
   // y = gamma·(x − mean)/sqrt(var + eps) + beta with the given statistics (no unbiasing here).
   float* out = py == px ? d.scratch(M * C) : py;
-  run_batchnorm(d, M, C, op, "cudnnBatchNormalizationForwardInference", [&](cudnnTensorDescriptor_t xd) {
+  run_batchnorm(d, M, C, N, op, "cudnnBatchNormalizationForwardInference", [&](cudnnTensorDescriptor_t xd) {
     return cudnnBatchNormalizationForwardInference(d.dnn, CUDNN_BATCHNORM_SPATIAL, &kOne, &kZero, xd, px, xd, out, cd,
                                                    pg, pb, pmean, pvar, static_cast<double>(eps));
   });
@@ -218,7 +233,8 @@ void CudaBackend::batchnorm_backward(const Tensor& dy, const Tensor& x, const Te
     return;
   }
   check_cudnn_elements(M * C, op, "x");
-  nhwc_view(d, M, C, op);  // checks the sizes before any work is queued
+  const std::int64_t N = view_batch(d, x);
+  nhwc_view(d, M, C, op, N);  // checks the sizes before any work is queued
   cudnnTensorDescriptor_t cd = channel_desc(d, C, op);
 
   // Per-channel scratch: [inv | dgamma sink | dbeta sink | t1 | t2 | t3], C floats each.
@@ -254,7 +270,7 @@ void CudaBackend::batchnorm_backward(const Tensor& dy, const Tensor& x, const Te
 
   // cuDNN reduces dy and x before writing dx: a dx aliasing either goes through scratch.
   float* out = (pdx == px || pdx == pdy) ? d.scratch(M * C) : pdx;
-  run_batchnorm(d, M, C, op, "cudnnBatchNormalizationBackward", [&](cudnnTensorDescriptor_t xd) {
+  run_batchnorm(d, M, C, N, op, "cudnnBatchNormalizationBackward", [&](cudnnTensorDescriptor_t xd) {
     return cudnnBatchNormalizationBackward(d.dnn, d.bn_training_mode, &kOne, &kZero, &kOne, &kZero, xd, px, xd, pdy, xd,
                                            out, cd, pg, pdgamma, pdbeta, static_cast<double>(eps), pmean, inv);
   });

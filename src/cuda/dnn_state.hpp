@@ -187,6 +187,7 @@ struct DnnState {
   // starts on the NCHW view, KERASCPP_GPU_BN_MODE=persistent trains with
   // CUDNN_BATCHNORM_SPATIAL_PERSISTENT, KERASCPP_GPU_BN=own trains on kerascpp's own kernels
   // (moments, then the synchronized path's reduce/apply kernels) instead of cuDNN.
+  bool bn_batch_view = false;  // KERASCPP_GPU_BN_VIEW=batch: N = x's leading axis, not 1
   bool bn_own_kernels = false;
   cudnnBatchNormMode_t bn_training_mode = CUDNN_BATCHNORM_SPATIAL;
 

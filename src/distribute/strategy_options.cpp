@@ -62,7 +62,8 @@ void check_thread_environment() {
                         "find times every convolution algorithm once per shape");
   check_choice_variable("KERASCPP_CUDNN_VERBOSE", {"0", "1"}, "1 prints each convolution's algorithm");
   check_choice_variable("KERASCPP_GPU_BN", {"cudnn", "own"}, "own trains batch norm on kerascpp's kernels");
-  check_choice_variable("KERASCPP_GPU_BN_VIEW", {"nhwc", "nchw"}, "nchw hands cuDNN batch norm an (M, C, 1, 1) view");
+  check_choice_variable("KERASCPP_GPU_BN_VIEW", {"nhwc", "nchw", "batch"},
+                        "nchw hands cuDNN batch norm an (M, C, 1, 1) view, batch an (N, H, W, C) one");
   check_choice_variable("KERASCPP_GPU_BN_MODE", {"spatial", "persistent"},
                         "persistent trains with CUDNN_BATCHNORM_SPATIAL_PERSISTENT");
 }

@@ -71,12 +71,20 @@ void concat_rows(const ConcatParts& parts, float* whole, std::int64_t outer, std
 enum ColumnSumKind : int {
   kColumnSum = 0,       // out0 = Σ a                          (out1 unused)
   kColumnSumDyXmu = 2,  // out0 = Σ a,   out1 = Σ a·(b − mean)  (a = dy, b = x)
+  kColumnShifted = 3,   // partials of Σ(a − k) and Σ(a − k)², k = a's first row (column_moments only)
 };
 // Doubles of scratch column_sums needs.
 std::size_t column_sums_scratch(std::int64_t rows, std::int64_t cols, int kind);
 // accumulate: out0 = float(out0 + Σ) instead of float(Σ) (kColumnSum only). rows may be 0.
 void column_sums(int kind, const float* a, const float* b, const float* mean, std::int64_t rows, std::int64_t cols,
                  double* scratch, float* out0, float* out1, bool accumulate, cudaStream_t stream);
+
+// Per-column mean and biased variance of x [rows >= 1, cols], as the CPU backend computes them
+// (backend/cpu/batchnorm_stats.cpp): shifted by the first row, summed in double in a fixed
+// order, var = max(0, Σ(x−k)²/n − (Σ(x−k)/n)²). scratch: column_sums_scratch(rows, cols,
+// kColumnShifted) doubles.
+void column_moments(const float* x, std::int64_t rows, std::int64_t cols, double* scratch, float* mean, float* var,
+                    cudaStream_t stream);
 
 // Σ over n elements into status->value, in double.
 enum ReduceKind : int {
@@ -98,6 +106,13 @@ void reduce_to_double(int kind, const float* a, const float* b, std::int64_t n, 
 void batchnorm_backward_apply(const float* dy, const float* x, const float* gamma, const float* mean, const float* var,
                               float eps, const float* sums, std::int64_t rows, std::int64_t cols, float* coef,
                               float* dx, cudaStream_t stream);
+
+// Batch-norm forward with given statistics over [rows, cols]: coef[2·cols] floats get
+// a = γ/√(var + eps) and β per channel, then y = a·(x − mean) + β (y may alias x). gamma or
+// beta may be null (1 and 0).
+void batchnorm_forward_apply(const float* x, const float* gamma, const float* beta, const float* mean,
+                             const float* var, float eps, std::int64_t rows, std::int64_t cols, float* coef, float* y,
+                             cudaStream_t stream);
 
 // ------------------------------------------------------------------------------- moments.cu
 // packed[replicas·(2·cols + 1)]: zeros but for slot `replica` = (count, mean, var).

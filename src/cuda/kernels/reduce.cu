@@ -64,6 +64,14 @@ __global__ void column_partials_kernel(int kind, const float* a, const float* b,
   if (c < cols) {
     if (kind == kColumnSum) {
       for (std::int64_t r = r0 + ty; r < r1; r += TY) s0 += a[r * cols + c];
+    } else if (kind == kColumnShifted) {
+      // Shifted by the column's first value (the CPU backend's moments): Σ(a − k), Σ(a − k)².
+      const double k = a[c];
+      for (std::int64_t r = r0 + ty; r < r1; r += TY) {
+        const double d = static_cast<double>(a[r * cols + c]) - k;
+        s0 += d;
+        s1 += d * d;
+      }
     } else {
       const float mu = mean[c];
       for (std::int64_t r = r0 + ty; r < r1; r += TY) {
@@ -124,6 +132,21 @@ __global__ void column_finish_serial_kernel(int width, const double* partials, s
   if (width == 2) out1[c] = static_cast<float>(s1);
 }
 
+// Moments from the shifted partials: one thread per column adds its chunks in order.
+__global__ void column_moments_finish_kernel(const float* x, const double* partials, std::int64_t chunks,
+                                             std::int64_t rows, std::int64_t cols, float* mean, float* var) {
+  const std::int64_t c = global_thread();
+  if (c >= cols) return;
+  double s0 = 0.0, s1 = 0.0;
+  for (std::int64_t k = 0; k < chunks; ++k) {
+    s0 += partials[(k * 2) * cols + c];
+    s1 += partials[(k * 2 + 1) * cols + c];
+  }
+  const double n = static_cast<double>(rows), m = s0 / n;
+  mean[c] = static_cast<float>(static_cast<double>(x[c]) + m);
+  var[c] = static_cast<float>(fmax(0.0, s1 / n - m * m));
+}
+
 // ------------------------------------------------------------------------------ total sum
 
 std::int64_t reduce_blocks(std::int64_t n) {
@@ -157,6 +180,27 @@ __global__ void reduce_finish_kernel(const double* partials, std::int64_t count,
   for (std::int64_t k = threadIdx.x; k < count; k += kThreads) s += partials[k];
   s = block_sum(s, shared);
   if (threadIdx.x == 0) status->value = s;
+}
+
+// ------------------------------------------------------------------- batch-norm forward apply
+
+__global__ void bn_forward_coef_kernel(const float* gamma, const float* beta, const float* var, float eps,
+                                       std::int64_t cols, float* coef) {
+  const std::int64_t c = global_thread();
+  if (c >= cols) return;
+  const double inv = 1.0 / sqrt(static_cast<double>(var[c]) + static_cast<double>(eps));
+  coef[c] = static_cast<float>((gamma ? static_cast<double>(gamma[c]) : 1.0) * inv);
+  coef[cols + c] = beta ? beta[c] : 0.f;
+}
+
+__global__ void bn_forward_apply_kernel(const float* x, const float* mean, const float* coef, std::int64_t cols,
+                                        std::int64_t n, float* y) {
+  const bool narrow = n <= 0xffffffffLL;
+  for (std::int64_t i = global_thread(); i < n; i += grid_threads()) {
+    const std::int64_t c =
+        narrow ? static_cast<std::int64_t>(static_cast<std::uint32_t>(i) % static_cast<std::uint32_t>(cols)) : i % cols;
+    y[i] = __fadd_rn(__fmul_rn(coef[c], __fsub_rn(x[i], mean[c])), coef[cols + c]);
+  }
 }
 
 // ------------------------------------------------------------------- batch-norm backward apply
@@ -213,6 +257,29 @@ void column_sums(int kind, const float* a, const float* b, const float* mean, st
   else
     column_finish_kernel<<<static_cast<unsigned>(cols), kThreads, 0, stream>>>(column_width(kind), scratch, l.chunks,
                                                                                cols, out0, out1, accumulate);
+}
+
+void column_moments(const float* x, std::int64_t rows, std::int64_t cols, double* scratch, float* mean, float* var,
+                    cudaStream_t stream) {
+  if (cols <= 0 || rows <= 0) return;
+  const ColumnLayout l = column_layout(rows, cols);
+  dim3 block(static_cast<unsigned>(l.tx), static_cast<unsigned>(l.ty));
+  dim3 grid(static_cast<unsigned>(l.tiles), static_cast<unsigned>(l.chunks));
+  column_partials_kernel<<<grid, block, 0, stream>>>(kColumnShifted, x, nullptr, nullptr, rows, cols, l.chunk_rows,
+                                                     scratch);
+  column_moments_finish_kernel<<<static_cast<unsigned>((cols + kThreads - 1) / kThreads), kThreads, 0, stream>>>(
+      x, scratch, l.chunks, rows, cols, mean, var);
+}
+
+void batchnorm_forward_apply(const float* x, const float* gamma, const float* beta, const float* mean,
+                             const float* var, float eps, std::int64_t rows, std::int64_t cols, float* coef, float* y,
+                             cudaStream_t stream) {
+  if (cols <= 0) return;
+  bn_forward_coef_kernel<<<static_cast<unsigned>((cols + kThreads - 1) / kThreads), kThreads, 0, stream>>>(
+      gamma, beta, var, eps, cols, coef);
+  const std::int64_t n = rows * cols;
+  if (n <= 0) return;
+  bn_forward_apply_kernel<<<elementwise_blocks(n), kThreads, 0, stream>>>(x, mean, coef, cols, n, y);
 }
 
 std::size_t reduce_scratch(std::int64_t n) { return static_cast<std::size_t>(n > 0 ? reduce_blocks(n) : 1); }
