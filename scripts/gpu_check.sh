@@ -176,8 +176,7 @@ if ((run_profile)); then
   # after the GPU suite's batch-norm and training cases under it.
   jsonl="$logdir/bench.jsonl"
   # A variant may set several switches, separated by spaces.
-  for variant in default KERASCPP_GPU_BN=own KERASCPP_GPU_BN_MODE=persistent KERASCPP_GPU_BN_VIEW=batch \
-    "KERASCPP_GPU_BN_VIEW=batch KERASCPP_GPU_BN_MODE=persistent" $extra_variants; do
+  for variant in default KERASCPP_GPU_BN=cudnn $extra_variants; do
     vars=()
     [ "$variant" = default ] || read -ra vars <<<"$variant"
     env "${vars[@]}" KERASCPP_REQUIRE_GPU=1 LD_LIBRARY_PATH="$kerascpp_libs" timeout "$(remaining 60)" "$gpu_tests" \

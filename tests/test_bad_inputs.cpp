@@ -627,7 +627,7 @@ std::vector<Row> strategy_and_env_rows() {
       {"KERASCPP_GPU_BN=fast",
        [] { with_env("KERASCPP_GPU_BN", "fast", [] { D::OneDeviceStrategy s("cpu:0"); }); },
        Kind::Value,
-       {"KERASCPP_GPU_BN", "'fast'", "cudnn, own"}},
+       {"KERASCPP_GPU_BN", "'fast'", "own, cudnn"}},
       {"KERASCPP_CUDNN_ALGO_SEARCH=Find",
        [] { with_env("KERASCPP_CUDNN_ALGO_SEARCH", "Find", [] { D::MirroredStrategy<> s(2); }); },
        Kind::Value,

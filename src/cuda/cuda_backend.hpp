@@ -140,6 +140,9 @@ class CudaBackend final : public Backend {
                        Tensor& sums) override;
 
  private:
+  // Batch norm's normalisation with given statistics on kerascpp's kernel (dnn_batchnorm.cpp).
+  void normalize(const Tensor& x, const Tensor& gamma, const Tensor& beta, const Tensor& mean, const Tensor& var,
+                 float eps, Tensor& y);
   // The conv2d_* ops and, with `depthwise`, the depthwise_conv2d_* ops (C groups); dnn_conv.cpp.
   void conv_forward_impl(const Tensor& x, const Tensor& w, const Tensor& b, const Conv2DGeometry& g, ActivationKind act,
                          Tensor& y, bool depthwise);

@@ -1,16 +1,25 @@
-// Fused batch normalization on cuDNN over the last axis. x is read as [M, C] (C = last axis)
-// and handed to cuDNN as an NHWC tensor (n=1, h, w, c=C) with h*w = M — the same bytes, offset
-// m*C + c for any such split — with CUDNN_BATCHNORM_SPATIAL, which normalises each channel
-// over N*H*W = M positions: per-channel statistics over all leading axes, as the CPU backend
-// computes them. N = 1 and h, w <= 65535 where M allows keep clear of the dimension limits some
-// cuDNN batch-norm kernels have had (PyTorch only hands cuDNN spatial batch norm N <= 65535 in
-// inference, N <= 880801 in training). Should cuDNN not support a call on that view, it is
+// Batch normalization over the last axis, x viewed as [M, C] (C = last axis).
+//
+// By default on kerascpp's own kernels (kernels/reduce.cu): the batch statistics are moments()'
+// column sums (the CPU backend's: shifted by the first row, in double, fixed order), the
+// normalisation and the backward's dx are elementwise kernels with per-channel coefficients, and
+// the backward's sums are synchronized batch norm's column reduction with this replica's rows
+// alone. Measured on an H200 (ResNet-50, batch 64, float32; bench/results/h200-2026-11-26):
+// 579.8 images/s against 226.3 with cuDNN's batch norm below (268.1 in cuDNN's
+// CUDNN_BATCHNORM_SPATIAL_PERSISTENT mode, 225.6 with the real N in the NHWC view), whose
+// training kernels had taken 64% of the step's GPU time.
+//
+// KERASCPP_GPU_BN=cudnn selects cuDNN's fused batch norm instead. x is handed to cuDNN as an
+// NHWC tensor (n=1, h, w, c=C) with h*w = M — the same bytes, offset m*C + c for any such
+// split — with CUDNN_BATCHNORM_SPATIAL, which normalises each channel over N*H*W = M
+// positions. N = 1 and h, w <= 65535 where M allows keep clear of the dimension limits some
+// cuDNN batch-norm kernels have had. Should cuDNN not support a call on that view, it is
 // repeated on NCHW (M, C, 1, 1), the other layout with the same bytes (run_batchnorm). The
 // per-channel tensors (gamma, beta, mean, var) are (1, C, 1, 1). gamma or beta may be undefined
 // (Keras scale=False / center=False): ones and zeros stand in for them.
 //
-// Variance. The interface returns the batch mean and the *biased* variance (divided by M),
-// like the CPU backend, while cuDNN's training call produces
+// cuDNN's variance. The interface returns the batch mean and the *biased* variance (divided by
+// M), like the CPU backend, while cuDNN's training call produces
 //  * resultRunningMean/Variance: running averages, with runningVar updated from the
 //    *unbiased* batch variance (divided by M−1), and
 //  * resultSaveMean/InvVariance: the batch mean and 1/sqrt(var + eps).
@@ -21,17 +30,10 @@
 // (within float rounding). M = 1 (no unbiased variance) is handled directly: mean = x,
 // var = 0, y = beta.
 //
-// Speed (H200, ResNet-50 batch 64, ncu): on the default NHWC view (N = 1) cuDNN's training
-// kernels (bn_fw_tr_1C11_kernel_NCHW, bn_bw_1C11_kernel_new) took 64% of the step's GPU time.
-// KERASCPP_GPU_BN_VIEW=nchw, KERASCPP_GPU_BN_MODE=persistent and KERASCPP_GPU_BN=own (DnnState)
-// select the alternatives scripts/gpu_check.sh --profile times on the next visit; none of the
-// three has run yet (the kernels behind "own" have: they are synchronized BN's, tested on an H200).
-//
-// Backward with given statistics (batch or synchronised): cuDNN's backward takes the mean and
+// cuDNN's backward with given statistics (batch or synchronised) takes the mean and
 // 1/sqrt(var + eps) as savedMean/savedInvVariance and uses them as given. The inverse standard
-// deviation is computed on the GPU, without a kernel of our own, by cuDNN's inference
-// batch norm on a one-row input of ones with mean 0, scale 1, shift 0 and our variance:
-// y = 1·(1 − 0)/sqrt(var + eps) + 0.
+// deviation is computed on the GPU by cuDNN's inference batch norm on a one-row input of ones
+// with mean 0, scale 1, shift 0 and our variance: y = 1·(1 − 0)/sqrt(var + eps) + 0.
 #include <fmt/format.h>
 
 #include "backend/op_shapes.hpp"
@@ -57,31 +59,26 @@ void require_channel_vector(const Tensor& t, std::int64_t channels, const Tensor
   op_shapes::check_channel_vector(t, channels, x, op, arg);
 }
 
-// The N of cuDNN's NHWC view: 1, or with KERASCPP_GPU_BN_VIEW=batch x's leading axis (rank >= 3).
-std::int64_t view_batch(const DnnState& d, const Tensor& x) { return d.bn_batch_view && x.rank() >= 3 ? x.dim(0) : 1; }
-
-// cuDNN's view of x (and y, dy, dx): NHWC (N, P / w, w, C) with P = M / N positions per image and
-// w the largest divisor of P not above 65535 (cached per P).
-cudnnTensorDescriptor_t nhwc_view(DnnState& d, std::int64_t M, std::int64_t C, const char* op, std::int64_t N) {
+// cuDNN's view of x (and y, dy, dx): NHWC (1, M / w, w, C) with w the largest divisor of M not
+// above 65535 (cached per M).
+cudnnTensorDescriptor_t nhwc_view(DnnState& d, std::int64_t M, std::int64_t C, const char* op) {
   constexpr std::int64_t kMaxDim = 65535;
-  const std::int64_t P = M / N;
-  auto it = d.bn_widths.find(P);
+  auto it = d.bn_widths.find(M);
   if (it == d.bn_widths.end()) {
-    std::int64_t w = P <= kMaxDim ? P : kMaxDim;
-    while (w > 1 && P % w != 0) --w;
-    it = d.bn_widths.emplace(P, w).first;
+    std::int64_t w = M <= kMaxDim ? M : kMaxDim;
+    while (w > 1 && M % w != 0) --w;
+    it = d.bn_widths.emplace(M, w).first;
   }
-  return d.tensor_nhwc(N, P / it->second, it->second, C, op);
+  return d.tensor_nhwc(1, M / it->second, it->second, C, op);
 }
 
 // Runs one cuDNN batch-norm call `call(x_desc)` on the NHWC view. Should cuDNN answer "not
 // supported" for it, the call is repeated on the other view of the same bytes, NCHW
 // (M, C, 1, 1) (N*H*W = M positions per channel as well), and the backend keeps to that view.
 template <class Call>
-void run_batchnorm(DnnState& d, std::int64_t M, std::int64_t C, std::int64_t N, const char* op, const char* call_name,
-                   Call&& call) {
+void run_batchnorm(DnnState& d, std::int64_t M, std::int64_t C, const char* op, const char* call_name, Call&& call) {
   if (!d.bn_nchw_view) {
-    const cudnnStatus_t st = call(nhwc_view(d, M, C, op, N));
+    const cudnnStatus_t st = call(nhwc_view(d, M, C, op));
     if (st == CUDNN_STATUS_SUCCESS) return;
     if (CUDNN_STATUS_CATEGORY(st) != CUDNN_STATUS_NOT_SUPPORTED)
       throw_failure("cuDNN", call_name, cudnnGetErrorString(st), __FILE__, __LINE__);
@@ -105,6 +102,18 @@ void inverse_std(DnnState& d, const float* var, float eps, float* inv, std::int6
 
 }  // namespace
 
+// y = γ·(x − mean)/sqrt(var + eps) + β by kerascpp's elementwise kernel (y may alias x); the
+// arguments are checked by the caller.
+void CudaBackend::normalize(const Tensor& x, const Tensor& gamma, const Tensor& beta, const Tensor& mean,
+                            const Tensor& var, float eps, Tensor& y) {
+  const std::int64_t C = x.dim(-1), M = C == 0 ? 0 : x.numel() / C;
+  auto* coef = static_cast<float*>(kernels_->scratch(static_cast<std::size_t>(2 * C) * sizeof(float)));
+  kern::batchnorm_forward_apply(x.data<float>(), gamma.defined() ? gamma.data<float>() : nullptr,
+                                beta.defined() ? beta.data<float>() : nullptr, mean.data<float>(), var.data<float>(),
+                                eps, M, C, coef, y.data<float>(), stream_);
+  KCPP_CUDA_CHECK(cudaGetLastError());
+}
+
 void CudaBackend::batchnorm_forward_training(const Tensor& x, const Tensor& gamma, const Tensor& beta, float eps,
                                              Tensor& y, Tensor& mean, Tensor& var) {
   DeviceGuard guard(device_);
@@ -121,8 +130,13 @@ void CudaBackend::batchnorm_forward_training(const Tensor& x, const Tensor& gamm
   if (M == 0)
     throw ShapeError(
         fmt::format("{}: x {} holds no rows; batch statistics need at least one", op, shape_str(x.shape())));
-  check_cudnn_elements(M * C, op, "x");
   DnnState& d = *dnn_;
+  if (!d.bn_cudnn) {
+    moments(x, mean, var);  // kernel_ops_batchnorm.cpp; then y = γ·inv·(x − mean) + β
+    normalize(x, gamma, beta, mean, var, eps, y);
+    return;
+  }
+  check_cudnn_elements(M * C, op, "x");
   const float* px = x.data<float>();
   float* py = y.data<float>();
   float* pmean = mean.data<float>();
@@ -135,21 +149,7 @@ void CudaBackend::batchnorm_forward_training(const Tensor& x, const Tensor& gamm
     else d.zero(py, C);
     return;
   }
-  if (d.bn_own_kernels) {
-    // Statistics by kerascpp's column reductions (the CPU backend's shifted double sums), then
-    // y = γ·inv·(x − mean) + β elementwise (y may alias x).
-    const std::size_t partials = kern::column_sums_scratch(M, C, kern::kColumnShifted);
-    kern::column_moments(px, M, C, kernels_->scratch_doubles(partials), pmean, pvar, stream_);
-    KCPP_CUDA_CHECK(cudaGetLastError());
-    auto* coef = static_cast<float*>(kernels_->scratch(static_cast<std::size_t>(2 * C) * sizeof(float)));
-    kern::batchnorm_forward_apply(px, gamma.defined() ? gamma.data<float>() : nullptr,
-                                  beta.defined() ? beta.data<float>() : nullptr, pmean, pvar, eps, M, C, coef, py,
-                                  stream_);
-    KCPP_CUDA_CHECK(cudaGetLastError());
-    return;
-  }
-  const std::int64_t N = view_batch(d, x);
-  nhwc_view(d, M, C, op, N);  // checks the sizes before any work is queued
+  nhwc_view(d, M, C, op);  // checks the sizes before any work is queued
   cudnnTensorDescriptor_t cd = channel_desc(d, C, op);
   const float* pg = gamma.defined() ? gamma.data<float>() : d.ones(C);
   const float* pb = beta.defined() ? beta.data<float>() : d.zeros(C);
@@ -158,8 +158,8 @@ void CudaBackend::batchnorm_forward_training(const Tensor& x, const Tensor& gamm
   // The running buffers start at zero so that 0·(old) cannot turn uninitialised NaNs into NaN.
   d.zero(pmean, C);
   d.zero(pvar, C);
-  run_batchnorm(d, M, C, N, op, "cudnnBatchNormalizationForwardTraining", [&](cudnnTensorDescriptor_t xd) {
-    return cudnnBatchNormalizationForwardTraining(d.dnn, d.bn_training_mode, &kOne, &kZero, xd, px, xd, out, cd, pg, pb,
+  run_batchnorm(d, M, C, op, "cudnnBatchNormalizationForwardTraining", [&](cudnnTensorDescriptor_t xd) {
+    return cudnnBatchNormalizationForwardTraining(d.dnn, CUDNN_BATCHNORM_SPATIAL, &kOne, &kZero, xd, px, xd, out, cd, pg, pb,
                                                   1.0, pmean, pvar, static_cast<double>(eps), nullptr, nullptr);
   });
   if (out != py) d.copy(out, py, M * C);
@@ -181,10 +181,13 @@ void CudaBackend::batchnorm_forward_inference(const Tensor& x, const Tensor& gam
   require_channel_vector(var, C, x, dev, op, "var");
   prepare_output_on(y, x.shape(), dev, op, "y");
   if (M == 0 || C == 0) return;
-  check_cudnn_elements(M * C, op, "x");
   DnnState& d = *dnn_;
-  const std::int64_t N = view_batch(d, x);
-  nhwc_view(d, M, C, op, N);  // checks the sizes before any work is queued
+  if (!d.bn_cudnn) {
+    normalize(x, gamma, beta, mean, var, eps, y);
+    return;
+  }
+  check_cudnn_elements(M * C, op, "x");
+  nhwc_view(d, M, C, op);  // checks the sizes before any work is queued
   cudnnTensorDescriptor_t cd = channel_desc(d, C, op);
   const float* px = x.data<float>();
   float* py = y.data<float>();
@@ -194,7 +197,7 @@ void CudaBackend::batchnorm_forward_inference(const Tensor& x, const Tensor& gam
   const float* pvar = var.data<float>();
   // y = gamma·(x − mean)/sqrt(var + eps) + beta with the given statistics (no unbiasing here).
   float* out = py == px ? d.scratch(M * C) : py;
-  run_batchnorm(d, M, C, N, op, "cudnnBatchNormalizationForwardInference", [&](cudnnTensorDescriptor_t xd) {
+  run_batchnorm(d, M, C, op, "cudnnBatchNormalizationForwardInference", [&](cudnnTensorDescriptor_t xd) {
     return cudnnBatchNormalizationForwardInference(d.dnn, CUDNN_BATCHNORM_SPATIAL, &kOne, &kZero, xd, px, xd, out, cd,
                                                    pg, pb, pmean, pvar, static_cast<double>(eps));
   });
@@ -224,7 +227,7 @@ void CudaBackend::batchnorm_backward(const Tensor& dy, const Tensor& x, const Te
     if (dbeta.defined()) d.zero(dbeta.data<float>(), C);
     return;
   }
-  if (d.bn_own_kernels) {
+  if (!d.bn_cudnn) {
     // The synchronized path's two halves with this replica's sums alone (elementwise apply, so
     // dx may alias dy or x).
     Tensor sums;
@@ -233,8 +236,7 @@ void CudaBackend::batchnorm_backward(const Tensor& dy, const Tensor& x, const Te
     return;
   }
   check_cudnn_elements(M * C, op, "x");
-  const std::int64_t N = view_batch(d, x);
-  nhwc_view(d, M, C, op, N);  // checks the sizes before any work is queued
+  nhwc_view(d, M, C, op);  // checks the sizes before any work is queued
   cudnnTensorDescriptor_t cd = channel_desc(d, C, op);
 
   // Per-channel scratch: [inv | dgamma sink | dbeta sink | t1 | t2 | t3], C floats each.
@@ -270,8 +272,8 @@ void CudaBackend::batchnorm_backward(const Tensor& dy, const Tensor& x, const Te
 
   // cuDNN reduces dy and x before writing dx: a dx aliasing either goes through scratch.
   float* out = (pdx == px || pdx == pdy) ? d.scratch(M * C) : pdx;
-  run_batchnorm(d, M, C, N, op, "cudnnBatchNormalizationBackward", [&](cudnnTensorDescriptor_t xd) {
-    return cudnnBatchNormalizationBackward(d.dnn, d.bn_training_mode, &kOne, &kZero, &kOne, &kZero, xd, px, xd, pdy, xd,
+  run_batchnorm(d, M, C, op, "cudnnBatchNormalizationBackward", [&](cudnnTensorDescriptor_t xd) {
+    return cudnnBatchNormalizationBackward(d.dnn, CUDNN_BATCHNORM_SPATIAL, &kOne, &kZero, &kOne, &kZero, xd, px, xd, pdy, xd,
                                            out, cd, pg, pdgamma, pdbeta, static_cast<double>(eps), pmean, inv);
   });
   if (out != pdx) d.copy(out, pdx, M * C);

@@ -86,13 +86,7 @@ DnnState::DnnState(cudaStream_t s) : stream(s) {
   }
   if (const char* env = std::getenv("KERASCPP_CUDNN_ALGO_SEARCH")) conv_find = std::string_view(env) == "find";
   if (const char* env = std::getenv("KERASCPP_CUDNN_VERBOSE")) conv_verbose = *env && std::string_view(env) != "0";
-  if (const char* env = std::getenv("KERASCPP_GPU_BN_VIEW")) {
-    bn_nchw_view = std::string_view(env) == "nchw";
-    bn_batch_view = std::string_view(env) == "batch";
-  }
-  if (const char* env = std::getenv("KERASCPP_GPU_BN")) bn_own_kernels = std::string_view(env) == "own";
-  if (const char* env = std::getenv("KERASCPP_GPU_BN_MODE"); env && std::string_view(env) == "persistent")
-    bn_training_mode = CUDNN_BATCHNORM_SPATIAL_PERSISTENT;
+  if (const char* env = std::getenv("KERASCPP_GPU_BN")) bn_cudnn = std::string_view(env) == "cudnn";
   try {
     KCPP_CUBLAS_CHECK(cublasCreate(&blas));
     KCPP_CUBLAS_CHECK(cublasSetStream(blas, stream));

@@ -183,13 +183,7 @@ struct DnnState {
   std::map<std::array<std::int64_t, 10>, std::unique_ptr<AvgPoolFactors>> avg_pool_factors;
   std::map<std::int64_t, std::int64_t> bn_widths;  // rows M -> the W of batch norm's NHWC view (dnn_batchnorm.cpp)
   bool bn_nchw_view = false;                       // cuDNN refused batch norm on the NHWC view once: use the NCHW one
-  // Measurement switches for the next GPU visit (dnn_batchnorm.cpp): KERASCPP_GPU_BN_VIEW=nchw
-  // starts on the NCHW view, KERASCPP_GPU_BN_MODE=persistent trains with
-  // CUDNN_BATCHNORM_SPATIAL_PERSISTENT, KERASCPP_GPU_BN=own trains on kerascpp's own kernels
-  // (moments, then the synchronized path's reduce/apply kernels) instead of cuDNN.
-  bool bn_batch_view = false;  // KERASCPP_GPU_BN_VIEW=batch: N = x's leading axis, not 1
-  bool bn_own_kernels = false;
-  cudnnBatchNormMode_t bn_training_mode = CUDNN_BATCHNORM_SPATIAL;
+  bool bn_cudnn = false;  // KERASCPP_GPU_BN=cudnn: cuDNN's batch norm instead of kerascpp's kernels
 
   // ---- shared helpers (device pointers; all queued on the stream) ----
   // y = act(x) over a row-major [rows, cols] tensor; softmax runs over each row. x == y is fine.

@@ -43,10 +43,20 @@ void CudaBackend::moving_average_update(Tensor& moving, const Tensor& value, flo
 }
 
 void CudaBackend::moments(const Tensor& x, Tensor& mean, Tensor& var) {
-  // The training batch norm's statistics (cuDNN, see dnn_batchnorm.cpp), its normalised output
-  // going to a scratch tensor: eps only affects that output.
-  Tensor unused_y;
-  batchnorm_forward_training(x, Tensor(), Tensor(), 1e-3f, unused_y, mean, var);
+  // The CPU backend's algorithm (shifted by the first row, double sums) as column reductions.
+  DeviceGuard guard(device_);
+  const char* op = "moments";
+  require_float_on(x, device(), op, "x");
+  const std::int64_t C = op_shapes::channels_of(x, op), M = C == 0 ? 0 : x.numel() / C;
+  prepare_output_on(mean, {C}, device(), op, "mean");
+  prepare_output_on(var, {C}, device(), op, "var");
+  if (C == 0) return;
+  if (M == 0)
+    throw ShapeError(
+        fmt::format("{}: x {} holds no rows; batch statistics need at least one", op, shape_str(x.shape())));
+  double* partials = kernels_->scratch_doubles(kern::column_sums_scratch(M, C, kern::kColumnShifted));
+  kern::column_moments(x.data<float>(), M, C, partials, mean.data<float>(), var.data<float>(), stream_);
+  KCPP_CUDA_CHECK(cudaGetLastError());
 }
 
 void CudaBackend::pack_moments(const Tensor& mean, const Tensor& var, std::int64_t count, int replica, int num_replicas,

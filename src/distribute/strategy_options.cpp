@@ -61,11 +61,7 @@ void check_thread_environment() {
   check_choice_variable("KERASCPP_CUDNN_ALGO_SEARCH", {"heuristic", "find"},
                         "find times every convolution algorithm once per shape");
   check_choice_variable("KERASCPP_CUDNN_VERBOSE", {"0", "1"}, "1 prints each convolution's algorithm");
-  check_choice_variable("KERASCPP_GPU_BN", {"cudnn", "own"}, "own trains batch norm on kerascpp's kernels");
-  check_choice_variable("KERASCPP_GPU_BN_VIEW", {"nhwc", "nchw", "batch"},
-                        "nchw hands cuDNN batch norm an (M, C, 1, 1) view, batch an (N, H, W, C) one");
-  check_choice_variable("KERASCPP_GPU_BN_MODE", {"spatial", "persistent"},
-                        "persistent trains with CUDNN_BATCHNORM_SPATIAL_PERSISTENT");
+  check_choice_variable("KERASCPP_GPU_BN", {"own", "cudnn"}, "cudnn runs batch norm on cuDNN's kernels");
 }
 
 std::chrono::milliseconds collective_timeout(const StrategyOptions& options) {

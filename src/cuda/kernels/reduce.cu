@@ -132,19 +132,24 @@ __global__ void column_finish_serial_kernel(int width, const double* partials, s
   if (width == 2) out1[c] = static_cast<float>(s1);
 }
 
-// Moments from the shifted partials: one thread per column adds its chunks in order.
+// Moments from the shifted partials: one block per column adds its chunks in a fixed tree order
+// (one thread per column looping over up to 512 chunks took 69 µs a call on the H200).
 __global__ void column_moments_finish_kernel(const float* x, const double* partials, std::int64_t chunks,
                                              std::int64_t rows, std::int64_t cols, float* mean, float* var) {
-  const std::int64_t c = global_thread();
-  if (c >= cols) return;
+  __shared__ double shared[kThreads];
+  const std::int64_t c = blockIdx.x;
   double s0 = 0.0, s1 = 0.0;
-  for (std::int64_t k = 0; k < chunks; ++k) {
+  for (std::int64_t k = threadIdx.x; k < chunks; k += kThreads) {
     s0 += partials[(k * 2) * cols + c];
     s1 += partials[(k * 2 + 1) * cols + c];
   }
-  const double n = static_cast<double>(rows), m = s0 / n;
-  mean[c] = static_cast<float>(static_cast<double>(x[c]) + m);
-  var[c] = static_cast<float>(fmax(0.0, s1 / n - m * m));
+  s0 = block_sum(s0, shared);
+  s1 = block_sum(s1, shared);
+  if (threadIdx.x == 0) {
+    const double n = static_cast<double>(rows), m = s0 / n;
+    mean[c] = static_cast<float>(static_cast<double>(x[c]) + m);
+    var[c] = static_cast<float>(fmax(0.0, s1 / n - m * m));
+  }
 }
 
 // ------------------------------------------------------------------------------ total sum
@@ -267,8 +272,8 @@ void column_moments(const float* x, std::int64_t rows, std::int64_t cols, double
   dim3 grid(static_cast<unsigned>(l.tiles), static_cast<unsigned>(l.chunks));
   column_partials_kernel<<<grid, block, 0, stream>>>(kColumnShifted, x, nullptr, nullptr, rows, cols, l.chunk_rows,
                                                      scratch);
-  column_moments_finish_kernel<<<static_cast<unsigned>((cols + kThreads - 1) / kThreads), kThreads, 0, stream>>>(
-      x, scratch, l.chunks, rows, cols, mean, var);
+  column_moments_finish_kernel<<<static_cast<unsigned>(cols), kThreads, 0, stream>>>(x, scratch, l.chunks, rows, cols,
+                                                                                     mean, var);
 }
 
 void batchnorm_forward_apply(const float* x, const float* gamma, const float* beta, const float* mean,
