@@ -8,8 +8,8 @@
 #            --deadline SECONDS (every stage's limit is cut to what is left of it; later stages skip),
 #            --workloads REGEX (the benchmark pairs whose label matches), --profile (cuDNN's NHWC/NCHW
 #            convolution times for ResNet-50 and an ncu per-kernel summary of kerascpp's ResNet-50 step),
-#            --ncu-env 'VAR=value ...' (the switches of the ncu run), --variants 'VAR=value ...' (more
-#            single-switch variants for --profile to time)
+#            --ncu-env 'VAR=value ...' (the switches of the ncu run), --variants 'VAR=value ...' (the
+#            switches --profile times besides the defaults, e.g. KERASCPP_GPU_BN=cudnn; one per word)
 #
 # Each stage has its own time limit, so one hang does not cost the rest of the visit; the exit
 # status is the GPU suite's. On this workplace's lent GPU machines (no kerascpp dependencies, no
@@ -172,15 +172,14 @@ fi
 if ((run_profile)); then
   k timeout "$(remaining 60)" "$bin_dir/cudnn_layout_bench" 64 >"$logdir/layout.txt" 2>&1
   note "cuDNN float32 NHWC vs NCHW (layout.txt): $(tail -1 "$logdir/layout.txt")"
-  # The batch-norm and algorithm-search switches (src/cuda/dnn_state.hpp) on ResNet-50 b64, each
-  # after the GPU suite's batch-norm and training cases under it.
+  # The defaults and each --variants switch (src/cuda/dnn_state.hpp) on ResNet-50 b64, each after
+  # the GPU suite's batch-norm, convolution and training cases under it.
   jsonl="$logdir/bench.jsonl"
-  # A variant may set several switches, separated by spaces.
-  for variant in default KERASCPP_GPU_BN=cudnn $extra_variants; do
+  for variant in default $extra_variants; do
     vars=()
     [ "$variant" = default ] || read -ra vars <<<"$variant"
     env "${vars[@]}" KERASCPP_REQUIRE_GPU=1 LD_LIBRARY_PATH="$kerascpp_libs" timeout "$(remaining 60)" "$gpu_tests" \
-      '--test-case=*batchnorm*,*50 steps*' >>"$logdir/profile.log" 2>&1
+      '--test-case=*batchnorm*,*conv2d*,*50 steps*' >>"$logdir/profile.log" 2>&1
     tests_rc=$?
     env "${vars[@]}" LD_LIBRARY_PATH="$kerascpp_libs" timeout "$(remaining 60)" "$bench" train --model resnet50 --batch 64 \
       --device gpu --windows 3 --window-steps 20 --warmup-steps 10 --workload "resnet50_b64 $variant" \

@@ -159,8 +159,8 @@ void CudaBackend::batchnorm_forward_training(const Tensor& x, const Tensor& gamm
   d.zero(pmean, C);
   d.zero(pvar, C);
   run_batchnorm(d, M, C, op, "cudnnBatchNormalizationForwardTraining", [&](cudnnTensorDescriptor_t xd) {
-    return cudnnBatchNormalizationForwardTraining(d.dnn, CUDNN_BATCHNORM_SPATIAL, &kOne, &kZero, xd, px, xd, out, cd, pg, pb,
-                                                  1.0, pmean, pvar, static_cast<double>(eps), nullptr, nullptr);
+    return cudnnBatchNormalizationForwardTraining(d.dnn, CUDNN_BATCHNORM_SPATIAL, &kOne, &kZero, xd, px, xd, out, cd,
+                                                  pg, pb, 1.0, pmean, pvar, static_cast<double>(eps), nullptr, nullptr);
   });
   if (out != py) d.copy(out, py, M * C);
   // Unbiased (÷(M−1)) to biased (÷M) variance.
@@ -273,8 +273,8 @@ void CudaBackend::batchnorm_backward(const Tensor& dy, const Tensor& x, const Te
   // cuDNN reduces dy and x before writing dx: a dx aliasing either goes through scratch.
   float* out = (pdx == px || pdx == pdy) ? d.scratch(M * C) : pdx;
   run_batchnorm(d, M, C, op, "cudnnBatchNormalizationBackward", [&](cudnnTensorDescriptor_t xd) {
-    return cudnnBatchNormalizationBackward(d.dnn, CUDNN_BATCHNORM_SPATIAL, &kOne, &kZero, &kOne, &kZero, xd, px, xd, pdy, xd,
-                                           out, cd, pg, pdgamma, pdbeta, static_cast<double>(eps), pmean, inv);
+    return cudnnBatchNormalizationBackward(d.dnn, CUDNN_BATCHNORM_SPATIAL, &kOne, &kZero, &kOne, &kZero, xd, px, xd,
+                                           pdy, xd, out, cd, pg, pdgamma, pdbeta, static_cast<double>(eps), pmean, inv);
   });
   if (out != pdx) d.copy(out, pdx, M * C);
 }

@@ -409,6 +409,10 @@ void CudaBackend::conv_forward_impl(const Tensor& x, const Tensor& w, const Tens
     d.activation_forward(act, py, py, rows, s.oc, op);
     return;
   }
+  if (pointwise_gemm(g, depthwise)) {
+    pointwise_forward(x, w, b, g, act, y);
+    return;
+  }
 
   const ConvProblem p = conv_problem(s, g);
   const DType cdt = d.gemm_dtype(compute_dtype());
@@ -483,6 +487,10 @@ void CudaBackend::conv_backward_data_impl(const Tensor& dy, const Tensor& w, con
   float* pdx = dx.data<float>();
   if (dy.numel() == 0) {
     d.zero(pdx, dx.numel());
+    return;
+  }
+  if (pointwise_gemm(g, depthwise)) {
+    pointwise_backward_data(dy, w, g, dx);
     return;
   }
 
@@ -587,6 +595,11 @@ void CudaBackend::conv_backward_weights_impl(const Tensor& x, const Tensor& dy, 
     KCPP_CUBLAS_CHECK(
         cublasSgemv_64(d.blas, CUBLAS_OP_N, s.oc, rows, &kOne, dy.data<float>(), s.oc, ones, 1, &beta, pdb, 1));
   };
+  if (pointwise_gemm(g, depthwise)) {
+    pointwise_backward_weights(x, dy, g, dw, add_dw);
+    bias_grad();
+    return;
+  }
 
   const DType cdt = d.gemm_dtype(compute_dtype());
   if (cdt != DType::float32) {

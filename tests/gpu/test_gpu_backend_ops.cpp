@@ -8,6 +8,7 @@
 
 #include <cmath>
 #include <cstdint>
+#include <cstdlib>
 #include <limits>
 #include <string>
 #include <vector>
@@ -193,8 +194,14 @@ TEST_CASE("gpu backend: sum_to_last_axis, overwrite and accumulate") {
 
 // ============================================================================ convolution
 
-TEST_CASE("gpu backend: conv2d forward, backward data, backward weights (valid/same, stride 1/2)") {
+namespace {
+
+// The cases, on a backend made under KERASCPP_GPU_CONV1X1=`conv1x1` (cudnn, or gemm: the 1x1
+// cases on cuBLAS, conv_pointwise.cpp).
+void check_conv2d_against_cpu(const char* conv1x1) {
+  ::setenv("KERASCPP_GPU_CONV1X1", conv1x1, 1);
   auto be = make_backends();
+  ::unsetenv("KERASCPP_GPU_CONV1X1");
   const std::vector<ConvCase> cases = {
       {2, 7, 7, 3, 4, 3, 3, 1, 1, true},       // same, stride 1, symmetric padding
       {2, 8, 8, 3, 5, 3, 3, 2, 2, true},       // same, stride 2 on even input: pad top/left 0, bottom/right 1
@@ -205,12 +212,14 @@ TEST_CASE("gpu backend: conv2d forward, backward data, backward weights (valid/s
       {2, 9, 9, 4, 6, 3, 3, 2, 2, false},      // valid, stride 2: the last input row/column gets no gradient
       {2, 10, 10, 16, 32, 3, 3, 1, 1, false},  // valid, wider
       {2, 5, 5, 3, 7, 1, 1, 1, 1, false},      // 1x1 kernel
+      {2, 8, 8, 4, 6, 1, 1, 2, 2, true},       // 1x1, stride 2, "same" on even input (no padding)
+      {2, 9, 7, 3, 5, 1, 1, 2, 2, false},      // 1x1, stride 2, odd input: the last row gets no gradient
       {8, 14, 14, 32, 64, 3, 3, 1, 1, true},   // a real layer's size
   };
   std::uint32_t seed = 100;
   for (const auto& cc : cases) {
     const K::Conv2DGeometry g = cc.geometry();
-    const std::string label = cc.label();
+    const std::string label = std::string(conv1x1) + ": " + cc.label();
     auto x = random_tensor({cc.n, cc.h, cc.w, cc.c}, seed++);
     auto w = random_tensor({cc.kh, cc.kw, cc.c, cc.o}, seed++);
     auto b = random_tensor({cc.o}, seed++);
@@ -259,6 +268,13 @@ TEST_CASE("gpu backend: conv2d forward, backward data, backward weights (valid/s
     be.cpu->conv2d_backward_weights(x, dy, g, dw_ref, no_db_ref, false);
     check_close(dw_new, dw_ref, label + " backward weights into an undefined dw");
   }
+}
+
+}  // namespace
+
+TEST_CASE("gpu backend: conv2d forward, backward data, backward weights (valid/same, stride 1/2)") {
+  check_conv2d_against_cpu("cudnn");
+  check_conv2d_against_cpu("gemm");
 }
 
 // ============================================================================ pooling

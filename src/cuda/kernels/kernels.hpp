@@ -110,8 +110,8 @@ void batchnorm_backward_apply(const float* dy, const float* x, const float* gamm
 // Batch-norm forward with given statistics over [rows, cols]: coef[2·cols] floats get
 // a = γ/√(var + eps) and β per channel, then y = a·(x − mean) + β (y may alias x). gamma or
 // beta may be null (1 and 0).
-void batchnorm_forward_apply(const float* x, const float* gamma, const float* beta, const float* mean,
-                             const float* var, float eps, std::int64_t rows, std::int64_t cols, float* coef, float* y,
+void batchnorm_forward_apply(const float* x, const float* gamma, const float* beta, const float* mean, const float* var,
+                             float eps, std::int64_t rows, std::int64_t cols, float* coef, float* y,
                              cudaStream_t stream);
 
 // ------------------------------------------------------------------------------- moments.cu
@@ -223,6 +223,12 @@ void upsample_linear_backward(const float* dy, float* dx, std::int64_t outer, st
                               std::int64_t times, cudaStream_t stream);
 void masked_fill(float* x, const std::uint8_t* mask, std::int64_t B, std::int64_t G, std::int64_t L, float value,
                  cudaStream_t stream);
+// Strided pointwise convolutions (strided_rows.cu): out [n, oh, ow, c] = x [n, h, w, c] at
+// (ho·sh, wo·sw), and the adjoint: dx [n, h, w, c] = rows there, zero elsewhere.
+void subsample_rows(const float* x, std::int64_t n, std::int64_t h, std::int64_t w, std::int64_t c, std::int64_t sh,
+                    std::int64_t sw, std::int64_t oh, std::int64_t ow, float* out, cudaStream_t stream);
+void scatter_rows(const float* rows, std::int64_t n, std::int64_t h, std::int64_t w, std::int64_t c, std::int64_t sh,
+                  std::int64_t sw, std::int64_t oh, std::int64_t ow, float* dx, cudaStream_t stream);
 
 // Regularizers and constraints (weight_penalties.cu).
 // grad += grad_scale·(l1·sign(w) + 2·l2·w)

@@ -276,8 +276,8 @@ void column_moments(const float* x, std::int64_t rows, std::int64_t cols, double
                                                                                      mean, var);
 }
 
-void batchnorm_forward_apply(const float* x, const float* gamma, const float* beta, const float* mean,
-                             const float* var, float eps, std::int64_t rows, std::int64_t cols, float* coef, float* y,
+void batchnorm_forward_apply(const float* x, const float* gamma, const float* beta, const float* mean, const float* var,
+                             float eps, std::int64_t rows, std::int64_t cols, float* coef, float* y,
                              cudaStream_t stream) {
   if (cols <= 0) return;
   bn_forward_coef_kernel<<<static_cast<unsigned>((cols + kThreads - 1) / kThreads), kThreads, 0, stream>>>(
