@@ -183,8 +183,8 @@ struct DnnState {
   std::map<std::array<std::int64_t, 10>, std::unique_ptr<AvgPoolFactors>> avg_pool_factors;
   std::map<std::int64_t, std::int64_t> bn_widths;  // rows M -> the W of batch norm's NHWC view (dnn_batchnorm.cpp)
   bool bn_nchw_view = false;                       // cuDNN refused batch norm on the NHWC view once: use the NCHW one
-  bool conv1x1_gemm = false;  // KERASCPP_GPU_CONV1X1=gemm: pointwise convolutions on cuBLAS (conv_pointwise.cpp)
-  bool bn_cudnn = false;      // KERASCPP_GPU_BN=cudnn: cuDNN's batch norm instead of kerascpp's kernels
+  bool conv1x1_gemm = true;  // pointwise convolutions on cuBLAS (conv_pointwise.cpp); KERASCPP_GPU_CONV1X1=cudnn: not
+  bool bn_cudnn = false;     // KERASCPP_GPU_BN=cudnn: cuDNN's batch norm instead of kerascpp's kernels
 
   // ---- shared helpers (device pointers; all queued on the stream) ----
   // y = act(x) over a row-major [rows, cols] tensor; softmax runs over each row. x == y is fine.
