@@ -5,7 +5,7 @@
 #   bench/profile.sh [kerascpp_bench train args...]   e.g. --model mlp --batch 1024
 set -euo pipefail
 cd "$(dirname "$0")/.."
-KB=build-bench/bench/kerascpp_bench
+KB=${KB:-build-bench/bench/kerascpp_bench}
 args=("$@")
 ((${#args[@]})) || args=(--model mlp --batch 128)
 steps=${STEPS:-100}

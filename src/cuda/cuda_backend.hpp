@@ -13,6 +13,10 @@
 
 #include "kerascpp/backend.hpp"
 
+namespace kerascpp::op_shapes {
+struct ConvShape;
+}
+
 namespace kerascpp::cuda {
 
 struct DnnState;     // cuBLAS/cuDNN handles, descriptor and algorithm caches, workspace
@@ -143,14 +147,15 @@ class CudaBackend final : public Backend {
   // Batch norm's normalisation with given statistics on kerascpp's kernel (dnn_batchnorm.cpp).
   void normalize(const Tensor& x, const Tensor& gamma, const Tensor& beta, const Tensor& mean, const Tensor& var,
                  float eps, Tensor& y);
-  // Pointwise convolutions (1x1 kernel, no padding) as GEMMs (conv_pointwise.cpp): whether one
-  // goes that way, and its three passes (arguments checked by the conv2d_* op).
-  bool pointwise_gemm(const Conv2DGeometry& g, bool depthwise) const;
-  void pointwise_forward(const Tensor& x, const Tensor& w, const Tensor& b, const Conv2DGeometry& g, ActivationKind act,
-                         Tensor& y);
-  void pointwise_backward_data(const Tensor& dy, const Tensor& w, const Conv2DGeometry& g, Tensor& dx);
-  void pointwise_backward_weights(const Tensor& x, const Tensor& dy, const Conv2DGeometry& g, Tensor& dw,
-                                  bool accumulate);
+  // Convolutions as matrix products on cuBLAS (conv_gemm.cpp): whether one goes that way (the
+  // engine KERASCPP_GPU_CONV picks), and its three passes (arguments checked by the conv2d_* op).
+  bool conv_as_gemm(const op_shapes::ConvShape& s, const Conv2DGeometry& g, bool depthwise) const;
+  void gemm_conv_forward(const Tensor& x, const Tensor& w, const Tensor& b, const op_shapes::ConvShape& s,
+                         const Conv2DGeometry& g, ActivationKind act, Tensor& y);
+  void gemm_conv_backward_data(const Tensor& dy, const Tensor& w, const op_shapes::ConvShape& s,
+                               const Conv2DGeometry& g, Tensor& dx);
+  void gemm_conv_backward_weights(const Tensor& x, const Tensor& dy, const op_shapes::ConvShape& s,
+                                  const Conv2DGeometry& g, Tensor& dw, bool accumulate);
   // The conv2d_* ops and, with `depthwise`, the depthwise_conv2d_* ops (C groups); dnn_conv.cpp.
   void conv_forward_impl(const Tensor& x, const Tensor& w, const Tensor& b, const Conv2DGeometry& g, ActivationKind act,
                          Tensor& y, bool depthwise);

@@ -409,8 +409,8 @@ void CudaBackend::conv_forward_impl(const Tensor& x, const Tensor& w, const Tens
     d.activation_forward(act, py, py, rows, s.oc, op);
     return;
   }
-  if (pointwise_gemm(g, depthwise)) {
-    pointwise_forward(x, w, b, g, act, y);
+  if (conv_as_gemm(s, g, depthwise)) {
+    gemm_conv_forward(x, w, b, s, g, act, y);
     return;
   }
 
@@ -489,8 +489,8 @@ void CudaBackend::conv_backward_data_impl(const Tensor& dy, const Tensor& w, con
     d.zero(pdx, dx.numel());
     return;
   }
-  if (pointwise_gemm(g, depthwise)) {
-    pointwise_backward_data(dy, w, g, dx);
+  if (conv_as_gemm(s, g, depthwise)) {
+    gemm_conv_backward_data(dy, w, s, g, dx);
     return;
   }
 
@@ -595,8 +595,8 @@ void CudaBackend::conv_backward_weights_impl(const Tensor& x, const Tensor& dy, 
     KCPP_CUBLAS_CHECK(
         cublasSgemv_64(d.blas, CUBLAS_OP_N, s.oc, rows, &kOne, dy.data<float>(), s.oc, ones, 1, &beta, pdb, 1));
   };
-  if (pointwise_gemm(g, depthwise)) {
-    pointwise_backward_weights(x, dy, g, dw, add_dw);
+  if (conv_as_gemm(s, g, depthwise)) {
+    gemm_conv_backward_weights(x, dy, s, g, dw, add_dw);
     bias_grad();
     return;
   }

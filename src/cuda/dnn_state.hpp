@@ -91,6 +91,10 @@ struct AvgPoolFactors {
   std::size_t pinned_bytes = 0;
 };
 
+// Which convolutions run as cuBLAS products (conv_gemm.cpp): none, the 1x1 unpadded ones, all
+// whose patch matrix fits the workspace limit.
+enum class ConvEngine : std::uint8_t { cudnn, pointwise, gemm };
+
 struct DnnState {
   explicit DnnState(cudaStream_t stream);  // on the current device (the backend's)
   ~DnnState();
@@ -183,8 +187,8 @@ struct DnnState {
   std::map<std::array<std::int64_t, 10>, std::unique_ptr<AvgPoolFactors>> avg_pool_factors;
   std::map<std::int64_t, std::int64_t> bn_widths;  // rows M -> the W of batch norm's NHWC view (dnn_batchnorm.cpp)
   bool bn_nchw_view = false;                       // cuDNN refused batch norm on the NHWC view once: use the NCHW one
-  bool conv1x1_gemm = true;  // pointwise convolutions on cuBLAS (conv_pointwise.cpp); KERASCPP_GPU_CONV1X1=cudnn: not
-  bool bn_cudnn = false;     // KERASCPP_GPU_BN=cudnn: cuDNN's batch norm instead of kerascpp's kernels
+  ConvEngine conv_engine = ConvEngine::pointwise;  // KERASCPP_GPU_CONV (conv_gemm.cpp)
+  bool bn_cudnn = false;  // KERASCPP_GPU_BN=cudnn: cuDNN's batch norm instead of kerascpp's kernels
 
   // ---- shared helpers (device pointers; all queued on the stream) ----
   // y = act(x) over a row-major [rows, cols] tensor; softmax runs over each row. x == y is fine.

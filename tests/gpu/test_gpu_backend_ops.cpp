@@ -196,12 +196,12 @@ TEST_CASE("gpu backend: sum_to_last_axis, overwrite and accumulate") {
 
 namespace {
 
-// The cases, on a backend made under KERASCPP_GPU_CONV1X1=`conv1x1` (cudnn, or gemm: the 1x1
-// cases on cuBLAS, conv_pointwise.cpp).
-void check_conv2d_against_cpu(const char* conv1x1) {
-  ::setenv("KERASCPP_GPU_CONV1X1", conv1x1, 1);
+// The cases, on a backend made under KERASCPP_GPU_CONV=`engine` (cudnn; pointwise: the 1x1 cases
+// on cuBLAS; gemm: every case on cuBLAS through im2col, conv_gemm.cpp).
+void check_conv2d_against_cpu(const char* engine) {
+  ::setenv("KERASCPP_GPU_CONV", engine, 1);
   auto be = make_backends();
-  ::unsetenv("KERASCPP_GPU_CONV1X1");
+  ::unsetenv("KERASCPP_GPU_CONV");
   const std::vector<ConvCase> cases = {
       {2, 7, 7, 3, 4, 3, 3, 1, 1, true},       // same, stride 1, symmetric padding
       {2, 8, 8, 3, 5, 3, 3, 2, 2, true},       // same, stride 2 on even input: pad top/left 0, bottom/right 1
@@ -219,7 +219,7 @@ void check_conv2d_against_cpu(const char* conv1x1) {
   std::uint32_t seed = 100;
   for (const auto& cc : cases) {
     const K::Conv2DGeometry g = cc.geometry();
-    const std::string label = std::string(conv1x1) + ": " + cc.label();
+    const std::string label = std::string(engine) + ": " + cc.label();
     auto x = random_tensor({cc.n, cc.h, cc.w, cc.c}, seed++);
     auto w = random_tensor({cc.kh, cc.kw, cc.c, cc.o}, seed++);
     auto b = random_tensor({cc.o}, seed++);
@@ -273,8 +273,7 @@ void check_conv2d_against_cpu(const char* conv1x1) {
 }  // namespace
 
 TEST_CASE("gpu backend: conv2d forward, backward data, backward weights (valid/same, stride 1/2)") {
-  check_conv2d_against_cpu("cudnn");
-  check_conv2d_against_cpu("gemm");
+  for (const char* engine : {"cudnn", "pointwise", "gemm"}) check_conv2d_against_cpu(engine);
 }
 
 // ============================================================================ pooling

@@ -11,6 +11,8 @@
 #include <cstddef>
 #include <cstdint>
 
+#include "cuda/kernels/im2col_index.hpp"
+
 namespace kerascpp::cuda::kern {
 
 // ---------------------------------------------------------------------------------- status
@@ -223,12 +225,11 @@ void upsample_linear_backward(const float* dy, float* dx, std::int64_t outer, st
                               std::int64_t times, cudaStream_t stream);
 void masked_fill(float* x, const std::uint8_t* mask, std::int64_t B, std::int64_t G, std::int64_t L, float value,
                  cudaStream_t stream);
-// Strided pointwise convolutions (strided_rows.cu): out [n, oh, ow, c] = x [n, h, w, c] at
-// (ho·sh, wo·sw), and the adjoint: dx [n, h, w, c] = rows there, zero elsewhere.
-void subsample_rows(const float* x, std::int64_t n, std::int64_t h, std::int64_t w, std::int64_t c, std::int64_t sh,
-                    std::int64_t sw, std::int64_t oh, std::int64_t ow, float* out, cudaStream_t stream);
-void scatter_rows(const float* rows, std::int64_t n, std::int64_t h, std::int64_t w, std::int64_t c, std::int64_t sh,
-                  std::int64_t sw, std::int64_t oh, std::int64_t ow, float* dx, cudaStream_t stream);
+// A convolution as a matrix product (im2col.cu, im2col_index.hpp): col [n·oh·ow, kh·kw·c] of x
+// (zeros in the padding); col2im overwrites dx [n, h, w, c] with the sum of the col entries each
+// element feeds (the adjoint).
+void im2col(const float* x, const ConvGeometry& g, float* col, cudaStream_t stream);
+void col2im(const float* col, const ConvGeometry& g, float* dx, cudaStream_t stream);
 
 // Regularizers and constraints (weight_penalties.cu).
 // grad += grad_scale·(l1·sign(w) + 2·l2·w)
