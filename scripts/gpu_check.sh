@@ -172,14 +172,14 @@ fi
 if ((run_profile)); then
   k timeout "$(remaining 60)" "$bin_dir/cudnn_layout_bench" 64 >"$logdir/layout.txt" 2>&1
   note "cuDNN float32 NHWC vs NCHW (layout.txt): $(tail -1 "$logdir/layout.txt")"
-  # The defaults and each --variants switch (src/cuda/dnn_state.hpp) on ResNet-50 b64, each after
-  # the GPU suite's batch-norm, convolution and training cases under it.
+  # The defaults and each --variants switch (README "More": GPU switches) on ResNet-50 b64, each
+  # after the GPU suite's batch-norm, convolution, training and allocator (fit) cases under it.
   jsonl="$logdir/bench.jsonl"
   for variant in default $extra_variants; do
     vars=()
     [ "$variant" = default ] || read -ra vars <<<"$variant"
     env "${vars[@]}" KERASCPP_REQUIRE_GPU=1 LD_LIBRARY_PATH="$kerascpp_libs" timeout "$(remaining 60)" "$gpu_tests" \
-      '--test-case=*batchnorm*,*conv2d*,*50 steps*' >>"$logdir/profile.log" 2>&1
+      '--test-case=*batchnorm*,*conv2d*,*50 steps*,*allocator*' >>"$logdir/profile.log" 2>&1
     tests_rc=$?
     env "${vars[@]}" LD_LIBRARY_PATH="$kerascpp_libs" timeout "$(remaining 60)" "$bench" train --model resnet50 --batch 64 \
       --device gpu --windows 3 --window-steps 20 --warmup-steps 10 --workload "resnet50_b64 $variant" \

@@ -1,7 +1,20 @@
 // Batches go to GPU replicas through pinned host memory on one copy stream per device.
+//
+// Who fills the pinned buffer. By default the caller does (the fit loop, staging the next batch
+// just before it launches the current step). KERASCPP_GPU_UPLOAD=thread hands that memcpy and the
+// copy's queueing to one upload thread, so the caller launches the step at once: with the copy on
+// the caller, the GPU idles during it after every step's end-of-step synchronisation (ResNet-50
+// b64 on an H200: 70 ms of GPU time per ~step under ncu against 84 ms of wall time per step).
+#include <condition_variable>
+#include <cstdlib>
 #include <cstring>
+#include <deque>
+#include <functional>
+#include <future>
 #include <map>
 #include <mutex>
+#include <string_view>
+#include <thread>
 
 #include "cuda/cuda_backend.hpp"
 #include "cuda/cuda_check.hpp"
@@ -29,13 +42,60 @@ cuda::CudaBackend& as_cuda(Backend& backend) {
   return *b;
 }
 
+bool upload_thread_enabled() {
+  static const bool enabled = [] {
+    const char* env = std::getenv("KERASCPP_GPU_UPLOAD");
+    return env && std::string_view(env) == "thread";
+  }();
+  return enabled;
+}
+
+// The upload thread: runs jobs in the order they were posted, for the life of the process.
+class UploadThread {
+ public:
+  static UploadThread& instance() {
+    static auto* t = new UploadThread;  // never destroyed: its thread may outlive static destructors
+    return *t;
+  }
+  void post(std::function<void()> job) {
+    {
+      std::lock_guard lock(mu_);
+      jobs_.push_back(std::move(job));
+    }
+    cv_.notify_one();
+  }
+
+ private:
+  UploadThread() {
+    std::thread([this] { run(); }).detach();
+  }
+  void run() {
+    for (;;) {
+      std::function<void()> job;
+      {
+        std::unique_lock lock(mu_);
+        cv_.wait(lock, [&] { return !jobs_.empty(); });
+        job = std::move(jobs_.front());
+        jobs_.pop_front();
+      }
+      job();
+    }
+  }
+  std::mutex mu_;
+  std::condition_variable cv_;
+  std::deque<std::function<void()>> jobs_;
+};
+
 // Owns the pinned buffer and the completion event until the copy has certainly finished.
 struct UploadState {
   int device = 0;
   void* pinned = nullptr;
   std::size_t nbytes = 0;
   cudaEvent_t done = nullptr;
+  // On the upload thread: ready once the copy is queued (and `done` recorded after it).
+  std::shared_future<void> queued;
   ~UploadState() {
+    if (queued.valid()) queued.wait();
     cuda::DeviceGuard guard(device, std::nothrow);
     if (done) {
       cudaEventSynchronize(done);
@@ -58,13 +118,32 @@ PendingUpload cuda_upload_async(const Tensor& host, Backend& backend) {
   KCPP_CUDA_CHECK(cudaEventCreateWithFlags(&state->done, cudaEventDisableTiming));
   if (state->nbytes) {
     state->pinned = cuda::pinned_allocate(state->nbytes);
-    std::memcpy(state->pinned, host.raw(), state->nbytes);
     cudaStream_t copies = copy_stream(b.device_index());
-    // The destination block may have been freed by work still queued on the compute stream.
+    // The destination block may have been freed by work still queued on the compute stream: the
+    // copy waits for what is queued there now (this event, recorded here, not on the thread).
     KCPP_CUDA_CHECK(cudaEventRecord(state->done, b.stream()));
-    KCPP_CUDA_CHECK(cudaStreamWaitEvent(copies, state->done, 0));
-    KCPP_CUDA_CHECK(cudaMemcpyAsync(up.tensor.raw(), state->pinned, state->nbytes, cudaMemcpyHostToDevice, copies));
-    KCPP_CUDA_CHECK(cudaEventRecord(state->done, copies));
+    // A plain pointer to the state: it must die with the PendingUpload (whose destination tensor
+    // is released after it), and its destructor waits for this job first.
+    auto queue_copy = [st = state.get(), host, copies, dst = up.tensor.raw()] {
+      std::memcpy(st->pinned, host.raw(), st->nbytes);
+      KCPP_CUDA_CHECK(cudaStreamWaitEvent(copies, st->done, 0));
+      KCPP_CUDA_CHECK(cudaMemcpyAsync(dst, st->pinned, st->nbytes, cudaMemcpyHostToDevice, copies));
+      KCPP_CUDA_CHECK(cudaEventRecord(st->done, copies));
+    };
+    if (upload_thread_enabled()) {
+      // The job holds `host` (its storage) until the copy is queued.
+      auto queued = std::make_shared<std::promise<void>>();
+      state->queued = queued->get_future().share();
+      UploadThread::instance().post([queue_copy, queued, device = state->device] {
+        try {
+          cuda::DeviceGuard guard(device);
+          queue_copy();
+          queued->set_value();
+        } catch (...) { queued->set_exception(std::current_exception()); }
+      });
+    } else {
+      queue_copy();
+    }
   }
   up.done = std::move(state);
   return up;
@@ -73,6 +152,7 @@ PendingUpload cuda_upload_async(const Tensor& host, Backend& backend) {
 void cuda_wait_upload(const PendingUpload& upload, Backend& backend) {
   auto* state = static_cast<UploadState*>(upload.done.get());
   if (!state || !state->nbytes) return;
+  if (state->queued.valid()) state->queued.get();  // the copy is queued (rethrows its error)
   KCPP_CUDA_CHECK(cudaStreamWaitEvent(as_cuda(backend).stream(), state->done, 0));
 }
 
