@@ -2,9 +2,10 @@
 //
 // Who fills the pinned buffer. By default the caller does (the fit loop, staging the next batch
 // just before it launches the current step). KERASCPP_GPU_UPLOAD=thread hands that memcpy and the
-// copy's queueing to one upload thread, so the caller launches the step at once: with the copy on
-// the caller, the GPU idles during it after every step's end-of-step synchronisation (ResNet-50
-// b64 on an H200: 70 ms of GPU time per ~step under ncu against 84 ms of wall time per step).
+// copy's queueing to one upload thread, so the caller launches the step at once. Why try it:
+// ResNet-50 b64 on an H200 spent 70 ms of GPU time per ~step under ncu against 84 ms of wall
+// time per step, and a batch's memcpy (38.5 MB) on the fit loop's thread is one candidate for
+// the difference (README "GPUs"); it has not run on a GPU yet.
 #include <condition_variable>
 #include <cstdlib>
 #include <cstring>
