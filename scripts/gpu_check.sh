@@ -9,7 +9,7 @@
 #            --workloads REGEX (the benchmark pairs whose label matches), --profile (cuDNN's NHWC/NCHW
 #            convolution times for ResNet-50 and an ncu per-kernel summary of kerascpp's ResNet-50 step),
 #            --ncu-env 'VAR=value ...' (the switches of the ncu run), --variants 'VAR=value ...' (the
-#            switches --profile times besides the defaults, e.g. KERASCPP_GPU_BN=cudnn; one per word)
+#            switches --profile times besides the defaults, one variant per word; A=1,B=2 sets two)
 #
 # Each stage has its own time limit, so one hang does not cost the rest of the visit; the exit
 # status is the GPU suite's. On this workplace's lent GPU machines (no kerascpp dependencies, no
@@ -177,7 +177,7 @@ if ((run_profile)); then
   jsonl="$logdir/bench.jsonl"
   for variant in default $extra_variants; do
     vars=()
-    [ "$variant" = default ] || read -ra vars <<<"$variant"
+    [ "$variant" = default ] || IFS=, read -ra vars <<<"$variant"
     env "${vars[@]}" KERASCPP_REQUIRE_GPU=1 LD_LIBRARY_PATH="$kerascpp_libs" timeout "$(remaining 60)" "$gpu_tests" \
       '--test-case=*batchnorm*,*conv2d*,*50 steps*,*allocator*' >>"$logdir/profile.log" 2>&1
     tests_rc=$?

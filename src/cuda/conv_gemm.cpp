@@ -55,11 +55,10 @@ Tensor patches(const Tensor& x, const op_shapes::ConvShape& s, const Conv2DGeome
 
 bool CudaBackend::conv_as_gemm(const op_shapes::ConvShape& s, const Conv2DGeometry& g, bool depthwise) const {
   const ConvEngine engine = dnn_->conv_engine;
-  if (depthwise || engine == ConvEngine::cudnn) return false;
+  const std::int64_t width = patch_width(s, g);  // the kernels index a patch row with int
+  if (depthwise || engine == ConvEngine::cudnn || width > std::numeric_limits<int>::max()) return false;
   if (g.kernel_h == 1 && g.kernel_w == 1 && unpadded(g)) return true;  // a patch matrix no larger than x
-  if (engine != ConvEngine::gemm) return false;
-  const std::int64_t width = patch_width(s, g);
-  return width <= std::numeric_limits<int>::max() &&
+  return engine == ConvEngine::gemm &&
          static_cast<std::size_t>(s.n * s.oh * s.ow * width) * sizeof(float) <= dnn_->workspace_limit;
 }
 

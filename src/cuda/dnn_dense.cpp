@@ -251,8 +251,9 @@ std::string CudaBackend::compute_path(DType dtype) {
         d.cc_major);
   const char* name = dtype_name(dtype);
   return fmt::format(
-      "cuBLAS GemmEx {0} inputs, float32 accumulate; cuDNN {0} convolution (float32 compute, tensor-op math, {0} "
-      "output cast to float32; float32 for a convolution cuDNN has no {0} algorithm for)",
+      "cuBLAS GemmEx {0} inputs, float32 accumulate (also the 1x1 convolutions, conv_gemm.cpp); cuDNN {0} "
+      "convolution (float32 compute, tensor-op math, {0} output cast to float32; float32 for a convolution cuDNN has "
+      "no {0} algorithm for)",
       name);
 }
 

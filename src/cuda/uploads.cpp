@@ -125,25 +125,30 @@ PendingUpload cuda_upload_async(const Tensor& host, Backend& backend) {
     KCPP_CUDA_CHECK(cudaEventRecord(state->done, b.stream()));
     // A plain pointer to the state: it must die with the PendingUpload (whose destination tensor
     // is released after it), and its destructor waits for this job first.
-    auto queue_copy = [st = state.get(), host, copies, dst = up.tensor.raw()] {
-      std::memcpy(st->pinned, host.raw(), st->nbytes);
+    auto queue_copy = [st = state.get(), copies, dst = up.tensor.raw()](const Tensor& source) {
+      std::memcpy(st->pinned, source.raw(), st->nbytes);
       KCPP_CUDA_CHECK(cudaStreamWaitEvent(copies, st->done, 0));
       KCPP_CUDA_CHECK(cudaMemcpyAsync(dst, st->pinned, st->nbytes, cudaMemcpyHostToDevice, copies));
       KCPP_CUDA_CHECK(cudaEventRecord(st->done, copies));
     };
     if (upload_thread_enabled()) {
-      // The job holds `host` (its storage) until the copy is queued.
+      // The job holds `host` (its storage) until the copy is queued, and lets go of it before it
+      // says so: nothing of the batch outlives the PendingUpload.
       auto queued = std::make_shared<std::promise<void>>();
       state->queued = queued->get_future().share();
-      UploadThread::instance().post([queue_copy, queued, device = state->device] {
+      UploadThread::instance().post([queue_copy, queued, source = host, device = state->device]() mutable {
         try {
           cuda::DeviceGuard guard(device);
-          queue_copy();
+          queue_copy(source);
+          source = Tensor();
           queued->set_value();
-        } catch (...) { queued->set_exception(std::current_exception()); }
+        } catch (...) {
+          source = Tensor();
+          queued->set_exception(std::current_exception());
+        }
       });
     } else {
-      queue_copy();
+      queue_copy(host);
     }
   }
   up.done = std::move(state);

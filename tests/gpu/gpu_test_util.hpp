@@ -12,10 +12,12 @@
 #include <algorithm>
 #include <cmath>
 #include <cstdint>
+#include <cstdlib>
 #include <cstring>
 #include <functional>
 #include <limits>
 #include <memory>
+#include <optional>
 #include <random>
 #include <string>
 #include <vector>
@@ -178,6 +180,19 @@ inline Backends make_backends(int device = 0) {
   Backends b;
   b.cpu = K::make_cpu_backend(2);
   b.gpu = K::detail::make_gpu_backend(device);
+  return b;
+}
+
+// Backends whose GPU one is made with the environment variable `name` set to `value` (the CUDA
+// backend reads its switches when it is made); whatever the process had there is restored, so
+// a gpu_check.sh variant run keeps its setting for the tests after this one.
+inline Backends make_backends_with(const char* name, const char* value) {
+  std::optional<std::string> before;
+  if (const char* v = std::getenv(name)) before = v;
+  ::setenv(name, value, 1);
+  Backends b = make_backends();
+  if (before) ::setenv(name, before->c_str(), 1);
+  else ::unsetenv(name);
   return b;
 }
 

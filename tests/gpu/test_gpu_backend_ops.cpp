@@ -8,7 +8,6 @@
 
 #include <cmath>
 #include <cstdint>
-#include <cstdlib>
 #include <limits>
 #include <string>
 #include <vector>
@@ -199,9 +198,7 @@ namespace {
 // The cases, on a backend made under KERASCPP_GPU_CONV=`engine` (cudnn; pointwise: the 1x1 cases
 // on cuBLAS; gemm: every case on cuBLAS through im2col, conv_gemm.cpp).
 void check_conv2d_against_cpu(const char* engine) {
-  ::setenv("KERASCPP_GPU_CONV", engine, 1);
-  auto be = make_backends();
-  ::unsetenv("KERASCPP_GPU_CONV");
+  auto be = make_backends_with("KERASCPP_GPU_CONV", engine);
   const std::vector<ConvCase> cases = {
       {2, 7, 7, 3, 4, 3, 3, 1, 1, true},       // same, stride 1, symmetric padding
       {2, 8, 8, 3, 5, 3, 3, 2, 2, true},       // same, stride 2 on even input: pad top/left 0, bottom/right 1
@@ -214,6 +211,8 @@ void check_conv2d_against_cpu(const char* engine) {
       {2, 5, 5, 3, 7, 1, 1, 1, 1, false},      // 1x1 kernel
       {2, 8, 8, 4, 6, 1, 1, 2, 2, true},       // 1x1, stride 2, "same" on even input (no padding)
       {2, 9, 7, 3, 5, 1, 1, 2, 2, false},      // 1x1, stride 2, odd input: the last row gets no gradient
+      {2, 192, 192, 4, 8, 3, 3, 1, 1, true},   // > 65535 pixels: im2col/col2im loop over grid rows
+      {2, 192, 192, 4, 8, 1, 1, 2, 2, false},  // the same for the strided 1x1 path's col2im
       {8, 14, 14, 32, 64, 3, 3, 1, 1, true},   // a real layer's size
   };
   std::uint32_t seed = 100;

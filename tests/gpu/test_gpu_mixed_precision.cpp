@@ -223,14 +223,19 @@ TEST_CASE("gpu mixed precision: batched_matmul (attention's products)") {
         }
 }
 
-TEST_CASE("gpu mixed precision: conv2d and depthwise conv2d forward, backward data, backward weights") {
-  auto be = make_backends();
+namespace {
+
+// On a backend made under KERASCPP_GPU_CONV=`engine` (conv_gemm.cpp: which convolutions run as
+// cuBLAS products, whose 16-bit path is GemmEx's).
+void check_16bit_convolutions(const char* engine) {
+  auto be = make_backends_with("KERASCPP_GPU_CONV", engine);
   const std::vector<ConvCase> cases = {
       {2, 7, 7, 3, 4, 3, 3, 1, 1, 1, 1, 1, 1},      // symmetric padding (cuDNN pads)
       {4, 12, 12, 8, 16, 3, 3, 2, 2, 0, 1, 0, 1},   // "same" stride 2: explicit padding
       {2, 10, 10, 16, 32, 3, 3, 1, 1, 0, 0, 0, 0},  // valid, channels a multiple of 8 (tensor cores)
       {8, 14, 14, 32, 64, 3, 3, 1, 1, 1, 1, 1, 1},  // a real layer's size
       {2, 5, 5, 3, 7, 1, 1, 1, 1, 0, 0, 0, 0},      // 1x1 kernel
+      {2, 8, 8, 4, 6, 1, 1, 2, 2, 0, 0, 0, 0},      // 1x1, stride 2 (im2col under pointwise and gemm)
   };
   std::uint32_t seed = 7000;
   for (K::DType dtype : kDtypes)
@@ -240,7 +245,7 @@ TEST_CASE("gpu mixed precision: conv2d and depthwise conv2d forward, backward da
         // Depthwise: multiplier 2, so the kernel is [kh, kw, C, 2] and y has 2C channels.
         const std::int64_t oc = depthwise ? cc.c * 2 : cc.o;
         const K::Shape w_shape = depthwise ? K::Shape{cc.kh, cc.kw, cc.c, 2} : K::Shape{cc.kh, cc.kw, cc.c, cc.o};
-        const std::string label = std::string(depthwise ? "depthwise " : "conv ") + cc.label();
+        const std::string label = std::string(engine) + ": " + (depthwise ? "depthwise " : "conv ") + cc.label();
         auto x = random_tensor({cc.n, cc.h, cc.w, cc.c}, seed++);
         auto w = random_tensor(w_shape, seed++);
         auto b = random_tensor({oc}, seed++);
@@ -321,6 +326,12 @@ TEST_CASE("gpu mixed precision: conv2d and depthwise conv2d forward, backward da
         check_16bit(dw_new, dw_ref32, dw_ref16, dtype, k_bwd_w, true, label + " backward weights (overwrite)",
                     depthwise);
       }
+}
+
+}  // namespace
+
+TEST_CASE("gpu mixed precision: conv2d and depthwise conv2d forward, backward data, backward weights") {
+  for (const char* engine : {"cudnn", "pointwise", "gemm"}) check_16bit_convolutions(engine);
 }
 
 TEST_CASE("gpu mixed precision: a mixed_float16 training step (LossScaleOptimizer) on gpu:0 follows the CPU's") {

@@ -1,8 +1,9 @@
 // The patch matrix of a convolution computed as a matrix product (conv_gemm.cpp), and its
 // adjoint; the index arithmetic is im2col_index.hpp's. col2im writes every element of dx as the
 // sum of the col entries that read it, gathered in a fixed order (no atomics: deterministic).
-// Blocks walk rows (grid y) and threads the row's columns (im2col) or channels (col2im), so a
-// row's position is decoded once per thread and row.
+// Blocks walk rows (grid y) and threads the row's columns (im2col) or channels (col2im). With
+// few channels col2im leaves most of a warp idle; a first layer's data gradient, where channels
+// are few, is never asked for.
 #include "cuda/kernels/common.cuh"
 
 namespace kerascpp::cuda::kern {
@@ -11,25 +12,24 @@ namespace {
 
 constexpr std::int64_t kMaxGridY = 65535;
 
+// The grid's x extent covers a row (row_grid): each thread has one column (im2col) or channel
+// (col2im) and walks the rows given to its block.
 __global__ void im2col_kernel(const float* x, ConvGeometry g, std::int64_t rows, int K, float* col) {
+  const std::int64_t k = static_cast<std::int64_t>(blockIdx.x) * blockDim.x + threadIdx.x;
+  if (k >= K) return;
   for (std::int64_t m = blockIdx.y; m < rows; m += gridDim.y) {
-    const PatchRow r = patch_row(g, m);
-    float* out = col + m * K;
-    for (int k = blockIdx.x * blockDim.x + threadIdx.x; k < K; k += gridDim.x * blockDim.x) {
-      const std::int64_t src = patch_source(g, r, k);
-      out[k] = src >= 0 ? x[src] : 0.f;
-    }
+    const std::int64_t src = patch_source(g, patch_row(g, m), static_cast<int>(k));
+    col[m * K + k] = src >= 0 ? x[src] : 0.f;
   }
 }
 
 __global__ void col2im_kernel(const float* col, ConvGeometry g, std::int64_t pixels, int K, float* dx) {
-  const int C = static_cast<int>(g.c);
+  const std::int64_t ch = static_cast<std::int64_t>(blockIdx.x) * blockDim.x + threadIdx.x;
+  if (ch >= g.c) return;
   for (std::int64_t p = blockIdx.y; p < pixels; p += gridDim.y) {
-    for (int ch = blockIdx.x * blockDim.x + threadIdx.x; ch < C; ch += gridDim.x * blockDim.x) {
-      float sum = 0.f;
-      for_each_patch_reading(g, p, [&](std::int64_t m, std::int64_t tap) { sum += col[m * K + tap * C + ch]; });
-      dx[p * C + ch] = sum;
-    }
+    float sum = 0.f;
+    for_each_patch_reading(g, p, [&](std::int64_t m, std::int64_t tap) { sum += col[m * K + tap * g.c + ch]; });
+    dx[p * g.c + ch] = sum;
   }
 }
 

@@ -198,12 +198,18 @@ __global__ void bn_forward_coef_kernel(const float* gamma, const float* beta, co
   coef[cols + c] = beta ? beta[c] : 0.f;
 }
 
+// Element i's channel in a row-major [rows, cols] tensor of n elements: a 32-bit modulo where n
+// allows, several times cheaper than a 64-bit one.
+__device__ __forceinline__ std::int64_t channel_of(std::int64_t i, std::int64_t cols, bool narrow) {
+  return narrow ? static_cast<std::int64_t>(static_cast<std::uint32_t>(i) % static_cast<std::uint32_t>(cols))
+                : i % cols;
+}
+
 __global__ void bn_forward_apply_kernel(const float* x, const float* mean, const float* coef, std::int64_t cols,
                                         std::int64_t n, float* y) {
   const bool narrow = n <= 0xffffffffLL;
   for (std::int64_t i = global_thread(); i < n; i += grid_threads()) {
-    const std::int64_t c =
-        narrow ? static_cast<std::int64_t>(static_cast<std::uint32_t>(i) % static_cast<std::uint32_t>(cols)) : i % cols;
+    const std::int64_t c = channel_of(i, cols, narrow);
     y[i] = __fadd_rn(__fmul_rn(coef[c], __fsub_rn(x[i], mean[c])), coef[cols + c]);
   }
 }
@@ -227,10 +233,9 @@ __global__ void bn_coef_kernel(const float* gamma, const float* var, float eps, 
 
 __global__ void bn_apply_kernel(const float* dy, const float* x, const float* mean, const float* coef,
                                 std::int64_t cols, std::int64_t n, float* dx) {
-  const bool narrow = n <= 0xffffffffLL;  // 32-bit modulo is several times cheaper
+  const bool narrow = n <= 0xffffffffLL;
   for (std::int64_t i = global_thread(); i < n; i += grid_threads()) {
-    const std::int64_t c =
-        narrow ? static_cast<std::int64_t>(static_cast<std::uint32_t>(i) % static_cast<std::uint32_t>(cols)) : i % cols;
+    const std::int64_t c = channel_of(i, cols, narrow);
     // No FMA contraction: the CPU backend's float expression, rounded the same way.
     const float t0 = __fmul_rn(coef[c], dy[i]);
     const float t1 = __fmul_rn(coef[cols + c], __fsub_rn(x[i], mean[c]));
