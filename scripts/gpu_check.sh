@@ -8,7 +8,7 @@
 #            --deadline SECONDS (every stage's limit is cut to what is left of it; later stages skip),
 #            --workloads REGEX (the benchmark pairs whose label matches), --profile (cuDNN's NHWC/NCHW
 #            convolution times for ResNet-50 and an ncu per-kernel summary of kerascpp's ResNet-50 step),
-#            --ncu-env 'VAR=value ...' (the switches of the ncu run), --variants 'VAR=value ...' (the
+#            --ncu-env 'VAR=value ...' (the switches of the ncu and nsys runs), --variants 'VAR=value ...' (the
 #            switches --profile times besides the defaults, one variant per word; A=1,B=2 sets two)
 #
 # Each stage has its own time limit, so one hang does not cost the rest of the visit; the exit
@@ -187,11 +187,11 @@ if ((run_profile)); then
     note "$variant: batch-norm/training cases exit $tests_rc; ResNet-50 b64 $(grep -F "\"resnet50_b64 $variant\"" "$jsonl" |
       python3 -c 'import json,sys; print(round(json.loads(sys.stdin.readline())["samples_per_s"],1), "images/s")' 2>/dev/null)"
   done
+  read -ra ncu_vars <<<"$ncu_env"
   ncu=$(command -v ncu || ls /opt/nvidia/nsight-compute/*/ncu /usr/local/cuda/bin/ncu 2>/dev/null | head -1)
   if [ -n "$ncu" ]; then
     # Kernels 4000-5500 of ResNet-50 at batch 64 (past warm-up and algorithm search): one metric,
     # the kernel's duration, so each kernel runs once.
-    read -ra ncu_vars <<<"$ncu_env"
     ((${#ncu_vars[@]})) && note "ncu under $ncu_env"
     k env "${ncu_vars[@]}" timeout "$(remaining 120)" "$ncu" --metrics gpu__time_duration.sum --clock-control none --launch-skip 4000 \
       --launch-count 1500 --csv --page raw "$bench" train --model resnet50 --batch 64 --device gpu --windows 1 \
@@ -200,6 +200,19 @@ if ((run_profile)); then
     python3 bench/ncu_summary.py "$logdir/ncu.csv" 2>&1 | head -25 | tee -a "$summary"
   else
     note "ncu: not found"
+  fi
+  # nsys: where the host waits (CUDA API time by call) during the same ResNet-50 b64 steps, for the
+  # gap between the step's wall time and its kernels' GPU time.
+  nsys=$(command -v nsys || ls /opt/nvidia/nsight-systems/*/bin/nsys /usr/local/cuda/bin/nsys 2>/dev/null | head -1)
+  if [ -n "$nsys" ]; then
+    k env "${ncu_vars[@]}" timeout "$(remaining 90)" "$nsys" profile --trace=cuda,osrt --sample=none --cpuctxsw=none \
+      --force-overwrite=true -o /tmp/kerascpp-nsys "$bench" train --model resnet50 --batch 64 --device gpu --windows 1 \
+      --window-steps 20 --warmup-steps 10 >>"$logdir/profile.log" 2>&1
+    timeout "$(remaining 60)" "$nsys" stats --report cuda_api_sum,osrt_sum,cuda_gpu_kern_sum --format csv \
+      /tmp/kerascpp-nsys.nsys-rep >"$logdir/nsys.txt" 2>>"$logdir/profile.log"
+    note "nsys: exit $? (nsys.txt)"
+  else
+    note "nsys: not found"
   fi
 fi
 echo
