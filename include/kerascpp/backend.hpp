@@ -53,6 +53,7 @@
 // layers/dense.cpp is the full version (activation, bias, skipping dx for the first layer).
 #pragma once
 #include <cstdint>
+#include <functional>
 #include <memory>
 #include <string>
 #include <vector>
@@ -88,6 +89,10 @@ class Backend {
   // Threads this backend may use for calls made from the calling thread.
   virtual void set_num_threads(int threads) = 0;
   virtual int num_threads() const = 0;
+  // The engine names each phase of a training step as it starts ("forward", "loss", "backward",
+  // "apply", "totals", "after"). The CUDA backend times them under KERASCPP_GPU_PHASES=1; others
+  // ignore it.
+  virtual void mark_phase(const char* /*phase*/) {}
 
   // ---- mixed precision (see kerascpp/mixed_precision.hpp) ----
   // The dtype dense_forward, matmul, batched_matmul and the conv2d_*/depthwise_conv2d_* ops
@@ -304,6 +309,17 @@ class Backend {
   // grad_scale·(l1·sign(w) + 2·l2·w), into it (grad_scale: the loss scale of a
   // LossScaleOptimizer, which scales the whole loss, penalties included; 1 otherwise).
   virtual double weight_penalty(const Tensor& w, float l1, float l2, Tensor& grad, float grad_scale) = 0;
+  // Σ weight_penalty over `terms` in order (the same doubles), every gradient added at once; the
+  // total comes from the returned function. This default computes it here; a GPU backend queues
+  // the sums, and its function waits for them alone, so a caller can queue more work (the
+  // optimizer's update) before asking: one wait per step instead of one per weight. The
+  // function is valid until this backend's next weight_penalties call.
+  struct PenaltyTerm {
+    const Tensor* w;
+    float l1, l2;
+    Tensor* grad;  // null or undefined: no gradient
+  };
+  virtual std::function<double()> weight_penalties(const std::vector<PenaltyTerm>& terms, float grad_scale);
   // MaxNorm in place on w viewed as [rows, numel/rows]: column c, of L2 norm n_c, is scaled by
   // clip(n_c, 0, max_value) / (1e-7 + n_c) (Keras' formula, so even short columns shrink a hair).
   virtual void max_norm(Tensor& w, std::int64_t rows, float max_value) = 0;

@@ -5,6 +5,7 @@
 #include "cuda/device_runtime.hpp"
 #include "cuda/dnn_state.hpp"
 #include "cuda/kernel_state.hpp"
+#include "cuda/phase_timeline.hpp"
 
 namespace kerascpp::cuda {
 
@@ -18,6 +19,7 @@ CudaBackend::CudaBackend(int device) : device_(device) {
   KCPP_CUDA_CHECK(cudaStreamCreate(&stream_));
   dnn_ = std::make_unique<DnnState>(stream_);
   kernels_ = std::make_unique<KernelState>(stream_);
+  phases_ = PhaseTimeline::for_device(device);
 }
 
 CudaBackend::~CudaBackend() {
@@ -34,6 +36,12 @@ std::string CudaBackend::name() const {
   int cudnn = static_cast<int>(cudnnGetVersion());
   return fmt::format("gpu:{} ({}, cuDNN {}.{}, CUDA runtime stream)", device_, prop.name, cudnn / 10000,
                      cudnn / 100 % 100);
+}
+
+void CudaBackend::mark_phase(const char* phase) {
+  if (!phases_) return;
+  DeviceGuard guard(device_);
+  phases_->mark(phase, stream_);
 }
 
 void CudaBackend::synchronize() const { KCPP_CUDA_CHECK(cudaStreamSynchronize(stream_)); }

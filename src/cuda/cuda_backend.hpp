@@ -20,6 +20,7 @@ struct ConvShape;
 namespace kerascpp::cuda {
 
 struct DnnState;     // cuBLAS/cuDNN handles, descriptor and algorithm caches, workspace
+class PhaseTimeline;
 struct KernelState;  // scratch for reductions, pinned result buffer, error flags
 
 class CudaBackend final : public Backend {
@@ -29,6 +30,7 @@ class CudaBackend final : public Backend {
 
   Device device() const override { return Device{Device::Kind::gpu, device_}; }
   std::string name() const override;
+  void mark_phase(const char* phase) override;
   std::string compute_path(DType dtype) override;
   void cast(const Tensor& x, DType dtype, Tensor& y) override;
   void set_num_threads(int) override {}  // GPU work is not split over host threads
@@ -128,6 +130,7 @@ class CudaBackend final : public Backend {
   double sum_squares(const Tensor& x) override;
   bool all_finite(const std::vector<Tensor>& xs) override;
   double weight_penalty(const Tensor& w, float l1, float l2, Tensor& grad, float grad_scale) override;
+  std::function<double()> weight_penalties(const std::vector<PenaltyTerm>& terms, float grad_scale) override;
   void max_norm(Tensor& w, std::int64_t rows, float max_value) override;
 
   void layer_norm_forward(const Tensor& x, const Tensor& gamma, const Tensor& beta, float eps, Tensor& y, Tensor& mean,
@@ -167,6 +170,7 @@ class CudaBackend final : public Backend {
   cudaStream_t stream_ = nullptr;
   std::unique_ptr<DnnState> dnn_;
   std::unique_ptr<KernelState> kernels_;
+  PhaseTimeline* phases_ = nullptr;  // KERASCPP_GPU_PHASES=1 only
 };
 
 }  // namespace kerascpp::cuda

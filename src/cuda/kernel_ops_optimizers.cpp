@@ -1,5 +1,8 @@
 // CudaBackend's optimizer updates: one fused elementwise kernel per step, in place on the
 // variable and its slots (kernels/optimizers.cu).
+#include <algorithm>
+#include <utility>
+
 #include "cuda/kernel_ops_common.hpp"
 
 namespace kerascpp::cuda {
@@ -129,6 +132,45 @@ double CudaBackend::weight_penalty(const Tensor& w, float l1, float l2, Tensor& 
     square_sum = kernels_->fetch_status().value;
   }
   return static_cast<double>(l1) * abs_sum + static_cast<double>(l2) * square_sum;
+}
+
+std::function<double()> CudaBackend::weight_penalties(const std::vector<PenaltyTerm>& terms, float grad_scale) {
+  DeviceGuard guard(device_);
+  const char* op = "weight_penalties";
+  for (const PenaltyTerm& t : terms) {
+    require_float_on(*t.w, device(), op, "w");
+    if (t.grad && t.grad->defined()) require_slot(*t.grad, *t.w, device(), op, "grad");
+  }
+  // Slot 2i holds term i's Σ|w|, slot 2i+1 its Σw²: the same reductions as weight_penalty, read
+  // back together once the caller asks.
+  kern::Status* slots = kernels_->result_slots(2 * terms.size());
+  std::size_t largest = 1;
+  for (const PenaltyTerm& t : terms) largest = std::max(largest, kern::reduce_scratch(t.w->numel()));
+  double* scratch = kernels_->scratch_doubles(largest);
+  for (std::size_t i = 0; i < terms.size(); ++i) {
+    const PenaltyTerm& t = terms[i];
+    const std::int64_t n = t.w->numel();
+    if (t.grad && t.grad->defined())
+      kern::weight_penalty_grad(t.w->data<float>(), t.grad->data<float>(), n, t.l1, t.l2, grad_scale, stream_);
+    if (t.l1 != 0.f) kern::reduce_to_double(kern::kReduceSumAbs, t.w->data<float>(), nullptr, n, scratch, &slots[2 * i], stream_);
+    if (t.l2 != 0.f)
+      kern::reduce_to_double(kern::kReduceSumSquares, t.w->data<float>(), nullptr, n, scratch, &slots[2 * i + 1], stream_);
+    KCPP_CUDA_CHECK(cudaGetLastError());
+  }
+  kernels_->queue_results();
+  std::vector<std::pair<float, float>> factors;
+  for (const PenaltyTerm& t : terms) factors.emplace_back(t.l1, t.l2);
+  return [this, factors = std::move(factors), generation = kernels_->results_generation()] {
+    DeviceGuard guard(device_);
+    const kern::Status* r = kernels_->wait_results(generation);
+    double total = 0.0;
+    for (std::size_t i = 0; i < factors.size(); ++i) {
+      const double abs_sum = factors[i].first != 0.f ? r[2 * i].value : 0.0;
+      const double square_sum = factors[i].second != 0.f ? r[2 * i + 1].value : 0.0;
+      total += static_cast<double>(factors[i].first) * abs_sum + static_cast<double>(factors[i].second) * square_sum;
+    }
+    return total;
+  };
 }
 
 void CudaBackend::max_norm(Tensor& w, std::int64_t rows, float max_value) {

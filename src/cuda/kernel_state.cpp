@@ -1,6 +1,7 @@
 #include "cuda/kernel_state.hpp"
 
 #include "cuda/device_runtime.hpp"
+#include "kerascpp/error.hpp"
 
 namespace kerascpp::cuda {
 
@@ -19,6 +20,8 @@ KernelState::KernelState(cudaStream_t s) : stream(s) {
 
 KernelState::~KernelState() {
   // The backend synchronised its stream before destroying this state; nothing is in flight.
+  release_slots();
+  if (results_ready_) cudaEventDestroy(results_ready_);
   if (scratch_) device_release(device, scratch_, scratch_bytes_);
   device_release(device, status_, sizeof(kern::Status));
   pinned_release(host_status_, sizeof(kern::Status));
@@ -49,6 +52,43 @@ const kern::Status& KernelState::fetch_status() {
   KCPP_CUDA_CHECK(cudaMemcpyAsync(host_status_, status_, sizeof(kern::Status), cudaMemcpyDeviceToHost, stream));
   KCPP_CUDA_CHECK(cudaStreamSynchronize(stream));
   return *host_status_;
+}
+
+void KernelState::release_slots() {
+  if (slots_) device_release(device, slots_, slot_capacity_ * sizeof(kern::Status));
+  if (host_slots_) pinned_release(host_slots_, slot_capacity_ * sizeof(kern::Status));
+  slots_ = host_slots_ = nullptr;
+  slot_capacity_ = 0;
+}
+
+kern::Status* KernelState::result_slots(std::size_t count) {
+  ++generation_;
+  if (count == 0) count = 1;
+  if (count > slot_capacity_) {
+    // Work still queued may write the old blocks: wait for it before handing them back.
+    if (slots_) KCPP_CUDA_CHECK(cudaStreamSynchronize(stream));
+    release_slots();
+    const std::size_t grown = count < 64 ? 64 : count;
+    slots_ = static_cast<kern::Status*>(device_allocate(device, grown * sizeof(kern::Status)));
+    slot_capacity_ = grown;
+    host_slots_ = static_cast<kern::Status*>(pinned_allocate(grown * sizeof(kern::Status)));
+  }
+  if (!results_ready_) KCPP_CUDA_CHECK(cudaEventCreateWithFlags(&results_ready_, cudaEventDisableTiming));
+  slot_count_ = count;
+  return slots_;
+}
+
+void KernelState::queue_results() {
+  KCPP_CUDA_CHECK(cudaMemcpyAsync(host_slots_, slots_, slot_count_ * sizeof(kern::Status), cudaMemcpyDeviceToHost,
+                                  stream));
+  KCPP_CUDA_CHECK(cudaEventRecord(results_ready_, stream));
+}
+
+const kern::Status* KernelState::wait_results(std::uint64_t generation) {
+  if (generation != generation_)
+    throw StateError("a GPU's weight penalties were read after the next step's were queued (kerascpp bug)");
+  KCPP_CUDA_CHECK(cudaEventSynchronize(results_ready_));
+  return host_slots_;
 }
 
 }  // namespace kerascpp::cuda

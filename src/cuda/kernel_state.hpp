@@ -3,6 +3,7 @@
 // flag, double results) with its pinned host mirror for the ops that return a value.
 #pragma once
 #include <cstddef>
+#include <cstdint>
 
 #include "cuda/cuda_check.hpp"
 #include "cuda/kernels/kernels.hpp"
@@ -28,6 +29,15 @@ struct KernelState {
   // of an op whose result the host needs.
   const kern::Status& fetch_status();
 
+  // `count` device status blocks for results read together (weight_penalties), valid until the
+  // next call; queue_results() copies them to a pinned mirror and marks the stream there;
+  // wait_results() waits for that mark only (not for work queued after it) and returns the
+  // mirror. Each call to result_slots starts a new generation: a reader of an older one is a bug.
+  kern::Status* result_slots(std::size_t count);
+  void queue_results();
+  const kern::Status* wait_results(std::uint64_t generation);
+  std::uint64_t results_generation() const { return generation_; }
+
   cudaStream_t stream;
   int device = 0;
 
@@ -36,6 +46,12 @@ struct KernelState {
   std::size_t scratch_bytes_ = 0;
   kern::Status* status_ = nullptr;       // device
   kern::Status* host_status_ = nullptr;  // pinned
+  kern::Status* slots_ = nullptr;        // device, slot_capacity_ blocks
+  kern::Status* host_slots_ = nullptr;   // pinned mirror
+  std::size_t slot_capacity_ = 0, slot_count_ = 0;
+  cudaEvent_t results_ready_ = nullptr;
+  std::uint64_t generation_ = 0;
+  void release_slots();
 };
 
 }  // namespace kerascpp::cuda

@@ -1,11 +1,10 @@
 // Batches go to GPU replicas through pinned host memory on one copy stream per device.
 //
-// Who fills the pinned buffer. By default the caller does (the fit loop, staging the next batch
-// just before it launches the current step). KERASCPP_GPU_UPLOAD=thread hands that memcpy and the
-// copy's queueing to one upload thread, so the caller launches the step at once. Why try it:
-// ResNet-50 b64 on an H200 spent 70 ms of GPU time per ~step under ncu against 84 ms of wall
-// time per step, and a batch's memcpy (38.5 MB) on the fit loop's thread is one candidate for
-// the difference (README "GPUs"); it has not run on a GPU yet.
+// Who fills the pinned buffer. By default one upload thread does: it copies the next batch into
+// pinned memory and queues the copy while the caller (the fit loop) launches the current step.
+// KERASCPP_GPU_UPLOAD=caller does both on the caller's thread, just before it launches the step.
+// The thread won on an H200: ResNet-50 b64 828.8 images/s against 766.1 (2026-11-26, README
+// "GPUs"); a batch's memcpy (38.5 MB there) on the fit loop's thread delays the step's launches.
 #include <condition_variable>
 #include <cstdlib>
 #include <cstring>
@@ -46,7 +45,7 @@ cuda::CudaBackend& as_cuda(Backend& backend) {
 bool upload_thread_enabled() {
   static const bool enabled = [] {
     const char* env = std::getenv("KERASCPP_GPU_UPLOAD");
-    return env && std::string_view(env) == "thread";
+    return !(env && std::string_view(env) == "caller");
   }();
   return enabled;
 }

@@ -62,8 +62,8 @@ void check_thread_environment() {
                         "find times every convolution algorithm once per shape");
   check_choice_variable("KERASCPP_CUDNN_VERBOSE", {"0", "1"}, "1 prints each convolution's algorithm");
   check_choice_variable("KERASCPP_GPU_BN", {"own", "cudnn"}, "cudnn runs batch norm on cuDNN's kernels");
-  check_choice_variable("KERASCPP_GPU_UPLOAD", {"caller", "thread"},
-                        "thread fills the pinned buffers of the next batch on an upload thread");
+  check_choice_variable("KERASCPP_GPU_UPLOAD", {"thread", "caller"},
+                        "caller fills the pinned buffers of the next batch on the fit loop's thread");
   check_choice_variable("KERASCPP_GPU_CONV", {"pointwise", "gemm", "cudnn"},
                         "pointwise runs 1x1 convolutions as cuBLAS products, gemm every convolution, cudnn none");
 }

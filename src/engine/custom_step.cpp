@@ -34,7 +34,7 @@ Tensor Model::forward(ReplicaContext& ctx, const std::vector<Tensor>& xs, bool t
 
 double Model::backward(ReplicaContext& ctx, const Tensor& output_grad) {
   check_context(*impl_, ctx);
-  return impl_->replica_backward(ctx, output_grad);
+  return impl_->replica_backward(ctx, output_grad)();
 }
 
 void Model::apply_gradients(ReplicaContext& ctx) {

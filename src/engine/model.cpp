@@ -162,7 +162,7 @@ double Model::regularization_loss() const {
     host_copies.push_back(owned.back().get());
   }
   if (host_copies.empty()) return 0.0;
-  return detail::weight_penalties(*make_cpu_backend(1), 0, host_copies, false);
+  return detail::weight_penalties(*make_cpu_backend(1), 0, host_copies, false)();
 }
 
 void Model::summary() const { summary(output()); }

@@ -8,6 +8,7 @@
 // never exposes it; callbacks reach the training position through detail::training_position().
 #pragma once
 #include <atomic>
+#include <functional>
 #include <memory>
 #include <optional>
 #include <string>
@@ -70,7 +71,8 @@ class ModelImpl {
   // One replica's part of a training step (shared by fit and custom loops).
   Tensor replica_forward(ReplicaContext& ctx, const Inputs& x, bool training);
   // Gradients all-reduced on return (+ the regularizers'); returns the regularization loss.
-  double replica_backward(ReplicaContext& ctx, const Tensor& output_grad);
+  // The regularization loss comes from the returned function (ReplicaBinding::backward).
+  std::function<double()> replica_backward(ReplicaContext& ctx, const Tensor& output_grad);
   void replica_apply(ReplicaContext& ctx);
   // Replica ctx's share of the loss mask (loss_mask.hpp) of a step over a global batch of
   // `batch_rows`, its rows [begin, end); inactive when the output cannot carry a mask. Every

@@ -37,7 +37,7 @@ Tensor ReplicaBinding::forward(ReplicaContext& ctx, const std::vector<Tensor>& x
   return graph_.forward(ctx, on_device, state(ctx)).at(0);
 }
 
-double ReplicaBinding::backward(ReplicaContext& ctx, const Tensor& output_grad, float loss_scale) {
+std::function<double()> ReplicaBinding::backward(ReplicaContext& ctx, const Tensor& output_grad, float loss_scale) {
   for (Variable* v : trainable_) v->reset_grads(ctx.replica_id);
   BucketReducer reducer(buckets_, trainable_, ctx);
   auto on_done = [&](Layer& l) { reducer.layer_done(l); };
@@ -48,7 +48,7 @@ double ReplicaBinding::backward(ReplicaContext& ctx, const Tensor& output_grad, 
 }
 
 double ReplicaBinding::regularization_loss(ReplicaContext& ctx) const {
-  return weight_penalties(*ctx.backend, ctx.replica_id, trainable_, false);
+  return weight_penalties(*ctx.backend, ctx.replica_id, trainable_, false)();
 }
 
 void ReplicaBinding::apply(ReplicaContext& ctx, optimizers::Optimizer& optimizer) {

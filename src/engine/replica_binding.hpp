@@ -3,6 +3,7 @@
 // state, and the plan for all-reducing gradients in buckets. It runs one replica's part of a
 // step; the model makes a new one whenever compile() changes the strategy.
 #pragma once
+#include <functional>
 #include <vector>
 
 #include "distribute/gradient_buckets.hpp"
@@ -30,8 +31,9 @@ class ReplicaBinding {
   // Backward from the loss gradient; every trainable gradient is all-reduced on return, and the
   // regularizers' gradients times `loss_scale` (the optimizer's, as output_grad's) are added to
   // it (once, after the all-reduce). Returns the regularization loss (Σ penalties of the weights
-  // before this step's update, unscaled).
-  double backward(ReplicaContext& ctx, const Tensor& output_grad, float loss_scale);
+  // before this step's update, unscaled) as a function to call after apply(): a GPU then waits
+  // for it with the update already queued.
+  std::function<double()> backward(ReplicaContext& ctx, const Tensor& output_grad, float loss_scale);
   // The regularization loss of the current weights, without gradients (evaluation).
   double regularization_loss(ReplicaContext& ctx) const;
   // The optimizer update of this replica's copy of every trainable variable, then the

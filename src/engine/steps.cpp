@@ -110,7 +110,7 @@ Tensor ModelImpl::replica_forward(ReplicaContext& ctx, const Inputs& x, bool tra
   return binding.forward(ctx, x);
 }
 
-double ModelImpl::replica_backward(ReplicaContext& ctx, const Tensor& output_grad) {
+std::function<double()> ModelImpl::replica_backward(ReplicaContext& ctx, const Tensor& output_grad) {
   detail::ReplicaBinding& binding = bound("run backward");
   return binding.backward(ctx, output_grad, require_compiled("run backward").optimizer().loss_scale());
 }
@@ -141,19 +141,25 @@ StepTotals ModelImpl::train_step(const Inputs& x, const Tensor& y, const Tensor&
   StepTotals total = run_sharded(
       c.strategy(), c.zero_totals(), x[0].dim(0), [&](ReplicaContext& ctx, std::int64_t begin, std::int64_t end) {
         StepTotals mine = c.zero_totals();
+        ctx.backend->mark_phase("forward");
         Inputs xs = replica_inputs(staging, ctx, x, begin, end);
         Tensor ys = staging.replica_rows(ctx, y, begin, end);
         Tensor pred = replica_forward(ctx, xs, true);
         Tensor grad(pred.shape());
+        ctx.backend->mark_phase("loss");
         const detail::LossMask mask = loss_mask(ctx, may_mask, pred, sw, begin, end, x[0].dim(0));
         // An empty shard still runs backward and apply: the all-reduce needs every replica.
         if (end > begin)
           mine = c.shard_totals(*ctx.backend, pred, ys, shard_weights(staging, ctx, sw, begin, end), &grad, grad_scale,
                                 &mask, loss_scale);
-        // Keras' loss = mean example loss + Σ model.losses: the penalty counts once per example.
-        const double penalty = replica_backward(ctx, grad);
-        mine.loss_sum += penalty * static_cast<double>(end - begin);
+        ctx.backend->mark_phase("backward");
+        const std::function<double()> penalty = replica_backward(ctx, grad);
+        ctx.backend->mark_phase("apply");
         replica_apply(ctx);
+        ctx.backend->mark_phase("totals");
+        // Keras' loss = mean example loss + Σ model.losses: the penalty counts once per example.
+        mine.loss_sum += penalty() * static_cast<double>(end - begin);
+        ctx.backend->mark_phase("after");
         return mine;
       });
   staging.unstage(x[0]);

@@ -2,17 +2,15 @@
 
 namespace kerascpp::detail {
 
-double weight_penalties(Backend& backend, int replica, const std::vector<Variable*>& vars, bool add_grads,
-                        float loss_scale) {
-  double total = 0.0;
-  Tensor no_grad;
+std::function<double()> weight_penalties(Backend& backend, int replica, const std::vector<Variable*>& vars,
+                                         bool add_grads, float loss_scale) {
+  std::vector<Backend::PenaltyTerm> terms;
   for (Variable* v : vars) {
     const regularizers::Regularizer& r = v->regularizer();
     if (!r) continue;
-    total +=
-        backend.weight_penalty(v->value(replica), r.l1(), r.l2(), add_grads ? v->grad(replica) : no_grad, loss_scale);
+    terms.push_back({&v->value(replica), r.l1(), r.l2(), add_grads ? &v->grad(replica) : nullptr});
   }
-  return total;
+  return backend.weight_penalties(terms, loss_scale);
 }
 
 void apply_constraints(Backend& backend, int replica, const std::vector<Variable*>& vars) {

@@ -1,0 +1,44 @@
+// KERASCPP_GPU_PHASES=1: where a GPU training step's time goes, phase by phase. The engine marks
+// the phases of each step (Backend::mark_phase: forward, loss, backward, apply, totals, after); at
+// each mark the backend records an event on its stream and the host clock. Per phase this gives
+// the host's time (launching, waiting) and the GPU's (from its first to its last kernel, idle
+// gaps included), averaged over the steps and printed to stderr when the process ends. A phase
+// whose GPU time is far above its kernels' time (ncu) is one where the GPU waited for the host.
+// Measuring costs a wait at each step's start for the previous step's last mark.
+#pragma once
+#include <cuda_runtime.h>
+
+#include <chrono>
+#include <string>
+#include <vector>
+
+namespace kerascpp::cuda {
+
+class PhaseTimeline {
+ public:
+  // Null unless KERASCPP_GPU_PHASES=1.
+  static PhaseTimeline* for_device(int device);
+  void mark(const char* phase, cudaStream_t stream);
+
+ private:
+  explicit PhaseTimeline(int device) : device_(device) {}
+  friend struct PhaseTimelines;
+  struct Mark {
+    std::string phase;
+    cudaEvent_t event;
+    std::chrono::steady_clock::time_point host;
+  };
+  struct Total {
+    std::string phase;
+    double host_ms = 0, gpu_ms = 0;
+  };
+  void close_step();  // adds the closed step's phases to the totals
+  void report() const;
+  int device_;
+  std::vector<Mark> marks_;
+  std::vector<cudaEvent_t> spare_;
+  std::vector<Total> totals_;
+  long steps_ = 0;
+};
+
+}  // namespace kerascpp::cuda
