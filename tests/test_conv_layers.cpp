@@ -338,3 +338,43 @@ TEST_CASE("depthwise_conv2d_backward_weights and bias_add: accumulate adds, shap
   CHECK(y.to_vector() == std::vector<float>{11, 22, 13, 24});
   CHECK_THROWS_AS(backend->bias_add(y, K::Tensor::zeros({3})), K::ShapeError);
 }
+
+// oneDNN 2.6.3's strided 1x1 backward-weights kernel corrupted the heap on two threads for 4..15
+// input channels (a crash, or silently wrong sums); the CPU backend now gathers the strided
+// pixels and runs the unstrided convolution (src/backend/cpu/conv.cpp).
+TEST_CASE("conv2d_backward_weights: strided 1x1 with few channels on 2 threads equals a naive sum") {
+  auto backend = K::make_cpu_backend(2);
+  struct Case {
+    std::int64_t n, h, w, c, o, sh, sw;
+  };
+  std::uint32_t seed = 40;
+  for (const Case& k : {Case{2, 64, 64, 4, 8, 2, 2}, Case{2, 64, 64, 12, 8, 2, 2}, Case{2, 33, 17, 5, 3, 2, 3},
+                        Case{3, 9, 9, 16, 16, 2, 2}}) {
+    CAPTURE(k.h);
+    CAPTURE(k.c);
+    const K::Conv2DGeometry g{.kernel_h = 1, .kernel_w = 1, .stride_h = k.sh, .stride_w = k.sw};
+    const std::int64_t oh = (k.h - 1) / k.sh + 1, ow = (k.w - 1) / k.sw + 1;
+    K::Tensor x = random_tensor({k.n, k.h, k.w, k.c}, seed++), dy = random_tensor({k.n, oh, ow, k.o}, seed++);
+    const std::vector<float> xv = x.to_vector(), dyv = dy.to_vector();
+    std::vector<double> dw(static_cast<std::size_t>(k.c * k.o)), db(static_cast<std::size_t>(k.o));
+    for (std::int64_t n = 0; n < k.n; ++n)
+      for (std::int64_t i = 0; i < oh; ++i)
+        for (std::int64_t j = 0; j < ow; ++j)
+          for (std::int64_t o = 0; o < k.o; ++o) {
+            const double d = dyv[static_cast<std::size_t>(((n * oh + i) * ow + j) * k.o + o)];
+            db[static_cast<std::size_t>(o)] += d;
+            for (std::int64_t c = 0; c < k.c; ++c)
+              dw[static_cast<std::size_t>(c * k.o + o)] +=
+                  d * xv[static_cast<std::size_t>(((n * k.h + i * k.sh) * k.w + j * k.sw) * k.c + c)];
+          }
+    K::Tensor dwt, dbt = K::Tensor::zeros({k.o});
+    backend->conv2d_backward_weights(x, dy, g, dwt, dbt, false);
+    REQUIRE(dwt.shape() == K::Shape{1, 1, k.c, k.o});
+    check_close(dwt.to_vector(), dw);
+    check_close(dbt.to_vector(), db);
+    // Accumulating adds the same sums again.
+    backend->conv2d_backward_weights(x, dy, g, dwt, dbt, true);
+    for (double& v : dw) v *= 2;
+    check_close(dwt.to_vector(), dw);
+  }
+}

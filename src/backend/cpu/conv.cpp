@@ -47,6 +47,30 @@ struct ConvTypes {
 };
 constexpr auto kF32 = dnnl::memory::data_type::f32;
 
+// oneDNN 2.6.3's 1x1 backward-weights kernel with strides (jit_1x1, which first gathers the
+// strided pixels into a scratch buffer) corrupts the heap with two or more threads for 4 to 15
+// input channels: x 2x64x64x4 -> 8 channels at stride 2 crashes, and so does the GPU suite's
+// 2x192x192x4 case. A strided 1x1 convolution without padding reads only pixels (i·sh, j·sw);
+// those pixels, gathered here, are the input of the same convolution at stride 1, which takes
+// oneDNN's unstrided path.
+bool strided_pointwise(const Conv2DGeometry& g) {
+  return g.kernel_h == 1 && g.kernel_w == 1 && (g.stride_h > 1 || g.stride_w > 1) && g.pad_top == 0 &&
+         g.pad_left == 0 && g.pad_bottom == 0 && g.pad_right == 0;
+}
+
+Tensor strided_pixels(const Tensor& x, const ConvShape& s, const Conv2DGeometry& g) {
+  Tensor out({s.n, s.oh, s.ow, s.ic});
+  const float* src = x.data<float>();
+  float* dst = out.data<float>();
+  const std::size_t row_bytes = static_cast<std::size_t>(s.ic) * sizeof(float);
+  for (std::int64_t n = 0; n < s.n; ++n)
+    for (std::int64_t i = 0; i < s.oh; ++i)
+      for (std::int64_t j = 0; j < s.ow; ++j)
+        std::memcpy(dst + ((n * s.oh + i) * s.ow + j) * s.ic,
+                    src + ((n * s.ih + i * g.stride_h) * s.iw + j * g.stride_w) * s.ic, row_bytes);
+  return out;
+}
+
 ConvDescs conv_descs(const ConvShape& s, const Conv2DGeometry& g, bool depthwise, ConvTypes t = {kF32, kF32, kF32}) {
   return {typed_md({s.n, s.ic, s.ih, s.iw}, t.src, tag::nhwc),
           any_weights_md(s, g, depthwise, t.wei),
@@ -302,6 +326,13 @@ void CpuBackend::conv_backward_weights_impl(const Tensor& x, const Tensor& dy, c
       std::memset(dw.raw(), 0, dw.nbytes());
       if (bias) std::memset(db->raw(), 0, db->nbytes());
     }
+    return;
+  }
+
+  if (!depthwise && strided_pointwise(g)) {
+    Conv2DGeometry unit = g;
+    unit.stride_h = unit.stride_w = 1;
+    conv_backward_weights_impl(strided_pixels(x, s, g), dy, unit, dw, db, accumulate, false, dy_low);
     return;
   }
 
