@@ -128,10 +128,12 @@ void check_case(const Case& cc, K::Backend& cpu, std::uint32_t seed) {
 TEST_CASE("GPU im2col index arithmetic: patch matrix products equal the CPU convolutions") {
   auto cpu = K::make_cpu_backend(2);
   const std::vector<Case> cases = {
-      {2, 7, 7, 3, 4, 3, 3, 1, 1, true},  {2, 8, 8, 3, 5, 3, 3, 2, 2, true},      {4, 12, 12, 8, 16, 3, 3, 2, 2, true},
-      {2, 11, 7, 3, 4, 4, 2, 2, 2, true}, {1, 9, 6, 2, 3, 5, 3, 2, 1, true},      {3, 6, 6, 1, 8, 2, 2, 2, 2, false},
-      {2, 9, 9, 4, 6, 3, 3, 2, 2, false}, {2, 10, 10, 16, 32, 3, 3, 1, 1, false}, {2, 5, 5, 3, 7, 1, 1, 1, 1, false},
-      {2, 8, 8, 4, 6, 1, 1, 2, 2, true},  {2, 9, 7, 3, 5, 1, 1, 2, 2, false},     {1, 15, 13, 3, 4, 7, 7, 2, 2, true},
+      {2, 7, 7, 3, 4, 3, 3, 1, 1, true},      {2, 8, 8, 3, 5, 3, 3, 2, 2, true},
+      {4, 12, 12, 8, 16, 3, 3, 2, 2, true},   {2, 11, 7, 3, 4, 4, 2, 2, 2, true},
+      {1, 9, 6, 2, 3, 5, 3, 2, 1, true},      {3, 6, 6, 1, 8, 2, 2, 2, 2, false},
+      {2, 9, 9, 4, 6, 3, 3, 2, 2, false},     {2, 10, 10, 16, 32, 3, 3, 1, 1, false},
+      {2, 5, 5, 3, 7, 1, 1, 1, 1, false},     {2, 8, 8, 4, 6, 1, 1, 2, 2, true},
+      {2, 9, 7, 3, 5, 1, 1, 2, 2, false},     {1, 15, 13, 3, 4, 7, 7, 2, 2, true},
       {2, 192, 192, 4, 8, 1, 1, 2, 2, false},  // the GPU conv test's large strided 1x1 case
   };
   std::uint32_t seed = 7;

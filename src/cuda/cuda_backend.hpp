@@ -19,7 +19,7 @@ struct ConvShape;
 
 namespace kerascpp::cuda {
 
-struct DnnState;     // cuBLAS/cuDNN handles, descriptor and algorithm caches, workspace
+struct DnnState;  // cuBLAS/cuDNN handles, descriptor and algorithm caches, workspace
 class PhaseTimeline;
 struct KernelState;  // scratch for reductions, pinned result buffer, error flags
 

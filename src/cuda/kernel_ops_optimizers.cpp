@@ -152,9 +152,11 @@ std::function<double()> CudaBackend::weight_penalties(const std::vector<PenaltyT
     const std::int64_t n = t.w->numel();
     if (t.grad && t.grad->defined())
       kern::weight_penalty_grad(t.w->data<float>(), t.grad->data<float>(), n, t.l1, t.l2, grad_scale, stream_);
-    if (t.l1 != 0.f) kern::reduce_to_double(kern::kReduceSumAbs, t.w->data<float>(), nullptr, n, scratch, &slots[2 * i], stream_);
+    if (t.l1 != 0.f)
+      kern::reduce_to_double(kern::kReduceSumAbs, t.w->data<float>(), nullptr, n, scratch, &slots[2 * i], stream_);
     if (t.l2 != 0.f)
-      kern::reduce_to_double(kern::kReduceSumSquares, t.w->data<float>(), nullptr, n, scratch, &slots[2 * i + 1], stream_);
+      kern::reduce_to_double(kern::kReduceSumSquares, t.w->data<float>(), nullptr, n, scratch, &slots[2 * i + 1],
+                             stream_);
     KCPP_CUDA_CHECK(cudaGetLastError());
   }
   kernels_->queue_results();

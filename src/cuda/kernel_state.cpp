@@ -79,8 +79,8 @@ kern::Status* KernelState::result_slots(std::size_t count) {
 }
 
 void KernelState::queue_results() {
-  KCPP_CUDA_CHECK(cudaMemcpyAsync(host_slots_, slots_, slot_count_ * sizeof(kern::Status), cudaMemcpyDeviceToHost,
-                                  stream));
+  KCPP_CUDA_CHECK(
+      cudaMemcpyAsync(host_slots_, slots_, slot_count_ * sizeof(kern::Status), cudaMemcpyDeviceToHost, stream));
   KCPP_CUDA_CHECK(cudaEventRecord(results_ready_, stream));
 }
 

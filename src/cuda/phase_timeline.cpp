@@ -68,8 +68,8 @@ void PhaseTimeline::close_step() {
 
 void PhaseTimeline::report() const {
   if (steps_ == 0) return;
-  std::string out = fmt::format("gpu:{} phases per training step (mean of {} steps; KERASCPP_GPU_PHASES=1):\n",
-                                device_, steps_);
+  std::string out =
+      fmt::format("gpu:{} phases per training step (mean of {} steps; KERASCPP_GPU_PHASES=1):\n", device_, steps_);
   double host = 0, gpu = 0;
   for (const Total& t : totals_) {
     out += fmt::format("  {:<10} host {:8.3f} ms   GPU {:8.3f} ms\n", t.phase, t.host_ms / steps_, t.gpu_ms / steps_);

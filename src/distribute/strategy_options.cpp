@@ -64,6 +64,8 @@ void check_thread_environment() {
   check_choice_variable("KERASCPP_GPU_BN", {"own", "cudnn"}, "cudnn runs batch norm on cuDNN's kernels");
   check_choice_variable("KERASCPP_GPU_UPLOAD", {"thread", "caller"},
                         "caller fills the pinned buffers of the next batch on the fit loop's thread");
+  check_choice_variable("KERASCPP_GPU_PHASES", {"0", "1"},
+                        "1 prints each training phase's host and GPU time per step when the process ends");
   check_choice_variable("KERASCPP_GPU_CONV", {"pointwise", "gemm", "cudnn"},
                         "pointwise runs 1x1 convolutions as cuBLAS products, gemm every convolution, cudnn none");
 }
