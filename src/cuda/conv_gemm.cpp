@@ -6,7 +6,9 @@
 // transposes around them, and for the 1x1 stride-2 backward data pass it had only a slow
 // algorithm. Measured on an H200 (ResNet-50, batch 64, float32; bench/results/h200-2026-11-26,
 // visit 4): 1x1 convolutions on cuBLAS gave 758.3 images/s against 580.0 on cuDNN, one step's GPU
-// time 70.2 ms against 88.6 (ncu). `gemm` for the other convolutions has not run on a GPU yet.
+// time 70.2 ms against 88.6 (ncu). `gemm` for the other convolutions was slower there (747.2
+// against 766.1 images/s, bench/results/h200-2026-11-26b: its im2col kernel alone took 17 ms of
+// a step), so it stays a switch.
 //
 // A convolution of NHWC x is the product of its patch matrix col [pixels, kh·kw·C]
 // (kernels/im2col.cu) with the HWIO kernel, which is already the [kh·kw·C, filters] matrix; a
