@@ -1,6 +1,8 @@
 // Convolutions (not depthwise) as matrix products on cuBLAS. KERASCPP_GPU_CONV picks the engine:
 // `pointwise` (the default) takes the 1x1 unpadded convolutions, `gemm` every one whose patch
-// matrix fits the workspace limit, `cudnn` none.
+// matrix fits the workspace limit, `cudnn` none, and `timed` the 1x1 ones plus each other pass
+// (shape, direction) that ran faster on cuBLAS than on cuDNN when it was first met, both timed
+// on the GPU (as PyTorch's cudnn.benchmark times cuDNN's algorithms).
 //
 // Why: cuDNN's float32 convolution kernels are NCHW ones, so on kerascpp's NHWC tensors it
 // transposes around them, and for the 1x1 stride-2 backward data pass it had only a slow
@@ -15,7 +17,11 @@
 // 1x1 unit-stride unpadded convolution's patch matrix is x itself. The data gradient is the
 // adjoint of im2col (col2im) applied to dy · kernelᵀ, the kernel gradient colᵀ · dy.
 // dense_forward and matmul bring the bias, the activation and the 16-bit compute dtype with them.
+#include <cstdio>
 #include <limits>
+#include <map>
+#include <mutex>
+#include <unordered_map>
 
 #include "backend/op_shapes.hpp"
 #include "cuda/cuda_backend.hpp"
@@ -55,13 +61,108 @@ Tensor patches(const Tensor& x, const op_shapes::ConvShape& s, const Conv2DGeome
 
 }  // namespace
 
-bool CudaBackend::conv_as_gemm(const op_shapes::ConvShape& s, const Conv2DGeometry& g, bool depthwise) const {
+namespace {
+
+// KERASCPP_GPU_CONV=timed's choices: per device, per convolution pass (shape, direction, dtype),
+// whether cuBLAS beat cuDNN. Shared by the backends of one process so that every model and
+// strategy on a device computes a shape the same way.
+struct TimedChoices {
+  std::mutex mu;
+  std::map<int, std::unordered_map<ConvAlgoKey, bool, ConvAlgoKeyHash>> by_device;
+};
+
+TimedChoices& timed_choices() {
+  static auto* choices = new TimedChoices;  // lives as long as the process
+  return *choices;
+}
+
+ConvAlgoKey timed_key(const op_shapes::ConvShape& s, const Conv2DGeometry& g, ConvDirection dir, DType dtype) {
+  ConvAlgoKey k;
+  k.direction = dir;
+  k.n = s.n;
+  k.h = s.ih;
+  k.w = s.iw;
+  k.c = s.ic;
+  k.k = s.oc;
+  k.kernel_h = g.kernel_h;
+  k.kernel_w = g.kernel_w;
+  k.stride_h = g.stride_h;
+  k.stride_w = g.stride_w;
+  k.pad_top = g.pad_top;
+  k.pad_left = g.pad_left;
+  k.pad_bottom = g.pad_bottom;
+  k.pad_right = g.pad_right;
+  k.dtype = dtype;
+  return k;
+}
+
+}  // namespace
+
+bool CudaBackend::conv_as_gemm(const op_shapes::ConvShape& s, const Conv2DGeometry& g, bool depthwise,
+                               ConvDirection dir) const {
   const ConvEngine engine = dnn_->conv_engine;
   const std::int64_t width = patch_width(s, g);  // the kernels index a patch row with int
   if (depthwise || engine == ConvEngine::cudnn || width > std::numeric_limits<int>::max()) return false;
   if (g.kernel_h == 1 && g.kernel_w == 1 && unpadded(g)) return true;  // a patch matrix no larger than x
-  return engine == ConvEngine::gemm &&
-         static_cast<std::size_t>(s.n * s.oh * s.ow * width) * sizeof(float) <= dnn_->workspace_limit;
+  const bool fits = static_cast<std::size_t>(s.n * s.oh * s.ow * width) * sizeof(float) <= dnn_->workspace_limit;
+  if (engine == ConvEngine::gemm) return fits;
+  if (engine != ConvEngine::timed || !fits) return false;
+  if (timing_gemm_) return *timing_gemm_;
+  TimedChoices& t = timed_choices();
+  std::lock_guard lock(t.mu);
+  const auto& choices = t.by_device[device_];
+  auto it = choices.find(timed_key(s, g, dir, compute_dtype()));
+  return it != choices.end() && it->second;
+}
+
+bool CudaBackend::conv_needs_timing(const op_shapes::ConvShape& s, const Conv2DGeometry& g, bool depthwise,
+                                    ConvDirection dir) const {
+  if (dnn_->conv_engine != ConvEngine::timed || timing_gemm_ || depthwise) return false;
+  if (g.kernel_h == 1 && g.kernel_w == 1 && unpadded(g)) return false;  // always cuBLAS
+  const std::int64_t width = patch_width(s, g);
+  if (width > std::numeric_limits<int>::max() ||
+      static_cast<std::size_t>(s.n * s.oh * s.ow * width) * sizeof(float) > dnn_->workspace_limit)
+    return false;  // always cuDNN
+  TimedChoices& t = timed_choices();
+  std::lock_guard lock(t.mu);
+  return !t.by_device[device_].count(timed_key(s, g, dir, compute_dtype()));
+}
+
+void CudaBackend::time_conv_engines(const op_shapes::ConvShape& s, const Conv2DGeometry& g, ConvDirection dir,
+                                    const std::function<void()>& pass) {
+  constexpr int kRuns = 3;
+  cudaEvent_t start = nullptr, stop = nullptr;
+  KCPP_CUDA_CHECK(cudaEventCreate(&start));
+  KCPP_CUDA_CHECK(cudaEventCreate(&stop));
+  float ms[2] = {0.f, 0.f};
+  try {
+    for (int e = 0; e < 2; ++e) {
+      timing_gemm_ = e == 0;
+      pass();  // warm-up: cuDNN's algorithm choice, workspace and allocator growth
+      KCPP_CUDA_CHECK(cudaEventRecord(start, stream_));
+      for (int r = 0; r < kRuns; ++r) pass();
+      KCPP_CUDA_CHECK(cudaEventRecord(stop, stream_));
+      KCPP_CUDA_CHECK(cudaEventSynchronize(stop));
+      KCPP_CUDA_CHECK(cudaEventElapsedTime(&ms[e], start, stop));
+    }
+  } catch (...) {
+    timing_gemm_.reset();
+    cudaEventDestroy(start);
+    cudaEventDestroy(stop);
+    throw;
+  }
+  timing_gemm_.reset();
+  cudaEventDestroy(start);
+  cudaEventDestroy(stop);
+  const ConvAlgoKey key = timed_key(s, g, dir, compute_dtype());
+  {
+    TimedChoices& t = timed_choices();
+    std::lock_guard lock(t.mu);
+    t.by_device[device_].emplace(key, ms[0] < ms[1]);  // a replica that timed it first wins
+  }
+  if (dnn_->conv_verbose)
+    std::fprintf(stderr, "kerascpp gpu:%d timed %s: cuBLAS (im2col) %.3f ms, cuDNN %.3f ms\n", device_,
+                 key.describe().c_str(), ms[0] / kRuns, ms[1] / kRuns);
 }
 
 void CudaBackend::gemm_conv_forward(const Tensor& x, const Tensor& w, const Tensor& b, const op_shapes::ConvShape& s,

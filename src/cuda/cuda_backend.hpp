@@ -7,10 +7,13 @@
 #pragma once
 #include <cuda_runtime.h>
 
+#include <functional>
 #include <memory>
+#include <optional>
 #include <string>
 #include <vector>
 
+#include "cuda/conv_algo_key.hpp"
 #include "kerascpp/backend.hpp"
 
 namespace kerascpp::op_shapes {
@@ -152,7 +155,13 @@ class CudaBackend final : public Backend {
                  float eps, Tensor& y);
   // Convolutions as matrix products on cuBLAS (conv_gemm.cpp): whether one goes that way (the
   // engine KERASCPP_GPU_CONV picks), and its three passes (arguments checked by the conv2d_* op).
-  bool conv_as_gemm(const op_shapes::ConvShape& s, const Conv2DGeometry& g, bool depthwise) const;
+  bool conv_as_gemm(const op_shapes::ConvShape& s, const Conv2DGeometry& g, bool depthwise, ConvDirection dir) const;
+  // KERASCPP_GPU_CONV=timed: whether this pass's shape has not been timed on both engines yet, and
+  // the timing, which runs `pass` (the op into scratch outputs) on each (conv_gemm.cpp).
+  bool conv_needs_timing(const op_shapes::ConvShape& s, const Conv2DGeometry& g, bool depthwise,
+                         ConvDirection dir) const;
+  void time_conv_engines(const op_shapes::ConvShape& s, const Conv2DGeometry& g, ConvDirection dir,
+                         const std::function<void()>& pass);
   void gemm_conv_forward(const Tensor& x, const Tensor& w, const Tensor& b, const op_shapes::ConvShape& s,
                          const Conv2DGeometry& g, ActivationKind act, Tensor& y);
   void gemm_conv_backward_data(const Tensor& dy, const Tensor& w, const op_shapes::ConvShape& s,
@@ -171,6 +180,8 @@ class CudaBackend final : public Backend {
   std::unique_ptr<DnnState> dnn_;
   std::unique_ptr<KernelState> kernels_;
   PhaseTimeline* phases_ = nullptr;  // KERASCPP_GPU_PHASES=1 only
+  // While time_conv_engines runs a pass: the engine it times (cuDNN when false).
+  std::optional<bool> timing_gemm_;
 };
 
 }  // namespace kerascpp::cuda

@@ -409,7 +409,12 @@ void CudaBackend::conv_forward_impl(const Tensor& x, const Tensor& w, const Tens
     d.activation_forward(act, py, py, rows, s.oc, op);
     return;
   }
-  if (conv_as_gemm(s, g, depthwise)) {
+  if (conv_needs_timing(s, g, depthwise, ConvDirection::forward))
+    time_conv_engines(s, g, ConvDirection::forward, [&] {
+      Tensor out;
+      conv_forward_impl(x, w, b, g, act, out, false);
+    });
+  if (conv_as_gemm(s, g, depthwise, ConvDirection::forward)) {
     gemm_conv_forward(x, w, b, s, g, act, y);
     return;
   }
@@ -489,7 +494,12 @@ void CudaBackend::conv_backward_data_impl(const Tensor& dy, const Tensor& w, con
     d.zero(pdx, dx.numel());
     return;
   }
-  if (conv_as_gemm(s, g, depthwise)) {
+  if (conv_needs_timing(s, g, depthwise, ConvDirection::backward_data))
+    time_conv_engines(s, g, ConvDirection::backward_data, [&] {
+      Tensor out(dx.shape(), DType::float32, dev);
+      conv_backward_data_impl(dy, w, g, out, false);
+    });
+  if (conv_as_gemm(s, g, depthwise, ConvDirection::backward_data)) {
     gemm_conv_backward_data(dy, w, s, g, dx);
     return;
   }
@@ -595,7 +605,12 @@ void CudaBackend::conv_backward_weights_impl(const Tensor& x, const Tensor& dy, 
     KCPP_CUBLAS_CHECK(
         cublasSgemv_64(d.blas, CUBLAS_OP_N, s.oc, rows, &kOne, dy.data<float>(), s.oc, ones, 1, &beta, pdb, 1));
   };
-  if (conv_as_gemm(s, g, depthwise)) {
+  if (conv_needs_timing(s, g, depthwise, ConvDirection::backward_filter))
+    time_conv_engines(s, g, ConvDirection::backward_filter, [&] {
+      Tensor dw_out, db_out = bias ? Tensor({s.oc}, DType::float32, dev) : Tensor();
+      conv_backward_weights_impl(x, dy, g, dw_out, db_out, false, false);
+    });
+  if (conv_as_gemm(s, g, depthwise, ConvDirection::backward_filter)) {
     gemm_conv_backward_weights(x, dy, s, g, dw, add_dw);
     bias_grad();
     return;

@@ -93,7 +93,7 @@ struct AvgPoolFactors {
 
 // Which convolutions run as cuBLAS products (conv_gemm.cpp): none, the 1x1 unpadded ones, all
 // whose patch matrix fits the workspace limit.
-enum class ConvEngine : std::uint8_t { cudnn, pointwise, gemm };
+enum class ConvEngine : std::uint8_t { cudnn, pointwise, gemm, timed };
 
 struct DnnState {
   explicit DnnState(cudaStream_t stream);  // on the current device (the backend's)

@@ -66,8 +66,9 @@ void check_thread_environment() {
                         "caller fills the pinned buffers of the next batch on the fit loop's thread");
   check_choice_variable("KERASCPP_GPU_PHASES", {"0", "1"},
                         "1 prints each training phase's host and GPU time per step when the process ends");
-  check_choice_variable("KERASCPP_GPU_CONV", {"pointwise", "gemm", "cudnn"},
-                        "pointwise runs 1x1 convolutions as cuBLAS products, gemm every convolution, cudnn none");
+  check_choice_variable("KERASCPP_GPU_CONV", {"pointwise", "gemm", "cudnn", "timed"},
+                        "pointwise runs 1x1 convolutions as cuBLAS products, gemm every convolution, cudnn none, "
+                        "timed the 1x1 ones and each other one that cuBLAS runs faster than cuDNN");
 }
 
 std::chrono::milliseconds collective_timeout(const StrategyOptions& options) {

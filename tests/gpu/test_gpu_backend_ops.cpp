@@ -198,7 +198,8 @@ TEST_CASE("gpu backend: sum_to_last_axis, overwrite and accumulate") {
 namespace {
 
 // The cases, on a backend made under KERASCPP_GPU_CONV=`engine` (cudnn; pointwise: the 1x1 cases
-// on cuBLAS; gemm: every case on cuBLAS through im2col, conv_gemm.cpp).
+// on cuBLAS; gemm: every case on cuBLAS through im2col; timed: each pass on the engine that ran
+// it faster when first met, conv_gemm.cpp).
 void check_conv2d_against_cpu(const char* engine) {
   auto be = make_backends_with("KERASCPP_GPU_CONV", engine);
   const std::vector<ConvCase> cases = {
@@ -278,7 +279,7 @@ void check_conv2d_against_cpu(const char* engine) {
 }  // namespace
 
 TEST_CASE("gpu backend: conv2d forward, backward data, backward weights (valid/same, stride 1/2)") {
-  for (const char* engine : {"cudnn", "pointwise", "gemm"}) check_conv2d_against_cpu(engine);
+  for (const char* engine : {"cudnn", "pointwise", "gemm", "timed"}) check_conv2d_against_cpu(engine);
 }
 
 // ============================================================================ pooling

@@ -331,7 +331,7 @@ void check_16bit_convolutions(const char* engine) {
 }  // namespace
 
 TEST_CASE("gpu mixed precision: conv2d and depthwise conv2d forward, backward data, backward weights") {
-  for (const char* engine : {"cudnn", "pointwise", "gemm"}) check_16bit_convolutions(engine);
+  for (const char* engine : {"cudnn", "pointwise", "gemm", "timed"}) check_16bit_convolutions(engine);
 }
 
 TEST_CASE("gpu mixed precision: a mixed_float16 training step (LossScaleOptimizer) on gpu:0 follows the CPU's") {
