@@ -11,8 +11,10 @@
 // gives logits [length, vocab].
 #pragma once
 #include <kerascpp/kerascpp.hpp>
+#include <nlohmann/json.hpp>
 
 #include <cmath>
+#include <memory>
 #include <random>
 #include <string>
 #include <vector>
@@ -51,17 +53,28 @@ inline Params tiny_params() {
 // [.., hidden] it gives logits = hidden · matrixᵀ. The two uses share (and sum) the gradient.
 class EmbeddingSharedWeights : public K::Layer {
  public:
-  EmbeddingSharedWeights(std::int64_t vocab_size, std::int64_t hidden_size, std::uint64_t seed)
-      : K::Layer("embedding_shared_weights"), vocab_(vocab_size), hidden_(hidden_size), seed_(seed) {
+  EmbeddingSharedWeights(std::int64_t vocab_size, std::int64_t hidden_size, std::uint64_t seed,
+                         std::string name = "embedding_shared_weights")
+      : K::Layer(std::move(name)), vocab_(vocab_size), hidden_(hidden_size), seed_(seed) {
     K::InputSpec any;
     any.dtype.reset();  // ids (int32) or hidden states (float32)
     set_input_spec(any);
   }
   std::string class_name() const override { return "EmbeddingSharedWeights"; }
+  // Ids [..] embed to [.., hidden]; float hidden states [.., hidden] project to [.., vocab].
   std::vector<K::Shape> compute_output_shapes(const std::vector<K::Shape>& in) override {
     K::Shape out = in[0];
-    if (float_input_) out.back() = vocab_;
-    else out.push_back(hidden_);
+    out.push_back(hidden_);
+    return {out};
+  }
+  std::vector<K::Shape> compute_output_shapes_for(const std::vector<K::Shape>& in,
+                                                  const std::vector<K::DType>& dtypes) override {
+    if (dtypes[0] != K::DType::float32) return compute_output_shapes(in);
+    if (in[0].empty() || in[0].back() != hidden_)
+      throw K::ShapeError(where() + ": float inputs are hidden states [.., " + std::to_string(hidden_) + "], got " +
+                          K::shape_str(in[0]));
+    K::Shape out = in[0];
+    out.back() = vocab_;
     return {out};
   }
   void build(const std::vector<K::Shape>&) override {
@@ -118,19 +131,21 @@ class EmbeddingSharedWeights : public K::Layer {
  private:
   float scale() const { return static_cast<float>(std::sqrt(static_cast<double>(hidden_))); }
 
- public:
-  // The functional call: ids embed, float hidden states project to logits.
-  K::KerasTensor operator()(const K::KerasTensor& x) {
-    float_input_ = x.dtype() == K::DType::float32;
-    return call_multi({x}).at(0);
-  }
-
- private:
   std::int64_t vocab_, hidden_;
   std::uint64_t seed_;
-  bool float_input_ = false;
   K::Variable* table_ = nullptr;
 };
+
+// So that load_model and model_from_json rebuild the layer from its config (the weights come
+// from the archive after it is made).
+inline void register_transformer_layers() {
+  K::register_layer_class("EmbeddingSharedWeights", [](const std::string& config) -> K::LayerRef {
+    const auto c = nlohmann::json::parse(config);
+    return std::make_shared<EmbeddingSharedWeights>(c.at("vocab_size").get<std::int64_t>(),
+                                                    c.at("hidden_size").get<std::int64_t>(), 0,
+                                                    c.at("name").get<std::string>());
+  });
+}
 
 // The official get_position_encoding: [length, hidden], sin of position·timescale in the first
 // half of the channels and cos in the second, timescales geometric from 1 to 1e4.

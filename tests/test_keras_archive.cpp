@@ -13,6 +13,7 @@
 #include <vector>
 
 #include "../examples/ncf_model.hpp"
+#include "../examples/transformer_model.hpp"
 #include "io/keras_archive.hpp"
 #include "kerascpp/kerascpp.hpp"
 #include "temp_dir.hpp"
@@ -157,6 +158,42 @@ TEST_CASE("keras archive: the NCF example's NeuMF (two id inputs, L2 on embeddin
   CHECK(loaded.to_json() == model.to_json());
   CHECK(loaded.regularization_loss() == doctest::Approx(model.regularization_loss()));
   CHECK(loaded.predict_on_batch(ids).to_vector() == model.predict_on_batch(ids).to_vector());
+}
+
+TEST_CASE("keras archive: the Transformer (a custom layer, registered) round-trips; unregistered it is named") {
+  namespace T = examples::transformer;
+  kerascpp_test::TempDir dir;
+  T::Params p = T::tiny_params();
+  p.vocab_size = 11;
+  p.hidden_size = 8;
+  p.num_heads = 2;
+  p.filter_size = 12;
+  p.num_hidden_layers = 1;
+  K::set_random_seed(5);
+  K::Model model = T::build_transformer(p, 4, 3).model;
+  const std::vector<K::Tensor> xs{K::Tensor::from_vector({2, 4}, std::vector<std::int32_t>{2, 5, 9, 1, 3, 3, 7, 10}),
+                                  K::Tensor::from_vector({2, 4}, std::vector<std::int32_t>{1, 2, 5, 9, 1, 3, 3, 7}),
+                                  K::Tensor::from_vector({2, 4}, std::vector<std::int32_t>{0, 1, 2, 3, 0, 1, 2, 3})};
+  const std::string path = dir.file("transformer.keras");
+  model.save(path);
+  // Before registration (the registry is process-wide: only this test registers the class).
+  const std::string unknown = error_of([&] { K::load_model(path); });
+  CHECK(unknown.find("EmbeddingSharedWeights") != std::string::npos);
+  CHECK(unknown.find("register_layer_class") != std::string::npos);
+  T::register_transformer_layers();
+  K::Model loaded = K::load_model(path);
+  CHECK(loaded.to_json() == model.to_json());
+  CHECK(loaded.count_params() == model.count_params());
+  CHECK(loaded.predict_on_batch(xs).to_vector() == model.predict_on_batch(xs).to_vector());
+  // A factory that makes the wrong class, or throws, is named; built-in classes cannot be replaced.
+  K::register_layer_class("EmbeddingSharedWeights", [](const std::string&) { return K::layers::Dense(3); });
+  CHECK(error_of([&] { K::load_model(path); }).find("must make a 'EmbeddingSharedWeights'") != std::string::npos);
+  K::register_layer_class("EmbeddingSharedWeights",
+                          [](const std::string&) -> K::LayerRef { throw K::ValueError("no vocabulary"); });
+  CHECK(error_of([&] { K::load_model(path); }).find("no vocabulary") != std::string::npos);
+  CHECK_THROWS_AS(K::register_layer_class("Dense", [](const std::string&) { return K::layers::Dense(3); }),
+                  K::ValueError);
+  T::register_transformer_layers();
 }
 
 TEST_CASE("keras archive: a Sequential model with a frozen layer round-trips; saving again replaces the file") {

@@ -70,6 +70,13 @@ class Layer : public std::enable_shared_from_this<Layer> {
   // already checked the declared input specs, so this checks only what a spec cannot express (a
   // kernel larger than the image) and throws a kerascpp::Error naming the layer and the shapes.
   virtual std::vector<Shape> compute_output_shapes(const std::vector<Shape>& input_shapes) = 0;
+  // The same with the inputs' dtypes, for a layer whose output depends on them (one that embeds
+  // integer ids but projects float features, say); the default ignores them. call_multi calls
+  // this one.
+  virtual std::vector<Shape> compute_output_shapes_for(const std::vector<Shape>& input_shapes,
+                                                       const std::vector<DType>& /*input_dtypes*/) {
+    return compute_output_shapes(input_shapes);
+  }
   // Creates the variables. Called once, on the first call, after compute_output_shapes.
   virtual void build(const std::vector<Shape>& /*input_shapes*/) {}
   bool built() const { return built_; }

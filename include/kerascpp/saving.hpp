@@ -2,7 +2,9 @@
 //   model.save("m.keras");                       // config.json + metadata.json + model.weights.h5
 //   kerascpp::Model m = kerascpp::load_model("m.keras");
 //   kerascpp::Model n = kerascpp::model_from_json(model.to_json());   // architecture only
+//   kerascpp::register_layer_class("MyLayer", factory);               // a custom layer, then load
 #pragma once
+#include <functional>
 #include <string>
 
 #include "kerascpp/model.hpp"
@@ -17,5 +19,12 @@ Model load_model(const std::string& path);
 // The model a Keras 3 model config describes (Model::to_json, keras' model.to_json()), with
 // freshly initialized weights.
 Model model_from_json(const std::string& json);
+
+// A layer class of your own in saved models (Keras' custom_objects): `factory` rebuilds a layer of
+// `class_name` from the JSON object its config_json() wrote (give it the saved "name"). Register
+// before load_model or model_from_json; registering a class again replaces its factory. A name
+// kerascpp itself rebuilds ("Dense", ...) is a ValueError.
+using LayerFactory = std::function<LayerRef(const std::string& config_json)>;
+void register_layer_class(const std::string& class_name, LayerFactory factory);
 
 }  // namespace kerascpp

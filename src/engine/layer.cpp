@@ -170,9 +170,13 @@ std::vector<KerasTensor> Layer::call_multi(const std::vector<KerasTensor>& xs) {
   for (auto& x : xs) check_defined(x);
   check_input_spec(xs);  // once per call, so compute_output_shapes may assume the spec holds
   std::vector<Shape> shapes;
-  for (auto& x : xs) shapes.push_back(x.shape());
+  std::vector<DType> dtypes;
+  for (auto& x : xs) {
+    shapes.push_back(x.shape());
+    dtypes.push_back(x.dtype());
+  }
   auto node = std::make_shared<Node>();
-  node->output_shapes = compute_output_shapes(shapes);
+  node->output_shapes = compute_output_shapes_for(shapes, dtypes);
   if (!built_) {
     build(shapes);
     built_ = true;

@@ -5,6 +5,7 @@
 #include <algorithm>
 #include <functional>
 #include <map>
+#include <mutex>
 #include <vector>
 
 #include "kerascpp/constraints.hpp"
@@ -28,6 +29,7 @@
 #include "kerascpp/layers/resizing.hpp"
 #include "kerascpp/layers/softmax.hpp"
 #include "kerascpp/regularizers.hpp"
+#include "kerascpp/saving.hpp"
 
 namespace kerascpp::detail {
 
@@ -382,19 +384,49 @@ const std::map<std::string, Factory>& factories() {
   return table;
 }
 
+// register_layer_class's factories, process-wide.
+struct CustomClasses {
+  std::mutex mu;
+  std::map<std::string, LayerFactory> factories;
+};
+
+CustomClasses& custom_classes() {
+  static auto* classes = new CustomClasses;  // lives as long as the process
+  return *classes;
+}
+
 }  // namespace
 
 bool is_input_layer_class(const std::string& class_name) { return class_name == "InputLayer"; }
 
 LayerRef layer_from_config(const std::string& class_name, const nlohmann::json& config) {
   const Config c(class_name, config);
-  auto it = factories().find(class_name);
-  if (it == factories().end()) {
-    std::string known;
-    for (const auto& [name, f] : factories()) known += (known.empty() ? "" : ", ") + name;
-    c.fail(fmt::format("kerascpp cannot rebuild a '{}' from a config yet (it can: InputLayer, {})", class_name, known));
+  LayerRef layer;
+  if (auto it = factories().find(class_name); it != factories().end()) {
+    layer = it->second(c);
+  } else {
+    LayerFactory custom;
+    {
+      CustomClasses& classes = custom_classes();
+      std::lock_guard lock(classes.mu);
+      if (auto found = classes.factories.find(class_name); found != classes.factories.end()) custom = found->second;
+    }
+    if (!custom) {
+      std::string known;
+      for (const auto& [name, f] : factories()) known += (known.empty() ? "" : ", ") + name;
+      c.fail(fmt::format("kerascpp cannot rebuild a '{}' from a config (it can: InputLayer, {}); for a layer class of "
+                         "your own, call kerascpp::register_layer_class(\"{}\", factory) first",
+                         class_name, known, class_name));
+    }
+    try {
+      layer = custom(config.dump());
+    } catch (const std::exception& e) {
+      c.fail(fmt::format("its registered factory failed: {}", e.what()));
+    }
+    if (!layer.get()) c.fail("its registered factory returned no layer");
+    if (layer->class_name() != class_name)
+      c.fail(fmt::format("its registered factory made a '{}'; it must make a '{}'", layer->class_name(), class_name));
   }
-  LayerRef layer = it->second(c);
   if (!c.get("trainable", true)) layer->set_trainable(false);
   // Keras writes a layer's dtype policy as a name or as {"class_name": "DTypePolicy", "config":
   // {"name": ...}}.
@@ -412,3 +444,18 @@ LayerRef layer_from_config(const std::string& class_name, const nlohmann::json& 
 }
 
 }  // namespace kerascpp::detail
+
+namespace kerascpp {
+
+void register_layer_class(const std::string& class_name, LayerFactory factory) {
+  if (class_name.empty() || detail::is_input_layer_class(class_name) || detail::factories().count(class_name))
+    throw ValueError(fmt::format("register_layer_class: '{}' is {}; register a class of your own under its own "
+                                 "class_name()",
+                                 class_name, class_name.empty() ? "empty" : "a class kerascpp rebuilds itself"));
+  if (!factory) throw ValueError(fmt::format("register_layer_class: the factory for '{}' is empty", class_name));
+  detail::CustomClasses& classes = detail::custom_classes();
+  std::lock_guard lock(classes.mu);
+  classes.factories[class_name] = std::move(factory);
+}
+
+}  // namespace kerascpp
