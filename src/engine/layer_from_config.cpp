@@ -399,6 +399,8 @@ CustomClasses& custom_classes() {
 
 bool is_input_layer_class(const std::string& class_name) { return class_name == "InputLayer"; }
 
+bool rebuilds_layer_class(const std::string& class_name) { return factories().count(class_name) > 0; }
+
 LayerRef layer_from_config(const std::string& class_name, const nlohmann::json& config) {
   const Config c(class_name, config);
   LayerRef layer;
@@ -414,15 +416,14 @@ LayerRef layer_from_config(const std::string& class_name, const nlohmann::json& 
     if (!custom) {
       std::string known;
       for (const auto& [name, f] : factories()) known += (known.empty() ? "" : ", ") + name;
-      c.fail(fmt::format("kerascpp cannot rebuild a '{}' from a config (it can: InputLayer, {}); for a layer class of "
-                         "your own, call kerascpp::register_layer_class(\"{}\", factory) first",
-                         class_name, known, class_name));
+      c.fail(
+          fmt::format("kerascpp cannot rebuild a '{}' from a config (it can: InputLayer, {}); for a layer class of "
+                      "your own, call kerascpp::register_layer_class(\"{}\", factory) first",
+                      class_name, known, class_name));
     }
     try {
       layer = custom(config.dump());
-    } catch (const std::exception& e) {
-      c.fail(fmt::format("its registered factory failed: {}", e.what()));
-    }
+    } catch (const std::exception& e) { c.fail(fmt::format("its registered factory failed: {}", e.what())); }
     if (!layer.get()) c.fail("its registered factory returned no layer");
     if (layer->class_name() != class_name)
       c.fail(fmt::format("its registered factory made a '{}'; it must make a '{}'", layer->class_name(), class_name));
@@ -449,9 +450,10 @@ namespace kerascpp {
 
 void register_layer_class(const std::string& class_name, LayerFactory factory) {
   if (class_name.empty() || detail::is_input_layer_class(class_name) || detail::factories().count(class_name))
-    throw ValueError(fmt::format("register_layer_class: '{}' is {}; register a class of your own under its own "
-                                 "class_name()",
-                                 class_name, class_name.empty() ? "empty" : "a class kerascpp rebuilds itself"));
+    throw ValueError(
+        fmt::format("register_layer_class: '{}' is {}; register a class of your own under its own "
+                    "class_name()",
+                    class_name, class_name.empty() ? "empty" : "a class kerascpp rebuilds itself"));
   if (!factory) throw ValueError(fmt::format("register_layer_class: the factory for '{}' is empty", class_name));
   detail::CustomClasses& classes = detail::custom_classes();
   std::lock_guard lock(classes.mu);

@@ -14,6 +14,9 @@ namespace kerascpp::detail {
 // a ValueError naming the layer, the class or setting, and what kerascpp supports.
 LayerRef layer_from_config(const std::string& class_name, const nlohmann::json& config);
 
+// Whether kerascpp rebuilds class_name itself (a built-in layer class, not a registered one).
+bool rebuilds_layer_class(const std::string& class_name);
+
 // Whether class_name is an input layer ("InputLayer"); those are made with Input() instead.
 bool is_input_layer_class(const std::string& class_name);
 

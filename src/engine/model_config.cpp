@@ -7,6 +7,7 @@
 #include <nlohmann/json.hpp>
 #include <unordered_map>
 
+#include "engine/layer_from_config.hpp"
 #include "engine/model_impl.hpp"
 #include "kerascpp/layers/input_layer.hpp"
 
@@ -53,10 +54,15 @@ Json layer_entry(const Layer& layer) {
                            {"class_name", "DTypePolicy"},
                            {"config", {{"name", layer.dtype_policy().name()}}},
                            {"registered_name", nullptr}};
-  return Json{{"module", "keras.layers"},
+  // A class of the user's own (register_layer_class) is written as Keras writes a registered
+  // custom object: no module, its name as the registered name, which Keras' load_model looks up in
+  // custom_objects.
+  const bool builtin =
+      dynamic_cast<const layers::InputLayerImpl*>(&layer) || detail::rebuilds_layer_class(layer.class_name());
+  return Json{{"module", builtin ? Json("keras.layers") : Json()},
               {"class_name", layer.class_name()},
               {"config", std::move(config)},
-              {"registered_name", nullptr}};
+              {"registered_name", builtin ? Json() : Json(layer.class_name())}};
 }
 
 // The functional graph as Keras serialises it: for every layer, each call (node) lists the

@@ -1,7 +1,8 @@
 """`.keras` archives both ways with Python Keras 3: what kerascpp's Model::save writes, Keras'
 load_model rebuilds and predicts the same; what Keras' model.save writes, kerascpp's load_model
 rebuilds and predicts the same. Models: an MLP (Sequential), a CNN with BatchNormalization, L2 and
-a frozen layer, a branching functional model with a shared layer."""
+a frozen layer, a branching functional model with a shared layer, and the Transformer example with
+its custom layer (custom_objects in Keras, register_layer_class in kerascpp)."""
 import json
 import os
 import subprocess
@@ -145,3 +146,45 @@ def test_kerascpp_names_the_layer_it_cannot_rebuild(tmp_path):
                             timeout=60, check=False)
     assert result.returncode == 1
     assert "my_rnn" in result.stderr and "SimpleRNN" in result.stderr, result.stderr
+
+
+class EmbeddingSharedWeights(keras.layers.Layer):
+    """The Transformer example's custom layer, as a Python Keras user would write it: int ids embed
+    (times sqrt(hidden)), float hidden states project to logits through the same matrix."""
+
+    def __init__(self, vocab_size, hidden_size, **kwargs):
+        super().__init__(**kwargs)
+        self.vocab_size, self.hidden_size = vocab_size, hidden_size
+
+    def build(self, input_shape):
+        self.shared_weights = self.add_weight(shape=(self.vocab_size, self.hidden_size), initializer="zeros")
+
+    def call(self, x):
+        if "int" in str(x.dtype):
+            return keras.ops.take(self.shared_weights, x, axis=0) * self.hidden_size ** 0.5
+        return keras.ops.matmul(x, keras.ops.transpose(self.shared_weights))
+
+    def compute_output_shape(self, input_shape):
+        return (*input_shape, self.hidden_size)
+
+    def get_config(self):
+        return {**super().get_config(), "vocab_size": self.vocab_size, "hidden_size": self.hidden_size}
+
+
+def test_transformer_with_a_custom_layer_both_ways(tmp_path):
+    """kerascpp's Transformer archive loads in Keras with the custom layer given in custom_objects and
+    predicts the same; Keras saves it again, and kerascpp (its layer registered) loads that archive
+    and predicts the same."""
+    _tool("save", "transformer", tmp_path)
+    shapes = json.loads((tmp_path / "shapes.json").read_text())
+    ids = [np.fromfile(tmp_path / f"ids{i}.i32", dtype="<i4").reshape(shapes["ids"]) for i in range(3)]
+    y = _read(tmp_path / "y.f32", shapes["y"])
+    model = keras.models.load_model(tmp_path / "model.keras",
+                                    custom_objects={"EmbeddingSharedWeights": EmbeddingSharedWeights})
+    assert any(isinstance(layer, EmbeddingSharedWeights) for layer in model.layers)
+    np.testing.assert_allclose(model.predict(ids, verbose=0), y, rtol=1e-5, atol=1e-5)
+    model.save(tmp_path / "keras.keras")
+    config = json.loads(_tool("load_ids", tmp_path / "keras.keras", tmp_path / "y2.f32", *shapes["ids"],
+                              *(tmp_path / f"ids{i}.i32" for i in range(3))))
+    assert "EmbeddingSharedWeights" in {layer["class_name"] for layer in config["config"]["layers"]}
+    np.testing.assert_allclose(_read(tmp_path / "y2.f32", y.shape), y, rtol=1e-5, atol=1e-5)

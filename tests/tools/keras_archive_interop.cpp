@@ -8,12 +8,19 @@
 //       load_model(model.keras), predicts on x.f32 of batch shape (d0, d1, ...) and writes out.f32;
 //       prints the model's to_json() on stdout, with "kerascpp_compiled" (optimizer, learning
 //       rate, metrics names) added when the archive's compile_config compiled it.
+//   keras_archive_interop save transformer <dir>
+//       the Transformer example (a custom layer: its shared embedding) with fixed pseudo-random
+//       weights: <dir>/model.keras, its three int32 inputs <dir>/ids0.i32 .. ids2.i32 (2 x 4) and
+//       <dir>/y.f32, the shapes in <dir>/shapes.json.
+//   keras_archive_interop load_ids <model.keras> <out.f32> <rows> <cols> <ids.i32> ...
+//       load_model (the Transformer's layer registered) and predicts on int32 inputs [rows, cols].
 //   The mlp kind is compiled (Adam(0.003, beta_1 = 0.85)) and trained one step before saving;
 //   mlp_lso with a LossScaleOptimizer around Adam(0.01) (initial scale 1024, growth every 2 steps)
 //   and trained 3 steps.
 // Errors: stderr, exit status 1.
 #include <kerascpp/kerascpp.hpp>
 
+#include "../../examples/transformer_model.hpp"
 #include "tool_io.hpp"
 
 #include <cmath>
@@ -67,17 +74,64 @@ K::Model build(const std::string& kind) {
 const std::map<std::string, K::Shape> kExampleShapes = {
     {"mlp", {12}}, {"mlp_lso", {12}}, {"cnn_bn", {8, 8, 2}}, {"branching", {6, 6, 3}}};
 
-int save(const std::string& kind, const fs::path& dir) {
-  K::Model model = build(kind);
+// The Transformer's ids: 2 sequences of 4 source ids, 4 decoder ids, positions 0..3.
+std::vector<K::Tensor> transformer_ids() {
+  return {K::Tensor::from_vector({2, 4}, std::vector<std::int32_t>{2, 5, 9, 1, 3, 3, 7, 10}),
+          K::Tensor::from_vector({2, 4}, std::vector<std::int32_t>{1, 2, 5, 9, 1, 3, 3, 7}),
+          K::Tensor::from_vector({2, 4}, std::vector<std::int32_t>{0, 1, 2, 3, 0, 1, 2, 3})};
+}
+
+void write_i32(const fs::path& path, const K::Tensor& ids) {
+  std::ofstream(path, std::ios::binary)
+      .write(static_cast<const char*>(ids.raw()), static_cast<std::streamsize>(ids.nbytes()));
+}
+
+K::Tensor read_i32(const fs::path& path, std::int64_t rows, std::int64_t cols) {
+  K::Tensor ids({rows, cols}, K::DType::int32, K::Device{});
+  std::ifstream f(path, std::ios::binary);
+  f.read(static_cast<char*>(ids.raw()), static_cast<std::streamsize>(ids.nbytes()));
+  if (f.gcount() != static_cast<std::streamsize>(ids.nbytes()))
+    throw K::IOError(path.string() + " holds fewer than " + std::to_string(rows * cols) + " int32 ids");
+  return ids;
+}
+
+void set_pseudo_random_weights(K::Model& model, bool positive_vectors) {
   std::vector<K::Tensor> weights = model.get_weights();
   std::uint32_t seed = 7;
   for (auto& w : weights) {
     auto v = uniform(static_cast<std::size_t>(w.numel()), seed++, -0.5f, 0.5f);
-    if (w.shape().size() == 1 && kind == "cnn_bn")  // BN variances must stay positive
+    if (w.shape().size() == 1 && positive_vectors)  // BN variances must stay positive
       for (auto& x : v) x = std::fabs(x) + 0.5f;
     w = K::Tensor::from_vector(w.shape(), v);
   }
   model.set_weights(weights);
+}
+
+int save_transformer(const fs::path& dir) {
+  namespace T = examples::transformer;
+  T::Params p = T::tiny_params();
+  p.vocab_size = 11;
+  p.hidden_size = 8;
+  p.num_heads = 2;
+  p.filter_size = 12;
+  p.num_hidden_layers = 1;
+  K::set_random_seed(1);
+  K::Model model = T::build_transformer(p, 4, 3).model;
+  set_pseudo_random_weights(model, false);
+  const std::vector<K::Tensor> ids = transformer_ids();
+  K::Tensor y = model.predict_on_batch(ids);
+  model.save((dir / "model.keras").string());
+  for (std::size_t i = 0; i < ids.size(); ++i) write_i32(dir / ("ids" + std::to_string(i) + ".i32"), ids[i]);
+  write_f32(dir / "y.f32", y.to_vector());
+  std::ofstream(dir / "shapes.json") << "{\"ids\": [2, 4], \"y\": " << json_list({y.shape().begin(), y.shape().end()})
+                                     << "}\n";
+  return 0;
+}
+
+int save(const std::string& kind, const fs::path& dir) {
+  if (kind == "transformer") return save_transformer(dir);
+  K::Model model = build(kind);
+  set_pseudo_random_weights(model, kind == "cnn_bn");
   K::Shape shape = kExampleShapes.at(kind);
   shape.insert(shape.begin(), 5);
   K::Tensor x = K::Tensor::from_vector(shape, uniform(static_cast<std::size_t>(K::shape_numel(shape)), 99, -1.f, 1.f));
@@ -103,17 +157,32 @@ int save(const std::string& kind, const fs::path& dir) {
   return 0;
 }
 
-int load(const std::string& path, const fs::path& x_path, const fs::path& out, const K::Shape& shape) {
-  K::Model model = K::load_model(path);
-  K::Tensor x = K::Tensor::from_vector(shape, read_f32(x_path));
-  write_f32(out, model.predict_on_batch(x).to_vector());
-  // The model's config, plus how load_model compiled it (from the archive's compile_config).
+// Prints the model's config, plus how load_model compiled it (from the archive's compile_config).
+void print_config(K::Model& model) {
   auto config = nlohmann::ordered_json::parse(model.to_json());
   if (model.compiled())
     config["kerascpp_compiled"] = {{"optimizer", model.optimizer().class_name()},
                                    {"learning_rate", model.optimizer().learning_rate()},
                                    {"metrics_names", model.metrics_names()}};
   std::printf("%s\n", config.dump().c_str());
+}
+
+int load(const std::string& path, const fs::path& x_path, const fs::path& out, const K::Shape& shape) {
+  K::Model model = K::load_model(path);
+  K::Tensor x = K::Tensor::from_vector(shape, read_f32(x_path));
+  write_f32(out, model.predict_on_batch(x).to_vector());
+  print_config(model);
+  return 0;
+}
+
+int load_ids(char** argv, int argc) {
+  examples::transformer::register_transformer_layers();
+  K::Model model = K::load_model(argv[2]);
+  const std::int64_t rows = std::stoll(argv[4]), cols = std::stoll(argv[5]);
+  std::vector<K::Tensor> ids;
+  for (int i = 6; i < argc; ++i) ids.push_back(read_i32(argv[i], rows, cols));
+  write_f32(argv[3], model.predict_on_batch(ids).to_vector());
+  print_config(model);
   return 0;
 }
 
@@ -121,14 +190,16 @@ int load(const std::string& path, const fs::path& x_path, const fs::path& out, c
 
 int main(int argc, char** argv) {
   const std::string command = argc > 1 ? argv[1] : "";
-  if (!((command == "save" && argc == 4) || (command == "load" && argc >= 6))) {
+  if (!((command == "save" && argc == 4) || (command == "load" && argc >= 6) || (command == "load_ids" && argc >= 7))) {
     std::fprintf(
         stderr,
-        "usage: keras_archive_interop save <kind> <dir> | load <model.keras> <x.f32> <out.f32> <d0> <d1> ...\n");
+        "usage: keras_archive_interop save <kind> <dir> | load <model.keras> <x.f32> <out.f32> <d0> <d1> ... | "
+        "load_ids <model.keras> <out.f32> <rows> <cols> <ids.i32> ...\n");
     return 2;
   }
   try {
     if (command == "save") return save(argv[2], argv[3]);
+    if (command == "load_ids") return load_ids(argv, argc);
     K::Shape shape;
     for (int i = 5; i < argc; ++i) shape.push_back(std::stoll(argv[i]));
     return load(argv[2], argv[3], argv[4], shape);
