@@ -47,6 +47,16 @@ inline Params tiny_params() {
   p.filter_size = 256;
   return p;
 }
+// The smallest model worth saving and loading (one layer each side, hidden 8): the `.keras` tests'.
+inline Params micro_params() {
+  Params p = tiny_params();
+  p.vocab_size = 11;
+  p.hidden_size = 8;
+  p.num_heads = 2;
+  p.filter_size = 12;
+  p.num_hidden_layers = 1;
+  return p;
+}
 
 // The official EmbeddingSharedWeights: one [vocab, hidden] matrix (RandomNormal(0, hidden^-0.5)).
 // Called on int ids it embeds them, times sqrt(hidden); called on float hidden states

@@ -163,12 +163,7 @@ TEST_CASE("keras archive: the NCF example's NeuMF (two id inputs, L2 on embeddin
 TEST_CASE("keras archive: the Transformer (a custom layer, registered) round-trips; unregistered it is named") {
   namespace T = examples::transformer;
   kerascpp_test::TempDir dir;
-  T::Params p = T::tiny_params();
-  p.vocab_size = 11;
-  p.hidden_size = 8;
-  p.num_heads = 2;
-  p.filter_size = 12;
-  p.num_hidden_layers = 1;
+  const T::Params p = T::micro_params();
   K::set_random_seed(5);
   K::Model model = T::build_transformer(p, 4, 3).model;
   const std::vector<K::Tensor> xs{K::Tensor::from_vector({2, 4}, std::vector<std::int32_t>{2, 5, 9, 1, 3, 3, 7, 10}),

@@ -12,7 +12,8 @@
 #include <cstdint>
 #include <string>
 
-#include "kerascpp/tensor.hpp"  // DType, dtype_name
+#include "kerascpp/backend.hpp"  // Conv2DGeometry
+#include "kerascpp/tensor.hpp"   // DType, dtype_name
 
 namespace kerascpp::cuda {
 
@@ -63,6 +64,30 @@ struct ConvAlgoKey {
     return s;
   }
 };
+
+// The key of pass `dir` over NHWC input (n, h, w, c) into k filters with g's kernel, strides and
+// padding, in `groups` groups of `dtype` tensors.
+inline ConvAlgoKey conv_algo_key(ConvDirection dir, std::int64_t n, std::int64_t h, std::int64_t w, std::int64_t c,
+                                 std::int64_t k, const Conv2DGeometry& g, std::int64_t groups, DType dtype) {
+  ConvAlgoKey key;
+  key.direction = dir;
+  key.n = n;
+  key.h = h;
+  key.w = w;
+  key.c = c;
+  key.k = k;
+  key.kernel_h = g.kernel_h;
+  key.kernel_w = g.kernel_w;
+  key.stride_h = g.stride_h;
+  key.stride_w = g.stride_w;
+  key.pad_top = g.pad_top;
+  key.pad_left = g.pad_left;
+  key.pad_bottom = g.pad_bottom;
+  key.pad_right = g.pad_right;
+  key.groups = groups;
+  key.dtype = dtype;
+  return key;
+}
 
 struct ConvAlgoKeyHash {
   // splitmix64's finalizer: every input bit affects every output bit.

@@ -77,23 +77,7 @@ TimedChoices& timed_choices() {
 }
 
 ConvAlgoKey timed_key(const op_shapes::ConvShape& s, const Conv2DGeometry& g, ConvDirection dir, DType dtype) {
-  ConvAlgoKey k;
-  k.direction = dir;
-  k.n = s.n;
-  k.h = s.ih;
-  k.w = s.iw;
-  k.c = s.ic;
-  k.k = s.oc;
-  k.kernel_h = g.kernel_h;
-  k.kernel_w = g.kernel_w;
-  k.stride_h = g.stride_h;
-  k.stride_w = g.stride_w;
-  k.pad_top = g.pad_top;
-  k.pad_left = g.pad_left;
-  k.pad_bottom = g.pad_bottom;
-  k.pad_right = g.pad_right;
-  k.dtype = dtype;
-  return k;
+  return conv_algo_key(dir, s.n, s.ih, s.iw, s.ic, s.oc, g, 1, dtype);
 }
 
 }  // namespace

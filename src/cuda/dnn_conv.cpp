@@ -107,24 +107,13 @@ ConvDescs conv_descs(DnnState& d, const ConvShape& s, const ConvProblem& p, cons
   return cd;
 }
 
+// The key of the problem cuDNN solves: the (explicitly padded) input and symmetric padding.
 ConvAlgoKey algo_key(ConvDirection dir, const ConvShape& s, const ConvProblem& p, const Conv2DGeometry& g,
                      bool depthwise, DType type = DType::float32) {
-  ConvAlgoKey k;
-  k.dtype = type;
-  k.direction = dir;
-  k.n = s.n;
-  k.h = p.h;
-  k.w = p.w;
-  k.c = s.ic;
-  k.k = s.oc;
-  k.kernel_h = g.kernel_h;
-  k.kernel_w = g.kernel_w;
-  k.stride_h = g.stride_h;
-  k.stride_w = g.stride_w;
-  k.pad_top = k.pad_bottom = p.pad_h;
-  k.pad_left = k.pad_right = p.pad_w;
-  k.groups = group_count(s, depthwise);
-  return k;
+  Conv2DGeometry solved = g;
+  solved.pad_top = solved.pad_bottom = p.pad_h;
+  solved.pad_left = solved.pad_right = p.pad_w;
+  return conv_algo_key(dir, s.n, p.h, p.w, s.ic, s.oc, solved, group_count(s, depthwise), type);
 }
 
 bool tensor_core(cudnnMathType_t m) { return m == CUDNN_TENSOR_OP_MATH || m == CUDNN_TENSOR_OP_MATH_ALLOW_CONVERSION; }

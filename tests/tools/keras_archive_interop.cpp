@@ -109,12 +109,7 @@ void set_pseudo_random_weights(K::Model& model, bool positive_vectors) {
 
 int save_transformer(const fs::path& dir) {
   namespace T = examples::transformer;
-  T::Params p = T::tiny_params();
-  p.vocab_size = 11;
-  p.hidden_size = 8;
-  p.num_heads = 2;
-  p.filter_size = 12;
-  p.num_hidden_layers = 1;
+  const T::Params p = T::micro_params();
   K::set_random_seed(1);
   K::Model model = T::build_transformer(p, 4, 3).model;
   set_pseudo_random_weights(model, false);
