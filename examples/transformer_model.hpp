@@ -134,8 +134,7 @@ class EmbeddingSharedWeights : public K::Layer {
     return {dx};
   }
   std::string config_json() const override {
-    return "{\"name\": \"" + name() + "\", \"vocab_size\": " + std::to_string(vocab_) +
-           ", \"hidden_size\": " + std::to_string(hidden_) + "}";
+    return nlohmann::json{{"name", name()}, {"vocab_size", vocab_}, {"hidden_size", hidden_}}.dump();
   }
 
  private:

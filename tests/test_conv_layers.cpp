@@ -5,6 +5,7 @@
 #include <doctest/doctest.h>
 
 #include <algorithm>
+#include <cmath>
 #include <cstdint>
 #include <random>
 #include <string>
@@ -357,15 +358,18 @@ TEST_CASE("conv2d_backward_weights: strided 1x1 with few channels on 2 threads e
     K::Tensor x = random_tensor({k.n, k.h, k.w, k.c}, seed++), dy = random_tensor({k.n, oh, ow, k.o}, seed++);
     const std::vector<float> xv = x.to_vector(), dyv = dy.to_vector();
     std::vector<double> dw(static_cast<std::size_t>(k.c * k.o)), db(static_cast<std::size_t>(k.o));
+    std::vector<double> dw_abs(dw.size());  // Σ|x·dy|: what bounds the rounding of 16-bit operands
     for (std::int64_t n = 0; n < k.n; ++n)
       for (std::int64_t i = 0; i < oh; ++i)
         for (std::int64_t j = 0; j < ow; ++j)
           for (std::int64_t o = 0; o < k.o; ++o) {
             const double d = dyv[static_cast<std::size_t>(((n * oh + i) * ow + j) * k.o + o)];
             db[static_cast<std::size_t>(o)] += d;
-            for (std::int64_t c = 0; c < k.c; ++c)
-              dw[static_cast<std::size_t>(c * k.o + o)] +=
-                  d * xv[static_cast<std::size_t>(((n * k.h + i * k.sh) * k.w + j * k.sw) * k.c + c)];
+            for (std::int64_t c = 0; c < k.c; ++c) {
+              const double term = d * xv[static_cast<std::size_t>(((n * k.h + i * k.sh) * k.w + j * k.sw) * k.c + c)];
+              dw[static_cast<std::size_t>(c * k.o + o)] += term;
+              dw_abs[static_cast<std::size_t>(c * k.o + o)] += std::fabs(term);
+            }
           }
     K::Tensor dwt, dbt = K::Tensor::zeros({k.o});
     backend->conv2d_backward_weights(x, dy, g, dwt, dbt, false);
@@ -375,6 +379,22 @@ TEST_CASE("conv2d_backward_weights: strided 1x1 with few channels on 2 threads e
     // Accumulating adds the same sums again.
     backend->conv2d_backward_weights(x, dy, g, dwt, dbt, true);
     for (double& v : dw) v *= 2;
+    for (double& v : db) v *= 2;
     check_close(dwt.to_vector(), dw);
+    check_close(dbt.to_vector(), db);
+    // The bfloat16 route (ReLU's gradient narrowed once for both passes, conv2d_backward) gathers
+    // too: operands rounded to bf16 (relative error ≤ 2^-9 each, so ≤ ~2^-8 per product) and
+    // summed in float32, so each sum is within 2^-7·Σ|x·dy| of the exact one.
+    backend->set_compute_dtype(K::DType::bfloat16);
+    K::Tensor y = K::Tensor::from_vector(dy.shape(), std::vector<float>(static_cast<std::size_t>(dy.numel()), 1.f));
+    K::Tensor w16 = random_tensor({1, 1, k.c, k.o}, seed++), dw16, db16 = K::Tensor::zeros({k.o}),
+              dx16 = K::Tensor::zeros(x.shape());
+    backend->conv2d_backward(K::ActivationKind::relu, x, y, dy, w16, g, dw16, db16, false, dx16);
+    backend->set_compute_dtype(K::DType::float32);
+    const std::vector<float> got16 = dw16.to_vector();
+    for (std::size_t i = 0; i < got16.size(); ++i) {
+      CAPTURE(i);
+      CHECK(std::fabs(got16[i] - dw[i] / 2) <= 0x1p-7 * dw_abs[i] + 1e-6);
+    }
   }
 }

@@ -313,7 +313,7 @@ class Backend {
   // total comes from the returned function. This default computes it here; a GPU backend queues
   // the sums, and its function waits for them alone, so a caller can queue more work (the
   // optimizer's update) before asking: one wait per step instead of one per weight. The
-  // function is valid until this backend's next weight_penalties call.
+  // function is valid until this backend's next weight_penalties or weight_penalty call.
   struct PenaltyTerm {
     const Tensor* w;
     float l1, l2;

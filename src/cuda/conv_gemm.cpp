@@ -18,6 +18,7 @@
 // adjoint of im2col (col2im) applied to dy · kernelᵀ, the kernel gradient colᵀ · dy.
 // dense_forward and matmul bring the bias, the activation and the 16-bit compute dtype with them.
 #include <cstdio>
+#include <exception>
 #include <limits>
 #include <map>
 #include <mutex>
@@ -76,6 +77,14 @@ TimedChoices& timed_choices() {
   return *choices;
 }
 
+// Whether convolution s·g may take the cuBLAS route through a patch matrix: its rows fit the
+// kernels' int indexing and the matrix fits the workspace limit.
+bool gemm_fits(const op_shapes::ConvShape& s, const Conv2DGeometry& g, std::size_t workspace_limit) {
+  const std::int64_t width = patch_width(s, g);
+  return width <= std::numeric_limits<int>::max() &&
+         static_cast<std::size_t>(s.n * s.oh * s.ow * width) * sizeof(float) <= workspace_limit;
+}
+
 ConvAlgoKey timed_key(const op_shapes::ConvShape& s, const Conv2DGeometry& g, ConvDirection dir, DType dtype) {
   return conv_algo_key(dir, s.n, s.ih, s.iw, s.ic, s.oc, g, 1, dtype);
 }
@@ -85,12 +94,12 @@ ConvAlgoKey timed_key(const op_shapes::ConvShape& s, const Conv2DGeometry& g, Co
 bool CudaBackend::conv_as_gemm(const op_shapes::ConvShape& s, const Conv2DGeometry& g, bool depthwise,
                                ConvDirection dir) const {
   const ConvEngine engine = dnn_->conv_engine;
-  const std::int64_t width = patch_width(s, g);  // the kernels index a patch row with int
-  if (depthwise || engine == ConvEngine::cudnn || width > std::numeric_limits<int>::max()) return false;
+  // The kernels index a patch row with int: a wider one stays on cuDNN whatever the engine.
+  if (depthwise || engine == ConvEngine::cudnn || patch_width(s, g) > std::numeric_limits<int>::max()) return false;
   if (g.kernel_h == 1 && g.kernel_w == 1 && unpadded(g)) return true;  // a patch matrix no larger than x
-  const bool fits = static_cast<std::size_t>(s.n * s.oh * s.ow * width) * sizeof(float) <= dnn_->workspace_limit;
-  if (engine == ConvEngine::gemm) return fits;
-  if (engine != ConvEngine::timed || !fits) return false;
+  if (!gemm_fits(s, g, dnn_->workspace_limit)) return false;
+  if (engine == ConvEngine::gemm) return true;
+  if (engine != ConvEngine::timed) return false;
   if (timing_gemm_) return *timing_gemm_;
   TimedChoices& t = timed_choices();
   std::lock_guard lock(t.mu);
@@ -103,10 +112,7 @@ bool CudaBackend::conv_needs_timing(const op_shapes::ConvShape& s, const Conv2DG
                                     ConvDirection dir) const {
   if (dnn_->conv_engine != ConvEngine::timed || timing_gemm_ || depthwise) return false;
   if (g.kernel_h == 1 && g.kernel_w == 1 && unpadded(g)) return false;  // always cuBLAS
-  const std::int64_t width = patch_width(s, g);
-  if (width > std::numeric_limits<int>::max() ||
-      static_cast<std::size_t>(s.n * s.oh * s.ow * width) * sizeof(float) > dnn_->workspace_limit)
-    return false;  // always cuDNN
+  if (!gemm_fits(s, g, dnn_->workspace_limit)) return false;            // always cuDNN
   TimedChoices& t = timed_choices();
   std::lock_guard lock(t.mu);
   return !t.by_device[device_].count(timed_key(s, g, dir, compute_dtype()));
@@ -115,29 +121,38 @@ bool CudaBackend::conv_needs_timing(const op_shapes::ConvShape& s, const Conv2DG
 void CudaBackend::time_conv_engines(const op_shapes::ConvShape& s, const Conv2DGeometry& g, ConvDirection dir,
                                     const std::function<void()>& pass) {
   constexpr int kRuns = 3;
-  cudaEvent_t start = nullptr, stop = nullptr;
-  KCPP_CUDA_CHECK(cudaEventCreate(&start));
-  KCPP_CUDA_CHECK(cudaEventCreate(&stop));
-  float ms[2] = {0.f, 0.f};
-  try {
-    for (int e = 0; e < 2; ++e) {
-      timing_gemm_ = e == 0;
-      pass();  // warm-up: cuDNN's algorithm choice, workspace and allocator growth
-      KCPP_CUDA_CHECK(cudaEventRecord(start, stream_));
-      for (int r = 0; r < kRuns; ++r) pass();
-      KCPP_CUDA_CHECK(cudaEventRecord(stop, stream_));
-      KCPP_CUDA_CHECK(cudaEventSynchronize(stop));
-      KCPP_CUDA_CHECK(cudaEventElapsedTime(&ms[e], start, stop));
+  struct Events {  // released however the timing ends
+    cudaEvent_t start = nullptr, stop = nullptr;
+    ~Events() {
+      if (start) cudaEventDestroy(start);
+      if (stop) cudaEventDestroy(stop);
     }
-  } catch (...) {
-    timing_gemm_.reset();
-    cudaEventDestroy(start);
-    cudaEventDestroy(stop);
-    throw;
+  } ev;
+  KCPP_CUDA_CHECK(cudaEventCreate(&ev.start));
+  KCPP_CUDA_CHECK(cudaEventCreate(&ev.stop));
+  // Each engine's time, or infinity when it cannot run the pass (no memory for the patch matrix,
+  // no cuDNN algorithm within the workspace): then the other one is kept; both failing rethrows.
+  float ms[2] = {0.f, 0.f};
+  std::exception_ptr failure;
+  for (int e = 0; e < 2; ++e) {
+    timing_gemm_ = e == 0;
+    try {
+      pass();  // warm-up: cuDNN's algorithm choice, workspace and allocator growth
+      KCPP_CUDA_CHECK(cudaEventRecord(ev.start, stream_));
+      for (int r = 0; r < kRuns; ++r) pass();
+      KCPP_CUDA_CHECK(cudaEventRecord(ev.stop, stream_));
+      KCPP_CUDA_CHECK(cudaEventSynchronize(ev.stop));
+      KCPP_CUDA_CHECK(cudaEventElapsedTime(&ms[e], ev.start, ev.stop));
+    } catch (const Error&) {
+      ms[e] = std::numeric_limits<float>::infinity();
+      if (failure) {
+        timing_gemm_.reset();
+        throw;  // neither engine runs it: the error of the last one
+      }
+      failure = std::current_exception();
+    }
   }
   timing_gemm_.reset();
-  cudaEventDestroy(start);
-  cudaEventDestroy(stop);
   const ConvAlgoKey key = timed_key(s, g, dir, compute_dtype());
   {
     TimedChoices& t = timed_choices();
@@ -147,6 +162,13 @@ void CudaBackend::time_conv_engines(const op_shapes::ConvShape& s, const Conv2DG
   if (dnn_->conv_verbose)
     std::fprintf(stderr, "kerascpp gpu:%d timed %s: cuBLAS (im2col) %.3f ms, cuDNN %.3f ms\n", device_,
                  key.describe().c_str(), ms[0] / kRuns, ms[1] / kRuns);
+}
+
+std::size_t timed_conv_choices(int device) {
+  TimedChoices& t = timed_choices();
+  std::lock_guard lock(t.mu);
+  auto it = t.by_device.find(device);
+  return it == t.by_device.end() ? 0 : it->second.size();
 }
 
 void CudaBackend::gemm_conv_forward(const Tensor& x, const Tensor& w, const Tensor& b, const op_shapes::ConvShape& s,

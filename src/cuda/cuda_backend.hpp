@@ -26,6 +26,9 @@ struct DnnState;  // cuBLAS/cuDNN handles, descriptor and algorithm caches, work
 class PhaseTimeline;
 struct KernelState;  // scratch for reductions, pinned result buffer, error flags
 
+// How many convolution passes KERASCPP_GPU_CONV=timed has timed on `device` in this process.
+std::size_t timed_conv_choices(int device);
+
 class CudaBackend final : public Backend {
  public:
   explicit CudaBackend(int device);

@@ -582,6 +582,13 @@ void CudaBackend::conv_backward_weights_impl(const Tensor& x, const Tensor& dy, 
     return;
   }
 
+  // Timed before `ones` is taken: the timing's passes use DnnState's shared buffers too.
+  if (conv_needs_timing(s, g, depthwise, ConvDirection::backward_filter))
+    time_conv_engines(s, g, ConvDirection::backward_filter, [&] {
+      Tensor dw_out, db_out = bias ? Tensor({s.oc}, DType::float32, dev) : Tensor();
+      conv_backward_weights_impl(x, dy, g, dw_out, db_out, false, false);
+    });
+
   const ConvProblem p = conv_problem(s, g);
   const std::int64_t r = kernel_rows(s, g, depthwise), rows = s.n * s.oh * s.ow;
   const float* ones = bias ? d.ones(rows) : nullptr;
@@ -594,11 +601,6 @@ void CudaBackend::conv_backward_weights_impl(const Tensor& x, const Tensor& dy, 
     KCPP_CUBLAS_CHECK(
         cublasSgemv_64(d.blas, CUBLAS_OP_N, s.oc, rows, &kOne, dy.data<float>(), s.oc, ones, 1, &beta, pdb, 1));
   };
-  if (conv_needs_timing(s, g, depthwise, ConvDirection::backward_filter))
-    time_conv_engines(s, g, ConvDirection::backward_filter, [&] {
-      Tensor dw_out, db_out = bias ? Tensor({s.oc}, DType::float32, dev) : Tensor();
-      conv_backward_weights_impl(x, dy, g, dw_out, db_out, false, false);
-    });
   if (conv_as_gemm(s, g, depthwise, ConvDirection::backward_filter)) {
     gemm_conv_backward_weights(x, dy, s, g, dw, add_dw);
     bias_grad();

@@ -109,40 +109,19 @@ bool CudaBackend::all_finite(const std::vector<Tensor>& xs) {
 }
 
 double CudaBackend::weight_penalty(const Tensor& w, float l1, float l2, Tensor& grad, float grad_scale) {
-  DeviceGuard guard(device_);
-  const char* op = "weight_penalty";
-  require_float_on(w, device(), op, "w");
-  const std::int64_t n = w.numel();
-  if (grad.defined()) {
-    require_slot(grad, w, device(), op, "grad");
-    kern::weight_penalty_grad(w.data<float>(), grad.data<float>(), n, l1, l2, grad_scale, stream_);
-    KCPP_CUDA_CHECK(cudaGetLastError());
-  }
-  // Two exact double reductions, combined here as the CPU backend combines them per chunk.
-  double* scratch = kernels_->scratch_doubles(kern::reduce_scratch(n));
-  double abs_sum = 0.0, square_sum = 0.0;
-  if (l1 != 0.f) {
-    kern::reduce_to_double(kern::kReduceSumAbs, w.data<float>(), nullptr, n, scratch, kernels_->status(), stream_);
-    KCPP_CUDA_CHECK(cudaGetLastError());
-    abs_sum = kernels_->fetch_status().value;
-  }
-  if (l2 != 0.f) {
-    kern::reduce_to_double(kern::kReduceSumSquares, w.data<float>(), nullptr, n, scratch, kernels_->status(), stream_);
-    KCPP_CUDA_CHECK(cudaGetLastError());
-    square_sum = kernels_->fetch_status().value;
-  }
-  return static_cast<double>(l1) * abs_sum + static_cast<double>(l2) * square_sum;
+  return weight_penalties({{&w, l1, l2, &grad}}, grad_scale)();
 }
 
 std::function<double()> CudaBackend::weight_penalties(const std::vector<PenaltyTerm>& terms, float grad_scale) {
+  if (terms.empty()) return [] { return 0.0; };  // nothing to wait for
   DeviceGuard guard(device_);
   const char* op = "weight_penalties";
   for (const PenaltyTerm& t : terms) {
     require_float_on(*t.w, device(), op, "w");
     if (t.grad && t.grad->defined()) require_slot(*t.grad, *t.w, device(), op, "grad");
   }
-  // Slot 2i holds term i's Σ|w|, slot 2i+1 its Σw²: the same reductions as weight_penalty, read
-  // back together once the caller asks.
+  // Slot 2i holds term i's Σ|w|, slot 2i+1 its Σw²: two exact double reductions per weight,
+  // combined as the CPU backend combines them, read back together once the caller asks.
   kern::Status* slots = kernels_->result_slots(2 * terms.size());
   std::size_t largest = 1;
   for (const PenaltyTerm& t : terms) largest = std::max(largest, kern::reduce_scratch(t.w->numel()));

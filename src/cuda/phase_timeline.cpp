@@ -2,6 +2,8 @@
 
 #include <fmt/format.h>
 
+#include <algorithm>
+#include <cstddef>
 #include <cstdio>
 #include <cstdlib>
 #include <map>
@@ -52,31 +54,46 @@ void PhaseTimeline::mark(const char* phase, cudaStream_t stream) {
 
 void PhaseTimeline::close_step() {
   KCPP_CUDA_CHECK(cudaEventSynchronize(marks_.back().event));
-  for (std::size_t i = 0; i + 1 < marks_.size(); ++i) {
-    float ms = 0;
-    KCPP_CUDA_CHECK(cudaEventElapsedTime(&ms, marks_[i].event, marks_[i + 1].event));
-    const double host = std::chrono::duration<double, std::milli>(marks_[i + 1].host - marks_[i].host).count();
-    if (totals_.size() <= i) totals_.push_back({marks_[i].phase});
-    totals_[i].host_ms += host;
-    totals_[i].gpu_ms += ms;
+  // The first steps (algorithm searches, allocator growth, the first batch's upload) are left out.
+  if (closed_++ >= kSkippedSteps) {
+    double step_host = 0, step_gpu = 0;
+    for (std::size_t i = 0; i + 1 < marks_.size(); ++i) {
+      float ms = 0;
+      KCPP_CUDA_CHECK(cudaEventElapsedTime(&ms, marks_[i].event, marks_[i + 1].event));
+      const double host = std::chrono::duration<double, std::milli>(marks_[i + 1].host - marks_[i].host).count();
+      if (phases_.size() <= i) phases_.push_back({marks_[i].phase});
+      phases_[i].host_ms.push_back(host);
+      phases_[i].gpu_ms.push_back(ms);
+      step_host += host;
+      step_gpu += ms;
+    }
+    steps_.host_ms.push_back(step_host);
+    steps_.gpu_ms.push_back(step_gpu);
   }
   // The new step's mark stays as its first.
   for (std::size_t i = 0; i + 1 < marks_.size(); ++i) spare_.push_back(marks_[i].event);
   marks_.erase(marks_.begin(), marks_.end() - 1);
-  ++steps_;
 }
 
+namespace {
+
+double median(std::vector<double> v) {
+  if (v.empty()) return 0.0;
+  std::nth_element(v.begin(), v.begin() + static_cast<std::ptrdiff_t>(v.size() / 2), v.end());
+  return v[v.size() / 2];
+}
+
+}  // namespace
+
 void PhaseTimeline::report() const {
-  if (steps_ == 0) return;
+  if (steps_.host_ms.empty()) return;
   std::string out =
-      fmt::format("gpu:{} phases per training step (mean of {} steps; KERASCPP_GPU_PHASES=1):\n", device_, steps_);
-  double host = 0, gpu = 0;
-  for (const Total& t : totals_) {
-    out += fmt::format("  {:<10} host {:8.3f} ms   GPU {:8.3f} ms\n", t.phase, t.host_ms / steps_, t.gpu_ms / steps_);
-    host += t.host_ms;
-    gpu += t.gpu_ms;
-  }
-  out += fmt::format("  {:<10} host {:8.3f} ms   GPU {:8.3f} ms\n", "step", host / steps_, gpu / steps_);
+      fmt::format("gpu:{} phases per training step (median of {} steps after the first {}; KERASCPP_GPU_PHASES=1):\n",
+                  device_, steps_.host_ms.size(), kSkippedSteps);
+  for (const Series& p : phases_)
+    out += fmt::format("  {:<10} host {:8.3f} ms   GPU {:8.3f} ms\n", p.phase, median(p.host_ms), median(p.gpu_ms));
+  out +=
+      fmt::format("  {:<10} host {:8.3f} ms   GPU {:8.3f} ms\n", "step", median(steps_.host_ms), median(steps_.gpu_ms));
   std::fputs(out.c_str(), stderr);
 }
 

@@ -2,7 +2,8 @@
 // the phases of each step (Backend::mark_phase: forward, loss, backward, apply, totals, after); at
 // each mark the backend records an event on its stream and the host clock. Per phase this gives
 // the host's time (launching, waiting) and the GPU's (from its first to its last kernel, idle
-// gaps included), averaged over the steps and printed to stderr when the process ends. A phase
+// gaps included); the medians over the steps (the first few left out) go to stderr when the
+// process ends. A phase
 // whose GPU time is far above its kernels' time (ncu) is one where the GPU waited for the host.
 // Measuring costs a wait at each step's start for the previous step's last mark.
 #pragma once
@@ -28,17 +29,19 @@ class PhaseTimeline {
     cudaEvent_t event;
     std::chrono::steady_clock::time_point host;
   };
-  struct Total {
+  struct Series {  // one phase's (or the whole step's) time in each step
     std::string phase;
-    double host_ms = 0, gpu_ms = 0;
+    std::vector<double> host_ms, gpu_ms;
   };
-  void close_step();  // adds the closed step's phases to the totals
+  static constexpr long kSkippedSteps = 5;
+  void close_step();  // adds the closed step's phases to the series
   void report() const;
   int device_;
   std::vector<Mark> marks_;
   std::vector<cudaEvent_t> spare_;
-  std::vector<Total> totals_;
-  long steps_ = 0;
+  std::vector<Series> phases_;
+  Series steps_;
+  long closed_ = 0;
 };
 
 }  // namespace kerascpp::cuda

@@ -164,8 +164,10 @@ class EmbeddingSharedWeights(keras.layers.Layer):
             return keras.ops.take(self.shared_weights, x, axis=0) * self.hidden_size ** 0.5
         return keras.ops.matmul(x, keras.ops.transpose(self.shared_weights))
 
-    def compute_output_shape(self, input_shape):
-        return (*input_shape, self.hidden_size)
+    def compute_output_spec(self, x):
+        if "int" in str(x.dtype):
+            return keras.KerasTensor((*x.shape, self.hidden_size), dtype="float32")
+        return keras.KerasTensor((*x.shape[:-1], self.vocab_size), dtype="float32")
 
     def get_config(self):
         return {**super().get_config(), "vocab_size": self.vocab_size, "hidden_size": self.hidden_size}

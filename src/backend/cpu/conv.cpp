@@ -4,12 +4,14 @@
 // Depthwise convolution is the same code with C groups (oneDNN's grouped weights).
 #include <fmt/format.h>
 
+#include <algorithm>
 #include <cstring>
 
 #include "backend/cpu/checks.hpp"
 #include "backend/cpu/cpu_backend.hpp"
 #include "backend/cpu/dnnl_util.hpp"
 #include "backend/cpu/nan_propagation.hpp"
+#include "backend/cpu/parallel.hpp"
 
 namespace kerascpp::cpu {
 
@@ -63,11 +65,13 @@ Tensor strided_pixels(const Tensor& x, const ConvShape& s, const Conv2DGeometry&
   const float* src = x.data<float>();
   float* dst = out.data<float>();
   const std::size_t row_bytes = static_cast<std::size_t>(s.ic) * sizeof(float);
-  for (std::int64_t n = 0; n < s.n; ++n)
-    for (std::int64_t i = 0; i < s.oh; ++i)
-      for (std::int64_t j = 0; j < s.ow; ++j)
-        std::memcpy(dst + ((n * s.oh + i) * s.ow + j) * s.ic,
-                    src + ((n * s.ih + i * g.stride_h) * s.iw + j * g.stride_w) * s.ic, row_bytes);
+  // One output pixel (C floats) per iteration, blocks of about kElementGrain floats per thread.
+  parallel_for(s.n * s.oh * s.ow, std::max<std::int64_t>(1, kElementGrain / s.ic), [&](std::int64_t b, std::int64_t e) {
+    for (std::int64_t p = b; p < e; ++p) {
+      const std::int64_t j = p % s.ow, i = p / s.ow % s.oh, n = p / (s.ow * s.oh);
+      std::memcpy(dst + p * s.ic, src + ((n * s.ih + i * g.stride_h) * s.iw + j * g.stride_w) * s.ic, row_bytes);
+    }
+  });
   return out;
 }
 
