@@ -18,7 +18,6 @@
 // adjoint of im2col (col2im) applied to dy · kernelᵀ, the kernel gradient colᵀ · dy.
 // dense_forward and matmul bring the bias, the activation and the 16-bit compute dtype with them.
 #include <cstdio>
-#include <exception>
 #include <limits>
 #include <map>
 #include <mutex>
@@ -59,10 +58,6 @@ Tensor patches(const Tensor& x, const op_shapes::ConvShape& s, const Conv2DGeome
   KCPP_CUDA_CHECK(cudaGetLastError());
   return col;
 }
-
-}  // namespace
-
-namespace {
 
 // KERASCPP_GPU_CONV=timed's choices: per device, per convolution pass (shape, direction, dtype),
 // whether cuBLAS beat cuDNN. Shared by the backends of one process so that every model and
@@ -133,7 +128,7 @@ void CudaBackend::time_conv_engines(const op_shapes::ConvShape& s, const Conv2DG
   // Each engine's time, or infinity when it cannot run the pass (no memory for the patch matrix,
   // no cuDNN algorithm within the workspace): then the other one is kept; both failing rethrows.
   float ms[2] = {0.f, 0.f};
-  std::exception_ptr failure;
+  bool one_failed = false;
   for (int e = 0; e < 2; ++e) {
     timing_gemm_ = e == 0;
     try {
@@ -145,11 +140,11 @@ void CudaBackend::time_conv_engines(const op_shapes::ConvShape& s, const Conv2DG
       KCPP_CUDA_CHECK(cudaEventElapsedTime(&ms[e], ev.start, ev.stop));
     } catch (const Error&) {
       ms[e] = std::numeric_limits<float>::infinity();
-      if (failure) {
+      if (one_failed) {
         timing_gemm_.reset();
         throw;  // neither engine runs it: the error of the last one
       }
-      failure = std::current_exception();
+      one_failed = true;
     }
   }
   timing_gemm_.reset();
