@@ -70,8 +70,8 @@ class ModelImpl {
 
   // One replica's part of a training step (shared by fit and custom loops).
   Tensor replica_forward(ReplicaContext& ctx, const Inputs& x, bool training);
-  // Gradients all-reduced on return (+ the regularizers'); returns the regularization loss.
-  // The regularization loss comes from the returned function (ReplicaBinding::backward).
+  // Gradients all-reduced on return (+ the regularizers'); the regularization loss comes from the
+  // returned function, to call after replica_apply (ReplicaBinding::backward).
   std::function<double()> replica_backward(ReplicaContext& ctx, const Tensor& output_grad);
   void replica_apply(ReplicaContext& ctx);
   // Replica ctx's share of the loss mask (loss_mask.hpp) of a step over a global batch of
