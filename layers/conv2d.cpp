@@ -70,12 +70,13 @@ void Conv2DLayer::build(const std::vector<Shape>& in) {
   set_input_spec(std::move(spec));
 }
 
-std::vector<Tensor> Conv2DLayer::forward(ReplicaContext& ctx, const std::vector<Tensor>& in, LayerState&) {
+std::vector<Tensor> Conv2DLayer::forward(ReplicaContext& ctx, const std::vector<Tensor>& in, LayerState& st) {
   const Tensor& x = in[0];
   const bool same = options_.padding == Padding::same;
   Conv2DGeometry g = geometry_for(x.dim(1), x.dim(2));
   Tensor y({x.dim(0), detail::window_output(x.dim(1), g.kernel_h, g.stride_h, same),
-            detail::window_output(x.dim(2), g.kernel_w, g.stride_w, same), filters_});
+            detail::window_output(x.dim(2), g.kernel_w, g.stride_w, same), filters_},
+           st.output_dtype);
   int r = ctx.replica_id;
   ctx.backend->conv2d_forward(x, kernel_->value(r), bias_ ? bias_->value(r) : Tensor(), g, activation_, y);
   return {y};
@@ -88,11 +89,13 @@ std::vector<Tensor> Conv2DLayer::backward(ReplicaContext& ctx, const std::vector
   auto [first, db] = detail::take_kernel_bias_grads(where(), *kernel_, bias_, r);
   Conv2DGeometry g = geometry_for(in[0].dim(1), in[0].dim(2));
   // No input gradient for e.g. the first layer (nothing upstream to train): dx stays undefined.
-  Tensor dx = st.need_input_grads ? Tensor(in[0].shape()) : Tensor();
+  Tensor dx = st.need_input_grads ? Tensor(in[0].shape(), in[0].dtype()) : Tensor();
   ctx.backend->conv2d_backward(activation_, in[0], out[0], grads[0], kernel_->value(r), g, kernel_->grad(r), db, !first,
                                dx);
   return {dx};
 }
+
+Layer::LowPrecisionIO Conv2DLayer::low_precision_io() const { return detail::product_low_precision_io(activation_); }
 
 std::string Conv2DLayer::config_json() const {
   detail::Json config = {{"name", name()},

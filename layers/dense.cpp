@@ -35,11 +35,11 @@ void DenseLayer::build(const std::vector<Shape>& in) {
   set_input_spec({.min_ndim = 2, .axes = {{-1, fan_in}}, .layout = "(batch, ..., features)"});
 }
 
-std::vector<Tensor> DenseLayer::forward(ReplicaContext& ctx, const std::vector<Tensor>& in, LayerState&) {
+std::vector<Tensor> DenseLayer::forward(ReplicaContext& ctx, const std::vector<Tensor>& in, LayerState& st) {
   const Tensor& x = in[0];
   Shape out_shape = x.shape();
   out_shape.back() = units_;
-  Tensor y(out_shape);
+  Tensor y(out_shape, st.output_dtype);
   Tensor x2 = x.reshape({-1, x.dim(-1)});
   Tensor y2 = y.reshape({-1, units_});
   ctx.backend->dense_forward(x2, kernel_->value(ctx.replica_id), bias_ ? bias_->value(ctx.replica_id) : Tensor(),
@@ -61,11 +61,13 @@ std::vector<Tensor> DenseLayer::backward(ReplicaContext& ctx, const std::vector<
     ctx.backend->sum_to_last_axis(dz2, bias_->grad(r), !first_b);
   }
   if (!st.need_input_grads) return {Tensor()};  // e.g. the first layer: nothing upstream to train
-  Tensor dx(in[0].shape());
+  Tensor dx(in[0].shape(), in[0].dtype());
   Tensor dx2 = dx.reshape({-1, in[0].dim(-1)});
   ctx.backend->matmul(dz2, false, kernel_->value(r), true, dx2, false);
   return {dx};
 }
+
+Layer::LowPrecisionIO DenseLayer::low_precision_io() const { return detail::product_low_precision_io(activation_); }
 
 std::string DenseLayer::config_json() const {
   detail::Json config = {{"name", name()},

@@ -38,10 +38,17 @@ inline void same_padding(std::int64_t in, std::int64_t k, std::int64_t s, std::i
   after = total - before;
 }
 
+// Dense's and Conv2D's Layer::low_precision_io: their backends take 16-bit activations with
+// these two activations (relu's backward runs in 16 bits too).
+inline Layer::LowPrecisionIO product_low_precision_io(ActivationKind act) {
+  return act == ActivationKind::relu || act == ActivationKind::linear ? Layer::LowPrecisionIO::any
+                                                                      : Layer::LowPrecisionIO::none;
+}
+
 // Gradient before a fused activation, from the layer's output y and dL/dy (no copy for linear).
 inline Tensor through_activation(ReplicaContext& ctx, ActivationKind act, const Tensor& y, const Tensor& dy) {
   if (act == ActivationKind::linear) return dy;
-  Tensor dz(dy.shape());
+  Tensor dz(dy.shape(), dy.dtype());
   ctx.backend->activation_backward(act, y, dy, dz);
   return dz;
 }

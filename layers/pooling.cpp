@@ -50,7 +50,8 @@ std::vector<Tensor> Pooling2DLayer::forward(ReplicaContext& ctx, const std::vect
   const bool same = padding_ == Padding::same;
   Pool2DGeometry g = geometry_for(x.dim(1), x.dim(2));
   Tensor y({x.dim(0), detail::window_output(x.dim(1), g.pool_h, g.stride_h, same),
-            detail::window_output(x.dim(2), g.pool_w, g.stride_w, same), x.dim(3)});
+            detail::window_output(x.dim(2), g.pool_w, g.stride_w, same), x.dim(3)},
+           x.dtype());
   st.saved.resize(1);
   ctx.backend->pool2d_forward(x, g, y, st.saved[0]);
   return {y};
@@ -60,7 +61,7 @@ std::vector<Tensor> Pooling2DLayer::backward(ReplicaContext& ctx, const std::vec
                                              const std::vector<Tensor>&, const std::vector<Tensor>& grads,
                                              LayerState& st) {
   Pool2DGeometry g = geometry_for(in[0].dim(1), in[0].dim(2));
-  Tensor dx(in[0].shape());
+  Tensor dx(in[0].shape(), in[0].dtype());
   ctx.backend->pool2d_backward(grads[0], in[0], g, st.saved.at(0), dx);
   return {dx};
 }

@@ -97,14 +97,22 @@ class Backend {
   // ---- mixed precision (see kerascpp/mixed_precision.hpp) ----
   // The dtype dense_forward, matmul, batched_matmul and the conv2d_*/depthwise_conv2d_* ops
   // compute in: float32 (the default), or bfloat16/float16, which rounds their float32 operands
-  // to 16 bits and accumulates in float32. Outputs and every other op stay float32. The graph
-  // sets it around each layer's forward and backward from the layer's dtype policy.
+  // to 16 bits and accumulates in float32. Outputs and every other op stay float32 unless
+  // low_precision_activations says otherwise. The graph sets it around each layer's forward and
+  // backward from the layer's dtype policy.
   void set_compute_dtype(DType dtype);
   DType compute_dtype() const { return compute_dtype_; }
   // How this backend computes in `dtype`: on the CPU "native (<kernel>)" or "emulated (<why>)";
   // on the CUDA backend the cuBLAS/cuDNN path ("cuBLAS GemmEx float16 inputs, float32
   // accumulate; cuDNN float16 convolution ...") or "float32 (<why>)"; "float32" for float32.
   virtual std::string compute_path(DType dtype) = 0;
+  // Whether layers computing in `dtype` (bfloat16/float16) may hand their outputs, and the
+  // gradients flowing back into them, to each other in `dtype` instead of float32, as Keras'
+  // mixed policies do (Layer::low_precision_io). Then dense_forward, matmul, the conv2d_* ops,
+  // pool2d_*, relu's activation_backward and sum_to_last_axis take and give tensors of `dtype`
+  // where a float32 one would go (weights, biases and their gradients stay float32). False by
+  // default (the CUDA backend today); the CPU says yes where oneDNN runs `dtype` natively.
+  virtual bool low_precision_activations(DType /*dtype*/) { return false; }
   // y = x converted to `dtype` (float32, bfloat16 and float16, either way; round to nearest even);
   // y is allocated like any output, with `dtype`.
   virtual void cast(const Tensor& x, DType dtype, Tensor& y) = 0;

@@ -52,6 +52,9 @@ struct LayerState {
   // False when no input leads back to a trainable variable (e.g. the first layer after Input):
   // backward may then skip dL/d(inputs) and return undefined tensors.
   bool need_input_grads = true;
+  // The dtype forward() writes its outputs in: float32, or the 16-bit compute dtype where the
+  // graph keeps activations in 16 bits (Layer::low_precision_io). Set by the graph.
+  DType output_dtype = DType::float32;
 };
 
 class Layer : public std::enable_shared_from_this<Layer> {
@@ -150,6 +153,18 @@ class Layer : public std::enable_shared_from_this<Layer> {
   const mixed_precision::DTypePolicy& dtype_policy() const { return dtype_policy_; }
   DType compute_dtype() const { return dtype_policy_.compute_dtype(); }
   void set_dtype_policy(const std::string& name);
+  // Mixed precision's 16-bit activations: Keras' mixed policies hand layer outputs on in the
+  // compute dtype; kerascpp does so between layers that say here they can, on backends that can
+  // (Backend::low_precision_activations), and keeps model outputs float32.
+  //  none:           the layer sees float32 only (the graph casts 16-bit inputs to float32).
+  //  same_as_output: inputs arrive in LayerState::output_dtype (the graph casts them) and the
+  //                  outputs are written in it (pooling, reshaping).
+  //  any:            float32 or compute-dtype inputs arrive as they are; the outputs are written
+  //                  in LayerState::output_dtype (Dense, Conv2D: their products read either).
+  // backward() gets each output's gradient in that output's dtype and returns each input's
+  // gradient in the dtype of the input forward() was given.
+  enum class LowPrecisionIO { none, same_as_output, any };
+  virtual LowPrecisionIO low_precision_io() const { return LowPrecisionIO::none; }
 
   // Applies the layer symbolically (functional API); builds it on first use.
   KerasTensor operator()(const KerasTensor& x);

@@ -6,10 +6,12 @@
 // Under a mixed policy variables stay float32 (the optimizer updates them in float32) and a
 // layer's matmuls and convolutions compute in the policy's 16-bit dtype: their operands are
 // rounded to bfloat16/float16 and the products accumulate in float32 (oneDNN's bf16 kernels on
-// AVX512-BF16/AMX processors, cuBLAS/cuDNN on GPUs; see compute_path). Everything else (bias,
-// activations, normalization statistics, softmax, losses, metrics) runs in float32, and layer
-// outputs stay float32: where Keras rounds every layer's output to 16 bits, kerascpp rounds only
-// what enters a matmul or convolution, which is where the time and the precision go (README).
+// AVX512-BF16/AMX processors, cuBLAS/cuDNN on GPUs; see compute_path). Between layers that can
+// take them (Dense and Conv2D with a linear or ReLU activation, pooling, Flatten/Reshape:
+// Layer::low_precision_io) activations and their gradients travel in 16 bits, as in Keras, where
+// the backend runs the dtype natively (Backend::low_precision_activations: the CPU with native
+// kernels). Everything else (normalization, softmax, losses, metrics, other layers) runs in
+// float32 on float32 tensors, and model outputs are float32 (README, "Mixed precision").
 // mixed_float16 needs loss scaling against gradient underflow: compile() wraps the optimizer in
 // a LossScaleOptimizer then, as Keras does.
 #pragma once

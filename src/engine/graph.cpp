@@ -56,6 +56,11 @@ Graph::Graph(const std::vector<KerasTensor>& inputs, const std::vector<KerasTens
       if (depends_on_variables[index_of_.at(in.node().get())]) need_input_grads_[i] = 1;
     depends_on_variables[i] = need_input_grads_[i] || nodes_[i]->layer->needs_gradient();
   }
+  consumers_.assign(nodes_.size(), {});
+  for (std::size_t i = 0; i < nodes_.size(); ++i)
+    for (auto& in : nodes_[i]->inputs) consumers_[index_of_.at(in.node().get())].push_back(i);
+  is_model_output_.assign(nodes_.size(), 0);
+  for (auto& o : outputs) is_model_output_[index_of_.at(o.node().get())] = 1;
   layers_ = keras_layer_order(nodes_, first_reached);
   std::unordered_map<const Layer*, int> index;
   for (std::size_t i = 0; i < layers_.size(); ++i) index[layers_[i].get()] = static_cast<int>(i);
@@ -151,7 +156,53 @@ class ComputeDTypeScope {
   DType previous_;
 };
 
+bool is_float_dtype(DType d) { return d == DType::float32 || is_low_precision(d); }
+
+// A gradient in the dtype of the activation it belongs to.
+Tensor in_dtype(Backend& backend, const Tensor& t, DType dtype) {
+  if (t.dtype() == dtype || !is_float_dtype(t.dtype()) || !is_float_dtype(dtype)) return t;
+  Tensor out;
+  backend.cast(t, dtype, out);
+  return out;
+}
+
 }  // namespace
+
+// Mixed precision's 16-bit activations (Layer::low_precision_io): a node outputs in its layer's
+// 16-bit compute dtype when the backend keeps activations in it, the layer can write it, the
+// model does not output it (outputs, and so losses and metrics, stay float32), and every node
+// taking it reads that dtype without a cast: an `any` layer of the same compute dtype, or a
+// `same_as_output` one that outputs 16 bits itself (so a pooling layer before a float32 one
+// works in float32 rather than after a cast). Consumers come later in nodes_, so one backward
+// walk decides.
+std::vector<DType> Graph::activation_dtypes(Backend& backend) const {
+  std::vector<DType> dtypes(nodes_.size(), DType::float32);
+  for (std::size_t i = nodes_.size(); i-- > 0;) {
+    const Layer& layer = *nodes_[i]->layer;
+    const DType dt = layer.compute_dtype();
+    if (!is_low_precision(dt) || layer.low_precision_io() == Layer::LowPrecisionIO::none || is_model_output_[i] ||
+        nodes_[i]->output_shapes.size() != 1 || consumers_[i].empty() || !backend.low_precision_activations(dt))
+      continue;
+    const bool consumers_take_it = std::all_of(consumers_[i].begin(), consumers_[i].end(), [&](std::size_t c) {
+      const Layer& consumer = *nodes_[c]->layer;
+      const auto io = consumer.low_precision_io();
+      return consumer.compute_dtype() == dt &&
+             (io == Layer::LowPrecisionIO::any || (io == Layer::LowPrecisionIO::same_as_output && dtypes[c] == dt));
+    });
+    if (consumers_take_it) dtypes[i] = dt;
+  }
+  return dtypes;
+}
+
+std::vector<Tensor> Graph::inputs_as_taken(ReplicaContext& ctx, const Node& node, DType output_dtype,
+                                           std::vector<Tensor> inputs) const {
+  const auto io = node.layer->low_precision_io();
+  if (io == Layer::LowPrecisionIO::any) return inputs;
+  const DType want = io == Layer::LowPrecisionIO::same_as_output ? output_dtype : DType::float32;
+  for (Tensor& t : inputs)
+    if (t.defined()) t = in_dtype(*ctx.backend, t, want);
+  return inputs;
+}
 
 std::vector<Tensor> Graph::forward(ReplicaContext& ctx, const std::vector<Tensor>& inputs, GraphState& st) const {
   std::size_t n = nodes_.size();
@@ -160,6 +211,7 @@ std::vector<Tensor> Graph::forward(ReplicaContext& ctx, const std::vector<Tensor
   st.layer_states.resize(n);
   st.masks.resize(n);
   check_inputs(inputs);
+  const std::vector<DType> dtypes = activation_dtypes(*ctx.backend);
   for (std::size_t i = 0; i < n; ++i) {
     const Node& node = *nodes_[i];
     if (dynamic_cast<layers::InputLayerImpl*>(node.layer.get())) {
@@ -185,6 +237,8 @@ std::vector<Tensor> Graph::forward(ReplicaContext& ctx, const std::vector<Tensor
     // No input mask: an empty list, so a layer can test input_masks.empty() cheaply.
     if (!any_mask) ls.input_masks.clear();
     ls.saved.clear();
+    ls.output_dtype = dtypes[i];
+    ins = inputs_as_taken(ctx, node, dtypes[i], std::move(ins));
     const ComputeDTypeScope compute(*ctx.backend, node.layer->compute_dtype());
     st.outputs[i] = node.layer->forward(ctx, ins, ls);
     st.masks[i] = node.layer->compute_output_masks(ctx, ins, st.outputs[i], ls);
@@ -219,28 +273,34 @@ void Graph::backward(ReplicaContext& ctx, const std::vector<Tensor>& output_grad
   std::size_t n = nodes_.size();
   std::vector<std::vector<Tensor>> grads(n);
   for (std::size_t i = 0; i < n; ++i) grads[i].resize(nodes_[i]->output_shapes.size());
-  auto accumulate = [&](Tensor& slot, const Tensor& g) {
+  // `dtype`: the activation's (float32, or 16 bits between layers that keep them so).
+  auto accumulate = [&](Tensor& slot, const Tensor& g, DType dtype) {
     if (!g.defined()) return;  // a layer told it needs no input gradient returned none
     if (!slot.defined()) {
-      slot = g;
+      slot = in_dtype(*ctx.backend, g, dtype);
     } else {
       // A tensor consumed by several layers (a branch): sum the gradients in a fresh buffer so
-      // no layer's output gradient is modified behind its back.
+      // no layer's output gradient is modified behind its back; 16-bit ones in float32.
       Tensor sum(slot.shape());
-      ctx.backend->add({slot, g}, sum);
-      slot = sum;
+      ctx.backend->add({in_dtype(*ctx.backend, slot, DType::float32), in_dtype(*ctx.backend, g, DType::float32)}, sum);
+      slot = in_dtype(*ctx.backend, sum, dtype);
     }
+  };
+  auto output_dtype = [&](const KerasTensor& kt) {
+    return st.outputs[node_index(kt.node().get())].at(static_cast<std::size_t>(kt.index())).dtype();
   };
   for (std::size_t k = 0; k < outputs_.size(); ++k)
     accumulate(grads[node_index(outputs_[k].node().get())][static_cast<std::size_t>(outputs_[k].index())],
-               output_grads[k]);
+               output_grads[k], output_dtype(outputs_[k]));
   std::vector<int> remaining = calls_per_layer_;
   for (std::size_t i = n; i-- > 0;) {
     const Node& node = *nodes_[i];
     if (dynamic_cast<layers::InputLayerImpl*>(node.layer.get())) continue;
     std::vector<Tensor>& g = grads[i];
     for (std::size_t j = 0; j < g.size(); ++j)
-      if (!g[j].defined()) g[j] = Tensor::zeros(st.outputs[i][j].shape());  // output unused downstream
+      if (!g[j].defined())  // output unused downstream
+        g[j] = Tensor::zeros(st.outputs[i][j].shape(),
+                             is_float_dtype(st.outputs[i][j].dtype()) ? st.outputs[i][j].dtype() : DType::float32);
     st.layer_states[i].need_input_grads = need_input_grads_[i] != 0;
     // Nothing to compute: no trainable variable here (a frozen layer, say) and no input that
     // leads back to one.
@@ -249,7 +309,8 @@ void Graph::backward(ReplicaContext& ctx, const std::vector<Tensor>& output_grad
       auto input_grads = node.layer->backward(ctx, st.inputs[i], st.outputs[i], g, st.layer_states[i]);
       for (std::size_t j = 0; j < node.inputs.size(); ++j) {
         const KerasTensor& kt = node.inputs[j];
-        accumulate(grads[node_index(kt.node().get())][static_cast<std::size_t>(kt.index())], input_grads.at(j));
+        accumulate(grads[node_index(kt.node().get())][static_cast<std::size_t>(kt.index())], input_grads.at(j),
+                   output_dtype(kt));
       }
     }
     g.clear();

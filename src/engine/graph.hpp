@@ -50,6 +50,11 @@ class Graph {
 
  private:
   std::size_t node_index(const Node* n) const;
+  // Per node, the dtype its outputs travel in on `backend` (activation_dtypes in graph.cpp).
+  std::vector<DType> activation_dtypes(Backend& backend) const;
+  // node's inputs as its layer takes them (Layer::low_precision_io), 16-bit ones cast where needed.
+  std::vector<Tensor> inputs_as_taken(ReplicaContext& ctx, const Node& node, DType output_dtype,
+                                      std::vector<Tensor> inputs) const;
   static std::vector<std::shared_ptr<Layer>> keras_layer_order(
       const std::vector<std::shared_ptr<Node>>& post_order,
       const std::unordered_map<const Layer*, std::size_t>& first_reached);
@@ -60,7 +65,9 @@ class Graph {
   std::vector<int> layer_of_node_;  // index into layers_
   std::vector<int> calls_per_layer_;
   std::unordered_map<const Node*, std::size_t> index_of_;
-  std::vector<char> need_input_grads_;  // per node: does any input lead back to a trainable variable?
+  std::vector<char> need_input_grads_;               // per node: does any input lead back to a trainable variable?
+  std::vector<std::vector<std::size_t>> consumers_;  // per node: the nodes that take one of its outputs
+  std::vector<char> is_model_output_;                // per node: does the model output one of its outputs?
 };
 
 }  // namespace kerascpp::detail

@@ -27,6 +27,7 @@ class Pooling2DLayer : public Layer {
   std::vector<Tensor> backward(ReplicaContext& ctx, const std::vector<Tensor>& in, const std::vector<Tensor>& out,
                                const std::vector<Tensor>& grads, LayerState& st) override;
   std::string config_json() const override;
+  LowPrecisionIO low_precision_io() const override { return LowPrecisionIO::same_as_output; }
 
  private:
   Pool2DGeometry geometry_for(std::int64_t height, std::int64_t width) const;

@@ -22,6 +22,7 @@ class ReshapeLayer : public Layer {
   std::vector<Tensor> backward(ReplicaContext& ctx, const std::vector<Tensor>& in, const std::vector<Tensor>& out,
                                const std::vector<Tensor>& grads, LayerState& st) override;
   std::string config_json() const override;
+  LowPrecisionIO low_precision_io() const override { return LowPrecisionIO::same_as_output; }
 
  private:
   Shape resolve(const Shape& per_example) const;

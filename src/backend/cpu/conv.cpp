@@ -61,15 +61,17 @@ bool strided_pointwise(const Conv2DGeometry& g) {
 }
 
 Tensor strided_pixels(const Tensor& x, const ConvShape& s, const Conv2DGeometry& g) {
-  Tensor out({s.n, s.oh, s.ow, s.ic});
-  const float* src = x.data<float>();
-  float* dst = out.data<float>();
-  const std::size_t row_bytes = static_cast<std::size_t>(s.ic) * sizeof(float);
+  Tensor out({s.n, s.oh, s.ow, s.ic}, x.dtype(), Device{});
+  const std::size_t width = dtype_size(x.dtype()), row_bytes = static_cast<std::size_t>(s.ic) * width;
+  const char* src = static_cast<const char*>(x.raw());
+  char* dst = static_cast<char*>(out.raw());
   // One output pixel (C floats) per iteration, blocks of about kElementGrain floats per thread.
   parallel_for(s.n * s.oh * s.ow, std::max<std::int64_t>(1, kElementGrain / s.ic), [&](std::int64_t b, std::int64_t e) {
     for (std::int64_t p = b; p < e; ++p) {
       const std::int64_t j = p % s.ow, i = p / s.ow % s.oh, n = p / (s.ow * s.oh);
-      std::memcpy(dst + p * s.ic, src + ((n * s.ih + i * g.stride_h) * s.iw + j * g.stride_w) * s.ic, row_bytes);
+      const std::int64_t from = ((n * s.ih + i * g.stride_h) * s.iw + j * g.stride_w) * s.ic;
+      std::memcpy(dst + static_cast<std::size_t>(p * s.ic) * width, src + static_cast<std::size_t>(from) * width,
+                  row_bytes);
     }
   });
   return out;
@@ -175,7 +177,7 @@ void CpuBackend::conv_forward_impl(const Tensor& x, const Tensor& w, const Tenso
                                    ActivationKind act, Tensor& y, bool depthwise) {
   enter();
   const char* op = depthwise ? "depthwise_conv2d_forward" : "conv2d_forward";
-  require_float(x, op, "x");
+  require_activation(x, op, "x");
   require_float(w, op, "w");
   ConvShape s = depthwise ? op_shapes::depthwise_conv_shape(x, w, g, op, "x") : conv_shape(x, w, g, op, "x");
   const bool bias = b.defined();
@@ -183,16 +185,17 @@ void CpuBackend::conv_forward_impl(const Tensor& x, const Tensor& w, const Tenso
     require_float(b, op, "b");
     op_shapes::check_conv_bias(b, w, s, op);
   }
-  prepare_output(y, {s.n, s.oh, s.ow, s.oc}, op, "y");
+  prepare_activation(y, {s.n, s.oh, s.ow, s.oc}, DType::float32, op, "y");
   if (y.numel() == 0) return;
 
   const ComputeOperands operands = compute_operands(x, w);
+  const auto dst_type = dnnl_type_of(y.dtype());
   cache_.key("conv_fwd");
   key_geometry(cache_, s, g, depthwise);
-  cache_.append(bias, post_op_key(act), static_cast<int>(operands.dt));
+  cache_.append(bias, post_op_key(act), static_cast<int>(operands.dt), static_cast<int>(dst_type));
   auto& e = cache_.get<ConvEntry>([&] {
     return guarded_build(op, cache_.current_key(), [&] {
-      ConvDescs d = conv_descs(s, g, depthwise, {operands.dt, operands.dt, kF32});
+      ConvDescs d = conv_descs(s, g, depthwise, {operands.dt, operands.dt, dst_type});
       auto attr = base_attr();
       if (fused_post_op(act)) {
         dnnl::post_ops po;
@@ -214,7 +217,7 @@ void CpuBackend::conv_forward_impl(const Tensor& x, const Tensor& w, const Tenso
   if (bias) e.conv.bind(DNNL_ARG_BIAS, b.raw());
   e.conv.bind(DNNL_ARG_DST, y.raw());
   run(e.conv);
-  unfused_activation(act, y.data<float>(), s.n * s.oh * s.ow, s.oc);
+  unfused_activation(act, y, s.n * s.oh * s.ow, s.oc, op);
 }
 
 void CpuBackend::conv2d_backward_data(const Tensor& dy, const Tensor& w, const Conv2DGeometry& g, Tensor& dx) {
@@ -230,13 +233,13 @@ void CpuBackend::conv_backward_data_impl(const Tensor& dy, const Tensor& w, cons
                                          bool depthwise, const std::uint16_t* dy_low) {
   enter();
   const char* op = depthwise ? "depthwise_conv2d_backward_data" : "conv2d_backward_data";
-  require_float(dy, op, "dy");
+  require_activation(dy, op, "dy");
   require_float(w, op, "w");
   // With strides > 1 several input sizes give the same output size, so dx fixes the input shape.
   if (!dx.defined())
     throw StateError(fmt::format("{}: dx is undefined; allocate it with the forward input's shape (N, H, W, {})", op,
                                  w.rank() == 4 ? w.dim(2) : 0));
-  require_float(dx, op, "dx");
+  require_activation(dx, op, "dx");
   ConvShape s = depthwise ? op_shapes::depthwise_conv_shape(dx, w, g, op, "dx") : conv_shape(dx, w, g, op, "dx");
   op_shapes::check_conv_dy(dy, s, op);
   if (dx.numel() == 0) return;
@@ -247,13 +250,14 @@ void CpuBackend::conv_backward_data_impl(const Tensor& dy, const Tensor& w, cons
 
   const ComputeOperands operands =
       dy_low ? ComputeOperands{dy_low, compute_operand(w, operand_b_), compute_data_type()} : compute_operands(dy, w);
+  const auto dx_type = dnnl_type_of(dx.dtype());
   cache_.key("conv_bwd_data");
   key_geometry(cache_, s, g, depthwise);
-  cache_.append(static_cast<int>(operands.dt));
+  cache_.append(static_cast<int>(operands.dt), static_cast<int>(dx_type));
   auto& e = cache_.get<ConvEntry>([&] {
     return guarded_build(op, cache_.current_key(), [&] {
       const auto dt = operands.dt;
-      ConvDescs d = conv_descs(s, g, depthwise, {kF32, dt, dt});
+      ConvDescs d = conv_descs(s, g, depthwise, {dx_type, dt, dt});
       auto hint = forward_pd(conv_descs(s, g, depthwise, {dt, dt, dt}), false, base_attr(), engine_);
       dnnl::convolution_backward_data::desc desc(dnnl::algorithm::convolution_direct, d.src, d.wei_any, d.dst,
                                                  d.strides, d.pad_l, d.pad_r);
@@ -289,15 +293,22 @@ void CpuBackend::conv2d_backward(ActivationKind act, const Tensor& x, const Tens
                     compute_data_type() != dnnl::memory::data_type::f32;
   if (!fuse) return Backend::conv2d_backward(act, x, y, dy, w, g, dw, db, accumulate, dx);
   const char* op = "conv2d_backward";
-  require_float(dy, op, "dy");
+  require_activation(dy, op, "dy");
   const std::uint16_t* dz = nullptr;
   if (act == ActivationKind::linear) {
     dz = static_cast<const std::uint16_t*>(compute_operand(dy, fused_dz_));
   } else {
-    require_float(y, op, "y");
+    require_activation(y, op, "y");
     op_shapes::require_same_shape(y, "y", dy, "dy", op);
+    if (y.dtype() != dy.dtype())
+      throw ShapeError(fmt::format("{}: y is {} but dy is {}; a gradient has its activation's dtype", op,
+                                   dtype_name(y.dtype()), dtype_name(dy.dtype())));
     auto* out = static_cast<std::uint16_t*>(fused_dz_.bytes(static_cast<std::size_t>(dy.numel()) * 2));
-    relu_backward_narrow(y.data<float>(), dy.data<float>(), out, compute_dtype(), dy.numel());
+    if (y.dtype() == DType::float32)
+      relu_backward_narrow(y.data<float>(), dy.data<float>(), out, compute_dtype(), dy.numel());
+    else  // 16-bit activations (low_precision_activations): dz in the same dtype
+      relu_backward_keep_nan(static_cast<const std::uint16_t*>(y.raw()), static_cast<const std::uint16_t*>(dy.raw()),
+                             out, y.dtype(), dy.numel());
     dz = out;
   }
   conv_backward_weights_impl(x, dy, g, dw, db.defined() ? &db : nullptr, accumulate, false, dz);
@@ -313,8 +324,8 @@ void CpuBackend::conv_backward_weights_impl(const Tensor& x, const Tensor& dy, c
                                             Tensor* db, bool accumulate, bool depthwise, const std::uint16_t* dy_low) {
   enter();
   const char* op = depthwise ? "depthwise_conv2d_backward_weights" : "conv2d_backward_weights";
-  require_float(x, op, "x");
-  require_float(dy, op, "dy");
+  require_activation(x, op, "x");
+  require_activation(dy, op, "dy");
   op_shapes::check_conv_weights_args(x, dy, g, op);
   const Shape dw_shape =
       depthwise ? op_shapes::depthwise_kernel_shape(x, dy, g, op) : Shape{g.kernel_h, g.kernel_w, x.dim(3), dy.dim(3)};

@@ -147,6 +147,7 @@ class CpuBackend final : public Backend {
                        Tensor& sums) override;
 
   std::string compute_path(DType dtype) override;
+  bool low_precision_activations(DType dtype) override;
   void cast(const Tensor& x, DType dtype, Tensor& y) override;
 
   std::size_t cached_primitives() const { return cache_.size(); }  // for tests
@@ -174,6 +175,9 @@ class CpuBackend final : public Backend {
   // The part of `act` that Dense and Conv2D do not fuse into their primitive, in place on
   // y[rows, cols]: relu (oneDNN's post-op turns NaN into 0) and softmax (over cols).
   void unfused_activation(ActivationKind act, float* y, std::int64_t rows, std::int64_t cols);
+  // The same on a float32 or 16-bit y[rows, cols] (16 bits: relu, or nothing for linear and the
+  // fused activations; softmax has no 16-bit output).
+  void unfused_activation(ActivationKind act, Tensor& y, std::int64_t rows, std::int64_t cols, const char* op);
   // The operands of a matmul or convolution as compute_dtype() wants them (low_precision.cpp):
   // float32: the tensors themselves; bfloat16/float16 with native kernels: 16-bit copies (dt
   // says which), else float32 copies rounded to 16 bits, computed with the float32 kernels.
@@ -189,6 +193,11 @@ class CpuBackend final : public Backend {
   dnnl::memory::data_type compute_data_type();
   // Whether oneDNN has a real (not reference) kernel for `dtype` on this processor; probed once.
   bool native_compute(DType dtype);
+  // An activation (input, output or their gradient) of an op that low_precision_activations
+  // covers: float32, or the compute dtype when activations may travel in it.
+  void require_activation(const Tensor& t, const char* op, const char* arg);
+  // Such an activation as an output: allocated as `dtype` `shape` when undefined.
+  void prepare_activation(Tensor& t, const Shape& shape, DType dtype, const char* op, const char* arg);
   // The conv2d_* ops and, with `depthwise`, the depthwise_conv2d_* ops (C groups).
   void conv_forward_impl(const Tensor& x, const Tensor& w, const Tensor& b, const Conv2DGeometry& g, ActivationKind act,
                          Tensor& y, bool depthwise);

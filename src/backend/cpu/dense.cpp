@@ -3,10 +3,12 @@
 #include <fmt/format.h>
 
 #include <cstring>
+#include <vector>
 
 #include "backend/cpu/checks.hpp"
 #include "backend/cpu/cpu_backend.hpp"
 #include "backend/cpu/dnnl_util.hpp"
+#include "backend/cpu/low_precision_conversions.hpp"
 #include "backend/cpu/parallel.hpp"
 
 namespace kerascpp::cpu {
@@ -25,7 +27,7 @@ using op_shapes::leading;
 void CpuBackend::dense_forward(const Tensor& x, const Tensor& w, const Tensor& b, ActivationKind act, Tensor& y) {
   enter();
   const char* op = "dense_forward";
-  require_float(x, op, "x");
+  require_activation(x, op, "x");
   require_float(w, op, "w");
   require_rank_at_least(x, 1, op, "x");
   op_shapes::check_dense_kernel(x, w, op);
@@ -35,8 +37,20 @@ void CpuBackend::dense_forward(const Tensor& x, const Tensor& w, const Tensor& b
     require_float(b, op, "b");
     op_shapes::check_dense_bias(b, w, op);
   }
-  prepare_output_last(y, x.shape(), out, op, "y");
+  if (y.defined() && y.dtype() != DType::float32) {
+    Shape y_shape = x.shape();
+    y_shape.back() = out;
+    prepare_activation(y, y_shape, y.dtype(), op, "y");
+  } else {
+    prepare_output_last(y, x.shape(), out, op, "y");
+  }
   if (rows == 0 || out == 0) return;
+  if (in == 0 && y.dtype() != DType::float32) {  // rare enough to go through float32
+    Tensor wide;
+    dense_forward(x, w, b, act, wide);
+    cast(wide, y.dtype(), y);
+    return;
+  }
   if (in == 0) {
     // An empty contraction: y = act(b) (or act(0)).
     float* py = y.data<float>();
@@ -49,7 +63,7 @@ void CpuBackend::dense_forward(const Tensor& x, const Tensor& w, const Tensor& b
   fit_threads(rows * in * out, kSerialMacs);
   const ComputeOperands operands = compute_operands(x, w);
   cache_.key("dense");
-  cache_.append(rows, in, out, bias, post_op_key(act), static_cast<int>(operands.dt));
+  cache_.append(rows, in, out, bias, post_op_key(act), static_cast<int>(operands.dt), static_cast<int>(y.dtype()));
   auto& e = cache_.get<MatmulEntry>([&] {
     return guarded_build(op, cache_.current_key(), [&] {
       auto attr = base_attr();
@@ -60,7 +74,7 @@ void CpuBackend::dense_forward(const Tensor& x, const Tensor& w, const Tensor& b
       }
       auto src = typed_md({rows, in}, operands.dt, tag::ab);
       auto wei = typed_md({in, out}, operands.dt, tag::ab);
-      auto dst = f32_md({rows, out}, tag::ab);
+      auto dst = typed_md({rows, out}, dnnl_type_of(y.dtype()), tag::ab);
       dnnl::matmul::desc d =
           bias ? dnnl::matmul::desc(src, wei, f32_md({1, out}, tag::ab), dst) : dnnl::matmul::desc(src, wei, dst);
       dnnl::matmul::primitive_desc pd(d, attr, engine_);
@@ -75,15 +89,15 @@ void CpuBackend::dense_forward(const Tensor& x, const Tensor& w, const Tensor& b
   if (bias) e.mm.bind(DNNL_ARG_BIAS, b.raw());
   e.mm.bind(DNNL_ARG_DST, y.raw());
   run(e.mm);
-  unfused_activation(act, y.data<float>(), rows, out);
+  unfused_activation(act, y, rows, out, op);
 }
 
 void CpuBackend::matmul(const Tensor& a, bool transpose_a, const Tensor& b, bool transpose_b, Tensor& c,
                         bool accumulate) {
   enter();
   const char* op = "matmul";
-  require_float(a, op, "a");
-  require_float(b, op, "b");
+  require_activation(a, op, "a");
+  require_activation(b, op, "b");
   require_rank_at_least(a, 1, op, "a");
   require_rank_at_least(b, 1, op, "b");
   const op_shapes::MatmulDims dims = op_shapes::matmul_dims(a, transpose_a, b, transpose_b, op);
@@ -91,7 +105,7 @@ void CpuBackend::matmul(const Tensor& a, bool transpose_a, const Tensor& b, bool
   if (!c.defined()) {
     c = Tensor::zeros({M, N}, DType::float32, Device{});
   } else {
-    require_float(c, op, "c");
+    require_activation(c, op, "c");
     op_shapes::check_matmul_output(c, dims, op);
   }
   if (M == 0 || N == 0) return;
@@ -103,7 +117,8 @@ void CpuBackend::matmul(const Tensor& a, bool transpose_a, const Tensor& b, bool
   const ComputeOperands operands = compute_operands(a, b);
 
   cache_.key("matmul");
-  cache_.append(M, K, N, transpose_a, transpose_b, accumulate, static_cast<int>(operands.dt));
+  cache_.append(M, K, N, transpose_a, transpose_b, accumulate, static_cast<int>(operands.dt),
+                static_cast<int>(c.dtype()));
   auto& e = cache_.get<MatmulEntry>([&] {
     return guarded_build(op, cache_.current_key(), [&] {
       auto attr = base_attr();
@@ -116,7 +131,7 @@ void CpuBackend::matmul(const Tensor& a, bool transpose_a, const Tensor& b, bool
       const auto dt = operands.dt;
       auto src = transpose_a ? typed_strided_md({M, K}, dt, {1, M}) : typed_md({M, K}, dt, tag::ab);
       auto wei = transpose_b ? typed_strided_md({K, N}, dt, {1, K}) : typed_md({K, N}, dt, tag::ab);
-      auto dst = f32_md({M, N}, tag::ab);
+      auto dst = typed_md({M, N}, dnnl_type_of(c.dtype()), tag::ab);
       dnnl::matmul::primitive_desc pd(dnnl::matmul::desc(src, wei, dst), attr, engine_);
       auto entry = std::make_unique<MatmulEntry>();
       entry->mm = make_primitive(pd, {DNNL_ARG_SRC, DNNL_ARG_WEIGHTS, DNNL_ARG_DST});
@@ -132,19 +147,30 @@ void CpuBackend::matmul(const Tensor& a, bool transpose_a, const Tensor& b, bool
 void CpuBackend::sum_to_last_axis(const Tensor& x, Tensor& out, bool accumulate) {
   enter();
   const char* op = "sum_to_last_axis";
-  require_float(x, op, "x");
+  require_activation(x, op, "x");
   require_rank_at_least(x, 1, op, "x");
   const std::int64_t C = x.dim(-1), rows = leading(x);
   if (!out.defined()) out = Tensor::zeros({C}, DType::float32, Device{});
   prepare_output(out, {C}, op, "out");
   sums_.resize(static_cast<std::size_t>(C));
-  const float* px = x.data<float>();
-  chunked_row_sums(rows, C, C, partials_, sums_.data(), [&](std::int64_t r0, std::int64_t r1, double* acc) {
-    for (std::int64_t r = r0; r < r1; ++r) {
-      const float* row = px + r * C;
-      for (std::int64_t c = 0; c < C; ++c) acc[c] += row[c];
-    }
-  });
+  if (x.dtype() == DType::float32) {
+    const float* px = x.data<float>();
+    chunked_row_sums(rows, C, C, partials_, sums_.data(), [&](std::int64_t r0, std::int64_t r1, double* acc) {
+      for (std::int64_t r = r0; r < r1; ++r) {
+        const float* row = px + r * C;
+        for (std::int64_t c = 0; c < C; ++c) acc[c] += row[c];
+      }
+    });
+  } else {  // 16-bit rows (a mixed-precision bias gradient), widened one at a time
+    const auto* px = static_cast<const std::uint16_t*>(x.raw());
+    chunked_row_sums(rows, C, C, partials_, sums_.data(), [&](std::int64_t r0, std::int64_t r1, double* acc) {
+      std::vector<float> row(static_cast<std::size_t>(C));
+      for (std::int64_t r = r0; r < r1; ++r) {
+        widen_floats(px + r * C, x.dtype(), row.data(), C);
+        for (std::int64_t c = 0; c < C; ++c) acc[c] += row[static_cast<std::size_t>(c)];
+      }
+    });
+  }
   float* po = out.data<float>();
   for (std::int64_t c = 0; c < C; ++c)
     po[c] = accumulate ? static_cast<float>(po[c] + sums_[c]) : static_cast<float>(sums_[c]);

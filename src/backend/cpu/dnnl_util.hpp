@@ -18,6 +18,12 @@ inline dnnl::memory::desc f32_strided_md(const dims& d, const dims& strides) {
 }
 // The same in data type `dt` (a matmul's or convolution's operands in the compute dtype).
 inline dnnl::memory::desc typed_md(const dims& d, dnnl::memory::data_type dt, tag t) { return {d, dt, t}; }
+// oneDNN's data type for a float tensor's dtype (float32, bfloat16, float16).
+inline dnnl::memory::data_type dnnl_type_of(DType dtype) {
+  return dtype == DType::bfloat16  ? dnnl::memory::data_type::bf16
+         : dtype == DType::float16 ? dnnl::memory::data_type::f16
+                                   : dnnl::memory::data_type::f32;
+}
 inline dnnl::memory::desc typed_strided_md(const dims& d, dnnl::memory::data_type dt, const dims& strides) {
   return {d, dt, strides};
 }

@@ -58,6 +58,15 @@ void CpuBackend::unfused_activation(ActivationKind act, float* y, std::int64_t r
   if (act == ActivationKind::softmax) softmax_rows(y, y, rows, cols);
 }
 
+void CpuBackend::unfused_activation(ActivationKind act, Tensor& y, std::int64_t rows, std::int64_t cols,
+                                    const char* op) {
+  if (y.dtype() == DType::float32) return unfused_activation(act, y.data<float>(), rows, cols);
+  if (act == ActivationKind::softmax)
+    throw ValueError(
+        fmt::format("{}: softmax gives float32 outputs, not {}; pass a float32 y", op, dtype_name(y.dtype())));
+  if (act == ActivationKind::relu) relu_keep_nan(static_cast<std::uint16_t*>(y.raw()), y.dtype(), rows * cols);
+}
+
 void CpuBackend::activation_forward(ActivationKind act, const Tensor& x, Tensor& y) {
   enter();
   const char* op = "activation_forward";
@@ -98,10 +107,19 @@ void CpuBackend::activation_forward(ActivationKind act, const Tensor& x, Tensor&
 void CpuBackend::activation_backward(ActivationKind act, const Tensor& y, const Tensor& dy, Tensor& dx) {
   enter();
   const char* op = "activation_backward";
-  require_float(y, op, "y");
-  require_float(dy, op, "dy");
+  if (act == ActivationKind::relu || act == ActivationKind::linear) {  // these two also in 16 bits
+    require_activation(y, op, "y");
+    require_activation(dy, op, "dy");
+    prepare_activation(dx, y.shape(), dy.dtype(), op, "dx");
+    if (y.dtype() != dy.dtype() || dx.dtype() != dy.dtype())
+      throw ShapeError(fmt::format("{}: y, dy and dx must share a dtype, got {}, {} and {}", op, dtype_name(y.dtype()),
+                                   dtype_name(dy.dtype()), dtype_name(dx.dtype())));
+  } else {
+    require_float(y, op, "y");
+    require_float(dy, op, "dy");
+    prepare_output(dx, y.shape(), op, "dx");
+  }
   require_same_shape(dy, "dy", y, "y", op);
-  prepare_output(dx, y.shape(), op, "dx");
   const std::int64_t n = y.numel();
   if (n == 0) return;
   if (act == ActivationKind::linear) {
@@ -109,7 +127,10 @@ void CpuBackend::activation_backward(ActivationKind act, const Tensor& y, const 
     return;
   }
   if (act == ActivationKind::relu) {
-    relu_backward_keep_nan(y.data<float>(), dy.data<float>(), dx.data<float>(), n);
+    if (y.dtype() == DType::float32) relu_backward_keep_nan(y.data<float>(), dy.data<float>(), dx.data<float>(), n);
+    else
+      relu_backward_keep_nan(static_cast<const std::uint16_t*>(y.raw()), static_cast<const std::uint16_t*>(dy.raw()),
+                             static_cast<std::uint16_t*>(dx.raw()), y.dtype(), n);
     return;
   }
   cache_.key("act_bwd");

@@ -5,7 +5,9 @@
 // kernels, which gives the same products (16-bit by 16-bit fits float32 exactly) at float32 speed.
 #include <fmt/format.h>
 #include <algorithm>
+#include <cstdlib>
 #include <cstring>
+#include <string>
 
 #include "backend/cpu/checks.hpp"
 #include "backend/cpu/cpu_backend.hpp"
@@ -18,10 +20,6 @@ namespace kerascpp::cpu {
 namespace {
 
 bool castable(DType d) { return d == DType::float32 || is_low_precision(d); }
-
-dnnl::memory::data_type dnnl_type(DType d) {
-  return d == DType::bfloat16 ? dnnl::memory::data_type::bf16 : dnnl::memory::data_type::f16;
-}
 
 // Converts n elements from `from` to `to` (float32 <-> bfloat16/float16, between the two 16-bit
 // types through float32, or the same dtype).
@@ -77,7 +75,7 @@ bool CpuBackend::native_compute(DType dtype) {
     // on this processor or answers with its slow reference code (or refuses).
     known = 0;
     try {
-      const auto dt = dnnl_type(dtype);
+      const auto dt = dnnl_type_of(dtype);
       const dnnl::memory::desc a({256, 256}, dt, tag::ab), c({256, 256}, dnnl::memory::data_type::f32, tag::ab);
       dnnl::matmul::primitive_desc mm(dnnl::matmul::desc(a, a, c), engine_);
       const dnnl::memory::desc src({32, 16, 14, 14}, dt, tag::nhwc), wei({16, 16, 3, 3}, dt, tag::any),
@@ -110,18 +108,48 @@ std::string CpuBackend::compute_path(DType dtype) {
                      dtype == DType::bfloat16 ? native_bf16_kernel_ : native_f16_kernel_);
 }
 
+bool CpuBackend::low_precision_activations(DType dtype) {
+  // KERASCPP_LOW_PRECISION_ACTIVATIONS=0 keeps float32 between layers (for comparisons).
+  static const bool allowed = [] {
+    const char* v = std::getenv("KERASCPP_LOW_PRECISION_ACTIVATIONS");
+    return !(v && std::string(v) == "0");
+  }();
+  // Emulated 16-bit compute runs float32 kernels, which would need every activation widened again.
+  return allowed && is_low_precision(dtype) && native_compute(dtype);
+}
+
+void CpuBackend::require_activation(const Tensor& t, const char* op, const char* arg) {
+  if (!t.defined() || t.dtype() == DType::float32) return require_float(t, op, arg);
+  if (t.dtype() != compute_dtype_ || !low_precision_activations(t.dtype()))
+    throw ShapeError(fmt::format("{}: `{}` {} is {}; this op takes float32{}; cast it first", op, arg,
+                                 shape_str(t.shape()), dtype_name(t.dtype()),
+                                 is_low_precision(compute_dtype_) && low_precision_activations(compute_dtype_)
+                                     ? fmt::format(" or {} (the compute dtype)", dtype_name(compute_dtype_))
+                                     : std::string()));
+  if (!t.on_host())
+    throw DeviceError(fmt::format("{}: `{}` lives on {} but this is the CPU backend; copy it to the host first", op,
+                                  arg, t.device().str()));
+}
+
+void CpuBackend::prepare_activation(Tensor& t, const Shape& shape, DType dtype, const char* op, const char* arg) {
+  if (!t.defined()) t = Tensor(shape, dtype, Device{});
+  if (t.dtype() == DType::float32) return prepare_output(t, shape, op, arg);
+  require_activation(t, op, arg);
+  op_shapes::require_output_shape(t, shape, op, arg);
+}
+
 CpuBackend::ComputeOperands CpuBackend::compute_operands(const Tensor& a, const Tensor& b) {
   return {compute_operand(a, operand_a_), compute_operand(b, operand_b_), compute_data_type()};
 }
 
 dnnl::memory::data_type CpuBackend::compute_data_type() {
   const DType dtype = compute_dtype_;
-  return dtype != DType::float32 && native_compute(dtype) ? dnnl_type(dtype) : dnnl::memory::data_type::f32;
+  return dtype != DType::float32 && native_compute(dtype) ? dnnl_type_of(dtype) : dnnl::memory::data_type::f32;
 }
 
 const void* CpuBackend::compute_operand(const Tensor& t, ScratchBuffer& buffer) {
   const DType dtype = compute_dtype_;
-  if (dtype == DType::float32) return t.raw();
+  if (dtype == DType::float32 || t.dtype() == dtype) return t.raw();  // require_activation let a 16-bit t in
   const std::int64_t n = t.numel();
   if (native_compute(dtype)) {
     void* p = buffer.bytes(static_cast<std::size_t>(n) * 2);

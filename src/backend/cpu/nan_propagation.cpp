@@ -49,7 +49,60 @@ KERASCPP_NAN_SIMD int nan_or_inf_in_block(const float* x, std::int64_t n) {
   return found;
 }
 
+// The bits of +Inf; a 16-bit float is NaN exactly when its bits without the sign exceed them.
+std::uint16_t inf_bits(DType dtype) { return dtype == DType::bfloat16 ? 0x7F80 : 0x7C00; }
+
+// relu on the bits: a negative non-NaN value (-0 and -Inf included) becomes +0.
+KERASCPP_NAN_SIMD void relu16_block(std::uint16_t* y, std::uint16_t inf, std::int64_t n) {
+#pragma omp simd
+  for (std::int64_t i = 0; i < n; ++i) {
+    const std::uint16_t v = y[i];
+    y[i] = (v & 0x8000) && (v & 0x7FFF) <= inf ? std::uint16_t{0} : v;
+  }
+}
+
+KERASCPP_NAN_SIMD int nan16_in_block(const std::uint16_t* x, std::uint16_t inf, std::int64_t n) {
+  int found = 0;
+#pragma omp simd reduction(| : found)
+  for (std::int64_t i = 0; i < n; ++i) found |= static_cast<int>((x[i] & 0x7FFF) > inf);
+  return found;
+}
+
 }  // namespace
+
+void relu_keep_nan(std::uint16_t* y, DType dtype, std::int64_t n) {
+  const std::uint16_t inf = inf_bits(dtype);
+  parallel_for(n, kElementGrain, [&](std::int64_t b, std::int64_t e) { relu16_block(y + b, inf, e - b); });
+}
+
+void relu_backward_keep_nan(const std::uint16_t* y, const std::uint16_t* dy, std::uint16_t* dx, DType dtype,
+                            std::int64_t n) {
+  parallel_for(n, kElementGrain, [&](std::int64_t b, std::int64_t e) {
+    // Widened a cache-sized tile at a time: the float32 values never leave L1.
+    constexpr std::int64_t kTile = 1024;
+    alignas(64) float wide_y[kTile], wide_dy[kTile];
+    for (std::int64_t i = b; i < e; i += kTile) {
+      const std::int64_t m = std::min(kTile, e - i);
+      widen_floats(y + i, dtype, wide_y, m);
+      widen_floats(dy + i, dtype, wide_dy, m);
+      relu_backward_block(wide_y, wide_dy, wide_dy, m);
+      narrow_floats(wide_dy, dx + i, dtype, m);
+    }
+  });
+}
+
+bool contains_nan(const std::uint16_t* x, DType dtype, std::int64_t n) {
+  if (n <= 0) return false;
+  const std::uint16_t inf = inf_bits(dtype);
+  const std::int64_t blocks = (n + kElementGrain - 1) / kElementGrain;
+  int found = 0;
+#pragma omp parallel for schedule(static) reduction(| : found) if (blocks > 1)
+  for (std::int64_t b = 0; b < blocks; ++b) {
+    const std::int64_t begin = b * kElementGrain;
+    found |= nan16_in_block(x + begin, inf, std::min(n, begin + kElementGrain) - begin);
+  }
+  return found != 0;
+}
 
 void relu_keep_nan(const float* x, float* y, std::int64_t n) {
   parallel_for(n, kElementGrain, [&](std::int64_t b, std::int64_t e) { relu_block(x + b, y + b, e - b); });

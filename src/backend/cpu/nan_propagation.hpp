@@ -32,6 +32,13 @@ void relu_backward_narrow(const float* y, const float* dy, std::uint16_t* dz, DT
 // Whether x[0, n) holds a NaN; one vectorised pass, parallel.
 bool contains_nan(const float* x, std::int64_t n);
 
+// The same on 16-bit floats (`dtype` bfloat16 or float16; mixed precision's activations), with the
+// results widening, the float32 op and narrowing give.
+void relu_keep_nan(std::uint16_t* y, DType dtype, std::int64_t n);
+void relu_backward_keep_nan(const std::uint16_t* y, const std::uint16_t* dy, std::uint16_t* dx, DType dtype,
+                            std::int64_t n);
+bool contains_nan(const std::uint16_t* x, DType dtype, std::int64_t n);
+
 // Rows of x[rows, cols] that Keras's softmax, exp(x - max) / sum, turns into NaN: those holding a
 // NaN or a +Inf (Inf - Inf). oneDNN clamps the exponent's argument, which drops the NaN and gives
 // a finite row. Replaces `out` with their indices; one vectorised pass when there are none.

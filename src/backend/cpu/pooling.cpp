@@ -23,12 +23,14 @@ dnnl::algorithm pool_alg(PoolKind kind) {
   return kind == PoolKind::max ? dnnl::algorithm::pooling_max : dnnl::algorithm::pooling_avg_exclude_padding;
 }
 
+// `dt`: the activations' data type (float32, or 16 bits under mixed precision).
 dnnl::pooling_forward::primitive_desc pool_forward_pd(const PoolShape& s, const Pool2DGeometry& g,
-                                                      const dnnl::primitive_attr& attr, const dnnl::engine& engine) {
+                                                      dnnl::memory::data_type dt, const dnnl::primitive_attr& attr,
+                                                      const dnnl::engine& engine) {
   dnnl::pooling_forward::desc desc(dnnl::prop_kind::forward_training, pool_alg(g.kind),
-                                   f32_md({s.n, s.c, s.ih, s.iw}, tag::nhwc), f32_md({s.n, s.c, s.oh, s.ow}, tag::nhwc),
-                                   {g.stride_h, g.stride_w}, {g.pool_h, g.pool_w}, {g.pad_top, g.pad_left},
-                                   {g.pad_bottom, g.pad_right});
+                                   typed_md({s.n, s.c, s.ih, s.iw}, dt, tag::nhwc),
+                                   typed_md({s.n, s.c, s.oh, s.ow}, dt, tag::nhwc), {g.stride_h, g.stride_w},
+                                   {g.pool_h, g.pool_w}, {g.pad_top, g.pad_left}, {g.pad_bottom, g.pad_right});
   return {desc, attr, engine};
 }
 
@@ -37,9 +39,24 @@ struct PoolEntry : CacheEntry {
   std::size_t workspace_bytes = 0;
 };
 
-void key_pool(PrimitiveCache& cache, const PoolShape& s, const Pool2DGeometry& g) {
+void key_pool(PrimitiveCache& cache, const PoolShape& s, const Pool2DGeometry& g, dnnl::memory::data_type dt) {
   cache.append(static_cast<int>(g.kind), s.n, s.ih, s.iw, s.c, g.pool_h, g.pool_w, g.stride_h, g.stride_w, g.pad_top,
-               g.pad_left, g.pad_bottom, g.pad_right);
+               g.pad_left, g.pad_bottom, g.pad_right, static_cast<int>(dt));
+}
+
+void require_same_dtype(const Tensor& a, const char* a_name, const Tensor& b, const char* b_name, const char* op) {
+  if (a.dtype() != b.dtype())
+    throw ShapeError(fmt::format("{}: `{}` is {} but `{}` is {}; pooling keeps its input's dtype", op, a_name,
+                                 dtype_name(a.dtype()), b_name, dtype_name(b.dtype())));
+}
+
+// max_pool_mark_nan for 16-bit x and y, through float32 copies (NaN inputs are rare).
+void max_pool_mark_nan_16(Backend& backend, const Tensor& x, const PoolShape& s, const Pool2DGeometry& g, Tensor& y) {
+  Tensor wide_x, wide_y;
+  backend.cast(x, DType::float32, wide_x);
+  backend.cast(y, DType::float32, wide_y);
+  max_pool_mark_nan(wide_x.data<float>(), s, g, wide_y.data<float>());
+  backend.cast(wide_y, y.dtype(), y);
 }
 
 }  // namespace
@@ -47,16 +64,18 @@ void key_pool(PrimitiveCache& cache, const PoolShape& s, const Pool2DGeometry& g
 void CpuBackend::pool2d_forward(const Tensor& x, const Pool2DGeometry& g, Tensor& y, Tensor& workspace) {
   enter();
   const char* op = "pool2d_forward";
-  require_float(x, op, "x");
+  require_activation(x, op, "x");
   PoolShape s = pool_shape(x, g, op);
-  prepare_output(y, {s.n, s.oh, s.ow, s.c}, op, "y");
+  prepare_activation(y, {s.n, s.oh, s.ow, s.c}, x.dtype(), op, "y");
+  require_same_dtype(x, "x", y, "y", op);
   if (y.numel() == 0) return;
 
+  const auto dt = dnnl_type_of(x.dtype());
   cache_.key("pool_fwd");
-  key_pool(cache_, s, g);
+  key_pool(cache_, s, g, dt);
   auto& e = cache_.get<PoolEntry>([&] {
     return guarded_build(op, cache_.current_key(), [&] {
-      auto pd = pool_forward_pd(s, g, base_attr(), engine_);
+      auto pd = pool_forward_pd(s, g, dt, base_attr(), engine_);
       auto entry = std::make_unique<PoolEntry>();
       if (g.kind == PoolKind::max) {
         entry->pool = make_primitive(pd, {DNNL_ARG_SRC, DNNL_ARG_DST, DNNL_ARG_WORKSPACE});
@@ -76,32 +95,39 @@ void CpuBackend::pool2d_forward(const Tensor& x, const Pool2DGeometry& g, Tensor
     e.pool.bind(DNNL_ARG_WORKSPACE, workspace.raw());
   }
   run(e.pool);
-  if (g.kind == PoolKind::max && contains_nan(x.data<float>(), x.numel()))
-    max_pool_mark_nan(x.data<float>(), s, g, y.data<float>());
+  if (g.kind != PoolKind::max) return;
+  if (x.dtype() == DType::float32) {
+    if (contains_nan(x.data<float>(), x.numel())) max_pool_mark_nan(x.data<float>(), s, g, y.data<float>());
+  } else if (contains_nan(static_cast<const std::uint16_t*>(x.raw()), x.dtype(), x.numel())) {
+    max_pool_mark_nan_16(*this, x, s, g, y);
+  }
 }
 
 void CpuBackend::pool2d_backward(const Tensor& dy, const Tensor& x, const Pool2DGeometry& g, const Tensor& workspace,
                                  Tensor& dx) {
   enter();
   const char* op = "pool2d_backward";
-  require_float(dy, op, "dy");
-  require_float(x, op, "x");
+  require_activation(dy, op, "dy");
+  require_activation(x, op, "x");
   PoolShape s = pool_shape(x, g, op);
   op_shapes::check_pool_dy(dy, x, s, op);
-  prepare_output(dx, x.shape(), op, "dx");
+  prepare_activation(dx, x.shape(), x.dtype(), op, "dx");
+  require_same_dtype(x, "x", dy, "dy", op);
+  require_same_dtype(x, "x", dx, "dx", op);
   if (dx.numel() == 0) return;
   if (dy.numel() == 0) {
     std::memset(dx.raw(), 0, dx.nbytes());
     return;
   }
 
+  const auto dt = dnnl_type_of(x.dtype());
   cache_.key("pool_bwd");
-  key_pool(cache_, s, g);
+  key_pool(cache_, s, g, dt);
   auto& e = cache_.get<PoolEntry>([&] {
     return guarded_build(op, cache_.current_key(), [&] {
-      auto hint = pool_forward_pd(s, g, base_attr(), engine_);
-      dnnl::pooling_backward::desc desc(pool_alg(g.kind), f32_md({s.n, s.c, s.ih, s.iw}, tag::nhwc),
-                                        f32_md({s.n, s.c, s.oh, s.ow}, tag::nhwc), {g.stride_h, g.stride_w},
+      auto hint = pool_forward_pd(s, g, dt, base_attr(), engine_);
+      dnnl::pooling_backward::desc desc(pool_alg(g.kind), typed_md({s.n, s.c, s.ih, s.iw}, dt, tag::nhwc),
+                                        typed_md({s.n, s.c, s.oh, s.ow}, dt, tag::nhwc), {g.stride_h, g.stride_w},
                                         {g.pool_h, g.pool_w}, {g.pad_top, g.pad_left}, {g.pad_bottom, g.pad_right});
       dnnl::pooling_backward::primitive_desc pd(desc, base_attr(), engine_, hint);
       auto entry = std::make_unique<PoolEntry>();
