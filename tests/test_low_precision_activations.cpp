@@ -5,8 +5,10 @@
 // "bfloat16" cases again with oneDNN held to AVX2, where activations stay float32.
 #include <doctest/doctest.h>
 
+#include <atomic>
 #include <cmath>
 #include <limits>
+#include <memory>
 #include <string>
 #include <vector>
 
@@ -69,7 +71,8 @@ class DTypeProbe : public K::Layer {
     seen_backward = grads.at(0).dtype();
     return grads;
   }
-  K::DType seen_forward = K::DType::int64, asked_output = K::DType::int64, seen_backward = K::DType::int64;
+  // Atomic: replicas call one layer from their own threads.
+  std::atomic<K::DType> seen_forward{K::DType::int64}, asked_output{K::DType::int64}, seen_backward{K::DType::int64};
 
  private:
   LowPrecisionIO io_;
@@ -210,15 +213,17 @@ TEST_CASE("mixed_bfloat16 graph: 16-bit activations only between layers that tak
   MESSAGE("bfloat16 activations between layers here: " << std::string(kept ? "yes" : "no, float32"));
   const K::Tensor x = random_tensor({6, 8, 8, 1}, 20);
   const K::Tensor y = K::Tensor::from_vector({6}, std::vector<std::int32_t>{0, 1, 2, 0, 1, 2});
-  // Conv2D -> probe -> Flatten -> Dense -> Dense, the probe made under `probe_policy`.
-  auto run = [&](K::Layer::LowPrecisionIO io, const std::string& probe_policy) {
+  // Conv2D -> probe -> Flatten -> Dense -> Dense, the probe made under `probe_policy`; or with
+  // `probe_first` the probe straight after the (float32) Input.
+  auto run = [&](K::Layer::LowPrecisionIO io, const std::string& probe_policy, bool probe_first = false) {
     MP::set_global_policy("mixed_bfloat16");
     K::set_random_seed(3);
     auto in = K::Input({8, 8, 1});
-    auto h = K::layers::Conv2D(4, 3, {.activation = "relu"})(in);
     auto probe = std::make_shared<DTypeProbe>(io);
     probe->set_dtype_policy(probe_policy);
-    h = K::layers::Flatten()((*probe)(h));
+    auto conv = K::layers::Conv2D(4, 3, {.activation = "relu"});
+    auto h = probe_first ? (*conv)((*probe)(in)) : (*probe)((*conv)(in));
+    h = K::layers::Flatten()(h);
     K::Model model(in, K::layers::Dense(3)(K::layers::Dense(8, {.activation = "relu"})(h)));
     MP::set_global_policy("float32");
     model.compile({.optimizer = "sgd", .loss = K::losses::SparseCategoricalCrossentropy({.from_logits = true})});
@@ -242,7 +247,14 @@ TEST_CASE("mixed_bfloat16 graph: 16-bit activations only between layers that tak
   SUBCASE("a float32 layer sees float32") {
     auto probe = run(K::Layer::LowPrecisionIO::same_as_output, "float32");
     CHECK(probe->seen_forward == K::DType::float32);
+    CHECK(probe->asked_output == K::DType::float32);
     CHECK(probe->seen_backward == K::DType::float32);
+  }
+  SUBCASE("a layer that passes its input's dtype on stays float32 after a float32 one (no cast of its input)") {
+    auto probe = run(K::Layer::LowPrecisionIO::same_as_output, "mixed_bfloat16", true);
+    CHECK(probe->seen_forward == K::DType::float32);
+    CHECK(probe->asked_output == K::DType::float32);
+    CHECK(probe->seen_backward == K::DType::int64);  // nothing to train before it: no backward
   }
 }
 
@@ -258,12 +270,15 @@ TEST_CASE("mixed_bfloat16 training with a branch: 16-bit gradients summed, a los
       return c[1] > c[0] ? 1 : 0;
     }();
   const K::Tensor y = K::Tensor::from_vector({64}, labels);
-  // One convolution feeding two Dense branches: its output gradient is the sum of two.
+  // One convolution feeding two Dense branches: its output gradient is the sum of two. The
+  // probe between them shows the dtypes.
+  std::shared_ptr<DTypeProbe> probe;
   auto train = [&](const std::string& policy, K::distribute::Strategy strategy) {
     MP::set_global_policy(policy);
     K::set_random_seed(8);
     auto in = K::Input({6, 6, 2});
-    auto h = K::layers::Flatten()(K::layers::Conv2D(6, 3, {.activation = "relu"})(in));
+    probe = std::make_shared<DTypeProbe>(K::Layer::LowPrecisionIO::same_as_output);
+    auto h = K::layers::Flatten()((*probe)(K::layers::Conv2D(6, 3, {.activation = "relu"})(in)));
     auto a = K::layers::Dense(8, {.activation = "relu"})(h);
     auto b = K::layers::Dense(8)(h);
     K::Model model(in, K::layers::Dense(2)(K::layers::Concatenate()({a, b})));
@@ -277,6 +292,9 @@ TEST_CASE("mixed_bfloat16 training with a branch: 16-bit gradients summed, a los
   };
   auto [f32, f32_losses] = train("float32", K::distribute::OneDeviceStrategy());
   auto [bf16, bf16_losses] = train("mixed_bfloat16", K::distribute::OneDeviceStrategy());
+  const bool kept = K::make_cpu_backend(1)->low_precision_activations(K::DType::bfloat16);
+  CHECK(probe->seen_forward == (kept ? K::DType::bfloat16 : K::DType::float32));
+  CHECK(probe->seen_backward == (kept ? K::DType::bfloat16 : K::DType::float32));
   auto [two, two_losses] = train("mixed_bfloat16", K::distribute::MirroredStrategy<>(2));
   CHECK(bf16_losses.back() < 0.5 * bf16_losses.front());
   CHECK(std::fabs(bf16_losses.back() - f32_losses.back()) < 0.1 * f32_losses.back() + 0.02);

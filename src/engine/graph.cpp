@@ -174,7 +174,9 @@ Tensor in_dtype(Backend& backend, const Tensor& t, DType dtype) {
 // taking it reads that dtype without a cast: an `any` layer of the same compute dtype, or a
 // `same_as_output` one that outputs 16 bits itself (so a pooling layer before a float32 one
 // works in float32 rather than after a cast). Consumers come later in nodes_, so one backward
-// walk decides.
+// walk decides that. A `same_as_output` layer whose input arrives in float32 (after a model
+// Input, BatchNormalization, Dropout) stays float32 too, rather than casting its larger input:
+// a forward walk settles that, and only widens (its producers were float32 already).
 std::vector<DType> Graph::activation_dtypes(Backend& backend) const {
   std::vector<DType> dtypes(nodes_.size(), DType::float32);
   for (std::size_t i = nodes_.size(); i-- > 0;) {
@@ -191,9 +193,17 @@ std::vector<DType> Graph::activation_dtypes(Backend& backend) const {
     });
     if (consumers_take_it) dtypes[i] = dt;
   }
+  for (std::size_t i = 0; i < nodes_.size(); ++i) {
+    if (dtypes[i] == DType::float32 || nodes_[i]->layer->low_precision_io() != Layer::LowPrecisionIO::same_as_output)
+      continue;
+    for (const KerasTensor& in : nodes_[i]->inputs)
+      if (dtypes[index_of_.at(in.node().get())] != dtypes[i]) dtypes[i] = DType::float32;
+  }
   return dtypes;
 }
 
+// For a `none` layer this casts only 16-bit model Inputs (the plan gives it no 16-bit producer),
+// as Keras autocasts a layer's floating inputs to its compute dtype.
 std::vector<Tensor> Graph::inputs_as_taken(ReplicaContext& ctx, const Node& node, DType output_dtype,
                                            std::vector<Tensor> inputs) const {
   const auto io = node.layer->low_precision_io();

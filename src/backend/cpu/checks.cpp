@@ -16,6 +16,13 @@ void require_float(const Tensor& t, const char* op, const char* arg) {
                                  dtype_name(t.dtype())));
 }
 
+void require_same_dtype(const Tensor& a, const char* a_name, const Tensor& b, const char* b_name, const char* op,
+                        const char* what) {
+  if (a.dtype() != b.dtype())
+    throw ShapeError(fmt::format("{}: `{}` is {} but `{}` is {}; {}", op, a_name, dtype_name(a.dtype()), b_name,
+                                 dtype_name(b.dtype()), what));
+}
+
 void prepare_output(Tensor& t, const Shape& shape, const char* op, const char* arg) {
   if (!t.defined()) {
     t = Tensor(shape, DType::float32, Device{});

@@ -16,6 +16,9 @@ using op_shapes::require_same_shape;
 
 // Defined, on the host and float32.
 void require_float(const Tensor& t, const char* op, const char* arg);
+// Two tensors of one dtype (mixed precision's 16-bit activations: `what` says why they must).
+void require_same_dtype(const Tensor& a, const char* a_name, const Tensor& b, const char* b_name, const char* op,
+                        const char* what);
 // An output: allocated as float32 `shape` when undefined, otherwise it must have that shape.
 void prepare_output(Tensor& t, const Shape& shape, const char* op, const char* arg);
 void prepare_output(Tensor& t, std::initializer_list<std::int64_t> shape, const char* op, const char* arg);

@@ -65,7 +65,7 @@ Tensor strided_pixels(const Tensor& x, const ConvShape& s, const Conv2DGeometry&
   const std::size_t width = dtype_size(x.dtype()), row_bytes = static_cast<std::size_t>(s.ic) * width;
   const char* src = static_cast<const char*>(x.raw());
   char* dst = static_cast<char*>(out.raw());
-  // One output pixel (C floats) per iteration, blocks of about kElementGrain floats per thread.
+  // One output pixel (C values) per iteration, blocks of about kElementGrain floats per thread.
   parallel_for(s.n * s.oh * s.ow, std::max<std::int64_t>(1, kElementGrain / s.ic), [&](std::int64_t b, std::int64_t e) {
     for (std::int64_t p = b; p < e; ++p) {
       const std::int64_t j = p % s.ow, i = p / s.ow % s.oh, n = p / (s.ow * s.oh);
@@ -300,9 +300,7 @@ void CpuBackend::conv2d_backward(ActivationKind act, const Tensor& x, const Tens
   } else {
     require_activation(y, op, "y");
     op_shapes::require_same_shape(y, "y", dy, "dy", op);
-    if (y.dtype() != dy.dtype())
-      throw ShapeError(fmt::format("{}: y is {} but dy is {}; a gradient has its activation's dtype", op,
-                                   dtype_name(y.dtype()), dtype_name(dy.dtype())));
+    require_same_dtype(y, "y", dy, "dy", op, "a gradient has its activation's dtype");
     auto* out = static_cast<std::uint16_t*>(fused_dz_.bytes(static_cast<std::size_t>(dy.numel()) * 2));
     if (y.dtype() == DType::float32)
       relu_backward_narrow(y.data<float>(), dy.data<float>(), out, compute_dtype(), dy.numel());

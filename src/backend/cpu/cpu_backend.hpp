@@ -219,6 +219,7 @@ class CpuBackend final : public Backend {
   ScratchBuffer operand_b_;
   ScratchBuffer fused_dz_;                  // conv2d_backward's 16-bit dz, read by both of its convolutions
   int native_bf16_ = -1, native_f16_ = -1;  // native_compute's probes: -1 not yet, 0 no, 1 yes
+  int native_bf16_activations_ = -1, native_f16_activations_ = -1;  // low_precision_activations' probes
   std::string native_bf16_kernel_, native_f16_kernel_;
   std::vector<double> partials_;  // chunk partials of fixed-order reductions
   std::vector<double> sums_;

@@ -2,8 +2,8 @@
 // matmul with transposes expressed as strides, and the bias-gradient reduction.
 #include <fmt/format.h>
 
+#include <algorithm>
 #include <cstring>
-#include <vector>
 
 #include "backend/cpu/checks.hpp"
 #include "backend/cpu/cpu_backend.hpp"
@@ -161,14 +161,17 @@ void CpuBackend::sum_to_last_axis(const Tensor& x, Tensor& out, bool accumulate)
         for (std::int64_t c = 0; c < C; ++c) acc[c] += row[c];
       }
     });
-  } else {  // 16-bit rows (a mixed-precision bias gradient), widened one at a time
+  } else {  // 16-bit rows (a mixed-precision bias gradient), widened a tile at a time
     const auto* px = static_cast<const std::uint16_t*>(x.raw());
     chunked_row_sums(rows, C, C, partials_, sums_.data(), [&](std::int64_t r0, std::int64_t r1, double* acc) {
-      std::vector<float> row(static_cast<std::size_t>(C));
-      for (std::int64_t r = r0; r < r1; ++r) {
-        widen_floats(px + r * C, x.dtype(), row.data(), C);
-        for (std::int64_t c = 0; c < C; ++c) acc[c] += row[static_cast<std::size_t>(c)];
-      }
+      constexpr std::int64_t kTile = 256;
+      float tile[kTile];
+      for (std::int64_t r = r0; r < r1; ++r)
+        for (std::int64_t c0 = 0; c0 < C; c0 += kTile) {
+          const std::int64_t m = std::min(kTile, C - c0);
+          widen_floats(px + r * C + c0, x.dtype(), tile, m);
+          for (std::int64_t c = 0; c < m; ++c) acc[c0 + c] += tile[c];
+        }
     });
   }
   float* po = out.data<float>();

@@ -111,9 +111,8 @@ void CpuBackend::activation_backward(ActivationKind act, const Tensor& y, const 
     require_activation(y, op, "y");
     require_activation(dy, op, "dy");
     prepare_activation(dx, y.shape(), dy.dtype(), op, "dx");
-    if (y.dtype() != dy.dtype() || dx.dtype() != dy.dtype())
-      throw ShapeError(fmt::format("{}: y, dy and dx must share a dtype, got {}, {} and {}", op, dtype_name(y.dtype()),
-                                   dtype_name(dy.dtype()), dtype_name(dx.dtype())));
+    require_same_dtype(y, "y", dy, "dy", op, "a gradient has its activation's dtype");
+    require_same_dtype(dy, "dy", dx, "dx", op, "a gradient has its activation's dtype");
   } else {
     require_float(y, op, "y");
     require_float(dy, op, "dy");

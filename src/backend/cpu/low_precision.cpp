@@ -51,6 +51,38 @@ void round_to(const float* src, float* dst, DType dtype, std::int64_t n) {
   parallel_for(n, kElementGrain, [&](std::int64_t b, std::int64_t e) { round_floats(src + b, dst + b, dtype, e - b); });
 }
 
+// Whether oneDNN has real (not reference) kernels for what 16-bit activations add to
+// native_compute's probe: matmul and convolution writing `dt`, the convolution's backward data
+// pass writing it, and max pooling both ways in it.
+bool native_activation_kernels(dnnl::memory::data_type dt, const dnnl::engine& engine) {
+  using dnnl::algorithm;
+  using dnnl::prop_kind;
+  try {
+    const dnnl::memory::desc a({256, 256}, dt, tag::ab);
+    dnnl::matmul::primitive_desc mm(dnnl::matmul::desc(a, a, a), engine);
+    const dnnl::memory::desc src({32, 16, 14, 14}, dt, tag::nhwc), wei({16, 16, 3, 3}, dt, tag::any),
+        dst({32, 16, 12, 12}, dt, tag::nhwc), pooled({32, 16, 7, 7}, dt, tag::nhwc);
+    const dnnl::memory::dims one{1, 1}, zero{0, 0}, two{2, 2};
+    dnnl::convolution_forward::primitive_desc fwd(
+        dnnl::convolution_forward::desc(prop_kind::forward_training, algorithm::convolution_direct, src, wei, dst, one,
+                                        zero, zero),
+        engine);
+    dnnl::convolution_backward_data::primitive_desc bwd(
+        dnnl::convolution_backward_data::desc(algorithm::convolution_direct, src, wei, dst, one, zero, zero), engine,
+        fwd);
+    dnnl::pooling_forward::primitive_desc pool(
+        dnnl::pooling_forward::desc(prop_kind::forward_training, algorithm::pooling_max, src, pooled, two, two, zero,
+                                    zero),
+        engine);
+    dnnl::pooling_backward::primitive_desc pool_bwd(
+        dnnl::pooling_backward::desc(algorithm::pooling_max, src, pooled, two, two, zero, zero), engine, pool);
+    for (const std::string& impl :
+         {mm.impl_info_str(), fwd.impl_info_str(), bwd.impl_info_str(), pool.impl_info_str(), pool_bwd.impl_info_str()})
+      if (impl.find("ref") != std::string::npos) return false;
+    return true;
+  } catch (const dnnl::error&) { return false; }
+}
+
 }  // namespace
 
 void CpuBackend::cast(const Tensor& x, DType dtype, Tensor& y) {
@@ -109,13 +141,17 @@ std::string CpuBackend::compute_path(DType dtype) {
 }
 
 bool CpuBackend::low_precision_activations(DType dtype) {
-  // KERASCPP_LOW_PRECISION_ACTIVATIONS=0 keeps float32 between layers (for comparisons).
+  // KERASCPP_LOW_PRECISION_ACTIVATIONS=0 keeps float32 between layers (for comparisons); read
+  // once per process, any other value leaves the default.
   static const bool allowed = [] {
     const char* v = std::getenv("KERASCPP_LOW_PRECISION_ACTIVATIONS");
     return !(v && std::string(v) == "0");
   }();
   // Emulated 16-bit compute runs float32 kernels, which would need every activation widened again.
-  return allowed && is_low_precision(dtype) && native_compute(dtype);
+  if (!allowed || !is_low_precision(dtype) || !native_compute(dtype)) return false;
+  int& known = dtype == DType::bfloat16 ? native_bf16_activations_ : native_f16_activations_;
+  if (known < 0) known = native_activation_kernels(dnnl_type_of(dtype), engine_) ? 1 : 0;
+  return known == 1;
 }
 
 void CpuBackend::require_activation(const Tensor& t, const char* op, const char* arg) {

@@ -44,11 +44,7 @@ void key_pool(PrimitiveCache& cache, const PoolShape& s, const Pool2DGeometry& g
                g.pad_left, g.pad_bottom, g.pad_right, static_cast<int>(dt));
 }
 
-void require_same_dtype(const Tensor& a, const char* a_name, const Tensor& b, const char* b_name, const char* op) {
-  if (a.dtype() != b.dtype())
-    throw ShapeError(fmt::format("{}: `{}` is {} but `{}` is {}; pooling keeps its input's dtype", op, a_name,
-                                 dtype_name(a.dtype()), b_name, dtype_name(b.dtype())));
-}
+constexpr const char* kKeepsDtype = "pooling keeps its input's dtype";
 
 // max_pool_mark_nan for 16-bit x and y, through float32 copies (NaN inputs are rare).
 void max_pool_mark_nan_16(Backend& backend, const Tensor& x, const PoolShape& s, const Pool2DGeometry& g, Tensor& y) {
@@ -67,7 +63,7 @@ void CpuBackend::pool2d_forward(const Tensor& x, const Pool2DGeometry& g, Tensor
   require_activation(x, op, "x");
   PoolShape s = pool_shape(x, g, op);
   prepare_activation(y, {s.n, s.oh, s.ow, s.c}, x.dtype(), op, "y");
-  require_same_dtype(x, "x", y, "y", op);
+  require_same_dtype(x, "x", y, "y", op, kKeepsDtype);
   if (y.numel() == 0) return;
 
   const auto dt = dnnl_type_of(x.dtype());
@@ -112,8 +108,8 @@ void CpuBackend::pool2d_backward(const Tensor& dy, const Tensor& x, const Pool2D
   PoolShape s = pool_shape(x, g, op);
   op_shapes::check_pool_dy(dy, x, s, op);
   prepare_activation(dx, x.shape(), x.dtype(), op, "dx");
-  require_same_dtype(x, "x", dy, "dy", op);
-  require_same_dtype(x, "x", dx, "dx", op);
+  require_same_dtype(x, "x", dy, "dy", op, kKeepsDtype);
+  require_same_dtype(x, "x", dx, "dx", op, kKeepsDtype);
   if (dx.numel() == 0) return;
   if (dy.numel() == 0) {
     std::memset(dx.raw(), 0, dx.nbytes());
