@@ -1,8 +1,9 @@
 """`.keras` archives both ways with Python Keras 3: what kerascpp's Model::save writes, Keras'
 load_model rebuilds and predicts the same; what Keras' model.save writes, kerascpp's load_model
 rebuilds and predicts the same. Models: an MLP (Sequential), a CNN with BatchNormalization, L2 and
-a frozen layer, a branching functional model with a shared layer, and the Transformer example with
-its custom layer (custom_objects in Keras, register_layer_class in kerascpp)."""
+a frozen layer, a branching functional model with a shared layer, the Transformer example with its
+custom layer (custom_objects in Keras, register_layer_class in kerascpp) and the NCF example's
+NeuMF (two int32 id inputs, embeddings, Multiply and Concatenate)."""
 import json
 import os
 import subprocess
@@ -173,20 +174,34 @@ class EmbeddingSharedWeights(keras.layers.Layer):
         return {**super().get_config(), "vocab_size": self.vocab_size, "hidden_size": self.hidden_size}
 
 
-def test_transformer_with_a_custom_layer_both_ways(tmp_path):
-    """kerascpp's Transformer archive loads in Keras with the custom layer given in custom_objects and
-    predicts the same; Keras saves it again, and kerascpp (its layer registered) loads that archive
-    and predicts the same."""
-    _tool("save", "transformer", tmp_path)
+def _both_ways_on_ids(tmp_path, kind, custom_objects=None):
+    """kerascpp's archive of a model on int32 ids loads in Keras and predicts the same; Keras saves it
+    again, and kerascpp loads that archive and predicts the same. Returns Keras' model and the config
+    kerascpp read back."""
+    _tool("save", kind, tmp_path)
     shapes = json.loads((tmp_path / "shapes.json").read_text())
-    ids = [np.fromfile(tmp_path / f"ids{i}.i32", dtype="<i4").reshape(shapes["ids"]) for i in range(3)]
+    paths = [tmp_path / f"ids{i}.i32" for i in range(shapes["inputs"])]
+    ids = [np.fromfile(path, dtype="<i4").reshape(shapes["ids"]) for path in paths]
     y = _read(tmp_path / "y.f32", shapes["y"])
-    model = keras.models.load_model(tmp_path / "model.keras",
-                                    custom_objects={"EmbeddingSharedWeights": EmbeddingSharedWeights})
-    assert any(isinstance(layer, EmbeddingSharedWeights) for layer in model.layers)
+    model = keras.models.load_model(tmp_path / "model.keras", custom_objects=custom_objects)
     np.testing.assert_allclose(model.predict(ids, verbose=0), y, rtol=1e-5, atol=1e-5)
     model.save(tmp_path / "keras.keras")
-    config = json.loads(_tool("load_ids", tmp_path / "keras.keras", tmp_path / "y2.f32", *shapes["ids"],
-                              *(tmp_path / f"ids{i}.i32" for i in range(3))))
-    assert "EmbeddingSharedWeights" in {layer["class_name"] for layer in config["config"]["layers"]}
+    config = json.loads(_tool("load_ids", tmp_path / "keras.keras", tmp_path / "y2.f32", *shapes["ids"], *paths))
     np.testing.assert_allclose(_read(tmp_path / "y2.f32", y.shape), y, rtol=1e-5, atol=1e-5)
+    return model, config
+
+
+def test_transformer_with_a_custom_layer_both_ways(tmp_path):
+    """The custom layer goes to Keras in custom_objects and comes back registered in kerascpp."""
+    model, config = _both_ways_on_ids(tmp_path, "transformer",
+                                      {"EmbeddingSharedWeights": EmbeddingSharedWeights})
+    assert any(isinstance(layer, EmbeddingSharedWeights) for layer in model.layers)
+    assert "EmbeddingSharedWeights" in {layer["class_name"] for layer in config["config"]["layers"]}
+
+
+def test_ncf_both_ways(tmp_path):
+    """The NCF example's NeuMF: its four embedding tables, Multiply and the two id inputs by name."""
+    model, config = _both_ways_on_ids(tmp_path, "ncf")
+    assert [t.name for t in model.inputs] == ["user_id", "item_id"]
+    assert sum(isinstance(layer, keras.layers.Embedding) for layer in model.layers) == 4
+    assert {"Multiply", "Concatenate", "Embedding"} <= {layer["class_name"] for layer in config["config"]["layers"]}

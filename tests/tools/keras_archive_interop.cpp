@@ -8,10 +8,11 @@
 //       load_model(model.keras), predicts on x.f32 of batch shape (d0, d1, ...) and writes out.f32;
 //       prints the model's to_json() on stdout, with "kerascpp_compiled" (optimizer, learning
 //       rate, metrics names) added when the archive's compile_config compiled it.
-//   keras_archive_interop save transformer <dir>
-//       the Transformer example (a custom layer: its shared embedding) with fixed pseudo-random
-//       weights: <dir>/model.keras, its three int32 inputs <dir>/ids0.i32 .. ids2.i32 (2 x 4) and
-//       <dir>/y.f32, the shapes in <dir>/shapes.json.
+//   keras_archive_interop save transformer|ncf <dir>
+//       the Transformer example (a custom layer: its shared embedding) or a small NeuMF (the NCF
+//       example) with fixed pseudo-random weights: <dir>/model.keras, its int32 inputs
+//       <dir>/ids0.i32, ids1.i32, ... (Transformer: three of 2 x 4; NCF: user and item ids, 5 x 1)
+//       and <dir>/y.f32, the shapes and the number of inputs in <dir>/shapes.json.
 //   keras_archive_interop load_ids <model.keras> <out.f32> <rows> <cols> <ids.i32> ...
 //       load_model (the Transformer's layer registered) and predicts on int32 inputs [rows, cols].
 //   The mlp kind is compiled (Adam(0.003, beta_1 = 0.85)) and trained one step before saving;
@@ -20,6 +21,7 @@
 // Errors: stderr, exit status 1.
 #include <kerascpp/kerascpp.hpp>
 
+#include "../../examples/ncf_model.hpp"
 #include "../../examples/transformer_model.hpp"
 #include "tool_io.hpp"
 
@@ -107,24 +109,34 @@ void set_pseudo_random_weights(K::Model& model, bool positive_vectors) {
   model.set_weights(weights);
 }
 
-int save_transformer(const fs::path& dir) {
-  namespace T = examples::transformer;
-  const T::Params p = T::micro_params();
+// NCF's ids: 5 (user, item) pairs of a NeuMF with 7 users, 6 items, mf_dim 3, layers 8-4.
+std::vector<K::Tensor> ncf_ids() {
+  return {K::Tensor::from_vector({5, 1}, std::vector<std::int32_t>{0, 6, 3, 3, 1}),
+          K::Tensor::from_vector({5, 1}, std::vector<std::int32_t>{5, 0, 2, 4, 4})};
+}
+
+// The models that take int32 ids: the Transformer or the NCF example.
+int save_ids_model(const std::string& kind, const fs::path& dir) {
   K::set_random_seed(1);
-  K::Model model = T::build_transformer(p, 4, 3).model;
+  K::Model model =
+      kind == "transformer"
+          ? examples::transformer::build_transformer(examples::transformer::micro_params(), 4, 3).model
+          : examples::neumf_model(
+                {.num_users = 7, .num_items = 6, .mf_dim = 3, .layers = {8, 4}, .mlp_regularization = {0.0, 0.0}});
   set_pseudo_random_weights(model, false);
-  const std::vector<K::Tensor> ids = transformer_ids();
+  const std::vector<K::Tensor> ids = kind == "transformer" ? transformer_ids() : ncf_ids();
   K::Tensor y = model.predict_on_batch(ids);
   model.save((dir / "model.keras").string());
   for (std::size_t i = 0; i < ids.size(); ++i) write_i32(dir / ("ids" + std::to_string(i) + ".i32"), ids[i]);
   write_f32(dir / "y.f32", y.to_vector());
-  std::ofstream(dir / "shapes.json") << "{\"ids\": [2, 4], \"y\": " << json_list({y.shape().begin(), y.shape().end()})
-                                     << "}\n";
+  std::ofstream(dir / "shapes.json") << "{\"ids\": " << json_list({ids[0].shape().begin(), ids[0].shape().end()})
+                                     << ", \"inputs\": " << ids.size()
+                                     << ", \"y\": " << json_list({y.shape().begin(), y.shape().end()}) << "}\n";
   return 0;
 }
 
 int save(const std::string& kind, const fs::path& dir) {
-  if (kind == "transformer") return save_transformer(dir);
+  if (kind == "transformer" || kind == "ncf") return save_ids_model(kind, dir);
   K::Model model = build(kind);
   set_pseudo_random_weights(model, kind == "cnn_bn");
   K::Shape shape = kExampleShapes.at(kind);
