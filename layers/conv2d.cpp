@@ -90,12 +90,15 @@ std::vector<Tensor> Conv2DLayer::backward(ReplicaContext& ctx, const std::vector
   Conv2DGeometry g = geometry_for(in[0].dim(1), in[0].dim(2));
   // No input gradient for e.g. the first layer (nothing upstream to train): dx stays undefined.
   Tensor dx = st.need_input_grads ? Tensor(in[0].shape(), in[0].dtype()) : Tensor();
-  ctx.backend->conv2d_backward(activation_, in[0], out[0], grads[0], kernel_->value(r), g, kernel_->grad(r), db, !first,
-                               dx);
+  // The max pooling after this layer may have applied the ReLU's backward already.
+  const ActivationKind act = st.output_grad_past_relu ? ActivationKind::linear : activation_;
+  ctx.backend->conv2d_backward(act, in[0], out[0], grads[0], kernel_->value(r), g, kernel_->grad(r), db, !first, dx);
   return {dx};
 }
 
 Layer::LowPrecisionIO Conv2DLayer::low_precision_io() const { return detail::product_low_precision_io(activation_); }
+
+bool Conv2DLayer::ends_in_relu() const { return activation_ == ActivationKind::relu; }
 
 std::string Conv2DLayer::config_json() const {
   detail::Json config = {{"name", name()},

@@ -58,11 +58,13 @@ std::vector<Tensor> Pooling2DLayer::forward(ReplicaContext& ctx, const std::vect
 }
 
 std::vector<Tensor> Pooling2DLayer::backward(ReplicaContext& ctx, const std::vector<Tensor>& in,
-                                             const std::vector<Tensor>&, const std::vector<Tensor>& grads,
+                                             const std::vector<Tensor>& out, const std::vector<Tensor>& grads,
                                              LayerState& st) {
   Pool2DGeometry g = geometry_for(in[0].dim(1), in[0].dim(2));
   Tensor dx(in[0].shape(), in[0].dtype());
-  ctx.backend->pool2d_backward(grads[0], in[0], g, st.saved.at(0), dx);
+  if (st.input_grad_through_relu)  // the producer's ReLU backward, moved here (LayerState)
+    ctx.backend->pool2d_backward_through_relu(grads[0], in[0], out[0], g, st.saved.at(0), dx);
+  else ctx.backend->pool2d_backward(grads[0], in[0], g, st.saved.at(0), dx);
   return {dx};
 }
 

@@ -178,6 +178,13 @@ class Backend {
   virtual void pool2d_forward(const Tensor& x, const Pool2DGeometry& g, Tensor& y, Tensor& workspace) = 0;
   virtual void pool2d_backward(const Tensor& dy, const Tensor& x, const Pool2DGeometry& g, const Tensor& workspace,
                                Tensor& dx) = 0;
+  // pool2d_backward followed by relu's activation_backward on its result, for a max pooling
+  // whose input x is the output of a ReLU (y is the pooling's output): dx = relu'(x) * dpool.
+  // Each window sends its gradient to its argmax, whose x equals the window's y, so the ReLU can
+  // mask dy by y > 0 before the pooling's backward instead, on 1/(pool_h*pool_w) of the elements
+  // (exact while y holds no NaN). This default runs the two ops as stated; the CPU masks first.
+  virtual void pool2d_backward_through_relu(const Tensor& dy, const Tensor& x, const Tensor& y, const Pool2DGeometry& g,
+                                            const Tensor& workspace, Tensor& dx);
 
   // ---- elementwise ----
   virtual void activation_forward(ActivationKind act, const Tensor& x, Tensor& y) = 0;  // softmax: last axis

@@ -55,6 +55,14 @@ struct LayerState {
   // The dtype forward() writes its outputs in: float32, or the 16-bit compute dtype where the
   // graph keeps activations in 16 bits (Layer::low_precision_io). Set by the graph.
   DType output_dtype = DType::float32;
+  // A ReLU's backward moved into the max pooling after it, set by the graph where a layer that
+  // ends in a ReLU (Layer::ends_in_relu) feeds only such a pooling (Layer::absorbs_input_relu_backward):
+  // on the producer, the gradient backward() receives has already been through its ReLU, so it
+  // skips the ReLU's backward; on the pooling, backward() applies that ReLU's backward to the
+  // gradient it returns (Backend::pool2d_backward_through_relu, which can do it at the pooled
+  // resolution: a quarter of the memory traffic for 2x2 windows).
+  bool output_grad_past_relu = false;
+  bool input_grad_through_relu = false;
 };
 
 class Layer : public std::enable_shared_from_this<Layer> {
@@ -123,6 +131,11 @@ class Layer : public std::enable_shared_from_this<Layer> {
   // true for layers with trainable variables; a custom layer that inspects its gradient (a
   // saliency probe, say) overrides it to return true.
   virtual bool needs_gradient() { return !trainable_variables().empty(); }
+  // The ReLU-into-max-pooling fusion (LayerState::output_grad_past_relu): whether forward()
+  // ends in a ReLU whose backward this layer skips when asked (Conv2D with activation "relu"),
+  // and whether backward() can apply its input's ReLU backward (MaxPooling2D).
+  virtual bool ends_in_relu() const { return false; }
+  virtual bool absorbs_input_relu_backward() const { return false; }
   // What each input must look like (Keras' layer.input_spec). With input_spec_for_each(), any
   // number of inputs each satisfying input_spec()[0]; otherwise exactly input_spec().size() inputs.
   // A layer that declares nothing takes any number of float32 inputs.

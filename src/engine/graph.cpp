@@ -61,6 +61,20 @@ Graph::Graph(const std::vector<KerasTensor>& inputs, const std::vector<KerasTens
     for (auto& in : nodes_[i]->inputs) consumers_[index_of_.at(in.node().get())].push_back(i);
   is_model_output_.assign(nodes_.size(), 0);
   for (auto& o : outputs) is_model_output_[index_of_.at(o.node().get())] = 1;
+  // The ReLU-into-max-pooling fusion (LayerState::output_grad_past_relu): a node that ends in a
+  // ReLU, has one output that the model does not output, and feeds one node, once, whose layer
+  // absorbs the ReLU's backward and takes that single input.
+  relu_backward_moved_.assign(nodes_.size(), 0);
+  relu_backward_taken_.assign(nodes_.size(), 0);
+  for (std::size_t i = 0; i < nodes_.size(); ++i) {
+    if (!nodes_[i]->layer->ends_in_relu() || is_model_output_[i] || nodes_[i]->output_shapes.size() != 1 ||
+        consumers_[i].size() != 1)
+      continue;
+    const std::size_t c = consumers_[i][0];
+    if (nodes_[c]->inputs.size() != 1 || !nodes_[c]->layer->absorbs_input_relu_backward()) continue;
+    relu_backward_moved_[i] = 1;
+    relu_backward_taken_[c] = 1;
+  }
   layers_ = keras_layer_order(nodes_, first_reached);
   std::unordered_map<const Layer*, int> index;
   for (std::size_t i = 0; i < layers_.size(); ++i) index[layers_[i].get()] = static_cast<int>(i);
@@ -248,6 +262,8 @@ std::vector<Tensor> Graph::forward(ReplicaContext& ctx, const std::vector<Tensor
     if (!any_mask) ls.input_masks.clear();
     ls.saved.clear();
     ls.output_dtype = dtypes[i];
+    ls.output_grad_past_relu = relu_backward_moved_[i] != 0;
+    ls.input_grad_through_relu = relu_backward_taken_[i] != 0;
     ins = inputs_as_taken(ctx, node, dtypes[i], std::move(ins));
     const ComputeDTypeScope compute(*ctx.backend, node.layer->compute_dtype());
     st.outputs[i] = node.layer->forward(ctx, ins, ls);

@@ -37,6 +37,7 @@ class Conv2DLayer : public Layer {
                                const std::vector<Tensor>& grads, LayerState& st) override;
   std::string config_json() const override;
   LowPrecisionIO low_precision_io() const override;  // any, with a linear or relu activation
+  bool ends_in_relu() const override;
 
  private:
   Conv2DGeometry geometry_for(std::int64_t height, std::int64_t width) const;

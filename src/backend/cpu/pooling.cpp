@@ -151,4 +151,26 @@ void CpuBackend::pool2d_backward(const Tensor& dy, const Tensor& x, const Pool2D
   run(e.pool);
 }
 
+void CpuBackend::pool2d_backward_through_relu(const Tensor& dy, const Tensor& x, const Tensor& y,
+                                              const Pool2DGeometry& g, const Tensor& workspace, Tensor& dx) {
+  enter();
+  const char* op = "pool2d_backward_through_relu";
+  require_activation(y, op, "y");
+  // The mask at the pooled resolution: each window's gradient goes to its argmax, whose input
+  // equals the window's output y, so (y > 0) is the ReLU's mask there, and a window whose y is
+  // not positive gives +0 (NaN for a NaN gradient) as the ReLU's backward would: the same bits.
+  // Not for a window holding a NaN: its y is NaN (pool2d_forward marks it) while oneDNN's argmax
+  // may be a number. Nor where windows overlap: two finite gradients summed at one input may
+  // overflow to Inf, which the ReLU's backward turns into NaN and the mask into 0. Nor for
+  // average pooling, which spreads its gradient. Those take the two ops as stated.
+  const bool disjoint = g.kind == PoolKind::max && g.stride_h >= g.pool_h && g.stride_w >= g.pool_w;
+  if (!disjoint ||
+      (y.dtype() == DType::float32 ? contains_nan(y.data<float>(), y.numel())
+                                   : contains_nan(static_cast<const std::uint16_t*>(y.raw()), y.dtype(), y.numel())))
+    return Backend::pool2d_backward_through_relu(dy, x, y, g, workspace, dx);
+  Tensor masked(dy.shape(), dy.dtype());
+  activation_backward(ActivationKind::relu, y, dy, masked);
+  pool2d_backward(masked, x, g, workspace, dx);
+}
+
 }  // namespace kerascpp::cpu

@@ -1,0 +1,179 @@
+// The ReLU-into-max-pooling fusion (LayerState::output_grad_past_relu,
+// Backend::pool2d_backward_through_relu): the CPU's mask at the pooled resolution gives what
+// pooling's backward followed by ReLU's gives, bit for bit, NaN included; the graph moves a
+// layer's ReLU backward into the max pooling it alone feeds and nowhere else; and a network
+// trained with it ends with the same bits as the one with the ReLU as a layer of its own.
+#include <doctest/doctest.h>
+
+#include <atomic>
+#include <cmath>
+#include <limits>
+#include <memory>
+#include <string>
+#include <vector>
+
+#include "bit_equal.hpp"
+#include "full_mantissa_tensor.hpp"
+#include "kerascpp/kerascpp.hpp"
+#include "kerascpp/testing.hpp"
+
+namespace K = kerascpp;
+
+namespace {
+
+K::Tensor cast(K::Backend& be, const K::Tensor& t, K::DType dtype) {
+  K::Tensor out;
+  be.cast(t, dtype, out);
+  return out;
+}
+
+void set(K::Tensor& t, std::int64_t i, float v) {
+  std::vector<float> values = t.to_vector();
+  values.at(static_cast<std::size_t>(i)) = v;
+  t = K::Tensor::from_vector(t.shape(), values);
+}
+
+// Passes its input through as a layer ending in a ReLU would, and records what the graph told
+// its backward.
+class ReluEndProbe : public K::Layer {
+ public:
+  ReluEndProbe() : K::Layer("relu_end_probe") {}
+  std::string class_name() const override { return "ReluEndProbe"; }
+  std::string config_json() const override { return R"({"name": "relu_end_probe"})"; }
+  bool ends_in_relu() const override { return true; }
+  bool needs_gradient() override { return true; }
+  std::vector<K::Shape> compute_output_shapes(const std::vector<K::Shape>& in) override { return {in.at(0)}; }
+  std::vector<K::Tensor> forward(K::ReplicaContext&, const std::vector<K::Tensor>& in, K::LayerState&) override {
+    return {in.at(0)};
+  }
+  std::vector<K::Tensor> backward(K::ReplicaContext&, const std::vector<K::Tensor>&, const std::vector<K::Tensor>&,
+                                  const std::vector<K::Tensor>& grads, K::LayerState& st) override {
+    grad_past_relu = st.output_grad_past_relu ? 1 : 0;
+    return grads;
+  }
+  std::atomic<int> grad_past_relu{-1};  // -1: backward never ran
+};
+
+}  // namespace
+
+TEST_CASE("pool2d_backward_through_relu equals pool2d_backward then relu's activation_backward, bit for bit") {
+  auto be = K::make_cpu_backend(2);
+  struct Case {
+    const char* name;
+    K::Pool2DGeometry g;
+    K::Shape x;
+  };
+  const Case cases[] = {
+      {"2x2 stride 2", {.pool_h = 2, .pool_w = 2, .stride_h = 2, .stride_w = 2}, {3, 8, 10, 16}},
+      {"3x3 stride 3, padded",
+       {.pool_h = 3, .pool_w = 3, .stride_h = 3, .stride_w = 3, .pad_bottom = 1, .pad_right = 2},
+       {2, 8, 7, 5}},
+      {"3x3 stride 2 (overlapping)",
+       {.pool_h = 3,
+        .pool_w = 3,
+        .stride_h = 2,
+        .stride_w = 2,
+        .pad_top = 1,
+        .pad_left = 1,
+        .pad_bottom = 1,
+        .pad_right = 1},
+       {2, 9, 9, 8}},
+      {"average 2x2", {.kind = K::PoolKind::average}, {2, 6, 6, 4}},
+  };
+  std::vector<K::DType> dtypes{K::DType::float32};
+  for (K::DType d : {K::DType::bfloat16, K::DType::float16})
+    if (be->low_precision_activations(d)) dtypes.push_back(d);
+  for (const Case& c : cases)
+    for (K::DType dtype : dtypes)
+      for (bool nan_input : {false, true}) {
+        CAPTURE(c.name);
+        CAPTURE(K::dtype_name(dtype));
+        CAPTURE(nan_input);
+        be->set_compute_dtype(dtype);
+        // x as a ReLU leaves it: about half zeros, so windows with ties at 0 and all-zero windows.
+        K::Tensor z = kerascpp_test::full_mantissa_tensor(c.x, 11);
+        if (nan_input) set(z, 7, std::numeric_limits<float>::quiet_NaN());
+        K::Tensor x32(c.x);
+        be->activation_forward(K::ActivationKind::relu, z, x32);
+        const K::Tensor x = dtype == K::DType::float32 ? x32 : cast(*be, x32, dtype);
+        K::Tensor y, workspace;
+        be->pool2d_forward(x, c.g, y, workspace);
+        // A NaN and an Inf among the gradients: the ReLU's backward gives NaN for both where it masks.
+        K::Tensor dy32 = kerascpp_test::full_mantissa_tensor(y.shape(), 12);
+        set(dy32, 1, std::numeric_limits<float>::quiet_NaN());
+        set(dy32, 4, std::numeric_limits<float>::infinity());
+        const K::Tensor dy = dtype == K::DType::float32 ? dy32 : cast(*be, dy32, dtype);
+
+        K::Tensor fused(x.shape(), dtype), stated(x.shape(), dtype), fallback(x.shape(), dtype);
+        be->pool2d_backward_through_relu(dy, x, y, c.g, workspace, fused);
+        be->pool2d_backward(dy, x, c.g, workspace, stated);
+        be->activation_backward(K::ActivationKind::relu, x, stated, stated);
+        be->K::Backend::pool2d_backward_through_relu(dy, x, y, c.g, workspace, fallback);
+        CHECK(kerascpp_test::bit_equal(fused, stated));
+        CHECK(kerascpp_test::bit_equal(fallback, stated));
+        be->set_compute_dtype(K::DType::float32);
+      }
+}
+
+TEST_CASE("the graph moves a ReLU's backward into the max pooling it alone feeds, and nowhere else") {
+  const K::Tensor x = kerascpp_test::full_mantissa_tensor({4, 6, 6, 2}, 3);
+  const K::Tensor labels = K::Tensor::from_vector({4}, std::vector<std::int32_t>{0, 1, 2, 1});
+  // Conv2D -> probe -> `after` -> Flatten -> Dense(3); with `branch`, the probe's output also
+  // feeds a Flatten -> Dense(3) whose logits are added.
+  auto grad_past_relu = [&](K::LayerRef after, bool branch) {
+    auto in = K::Input({6, 6, 2});
+    auto probe = std::make_shared<ReluEndProbe>();
+    auto p = (*probe)(K::layers::Conv2D(4, 3, {.padding = K::Padding::same})(in));
+    auto logits = K::layers::Dense(3)(K::layers::Flatten()((*after)(p)));
+    if (branch) logits = K::layers::Add()({logits, K::layers::Dense(3)(K::layers::Flatten()(p))});
+    K::Model model(in, logits);
+    model.compile({.optimizer = "sgd", .loss = K::losses::SparseCategoricalCrossentropy({.from_logits = true})});
+    model.train_on_batch(x, labels);
+    return probe->grad_past_relu.load();
+  };
+  CHECK(grad_past_relu(K::layers::MaxPooling2D(2), false) == 1);
+  CHECK(grad_past_relu(K::layers::MaxPooling2D(2), true) == 0);       // a second consumer
+  CHECK(grad_past_relu(K::layers::AveragePooling2D(2), false) == 0);  // not a max pooling
+  CHECK(grad_past_relu(K::layers::Dropout(0.5), false) == 0);         // not a pooling
+}
+
+TEST_CASE("Conv2D(relu) -> MaxPooling2D trains to the same bits as Conv2D -> Activation(relu) -> MaxPooling2D") {
+  const K::Tensor x = kerascpp_test::full_mantissa_tensor({16, 12, 12, 2}, 5);
+  std::vector<std::int32_t> labels(16);
+  for (std::size_t i = 0; i < labels.size(); ++i) labels[i] = static_cast<std::int32_t>(i % 3);
+  const K::Tensor y = K::Tensor::from_vector({16}, labels);
+  // Two conv-relu-pool stages, the second pooling padded (4x4 windows at stride 4 on 6x6, "same":
+  // one row and column of padding on each side); `separate`: each ReLU as its own layer.
+  auto build = [&](bool separate) {
+    auto in = K::Input({12, 12, 2});
+    auto stage = [&](K::KerasTensor h, int filters, K::LayerRef pool) {
+      if (separate) h = K::layers::Activation("relu")(K::layers::Conv2D(filters, 3, {.padding = K::Padding::same})(h));
+      else h = K::layers::Conv2D(filters, 3, {.padding = K::Padding::same, .activation = "relu"})(h);
+      return (*pool)(h);
+    };
+    auto h = stage(in, 6, K::layers::MaxPooling2D(2));
+    h = stage(h, 8, K::layers::MaxPooling2D(4, {.strides = 4, .padding = K::Padding::same}));
+    return K::Model(in, K::layers::Dense(3)(K::layers::Flatten()(h)));
+  };
+  for (int replicas : {1, 2}) {
+    CAPTURE(replicas);
+    K::set_random_seed(21);
+    K::Model fused = build(false);
+    K::Model separate = build(true);
+    separate.set_weights(fused.get_weights());
+    for (K::Model* m : {&fused, &separate})
+      m->compile({.optimizer = K::optimizers::Adam(0.01),
+                  .loss = K::losses::SparseCategoricalCrossentropy({.from_logits = true}),
+                  .distribute = K::distribute::MirroredStrategy<>(replicas)});
+    std::vector<double> losses;
+    for (int step = 0; step < 5; ++step) {
+      const double a = fused.train_on_batch(x, y)["loss"], b = separate.train_on_batch(x, y)["loss"];
+      CHECK(a == b);
+      losses.push_back(a);
+    }
+    CHECK(losses.back() < losses.front());
+    const auto wf = fused.get_weights(), ws = separate.get_weights();
+    REQUIRE(wf.size() == ws.size());
+    for (std::size_t i = 0; i < wf.size(); ++i) CHECK(kerascpp_test::bit_equal(wf[i], ws[i]));
+  }
+}
