@@ -8,6 +8,7 @@
 #include <cstdlib>
 #include <cstring>
 #include <string>
+#include <string_view>
 
 #include "backend/cpu/checks.hpp"
 #include "backend/cpu/cpu_backend.hpp"
@@ -76,7 +77,7 @@ bool native_activation_kernels(dnnl::memory::data_type dt, const dnnl::engine& e
         engine);
     dnnl::pooling_backward::primitive_desc pool_bwd(
         dnnl::pooling_backward::desc(algorithm::pooling_max, src, pooled, two, two, zero, zero), engine, pool);
-    for (const std::string& impl :
+    for (std::string_view impl :
          {mm.impl_info_str(), fwd.impl_info_str(), bwd.impl_info_str(), pool.impl_info_str(), pool_bwd.impl_info_str()})
       if (impl.find("ref") != std::string::npos) return false;
     return true;
