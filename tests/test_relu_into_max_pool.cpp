@@ -49,9 +49,11 @@ class ReluEndProbe : public K::Layer {
   std::vector<K::Tensor> backward(K::ReplicaContext&, const std::vector<K::Tensor>&, const std::vector<K::Tensor>&,
                                   const std::vector<K::Tensor>& grads, K::LayerState& st) override {
     grad_past_relu = st.output_grad_past_relu ? 1 : 0;
+    ++(st.output_grad_past_relu ? calls_past : calls_not_past);
     return grads;
   }
-  std::atomic<int> grad_past_relu{-1};  // -1: backward never ran
+  std::atomic<int> grad_past_relu{-1};  // the last call's flag; -1: backward never ran
+  std::atomic<int> calls_past{0}, calls_not_past{0};
 };
 
 }  // namespace
@@ -62,12 +64,18 @@ TEST_CASE("pool2d_backward_through_relu equals pool2d_backward then relu's activ
     const char* name;
     K::Pool2DGeometry g;
     K::Shape x;
+    std::int64_t nan_at = 7;  // the element of x made NaN in the NaN-input runs
   };
   const Case cases[] = {
       {"2x2 stride 2", {.pool_h = 2, .pool_w = 2, .stride_h = 2, .stride_w = 2}, {3, 8, 10, 16}},
       {"3x3 stride 3, padded",
        {.pool_h = 3, .pool_w = 3, .stride_h = 3, .stride_w = 3, .pad_bottom = 1, .pad_right = 2},
        {2, 8, 7, 5}},
+      // Row 2 lies in no window: its NaN leaves y without one, and the mask is still exact.
+      {"2x2 stride 3 (skips inputs)",
+       {.pool_h = 2, .pool_w = 2, .stride_h = 3, .stride_w = 3},
+       {2, 7, 7, 4},
+       2 * 7 * 4},
       {"3x3 stride 2 (overlapping)",
        {.pool_h = 3,
         .pool_w = 3,
@@ -90,18 +98,32 @@ TEST_CASE("pool2d_backward_through_relu equals pool2d_backward then relu's activ
         CAPTURE(K::dtype_name(dtype));
         CAPTURE(nan_input);
         be->set_compute_dtype(dtype);
-        // x as a ReLU leaves it: about half zeros, so windows with ties at 0 and all-zero windows.
-        K::Tensor z = kerascpp_test::full_mantissa_tensor(c.x, 11);
-        if (nan_input) set(z, 7, std::numeric_limits<float>::quiet_NaN());
+        // x as a ReLU leaves it, from values in [-1.6, 0.4): mostly zeros, so ties at 0, windows
+        // of zeros (masked) and windows with a positive value.
+        std::vector<float> zv = kerascpp_test::full_mantissa_tensor(c.x, 11).to_vector();
+        for (float& v : zv) v -= 0.6f;
+        K::Tensor z = K::Tensor::from_vector(c.x, zv);
+        if (nan_input) set(z, c.nan_at, std::numeric_limits<float>::quiet_NaN());
         K::Tensor x32(c.x);
         be->activation_forward(K::ActivationKind::relu, z, x32);
         const K::Tensor x = dtype == K::DType::float32 ? x32 : cast(*be, x32, dtype);
         K::Tensor y, workspace;
         be->pool2d_forward(x, c.g, y, workspace);
-        // A NaN and an Inf among the gradients: the ReLU's backward gives NaN for both where it masks.
+        // NaN, Inf and -Inf gradients in masked windows (y = 0: the ReLU's backward gives NaN for
+        // them), a NaN and a -0 in windows that pass.
+        std::vector<std::int64_t> masked, passed;
+        const std::vector<float> yv = cast(*be, y, K::DType::float32).to_vector();
+        for (std::size_t i = 0; i < yv.size(); ++i)
+          (yv[i] == 0.f ? masked : passed).push_back(static_cast<std::int64_t>(i));
+        REQUIRE(masked.size() >= 3);
+        REQUIRE(passed.size() >= 2);
         K::Tensor dy32 = kerascpp_test::full_mantissa_tensor(y.shape(), 12);
-        set(dy32, 1, std::numeric_limits<float>::quiet_NaN());
-        set(dy32, 4, std::numeric_limits<float>::infinity());
+        const float inf = std::numeric_limits<float>::infinity(), nan = std::numeric_limits<float>::quiet_NaN();
+        set(dy32, masked[0], nan);
+        set(dy32, masked[1], inf);
+        set(dy32, masked[2], -inf);
+        set(dy32, passed[0], nan);
+        set(dy32, passed[1], -0.f);
         const K::Tensor dy = dtype == K::DType::float32 ? dy32 : cast(*be, dy32, dtype);
 
         K::Tensor fused(x.shape(), dtype), stated(x.shape(), dtype), fallback(x.shape(), dtype);
@@ -135,6 +157,20 @@ TEST_CASE("the graph moves a ReLU's backward into the max pooling it alone feeds
   CHECK(grad_past_relu(K::layers::MaxPooling2D(2), true) == 0);       // a second consumer
   CHECK(grad_past_relu(K::layers::AveragePooling2D(2), false) == 0);  // not a max pooling
   CHECK(grad_past_relu(K::layers::Dropout(0.5), false) == 0);         // not a pooling
+  SUBCASE("one layer called twice: the flag is per call") {
+    auto in = K::Input({6, 6, 2});
+    auto probe = std::make_shared<ReluEndProbe>();
+    auto conv = K::layers::Conv2D(4, 3, {.padding = K::Padding::same});
+    auto pooled = K::layers::MaxPooling2D(2)((*probe)((*conv)(in)));
+    auto other = (*probe)(K::layers::Conv2D(4, 3, {.padding = K::Padding::same})(in));
+    auto logits = K::layers::Add()(
+        {K::layers::Dense(3)(K::layers::Flatten()(pooled)), K::layers::Dense(3)(K::layers::Flatten()(other))});
+    K::Model model(in, logits);
+    model.compile({.optimizer = "sgd", .loss = K::losses::SparseCategoricalCrossentropy({.from_logits = true})});
+    model.train_on_batch(x, labels);
+    CHECK(probe->calls_past == 1);
+    CHECK(probe->calls_not_past == 1);
+  }
 }
 
 TEST_CASE("Conv2D(relu) -> MaxPooling2D trains to the same bits as Conv2D -> Activation(relu) -> MaxPooling2D") {

@@ -90,6 +90,12 @@ TEST_CASE("class_weight: Keras' per-example weights from labels and one-hot rows
   CHECK(weights(K::Tensor::from_vector({4}, std::vector<std::int32_t>{0, 1, 2, 0})) == want);
   CHECK(weights(K::Tensor::from_vector({4, 1}, std::vector<float>{0, 1, 2, 0})) == want);
   CHECK(weights(K::Tensor::from_vector({4, 3}, std::vector<float>{1, 0, 0, 0, 1, 0, 0, 0, 1, 0.9f, 0.1f, 0})) == want);
+  auto be = K::make_cpu_backend(1);  // 16-bit labels (a mixed-precision pipeline's targets)
+  for (K::DType dtype : {K::DType::bfloat16, K::DType::float16}) {
+    K::Tensor labels16;
+    be->cast(K::Tensor::from_vector({4}, std::vector<float>{0, 1, 2, 0}), dtype, labels16);
+    CHECK(weights(labels16) == want);
+  }
   CHECK_THROWS_WITH_AS(weights(K::Tensor::from_vector({2}, std::vector<float>{0.3f, 1})),
                        doctest::Contains("is not a class id"), K::ValueError);
 }

@@ -181,8 +181,11 @@ class Backend {
   // pool2d_backward followed by relu's activation_backward on its result, for a max pooling
   // whose input x is the output of a ReLU (y is the pooling's output): dx = relu'(x) * dpool.
   // Each window sends its gradient to its argmax, whose x equals the window's y, so the ReLU can
-  // mask dy by y > 0 before the pooling's backward instead, on 1/(pool_h*pool_w) of the elements
-  // (exact while y holds no NaN). This default runs the two ops as stated; the CPU masks first.
+  // mask dy by y > 0 before the pooling's backward instead, on 1/(pool_h*pool_w) of the elements:
+  // the same bits while y holds no NaN (a NaN window's argmax may be a number) and windows do not
+  // overlap (stride >= pool; two finite gradients summed at one input may overflow to Inf, which
+  // the ReLU's backward makes NaN and the early mask 0). This default runs the two ops as stated;
+  // the CPU masks first where that holds.
   virtual void pool2d_backward_through_relu(const Tensor& dy, const Tensor& x, const Tensor& y, const Pool2DGeometry& g,
                                             const Tensor& workspace, Tensor& dx);
 

@@ -131,9 +131,11 @@ class Layer : public std::enable_shared_from_this<Layer> {
   // true for layers with trainable variables; a custom layer that inspects its gradient (a
   // saliency probe, say) overrides it to return true.
   virtual bool needs_gradient() { return !trainable_variables().empty(); }
-  // The ReLU-into-max-pooling fusion (LayerState::output_grad_past_relu): whether forward()
-  // ends in a ReLU whose backward this layer skips when asked (Conv2D with activation "relu"),
-  // and whether backward() can apply its input's ReLU backward (MaxPooling2D).
+  // The ReLU-into-max-pooling fusion (LayerState::output_grad_past_relu): whether forward()'s
+  // single output is exactly a ReLU's output, whose backward this layer skips when asked (Conv2D
+  // with activation "relu"); and whether backward() applies its input's ReLU backward when
+  // LayerState::input_grad_through_relu says so (MaxPooling2D). A layer saying yes to the second
+  // must honour the flag, or the ReLU's backward is lost.
   virtual bool ends_in_relu() const { return false; }
   virtual bool absorbs_input_relu_backward() const { return false; }
   // What each input must look like (Keras' layer.input_spec). With input_spec_for_each(), any

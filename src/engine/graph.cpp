@@ -262,8 +262,11 @@ std::vector<Tensor> Graph::forward(ReplicaContext& ctx, const std::vector<Tensor
     if (!any_mask) ls.input_masks.clear();
     ls.saved.clear();
     ls.output_dtype = dtypes[i];
-    ls.output_grad_past_relu = relu_backward_moved_[i] != 0;
-    ls.input_grad_through_relu = relu_backward_taken_[i] != 0;
+    // The plan gives a producer and its pooling one dtype; a cast between them (float16 can round
+    // a small positive value to 0) would change the mask, so the move needs equal dtypes.
+    ls.output_grad_past_relu = relu_backward_moved_[i] != 0 && dtypes[i] == dtypes[consumers_[i].front()];
+    ls.input_grad_through_relu =
+        relu_backward_taken_[i] != 0 && dtypes[i] == dtypes[node_index(node.inputs.front().node().get())];
     ins = inputs_as_taken(ctx, node, dtypes[i], std::move(ins));
     const ComputeDTypeScope compute(*ctx.backend, node.layer->compute_dtype());
     st.outputs[i] = node.layer->forward(ctx, ins, ls);

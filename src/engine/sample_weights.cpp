@@ -3,6 +3,7 @@
 #include <cmath>
 
 #include "check.hpp"
+#include "tensor/low_precision.hpp"
 
 namespace kerascpp::detail {
 
@@ -62,6 +63,10 @@ Tensor class_weight_to_sample_weight(const Tensor& y_any, const std::map<int, do
         return static_cast<double>(y.data<std::int64_t>()[i]);
       case DType::uint8:
         return y.data<std::uint8_t>()[i];
+      case DType::bfloat16:
+        return low_precision::bfloat16_to_float(static_cast<const std::uint16_t*>(y.raw())[i]);
+      case DType::float16:
+        return low_precision::half_to_float(static_cast<const std::uint16_t*>(y.raw())[i]);
     }
     return 0;
   };

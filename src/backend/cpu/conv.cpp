@@ -358,8 +358,6 @@ void CpuBackend::conv_backward_weights_impl(const Tensor& x, const Tensor& dy, c
   // the bias fast and keep it.
   const bool own_bias = bias && operands.dt == kF32;
   const bool primitive_bias = bias && !own_bias;
-  if (own_bias)  // over the operand as the kernel reads it (rounded when 16 bits are emulated)
-    row_sums(static_cast<const float*>(operands.b), s.n * s.oh * s.ow, s.oc, db->data<float>(), accumulate);
   cache_.key("conv_bwd_weights");
   key_geometry(cache_, s, g, depthwise);
   cache_.append(primitive_bias, accumulate, static_cast<int>(operands.dt));
@@ -392,6 +390,8 @@ void CpuBackend::conv_backward_weights_impl(const Tensor& x, const Tensor& dy, c
   if (primitive_bias) e.conv.bind(DNNL_ARG_DIFF_BIAS, bias_out);
   run(e.conv);
   e.weights.to_user(dw.raw(), [&](CachedPrimitive& p) { run(p); });
+  if (own_bias)  // over the operand as the kernel read it (rounded when 16 bits are emulated)
+    row_sums(operands.b, DType::float32, s.n * s.oh * s.ow, s.oc, db->data<float>(), accumulate);
   if (primitive_bias && accumulate) {
     float* pdb = db->data<float>();
     for (std::int64_t c = 0; c < s.oc; ++c) pdb[c] += bias_out[c];

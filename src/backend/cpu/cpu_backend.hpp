@@ -207,9 +207,9 @@ class CpuBackend final : public Backend {
   // dy is then read for its shape only.
   void conv_backward_data_impl(const Tensor& dy, const Tensor& w, const Conv2DGeometry& g, Tensor& dx, bool depthwise,
                                const std::uint16_t* dy_low = nullptr);
-  // out[c] (+)= Σ_r x[r, c] over float32 x[rows, C], in the fixed order of chunked_row_sums:
-  // sum_to_last_axis, and the float32 convolutions' bias gradient.
-  void row_sums(const float* x, std::int64_t rows, std::int64_t C, float* out, bool accumulate);
+  // out[c] (+)= Σ_r x[r, c] over x[rows, C] (float32 or 16 bits, summed in double), in the fixed
+  // order of chunked_row_sums: sum_to_last_axis, and the float32 convolutions' bias gradient.
+  void row_sums(const void* x, DType dtype, std::int64_t rows, std::int64_t C, float* out, bool accumulate);
   void conv_backward_weights_impl(const Tensor& x, const Tensor& dy, const Conv2DGeometry& g, Tensor& dw, Tensor* db,
                                   bool accumulate, bool depthwise, const std::uint16_t* dy_low = nullptr);
 

@@ -152,33 +152,32 @@ void CpuBackend::sum_to_last_axis(const Tensor& x, Tensor& out, bool accumulate)
   const std::int64_t C = x.dim(-1), rows = leading(x);
   if (!out.defined()) out = Tensor::zeros({C}, DType::float32, Device{});
   prepare_output(out, {C}, op, "out");
-  if (x.dtype() == DType::float32) return row_sums(x.data<float>(), rows, C, out.data<float>(), accumulate);
-  // 16-bit rows (a mixed-precision bias gradient), widened a tile at a time
-  const auto* px = static_cast<const std::uint16_t*>(x.raw());
-  sums_.resize(static_cast<std::size_t>(C));
-  chunked_row_sums(rows, C, C, partials_, sums_.data(), [&](std::int64_t r0, std::int64_t r1, double* acc) {
-    constexpr std::int64_t kTile = 256;
-    float tile[kTile];
-    for (std::int64_t r = r0; r < r1; ++r)
-      for (std::int64_t c0 = 0; c0 < C; c0 += kTile) {
-        const std::int64_t m = std::min(kTile, C - c0);
-        widen_floats(px + r * C + c0, x.dtype(), tile, m);
-        for (std::int64_t c = 0; c < m; ++c) acc[c0 + c] += tile[c];
-      }
-  });
-  float* po = out.data<float>();
-  for (std::int64_t c = 0; c < C; ++c)
-    po[c] = accumulate ? static_cast<float>(po[c] + sums_[c]) : static_cast<float>(sums_[c]);
+  row_sums(x.raw(), x.dtype(), rows, C, out.data<float>(), accumulate);
 }
 
-void CpuBackend::row_sums(const float* x, std::int64_t rows, std::int64_t C, float* out, bool accumulate) {
+void CpuBackend::row_sums(const void* x, DType dtype, std::int64_t rows, std::int64_t C, float* out, bool accumulate) {
   sums_.resize(static_cast<std::size_t>(C));
-  chunked_row_sums(rows, C, C, partials_, sums_.data(), [&](std::int64_t r0, std::int64_t r1, double* acc) {
-    for (std::int64_t r = r0; r < r1; ++r) {
-      const float* row = x + r * C;
-      for (std::int64_t c = 0; c < C; ++c) acc[c] += row[c];
-    }
-  });
+  if (dtype == DType::float32) {
+    const auto* px = static_cast<const float*>(x);
+    chunked_row_sums(rows, C, C, partials_, sums_.data(), [&](std::int64_t r0, std::int64_t r1, double* acc) {
+      for (std::int64_t r = r0; r < r1; ++r) {
+        const float* row = px + r * C;
+        for (std::int64_t c = 0; c < C; ++c) acc[c] += row[c];
+      }
+    });
+  } else {  // 16-bit rows (a mixed-precision bias gradient), widened a tile at a time
+    const auto* px = static_cast<const std::uint16_t*>(x);
+    chunked_row_sums(rows, C, C, partials_, sums_.data(), [&](std::int64_t r0, std::int64_t r1, double* acc) {
+      constexpr std::int64_t kTile = 256;
+      float tile[kTile];
+      for (std::int64_t r = r0; r < r1; ++r)
+        for (std::int64_t c0 = 0; c0 < C; c0 += kTile) {
+          const std::int64_t m = std::min(kTile, C - c0);
+          widen_floats(px + r * C + c0, dtype, tile, m);
+          for (std::int64_t c = 0; c < m; ++c) acc[c0 + c] += tile[c];
+        }
+    });
+  }
   for (std::int64_t c = 0; c < C; ++c)
     out[c] = accumulate ? static_cast<float>(out[c] + sums_[c]) : static_cast<float>(sums_[c]);
 }

@@ -158,7 +158,8 @@ void CpuBackend::pool2d_backward_through_relu(const Tensor& dy, const Tensor& x,
   require_activation(y, op, "y");
   // The mask at the pooled resolution: each window's gradient goes to its argmax, whose input
   // equals the window's output y, so (y > 0) is the ReLU's mask there, and a window whose y is
-  // not positive gives +0 (NaN for a NaN gradient) as the ReLU's backward would: the same bits.
+  // not positive gives +0 (NaN for a NaN or Inf gradient) as the ReLU's backward would: the same
+  // bits.
   // Not for a window holding a NaN: its y is NaN (pool2d_forward marks it) while oneDNN's argmax
   // may be a number. Nor where windows overlap: two finite gradients summed at one input may
   // overflow to Inf, which the ReLU's backward turns into NaN and the mask into 0. Nor for
