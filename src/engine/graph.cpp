@@ -65,15 +65,12 @@ Graph::Graph(const std::vector<KerasTensor>& inputs, const std::vector<KerasTens
   // ReLU, has one output that the model does not output, and feeds one node, once, whose layer
   // absorbs the ReLU's backward and takes that single input.
   relu_backward_moved_.assign(nodes_.size(), 0);
-  relu_backward_taken_.assign(nodes_.size(), 0);
   for (std::size_t i = 0; i < nodes_.size(); ++i) {
     if (!nodes_[i]->layer->ends_in_relu() || is_model_output_[i] || nodes_[i]->output_shapes.size() != 1 ||
         consumers_[i].size() != 1)
       continue;
-    const std::size_t c = consumers_[i][0];
-    if (nodes_[c]->inputs.size() != 1 || !nodes_[c]->layer->absorbs_input_relu_backward()) continue;
-    relu_backward_moved_[i] = 1;
-    relu_backward_taken_[c] = 1;
+    const Node& c = *nodes_[consumers_[i][0]];
+    relu_backward_moved_[i] = c.inputs.size() == 1 && c.layer->absorbs_input_relu_backward();
   }
   layers_ = keras_layer_order(nodes_, first_reached);
   std::unordered_map<const Layer*, int> index;
@@ -264,9 +261,10 @@ std::vector<Tensor> Graph::forward(ReplicaContext& ctx, const std::vector<Tensor
     ls.output_dtype = dtypes[i];
     // The plan gives a producer and its pooling one dtype; a cast between them (float16 can round
     // a small positive value to 0) would change the mask, so the move needs equal dtypes.
-    ls.output_grad_past_relu = relu_backward_moved_[i] != 0 && dtypes[i] == dtypes[consumers_[i].front()];
-    ls.input_grad_through_relu =
-        relu_backward_taken_[i] != 0 && dtypes[i] == dtypes[node_index(node.inputs.front().node().get())];
+    // The pooling's side follows from its producer's: that node's single consumer is this one.
+    ls.output_grad_past_relu = relu_backward_moved_[i] && dtypes[i] == dtypes[consumers_[i].front()];
+    const std::size_t producer = node.inputs.size() == 1 ? node_index(node.inputs.front().node().get()) : i;
+    ls.input_grad_through_relu = producer != i && relu_backward_moved_[producer] && dtypes[producer] == dtypes[i];
     ins = inputs_as_taken(ctx, node, dtypes[i], std::move(ins));
     const ComputeDTypeScope compute(*ctx.backend, node.layer->compute_dtype());
     st.outputs[i] = node.layer->forward(ctx, ins, ls);
