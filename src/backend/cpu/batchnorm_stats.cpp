@@ -4,6 +4,7 @@
 #include <cmath>
 
 #include "backend/cpu/parallel.hpp"
+#include "simd_clones.hpp"
 
 namespace kerascpp::cpu::bn {
 
@@ -12,14 +13,11 @@ namespace {
 // The loops below carry AVX-512 and AVX2 builds next to the baseline (x86-64-v2) one, picked
 // at load time. GCC would fuse multiply-adds in the AVX-512 build, rounding differently from
 // the others, so contraction is off for them: every build gives the baseline's bits. (Clang
-// contracts only within one expression, which these loops never write.) Sanitizer builds keep
-// the baseline only (see optimizer_updates.cpp).
-#if defined(KERASCPP_NO_TARGET_CLONES)
-#define KERASCPP_BN_SIMD
-#elif defined(__clang__)
-#define KERASCPP_BN_SIMD __attribute__((target_clones("avx512f", "avx2", "default")))
+// contracts only within one expression, which these loops never write.)
+#if defined(__clang__) || defined(KERASCPP_NO_TARGET_CLONES)
+#define KERASCPP_BN_SIMD KERASCPP_SIMD_CLONES
 #else
-#define KERASCPP_BN_SIMD __attribute__((target_clones("avx512f", "avx2", "default"), optimize("fp-contract=off")))
+#define KERASCPP_BN_SIMD KERASCPP_SIMD_CLONES __attribute__((optimize("fp-contract=off")))
 #endif
 
 // Both the sum driver and the per-element terms are forced inline so that they are compiled

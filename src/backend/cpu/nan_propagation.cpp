@@ -6,6 +6,7 @@
 
 #include "backend/cpu/low_precision_conversions.hpp"
 #include "backend/cpu/parallel.hpp"
+#include "simd_clones.hpp"
 
 namespace kerascpp::cpu {
 
@@ -13,27 +14,21 @@ namespace {
 
 // These loops are memory-bound on large outputs but run from L1/L2 on the MLP's, where AVX2 and
 // AVX-512 halve the instructions; the loader picks the widest build (as for the optimizer
-// updates). The results are exact, so every build gives the same bits. Sanitizer builds keep the
-// baseline: the ifunc resolver runs before ThreadSanitizer's runtime exists.
-#ifdef KERASCPP_NO_TARGET_CLONES
-#define KERASCPP_NAN_SIMD
-#else
-#define KERASCPP_NAN_SIMD __attribute__((target_clones("avx512f", "avx2", "default")))
-#endif
+// updates). The results are exact, so every build gives the same bits.
 
 // `v <= 0` is false for NaN, so NaN passes through; -0 <= 0 gives +0 like max(-0, 0) in oneDNN.
-KERASCPP_NAN_SIMD void relu_block(const float* x, float* y, std::int64_t n) {
+KERASCPP_SIMD_CLONES void relu_block(const float* x, float* y, std::int64_t n) {
 #pragma omp simd
   for (std::int64_t i = 0; i < n; ++i) y[i] = x[i] <= 0.f ? 0.f : x[i];
 }
 
 // dy - dy is +0 for finite dy and NaN for NaN/Inf: TensorFlow's dy * 0 without its -0.
-KERASCPP_NAN_SIMD void relu_backward_block(const float* y, const float* dy, float* dx, std::int64_t n) {
+KERASCPP_SIMD_CLONES void relu_backward_block(const float* y, const float* dy, float* dx, std::int64_t n) {
 #pragma omp simd
   for (std::int64_t i = 0; i < n; ++i) dx[i] = y[i] > 0.f ? dy[i] : dy[i] - dy[i];
 }
 
-KERASCPP_NAN_SIMD int nan_in_block(const float* x, std::int64_t n) {
+KERASCPP_SIMD_CLONES int nan_in_block(const float* x, std::int64_t n) {
   int found = 0;
 #pragma omp simd reduction(| : found)
   for (std::int64_t i = 0; i < n; ++i) found |= static_cast<int>(x[i] != x[i]);
@@ -41,7 +36,7 @@ KERASCPP_NAN_SIMD int nan_in_block(const float* x, std::int64_t n) {
 }
 
 // `x < +Inf` is false exactly for NaN and +Inf.
-KERASCPP_NAN_SIMD int nan_or_inf_in_block(const float* x, std::int64_t n) {
+KERASCPP_SIMD_CLONES int nan_or_inf_in_block(const float* x, std::int64_t n) {
   const float inf = std::numeric_limits<float>::infinity();
   int found = 0;
 #pragma omp simd reduction(| : found)
@@ -53,7 +48,7 @@ KERASCPP_NAN_SIMD int nan_or_inf_in_block(const float* x, std::int64_t n) {
 std::uint16_t inf_bits(DType dtype) { return dtype == DType::bfloat16 ? 0x7F80 : 0x7C00; }
 
 // relu on the bits: a negative non-NaN value (-0 and -Inf included) becomes +0.
-KERASCPP_NAN_SIMD void relu16_block(std::uint16_t* y, std::uint16_t inf, std::int64_t n) {
+KERASCPP_SIMD_CLONES void relu16_block(std::uint16_t* y, std::uint16_t inf, std::int64_t n) {
 #pragma omp simd
   for (std::int64_t i = 0; i < n; ++i) {
     const std::uint16_t v = y[i];
@@ -61,7 +56,7 @@ KERASCPP_NAN_SIMD void relu16_block(std::uint16_t* y, std::uint16_t inf, std::in
   }
 }
 
-KERASCPP_NAN_SIMD int nan16_in_block(const std::uint16_t* x, std::uint16_t inf, std::int64_t n) {
+KERASCPP_SIMD_CLONES int nan16_in_block(const std::uint16_t* x, std::uint16_t inf, std::int64_t n) {
   int found = 0;
 #pragma omp simd reduction(| : found)
   for (std::int64_t i = 0; i < n; ++i) found |= static_cast<int>((x[i] & 0x7FFF) > inf);

@@ -8,6 +8,7 @@
 #include "backend/cpu/checks.hpp"
 #include "backend/cpu/cpu_backend.hpp"
 #include "backend/cpu/parallel.hpp"
+#include "simd_clones.hpp"
 
 namespace kerascpp::cpu {
 
@@ -22,20 +23,12 @@ void require_slot(const Tensor& slot, const Tensor& w, const char* op, const cha
                     op, arg, shape_str(slot.shape()), shape_str(w.shape())));
 }
 
-// The AVX-512/AVX2/baseline builds are chosen by an ifunc resolver that the dynamic loader runs
-// before ThreadSanitizer's runtime exists (it crashes), so sanitizer builds keep the baseline only.
-#ifdef KERASCPP_NO_TARGET_CLONES
-#define KERASCPP_WIDEST_SIMD
-#else
-#define KERASCPP_WIDEST_SIMD __attribute__((target_clones("avx512f", "avx2", "default")))
-#endif
-
 // Adam over one block. The update is bound by vector sqrt and division, so the library carries
 // AVX-512 and AVX2 builds of this loop next to the baseline (x86-64-v2) one and the loader picks
 // the widest the CPU has. This file is compiled with -ffp-contract=off (CMakeLists.txt), so no
 // build fuses a multiply-add, and vector sqrt and division are correctly rounded: every build
 // gives the scalar loop's bits.
-KERASCPP_WIDEST_SIMD void adam_block(float* __restrict w, const float* __restrict g, float* __restrict m,
+KERASCPP_SIMD_CLONES void adam_block(float* __restrict w, const float* __restrict g, float* __restrict m,
                                      float* __restrict v, std::int64_t n, float lr_t, float one_minus_b1,
                                      float one_minus_b2, float eps) {
 #pragma omp simd
