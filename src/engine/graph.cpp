@@ -324,14 +324,17 @@ void Graph::backward(ReplicaContext& ctx, const std::vector<Tensor>& output_grad
     const Node& node = *nodes_[i];
     if (dynamic_cast<layers::InputLayerImpl*>(node.layer.get())) continue;
     std::vector<Tensor>& g = grads[i];
-    for (std::size_t j = 0; j < g.size(); ++j)
-      if (!g[j].defined())  // output unused downstream
-        g[j] = Tensor::zeros(st.outputs[i][j].shape(),
-                             is_float_dtype(st.outputs[i][j].dtype()) ? st.outputs[i][j].dtype() : DType::float32);
     st.layer_states[i].need_input_grads = need_input_grads_[i] != 0;
     // Nothing to compute: no trainable variable here (a frozen layer, say) and no input that
     // leads back to one.
     if (need_input_grads_[i] || node.layer->needs_gradient()) {
+      // Zeros for an output no consumer sent a gradient to: unused downstream, or consumed by a
+      // layer told it needs no input gradient (the Flatten before the first Dense of an MLP gets
+      // none, and, having nothing to compute, no zeros either).
+      for (std::size_t j = 0; j < g.size(); ++j)
+        if (!g[j].defined())
+          g[j] = Tensor::zeros(st.outputs[i][j].shape(),
+                               is_float_dtype(st.outputs[i][j].dtype()) ? st.outputs[i][j].dtype() : DType::float32);
       const ComputeDTypeScope compute(*ctx.backend, node.layer->compute_dtype());
       auto input_grads = node.layer->backward(ctx, st.inputs[i], st.outputs[i], g, st.layer_states[i]);
       for (std::size_t j = 0; j < node.inputs.size(); ++j) {
