@@ -21,6 +21,8 @@ std::size_t dtype_size(DType dtype);
 const char* dtype_name(DType dtype);
 // bfloat16 or float16: the 16-bit float dtypes mixed precision computes in.
 inline bool is_low_precision(DType dtype) { return dtype == DType::bfloat16 || dtype == DType::float16; }
+// float32, bfloat16 or float16: the dtypes Backend::cast converts between.
+inline bool is_float(DType dtype) { return dtype == DType::float32 || is_low_precision(dtype); }
 
 using Shape = std::vector<std::int64_t>;
 std::string shape_str(const Shape& shape);     // "(None, 28, 28, 1)" style: only -1 (unknown) prints as None

@@ -126,14 +126,13 @@ namespace {
 kern::FloatType float_type(DType d) {
   return d == DType::bfloat16 ? kern::kBfloat16 : d == DType::float16 ? kern::kFloat16 : kern::kFloat32;
 }
-bool castable(DType d) { return d == DType::float32 || is_low_precision(d); }
 
 }  // namespace
 
 void CudaBackend::cast(const Tensor& x, DType dtype, Tensor& y) {
   DeviceGuard guard(device_);
   const char* op = "cast";
-  if (!x.defined() || x.device() != device() || !castable(x.dtype()) || !castable(dtype))
+  if (!x.defined() || x.device() != device() || !is_float(x.dtype()) || !is_float(dtype))
     throw ValueError(fmt::format("{}: casts a {} float32/bfloat16/float16 tensor to one of those; got {} to {}", op,
                                  device().str(), x.defined() ? dtype_name(x.dtype()) : "an undefined tensor",
                                  dtype_name(dtype)));

@@ -167,11 +167,9 @@ class ComputeDTypeScope {
   DType previous_;
 };
 
-bool is_float_dtype(DType d) { return d == DType::float32 || is_low_precision(d); }
-
 // A gradient in the dtype of the activation it belongs to.
 Tensor in_dtype(Backend& backend, const Tensor& t, DType dtype) {
-  if (t.dtype() == dtype || !is_float_dtype(t.dtype()) || !is_float_dtype(dtype)) return t;
+  if (t.dtype() == dtype || !is_float(t.dtype()) || !is_float(dtype)) return t;
   Tensor out;
   backend.cast(t, dtype, out);
   return out;
@@ -334,7 +332,7 @@ void Graph::backward(ReplicaContext& ctx, const std::vector<Tensor>& output_grad
       for (std::size_t j = 0; j < g.size(); ++j)
         if (!g[j].defined())
           g[j] = Tensor::zeros(st.outputs[i][j].shape(),
-                               is_float_dtype(st.outputs[i][j].dtype()) ? st.outputs[i][j].dtype() : DType::float32);
+                               is_float(st.outputs[i][j].dtype()) ? st.outputs[i][j].dtype() : DType::float32);
       const ComputeDTypeScope compute(*ctx.backend, node.layer->compute_dtype());
       auto input_grads = node.layer->backward(ctx, st.inputs[i], st.outputs[i], g, st.layer_states[i]);
       for (std::size_t j = 0; j < node.inputs.size(); ++j) {

@@ -20,8 +20,6 @@ namespace kerascpp::cpu {
 
 namespace {
 
-bool castable(DType d) { return d == DType::float32 || is_low_precision(d); }
-
 // Converts n elements from `from` to `to` (float32 <-> bfloat16/float16, between the two 16-bit
 // types through float32, or the same dtype).
 void convert(const void* src, DType from, void* dst, DType to, std::int64_t n) {
@@ -89,7 +87,7 @@ bool native_activation_kernels(dnnl::memory::data_type dt, const dnnl::engine& e
 void CpuBackend::cast(const Tensor& x, DType dtype, Tensor& y) {
   enter();
   const char* op = "cast";
-  if (!x.defined() || !x.on_host() || !castable(x.dtype()) || !castable(dtype))
+  if (!x.defined() || !x.on_host() || !is_float(x.dtype()) || !is_float(dtype))
     throw ValueError(fmt::format("{}: casts a host float32/bfloat16/float16 tensor to one of those; got {} to {}", op,
                                  x.defined() ? dtype_name(x.dtype()) : "an undefined tensor", dtype_name(dtype)));
   if (!y.defined()) y = Tensor(x.shape(), dtype, Device{});
