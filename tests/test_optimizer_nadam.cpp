@@ -11,34 +11,15 @@
 
 #include "kerascpp/kerascpp.hpp"
 #include "mirrored_fixture.hpp"
+#include "optimizer_steps.hpp"
 #include "temp_dir.hpp"
 
 namespace K = kerascpp;
 
 using mirrored_fixture::max_abs_diff;
+using namespace optimizer_steps;
 
 namespace {
-
-constexpr int kSteps = 20;
-constexpr int kSize = 7;
-
-double grad_at(int i, int t) { return std::sin(0.7 * i + 0.3 * t) * (0.5 + 0.1 * i); }
-double initial_at(int i) { return 0.25 * i - 0.6; }
-
-std::vector<float> run_optimizer(K::optimizers::Optimizer& opt) {
-  std::vector<float> init(kSize);
-  for (int i = 0; i < kSize; ++i) init[static_cast<std::size_t>(i)] = static_cast<float>(initial_at(i));
-  K::Variable w("w", K::Tensor::from_vector(K::Shape{kSize}, init), true);
-  opt.build({&w}, 1);
-  auto backend = K::make_cpu_backend(1);
-  for (int t = 0; t < kSteps; ++t) {
-    float* g = w.grad(0).data<float>();
-    for (int i = 0; i < kSize; ++i) g[i] = static_cast<float>(grad_at(i, t));
-    opt.apply(*backend, 0, 0, w);
-    opt.finish_step();
-  }
-  return w.value(0).to_vector();
-}
 
 // keras/src/optimizers/nadam.py in double: u_product advances before the step's updates.
 struct Reference {
@@ -66,25 +47,6 @@ Reference nadam_reference(const std::function<double(int)>& lr, double b1, doubl
     r.u_product = u_product;
   }
   return r;
-}
-
-void check_close(const std::vector<float>& got, const std::vector<double>& want) {
-  REQUIRE(got.size() == want.size());
-  for (std::size_t i = 0; i < got.size(); ++i) {
-    CAPTURE(i);
-    CHECK(std::fabs(double(got[i]) - want[i]) <= 1e-5);
-    CHECK(std::fabs(want[i] - initial_at(static_cast<int>(i))) > 1e-3);  // the reference moved
-  }
-}
-
-std::vector<K::Tensor> train(K::distribute::Strategy strategy, K::optimizers::OptimizerRef opt,
-                             K::Model* keep = nullptr) {
-  K::Model model = mirrored_fixture::small_convnet(true);
-  model.compile({.optimizer = opt, .loss = "sparse_categorical_crossentropy", .distribute = strategy});
-  auto d = mirrored_fixture::make_data(160);
-  model.fit(K::Dataset::from_tensor_slices(d.x, d.y).batch(16), {.epochs = 2, .verbose = 0});
-  if (keep) *keep = model;
-  return model.get_weights();
 }
 
 }  // namespace

@@ -11,36 +11,15 @@
 
 #include "kerascpp/kerascpp.hpp"
 #include "mirrored_fixture.hpp"
+#include "optimizer_steps.hpp"
 #include "temp_dir.hpp"
 
 namespace K = kerascpp;
 
 using mirrored_fixture::max_abs_diff;
+using namespace optimizer_steps;
 
 namespace {
-
-constexpr int kSteps = 20;
-constexpr int kSize = 7;
-
-// A fixed, sign-changing gradient for element i at step t.
-double grad_at(int i, int t) { return std::sin(0.7 * i + 0.3 * t) * (0.5 + 0.1 * i); }
-double initial_at(int i) { return 0.25 * i - 0.6; }
-
-// Runs `opt` for kSteps steps on one variable and returns its final value.
-std::vector<float> run_optimizer(K::optimizers::Optimizer& opt) {
-  std::vector<float> init(kSize);
-  for (int i = 0; i < kSize; ++i) init[static_cast<std::size_t>(i)] = static_cast<float>(initial_at(i));
-  K::Variable w("w", K::Tensor::from_vector(K::Shape{kSize}, init), true);
-  opt.build({&w}, 1);
-  auto backend = K::make_cpu_backend(1);
-  for (int t = 0; t < kSteps; ++t) {
-    float* g = w.grad(0).data<float>();
-    for (int i = 0; i < kSize; ++i) g[i] = static_cast<float>(grad_at(i, t));
-    opt.apply(*backend, 0, 0, w);
-    opt.finish_step();
-  }
-  return w.value(0).to_vector();
-}
 
 // keras/src/optimizers/adamw.py = adam.py + base_optimizer._apply_weight_decay, in double.
 std::vector<double> adamw_reference(double lr, double wd, double b1, double b2, double eps) {
@@ -76,42 +55,16 @@ std::vector<double> adagrad_reference(double lr, double initial_accumulator, dou
   return out;
 }
 
-void check_close(const std::vector<float>& got, const std::vector<double>& want, const std::vector<double>& start) {
-  REQUIRE(got.size() == want.size());
-  for (std::size_t i = 0; i < got.size(); ++i) {
-    CAPTURE(i);
-    CHECK(std::fabs(double(got[i]) - want[i]) <= 1e-5);
-    CHECK(std::fabs(want[i] - start[i]) > 1e-3);  // the reference really moved: the check means something
-  }
-}
-
-std::vector<double> initial_values() {
-  std::vector<double> s;
-  for (int i = 0; i < kSize; ++i) s.push_back(initial_at(i));
-  return s;
-}
-
-std::vector<K::Tensor> train(K::distribute::Strategy strategy, K::optimizers::OptimizerRef opt,
-                             K::Model* keep = nullptr) {
-  K::Model model = mirrored_fixture::small_convnet(true);  // synced BN: replicas see the global batch
-  model.compile({.optimizer = opt, .loss = "sparse_categorical_crossentropy", .distribute = strategy});
-  auto d = mirrored_fixture::make_data(160);
-  // 20 steps: 160 examples in batches of 16, two epochs.
-  model.fit(K::Dataset::from_tensor_slices(d.x, d.y).batch(16), {.epochs = 2, .verbose = 0});
-  if (keep) *keep = model;
-  return model.get_weights();
-}
-
 }  // namespace
 
 TEST_CASE("AdamW: 20 steps match Keras 3's update rule (decoupled weight decay, then Adam)") {
   SUBCASE("defaults (weight_decay 0.004)") {
     K::optimizers::AdamW opt(0.01);
-    check_close(run_optimizer(opt), adamw_reference(0.01, 0.004, 0.9, 0.999, 1e-7), initial_values());
+    check_close(run_optimizer(opt), adamw_reference(0.01, 0.004, 0.9, 0.999, 1e-7));
   }
   SUBCASE("strong decay, other betas") {
     K::optimizers::AdamW opt(0.05, {.weight_decay = 0.5, .beta_1 = 0.8, .beta_2 = 0.99, .epsilon = 1e-6});
-    check_close(run_optimizer(opt), adamw_reference(0.05, 0.5, 0.8, 0.99, 1e-6), initial_values());
+    check_close(run_optimizer(opt), adamw_reference(0.05, 0.5, 0.8, 0.99, 1e-6));
   }
   SUBCASE("decay really differs from plain Adam") {
     K::optimizers::AdamW decayed(0.05, {.weight_decay = 0.5});
@@ -133,11 +86,11 @@ TEST_CASE("Adagrad: 20 steps match Keras 3's update rule, accumulator starting a
   }
   SUBCASE("larger rate, other accumulator") {
     K::optimizers::Adagrad opt(0.1, {.initial_accumulator_value = 0.5, .epsilon = 1e-5});
-    check_close(run_optimizer(opt), adagrad_reference(0.1, 0.5, 1e-5), initial_values());
+    check_close(run_optimizer(opt), adagrad_reference(0.1, 0.5, 1e-5));
   }
   SUBCASE("zero initial accumulator") {
     K::optimizers::Adagrad opt(0.1, {.initial_accumulator_value = 0.0});
-    check_close(run_optimizer(opt), adagrad_reference(0.1, 0.0, 1e-7), initial_values());
+    check_close(run_optimizer(opt), adagrad_reference(0.1, 0.0, 1e-7));
   }
 }
 
