@@ -6,12 +6,14 @@
 //                          [--threads T] [--windows N] [--window-steps S] [--warmup-steps W]
 //                          [--device cpu|gpu] [--strategy one_device|mirrored|multi_worker]
 //                          [--dtype fp32|bf16|fp16]  (the dtype policy: float32, mixed_bfloat16, mixed_float16)
+//                          [--paired-gemm-bound 1]  (mlp: after each window, its GEMMs alone, mlp_gemms.hpp)
 //   kerascpp_bench predict [--samples N] [--warmup N] [--threads T] [--device cpu|gpu]
 // --device gpu trains on gpu:0 (OneDeviceStrategy), or with --strategy mirrored on every GPU
 // through MirroredStrategy<>() (NCCL); resnet50 is ResNet-50 v1.5 on synthetic ImageNet shapes,
 // resnet20 the CIFAR ResNet-20 on synthetic CIFAR-10 shapes. Every train line also gives the
 // model's parameter count (trainable and not, as Keras' count_params) and its loss after the first
 // step and over the last window, so that the frameworks' models and runs can be checked alike.
+#include <omp.h>
 #include <sys/resource.h>
 #include <kerascpp/kerascpp.hpp>
 
@@ -26,6 +28,7 @@
 #include <vector>
 
 #include "fashion_mnist_models.hpp"
+#include "mlp_gemms.hpp"
 #include "ncf_model.hpp"
 #include "resnet_models.hpp"
 #include "transformer_model.hpp"
@@ -227,6 +230,30 @@ class WindowTimer : public K::callbacks::Callback {
   }
 };
 
+// The GEMM-only bound (mlp_gemms.hpp) timed right after each training window, in the same
+// process: this VM's speed drifts by up to 1.5x for seconds at a time, so a bound measured in
+// another process minutes apart can make the MLP's fraction of it read 0.7 or 0.9 for one build.
+// Paired per window, the ratio compares like with like.
+class PairedGemmBound : public K::callbacks::Callback {
+ public:
+  PairedGemmBound(long batch, const std::vector<long>& dims, int threads)
+      : batch_(batch),
+        threads_(threads),
+        gemms_(mlp_gemms::step_gemms(batch, dims)),
+        reps_(std::max(1L, static_cast<long>(4e10 / mlp_gemms::flops(gemms_)))) {}
+  std::vector<double> bound_sps;  // per window
+  void on_epoch_end(int, const K::Logs&) override {
+    omp_set_num_threads(threads_);
+    bound_sps.push_back(static_cast<double>(batch_) / mlp_gemms::time_pass(gemms_, 1, reps_, nullptr, 1));
+  }
+
+ private:
+  long batch_;
+  int threads_;
+  std::vector<mlp_gemms::Gemm> gemms_;
+  long reps_;
+};
+
 int train(const Args& a) {
   std::string kind = a.str("model", "mlp");
   std::int64_t batch = a.num("batch", 128), width = a.num("width", 0);
@@ -258,20 +285,35 @@ int train(const Args& a) {
   model.fit(data, {.epochs = 1, .steps_per_epoch = warmup_steps, .callbacks = {timer}, .verbose = 0});
   double warmup_s = timer->seconds.at(0);
   timer->seconds.clear();
-  model.fit(data, {.epochs = windows, .steps_per_epoch = window_steps, .callbacks = {timer}, .verbose = 0});
+  std::vector<long> mlp_dims = width > 0
+                                   ? std::vector<long>{784, static_cast<long>(width), static_cast<long>(width), 10}
+                                   : std::vector<long>{784, 512, 256, 10};
+  std::shared_ptr<PairedGemmBound> paired;
+  std::vector<K::callbacks::CallbackRef> callbacks{timer};
+  if (a.num("paired-gemm-bound", 0)) {
+    if (kind != "mlp" || dtype != "fp32" || replicas != 1)
+      throw K::Error("--paired-gemm-bound is for --model mlp on one replica in fp32");
+    paired = std::make_shared<PairedGemmBound>(static_cast<long>(batch), mlp_dims, threads);
+    callbacks.push_back(paired);  // after the timer: the window's time is taken before the GEMMs run
+  }
+  model.fit(data, {.epochs = windows, .steps_per_epoch = window_steps, .callbacks = callbacks, .verbose = 0});
 
   std::vector<double> sps;
   for (double s : timer->seconds) sps.push_back(static_cast<double>(window_steps * batch) / s);
   double flops_per_sample = 0;
-  if (kind ==
-      "mlp") {  // 2 flops per MAC; forward + backward-weights on every layer, backward-data on all but the first
-    std::vector<std::int64_t> dims =
-        width > 0 ? std::vector<std::int64_t>{784, width, width, 10} : std::vector<std::int64_t>{784, 512, 256, 10};
-    for (std::size_t i = 0; i + 1 < dims.size(); ++i)
-      flops_per_sample += 2.0 * static_cast<double>(dims[i] * dims[i + 1]) * (i == 0 ? 2 : 3);
-  }
+  if (kind == "mlp") flops_per_sample = mlp_gemms::flops(mlp_gemms::step_gemms(1, mlp_dims));
   double med = median(sps);
   if (!strategy.is_chief()) return 0;
+  // Each window's samples/s over the bound timed right after it; the median of those ratios.
+  std::string paired_json;
+  if (paired) {
+    std::vector<double> fractions;
+    for (std::size_t i = 0; i < sps.size() && i < paired->bound_sps.size(); ++i)
+      fractions.push_back(sps[i] / paired->bound_sps[i]);
+    paired_json = ", \"paired_bound_samples_per_s\": " + json_list(paired->bound_sps) +
+                  ", \"paired_fractions\": " + json_list(fractions) +
+                  ", \"paired_fraction\": " + json_num(median(fractions));
+  }
   // How the CPU backend computes in the policy's dtype (the CUDA backend: mixed_precision.hpp).
   const std::string path = a.str("device", "cpu") == "cpu"
                                ? K::mixed_precision::compute_path(*K::make_cpu_backend(1), compute)
@@ -281,12 +323,12 @@ int train(const Args& a) {
       "\"replicas\": %d, \"threads\": %d, \"samples_per_s\": %.6g, \"windows\": %s, \"window_steps\": %ld, "
       "\"warmup_s\": %.4g, \"time_to_first_step_s\": %.4g, \"peak_rss_mb\": %.1f, \"gflops\": %.6g, "
       "\"strategy\": \"%s\", \"device\": \"%s\", \"dtype\": \"%s\", \"compute_path\": \"%s\", "
-      "\"params\": %lld, \"first_loss\": %s, \"last_loss\": %s}\n",
+      "\"params\": %lld, \"first_loss\": %s, \"last_loss\": %s%s}\n",
       workload.c_str(), kind.c_str(), static_cast<long>(batch), static_cast<long>(width), replicas, threads, med,
       json_list(sps).c_str(), static_cast<long>(window_steps), warmup_s, timer->first_step_s, peak_rss_mb(),
       med * flops_per_sample / 1e9, strategy.describe().c_str(), a.str("device", "cpu").c_str(), dtype.c_str(),
       path.c_str(), static_cast<long long>(model.count_params()), json_num(timer->first_loss).c_str(),
-      json_num(timer->last_loss).c_str());
+      json_num(timer->last_loss).c_str(), paired_json.c_str());
   return 0;
 }
 

@@ -5,65 +5,21 @@
 //   sgemm_bench mlp  --batch B --dims 784,512,256,10 [--threads 2] [--windows 7] [--reps R]
 //   sgemm_bench peak [--threads 2] [--windows 7]
 #include <omp.h>
-#include <oneapi/dnnl/dnnl.h>
 
 #include <algorithm>
-#include <chrono>
 #include <cstdio>
-#include <cstdlib>
 #include <cstring>
 #include <map>
-#include <random>
 #include <sstream>
 #include <string>
 #include <vector>
 
+#include "mlp_gemms.hpp"
+
 namespace {
 
-using Clock = std::chrono::steady_clock;
-
-struct Gemm {  // row-major C[M,N] = op(A) op(B)
-  const char* what;
-  char ta, tb;
-  long m, n, k;
-  std::vector<float> a, b, c;
-  Gemm(const char* w, char ta_, char tb_, long m_, long n_, long k_)
-      : what(w), ta(ta_), tb(tb_), m(m_), n(n_), k(k_), a(m_ * k_), b(k_ * n_), c(m_ * n_) {
-    std::mt19937 rng(7);
-    std::uniform_real_distribution<float> u(-1, 1);
-    for (auto& v : a) v = u(rng);
-    for (auto& v : b) v = u(rng);
-  }
-  void run() {
-    long lda = ta == 'N' ? k : m, ldb = tb == 'N' ? n : k;
-    if (dnnl_sgemm(ta, tb, m, n, k, 1.f, a.data(), lda, b.data(), ldb, 0.f, c.data(), n) != dnnl_success) {
-      std::fprintf(stderr, "dnnl_sgemm failed\n");
-      std::exit(1);
-    }
-  }
-  double flops() const { return 2.0 * m * n * k; }
-};
-
-double median(std::vector<double> v) {
-  std::sort(v.begin(), v.end());
-  std::size_t n = v.size();
-  return n % 2 ? v[n / 2] : 0.5 * (v[n / 2 - 1] + v[n / 2]);
-}
-
-// Median over windows of the time of one pass over all gemms (each window: reps passes).
-double time_pass(std::vector<Gemm>& gs, int windows, int reps, std::vector<double>* per_window = nullptr) {
-  for (int w = 0; w < 3; ++w)
-    for (auto& g : gs) g.run();  // warm-up
-  std::vector<double> t;
-  for (int w = 0; w < windows; ++w) {
-    auto s = Clock::now();
-    for (int r = 0; r < reps; ++r)
-      for (auto& g : gs) g.run();
-    t.push_back(std::chrono::duration<double>(Clock::now() - s).count() / reps);
-  }
-  if (per_window) *per_window = t;
-  return median(t);
-}
+using mlp_gemms::Gemm;
+using mlp_gemms::time_pass;
 
 std::map<std::string, std::string> parse(int argc, char** argv) {
   std::map<std::string, std::string> kv;
@@ -92,19 +48,10 @@ int main(int argc, char** argv) {
     std::vector<long> dims;
     std::stringstream ss(get(kv, "dims", "784,512,256,10"));
     for (std::string t; std::getline(ss, t, ',');) dims.push_back(std::stol(t));
-    std::vector<Gemm> gs;
-    gs.reserve(3 * dims.size());
-    for (std::size_t i = 0; i + 1 < dims.size(); ++i) {
-      long in = dims[i], out = dims[i + 1];
-      gs.emplace_back("fwd", 'N', 'N', batch, out, in);                  // y = x W
-      if (i > 0) gs.emplace_back("bwd_data", 'N', 'T', batch, in, out);  // dx = dy W^T (not for the input)
-      gs.emplace_back("bwd_weights", 'T', 'N', in, out, batch);          // dW = x^T dy
-    }
-    double flops = 0;
-    for (auto& g : gs) flops += g.flops();
+    std::vector<Gemm> gs = mlp_gemms::step_gemms(batch, dims);
+    const double flops = mlp_gemms::flops(gs);
     int reps = std::stoi(get(kv, "reps", std::to_string(std::max(1L, 40000000000L / static_cast<long>(flops)))));
-    std::vector<double> pw;
-    double t = time_pass(gs, windows, reps, &pw);
+    double t = time_pass(gs, windows, reps);
     std::string per_gemm = "{";
     for (std::size_t i = 0; i < gs.size(); ++i) {
       std::vector<Gemm> one;
