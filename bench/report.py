@@ -121,7 +121,7 @@ def main():
         bound = g["bound_samples_per_s"] if g else None
         ks, ts, qs = table[w]
         # kerascpp_bench --paired-gemm-bound: each window over the bound timed right after it in
-        # the same process (immune to the VM's speed drifting between runs); the targets use it.
+        # the same process (cancels the VM's speed drifting between runs); the targets use it.
         paired = (sps("kerascpp", w) or {}).get("paired_fraction")
         fractions[b] = paired if paired is not None else ratio(ks, bound)
         p(f"| {b} | {fmt(g['step_gemm_s'] * 1e3 if g else None, 3)} | {fmt(bound)} | {fmt(ks)} | "
