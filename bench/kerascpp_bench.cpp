@@ -7,6 +7,7 @@
 //                          [--device cpu|gpu] [--strategy one_device|mirrored|multi_worker]
 //                          [--dtype fp32|bf16|fp16]  (the dtype policy: float32, mixed_bfloat16, mixed_float16)
 //                          [--paired-gemm-bound 1]  (mlp: after each window, its GEMMs alone, mlp_gemms.hpp)
+//                          [--paired-float32 1]  (bf16/fp16: a float32 twin trained window for window in turn)
 //   kerascpp_bench predict [--samples N] [--warmup N] [--threads T] [--device cpu|gpu]
 // --device gpu trains on gpu:0 (OneDeviceStrategy), or with --strategy mirrored on every GPU
 // through MirroredStrategy<>() (NCCL); resnet50 is ResNet-50 v1.5 on synthetic ImageNet shapes,
@@ -272,10 +273,13 @@ int train(const Args& a) {
 
   // --strategy multi_worker: started by mpirun, each worker runs `replicas` replicas (rank 0 reports).
   K::distribute::Strategy strategy = make_strategy(a, replicas, threads);
-  Workload w = kind == "transformer"                      ? transformer_workload(batch, strategy)
-               : kind == "ncf"                            ? ncf_workload(batch, strategy)
-               : kind == "resnet50" || kind == "resnet20" ? resnet_workload(kind, batch, strategy)
-                                                          : fashion_mnist_workload(kind, batch, width, strategy);
+  auto make_workload = [&] {
+    return kind == "transformer"                      ? transformer_workload(batch, strategy)
+           : kind == "ncf"                            ? ncf_workload(batch, strategy)
+           : kind == "resnet50" || kind == "resnet20" ? resnet_workload(kind, batch, strategy)
+                                                      : fashion_mnist_workload(kind, batch, width, strategy);
+  };
+  Workload w = make_workload();
   K::Model& model = w.model;
   K::Dataset& data = w.data;
 
@@ -296,7 +300,24 @@ int train(const Args& a) {
     paired = std::make_shared<PairedGemmBound>(static_cast<long>(batch), mlp_dims, threads);
     callbacks.push_back(paired);  // after the timer: the window's time is taken before the GEMMs run
   }
-  model.fit(data, {.epochs = windows, .steps_per_epoch = window_steps, .callbacks = callbacks, .verbose = 0});
+  // --paired-float32: the mixed-precision speed-up measured in pairs. This VM's speed drifts
+  // between processes (and within one, for seconds at a time), so the float32 twin of the model
+  // (layers made under the float32 policy) trains one window, then this one, in turn.
+  auto timer32 = std::make_shared<WindowTimer>();
+  if (a.num("paired-float32", 0)) {
+    if (dtype == "fp32") throw K::Error("--paired-float32 compares a bf16 or fp16 run with float32; pass --dtype");
+    K::mixed_precision::set_global_policy("float32");
+    Workload w32 = make_workload();
+    K::mixed_precision::set_global_policy(policies.at(dtype));
+    w32.model.fit(w32.data, {.epochs = 1, .steps_per_epoch = warmup_steps, .callbacks = {timer32}, .verbose = 0});
+    timer32->seconds.clear();
+    for (int i = 0; i < windows; ++i) {
+      w32.model.fit(w32.data, {.epochs = 1, .steps_per_epoch = window_steps, .callbacks = {timer32}, .verbose = 0});
+      model.fit(data, {.epochs = 1, .steps_per_epoch = window_steps, .callbacks = callbacks, .verbose = 0});
+    }
+  } else {
+    model.fit(data, {.epochs = windows, .steps_per_epoch = window_steps, .callbacks = callbacks, .verbose = 0});
+  }
 
   std::vector<double> sps;
   for (double s : timer->seconds) sps.push_back(static_cast<double>(window_steps * batch) / s);
@@ -306,13 +327,23 @@ int train(const Args& a) {
   if (!strategy.is_chief()) return 0;
   // Each window's samples/s over the bound timed right after it; the median of those ratios.
   std::string paired_json;
+  if (!timer32->seconds.empty()) {
+    std::vector<double> sps32, speedups;
+    for (std::size_t i = 0; i < timer32->seconds.size() && i < sps.size(); ++i) {
+      sps32.push_back(static_cast<double>(window_steps * batch) / timer32->seconds[i]);
+      speedups.push_back(sps[i] / sps32.back());
+    }
+    paired_json = ", \"paired_float32_samples_per_s\": " + json_list(sps32) +
+                  ", \"paired_speedups\": " + json_list(speedups) +
+                  ", \"paired_speedup\": " + json_num(median(speedups));
+  }
   if (paired) {
     std::vector<double> fractions;
     for (std::size_t i = 0; i < sps.size() && i < paired->bound_sps.size(); ++i)
       fractions.push_back(sps[i] / paired->bound_sps[i]);
-    paired_json = ", \"paired_bound_samples_per_s\": " + json_list(paired->bound_sps) +
-                  ", \"paired_fractions\": " + json_list(fractions) +
-                  ", \"paired_fraction\": " + json_num(median(fractions));
+    paired_json += ", \"paired_bound_samples_per_s\": " + json_list(paired->bound_sps) +
+                   ", \"paired_fractions\": " + json_list(fractions) +
+                   ", \"paired_fraction\": " + json_num(median(fractions));
   }
   // How the CPU backend computes in the policy's dtype (the CUDA backend: mixed_precision.hpp).
   const std::string path = a.str("device", "cpu") == "cpu"

@@ -115,15 +115,18 @@ train transformer_tiny "$(steps 40 3)" "$(steps 20 2)" --model transformer --bat
 # NCF (official run.sh NeuMF: --num_factors 64 --layers 256,256,128,64, batch 2048).
 train ncf_b2048 "$(steps 40 3)" "$(steps 20 2)" --model ncf --batch 2048
 
-# Mixed precision, kerascpp alone: the MLP (batch 1024) and CNN (batch 128) under mixed_bfloat16
-# next to their float32 rows above; each line names the path oneDNN took (native or emulated).
+# Mixed precision, kerascpp alone: the MLP (batch 1024) and CNN (batch 128) under mixed_bfloat16,
+# each paired window by window with its float32 twin in the same process (the float32 rows above
+# give the unpaired ratio too); each line names the path oneDNN took (native or emulated).
 bf16() {
   local w=$1 s=$2 wu=$3
   shift 3
   want "$w" || return 0
   echo "== $w" | tee -a "$log" >&2
   quiet_gate "$w/kerascpp"
-  "$KB" train --workload "$w" --windows "$W" --window-steps "$s" --warmup-steps "$wu" --dtype bf16 "$@" | tee -a "$jsonl"
+  # --paired-float32: a float32 twin trains window for window in turn, for the paired speed-up.
+  "$KB" train --workload "$w" --windows "$W" --window-steps "$s" --warmup-steps "$wu" --dtype bf16 --paired-float32 1 \
+    "$@" | tee -a "$jsonl"
 }
 bf16 mlp_b1024_bf16 "$(steps 25 3)" "$(steps 15 2)" --model mlp --batch 1024
 bf16 cnn_b128_bf16 "$(steps 40 3)" "$(steps 20 2)" --model cnn --batch 128
