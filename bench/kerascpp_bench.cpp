@@ -50,12 +50,7 @@ double peak_rss_mb() {
   return static_cast<double>(u.ru_maxrss) / 1024.0;  // ru_maxrss is in KiB on Linux
 }
 
-double median(std::vector<double> v) {
-  if (v.empty()) return 0;
-  std::sort(v.begin(), v.end());
-  std::size_t n = v.size();
-  return n % 2 ? v[n / 2] : 0.5 * (v[n / 2 - 1] + v[n / 2]);
-}
+using mlp_gemms::median;
 
 double percentile(std::vector<double> v, double p) {
   if (v.empty()) return 0;
@@ -289,14 +284,19 @@ int train(const Args& a) {
   model.fit(data, {.epochs = 1, .steps_per_epoch = warmup_steps, .callbacks = {timer}, .verbose = 0});
   double warmup_s = timer->seconds.at(0);
   timer->seconds.clear();
+  // The pairings below allocate GEMM operands or a second model: with one, the peak RSS reported is
+  // the one after the warm-up window, before they exist (the workload's own memory).
+  const bool pairing = a.num("paired-gemm-bound", 0) || a.num("paired-float32", 0);
+  const double rss_before_pairing = pairing ? peak_rss_mb() : 0;
   std::vector<long> mlp_dims = width > 0
                                    ? std::vector<long>{784, static_cast<long>(width), static_cast<long>(width), 10}
                                    : std::vector<long>{784, 512, 256, 10};
   std::shared_ptr<PairedGemmBound> paired;
   std::vector<K::callbacks::CallbackRef> callbacks{timer};
   if (a.num("paired-gemm-bound", 0)) {
-    if (kind != "mlp" || dtype != "fp32" || replicas != 1)
-      throw K::Error("--paired-gemm-bound is for --model mlp on one replica in fp32");
+    if (kind != "mlp" || dtype != "fp32" || replicas != 1 || a.str("device", "cpu") != "cpu" ||
+        !a.str("strategy", "").empty())
+      throw K::Error("--paired-gemm-bound is for --model mlp on one CPU replica in fp32");
     paired = std::make_shared<PairedGemmBound>(static_cast<long>(batch), mlp_dims, threads);
     callbacks.push_back(paired);  // after the timer: the window's time is taken before the GEMMs run
   }
@@ -322,7 +322,7 @@ int train(const Args& a) {
   std::vector<double> sps;
   for (double s : timer->seconds) sps.push_back(static_cast<double>(window_steps * batch) / s);
   double flops_per_sample = 0;
-  if (kind == "mlp") flops_per_sample = mlp_gemms::flops(mlp_gemms::step_gemms(1, mlp_dims));
+  if (kind == "mlp") flops_per_sample = mlp_gemms::step_flops(1, mlp_dims);
   double med = median(sps);
   if (!strategy.is_chief()) return 0;
   // Each window's samples/s over the bound timed right after it; the median of those ratios.
@@ -335,7 +335,7 @@ int train(const Args& a) {
     }
     paired_json = ", \"paired_float32_samples_per_s\": " + json_list(sps32) +
                   ", \"paired_speedups\": " + json_list(speedups) +
-                  ", \"paired_speedup\": " + json_num(median(speedups));
+                  ", \"paired_speedup\": " + json_num(speedups.empty() ? NAN : median(speedups));
   }
   if (paired) {
     std::vector<double> fractions;
@@ -343,7 +343,7 @@ int train(const Args& a) {
       fractions.push_back(sps[i] / paired->bound_sps[i]);
     paired_json += ", \"paired_bound_samples_per_s\": " + json_list(paired->bound_sps) +
                    ", \"paired_fractions\": " + json_list(fractions) +
-                   ", \"paired_fraction\": " + json_num(median(fractions));
+                   ", \"paired_fraction\": " + json_num(fractions.empty() ? NAN : median(fractions));
   }
   // How the CPU backend computes in the policy's dtype (the CUDA backend: mixed_precision.hpp).
   const std::string path = a.str("device", "cpu") == "cpu"
@@ -356,10 +356,10 @@ int train(const Args& a) {
       "\"strategy\": \"%s\", \"device\": \"%s\", \"dtype\": \"%s\", \"compute_path\": \"%s\", "
       "\"params\": %lld, \"first_loss\": %s, \"last_loss\": %s%s}\n",
       workload.c_str(), kind.c_str(), static_cast<long>(batch), static_cast<long>(width), replicas, threads, med,
-      json_list(sps).c_str(), static_cast<long>(window_steps), warmup_s, timer->first_step_s, peak_rss_mb(),
-      med * flops_per_sample / 1e9, strategy.describe().c_str(), a.str("device", "cpu").c_str(), dtype.c_str(),
-      path.c_str(), static_cast<long long>(model.count_params()), json_num(timer->first_loss).c_str(),
-      json_num(timer->last_loss).c_str(), paired_json.c_str());
+      json_list(sps).c_str(), static_cast<long>(window_steps), warmup_s, timer->first_step_s,
+      pairing ? rss_before_pairing : peak_rss_mb(), med * flops_per_sample / 1e9, strategy.describe().c_str(),
+      a.str("device", "cpu").c_str(), dtype.c_str(), path.c_str(), static_cast<long long>(model.count_params()),
+      json_num(timer->first_loss).c_str(), json_num(timer->last_loss).c_str(), paired_json.c_str());
   return 0;
 }
 

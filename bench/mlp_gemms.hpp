@@ -49,6 +49,14 @@ inline std::vector<Gemm> step_gemms(long batch, const std::vector<long>& dims) {
   return gs;
 }
 
+// The flops of step_gemms(batch, dims), without allocating them: 2 per multiply-add.
+inline double step_flops(long batch, const std::vector<long>& dims) {
+  double f = 0;
+  for (std::size_t i = 0; i + 1 < dims.size(); ++i)
+    f += 2.0 * static_cast<double>(batch) * static_cast<double>(dims[i] * dims[i + 1]) * (i == 0 ? 2 : 3);
+  return f;
+}
+
 inline double flops(const std::vector<Gemm>& gs) {
   double f = 0;
   for (auto& g : gs) f += g.flops();

@@ -89,7 +89,7 @@ train() {
   # The MLPs' fraction of the GEMM-only bound: kerascpp times that bound after each window too.
   local kb_extra=()
   if [[ $w == mlp_b128 || $w == mlp_b1024 ]]; then kb_extra=(--paired-gemm-bound 1); fi
-  "$KB" train "${common[@]}" "${kb_extra[@]}" | tee -a "$jsonl"
+  "$KB" train "${common[@]}" ${kb_extra[@]+"${kb_extra[@]}"} | tee -a "$jsonl"
   quiet_gate "$w/tensorflow"
   "$PY" bench/peers/tf_bench.py train "${common[@]}" 2>>"$log" | tee -a "$jsonl"
   quiet_gate "$w/pytorch"

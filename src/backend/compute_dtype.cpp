@@ -6,7 +6,7 @@
 namespace kerascpp {
 
 void Backend::set_compute_dtype(DType dtype) {
-  if (dtype != DType::float32 && !is_low_precision(dtype))
+  if (!is_float(dtype))
     throw ValueError(
         fmt::format("Backend::set_compute_dtype: {} is not a compute dtype; use float32, bfloat16 or "
                     "float16",
