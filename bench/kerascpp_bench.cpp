@@ -240,7 +240,7 @@ class PairedGemmBound : public K::callbacks::Callback {
   std::vector<double> bound_sps;  // per window
   void on_epoch_end(int, const K::Logs&) override {
     omp_set_num_threads(threads_);
-    bound_sps.push_back(static_cast<double>(batch_) / mlp_gemms::time_pass(gemms_, 1, reps_, nullptr, 1));
+    bound_sps.push_back(static_cast<double>(batch_) / mlp_gemms::time_pass(gemms_, 1, reps_, 1));
   }
 
  private:

@@ -71,9 +71,8 @@ inline double median(std::vector<double> v) {
 }
 
 // Seconds per pass over all gemms: `warmup` untimed passes, then `windows` windows of `reps`
-// passes each; the median window (and every window in *per_window).
-inline double time_pass(std::vector<Gemm>& gs, int windows, int reps, std::vector<double>* per_window = nullptr,
-                        int warmup = 3) {
+// passes each; the median window.
+inline double time_pass(std::vector<Gemm>& gs, int windows, int reps, int warmup = 3) {
   for (int w = 0; w < warmup; ++w)
     for (auto& g : gs) g.run();
   std::vector<double> t;
@@ -83,7 +82,6 @@ inline double time_pass(std::vector<Gemm>& gs, int windows, int reps, std::vecto
       for (auto& g : gs) g.run();
     t.push_back(std::chrono::duration<double>(std::chrono::steady_clock::now() - s).count() / reps);
   }
-  if (per_window) *per_window = t;
   return median(t);
 }
 
