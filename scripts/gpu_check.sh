@@ -187,6 +187,13 @@ if ((run_profile)); then
     note "$variant: batch-norm/training cases exit $tests_rc; ResNet-50 b64 $(grep -F "\"resnet50_b64 $variant\"" "$jsonl" |
       python3 -c 'import json,sys; print(round(json.loads(sys.stdin.readline())["samples_per_s"],1), "images/s")' 2>/dev/null)"
   done
+  # The phase tables of the KERASCPP_GPU_PHASES variants (the fit loop's time between steps split),
+  # then batch-1 predict layer by layer (KERASCPP_GPU_PHASES=layers): where its latency goes.
+  grep -A16 'phases per training' "$logdir/profile.log" | tee -a "$summary" >/dev/null
+  KERASCPP_GPU_PHASES=layers LD_LIBRARY_PATH="$kerascpp_libs" timeout "$(remaining 60)" "$bench" predict --samples 300 \
+    --warmup 50 --dataset-samples 0 --device gpu >/dev/null 2>>"$logdir/profile.log"
+  note "predict, KERASCPP_GPU_PHASES=layers: exit $?"
+  grep -A24 'phases per predict' "$logdir/profile.log" | tee -a "$summary" >/dev/null
   read -ra ncu_vars <<<"$ncu_env"
   ncu=$(command -v ncu || ls /opt/nvidia/nsight-compute/*/ncu /usr/local/cuda/bin/ncu 2>/dev/null | head -1)
   if [ -n "$ncu" ]; then

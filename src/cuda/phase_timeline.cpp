@@ -27,7 +27,7 @@ struct PhaseTimelines {
 PhaseTimeline* PhaseTimeline::for_device(int device) {
   static const bool enabled = [] {
     const char* env = std::getenv("KERASCPP_GPU_PHASES");
-    return env && std::string_view(env) == "1";
+    return env && (std::string_view(env) == "1" || std::string_view(env) == "layers");
   }();
   if (!enabled) return nullptr;
   static PhaseTimelines all;
@@ -47,28 +47,33 @@ void PhaseTimeline::mark(const char* phase, cudaStream_t stream) {
   }
   KCPP_CUDA_CHECK(cudaEventRecord(e, stream));
   marks_.push_back({phase, e, std::chrono::steady_clock::now()});
-  // "forward" opens a step and closes the one before, whose last phase ("after": the fit loop's
-  // own work between steps) ends here.
-  if (std::string_view(phase) == "forward" && marks_.size() > 1) close_step();
+  // "forward" (or "predict") opens a step and closes the one before, whose last phase (the fit
+  // loop's or the caller's own work between steps) ends here.
+  const std::string_view p(phase);
+  if ((p == "forward" || p == "predict") && marks_.size() > 1) close_step();
 }
 
 void PhaseTimeline::close_step() {
   KCPP_CUDA_CHECK(cudaEventSynchronize(marks_.back().event));
   // The first steps (algorithm searches, allocator growth, the first batch's upload) are left out.
-  if (closed_++ >= kSkippedSteps) {
+  StepKind& kind = kinds_[marks_.front().phase];
+  // A step whose phases differ from its kind's earlier ones (an error mid-step) is left out too.
+  bool same = kind.phases.empty() || kind.phases.size() == marks_.size() - 1;
+  for (std::size_t i = 0; same && i < kind.phases.size(); ++i) same = kind.phases[i].phase == marks_[i].phase;
+  if (kind.closed++ >= kSkippedSteps && same) {
     double step_host = 0, step_gpu = 0;
     for (std::size_t i = 0; i + 1 < marks_.size(); ++i) {
       float ms = 0;
       KCPP_CUDA_CHECK(cudaEventElapsedTime(&ms, marks_[i].event, marks_[i + 1].event));
       const double host = std::chrono::duration<double, std::milli>(marks_[i + 1].host - marks_[i].host).count();
-      if (phases_.size() <= i) phases_.push_back({marks_[i].phase});
-      phases_[i].host_ms.push_back(host);
-      phases_[i].gpu_ms.push_back(ms);
+      if (kind.phases.size() <= i) kind.phases.push_back({marks_[i].phase});
+      kind.phases[i].host_ms.push_back(host);
+      kind.phases[i].gpu_ms.push_back(ms);
       step_host += host;
       step_gpu += ms;
     }
-    steps_.host_ms.push_back(step_host);
-    steps_.gpu_ms.push_back(step_gpu);
+    kind.steps.host_ms.push_back(step_host);
+    kind.steps.gpu_ms.push_back(step_gpu);
   }
   // The new step's mark stays as its first.
   for (std::size_t i = 0; i + 1 < marks_.size(); ++i) spare_.push_back(marks_[i].event);
@@ -86,14 +91,16 @@ double median(std::vector<double> v) {
 }  // namespace
 
 void PhaseTimeline::report() const {
-  if (steps_.host_ms.empty()) return;
-  std::string out =
-      fmt::format("gpu:{} phases per training step (median of {} steps after the first {}; KERASCPP_GPU_PHASES=1):\n",
-                  device_, steps_.host_ms.size(), kSkippedSteps);
-  for (const Series& p : phases_)
-    out += fmt::format("  {:<10} host {:8.3f} ms   GPU {:8.3f} ms\n", p.phase, median(p.host_ms), median(p.gpu_ms));
-  out +=
-      fmt::format("  {:<10} host {:8.3f} ms   GPU {:8.3f} ms\n", "step", median(steps_.host_ms), median(steps_.gpu_ms));
+  std::string out;
+  for (const auto& [opening, kind] : kinds_) {
+    if (kind.steps.host_ms.empty()) continue;
+    out += fmt::format("gpu:{} phases per {} step (median of {} steps after the first {}; KERASCPP_GPU_PHASES):\n",
+                       device_, opening == "forward" ? "training" : opening, kind.steps.host_ms.size(), kSkippedSteps);
+    for (const Series& p : kind.phases)
+      out += fmt::format("  {:<18} host {:8.3f} ms   GPU {:8.3f} ms\n", p.phase, median(p.host_ms), median(p.gpu_ms));
+    out += fmt::format("  {:<18} host {:8.3f} ms   GPU {:8.3f} ms\n", "step", median(kind.steps.host_ms),
+                       median(kind.steps.gpu_ms));
+  }
   std::fputs(out.c_str(), stderr);
 }
 

@@ -3,6 +3,8 @@
 #include <fmt/format.h>
 
 #include <algorithm>
+#include <cstdlib>
+#include <string_view>
 #include <unordered_map>
 #include <unordered_set>
 
@@ -231,8 +233,15 @@ std::vector<Tensor> Graph::forward(ReplicaContext& ctx, const std::vector<Tensor
   st.masks.resize(n);
   check_inputs(inputs);
   const std::vector<DType> dtypes = activation_dtypes(*ctx.backend);
+  // KERASCPP_GPU_PHASES=layers: each layer of an inference forward is a phase of its own.
+  static const bool mark_layers = [] {
+    const char* env = std::getenv("KERASCPP_GPU_PHASES");
+    return env && std::string_view(env) == "layers";
+  }();
+  const bool marking = mark_layers && !ctx.training;
   for (std::size_t i = 0; i < n; ++i) {
     const Node& node = *nodes_[i];
+    if (marking) ctx.backend->mark_phase(node.layer->class_name().c_str());
     if (dynamic_cast<layers::InputLayerImpl*>(node.layer.get())) {
       std::size_t k = 0;
       while (inputs_[k].node().get() != &node) ++k;

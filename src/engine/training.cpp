@@ -5,6 +5,7 @@
 #include <iostream>
 
 #include "check.hpp"
+#include "distribute/strategy_impl.hpp"
 #include "engine/callback_list.hpp"
 #include "engine/interrupt.hpp"
 #include "engine/model_impl.hpp"
@@ -199,8 +200,13 @@ callbacks::History Model::fit(const Dataset& data, FitOptions options) {
       m.position.set_steps_done(step);
       resume.reset();
     }
+    // KERASCPP_GPU_PHASES: the fit loop's own time between steps, split (the first replica's table).
+    Backend& phases = *c.strategy().impl()->context(0).backend;
     while ((steps < 0 || step < steps) && !stop_training && !interrupted) {
-      if (!it->next(batch)) {
+      phases.mark_phase("fit next batch");
+      const bool got = it->next(batch);
+      phases.mark_phase("fit prepare");
+      if (!got) {
         // With steps_per_epoch, a finite dataset that ran out starts its next pass.
         if (options.steps_per_epoch > 0 && step == 0) {
           it = m.staging.with_device_lookahead(data.make_iterator(static_cast<std::uint64_t>(epoch)));
