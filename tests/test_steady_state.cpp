@@ -31,6 +31,23 @@ TEST_CASE("steady state: no new host allocations after warm-up (1 and 2 replicas
   }
 }
 
+TEST_CASE("host allocator: a block above 32 MiB is kept for reuse only once its size recurs") {
+  namespace D = K::detail;
+  const std::size_t size = (std::size_t(33) << 20) + 4096;  // a size nothing else here asks for
+  const std::size_t cached = D::host_cached_bytes();
+  D::host_release(D::host_allocate(size), size);
+  CHECK(D::host_cached_bytes() == cached);  // a one-off buffer goes back to the system
+  const std::size_t before = D::host_system_allocations();
+  void* again = D::host_allocate(size);
+  CHECK(D::host_system_allocations() == before + 1);
+  D::host_release(again, size);
+  CHECK(D::host_cached_bytes() == cached + size);  // asked for twice: a recurring size, kept
+  void* reused = D::host_allocate(size);
+  CHECK(reused == again);
+  CHECK(D::host_system_allocations() == before + 1);
+  D::host_release(reused, size);
+}
+
 #include "engine/graph.hpp"
 
 TEST_CASE("graph: layers with nothing trainable upstream are not asked for input gradients") {

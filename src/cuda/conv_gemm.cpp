@@ -1,8 +1,8 @@
 // Convolutions (not depthwise) as matrix products on cuBLAS. KERASCPP_GPU_CONV picks the engine:
-// `pointwise` (the default) takes the 1x1 unpadded convolutions, `gemm` every one whose patch
-// matrix fits the workspace limit, `cudnn` none, and `timed` the 1x1 ones plus each other pass
-// (shape, direction) that ran faster on cuBLAS than on cuDNN when it was first met, both timed
-// on the GPU (as PyTorch's cudnn.benchmark times cuDNN's algorithms).
+// `timed` (the default) takes the 1x1 unpadded convolutions plus each other pass (shape,
+// direction) that ran faster on cuBLAS than on cuDNN when it was first met, both timed on the GPU
+// (as PyTorch's cudnn.benchmark times cuDNN's algorithms); `pointwise` the 1x1 ones only, `gemm`
+// every one whose patch matrix fits the workspace limit, `cudnn` none.
 //
 // Why: cuDNN's float32 convolution kernels are NCHW ones, so on kerascpp's NHWC tensors it
 // transposes around them, and for the 1x1 stride-2 backward data pass it had only a slow
@@ -10,7 +10,8 @@
 // visit 4): 1x1 convolutions on cuBLAS gave 758.3 images/s against 580.0 on cuDNN, one step's GPU
 // time 70.2 ms against 88.6 (ncu). `gemm` for the other convolutions was slower there (747.2
 // against 766.1 images/s, bench/results/h200-2026-11-26b: its im2col kernel alone took 17 ms of
-// a step), so it stays a switch.
+// a step), so it stays a switch. `timed` became the default after its first GPU run: ResNet-50 b64
+// 910.2 images/s against 867.9 for `pointwise` (H200, 2026-11-26, bench/results/h200-2026-11-26c).
 //
 // A convolution of NHWC x is the product of its patch matrix col [pixels, kh·kw·C]
 // (kernels/im2col.cu) with the HWIO kernel, which is already the [kh·kw·C, filters] matrix; a

@@ -89,10 +89,10 @@ DnnState::DnnState(cudaStream_t s) : stream(s) {
   if (const char* env = std::getenv("KERASCPP_GPU_BN")) bn_cudnn = std::string_view(env) == "cudnn";
   if (const char* env = std::getenv("KERASCPP_GPU_CONV")) {
     const std::string_view v(env);
-    conv_engine = v == "cudnn"   ? ConvEngine::cudnn
-                  : v == "gemm"  ? ConvEngine::gemm
-                  : v == "timed" ? ConvEngine::timed
-                                 : ConvEngine::pointwise;
+    conv_engine = v == "cudnn"       ? ConvEngine::cudnn
+                  : v == "gemm"      ? ConvEngine::gemm
+                  : v == "pointwise" ? ConvEngine::pointwise
+                                     : ConvEngine::timed;
   }
   try {
     KCPP_CUBLAS_CHECK(cublasCreate(&blas));

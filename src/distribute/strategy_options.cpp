@@ -64,11 +64,13 @@ void check_thread_environment() {
   check_choice_variable("KERASCPP_GPU_BN", {"own", "cudnn"}, "cudnn runs batch norm on cuDNN's kernels");
   check_choice_variable("KERASCPP_GPU_UPLOAD", {"thread", "caller"},
                         "caller fills the pinned buffers of the next batch on the fit loop's thread");
-  check_choice_variable("KERASCPP_GPU_PHASES", {"0", "1"},
-                        "1 prints each training phase's host and GPU time per step when the process ends");
-  check_choice_variable("KERASCPP_GPU_CONV", {"pointwise", "gemm", "cudnn", "timed"},
-                        "pointwise runs 1x1 convolutions as cuBLAS products, gemm every convolution, cudnn none, "
-                        "timed the 1x1 ones and each other one that cuBLAS runs faster than cuDNN");
+  check_choice_variable("KERASCPP_GPU_PHASES", {"0", "1", "layers"},
+                        "1 prints each training and predict phase's host and GPU time per step when the process "
+                        "ends, layers also each layer of an inference forward");
+  check_choice_variable("KERASCPP_GPU_CONV", {"timed", "pointwise", "gemm", "cudnn"},
+                        "timed (the default) runs 1x1 convolutions as cuBLAS products and each other one that "
+                        "cuBLAS runs faster than cuDNN, pointwise only the 1x1 ones, gemm every convolution, cudnn "
+                        "none");
 }
 
 std::chrono::milliseconds collective_timeout(const StrategyOptions& options) {
