@@ -9,7 +9,9 @@
 #            --workloads REGEX (the benchmark pairs whose label matches), --profile (cuDNN's NHWC/NCHW
 #            convolution times for ResNet-50 and an ncu per-kernel summary of kerascpp's ResNet-50 step),
 #            --ncu-env 'VAR=value ...' (the switches of the ncu and nsys runs), --variants 'VAR=value ...' (the
-#            switches --profile times besides the defaults, one variant per word; A=1,B=2 sets two)
+#            switches --profile times besides the defaults, one variant per word; A=1,B=2 sets two),
+#            --light-profile (--profile without cudnn_layout_bench, the variants' test cases and ncu: for
+#            a visit's last minutes)
 #
 # Each stage has its own time limit, so one hang does not cost the rest of the visit; the exit
 # status is the GPU suite's. On this workplace's lent GPU machines (no kerascpp dependencies, no
@@ -23,7 +25,7 @@ cd "$(dirname "$0")/.."
 logdir=${1:?usage: gpu_check.sh LOGDIR [--prebuilt BUNDLE] [--skip-tests] [--skip-bench] [--tests FILTER]}
 shift
 ncu_env="" extra_variants=""
-prebuilt="" run_tests=1 run_bench=1 run_examples=1 run_profile=0 filter="" deadline=100000 workloads=.
+light=0 prebuilt="" run_tests=1 run_bench=1 run_examples=1 run_profile=0 filter="" deadline=100000 workloads=.
 while (($#)); do
   case $1 in
     --prebuilt) prebuilt=$2; shift ;;
@@ -34,6 +36,7 @@ while (($#)); do
     --deadline) deadline=$2; shift ;;
     --workloads) workloads=$2; shift ;;
     --profile) run_profile=1 ;;
+    --light-profile) run_profile=1 light=1 ;;
     --ncu-env) ncu_env=$2; shift ;;
     --variants) extra_variants=$2; shift ;;
     --skip-examples) run_examples=0 ;;
@@ -170,17 +173,20 @@ fi
 
 # ---------------------------------------------------------------- profile
 if ((run_profile)); then
-  k timeout "$(remaining 60)" "$bin_dir/cudnn_layout_bench" 64 >"$logdir/layout.txt" 2>&1
-  note "cuDNN float32 NHWC vs NCHW (layout.txt): $(tail -1 "$logdir/layout.txt")"
+  ((light)) || k timeout "$(remaining 60)" "$bin_dir/cudnn_layout_bench" 64 >"$logdir/layout.txt" 2>&1
+  ((light)) || note "cuDNN float32 NHWC vs NCHW (layout.txt): $(tail -1 "$logdir/layout.txt")"
   # The defaults and each --variants switch (README "More": GPU switches) on ResNet-50 b64, each
   # after the GPU suite's batch-norm, convolution, training and allocator (fit) cases under it.
   jsonl="$logdir/bench.jsonl"
   for variant in default $extra_variants; do
     vars=()
     [ "$variant" = default ] || IFS=, read -ra vars <<<"$variant"
-    env "${vars[@]}" KERASCPP_REQUIRE_GPU=1 LD_LIBRARY_PATH="$kerascpp_libs" timeout "$(remaining 60)" "$gpu_tests" \
-      '--test-case=*batchnorm*,*conv2d*,*50 steps*,*allocator*' >>"$logdir/profile.log" 2>&1
-    tests_rc=$?
+    tests_rc="not run"
+    if ((!light)); then
+      env "${vars[@]}" KERASCPP_REQUIRE_GPU=1 LD_LIBRARY_PATH="$kerascpp_libs" timeout "$(remaining 60)" "$gpu_tests" \
+        '--test-case=*batchnorm*,*conv2d*,*50 steps*,*allocator*' >>"$logdir/profile.log" 2>&1
+      tests_rc=$?
+    fi
     env "${vars[@]}" LD_LIBRARY_PATH="$kerascpp_libs" timeout "$(remaining 60)" "$bench" train --model resnet50 --batch 64 \
       --device gpu --windows 3 --window-steps 20 --warmup-steps 10 --workload "resnet50_b64 $variant" \
       >>"$jsonl" 2>>"$logdir/profile.log"
@@ -196,7 +202,9 @@ if ((run_profile)); then
   grep -A24 'phases per predict' "$logdir/profile.log" | tee -a "$summary" >/dev/null
   read -ra ncu_vars <<<"$ncu_env"
   ncu=$(command -v ncu || ls /opt/nvidia/nsight-compute/*/ncu /usr/local/cuda/bin/ncu 2>/dev/null | head -1)
-  if [ -n "$ncu" ]; then
+  if ((light)); then
+    note "ncu: left out (--light-profile)"
+  elif [ -n "$ncu" ]; then
     # Kernels 4000-5500 of ResNet-50 at batch 64 (past warm-up and algorithm search): one metric,
     # the kernel's duration, so each kernel runs once.
     ((${#ncu_vars[@]})) && note "ncu under $ncu_env"
