@@ -635,7 +635,7 @@ std::vector<Row> strategy_and_env_rows() {
       {"KERASCPP_GPU_PHASES=yes",
        [] { with_env("KERASCPP_GPU_PHASES", "yes", [] { D::OneDeviceStrategy s("cpu:0"); }); },
        Kind::Value,
-       {"KERASCPP_GPU_PHASES", "'yes'", "0, 1"}},
+       {"KERASCPP_GPU_PHASES", "'yes'", "0, 1, layers"}},
       {"KERASCPP_CUDNN_ALGO_SEARCH=Find",
        [] { with_env("KERASCPP_CUDNN_ALGO_SEARCH", "Find", [] { D::MirroredStrategy<> s(2); }); },
        Kind::Value,

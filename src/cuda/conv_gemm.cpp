@@ -10,9 +10,9 @@
 // visit 4): 1x1 convolutions on cuBLAS gave 758.3 images/s against 580.0 on cuDNN, one step's GPU
 // time 70.2 ms against 88.6 (ncu). `gemm` for the other convolutions was slower there (747.2
 // against 766.1 images/s, bench/results/h200-2026-11-26b: its im2col kernel alone took 17 ms of
-// a step), so it stays a switch. `timed` became the default after its first GPU run: ResNet-50 b64
-// 910.2 images/s against 867.9 for `pointwise` (H200, 2026-11-26, bench/results/gpu-2026-11-26c; 876.2 against 831.2 on
-// an H100).
+// a step), so it stays a switch. `timed` became the default after its first GPU runs: ResNet-50
+// b64 910.2 images/s against 867.9 for `pointwise` on an H200, 876.2 against 831.2 on an H100
+// (2026-11-26, bench/results/gpu-2026-11-26c).
 //
 // A convolution of NHWC x is the product of its patch matrix col [pixels, kh·kw·C]
 // (kernels/im2col.cu) with the HWIO kernel, which is already the [kh·kw·C, filters] matrix; a

@@ -1,15 +1,14 @@
-// KERASCPP_GPU_PHASES=1: where a GPU training step's time goes, phase by phase. The engine marks
-// the phases of each step (Backend::mark_phase: forward, loss, backward, apply, totals, after, and
-// the fit loop's own between steps); at
-// each mark the backend records an event on its stream and the host clock. Per phase this gives
-// the host's time (launching, waiting) and the GPU's (from its first to its last kernel, idle
-// gaps included); the medians over the steps (the first few left out) go to stderr when the
-// process ends. A phase
+// KERASCPP_GPU_PHASES=1: where a GPU step's time goes, phase by phase. The engine marks the phases
+// of each step (Backend::mark_phase: forward, loss, backward, apply, totals, after and the fit
+// loop's own between steps; predict's upload, forward and output); at each mark the backend
+// records an event on its stream and the host clock. Per phase this gives the host's time
+// (launching, waiting) and the GPU's (from its first to its last kernel, idle gaps included); the
+// medians over the steps (the first few left out) go to stderr when the process ends. A phase
 // whose GPU time is far above its kernels' time (ncu) is one where the GPU waited for the host.
 // Measuring costs a wait at each step's start for the previous step's last mark.
-// A step opens at "forward" (training) or "predict" (predict_step: upload, forward, output); each
-// kind of step has its own table. KERASCPP_GPU_PHASES=layers also marks every layer of an
-// inference forward (Graph::forward), for where a small model's predict latency goes.
+// A step opens at "forward" (training) or "predict"; each kind of step has its own table.
+// KERASCPP_GPU_PHASES=layers also marks every layer of an inference forward (Graph::forward), for
+// where a small model's predict latency goes.
 #pragma once
 #include <cuda_runtime.h>
 

@@ -14,8 +14,8 @@ constexpr std::size_t kMaxCached = std::size_t(2) << 30;
 // such as a dataset's raw bytes would otherwise stay resident. A size the system has been asked
 // for twice (a large model's input batch, 38.5 MB for ResNet-50 at batch 64) is cached, since
 // glibc serves such blocks with mmap: each one cost page faults where it was filled and an
-// munmap where it died, 1.3 ms of the fit loop's thread between two GPU steps, 0.05 ms since (H100, 2026-11-26,
-// bench/results/gpu-2026-11-26c).
+// munmap where it died. On an H100 that munmap was 1.3 ms of the fit loop's thread between two
+// GPU steps, the GPU idle; 0.05 ms with the cache (bench/results/gpu-2026-11-26c).
 constexpr std::size_t kMaxCachedBlock = std::size_t(32) << 20;
 
 struct Cache {
