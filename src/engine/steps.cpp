@@ -218,7 +218,7 @@ Tensor ModelImpl::predict_step(const Inputs& x) {
       Tensor pred = replica_forward(ctx, xs, false);
       ctx.backend->mark_phase("pred output");
       Tensor dst = out.slice(begin, end);
-      dst.copy_from(pred);  // each replica fills its own rows: outputs stay in dataset order
+      dst.copy_from(pred);                    // each replica fills its own rows: outputs stay in dataset order
       ctx.backend->mark_phase("pred after");  // the caller's own time until the next predict
     }
     return none;
