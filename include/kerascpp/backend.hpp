@@ -89,9 +89,9 @@ class Backend {
   // Threads this backend may use for calls made from the calling thread.
   virtual void set_num_threads(int threads) = 0;
   virtual int num_threads() const = 0;
-  // The engine names each phase of a training step as it starts ("forward", "loss", "backward",
-  // "apply", "totals", "after"). The CUDA backend times them under KERASCPP_GPU_PHASES=1; others
-  // ignore it.
+  // The engine names each phase of a step as it starts (training: "forward", "loss", "backward",
+  // "apply", "totals", "after" and the fit loop's own; predict: "predict", "pred forward", ...).
+  // The CUDA backend times them under KERASCPP_GPU_PHASES; others ignore it.
   virtual void mark_phase(const char* /*phase*/) {}
 
   // ---- mixed precision (see kerascpp/mixed_precision.hpp) ----
