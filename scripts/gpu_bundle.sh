@@ -17,6 +17,12 @@ stage=$(mktemp -d)
 trap 'rm -rf "$stage"' EXIT
 mkdir -p "$stage/bin" "$stage/lib"
 
+# Brought up to date first: a bundle of stale binaries cost one GPU visit (2026-11-26c, visit 2).
+cmake --build "$build" -j2 --target kerascpp_gpu_tests kerascpp_bench cudnn_layout_bench fashion_mnist resnet \
+  kerascpp_cuda >/dev/null || {
+  echo "gpu_bundle: building $build failed (configure it with -DKERASCPP_BUILD_BENCH=ON and the CUDA backend on)" >&2
+  exit 1
+}
 bins=()
 for b in tests/gpu/kerascpp_gpu_tests bench/kerascpp_bench bench/cudnn_layout_bench fashion_mnist resnet; do
   [ -x "$build/$b" ] || {
