@@ -7,9 +7,9 @@
 // decays by β per step through ~150 denormal values on its way to zero, and denormal arithmetic
 // is many times slower: on an Intel Xeon the Fashion-MNIST MLP's Adam update went from 10% to 38%
 // of the step after ~800 steps, its throughput from 55-65k to 33-40k samples/s (bench/README.md,
-// "The slow phases are denormal numbers"). A flushed slot changes no weight: the update it would
-// have made is below 1e-30. TensorFlow's CPU threads flush denormals everywhere; this does it
-// only where they persist.
+// "The slow phases are denormal numbers"). A flushed slot changes no weight above ~1e-30 in
+// magnitude: the update it would have made is below that. TensorFlow's CPU threads flush
+// denormals everywhere; this does it only where they persist.
 #include <fmt/format.h>
 
 #include <cfloat>
