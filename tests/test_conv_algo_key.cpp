@@ -62,6 +62,7 @@ std::vector<Variant> one_field_variants() {
       {"groups", [](kc::ConvAlgoKey& k) { k.groups += 2; }},
       {"dtype(float16)", [](kc::ConvAlgoKey& k) { k.dtype = kerascpp::DType::float16; }},
       {"dtype(bfloat16)", [](kc::ConvAlgoKey& k) { k.dtype = kerascpp::DType::bfloat16; }},
+      {"nchw", [](kc::ConvAlgoKey& k) { k.nchw = true; }},
   };
 }
 

@@ -6,7 +6,9 @@
 // without a GPU (tests/test_conv_algo_key.cpp).
 //
 // When the backend pads an input explicitly (asymmetric padding, see dnn_conv.cpp) the key
-// describes the problem cuDNN actually solves: the padded height/width and zero padding.
+// describes the problem cuDNN actually solves: the padded height/width and zero padding. `nchw`
+// marks the problem of the NCHW route (conv_nchw.cpp: the same convolution on NCHW copies),
+// whose algorithms differ from the NHWC problem's.
 #pragma once
 #include <cstddef>
 #include <cstdint>
@@ -18,6 +20,10 @@
 namespace kerascpp::cuda {
 
 enum class ConvDirection : std::uint8_t { forward, backward_data, backward_filter };
+
+// The route one convolution pass takes (conv_route.cpp): cuDNN on the NHWC tensors, im2col +
+// cuBLAS, or cuDNN on NCHW copies.
+enum class ConvRoute : std::uint8_t { cudnn, gemm, nchw };
 
 inline const char* conv_direction_name(ConvDirection d) {
   switch (d) {
@@ -40,17 +46,18 @@ struct ConvAlgoKey {
   std::int64_t pad_top = 0, pad_left = 0, pad_bottom = 0, pad_right = 0;
   std::int64_t groups = 1;
   DType dtype = DType::float32;  // of the tensors cuDNN sees; the compute type is float32 always
+  bool nchw = false;             // cuDNN sees NCHW copies (and a KCRS filter), not the NHWC tensors
 
   bool operator==(const ConvAlgoKey& o) const {
     return direction == o.direction && n == o.n && h == o.h && w == o.w && c == o.c && k == o.k &&
            kernel_h == o.kernel_h && kernel_w == o.kernel_w && stride_h == o.stride_h && stride_w == o.stride_w &&
            pad_top == o.pad_top && pad_left == o.pad_left && pad_bottom == o.pad_bottom && pad_right == o.pad_right &&
-           groups == o.groups && dtype == o.dtype;
+           groups == o.groups && dtype == o.dtype && nchw == o.nchw;
   }
   bool operator!=(const ConvAlgoKey& o) const { return !(*this == o); }
 
   // "forward x(8,32,32,3) filters 16 kernel 3x3 stride 1x1 pad t1 l1 b1 r1", for error messages;
-  // " float16" / " bfloat16" follows for a 16-bit problem.
+  // " float16" / " bfloat16" follows for a 16-bit problem, " nchw" for the NCHW route's.
   std::string describe() const {
     std::string s = conv_direction_name(direction);
     s += " x(" + std::to_string(n) + "," + std::to_string(h) + "," + std::to_string(w) + "," + std::to_string(c) + ")";
@@ -61,6 +68,7 @@ struct ConvAlgoKey {
          " r" + std::to_string(pad_right);
     if (groups != 1) s += " groups " + std::to_string(groups);
     if (dtype != DType::float32) s += std::string(" ") + dtype_name(dtype);
+    if (nchw) s += " nchw";
     return s;
   }
 };
@@ -120,6 +128,7 @@ struct ConvAlgoKeyHash {
     add(key.pad_right);
     add(key.groups);
     add(static_cast<std::int64_t>(key.dtype));
+    add(key.nchw ? 1 : 0);
     return static_cast<std::size_t>(h);
   }
 };

@@ -1,29 +1,21 @@
-// Convolutions (not depthwise) as matrix products on cuBLAS. KERASCPP_GPU_CONV picks the engine:
-// `timed` (the default) takes the 1x1 unpadded convolutions plus each other pass (shape,
-// direction) that ran faster on cuBLAS than on cuDNN when it was first met, both timed on the GPU
-// (as PyTorch's cudnn.benchmark times cuDNN's algorithms); `pointwise` the 1x1 ones only, `gemm`
-// every one whose patch matrix fits the workspace limit, `cudnn` none.
+// Convolutions (not depthwise) as matrix products on cuBLAS: one of the routes conv_route.cpp
+// chooses between (the 1x1 unpadded ones always, others where KERASCPP_GPU_CONV says or where
+// this route ran a pass fastest).
 //
 // Why: cuDNN's float32 convolution kernels are NCHW ones, so on kerascpp's NHWC tensors it
 // transposes around them, and for the 1x1 stride-2 backward data pass it had only a slow
 // algorithm. Measured on an H200 (ResNet-50, batch 64, float32; bench/results/h200-2026-11-26,
 // visit 4): 1x1 convolutions on cuBLAS gave 758.3 images/s against 580.0 on cuDNN, one step's GPU
-// time 70.2 ms against 88.6 (ncu). `gemm` for the other convolutions was slower there (747.2
-// against 766.1 images/s, bench/results/h200-2026-11-26b: its im2col kernel alone took 17 ms of
-// a step), so it stays a switch. `timed` became the default after its first GPU runs: ResNet-50
-// b64 910.2 images/s against 867.9 for `pointwise` on an H200, 876.2 against 831.2 on an H100
-// (2026-11-26, bench/results/gpu-2026-11-26c).
+// time 70.2 ms against 88.6 (ncu). For the other convolutions the im2col kernel makes this route
+// slower on most of ResNet-50's passes (its im2col kernel alone took 17 ms of a step under
+// `gemm`, bench/results/h200-2026-11-26b).
 //
 // A convolution of NHWC x is the product of its patch matrix col [pixels, kh·kw·C]
 // (kernels/im2col.cu) with the HWIO kernel, which is already the [kh·kw·C, filters] matrix; a
 // 1x1 unit-stride unpadded convolution's patch matrix is x itself. The data gradient is the
 // adjoint of im2col (col2im) applied to dy · kernelᵀ, the kernel gradient colᵀ · dy.
 // dense_forward and matmul bring the bias, the activation and the 16-bit compute dtype with them.
-#include <cstdio>
 #include <limits>
-#include <map>
-#include <mutex>
-#include <unordered_map>
 
 #include "backend/op_shapes.hpp"
 #include "cuda/cuda_backend.hpp"
@@ -61,111 +53,12 @@ Tensor patches(const Tensor& x, const op_shapes::ConvShape& s, const Conv2DGeome
   return col;
 }
 
-// KERASCPP_GPU_CONV=timed's choices: per device, per convolution pass (shape, direction, dtype),
-// whether cuBLAS beat cuDNN. Shared by the backends of one process so that every model and
-// strategy on a device computes a shape the same way.
-struct TimedChoices {
-  std::mutex mu;
-  std::map<int, std::unordered_map<ConvAlgoKey, bool, ConvAlgoKeyHash>> by_device;
-};
-
-TimedChoices& timed_choices() {
-  static auto* choices = new TimedChoices;  // lives as long as the process
-  return *choices;
-}
-
-// Whether convolution s·g may take the cuBLAS route through a patch matrix: its rows fit the
-// kernels' int indexing and the matrix fits the workspace limit.
-bool gemm_fits(const op_shapes::ConvShape& s, const Conv2DGeometry& g, std::size_t workspace_limit) {
-  const std::int64_t width = patch_width(s, g);
-  return width <= std::numeric_limits<int>::max() &&
-         static_cast<std::size_t>(s.n * s.oh * s.ow * width) * sizeof(float) <= workspace_limit;
-}
-
-ConvAlgoKey timed_key(const op_shapes::ConvShape& s, const Conv2DGeometry& g, ConvDirection dir, DType dtype) {
-  return conv_algo_key(dir, s.n, s.ih, s.iw, s.ic, s.oc, g, 1, dtype);
-}
-
 }  // namespace
 
-bool CudaBackend::conv_as_gemm(const op_shapes::ConvShape& s, const Conv2DGeometry& g, bool depthwise,
-                               ConvDirection dir) const {
-  const ConvEngine engine = dnn_->conv_engine;
-  // The kernels index a patch row with int: a wider one stays on cuDNN whatever the engine.
-  if (depthwise || engine == ConvEngine::cudnn || patch_width(s, g) > std::numeric_limits<int>::max()) return false;
-  if (g.kernel_h == 1 && g.kernel_w == 1 && unpadded(g)) return true;  // a patch matrix no larger than x
-  if (!gemm_fits(s, g, dnn_->workspace_limit)) return false;
-  if (engine == ConvEngine::gemm) return true;
-  if (engine != ConvEngine::timed) return false;
-  if (timing_gemm_) return *timing_gemm_;
-  TimedChoices& t = timed_choices();
-  std::lock_guard lock(t.mu);
-  const auto& choices = t.by_device[device_];
-  auto it = choices.find(timed_key(s, g, dir, compute_dtype()));
-  return it != choices.end() && it->second;
-}
-
-bool CudaBackend::conv_needs_timing(const op_shapes::ConvShape& s, const Conv2DGeometry& g, bool depthwise,
-                                    ConvDirection dir) const {
-  if (dnn_->conv_engine != ConvEngine::timed || timing_gemm_ || depthwise) return false;
-  if (g.kernel_h == 1 && g.kernel_w == 1 && unpadded(g)) return false;  // always cuBLAS
-  if (!gemm_fits(s, g, dnn_->workspace_limit)) return false;            // always cuDNN
-  TimedChoices& t = timed_choices();
-  std::lock_guard lock(t.mu);
-  return !t.by_device[device_].count(timed_key(s, g, dir, compute_dtype()));
-}
-
-void CudaBackend::time_conv_engines(const op_shapes::ConvShape& s, const Conv2DGeometry& g, ConvDirection dir,
-                                    const std::function<void()>& pass) {
-  constexpr int kRuns = 3;
-  struct Events {  // released however the timing ends
-    cudaEvent_t start = nullptr, stop = nullptr;
-    ~Events() {
-      if (start) cudaEventDestroy(start);
-      if (stop) cudaEventDestroy(stop);
-    }
-  } ev;
-  KCPP_CUDA_CHECK(cudaEventCreate(&ev.start));
-  KCPP_CUDA_CHECK(cudaEventCreate(&ev.stop));
-  // Each engine's time, or infinity when it cannot run the pass (no memory for the patch matrix,
-  // no cuDNN algorithm within the workspace): then the other one is kept; both failing rethrows.
-  float ms[2] = {0.f, 0.f};
-  bool one_failed = false;
-  for (int e = 0; e < 2; ++e) {
-    timing_gemm_ = e == 0;
-    try {
-      pass();  // warm-up: cuDNN's algorithm choice, workspace and allocator growth
-      KCPP_CUDA_CHECK(cudaEventRecord(ev.start, stream_));
-      for (int r = 0; r < kRuns; ++r) pass();
-      KCPP_CUDA_CHECK(cudaEventRecord(ev.stop, stream_));
-      KCPP_CUDA_CHECK(cudaEventSynchronize(ev.stop));
-      KCPP_CUDA_CHECK(cudaEventElapsedTime(&ms[e], ev.start, ev.stop));
-    } catch (const Error&) {
-      ms[e] = std::numeric_limits<float>::infinity();
-      if (one_failed) {
-        timing_gemm_.reset();
-        throw;  // neither engine runs it: the error of the last one
-      }
-      one_failed = true;
-    }
-  }
-  timing_gemm_.reset();
-  const ConvAlgoKey key = timed_key(s, g, dir, compute_dtype());
-  {
-    TimedChoices& t = timed_choices();
-    std::lock_guard lock(t.mu);
-    t.by_device[device_].emplace(key, ms[0] < ms[1]);  // a replica that timed it first wins
-  }
-  if (dnn_->conv_verbose)
-    std::fprintf(stderr, "kerascpp gpu:%d timed %s: cuBLAS (im2col) %.3f ms, cuDNN %.3f ms\n", device_,
-                 key.describe().c_str(), ms[0] / kRuns, ms[1] / kRuns);
-}
-
-std::size_t timed_conv_choices(int device) {
-  TimedChoices& t = timed_choices();
-  std::lock_guard lock(t.mu);
-  auto it = t.by_device.find(device);
-  return it == t.by_device.end() ? 0 : it->second.size();
+bool CudaBackend::gemm_conv_fits(const op_shapes::ConvShape& s, const Conv2DGeometry& g) const {
+  const std::int64_t width = patch_width(s, g);
+  return width <= std::numeric_limits<int>::max() &&
+         static_cast<std::size_t>(s.n * s.oh * s.ow * width) * sizeof(float) <= dnn_->workspace_limit;
 }
 
 void CudaBackend::gemm_conv_forward(const Tensor& x, const Tensor& w, const Tensor& b, const op_shapes::ConvShape& s,

@@ -156,20 +156,32 @@ class CudaBackend final : public Backend {
   // Batch norm's normalisation with given statistics on kerascpp's kernel (dnn_batchnorm.cpp).
   void normalize(const Tensor& x, const Tensor& gamma, const Tensor& beta, const Tensor& mean, const Tensor& var,
                  float eps, Tensor& y);
-  // Convolutions as matrix products on cuBLAS (conv_gemm.cpp): whether one goes that way (the
-  // engine KERASCPP_GPU_CONV picks), and its three passes (arguments checked by the conv2d_* op).
-  bool conv_as_gemm(const op_shapes::ConvShape& s, const Conv2DGeometry& g, bool depthwise, ConvDirection dir) const;
-  // KERASCPP_GPU_CONV=timed: whether this pass's shape has not been timed on both engines yet, and
-  // the timing, which runs `pass` (the op into scratch outputs) on each (conv_gemm.cpp).
+  // The route a convolution pass takes (conv_route.cpp): the engine KERASCPP_GPU_CONV picks, or
+  // under `timed` the fastest route measured for the pass.
+  ConvRoute conv_route(const op_shapes::ConvShape& s, const Conv2DGeometry& g, bool depthwise, ConvDirection dir) const;
+  // KERASCPP_GPU_CONV=timed: whether this pass's shape has not been timed on its routes yet, and
+  // the timing, which runs `pass` (the op into scratch outputs) on each (conv_route.cpp).
   bool conv_needs_timing(const op_shapes::ConvShape& s, const Conv2DGeometry& g, bool depthwise,
                          ConvDirection dir) const;
   void time_conv_engines(const op_shapes::ConvShape& s, const Conv2DGeometry& g, ConvDirection dir,
                          const std::function<void()>& pass);
+  // Convolutions as matrix products on cuBLAS (conv_gemm.cpp): whether the patch matrix fits
+  // (int rows, the workspace limit), and the three passes (arguments checked by the conv2d_* op).
+  bool gemm_conv_fits(const op_shapes::ConvShape& s, const Conv2DGeometry& g) const;
   void gemm_conv_forward(const Tensor& x, const Tensor& w, const Tensor& b, const op_shapes::ConvShape& s,
                          const Conv2DGeometry& g, ActivationKind act, Tensor& y);
   void gemm_conv_backward_data(const Tensor& dy, const Tensor& w, const op_shapes::ConvShape& s,
                                const Conv2DGeometry& g, Tensor& dx);
   void gemm_conv_backward_weights(const Tensor& x, const Tensor& dy, const op_shapes::ConvShape& s,
+                                  const Conv2DGeometry& g, Tensor& dw, bool accumulate);
+  // Convolutions on cuDNN over NCHW copies (conv_nchw.cpp): whether the route takes the pass
+  // (float32 compute, symmetric padding), and the three passes.
+  bool nchw_conv_fits(const op_shapes::ConvShape& s, const Conv2DGeometry& g) const;
+  void nchw_conv_forward(const Tensor& x, const Tensor& w, const Tensor& b, const op_shapes::ConvShape& s,
+                         const Conv2DGeometry& g, ActivationKind act, Tensor& y);
+  void nchw_conv_backward_data(const Tensor& dy, const Tensor& w, const op_shapes::ConvShape& s,
+                               const Conv2DGeometry& g, Tensor& dx);
+  void nchw_conv_backward_weights(const Tensor& x, const Tensor& dy, const op_shapes::ConvShape& s,
                                   const Conv2DGeometry& g, Tensor& dw, bool accumulate);
   // The conv2d_* ops and, with `depthwise`, the depthwise_conv2d_* ops (C groups); dnn_conv.cpp.
   void conv_forward_impl(const Tensor& x, const Tensor& w, const Tensor& b, const Conv2DGeometry& g, ActivationKind act,
@@ -183,8 +195,8 @@ class CudaBackend final : public Backend {
   std::unique_ptr<DnnState> dnn_;
   std::unique_ptr<KernelState> kernels_;
   PhaseTimeline* phases_ = nullptr;  // KERASCPP_GPU_PHASES=1 only
-  // While time_conv_engines runs a pass: the engine it times (cuDNN when false).
-  std::optional<bool> timing_gemm_;
+  // While time_conv_engines runs a pass: the route it times.
+  std::optional<ConvRoute> timing_route_;
 };
 
 }  // namespace kerascpp::cuda

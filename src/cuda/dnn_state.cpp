@@ -92,6 +92,7 @@ DnnState::DnnState(cudaStream_t s) : stream(s) {
     conv_engine = v == "cudnn"       ? ConvEngine::cudnn
                   : v == "gemm"      ? ConvEngine::gemm
                   : v == "pointwise" ? ConvEngine::pointwise
+                  : v == "nchw"      ? ConvEngine::nchw
                                      : ConvEngine::timed;
   }
   try {
@@ -235,7 +236,18 @@ cudnnTensorDescriptor_t DnnState::tensor_4d(cudnnTensorFormat_t format, std::int
 
 cudnnFilterDescriptor_t DnnState::filter_krsc(std::int64_t k, std::int64_t r, std::int64_t s, std::int64_t c,
                                               const char* op, cudnnDataType_t type) {
-  const std::array<std::int64_t, 5> key{k, r, s, c, static_cast<std::int64_t>(type)};
+  // Format NHWC for a filter means K, R, S, C from outermost to innermost ("KRSC" / OHWI).
+  return filter_4d(CUDNN_TENSOR_NHWC, k, c, r, s, op, type);
+}
+
+cudnnFilterDescriptor_t DnnState::filter_kcrs(std::int64_t k, std::int64_t c, std::int64_t r, std::int64_t s,
+                                              const char* op) {
+  return filter_4d(CUDNN_TENSOR_NCHW, k, c, r, s, op, CUDNN_DATA_FLOAT);
+}
+
+cudnnFilterDescriptor_t DnnState::filter_4d(cudnnTensorFormat_t format, std::int64_t k, std::int64_t c,
+                                            std::int64_t r, std::int64_t s, const char* op, cudnnDataType_t type) {
+  const std::array<std::int64_t, 6> key{format == CUDNN_TENSOR_NHWC ? 1 : 0, k, r, s, c, static_cast<std::int64_t>(type)};
   auto it = filter_descs_.find(key);
   if (it != filter_descs_.end()) return it->second;
   check_cudnn_elements(k * r * s * c, op, "the kernel");
@@ -243,8 +255,7 @@ cudnnFilterDescriptor_t DnnState::filter_krsc(std::int64_t k, std::int64_t r, st
             is = cudnn_int(s, op, "the kernel width"), ic = cudnn_int(c, op, "the input channel count");
   cudnnFilterDescriptor_t desc = nullptr;
   KCPP_CUDNN_CHECK(cudnnCreateFilterDescriptor(&desc));
-  // Format NHWC for a filter means K, R, S, C from outermost to innermost ("KRSC" / OHWI).
-  cudnnStatus_t st = cudnnSetFilter4dDescriptor(desc, type, CUDNN_TENSOR_NHWC, ik, ic, ir, is);
+  cudnnStatus_t st = cudnnSetFilter4dDescriptor(desc, type, format, ik, ic, ir, is);
   if (st != CUDNN_STATUS_SUCCESS) {
     cudnnDestroyFilterDescriptor(desc);
     KCPP_CUDNN_CHECK(st);
@@ -438,6 +449,11 @@ void DnnState::crop_nhwc(const float* xp, float* x, std::int64_t n, std::int64_t
   p.extent = make_cudaExtent(row, static_cast<std::size_t>(h), static_cast<std::size_t>(n));
   p.kind = cudaMemcpyDeviceToDevice;
   KCPP_CUDA_CHECK(cudaMemcpy3DAsync(&p, stream));
+}
+
+void DnnState::transform(cudnnTensorDescriptor_t src_desc, const float* src, cudnnTensorDescriptor_t dst_desc,
+                         float* dst) {
+  KCPP_CUDNN_CHECK(cudnnTransformTensor(dnn, &kOne, src_desc, src, &kZero, dst_desc, dst));
 }
 
 void DnnState::copy(const float* src, float* dst, std::int64_t count) {

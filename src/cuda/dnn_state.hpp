@@ -91,9 +91,12 @@ struct AvgPoolFactors {
   std::size_t pinned_bytes = 0;
 };
 
-// Which convolutions run as cuBLAS products (conv_gemm.cpp): none, the 1x1 unpadded ones, all
-// whose patch matrix fits the workspace limit.
-enum class ConvEngine : std::uint8_t { cudnn, pointwise, gemm, timed };
+// How convolutions are routed (conv_route.cpp, KERASCPP_GPU_CONV): `cudnn` all on cuDNN over the
+// NHWC tensors; `pointwise` the 1x1 unpadded ones as cuBLAS products, the rest on cuDNN; `gemm`
+// every one whose patch matrix fits the workspace limit on cuBLAS; `nchw` every one the NCHW
+// route takes (conv_nchw.cpp) there, the 1x1 unpadded ones included; `timed` each pass on
+// whichever of them ran it fastest when first met.
+enum class ConvEngine : std::uint8_t { cudnn, pointwise, gemm, nchw, timed };
 
 struct DnnState {
   explicit DnnState(cudaStream_t stream);  // on the current device (the backend's)
@@ -135,6 +138,10 @@ struct DnnState {
   void* operand_a(std::int64_t count) { return operand_a_.get(device, static_cast<std::size_t>(count) * 2); }
   void* operand_b(std::int64_t count) { return operand_b_.get(device, static_cast<std::size_t>(count) * 2); }
   void* operand_out(std::int64_t count) { return operand_out_.get(device, static_cast<std::size_t>(count) * 2); }
+  // The NCHW route (conv_nchw.cpp): NCHW copies of a pass's two activations, and its KCRS kernel.
+  float* nchw_a(std::int64_t count) { return nchw_a_.floats(device, count); }
+  float* nchw_b(std::int64_t count) { return nchw_b_.floats(device, count); }
+  float* kernel_kcrs(std::int64_t count) { return kernel_kcrs_.floats(device, count); }
 
   // ---- mixed precision (compute dtype bfloat16/float16; dnn_dense.cpp, dnn_conv.cpp) ----
   // The dtype the GEMMs and convolutions compute in for the requested compute dtype: float16
@@ -167,6 +174,8 @@ struct DnnState {
   // A KRSC filter (K filters of R x S x C), i.e. cuDNN's NHWC filter layout.
   cudnnFilterDescriptor_t filter_krsc(std::int64_t k, std::int64_t r, std::int64_t s, std::int64_t c, const char* op,
                                       cudnnDataType_t type = CUDNN_DATA_FLOAT);
+  // The same filter in cuDNN's NCHW filter layout, KCRS (K filters of C x R x S).
+  cudnnFilterDescriptor_t filter_kcrs(std::int64_t k, std::int64_t c, std::int64_t r, std::int64_t s, const char* op);
   // Cross-correlation (Keras' convolution), float32 compute, with `groups` channel groups
   // (cudnnSetConvolutionGroupCount; the input channels for a depthwise one). For float32 data
   // (`data` CUDNN_DATA_FLOAT) CUDNN_FMA_MATH (no TF32); for 16-bit data ("pseudo half/bfloat16":
@@ -207,6 +216,9 @@ struct DnnState {
                 const char* op);
   void crop_nhwc(const float* xp, float* x, std::int64_t n, std::int64_t h, std::int64_t w, std::int64_t c,
                  std::int64_t top, std::int64_t bottom, std::int64_t left, std::int64_t right);
+  // dst = src re-laid out from one 4-D float32 descriptor's layout into the other's (NHWC <-> NCHW;
+  // cudnnTransformTensor), overwriting dst.
+  void transform(cudnnTensorDescriptor_t src_desc, const float* src, cudnnTensorDescriptor_t dst_desc, float* dst);
   void copy(const float* src, float* dst, std::int64_t count);  // device to device, skipped when src == dst
   void zero(float* dst, std::int64_t count);
   void fill(float* dst, std::int64_t count, float value);
@@ -214,11 +226,13 @@ struct DnnState {
  private:
   cudnnTensorDescriptor_t tensor_4d(cudnnTensorFormat_t format, std::int64_t n, std::int64_t c, std::int64_t h,
                                     std::int64_t w, const char* op, cudnnDataType_t type = CUDNN_DATA_FLOAT);
+  cudnnFilterDescriptor_t filter_4d(cudnnTensorFormat_t format, std::int64_t k, std::int64_t c, std::int64_t r,
+                                    std::int64_t s, const char* op, cudnnDataType_t type);
   DeviceBuffer workspace_, kernel_, pad_, pad_grad_, scratch_, small_, ones_, zeros_, operand_a_, operand_b_,
-      operand_out_;
+      operand_out_, nchw_a_, nchw_b_, kernel_kcrs_;
   std::int64_t ones_count_ = 0, zeros_count_ = 0;
   std::map<std::array<std::int64_t, 6>, cudnnTensorDescriptor_t> tensor_descs_;
-  std::map<std::array<std::int64_t, 5>, cudnnFilterDescriptor_t> filter_descs_;
+  std::map<std::array<std::int64_t, 6>, cudnnFilterDescriptor_t> filter_descs_;
   std::map<std::array<std::int64_t, 6>, cudnnConvolutionDescriptor_t> conv_descs_;
   std::map<std::array<std::int64_t, 7>, cudnnPoolingDescriptor_t> pool_descs_;
   std::map<int, cudnnActivationDescriptor_t> activation_descs_;

@@ -67,10 +67,10 @@ void check_thread_environment() {
   check_choice_variable("KERASCPP_GPU_PHASES", {"0", "1", "layers"},
                         "1 prints each training and predict phase's host and GPU time per step when the process "
                         "ends, layers also each layer of an inference forward");
-  check_choice_variable("KERASCPP_GPU_CONV", {"timed", "pointwise", "gemm", "cudnn"},
-                        "timed (the default) runs 1x1 convolutions as cuBLAS products and each other one that "
-                        "cuBLAS runs faster than cuDNN, pointwise only the 1x1 ones, gemm every convolution, cudnn "
-                        "none");
+  check_choice_variable("KERASCPP_GPU_CONV", {"timed", "pointwise", "gemm", "nchw", "cudnn"},
+                        "timed (the default) runs 1x1 convolutions as cuBLAS products and each other one on the "
+                        "fastest of cuBLAS, cuDNN and cuDNN over NCHW copies, pointwise only the 1x1 ones on cuBLAS, "
+                        "gemm every convolution, nchw every one on cuDNN's NCHW kernels, cudnn none on cuBLAS");
 }
 
 std::chrono::milliseconds collective_timeout(const StrategyOptions& options) {

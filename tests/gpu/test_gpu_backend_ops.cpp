@@ -198,8 +198,9 @@ TEST_CASE("gpu backend: sum_to_last_axis, overwrite and accumulate") {
 namespace {
 
 // The cases, on a backend made under KERASCPP_GPU_CONV=`engine` (cudnn; pointwise: the 1x1 cases
-// on cuBLAS; gemm: every case on cuBLAS through im2col; timed: each pass on the engine that ran
-// it faster when first met, conv_gemm.cpp).
+// on cuBLAS; gemm: every case on cuBLAS through im2col; nchw: every symmetrically padded case on
+// cuDNN over NCHW copies; timed: each pass on the route that ran it fastest when first met,
+// conv_route.cpp).
 void check_conv2d_against_cpu(const char* engine) {
   auto be = make_backends_with("KERASCPP_GPU_CONV", engine);
   const std::vector<ConvCase> cases = {
@@ -279,7 +280,7 @@ void check_conv2d_against_cpu(const char* engine) {
 }  // namespace
 
 TEST_CASE("gpu backend: conv2d forward, backward data, backward weights (valid/same, stride 1/2)") {
-  for (const char* engine : {"cudnn", "pointwise", "gemm", "timed"}) check_conv2d_against_cpu(engine);
+  for (const char* engine : {"cudnn", "pointwise", "gemm", "nchw", "timed"}) check_conv2d_against_cpu(engine);
   // The timed engine timed the 3x3/2x2/4x2/5x3 passes (the 1x1 ones go to cuBLAS untimed).
   CHECK(kerascpp::cuda::timed_conv_choices(0) > 0);
 }

@@ -225,8 +225,8 @@ TEST_CASE("gpu mixed precision: batched_matmul (attention's products)") {
 
 namespace {
 
-// On a backend made under KERASCPP_GPU_CONV=`engine` (conv_gemm.cpp: which convolutions run as
-// cuBLAS products, whose 16-bit path is GemmEx's).
+// On a backend made under KERASCPP_GPU_CONV=`engine` (conv_route.cpp: which convolutions run as
+// cuBLAS products, whose 16-bit path is GemmEx's; `nchw` leaves 16-bit passes on the NHWC route).
 void check_16bit_convolutions(const char* engine) {
   auto be = make_backends_with("KERASCPP_GPU_CONV", engine);
   const std::vector<ConvCase> cases = {
@@ -331,7 +331,7 @@ void check_16bit_convolutions(const char* engine) {
 }  // namespace
 
 TEST_CASE("gpu mixed precision: conv2d and depthwise conv2d forward, backward data, backward weights") {
-  for (const char* engine : {"cudnn", "pointwise", "gemm", "timed"}) check_16bit_convolutions(engine);
+  for (const char* engine : {"cudnn", "pointwise", "gemm", "nchw", "timed"}) check_16bit_convolutions(engine);
 }
 
 TEST_CASE("gpu mixed precision: a mixed_float16 training step (LossScaleOptimizer) on gpu:0 follows the CPU's") {
