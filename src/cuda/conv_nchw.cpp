@@ -77,8 +77,7 @@ const float* kcrs_kernel(DnnState& d, const Tensor& w, const ConvShape& s, const
 }  // namespace
 
 bool CudaBackend::nchw_conv_fits(const ConvShape& s, const Conv2DGeometry& g) const {
-  return g.pad_top == g.pad_bottom && g.pad_left == g.pad_right &&
-         dnn_->gemm_dtype(compute_dtype()) == DType::float32;
+  return g.pad_top == g.pad_bottom && g.pad_left == g.pad_right && dnn_->gemm_dtype(compute_dtype()) == DType::float32;
 }
 
 void CudaBackend::nchw_conv_forward(const Tensor& x, const Tensor& w, const Tensor& b, const ConvShape& s,

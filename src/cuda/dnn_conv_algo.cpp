@@ -58,8 +58,7 @@ int pick(const std::vector<Perf>& perf, int returned, std::size_t limit, const s
 // no usable algorithm (or heuristics that refuse the configuration) gives a choice with `none`
 // set, cached too, instead of an error: the caller then computes in float32.
 ConvAlgoChoice choose_algo(DnnState& d, const ConvAlgoKey& key, const ConvDescs& cd, const op_shapes::ConvShape& s,
-                           const char* op,
-                           const std::vector<int>& excluded) {
+                           const char* op, const std::vector<int>& excluded) {
   auto it = d.conv_algos.find(key);
   if (it != d.conv_algos.end() && excluded.empty()) return it->second;
   const bool sixteen = key.dtype != DType::float32;

@@ -245,9 +245,10 @@ cudnnFilterDescriptor_t DnnState::filter_kcrs(std::int64_t k, std::int64_t c, st
   return filter_4d(CUDNN_TENSOR_NCHW, k, c, r, s, op, CUDNN_DATA_FLOAT);
 }
 
-cudnnFilterDescriptor_t DnnState::filter_4d(cudnnTensorFormat_t format, std::int64_t k, std::int64_t c,
-                                            std::int64_t r, std::int64_t s, const char* op, cudnnDataType_t type) {
-  const std::array<std::int64_t, 6> key{format == CUDNN_TENSOR_NHWC ? 1 : 0, k, r, s, c, static_cast<std::int64_t>(type)};
+cudnnFilterDescriptor_t DnnState::filter_4d(cudnnTensorFormat_t format, std::int64_t k, std::int64_t c, std::int64_t r,
+                                            std::int64_t s, const char* op, cudnnDataType_t type) {
+  const std::array<std::int64_t, 6> key{format == CUDNN_TENSOR_NHWC ? 1 : 0, k, r, s, c,
+                                        static_cast<std::int64_t>(type)};
   auto it = filter_descs_.find(key);
   if (it != filter_descs_.end()) return it->second;
   check_cudnn_elements(k * r * s * c, op, "the kernel");

@@ -203,6 +203,13 @@ namespace {
 // conv_route.cpp).
 void check_conv2d_against_cpu(const char* engine) {
   auto be = make_backends_with("KERASCPP_GPU_CONV", engine);
+  // cuDNN's measured NCHW algorithms include FFT and Winograd ones (ResNet-50's 3x3 passes run on
+  // them, as under PyTorch's cudnn.benchmark), whose transforms round differently from a direct
+  // sum: on an H200 the 8x14x14x32 case's backward data and filter passes landed 1.3e-4 and
+  // 2.4e-4 from the CPU's. The routes that may take them get 5x the tolerance; a wrong layout
+  // or filter transform is off by O(1).
+  const std::string name(engine);
+  const double tol = kOpTol * (name == "nchw" || name == "timed" ? 5.0 : 1.0);
   const std::vector<ConvCase> cases = {
       {2, 7, 7, 3, 4, 3, 3, 1, 1, true},       // same, stride 1, symmetric padding
       {2, 8, 8, 3, 5, 3, 3, 2, 2, true},       // same, stride 2 on even input: pad top/left 0, bottom/right 1
@@ -235,21 +242,21 @@ void check_conv2d_against_cpu(const char* engine) {
         be.cpu->conv2d_forward(x, w, bias ? b : K::Tensor(), g, act, yc);
         be.gpu->conv2d_forward(xg, wg, bias ? bg : K::Tensor(), g, act, yg);
         REQUIRE(yc.shape() == K::Shape{cc.n, cc.oh(), cc.ow(), cc.o});
-        check_close(yg, yc, label + " forward " + K::activation_name(act) + (bias ? " +bias" : " no bias"));
+        check_close(yg, yc, label + " forward " + K::activation_name(act) + (bias ? " +bias" : " no bias"), tol);
       }
 
     // Backward data: dx is preallocated (NaN on the GPU) and must be fully overwritten.
     K::Tensor dxc = K::Tensor::full(x.shape(), 7.f), dxg = gpu_garbage(x.shape());
     be.cpu->conv2d_backward_data(dy, w, g, dxc);
     be.gpu->conv2d_backward_data(dyg, wg, g, dxg);
-    check_close(dxg, dxc, label + " backward data");
+    check_close(dxg, dxc, label + " backward data", tol);
 
     // Backward weights: overwrite (GPU outputs NaN beforehand) and accumulate onto the same random
     // values, with and without the bias gradient.
     // Each dw/db element sums n·oh·ow products whose magnitudes far exceed the (cancelling) sum:
     // float32 rounding grows with that length, so long sums get a proportionally wider tolerance
     // (cuDNN's 73,728-term sums of the 192x192 case land 1.6e-4..2.0e-4 from the CPU's).
-    const double w_tol = kOpTol * std::max(1.0, std::sqrt(static_cast<double>(cc.n * cc.oh() * cc.ow()) / 1024.0));
+    const double w_tol = tol * std::max(1.0, std::sqrt(static_cast<double>(cc.n * cc.oh() * cc.ow()) / 1024.0));
     auto dw0 = random_tensor(w.shape(), seed++), db0 = random_tensor({cc.o}, seed++);
     for (bool with_db : {true, false}) {
       std::string what = label + (with_db ? " backward weights +db" : " backward weights, no db");
