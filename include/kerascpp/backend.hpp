@@ -81,6 +81,17 @@ struct Pool2DGeometry {
   std::int64_t pad_top = 0, pad_left = 0, pad_bottom = 0, pad_right = 0;  // average excludes padding
 };
 
+// Device work recorded once and replayed (RecordedWork: a CUDA graph on the GPU backend), made by
+// Backend::record. Replays run on the backend's stream, in order with its other work, on the
+// buffers the recorded work used: the caller refills the inputs' buffers in place before each.
+class RecordedWork {
+ public:
+  virtual ~RecordedWork() = default;
+  // False once a buffer the recording may use has been freed: it must not be replayed again.
+  virtual bool valid() const = 0;
+  virtual void replay() = 0;
+};
+
 class Backend {
  public:
   virtual ~Backend() = default;
@@ -93,6 +104,11 @@ class Backend {
   // "apply", "totals", "after" and the fit loop's own; predict: "predict", "pred forward", ...).
   // The CUDA backend times them under KERASCPP_GPU_PHASES; others ignore it.
   virtual void mark_phase(const char* /*phase*/) {}
+  // Records the device work `body` queues instead of running it: the recording (its replay()
+  // runs that work), or nullptr where the backend records nothing (the CPU's) or `body` did
+  // something a recording cannot hold (a host wait, say). Either way none of the work has run;
+  // after nullptr the caller runs it the usual way.
+  virtual std::unique_ptr<RecordedWork> record(const std::function<void()>& /*body*/) { return nullptr; }
 
   // ---- mixed precision (see kerascpp/mixed_precision.hpp) ----
   // The dtype dense_forward, matmul, batched_matmul and the conv2d_*/depthwise_conv2d_* ops

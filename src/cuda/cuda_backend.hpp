@@ -26,6 +26,8 @@ struct DnnState;  // cuBLAS/cuDNN handles, descriptor and algorithm caches, work
 class PhaseTimeline;
 struct KernelState;  // scratch for reductions, pinned result buffer, error flags
 
+// How many recordings CudaBackend::record has made in this process (for tests).
+std::size_t recordings_made();
 // How many convolution passes KERASCPP_GPU_CONV=timed has timed on `device` in this process.
 std::size_t timed_conv_choices(int device);
 
@@ -37,6 +39,7 @@ class CudaBackend final : public Backend {
   Device device() const override { return Device{Device::Kind::gpu, device_}; }
   std::string name() const override;
   void mark_phase(const char* phase) override;
+  std::unique_ptr<RecordedWork> record(const std::function<void()>& body) override;  // recorded_work.cpp
   std::string compute_path(DType dtype) override;
   void cast(const Tensor& x, DType dtype, Tensor& y) override;
   void set_num_threads(int) override {}  // GPU work is not split over host threads

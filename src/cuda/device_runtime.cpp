@@ -8,6 +8,7 @@
 #include <vector>
 
 #include "cuda/allocation_size_class.hpp"
+#include "cuda/block_ledger.hpp"
 #include "cuda/cuda_check.hpp"
 #include "kerascpp/error.hpp"
 
@@ -45,6 +46,7 @@ namespace {
 struct Pool {
   std::multimap<std::size_t, void*> free_blocks;
   AllocatorStats stats;
+  BlockLedger ledger;  // device pools only: what recorded device work keeps
 };
 
 std::mutex pools_mu;
@@ -66,6 +68,7 @@ void* obtain(int pool_id, std::size_t nbytes) {
       pool.free_blocks.erase(it);
       pool.stats.bytes_cached -= size;
       pool.stats.bytes_in_use += size;
+      if (pool_id != kPinnedPool) pool.ledger.obtained(p, size);
       return p;
     }
   }
@@ -92,6 +95,7 @@ void* obtain(int pool_id, std::size_t nbytes) {
   Pool& pool = pools()[pool_id];
   pool.stats.cuda_malloc_calls++;
   pool.stats.bytes_in_use += size;
+  if (pool_id != kPinnedPool) pool.ledger.obtained(p, size);
   return p;
 }
 
@@ -100,6 +104,7 @@ void give_back(int pool_id, void* ptr, std::size_t nbytes) {
   std::size_t size = allocation_size_class(nbytes);
   std::lock_guard<std::mutex> lock(pools_mu);
   Pool& pool = pools()[pool_id];
+  if (pool_id != kPinnedPool && !pool.ledger.released(ptr)) return;  // a recording keeps it
   pool.free_blocks.emplace(size, ptr);
   pool.stats.bytes_in_use -= size;
   pool.stats.bytes_cached += size;
@@ -127,6 +132,35 @@ void release_cached_blocks(int device) {
   DeviceGuard guard(device, std::nothrow);
   cudaDeviceSynchronize();  // a cached block may still be read by queued work
   for (void* p : blocks) cudaFree(p);
+}
+
+RecordedBlocks::RecordedBlocks(int device) : device_(device), recording_(new BlockLedger::Recording) {
+  std::lock_guard<std::mutex> lock(pools_mu);
+  pools()[device_].ledger.open(static_cast<BlockLedger::Recording*>(recording_));
+}
+
+RecordedBlocks::~RecordedBlocks() {
+  auto* r = static_cast<BlockLedger::Recording*>(recording_);
+  {
+    std::lock_guard<std::mutex> lock(pools_mu);
+    Pool& pool = pools()[device_];
+    for (const auto& [p, size] : pool.ledger.drop(r)) {
+      pool.free_blocks.emplace(size, p);
+      pool.stats.bytes_in_use -= size;
+      pool.stats.bytes_cached += size;
+    }
+  }
+  delete r;
+}
+
+void RecordedBlocks::close() {
+  std::lock_guard<std::mutex> lock(pools_mu);
+  pools()[device_].ledger.close();
+}
+
+bool RecordedBlocks::stale() const {
+  std::lock_guard<std::mutex> lock(pools_mu);
+  return static_cast<const BlockLedger::Recording*>(recording_)->stale;
 }
 
 void* pinned_allocate(std::size_t nbytes) { return obtain(kPinnedPool, nbytes); }

@@ -39,6 +39,23 @@ AllocatorStats allocator_stats(int device);
 // Gives every cached block of `device` back to the driver (after an out-of-memory, and for tests).
 void release_cached_blocks(int device);
 
+// The blocks one recording of device work (a CUDA graph, recorded_work.cpp) may touch, tracked by
+// the device pool's BlockLedger (block_ledger.hpp): opened before the capture, closed after it,
+// dropped (after the last replay has finished) when the recording goes away.
+class RecordedBlocks {
+ public:
+  explicit RecordedBlocks(int device);  // opens: blocks obtained or given back from now on are kept
+  ~RecordedBlocks();                    // drops: the kept blocks that were given back are free again
+  RecordedBlocks(const RecordedBlocks&) = delete;
+  RecordedBlocks& operator=(const RecordedBlocks&) = delete;
+  void close();        // the capture ended
+  bool stale() const;  // a block the recording may use has been given back since the capture
+
+ private:
+  int device_;
+  void* recording_;  // the ledger's BlockLedger::Recording
+};
+
 // Pinned (page-locked) host memory for staging batches: cached like device blocks.
 void* pinned_allocate(std::size_t nbytes);
 void pinned_release(void* ptr, std::size_t nbytes);

@@ -87,6 +87,7 @@ DnnState::DnnState(cudaStream_t s) : stream(s) {
   if (const char* env = std::getenv("KERASCPP_CUDNN_ALGO_SEARCH")) conv_find = std::string_view(env) == "find";
   if (const char* env = std::getenv("KERASCPP_CUDNN_VERBOSE")) conv_verbose = *env && std::string_view(env) != "0";
   if (const char* env = std::getenv("KERASCPP_GPU_BN")) bn_cudnn = std::string_view(env) == "cudnn";
+  if (const char* env = std::getenv("KERASCPP_GPU_GRAPHS")) record_graphs = std::string_view(env) != "0";
   if (const char* env = std::getenv("KERASCPP_GPU_CONV")) {
     const std::string_view v(env);
     conv_engine = v == "cudnn"       ? ConvEngine::cudnn

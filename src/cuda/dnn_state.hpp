@@ -121,6 +121,8 @@ struct DnnState {
   bool conv_find = false;
   // KERASCPP_CUDNN_VERBOSE=1: each new convolution choice printed to stderr.
   bool conv_verbose = false;
+  // KERASCPP_GPU_GRAPHS=0: CudaBackend::record records nothing (predict runs op by op).
+  bool record_graphs = true;
 
   // ---- buffers (each valid until the next call that asks the same buffer for more) ----
   // The workspace: at least `bytes`, grown on demand up to workspace_limit (beyond it throws,

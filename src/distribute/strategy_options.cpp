@@ -61,6 +61,8 @@ void check_thread_environment() {
   check_choice_variable("KERASCPP_CUDNN_ALGO_SEARCH", {"heuristic", "find"},
                         "find times every convolution algorithm once per shape");
   check_choice_variable("KERASCPP_CUDNN_VERBOSE", {"0", "1"}, "1 prints each convolution's algorithm");
+  check_choice_variable("KERASCPP_GPU_GRAPHS", {"0", "1"},
+                        "0 runs predict op by op instead of replaying a recorded CUDA graph");
   check_choice_variable("KERASCPP_GPU_BN", {"own", "cudnn"}, "cudnn runs batch norm on cuDNN's kernels");
   check_choice_variable("KERASCPP_GPU_UPLOAD", {"thread", "caller"},
                         "caller fills the pinned buffers of the next batch on the fit loop's thread");

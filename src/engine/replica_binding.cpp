@@ -37,6 +37,14 @@ Tensor ReplicaBinding::forward(ReplicaContext& ctx, const std::vector<Tensor>& x
   return graph_.forward(ctx, on_device, state(ctx)).at(0);
 }
 
+bool ReplicaBinding::replay_predict(ReplicaContext& ctx, const std::vector<Tensor>& x, std::int64_t begin,
+                                    std::int64_t end, Tensor& dst) {
+  if (states_.size() != 1) return false;
+  return predict_recordings_.run(
+      ctx, [&](const std::vector<Tensor>& xs) { return graph_.forward(ctx, xs, state(ctx)).at(0); }, x, begin, end,
+      dst);
+}
+
 std::function<double()> ReplicaBinding::backward(ReplicaContext& ctx, const Tensor& output_grad, float loss_scale) {
   for (Variable* v : trainable_) v->reset_grads(ctx.replica_id);
   BucketReducer reducer(buckets_, trainable_, ctx);

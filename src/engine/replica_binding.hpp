@@ -9,6 +9,7 @@
 #include "distribute/gradient_buckets.hpp"
 #include "engine/compiled_state.hpp"
 #include "engine/graph.hpp"
+#include "engine/predict_recordings.hpp"
 
 namespace kerascpp::detail {
 
@@ -43,12 +44,19 @@ class ReplicaBinding {
 
   const std::vector<Variable*>& trainable() const { return trainable_; }
 
+  // predict's forward of replica ctx over rows [begin, end) of the host inputs `x`, its output
+  // copied into `dst`, replayed from a recording (predict_recordings.hpp) on a single replica
+  // whose backend records; false when this batch did not use one (the caller runs forward()).
+  bool replay_predict(ReplicaContext& ctx, const std::vector<Tensor>& x, std::int64_t begin, std::int64_t end,
+                      Tensor& dst);
+
  private:
   GraphState& state(const ReplicaContext& ctx) { return states_.at(static_cast<std::size_t>(ctx.replica_id)); }
   const Graph& graph_;
   std::vector<GraphState> states_;  // per replica
   std::vector<Variable*> trainable_;
   BucketPlan buckets_;
+  PredictRecordings predict_recordings_;  // a single replica's
 };
 
 }  // namespace kerascpp::detail

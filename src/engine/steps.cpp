@@ -212,13 +212,15 @@ Tensor ModelImpl::predict_step(const Inputs& x) {
   run_sharded(strategy(), none, x[0].dim(0), [&](ReplicaContext& ctx, std::int64_t begin, std::int64_t end) {
     ctx.training = false;
     if (end > begin) {
+      Tensor dst = out.slice(begin, end);  // each replica fills its own rows: outputs stay in dataset order
+      // A single GPU replica replays its recorded forward from the second batch of a shape on.
+      if (!workers && bound("predict").replay_predict(ctx, x, begin, end, dst)) return none;
       ctx.backend->mark_phase("predict");  // KERASCPP_GPU_PHASES: the inputs' upload
       Inputs xs = replica_inputs(staging, ctx, x, begin, end);
       ctx.backend->mark_phase("pred forward");
       Tensor pred = replica_forward(ctx, xs, false);
       ctx.backend->mark_phase("pred output");
-      Tensor dst = out.slice(begin, end);
-      dst.copy_from(pred);                    // each replica fills its own rows: outputs stay in dataset order
+      dst.copy_from(pred);
       ctx.backend->mark_phase("pred after");  // the caller's own time until the next predict
     }
     return none;
