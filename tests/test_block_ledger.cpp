@@ -27,10 +27,10 @@ TEST_CASE("block ledger: a recording keeps the blocks its capture obtained or ga
   ledger.obtained(block(1), 512);  // before the capture (a weight, say)
   kc::BlockLedger::Recording r;
   ledger.open(&r);
-  ledger.obtained(block(2), 1024);     // an activation of the captured forward
+  ledger.obtained(block(2), 1024);         // an activation of the captured forward
   CHECK_FALSE(ledger.released(block(2)));  // freed during the capture: kept
   CHECK_FALSE(ledger.released(block(1)));  // an older block freed during the capture: kept too
-  ledger.obtained(block(3), 256);      // the output, still in use after the capture
+  ledger.obtained(block(3), 256);          // the output, still in use after the capture
   ledger.close();
   CHECK_FALSE(r.stale);
   CHECK_FALSE(ledger.released(block(3)));  // the recording's own: kept after the capture as well
@@ -87,6 +87,19 @@ TEST_CASE("block ledger: dropping one recording makes the others that may share 
   CHECK(ledger.drop(&a).size() == 1);  // back to the free lists: b may have used it
   CHECK(b.stale);
   ledger.drop(&b);
+}
+
+TEST_CASE("block ledger: one recording is open at a time") {
+  kc::BlockLedger ledger;
+  kc::BlockLedger::Recording a, b;
+  CHECK(ledger.open(&a));
+  CHECK(ledger.is_open());
+  CHECK_FALSE(ledger.open(&b));  // a second capture on the device is refused, a stays open
+  ledger.obtained(block(1), 512);
+  CHECK_FALSE(ledger.released(block(1)));
+  ledger.close();
+  CHECK_FALSE(ledger.is_open());
+  CHECK(ledger.drop(&a).size() == 1);
 }
 
 TEST_CASE("block ledger: a capture that failed is dropped like any recording") {

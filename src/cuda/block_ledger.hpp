@@ -57,8 +57,13 @@ class BlockLedger {
     return true;
   }
 
-  // Work captured from now on goes into `r` (one recording open at a time per device).
-  void open(Recording* r) { open_ = r; }
+  // Work captured from now on goes into `r`. One recording is open at a time per device: false
+  // (and nothing changes) while another one is.
+  bool open(Recording* r) {
+    if (open_) return false;
+    open_ = r;
+    return true;
+  }
   // The capture into the open recording ended (successfully or not).
   void close() {
     if (!open_) return;
@@ -90,6 +95,7 @@ class BlockLedger {
     return free;
   }
 
+  bool is_open() const { return open_ != nullptr; }
   std::size_t live_recordings() const { return live_.size(); }
 
  private:

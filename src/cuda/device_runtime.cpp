@@ -72,14 +72,28 @@ void* obtain(int pool_id, std::size_t nbytes) {
       return p;
     }
   }
+  bool recording = false;  // a recording of device work is being captured on this device
+  if (pool_id != kPinnedPool) {
+    std::lock_guard<std::mutex> lock(pools_mu);
+    recording = pools()[pool_id].ledger.is_open();
+  }
   void* p = nullptr;
   auto fresh = [&]() -> cudaError_t {
     if (pool_id == kPinnedPool) return cudaHostAlloc(&p, size, cudaHostAllocPortable);
     DeviceGuard guard(pool_id);
-    return cudaMalloc(&p, size);
+    if (!recording) return cudaMalloc(&p, size);
+    // A thread-local capture refuses cudaMalloc; the block is the recording's (its ledger keeps
+    // it from cudaFree while the recording lives), so the capture may allow it, as PyTorch's
+    // graph pools do.
+    cudaStreamCaptureMode mode = cudaStreamCaptureModeRelaxed;
+    cudaThreadExchangeStreamCaptureMode(&mode);
+    const cudaError_t e = cudaMalloc(&p, size);
+    cudaThreadExchangeStreamCaptureMode(&mode);
+    return e;
   };
   cudaError_t e = fresh();
-  if (e == cudaErrorMemoryAllocation && pool_id != kPinnedPool) {
+  // Out of memory: free the cached blocks and retry (not during a capture, which cannot wait).
+  if (e == cudaErrorMemoryAllocation && pool_id != kPinnedPool && !recording) {
     cudaGetLastError();
     release_cached_blocks(pool_id);  // the cache may hold enough memory in other size classes
     e = fresh();
@@ -136,12 +150,12 @@ void release_cached_blocks(int device) {
 
 RecordedBlocks::RecordedBlocks(int device) : device_(device), recording_(new BlockLedger::Recording) {
   std::lock_guard<std::mutex> lock(pools_mu);
-  pools()[device_].ledger.open(static_cast<BlockLedger::Recording*>(recording_));
+  opened_ = pools()[device_].ledger.open(static_cast<BlockLedger::Recording*>(recording_));
 }
 
 RecordedBlocks::~RecordedBlocks() {
   auto* r = static_cast<BlockLedger::Recording*>(recording_);
-  {
+  if (opened_) {
     std::lock_guard<std::mutex> lock(pools_mu);
     Pool& pool = pools()[device_];
     for (const auto& [p, size] : pool.ledger.drop(r)) {
@@ -154,6 +168,7 @@ RecordedBlocks::~RecordedBlocks() {
 }
 
 void RecordedBlocks::close() {
+  if (!opened_) return;
   std::lock_guard<std::mutex> lock(pools_mu);
   pools()[device_].ledger.close();
 }

@@ -48,12 +48,14 @@ class RecordedBlocks {
   ~RecordedBlocks();                    // drops: the kept blocks that were given back are free again
   RecordedBlocks(const RecordedBlocks&) = delete;
   RecordedBlocks& operator=(const RecordedBlocks&) = delete;
-  void close();        // the capture ended
-  bool stale() const;  // a block the recording may use has been given back since the capture
+  bool opened() const { return opened_; }  // false: another recording was open on the device
+  void close();                            // the capture ended
+  bool stale() const;                      // a block the recording may use has been given back since
 
  private:
   int device_;
   void* recording_;  // the ledger's BlockLedger::Recording
+  bool opened_ = false;
 };
 
 // Pinned (page-locked) host memory for staging batches: cached like device blocks.

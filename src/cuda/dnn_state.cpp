@@ -140,6 +140,12 @@ void* DnnState::workspace(std::size_t bytes, const char* op, const char* what) {
   return workspace_.get(device, bytes);
 }
 
+void DnnState::forget_lazy_device_data() {
+  ones_count_ = 0;
+  zeros_count_ = 0;
+  avg_pool_factors.clear();
+}
+
 const float* DnnState::ones(std::int64_t count) {
   if (count > ones_count_) {
     float* p = ones_.floats(device, count);

@@ -133,8 +133,11 @@ struct DnnState {
   float* pad_grad_buffer(std::int64_t count) { return pad_grad_.floats(device, count); }
   float* scratch(std::int64_t count) { return scratch_.floats(device, count); }  // outputs that alias inputs
   float* small(std::int64_t count) { return small_.floats(device, count); }      // per-channel vectors
-  const float* ones(std::int64_t count);                                         // a device vector of >= count ones
-  const float* zeros(std::int64_t count);                                        // a device vector of >= count zeros
+  // After a refused capture (recorded_work.cpp): the device constants filled lazily (ones, zeros,
+  // average pooling's factors) are filled again on next use, their capture never having run.
+  void forget_lazy_device_data();
+  const float* ones(std::int64_t count);   // a device vector of >= count ones
+  const float* zeros(std::int64_t count);  // a device vector of >= count zeros
   // Mixed precision: 16-bit copies of the two operands of a matmul or convolution, and the
   // 16-bit output of a cuDNN convolution before it is cast back to float32 (2 bytes an element).
   void* operand_a(std::int64_t count) { return operand_a_.get(device, static_cast<std::size_t>(count) * 2); }

@@ -36,6 +36,7 @@ class CudaRecordedWork final : public RecordedWork {
   CudaRecordedWork(const CudaRecordedWork&) = delete;
   CudaRecordedWork& operator=(const CudaRecordedWork&) = delete;
 
+  bool opened() const { return blocks_.opened(); }
   bool valid() const override { return exec_ && !blocks_.stale(); }
   void replay() override {
     DeviceGuard guard(device_);
@@ -70,7 +71,11 @@ std::unique_ptr<RecordedWork> CudaBackend::record(const std::function<void()>& b
   if (phases_ || !dnn_->record_graphs) return nullptr;  // KERASCPP_GPU_PHASES times each phase's events
   DeviceGuard guard(device_);
   auto work = std::make_unique<CudaRecordedWork>(device_, stream_);
-  KCPP_CUDA_CHECK(cudaStreamBeginCapture(stream_, cudaStreamCaptureModeThreadLocal));
+  if (!work->opened()) return nullptr;  // another capture is open on this device
+  if (cudaStreamBeginCapture(stream_, cudaStreamCaptureModeThreadLocal) != cudaSuccess) {
+    cudaGetLastError();
+    return nullptr;
+  }
   bool ran = true;
   try {
     body();
@@ -78,9 +83,14 @@ std::unique_ptr<RecordedWork> CudaBackend::record(const std::function<void()>& b
     ran = false;  // the capture refused a call (or the op failed): the caller runs it the usual way
   } catch (...) {
     work->finish(false);
+    dnn_->forget_lazy_device_data();
     throw;
   }
-  if (!work->finish(ran)) return nullptr;
+  if (!work->finish(ran)) {
+    // Lazily filled device constants the capture "filled" were never written: fill them anew.
+    dnn_->forget_lazy_device_data();
+    return nullptr;
+  }
   ++recordings;
   return work;
 }

@@ -84,7 +84,9 @@ class ModelImpl {
   // sample_weight: float32 [N] on the host (checked_sample_weight), or undefined for none.
   StepTotals train_step(const Inputs& x, const Tensor& y, const Tensor& sample_weight = Tensor());
   StepTotals test_step(const Inputs& x, const Tensor& y, const Tensor& sample_weight = Tensor());
-  Tensor predict_step(const Inputs& x);
+  // `recorded`: predict_on_batch's, which a single GPU replica replays from a recording
+  // (predict_recordings.hpp); predict()'s batches, staged one ahead, run op by op.
+  Tensor predict_step(const Inputs& x, bool recorded = false);
 
  private:
   detail::ReplicaBinding& bound(const char* what);

@@ -18,13 +18,32 @@ std::vector<std::int64_t> key_of(const std::vector<Tensor>& x, std::int64_t rows
 
 }  // namespace
 
+void PredictRecordings::sweep(const Entry* keep) {
+  int live = 0;
+  for (auto& [key, e] : entries_)
+    if (e.work && !e.work->valid()) e.drop();
+    else if (e.work) ++live;
+  while (live > kMaxLive) {
+    Entry* oldest = nullptr;
+    for (auto& [key, e] : entries_)
+      if (e.work && &e != keep && (!oldest || e.last_use < oldest->last_use)) oldest = &e;
+    if (!oldest) break;
+    oldest->drop();
+    --live;
+  }
+}
+
 bool PredictRecordings::run(ReplicaContext& ctx, const Forward& forward, const std::vector<Tensor>& x,
                             std::int64_t begin, std::int64_t end, Tensor& dst) {
   if (ctx.backend->device().kind != Device::Kind::gpu) return false;  // only the GPU backend records
   Entry& e = entries_[key_of(x, end - begin)];
   ++e.batches;
+  e.last_use = ++uses_;
   if (e.unrecordable) return false;
-  if (e.work && !e.work->valid()) e.work.reset();
+  if (e.work && !e.work->valid()) {
+    if (e.replays >= kPaysOff) e.recordings = 0;  // that one paid off: no count against recording anew
+    e.drop();
+  }
   if (!e.work) {
     // The first batch of a shape runs as usual; so does every one once recordings keep going stale.
     if (e.batches < 2) return false;
@@ -33,8 +52,7 @@ bool PredictRecordings::run(ReplicaContext& ctx, const Forward& forward, const s
       return false;
     }
     ++e.recordings;
-    e.inputs.clear();
-    e.output = Tensor();
+    e.replays = 0;
     for (const Tensor& t : x) {
       e.inputs.emplace_back(t.slice(begin, end).shape(), t.dtype(), ctx.backend->device());
       e.inputs.back().copy_from(t.slice(begin, end));
@@ -42,14 +60,15 @@ bool PredictRecordings::run(ReplicaContext& ctx, const Forward& forward, const s
     e.work = ctx.backend->record([&] { e.output = forward(e.inputs); });
     if (!e.work) {
       e.unrecordable = true;
-      e.inputs.clear();
-      e.output = Tensor();
+      e.drop();
       return false;
     }
+    sweep(&e);
   } else {
     for (std::size_t i = 0; i < x.size(); ++i) e.inputs[i].copy_from(x[i].slice(begin, end));
   }
   e.work->replay();
+  ++e.replays;
   dst.copy_from(e.output);
   return true;
 }

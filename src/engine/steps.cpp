@@ -196,7 +196,7 @@ StepTotals ModelImpl::test_step(const Inputs& x, const Tensor& y, const Tensor& 
   return total;
 }
 
-Tensor ModelImpl::predict_step(const Inputs& x) {
+Tensor ModelImpl::predict_step(const Inputs& x, bool recorded) {
   check_batch(x, Tensor(), name);
   const detail::Graph& g = require_graph("predict");
   g.check_inputs(x);  // on the global batch, before sharding
@@ -214,7 +214,7 @@ Tensor ModelImpl::predict_step(const Inputs& x) {
     if (end > begin) {
       Tensor dst = out.slice(begin, end);  // each replica fills its own rows: outputs stay in dataset order
       // A single GPU replica replays its recorded forward from the second batch of a shape on.
-      if (!workers && bound("predict").replay_predict(ctx, x, begin, end, dst)) return none;
+      if (recorded && !workers && bound("predict").replay_predict(ctx, x, begin, end, dst)) return none;
       ctx.backend->mark_phase("predict");  // KERASCPP_GPU_PHASES: the inputs' upload
       Inputs xs = replica_inputs(staging, ctx, x, begin, end);
       ctx.backend->mark_phase("pred forward");

@@ -377,7 +377,7 @@ Tensor Model::predict_on_batch(const Tensor& x) { return predict_on_batch(std::v
 
 Tensor Model::predict_on_batch(const std::vector<Tensor>& xs) {
   impl_->prepare_inference(xs);  // compile() is not needed to predict
-  return impl_->predict_step(xs);
+  return impl_->predict_step(xs, true);
 }
 
 }  // namespace kerascpp

@@ -46,7 +46,7 @@ TEST_CASE("gpu predict: recorded forwards replay the op-by-op predictions and fo
   const K::Tensor a = images(1, 1), b = images(1, 2), c = images(1, 3);
   const std::size_t before = kerascpp::cuda::recordings_made();
 
-  const K::Tensor eager_a = model.predict_on_batch(a);  // first batch of the shape: op by op
+  const K::Tensor eager_a = model.predict_on_batch(a);   // first batch of the shape: op by op
   const K::Tensor replay_b = model.predict_on_batch(b);  // recorded, then replayed
   CHECK(kerascpp::cuda::recordings_made() == before + 1);
   const K::Tensor replay_a = model.predict_on_batch(a);  // replayed with new input
