@@ -201,7 +201,7 @@ struct DnnState {
   std::map<std::array<std::int64_t, 10>, std::unique_ptr<AvgPoolFactors>> avg_pool_factors;
   std::map<std::int64_t, std::int64_t> bn_widths;  // rows M -> the W of batch norm's NHWC view (dnn_batchnorm.cpp)
   bool bn_nchw_view = false;                       // cuDNN refused batch norm on the NHWC view once: use the NCHW one
-  ConvEngine conv_engine = ConvEngine::timed;      // KERASCPP_GPU_CONV (conv_gemm.cpp)
+  ConvEngine conv_engine = ConvEngine::timed;      // KERASCPP_GPU_CONV (conv_route.cpp)
   bool bn_cudnn = false;  // KERASCPP_GPU_BN=cudnn: cuDNN's batch norm instead of kerascpp's kernels
 
   // ---- shared helpers (device pointers; all queued on the stream) ----
