@@ -40,10 +40,7 @@ bool PredictRecordings::run(ReplicaContext& ctx, const Forward& forward, const s
   ++e.batches;
   e.last_use = ++uses_;
   if (e.unrecordable) return false;
-  if (e.work && !e.work->valid()) {
-    if (e.replays >= kPaysOff) e.recordings = 0;  // that one paid off: no count against recording anew
-    e.drop();
-  }
+  if (e.work && !e.work->valid()) e.drop();
   if (!e.work) {
     // The first batch of a shape runs as usual; so does every one once recordings keep going stale.
     if (e.batches < 2) return false;
@@ -52,7 +49,6 @@ bool PredictRecordings::run(ReplicaContext& ctx, const Forward& forward, const s
       return false;
     }
     ++e.recordings;
-    e.replays = 0;
     for (const Tensor& t : x) {
       e.inputs.emplace_back(t.slice(begin, end).shape(), t.dtype(), ctx.backend->device());
       e.inputs.back().copy_from(t.slice(begin, end));

@@ -50,6 +50,8 @@ class PredictRecordings {
     std::uint64_t last_use = 0;
     bool unrecordable = false;
     void drop() {
+      if (replays >= kPaysOff) recordings = 0;  // it paid off: no count against recording anew
+      replays = 0;
       work.reset();
       inputs.clear();
       output = Tensor();
