@@ -64,11 +64,10 @@ cudnnTensorDescriptor_t kcrs_view(DnnState& d, const ConvShape& s, const Conv2DG
   return d.tensor_nchw(s.oc, s.ic, g.kernel_h, g.kernel_w, op);
 }
 
-// The HWIO kernel w in KCRS: [kh*kw*cin, cout] transposed into KRSC, then KRSC -> KCRS.
+// The HWIO kernel w in KCRS: DnnState's KRSC transpose, then KRSC -> KCRS.
 const float* kcrs_kernel(DnnState& d, const Tensor& w, const ConvShape& s, const Conv2DGeometry& g, const char* op) {
   const std::int64_t r = g.kernel_h * g.kernel_w * s.ic;
-  float* krsc = d.kernel_buffer(r * s.oc);
-  d.transpose(w.data<float>(), krsc, r, s.oc, 0.f);
+  const float* krsc = d.krsc_kernel(w.data<float>(), r, s.oc);
   float* kcrs = d.kernel_kcrs(r * s.oc);
   d.transform(krsc_view(d, s, g, op), krsc, kcrs_view(d, s, g, op), kcrs);
   return kcrs;

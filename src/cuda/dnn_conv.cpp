@@ -120,14 +120,6 @@ std::int64_t kernel_rows(const ConvShape& s, const Conv2DGeometry& g, bool depth
   return g.kernel_h * g.kernel_w * (s.ic / group_count(s, depthwise));
 }
 
-// The kernel in KRSC: HWIO viewed as row-major [kh*kw*cin, cout], transposed.
-const float* krsc_kernel(DnnState& d, const float* w, const ConvShape& s, const Conv2DGeometry& g, bool depthwise) {
-  const std::int64_t r = kernel_rows(s, g, depthwise);
-  float* wt = d.kernel_buffer(r * s.oc);
-  d.transpose(w, wt, r, s.oc, 0.f);
-  return wt;
-}
-
 }  // namespace
 
 void CudaBackend::conv2d_forward(const Tensor& x, const Tensor& w, const Tensor& b, const Conv2DGeometry& g,
@@ -192,7 +184,7 @@ void CudaBackend::conv_forward_impl(const Tensor& x, const Tensor& w, const Tens
       void* x16 = d.operand_a(x_count);
       d.to_16bit(conv_input(d, x.data<float>(), s, p, g, op), x16, cdt, x_count);
       void* w16 = d.operand_b(w_count);
-      d.to_16bit(krsc_kernel(d, w.data<float>(), s, g, depthwise), w16, cdt, w_count);
+      d.to_16bit(d.krsc_kernel(w.data<float>(), kernel_rows(s, g, depthwise), s.oc), w16, cdt, w_count);
       void* y16 = d.operand_out(y.numel());
       if (run_conv(d, key, cd, s, op, "the 16-bit convolution", [&](const ConvAlgoChoice& algo, void* ws) {
             return cudnnConvolutionForward(d.dnn, &kOne, cd.x, x16, cd.w, w16, cd.conv,
@@ -214,7 +206,7 @@ void CudaBackend::conv_forward_impl(const Tensor& x, const Tensor& w, const Tens
   choose_algo(d, key, cd, s, op, {});
 
   const float* xin = conv_input(d, x.data<float>(), s, p, g, op);
-  const float* wt = krsc_kernel(d, w.data<float>(), s, g, depthwise);
+  const float* wt = d.krsc_kernel(w.data<float>(), kernel_rows(s, g, depthwise), s.oc);
   run_conv(d, key, cd, s, op, "the convolution", [&](const ConvAlgoChoice& algo, void* ws) {
     return cudnnConvolutionForward(d.dnn, &kOne, cd.x, xin, cd.w, wt, cd.conv,
                                    static_cast<cudnnConvolutionFwdAlgo_t>(algo.algo), ws, algo.workspace_bytes, &kZero,
@@ -281,7 +273,7 @@ void CudaBackend::conv_backward_data_impl(const Tensor& dy, const Tensor& w, con
       void* dy16 = d.operand_a(dy.numel());
       d.to_16bit(dy.data<float>(), dy16, cdt, dy.numel());
       void* w16 = d.operand_b(w_count);
-      d.to_16bit(krsc_kernel(d, w.data<float>(), s, g, depthwise), w16, cdt, w_count);
+      d.to_16bit(d.krsc_kernel(w.data<float>(), kernel_rows(s, g, depthwise), s.oc), w16, cdt, w_count);
       void* dx16 = d.operand_out(dx_count);
       if (run_conv(d, key, cd, s, op, "the 16-bit convolution's backward data pass",
                    [&](const ConvAlgoChoice& algo, void* ws) {
@@ -303,7 +295,7 @@ void CudaBackend::conv_backward_data_impl(const Tensor& dy, const Tensor& w, con
   const ConvAlgoKey key = algo_key(ConvDirection::backward_data, s, p, g, depthwise);
   choose_algo(d, key, cd, s, op, {});
 
-  const float* wt = krsc_kernel(d, w.data<float>(), s, g, depthwise);
+  const float* wt = d.krsc_kernel(w.data<float>(), kernel_rows(s, g, depthwise), s.oc);
   const float* pdy = dy.data<float>();
   // With explicit padding cuDNN produces the gradient of the padded input; its interior is dx.
   float* out = p.explicit_pad ? d.pad_grad_buffer(s.n * p.h * p.w * s.ic) : pdx;

@@ -210,6 +210,13 @@ struct DnnState {
                           const char* op);
   // y[r, :] += b for every row r of a row-major [rows, cols] y.
   void add_row_bias(const float* b, float* y, std::int64_t rows, std::int64_t cols, const char* op);
+  // A HWIO convolution kernel `w`, read as row-major [rows = kh*kw*cin, filters], transposed into
+  // the kernel buffer: cuDNN's KRSC filter layout (dnn_conv.cpp, conv_nchw.cpp).
+  const float* krsc_kernel(const float* w, std::int64_t rows, std::int64_t filters) {
+    float* krsc = kernel_buffer(rows * filters);
+    transpose(w, krsc, rows, filters, 0.f);
+    return krsc;
+  }
   // out = aᵀ (+ beta · out): a is row-major [rows, cols], out row-major [cols, rows].
   // beta is 0 (overwrite; out is not read) or 1 (accumulate).
   void transpose(const float* a, float* out, std::int64_t rows, std::int64_t cols, float beta);
