@@ -1,7 +1,9 @@
-// 2-D max and average pooling on oneDNN, NHWC. Max pooling keeps oneDNN's argmax workspace
-// for the backward pass; average pooling excludes padding from the divisor like Keras.
-// oneDNN's max skips NaN; a window holding one is made NaN afterwards, as in Keras (the backward
-// pass still routes the window's gradient, NaN by then, to oneDNN's argmax).
+// 2-D max and average pooling, NHWC. Max pooling over disjoint windows (the Keras default) runs
+// max_pool_disjoint's loops, whose workspace is one argmax byte per output; the rest runs on
+// oneDNN, which keeps its own argmax workspace for the backward pass. Average pooling excludes
+// padding from the divisor like Keras. oneDNN's max skips NaN; a window holding one is made NaN
+// afterwards, as in Keras (the backward pass still routes the window's gradient, NaN by then, to
+// oneDNN's argmax).
 #include <fmt/format.h>
 
 #include <cstring>
@@ -9,6 +11,7 @@
 #include "backend/cpu/checks.hpp"
 #include "backend/cpu/cpu_backend.hpp"
 #include "backend/cpu/dnnl_util.hpp"
+#include "backend/cpu/max_pool_disjoint.hpp"
 #include "backend/cpu/nan_propagation.hpp"
 
 namespace kerascpp::cpu {
@@ -46,6 +49,11 @@ void key_pool(PrimitiveCache& cache, const PoolShape& s, const Pool2DGeometry& g
 
 constexpr const char* kKeepsDtype = "pooling keeps its input's dtype";
 
+std::string workspace_str(const Tensor& workspace) {
+  return workspace.defined() ? fmt::format("{} bytes of {}", workspace.nbytes(), dtype_name(workspace.dtype()))
+                             : std::string("an undefined tensor");
+}
+
 // max_pool_mark_nan for 16-bit x and y, through float32 copies (NaN inputs are rare).
 void max_pool_mark_nan_16(Backend& backend, const Tensor& x, const PoolShape& s, const Pool2DGeometry& g, Tensor& y) {
   Tensor wide_x, wide_y;
@@ -65,6 +73,13 @@ void CpuBackend::pool2d_forward(const Tensor& x, const Pool2DGeometry& g, Tensor
   prepare_activation(y, {s.n, s.oh, s.ow, s.c}, x.dtype(), op, "y");
   require_same_dtype(x, "x", y, "y", op, kKeepsDtype);
   if (y.numel() == 0) return;
+  if (max_pool_disjoint_applies(g, x.dtype())) {
+    if (!workspace.defined() || workspace.dtype() != DType::uint8 || workspace.numel() < y.numel() ||
+        workspace.device().kind != Device::Kind::cpu)
+      workspace = Tensor({y.numel()}, DType::uint8, Device{});
+    max_pool_disjoint_forward(x.raw(), s, g, x.dtype(), y.raw(), workspace.data<std::uint8_t>());
+    return;
+  }
 
   const auto dt = dnnl_type_of(x.dtype());
   cache_.key("pool_fwd");
@@ -115,6 +130,15 @@ void CpuBackend::pool2d_backward(const Tensor& dy, const Tensor& x, const Pool2D
     std::memset(dx.raw(), 0, dx.nbytes());
     return;
   }
+  if (max_pool_disjoint_applies(g, x.dtype())) {
+    if (!workspace.defined() || workspace.dtype() != DType::uint8 || workspace.numel() < dy.numel())
+      throw StateError(
+          fmt::format("{}: max pooling needs the workspace ({} bytes) filled by pool2d_forward on the "
+                      "same input; got {}",
+                      op, dy.numel(), workspace_str(workspace)));
+    max_pool_disjoint_backward(dy.raw(), workspace.data<std::uint8_t>(), s, g, x.dtype(), dx.raw());
+    return;
+  }
 
   const auto dt = dnnl_type_of(x.dtype());
   cache_.key("pool_bwd");
@@ -138,12 +162,10 @@ void CpuBackend::pool2d_backward(const Tensor& dy, const Tensor& x, const Pool2D
   });
   if (g.kind == PoolKind::max) {
     if (!workspace.defined() || workspace.dtype() != DType::uint8 || workspace.nbytes() < e.workspace_bytes)
-      throw StateError(fmt::format(
-          "{}: max pooling needs the workspace ({} bytes) filled by pool2d_forward on the same "
-          "input; got {}",
-          op, e.workspace_bytes,
-          workspace.defined() ? fmt::format("{} bytes of {}", workspace.nbytes(), dtype_name(workspace.dtype()))
-                              : std::string("an undefined tensor")));
+      throw StateError(
+          fmt::format("{}: max pooling needs the workspace ({} bytes) filled by pool2d_forward on the same "
+                      "input; got {}",
+                      op, e.workspace_bytes, workspace_str(workspace)));
     e.pool.bind(DNNL_ARG_WORKSPACE, workspace.raw());
   }
   e.pool.bind(DNNL_ARG_DIFF_DST, dy.raw());
@@ -160,14 +182,17 @@ void CpuBackend::pool2d_backward_through_relu(const Tensor& dy, const Tensor& x,
   // equals the window's output y, so (y > 0) is the ReLU's mask there, and a window whose y is
   // not positive gives +0 (NaN for a NaN or Inf gradient) as the ReLU's backward would: the same
   // bits.
-  // Not for a window holding a NaN: its y is NaN (pool2d_forward marks it) while oneDNN's argmax
-  // may be a number. Nor where windows overlap: two finite gradients summed at one input may
+  // Not for a window holding a NaN on oneDNN's path: its y is NaN (pool2d_forward marks it) while
+  // oneDNN's argmax may be a number; max_pool_disjoint's argmax is that NaN, whose ReLU backward
+  // the mask gives. Nor where windows overlap: two finite gradients summed at one input may
   // overflow to Inf, which the ReLU's backward turns into NaN and the mask into 0. Nor for
   // average pooling, which spreads its gradient. Those take the two ops as stated.
   const bool disjoint = g.kind == PoolKind::max && g.stride_h >= g.pool_h && g.stride_w >= g.pool_w;
-  if (!disjoint ||
-      (y.dtype() == DType::float32 ? contains_nan(y.data<float>(), y.numel())
-                                   : contains_nan(static_cast<const std::uint16_t*>(y.raw()), y.dtype(), y.numel())))
+  const auto holds_nan = [&] {
+    return y.dtype() == DType::float32 ? contains_nan(y.data<float>(), y.numel())
+                                       : contains_nan(static_cast<const std::uint16_t*>(y.raw()), y.dtype(), y.numel());
+  };
+  if (!disjoint || (!max_pool_disjoint_applies(g, y.dtype()) && holds_nan()))
     return Backend::pool2d_backward_through_relu(dy, x, y, g, workspace, dx);
   Tensor masked(dy.shape(), dy.dtype());
   activation_backward(ActivationKind::relu, y, dy, masked);

@@ -1,0 +1,181 @@
+#include "backend/cpu/max_pool_disjoint.hpp"
+
+#include <algorithm>
+#include <bit>
+#include <cstring>
+
+#include "backend/cpu/parallel.hpp"
+#include "simd_clones.hpp"
+
+// The argmax bytes need AVX-512BW for byte blends under a 512-bit mask (AVX-512F alone emulates
+// them, slower than the AVX2 build), so the wide build here is x86-64-v4 (F, BW, CD, DQ, VL).
+#if defined(KERASCPP_NO_TARGET_CLONES) || !defined(__x86_64__)
+#define KERASCPP_BYTE_SIMD_CLONES
+#else
+#define KERASCPP_BYTE_SIMD_CLONES __attribute__((target_clones("arch=x86-64-v4", "avx2", "default")))
+#endif
+
+namespace kerascpp::cpu {
+
+namespace {
+
+using op_shapes::PoolShape;
+
+// The element types, each with its exact widening to float32 for the compares.
+// `Bits`: the unsigned integer of the same width, for blends written as bit operations (GCC
+// turns a `take ? a : b` store into a masked store behind a branch, which data-dependent
+// maxima mispredict).
+struct Float32 {
+  using T = float;
+  using Bits = std::uint32_t;
+  static float wide(float v) { return v; }
+};
+struct BFloat16 {
+  using T = std::uint16_t;
+  using Bits = std::uint16_t;
+  static float wide(std::uint16_t v) { return std::bit_cast<float>(static_cast<std::uint32_t>(v) << 16); }
+};
+
+// [first, last) of the rows (or columns) window o covers, clipped to the image.
+struct Span {
+  std::int64_t origin, first, last;
+};
+Span window_span(std::int64_t o, std::int64_t stride, std::int64_t pad, std::int64_t pool, std::int64_t extent) {
+  const std::int64_t origin = o * stride - pad;
+  return {origin, std::max<std::int64_t>(origin, 0), std::min(origin + pool, extent)};
+}
+// The input rows (or columns) whose gradient output o writes: from its window's origin to the
+// next window's (the first from 0, the last to the end), so the outputs' bands tile the image.
+Span band_span(std::int64_t o, std::int64_t outputs, std::int64_t stride, std::int64_t pad, std::int64_t extent) {
+  const std::int64_t origin = o * stride - pad;
+  return {origin, o == 0 ? 0 : origin, o + 1 == outputs ? extent : std::min(origin + stride, extent)};
+}
+
+// Output rows (n, oh) per parallel block: about kElementGrain input elements.
+std::int64_t row_grain(const PoolShape& s, const Pool2DGeometry& g) {
+  return std::max<std::int64_t>(1, kElementGrain / std::max<std::int64_t>(1, s.iw * s.c * g.stride_h));
+}
+
+// One output row (n, oh): every window's maximum and argmax. A clone per instruction set.
+// Window positions outermost, so consecutive updates of an output vector are a row apart (no
+// chain of dependent stores per window). `v != v && m == m`: the first NaN replaces a number and
+// stays.
+template <class E>
+KERASCPP_BYTE_SIMD_CLONES void forward_row(const typename E::T* __restrict x, const PoolShape& s, const Pool2DGeometry& g,
+                                      std::int64_t row, typename E::T* __restrict y,
+                                      std::uint8_t* __restrict argmax) {
+  using T = typename E::T;
+  using Bits = typename E::Bits;
+  const std::int64_t c = s.c, n = row / s.oh, oh = row % s.oh;
+  const T* image = x + n * s.ih * s.iw * c;
+  const Span rows = window_span(oh, g.stride_h, g.pad_top, g.pool_h, s.ih);
+  // Each window starts from its first position inside the image (folding it again is a no-op).
+  for (std::int64_t ow = 0; ow < s.ow; ++ow) {
+    const Span cols = window_span(ow, g.stride_w, g.pad_left, g.pool_w, s.iw);
+    std::memcpy(y + ow * c, image + (rows.first * s.iw + cols.first) * c, sizeof(T) * c);
+    std::memset(argmax + ow * c,
+                static_cast<int>((rows.first - rows.origin) * g.pool_w + (cols.first - cols.origin)), c);
+  }
+  for (std::int64_t r = rows.first; r < rows.last; ++r)
+    for (std::int64_t kw = 0; kw < g.pool_w; ++kw) {
+      const auto k = static_cast<std::uint8_t>((r - rows.origin) * g.pool_w + kw);
+      for (std::int64_t ow = 0; ow < s.ow; ++ow) {
+        const std::int64_t q = ow * g.stride_w - g.pad_left + kw;
+        if (q < 0 || q >= s.iw) continue;  // padding
+        const T* __restrict src = image + (r * s.iw + q) * c;
+        T* __restrict yo = y + ow * c;
+        std::uint8_t* __restrict ao = argmax + ow * c;
+#pragma omp simd
+        for (std::int64_t ch = 0; ch < c; ++ch) {
+          const float v = E::wide(src[ch]), m = E::wide(yo[ch]);
+          const bool take = v > m || (v != v && m == m);
+          const auto keep = static_cast<Bits>(take) - Bits{1};  // all ones where the maximum stays
+          const Bits mine = std::bit_cast<Bits>(src[ch]), theirs = std::bit_cast<Bits>(yo[ch]);
+          yo[ch] = std::bit_cast<T>(static_cast<Bits>((theirs & keep) | (mine & ~keep)));
+          const auto keep8 = static_cast<std::uint8_t>(keep);
+          ao[ch] = static_cast<std::uint8_t>((ao[ch] & keep8) | (k & ~keep8));
+        }
+      }
+    }
+}
+
+// The input rows of output row (n, oh)'s band: each element gets dy where it is its window's
+// argmax, 0 elsewhere (between windows included).
+template <class E>
+KERASCPP_BYTE_SIMD_CLONES void backward_row(const typename E::T* __restrict dy, const std::uint8_t* __restrict argmax,
+                                       const PoolShape& s, const Pool2DGeometry& g, std::int64_t row,
+                                       typename E::T* __restrict dx) {
+  using T = typename E::T;
+  const std::int64_t c = s.c, n = row / s.oh, oh = row % s.oh;
+  const Span rows = band_span(oh, s.oh, g.stride_h, g.pad_top, s.ih);
+  for (std::int64_t r = rows.first; r < rows.last; ++r) {
+    T* __restrict dx_row = dx + (n * s.ih + r) * s.iw * c;
+    const std::int64_t kh = r - rows.origin;
+    if (kh < 0 || kh >= g.pool_h) {  // a row between windows
+      std::memset(dx_row, 0, sizeof(T) * s.iw * c);
+      continue;
+    }
+    for (std::int64_t ow = 0; ow < s.ow; ++ow) {
+      const Span cols = band_span(ow, s.ow, g.stride_w, g.pad_left, s.iw);
+      const T* __restrict g_o = dy + ow * c;
+      const std::uint8_t* __restrict a_o = argmax + ow * c;
+      for (std::int64_t q = cols.first; q < cols.last; ++q) {
+        const std::int64_t kw = q - cols.origin;
+        T* __restrict out = dx_row + q * c;
+        if (kw < 0 || kw >= g.pool_w) {
+          std::memset(out, 0, sizeof(T) * c);
+          continue;
+        }
+        const auto k = static_cast<std::uint8_t>(kh * g.pool_w + kw);
+#pragma omp simd
+        for (std::int64_t ch = 0; ch < c; ++ch) out[ch] = a_o[ch] == k ? g_o[ch] : T{0};
+      }
+    }
+  }
+}
+
+template <class E>
+void forward(const typename E::T* x, const PoolShape& s, const Pool2DGeometry& g, typename E::T* y,
+             std::uint8_t* argmax) {
+  const std::int64_t row_elements = s.ow * s.c;
+  parallel_for(s.n * s.oh, row_grain(s, g), [&](std::int64_t begin, std::int64_t end) {
+    for (std::int64_t row = begin; row < end; ++row)
+      forward_row<E>(x, s, g, row, y + row * row_elements, argmax + row * row_elements);
+  });
+}
+
+template <class E>
+void backward(const typename E::T* dy, const std::uint8_t* argmax, const PoolShape& s, const Pool2DGeometry& g,
+              typename E::T* dx) {
+  const std::int64_t row_elements = s.ow * s.c;
+  parallel_for(s.n * s.oh, row_grain(s, g), [&](std::int64_t begin, std::int64_t end) {
+    for (std::int64_t row = begin; row < end; ++row)
+      backward_row<E>(dy + row * row_elements, argmax + row * row_elements, s, g, row, dx);
+  });
+}
+
+}  // namespace
+
+bool max_pool_disjoint_applies(const Pool2DGeometry& g, DType dtype) {
+  return g.kind == PoolKind::max && (dtype == DType::float32 || dtype == DType::bfloat16) && g.pool_h >= 1 &&
+         g.pool_w >= 1 && g.stride_h >= g.pool_h && g.stride_w >= g.pool_w && g.pool_h * g.pool_w <= 255 &&
+         g.pad_top < g.pool_h && g.pad_bottom < g.pool_h && g.pad_left < g.pool_w && g.pad_right < g.pool_w;
+}
+
+void max_pool_disjoint_forward(const void* x, const PoolShape& s, const Pool2DGeometry& g, DType dtype, void* y,
+                               std::uint8_t* argmax) {
+  if (dtype == DType::float32)
+    forward<Float32>(static_cast<const float*>(x), s, g, static_cast<float*>(y), argmax);
+  else
+    forward<BFloat16>(static_cast<const std::uint16_t*>(x), s, g, static_cast<std::uint16_t*>(y), argmax);
+}
+
+void max_pool_disjoint_backward(const void* dy, const std::uint8_t* argmax, const PoolShape& s,
+                                const Pool2DGeometry& g, DType dtype, void* dx) {
+  if (dtype == DType::float32)
+    backward<Float32>(static_cast<const float*>(dy), argmax, s, g, static_cast<float*>(dx));
+  else
+    backward<BFloat16>(static_cast<const std::uint16_t*>(dy), argmax, s, g, static_cast<std::uint16_t*>(dx));
+}
+
+}  // namespace kerascpp::cpu
