@@ -3,7 +3,8 @@
 // padding excluded, a window holding NaN gives its first NaN and routes the gradient there), and
 // against oneDNN's own pooling primitives bit for bit on NaN-free data with many ties, for the
 // geometries Keras layers produce: exact tiling, a remainder, gaps between windows, "same"
-// padding, channel counts off the vector width; float32, and bfloat16 where the CPU backend keeps
+// padding, channel counts off the vector width and the counts with builds of their own (16, 32,
+// 64, 128); float32, and bfloat16 where the CPU backend keeps
 // 16-bit activations (a processor with native bfloat16: AVX512-BF16 or AMX).
 #include <doctest/doctest.h>
 
@@ -48,7 +49,9 @@ std::vector<Case> cases() {
           {2, 11, 11, 3, geometry(2, 3), "2x2 stride 3: gaps between windows"},
           {2, 7, 7, 17, geometry(2, 2, 0, 1), "2x2 'same' (bottom/right padding)"},
           {1, 9, 9, 16, geometry(3, 3, 1, 1), "3x3 stride 3 with padding on every side"},
-          {2, 5, 6, 1, geometry(1, 1), "1x1: the identity"}};
+          {2, 5, 6, 1, geometry(1, 1), "1x1: the identity"},
+          {1, 6, 6, 64, geometry(2, 2, 0, 1), "2x2 'same', 64 channels"},
+          {1, 5, 4, 128, geometry(2, 2), "2x2, 128 channels"}};
 }
 
 std::int64_t out_extent(std::int64_t in, std::int64_t pool, std::int64_t stride, std::int64_t pad_a,
@@ -78,8 +81,7 @@ void reference(const Case& k, const std::vector<float>& x, const std::vector<flo
               const std::int64_t r = i * g.stride_h - g.pad_top + a, q = j * g.stride_w - g.pad_left + b;
               if (r < 0 || r >= k.ih || q < 0 || q >= k.iw) continue;
               const std::size_t e = at(n, r, q, ch);
-              const bool take =
-                  !any || x[e] > x[best] || (std::isnan(x[e]) && !std::isnan(x[best]));
+              const bool take = !any || x[e] > x[best] || (std::isnan(x[e]) && !std::isnan(x[best]));
               if (take) best = e;
               any = true;
             }
@@ -135,8 +137,8 @@ Pooled run_onednn(const Case& k, std::vector<float> x, std::vector<float> dy) {
   dnnl::stream st(eng);
   md src({k.n, k.c, k.ih, k.iw}, dnnl::memory::data_type::f32, dnnl::memory::format_tag::nhwc);
   md dst({k.n, k.c, oh, ow}, dnnl::memory::data_type::f32, dnnl::memory::format_tag::nhwc);
-  const dnnl::memory::dims strides{g.stride_h, g.stride_w}, kernel{g.pool_h, g.pool_w},
-      pad_l{g.pad_top, g.pad_left}, pad_r{g.pad_bottom, g.pad_right};
+  const dnnl::memory::dims strides{g.stride_h, g.stride_w}, kernel{g.pool_h, g.pool_w}, pad_l{g.pad_top, g.pad_left},
+      pad_r{g.pad_bottom, g.pad_right};
   dnnl::pooling_forward::primitive_desc fwd(
       dnnl::pooling_forward::desc(dnnl::prop_kind::forward_training, dnnl::algorithm::pooling_max, src, dst, strides,
                                   kernel, pad_l, pad_r),

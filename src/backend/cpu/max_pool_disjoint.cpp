@@ -60,21 +60,23 @@ std::int64_t row_grain(const PoolShape& s, const Pool2DGeometry& g) {
 // Window positions outermost, so consecutive updates of an output vector are a row apart (no
 // chain of dependent stores per window). `v != v && m == m`: the first NaN replaces a number and
 // stays.
-template <class E>
-KERASCPP_BYTE_SIMD_CLONES void forward_row(const typename E::T* __restrict x, const PoolShape& s, const Pool2DGeometry& g,
-                                      std::int64_t row, typename E::T* __restrict y,
-                                      std::uint8_t* __restrict argmax) {
+// Channels: C when it is not 0 (a compile-time count unrolls the channel loop: 0.59 against
+// 0.98 ms for 128x26x26x32 on the Intel VM), else s.c.
+template <class E, std::int64_t C>
+KERASCPP_BYTE_SIMD_CLONES void forward_row(const typename E::T* __restrict x, const PoolShape& s,
+                                           const Pool2DGeometry& g, std::int64_t row, typename E::T* __restrict y,
+                                           std::uint8_t* __restrict argmax) {
   using T = typename E::T;
   using Bits = typename E::Bits;
-  const std::int64_t c = s.c, n = row / s.oh, oh = row % s.oh;
+  const std::int64_t c = C > 0 ? C : s.c, n = row / s.oh, oh = row % s.oh;
   const T* image = x + n * s.ih * s.iw * c;
   const Span rows = window_span(oh, g.stride_h, g.pad_top, g.pool_h, s.ih);
   // Each window starts from its first position inside the image (folding it again is a no-op).
   for (std::int64_t ow = 0; ow < s.ow; ++ow) {
     const Span cols = window_span(ow, g.stride_w, g.pad_left, g.pool_w, s.iw);
     std::memcpy(y + ow * c, image + (rows.first * s.iw + cols.first) * c, sizeof(T) * c);
-    std::memset(argmax + ow * c,
-                static_cast<int>((rows.first - rows.origin) * g.pool_w + (cols.first - cols.origin)), c);
+    std::memset(argmax + ow * c, static_cast<int>((rows.first - rows.origin) * g.pool_w + (cols.first - cols.origin)),
+                c);
   }
   for (std::int64_t r = rows.first; r < rows.last; ++r)
     for (std::int64_t kw = 0; kw < g.pool_w; ++kw) {
@@ -101,12 +103,12 @@ KERASCPP_BYTE_SIMD_CLONES void forward_row(const typename E::T* __restrict x, co
 
 // The input rows of output row (n, oh)'s band: each element gets dy where it is its window's
 // argmax, 0 elsewhere (between windows included).
-template <class E>
+template <class E, std::int64_t C>
 KERASCPP_BYTE_SIMD_CLONES void backward_row(const typename E::T* __restrict dy, const std::uint8_t* __restrict argmax,
-                                       const PoolShape& s, const Pool2DGeometry& g, std::int64_t row,
-                                       typename E::T* __restrict dx) {
+                                            const PoolShape& s, const Pool2DGeometry& g, std::int64_t row,
+                                            typename E::T* __restrict dx) {
   using T = typename E::T;
-  const std::int64_t c = s.c, n = row / s.oh, oh = row % s.oh;
+  const std::int64_t c = C > 0 ? C : s.c, n = row / s.oh, oh = row % s.oh;
   const Span rows = band_span(oh, s.oh, g.stride_h, g.pad_top, s.ih);
   for (std::int64_t r = rows.first; r < rows.last; ++r) {
     T* __restrict dx_row = dx + (n * s.ih + r) * s.iw * c;
@@ -134,24 +136,41 @@ KERASCPP_BYTE_SIMD_CLONES void backward_row(const typename E::T* __restrict dy, 
   }
 }
 
-template <class E>
+template <class E, std::int64_t C>
 void forward(const typename E::T* x, const PoolShape& s, const Pool2DGeometry& g, typename E::T* y,
              std::uint8_t* argmax) {
   const std::int64_t row_elements = s.ow * s.c;
   parallel_for(s.n * s.oh, row_grain(s, g), [&](std::int64_t begin, std::int64_t end) {
     for (std::int64_t row = begin; row < end; ++row)
-      forward_row<E>(x, s, g, row, y + row * row_elements, argmax + row * row_elements);
+      forward_row<E, C>(x, s, g, row, y + row * row_elements, argmax + row * row_elements);
   });
 }
 
-template <class E>
+template <class E, std::int64_t C>
 void backward(const typename E::T* dy, const std::uint8_t* argmax, const PoolShape& s, const Pool2DGeometry& g,
               typename E::T* dx) {
   const std::int64_t row_elements = s.ow * s.c;
   parallel_for(s.n * s.oh, row_grain(s, g), [&](std::int64_t begin, std::int64_t end) {
     for (std::int64_t row = begin; row < end; ++row)
-      backward_row<E>(dy + row * row_elements, argmax + row * row_elements, s, g, row, dx);
+      backward_row<E, C>(dy + row * row_elements, argmax + row * row_elements, s, g, row, dx);
   });
+}
+
+// The channel counts of common networks get their own builds (C), any other runs the general one.
+template <class E, class Run>
+void with_channels(std::int64_t c, Run&& run) {
+  switch (c) {
+    case 16:
+      return run.template operator()<E, 16>();
+    case 32:
+      return run.template operator()<E, 32>();
+    case 64:
+      return run.template operator()<E, 64>();
+    case 128:
+      return run.template operator()<E, 128>();
+    default:
+      return run.template operator()<E, 0>();
+  }
 }
 
 }  // namespace
@@ -164,18 +183,22 @@ bool max_pool_disjoint_applies(const Pool2DGeometry& g, DType dtype) {
 
 void max_pool_disjoint_forward(const void* x, const PoolShape& s, const Pool2DGeometry& g, DType dtype, void* y,
                                std::uint8_t* argmax) {
-  if (dtype == DType::float32)
-    forward<Float32>(static_cast<const float*>(x), s, g, static_cast<float*>(y), argmax);
-  else
-    forward<BFloat16>(static_cast<const std::uint16_t*>(x), s, g, static_cast<std::uint16_t*>(y), argmax);
+  auto run = [&]<class E, std::int64_t C>() {
+    using T = typename E::T;
+    forward<E, C>(static_cast<const T*>(x), s, g, static_cast<T*>(y), argmax);
+  };
+  if (dtype == DType::float32) with_channels<Float32>(s.c, run);
+  else with_channels<BFloat16>(s.c, run);
 }
 
-void max_pool_disjoint_backward(const void* dy, const std::uint8_t* argmax, const PoolShape& s,
-                                const Pool2DGeometry& g, DType dtype, void* dx) {
-  if (dtype == DType::float32)
-    backward<Float32>(static_cast<const float*>(dy), argmax, s, g, static_cast<float*>(dx));
-  else
-    backward<BFloat16>(static_cast<const std::uint16_t*>(dy), argmax, s, g, static_cast<std::uint16_t*>(dx));
+void max_pool_disjoint_backward(const void* dy, const std::uint8_t* argmax, const PoolShape& s, const Pool2DGeometry& g,
+                                DType dtype, void* dx) {
+  auto run = [&]<class E, std::int64_t C>() {
+    using T = typename E::T;
+    backward<E, C>(static_cast<const T*>(dy), argmax, s, g, static_cast<T*>(dx));
+  };
+  if (dtype == DType::float32) with_channels<Float32>(s.c, run);
+  else with_channels<BFloat16>(s.c, run);
 }
 
 }  // namespace kerascpp::cpu
