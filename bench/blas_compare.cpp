@@ -2,7 +2,11 @@
 // kerascpp uses) against any CBLAS library named on the command line, loaded with dlopen so that
 // their identical cblas_sgemm symbols never meet. Shapes: the large MLP (784-2048-2048-10 at
 // batch 4096) and the Fashion-MNIST MLP (784-512-256-10 at batch 1024), each layer's forward
-// (X·W), weight gradient (Xᵀ·dY) and input gradient (dY·Wᵀ), and the square 2048³/4096³ peaks.
+// (X·W), weight gradient (Xᵀ·dY) and input gradient (dY·Wᵀ), sizes between them, and the square
+// 2048³/4096³ peaks.
+// The "matmul" column is oneDNN's matmul primitive on the same operands (a transposed one read
+// through swapped strides, scratchpad owned by the caller): what kerascpp's Dense layers call;
+// it and oneDNN's sgemm are timed in turn, call for call.
 // The median of --reps timed calls after two warm-ups; threads as the libraries' own variables
 // set them (OMP_NUM_THREADS for oneDNN, OpenBLAS and BLIS with OpenMP, MKL_NUM_THREADS for MKL).
 //
@@ -11,6 +15,8 @@
 #include <dlfcn.h>
 #include <oneapi/dnnl/dnnl.h>
 
+#include <oneapi/dnnl/dnnl.hpp>
+
 #include <algorithm>
 #include <chrono>
 #include <cstdint>
@@ -18,6 +24,8 @@
 #include <cstdlib>
 #include <cstring>
 #include <string>
+#include <unordered_map>
+#include <utility>
 #include <vector>
 
 namespace {
@@ -54,6 +62,10 @@ std::vector<Gemm> shapes() {
   layer("large 2048>2048", 4096, 2048, 2048);
   layer("mlp 784>512", 1024, 784, 512);
   layer("mlp 512>256", 1024, 512, 256);
+  // Between the two MLPs' sizes (1.1 and 4.3 GMACs), for where oneDNN's sgemm starts to beat
+  // its matmul primitive.
+  g.push_back({"square 1024", false, false, 1024, 1024, 1024});
+  g.push_back({"2048x2048x1024", false, false, 2048, 2048, 1024});
   g.push_back({"square 2048", false, false, 2048, 2048, 2048});
   g.push_back({"square 4096", false, false, 4096, 4096, 4096});
   return g;
@@ -70,6 +82,57 @@ double median_seconds(int reps, const auto& call) {
   }
   std::sort(t.begin(), t.end());
   return t[t.size() / 2];
+}
+
+// C = op(A)·op(B) through a matmul primitive, built once; call() runs it.
+struct MatmulPrimitive {
+  dnnl::engine engine{dnnl::engine::kind::cpu, 0};
+  dnnl::stream stream{engine};
+  dnnl::matmul prim;
+  std::unordered_map<int, dnnl::memory> args;
+
+  MatmulPrimitive(const Gemm& g, float* a, float* b, float* c) {
+    using md = dnnl::memory::desc;
+    const auto f32 = dnnl::memory::data_type::f32;
+    const dnnl::memory::dim m = g.m, n = g.n, k = g.k;
+    const md src = g.ta ? md({m, k}, f32, {1, m}) : md({m, k}, f32, {k, 1});
+    const md wei = g.tb ? md({k, n}, f32, {1, k}) : md({k, n}, f32, {n, 1});
+    const md dst({m, n}, f32, {n, 1});
+    dnnl::primitive_attr attr;
+    attr.set_scratchpad_mode(dnnl::scratchpad_mode::user);
+    dnnl::matmul::primitive_desc pd(dnnl::matmul::desc(src, wei, dst), attr, engine);
+    prim = dnnl::matmul(pd);
+    args = {{DNNL_ARG_SRC, dnnl::memory(src, engine, a)},
+            {DNNL_ARG_WEIGHTS, dnnl::memory(wei, engine, b)},
+            {DNNL_ARG_DST, dnnl::memory(dst, engine, c)},
+            {DNNL_ARG_SCRATCHPAD, dnnl::memory(pd.scratchpad_desc(), engine)}};
+  }
+  void call() {
+    prim.execute(stream, args);
+    stream.wait();
+  }
+};
+
+// The medians of two calls timed in turn, so that the machine's drift between them (this VM's
+// speed moves by tens of percent within minutes) falls on both alike.
+std::pair<double, double> paired_median_seconds(int reps, const auto& first, const auto& second) {
+  for (int i = 0; i < 2; ++i) {
+    first();
+    second();
+  }
+  std::vector<double> a, b;
+  for (int i = 0; i < reps; ++i) {
+    auto t0 = std::chrono::steady_clock::now();
+    first();
+    auto t1 = std::chrono::steady_clock::now();
+    second();
+    auto t2 = std::chrono::steady_clock::now();
+    a.push_back(std::chrono::duration<double>(t1 - t0).count());
+    b.push_back(std::chrono::duration<double>(t2 - t1).count());
+  }
+  std::sort(a.begin(), a.end());
+  std::sort(b.begin(), b.end());
+  return {a[a.size() / 2], b[b.size() / 2]};
 }
 
 }  // namespace
@@ -99,7 +162,7 @@ int main(int argc, char** argv) {
     }
     libs.push_back(lib);
   }
-  std::printf("%-22s %6s %6s %6s | %9s", "GEMM (GFLOP/s)", "M", "N", "K", "oneDNN");
+  std::printf("%-22s %6s %6s %6s | %9s %9s", "GEMM (GFLOP/s)", "M", "N", "K", "oneDNN", "matmul");
   for (const Lib& lib : libs) std::printf(" %9s", lib.name.c_str());
   std::printf("\n");
   for (const Gemm& g : shapes()) {
@@ -110,11 +173,15 @@ int main(int argc, char** argv) {
     const int lda = g.ta ? g.m : g.k, ldb = g.tb ? g.k : g.n;
     const double flop = 2.0 * g.m * g.n * g.k;
     std::printf("%-22s %6d %6d %6d |", g.what.c_str(), g.m, g.n, g.k);
-    const double onednn = median_seconds(reps, [&] {
-      dnnl_sgemm(g.ta ? 'T' : 'N', g.tb ? 'T' : 'N', g.m, g.n, g.k, 1.f, a.data(), lda, b.data(), ldb, 0.f, c.data(),
-                 g.n);
-    });
-    std::printf(" %9.1f", flop / onednn / 1e9);
+    MatmulPrimitive mm(g, a.data(), b.data(), c.data());
+    const auto [onednn, matmul] = paired_median_seconds(
+        reps,
+        [&] {
+          dnnl_sgemm(g.ta ? 'T' : 'N', g.tb ? 'T' : 'N', g.m, g.n, g.k, 1.f, a.data(), lda, b.data(), ldb, 0.f,
+                     c.data(), g.n);
+        },
+        [&] { mm.call(); });
+    std::printf(" %9.1f %9.1f", flop / onednn / 1e9, flop / matmul / 1e9);
     for (const Lib& lib : libs) {
       const double s = median_seconds(reps, [&] {
         if (lib.cblas)

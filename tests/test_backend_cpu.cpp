@@ -7,6 +7,7 @@
 #include <cstdint>
 #include <functional>
 #include <limits>
+#include <memory>
 #include <random>
 #include <string>
 #include <thread>
@@ -248,51 +249,60 @@ TEST_CASE("cpu backend: name and threads") {
 
 // ============================================================================ dense algebra
 
+// Each runs twice: on oneDNN's matmul primitive (these sizes' path) and, with the threshold
+// lowered to 0, on the sgemm path that float32 GEMMs of 1024³ multiply-adds and more take.
 TEST_CASE("cpu backend: dense_forward with bias and each activation") {
-  auto be = K::make_cpu_backend(2);
-  const std::int64_t N = 7, I = 13, O = 5;
-  auto x = random_tensor({N, I}, 1), w = random_tensor({I, O}, 2), b = random_tensor({O}, 3);
-  for (auto act : {K::ActivationKind::linear, K::ActivationKind::relu, K::ActivationKind::sigmoid,
-                   K::ActivationKind::tanh, K::ActivationKind::softmax}) {
-    CAPTURE(K::activation_name(act));
-    for (bool bias : {true, false}) {
-      K::Tensor y;
-      be->dense_forward(x, w, bias ? b : K::Tensor(), act, y);
-      Vec ref = ref_matmul(x.to_vector(), false, w.to_vector(), false, N, I, O);
-      if (bias)
-        for (std::int64_t i = 0; i < N * O; ++i) ref[i] += b.to_vector()[i % O];
-      ref_activation(ref, act, O);
-      CHECK(y.shape() == K::Shape{N, O});
-      check_close(y, ref);
+  for (std::int64_t sgemm_threshold : {K::cpu::CpuBackend::kSgemmMacs, std::int64_t{0}}) {
+    CAPTURE(sgemm_threshold);
+    auto be = std::make_unique<K::cpu::CpuBackend>(2);
+    be->set_sgemm_threshold(sgemm_threshold);
+    const std::int64_t N = 7, I = 13, O = 5;
+    auto x = random_tensor({N, I}, 1), w = random_tensor({I, O}, 2), b = random_tensor({O}, 3);
+    for (auto act : {K::ActivationKind::linear, K::ActivationKind::relu, K::ActivationKind::sigmoid,
+                     K::ActivationKind::tanh, K::ActivationKind::softmax}) {
+      CAPTURE(K::activation_name(act));
+      for (bool bias : {true, false}) {
+        K::Tensor y;
+        be->dense_forward(x, w, bias ? b : K::Tensor(), act, y);
+        Vec ref = ref_matmul(x.to_vector(), false, w.to_vector(), false, N, I, O);
+        if (bias)
+          for (std::int64_t i = 0; i < N * O; ++i) ref[i] += b.to_vector()[i % O];
+        ref_activation(ref, act, O);
+        CHECK(y.shape() == K::Shape{N, O});
+        check_close(y, ref);
+      }
     }
+    // Leading axes are batch axes, as in Keras's Dense on (batch, steps, features).
+    K::Tensor y3, y2;
+    be->dense_forward(x.reshape({N, 1, I}), w, b, K::ActivationKind::tanh, y3);
+    be->dense_forward(x, w, b, K::ActivationKind::tanh, y2);
+    CHECK(y3.shape() == K::Shape{N, 1, O});
+    CHECK(bit_equal(y3, y2));
   }
-  // Leading axes are batch axes, as in Keras's Dense on (batch, steps, features).
-  K::Tensor y3, y2;
-  be->dense_forward(x.reshape({N, 1, I}), w, b, K::ActivationKind::tanh, y3);
-  be->dense_forward(x, w, b, K::ActivationKind::tanh, y2);
-  CHECK(y3.shape() == K::Shape{N, 1, O});
-  CHECK(bit_equal(y3, y2));
 }
 
 TEST_CASE("cpu backend: matmul with transposes and accumulate") {
-  auto be = K::make_cpu_backend(2);
-  const std::int64_t M = 6, Kd = 9, N = 4;
-  for (bool ta : {false, true})
-    for (bool tb : {false, true}) {
-      CAPTURE(ta);
-      CAPTURE(tb);
-      auto a = random_tensor(ta ? K::Shape{Kd, M} : K::Shape{M, Kd}, 10);
-      auto b = random_tensor(tb ? K::Shape{N, Kd} : K::Shape{Kd, N}, 11);
-      Vec ref = ref_matmul(a.to_vector(), ta, b.to_vector(), tb, M, Kd, N);
-      K::Tensor c = random_tensor({M, N}, 12);
-      Vec before = c.to_vector();
-      be->matmul(a, ta, b, tb, c, false);
-      check_close(c, ref);
-      be->matmul(a, ta, b, tb, c, true);
-      Vec twice(ref.size());
-      for (std::size_t i = 0; i < ref.size(); ++i) twice[i] = 2 * ref[i];
-      check_close(c, twice);
-    }
+  for (std::int64_t sgemm_threshold : {K::cpu::CpuBackend::kSgemmMacs, std::int64_t{0}}) {
+    CAPTURE(sgemm_threshold);
+    auto be = std::make_unique<K::cpu::CpuBackend>(2);
+    be->set_sgemm_threshold(sgemm_threshold);
+    const std::int64_t M = 6, Kd = 9, N = 4;
+    for (bool ta : {false, true})
+      for (bool tb : {false, true}) {
+        CAPTURE(ta);
+        CAPTURE(tb);
+        auto a = random_tensor(ta ? K::Shape{Kd, M} : K::Shape{M, Kd}, 10);
+        auto b = random_tensor(tb ? K::Shape{N, Kd} : K::Shape{Kd, N}, 11);
+        Vec ref = ref_matmul(a.to_vector(), ta, b.to_vector(), tb, M, Kd, N);
+        K::Tensor c = random_tensor({M, N}, 12);
+        be->matmul(a, ta, b, tb, c, false);
+        check_close(c, ref);
+        be->matmul(a, ta, b, tb, c, true);
+        Vec twice(ref.size());
+        for (std::size_t i = 0; i < ref.size(); ++i) twice[i] = 2 * ref[i];
+        check_close(c, twice);
+      }
+  }
 }
 
 TEST_CASE("cpu backend: sum_to_last_axis with accumulate") {

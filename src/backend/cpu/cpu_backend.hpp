@@ -153,6 +153,13 @@ class CpuBackend final : public Backend {
   void cast(const Tensor& x, DType dtype, Tensor& y) override;
 
   std::size_t cached_primitives() const { return cache_.size(); }  // for tests
+  // Float32 matmuls (dense_forward, matmul) of at least kSgemmMacs multiply-adds (1024³) run on
+  // oneDNN's sgemm rather than its matmul primitive. Timed call for call on the Intel VM
+  // (bench/blas_compare, columns "oneDNN" and "matmul"): sgemm 3-9% ahead at 1024³, up to 12% on
+  // the large MLP's 2048-wide layers, level on the Fashion-MNIST MLP's GEMMs (0.4 GMACs), which
+  // keep the primitive and its fused bias. Tests lower the threshold to reach that path.
+  static constexpr std::int64_t kSgemmMacs = std::int64_t{1} << 30;
+  void set_sgemm_threshold(std::int64_t macs) { sgemm_macs_ = macs; }
 
  private:
   // Every op starts here: OpenMP's thread count is per calling thread, so each replica's
@@ -226,6 +233,7 @@ class CpuBackend final : public Backend {
   int native_bf16_ = -1, native_f16_ = -1;  // native_compute's probes: -1 not yet, 0 no, 1 yes
   int native_bf16_activations_ = -1, native_f16_activations_ = -1;  // low_precision_activations' probes
   std::string native_bf16_kernel_, native_f16_kernel_;
+  std::int64_t sgemm_macs_ = kSgemmMacs;
   std::vector<double> partials_;  // chunk partials of fixed-order reductions
   std::vector<double> sums_;
   std::vector<std::int64_t> nan_rows_;  // softmax rows that must come out NaN

@@ -35,6 +35,16 @@ KERASCPP_SIMD_CLONES void add_rows(const float* __restrict x, std::int64_t r0, s
   }
 }
 
+// c[m, n] = op(a)·op(b) + beta·c, row-major, on oneDNN's sgemm (OpenMP threads as enter() set them).
+void sgemm(bool ta, bool tb, std::int64_t m, std::int64_t n, std::int64_t k, const float* a, const float* b, float beta,
+           float* c, const char* op) {
+  const dnnl_status_t status =
+      dnnl_sgemm(ta ? 'T' : 'N', tb ? 'T' : 'N', m, n, k, 1.f, a, ta ? m : k, b, tb ? k : n, beta, c, n);
+  if (status != dnnl_success)
+    throw Error(
+        fmt::format("{}: oneDNN's sgemm failed (status {}) on {}x{}x{}", op, static_cast<int>(status), m, n, k));
+}
+
 }  // namespace
 
 void CpuBackend::dense_forward(const Tensor& x, const Tensor& w, const Tensor& b, ActivationKind act, Tensor& y) {
@@ -75,6 +85,20 @@ void CpuBackend::dense_forward(const Tensor& x, const Tensor& w, const Tensor& b
 
   fit_threads(rows * in * out, kSerialMacs);
   const ComputeOperands operands = compute_operands(x, w);
+  if (operands.dt == dnnl::memory::data_type::f32 && y.dtype() == DType::float32 && rows * in * out >= sgemm_macs_) {
+    float* py = y.data<float>();
+    if (bias) {  // sgemm adds the product to y's rows, each a copy of the bias
+      const float* pb = b.data<float>();
+      parallel_for(rows, std::max<std::int64_t>(1, kElementGrain / out), [&](std::int64_t r0, std::int64_t r1) {
+        for (std::int64_t r = r0; r < r1; ++r) std::memcpy(py + r * out, pb, sizeof(float) * out);
+      });
+    }
+    sgemm(false, false, rows, out, in, static_cast<const float*>(operands.a), static_cast<const float*>(operands.b),
+          bias ? 1.f : 0.f, py, op);
+    if (fused_post_op(act)) activation_forward(act, y, y);
+    else unfused_activation(act, y, rows, out, op);
+    return;
+  }
   cache_.key("dense");
   cache_.append(rows, in, out, bias, post_op_key(act), static_cast<int>(operands.dt), static_cast<int>(y.dtype()));
   auto& e = cache_.get<MatmulEntry>([&] {
@@ -128,6 +152,11 @@ void CpuBackend::matmul(const Tensor& a, bool transpose_a, const Tensor& b, bool
   }
   fit_threads(M * N * K, kSerialMacs);
   const ComputeOperands operands = compute_operands(a, b);
+  if (operands.dt == dnnl::memory::data_type::f32 && c.dtype() == DType::float32 && M * N * K >= sgemm_macs_) {
+    sgemm(transpose_a, transpose_b, M, N, K, static_cast<const float*>(operands.a),
+          static_cast<const float*>(operands.b), accumulate ? 1.f : 0.f, c.data<float>(), op);
+    return;
+  }
 
   cache_.key("matmul");
   cache_.append(M, K, N, transpose_a, transpose_b, accumulate, static_cast<int>(operands.dt),

@@ -7,14 +7,6 @@
 #include "backend/cpu/parallel.hpp"
 #include "simd_clones.hpp"
 
-// The argmax bytes need AVX-512BW for byte blends under a 512-bit mask (AVX-512F alone emulates
-// them, slower than the AVX2 build), so the wide build here is x86-64-v4 (F, BW, CD, DQ, VL).
-#if defined(KERASCPP_NO_TARGET_CLONES) || !defined(__x86_64__)
-#define KERASCPP_BYTE_SIMD_CLONES
-#else
-#define KERASCPP_BYTE_SIMD_CLONES __attribute__((target_clones("arch=x86-64-v4", "avx2", "default")))
-#endif
-
 namespace kerascpp::cpu {
 
 namespace {
@@ -60,12 +52,11 @@ std::int64_t row_grain(const PoolShape& s, const Pool2DGeometry& g) {
 // Window positions outermost, so consecutive updates of an output vector are a row apart (no
 // chain of dependent stores per window). `v != v && m == m`: the first NaN replaces a number and
 // stays.
-// Channels: C when it is not 0 (a compile-time count unrolls the channel loop: 0.59 against
-// 0.98 ms for 128x26x26x32 on the Intel VM), else s.c.
+// Channels: C when it is not 0 (a compile-time count unrolls the channel loop: 0.75-0.86 against
+// 1.04-1.09 ms for 128x26x26x32 float32 on the Intel VM), else s.c.
 template <class E, std::int64_t C>
-KERASCPP_BYTE_SIMD_CLONES void forward_row(const typename E::T* __restrict x, const PoolShape& s,
-                                           const Pool2DGeometry& g, std::int64_t row, typename E::T* __restrict y,
-                                           std::uint8_t* __restrict argmax) {
+KERASCPP_SIMD_CLONES void forward_row(const typename E::T* __restrict x, const PoolShape& s, const Pool2DGeometry& g,
+                                      std::int64_t row, typename E::T* __restrict y, std::uint8_t* __restrict argmax) {
   using T = typename E::T;
   using Bits = typename E::Bits;
   const std::int64_t c = C > 0 ? C : s.c, n = row / s.oh, oh = row % s.oh;
@@ -104,9 +95,9 @@ KERASCPP_BYTE_SIMD_CLONES void forward_row(const typename E::T* __restrict x, co
 // The input rows of output row (n, oh)'s band: each element gets dy where it is its window's
 // argmax, 0 elsewhere (between windows included).
 template <class E, std::int64_t C>
-KERASCPP_BYTE_SIMD_CLONES void backward_row(const typename E::T* __restrict dy, const std::uint8_t* __restrict argmax,
-                                            const PoolShape& s, const Pool2DGeometry& g, std::int64_t row,
-                                            typename E::T* __restrict dx) {
+KERASCPP_SIMD_CLONES void backward_row(const typename E::T* __restrict dy, const std::uint8_t* __restrict argmax,
+                                       const PoolShape& s, const Pool2DGeometry& g, std::int64_t row,
+                                       typename E::T* __restrict dx) {
   using T = typename E::T;
   const std::int64_t c = C > 0 ? C : s.c, n = row / s.oh, oh = row % s.oh;
   const Span rows = band_span(oh, s.oh, g.stride_h, g.pad_top, s.ih);
