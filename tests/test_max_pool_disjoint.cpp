@@ -92,6 +92,15 @@ void reference(const Case& k, const std::vector<float>& x, const std::vector<flo
         }
 }
 
+// Gradients that tell positions apart: 1 + (i % period) * step for output i (exact in bfloat16).
+std::vector<float> distinct_gradients(const Case& k, int period, float step) {
+  const std::int64_t oh = out_extent(k.ih, k.g.pool_h, k.g.stride_h, k.g.pad_top, k.g.pad_bottom);
+  const std::int64_t ow = out_extent(k.iw, k.g.pool_w, k.g.stride_w, k.g.pad_left, k.g.pad_right);
+  std::vector<float> dy(static_cast<std::size_t>(k.n * oh * ow * k.c));
+  for (std::size_t i = 0; i < dy.size(); ++i) dy[i] = 1.f + static_cast<float>(i % period) * step;
+  return dy;
+}
+
 std::vector<float> tied_values(std::size_t count, std::uint32_t seed) {
   // Few distinct values, a quarter of them 0 (ReLU outputs): many windows hold ties.
   std::mt19937 rng(seed);
@@ -166,11 +175,7 @@ TEST_CASE("max pooling over disjoint windows: the stated semantics and oneDNN's 
     CAPTURE(k.name);
     REQUIRE(K::cpu::max_pool_disjoint_applies(k.g, K::DType::float32));
     const auto x = tied_values(static_cast<std::size_t>(k.n * k.ih * k.iw * k.c), seed++);
-    const std::int64_t oh = out_extent(k.ih, k.g.pool_h, k.g.stride_h, k.g.pad_top, k.g.pad_bottom);
-    const std::int64_t ow = out_extent(k.iw, k.g.pool_w, k.g.stride_w, k.g.pad_left, k.g.pad_right);
-    // Gradients that tell positions apart: each output's own value.
-    std::vector<float> dy(static_cast<std::size_t>(k.n * oh * ow * k.c));
-    for (std::size_t i = 0; i < dy.size(); ++i) dy[i] = 1.f + static_cast<float>(i % 97) * 0.25f;
+    const auto dy = distinct_gradients(k, 97, 0.25f);
     std::vector<float> y_ref, dx_ref;
     reference(k, x, dy, y_ref, dx_ref);
     const Pooled mine = run_backend(be, k, x, dy, K::DType::float32);
@@ -197,10 +202,7 @@ TEST_CASE("max pooling over disjoint windows: a window holding NaN gives NaN and
     auto x = tied_values(static_cast<std::size_t>(k.n * k.ih * k.iw * k.c), 99);
     for (std::size_t i = 3; i < x.size(); i += 11) x[i] = nan;
     x[0] = -std::numeric_limits<float>::infinity();
-    const std::int64_t oh = out_extent(k.ih, k.g.pool_h, k.g.stride_h, k.g.pad_top, k.g.pad_bottom);
-    const std::int64_t ow = out_extent(k.iw, k.g.pool_w, k.g.stride_w, k.g.pad_left, k.g.pad_right);
-    std::vector<float> dy(static_cast<std::size_t>(k.n * oh * ow * k.c));
-    for (std::size_t i = 0; i < dy.size(); ++i) dy[i] = 1.f + static_cast<float>(i % 89) * 0.5f;
+    const auto dy = distinct_gradients(k, 89, 0.5f);
     std::vector<float> y_ref, dx_ref;
     reference(k, x, dy, y_ref, dx_ref);
     for (auto dtype : dtypes) {
