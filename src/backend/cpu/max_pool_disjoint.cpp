@@ -9,8 +9,9 @@
 // The argmax bytes want AVX-512BW (byte and 16-bit blends under a mask): with AVX-512F alone the
 // compiler emulates them, and on the Intel VM the backward pass of 128x26x26x32 bfloat16 took
 // 1.8-2.0 ms instead of 0.24 (float32 forward 1.2 instead of 0.92). So the wide build here is
-// x86-64-v4 (AVX-512 F, BW, CD, DQ, VL: every AVX-512 processor since Skylake-SP).
-#if defined(KERASCPP_NO_TARGET_CLONES) || !defined(__x86_64__)
+// x86-64-v4 (AVX-512 F, BW, CD, DQ, VL: every AVX-512 processor since Skylake-SP). Clang (the
+// fuzz build's compiler) cannot multiversion function templates, so its builds keep the baseline.
+#if defined(KERASCPP_NO_TARGET_CLONES) || !defined(__x86_64__) || defined(__clang__)
 #define KERASCPP_V4_SIMD_CLONES
 #else
 #define KERASCPP_V4_SIMD_CLONES __attribute__((target_clones("arch=x86-64-v4", "avx2", "default")))
