@@ -62,13 +62,18 @@ std::vector<Gemm> shapes() {
   layer("large 2048>2048", 4096, 2048, 2048);
   layer("mlp 784>512", 1024, 784, 512);
   layer("mlp 512>256", 1024, 512, 256);
-  // Between the two MLPs' sizes (1.1 and 4.3 GMACs), for where oneDNN's sgemm starts to beat
-  // its matmul primitive.
+  // Sizes between the two MLPs' GEMMs (0.4 and 6.6-17 GMACs): 1.1 and 4.3 GMACs, for where
+  // oneDNN's sgemm starts to beat its matmul primitive.
   g.push_back({"square 1024", false, false, 1024, 1024, 1024});
   g.push_back({"2048x2048x1024", false, false, 2048, 2048, 1024});
   g.push_back({"square 2048", false, false, 2048, 2048, 2048});
   g.push_back({"square 4096", false, false, 4096, 4096, 4096});
   return g;
+}
+
+double median(std::vector<double> t) {
+  std::sort(t.begin(), t.end());
+  return t[t.size() / 2];
 }
 
 double median_seconds(int reps, const auto& call) {
@@ -80,8 +85,7 @@ double median_seconds(int reps, const auto& call) {
     call();
     t.push_back(std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count());
   }
-  std::sort(t.begin(), t.end());
-  return t[t.size() / 2];
+  return median(std::move(t));
 }
 
 // C = op(A)·op(B) through a matmul primitive, built once; call() runs it.
@@ -130,9 +134,7 @@ std::pair<double, double> paired_median_seconds(int reps, const auto& first, con
     a.push_back(std::chrono::duration<double>(t1 - t0).count());
     b.push_back(std::chrono::duration<double>(t2 - t1).count());
   }
-  std::sort(a.begin(), a.end());
-  std::sort(b.begin(), b.end());
-  return {a[a.size() / 2], b[b.size() / 2]};
+  return {median(std::move(a)), median(std::move(b))};
 }
 
 }  // namespace
