@@ -5,17 +5,7 @@
 #include <cstring>
 
 #include "backend/cpu/parallel.hpp"
-
-// The argmax bytes want AVX-512BW (byte and 16-bit blends under a mask): with AVX-512F alone the
-// compiler emulates them, and on the Intel VM the backward pass of 128x26x26x32 bfloat16 took
-// 1.8-2.0 ms instead of 0.24 (float32 forward 1.2 instead of 0.92). So the wide build here is
-// x86-64-v4 (AVX-512 F, BW, CD, DQ, VL: every AVX-512 processor since Skylake-SP). Clang (the
-// fuzz build's compiler) cannot multiversion function templates, so its builds keep the baseline.
-#if defined(KERASCPP_NO_TARGET_CLONES) || !defined(__x86_64__) || defined(__clang__)
-#define KERASCPP_V4_SIMD_CLONES
-#else
-#define KERASCPP_V4_SIMD_CLONES __attribute__((target_clones("arch=x86-64-v4", "avx2", "default")))
-#endif
+#include "simd_clones.hpp"
 
 namespace kerascpp::cpu {
 
@@ -65,7 +55,7 @@ std::int64_t row_grain(const PoolShape& s, const Pool2DGeometry& g) {
 // Channels: C when it is not 0 (a compile-time count unrolls the channel loop: 0.75-0.86 against
 // 1.04-1.09 ms for 128x26x26x32 float32 on the Intel VM), else s.c.
 template <class E, std::int64_t C>
-KERASCPP_V4_SIMD_CLONES void forward_row(const typename E::T* __restrict x, const PoolShape& s, const Pool2DGeometry& g,
+KERASCPP_SIMD_CLONES_V4 void forward_row(const typename E::T* __restrict x, const PoolShape& s, const Pool2DGeometry& g,
                                          std::int64_t row, typename E::T* __restrict y,
                                          std::uint8_t* __restrict argmax) {
   using T = typename E::T;
@@ -106,7 +96,7 @@ KERASCPP_V4_SIMD_CLONES void forward_row(const typename E::T* __restrict x, cons
 // The input rows of output row (n, oh)'s band: each element gets dy where it is its window's
 // argmax, 0 elsewhere (between windows included).
 template <class E, std::int64_t C>
-KERASCPP_V4_SIMD_CLONES void backward_row(const typename E::T* __restrict dy, const std::uint8_t* __restrict argmax,
+KERASCPP_SIMD_CLONES_V4 void backward_row(const typename E::T* __restrict dy, const std::uint8_t* __restrict argmax,
                                           const PoolShape& s, const Pool2DGeometry& g, std::int64_t row,
                                           typename E::T* __restrict dx) {
   using T = typename E::T;
