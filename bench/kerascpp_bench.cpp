@@ -7,6 +7,7 @@
 //                          [--device cpu|gpu] [--strategy one_device|mirrored|multi_worker]
 //                          [--dtype fp32|bf16|fp16]  (the dtype policy: float32, mixed_bfloat16, mixed_float16)
 //                          [--paired-gemm-bound 1]  (mlp: after each window, its GEMMs alone, mlp_gemms.hpp)
+//                          [--paired-sgemm-peak 1]  (mlp: after each window, the sgemm peak, mlp_gemms.hpp)
 //                          [--paired-float32 1]  (bf16/fp16: a float32 twin trained window for window in turn)
 //   kerascpp_bench predict [--samples N] [--warmup N] [--threads T] [--device cpu|gpu]
 // --device gpu trains on gpu:0 (OneDeviceStrategy), or with --strategy mirrored on every GPU
@@ -250,6 +251,21 @@ class PairedGemmBound : public K::callbacks::Callback {
   long reps_;
 };
 
+// The sgemm peak (mlp_gemms::peak_gflops, what sgemm_bench peak measures) timed right after each
+// window, for the large MLP's fraction of it: paired for the same reason as the bound above.
+class PairedSgemmPeak : public K::callbacks::Callback {
+ public:
+  explicit PairedSgemmPeak(int threads) : threads_(threads) {}
+  std::vector<double> peak_gflops;  // per window
+  void on_epoch_end(int, const K::Logs&) override {
+    omp_set_num_threads(threads_);
+    peak_gflops.push_back(mlp_gemms::peak_gflops(1, 1));
+  }
+
+ private:
+  int threads_;
+};
+
 int train(const Args& a) {
   std::string kind = a.str("model", "mlp");
   std::int64_t batch = a.num("batch", 128), width = a.num("width", 0);
@@ -286,19 +302,27 @@ int train(const Args& a) {
   timer->seconds.clear();
   // The pairings below allocate GEMM operands or a second model: with one, the peak RSS reported is
   // the one after the warm-up window, before they exist (the workload's own memory).
-  const bool pairing = a.num("paired-gemm-bound", 0) || a.num("paired-float32", 0);
+  const bool pairing = a.num("paired-gemm-bound", 0) || a.num("paired-sgemm-peak", 0) || a.num("paired-float32", 0);
   const double rss_before_pairing = pairing ? peak_rss_mb() : 0;
   std::vector<long> mlp_dims = width > 0
                                    ? std::vector<long>{784, static_cast<long>(width), static_cast<long>(width), 10}
                                    : std::vector<long>{784, 512, 256, 10};
   std::shared_ptr<PairedGemmBound> paired;
   std::vector<K::callbacks::CallbackRef> callbacks{timer};
-  if (a.num("paired-gemm-bound", 0)) {
+  std::shared_ptr<PairedSgemmPeak> paired_peak;
+  if (a.num("paired-gemm-bound", 0) || a.num("paired-sgemm-peak", 0)) {
     if (kind != "mlp" || dtype != "fp32" || replicas != 1 || a.str("device", "cpu") != "cpu" ||
         !a.str("strategy", "").empty())
-      throw K::Error("--paired-gemm-bound is for --model mlp on one CPU replica in fp32");
-    paired = std::make_shared<PairedGemmBound>(static_cast<long>(batch), mlp_dims, threads);
-    callbacks.push_back(paired);  // after the timer: the window's time is taken before the GEMMs run
+      throw K::Error("--paired-gemm-bound and --paired-sgemm-peak are for --model mlp on one CPU replica in fp32");
+    // After the timer: the window's time is taken before the GEMMs run.
+    if (a.num("paired-gemm-bound", 0)) {
+      paired = std::make_shared<PairedGemmBound>(static_cast<long>(batch), mlp_dims, threads);
+      callbacks.push_back(paired);
+    }
+    if (a.num("paired-sgemm-peak", 0)) {
+      paired_peak = std::make_shared<PairedSgemmPeak>(threads);
+      callbacks.push_back(paired_peak);
+    }
   }
   // --paired-float32: the mixed-precision speed-up measured in pairs. This VM's speed drifts
   // between processes (and within one, for seconds at a time), so the float32 twin of the model
@@ -344,6 +368,14 @@ int train(const Args& a) {
     paired_json += ", \"paired_bound_samples_per_s\": " + json_list(paired->bound_sps) +
                    ", \"paired_fractions\": " + json_list(fractions) +
                    ", \"paired_fraction\": " + json_num(fractions.empty() ? NAN : median(fractions));
+  }
+  if (paired_peak) {
+    std::vector<double> fractions;
+    for (std::size_t i = 0; i < sps.size() && i < paired_peak->peak_gflops.size(); ++i)
+      fractions.push_back(sps[i] * flops_per_sample / 1e9 / paired_peak->peak_gflops[i]);
+    paired_json += ", \"paired_peak_gflops\": " + json_list(paired_peak->peak_gflops) +
+                   ", \"paired_peak_fractions\": " + json_list(fractions) +
+                   ", \"paired_peak_fraction\": " + json_num(fractions.empty() ? NAN : median(fractions));
   }
   // How the CPU backend computes in the policy's dtype (the CUDA backend: mixed_precision.hpp).
   const std::string path = a.str("device", "cpu") == "cpu"

@@ -9,6 +9,7 @@
 #include <cstdio>
 #include <cstdlib>
 #include <random>
+#include <string>
 #include <vector>
 
 namespace mlp_gemms {
@@ -83,6 +84,29 @@ inline double time_pass(std::vector<Gemm>& gs, int windows, int reps, int warmup
     t.push_back(std::chrono::duration<double>(std::chrono::steady_clock::now() - s).count() / reps);
   }
   return median(t);
+}
+
+// The sgemm peak: the best GFLOP/s over a few large square-ish shapes and the large MLP's own
+// (4096x2048x784), each timed as the median of `windows` single calls after `warmup` untimed ones.
+// per_shape, when given, receives each shape's GFLOP/s as a JSON object.
+inline double peak_gflops(int windows, int warmup, std::string* per_shape = nullptr) {
+  static const long shapes[][3] = {{2048, 2048, 2048}, {4096, 2048, 2048}, {4096, 4096, 4096}, {4096, 2048, 784}};
+  double best = 0;
+  if (per_shape) *per_shape = "{";
+  for (const auto& s : shapes) {
+    std::vector<Gemm> one;
+    one.emplace_back("peak", 'N', 'N', s[0], s[1], s[2]);
+    const double g = one[0].flops() / time_pass(one, windows, 1, warmup) / 1e9;
+    best = std::max(best, g);
+    if (per_shape) {
+      char buf[96];
+      std::snprintf(buf, sizeof buf, "%s\"%ldx%ldx%ld\": %.5g", per_shape->size() > 1 ? ", " : "", s[0], s[1],
+                    s[2], g);
+      *per_shape += buf;
+    }
+  }
+  if (per_shape) *per_shape += "}";
+  return best;
 }
 
 }  // namespace mlp_gemms

@@ -86,9 +86,11 @@ train() {
   local common=(--workload "$w" --windows "$W" --window-steps "$s" --warmup-steps "$wu" "$@")
   echo "== $w: ${common[*]}" | tee -a "$log" >&2
   quiet_gate "$w/kerascpp"
-  # The MLPs' fraction of the GEMM-only bound: kerascpp times that bound after each window too.
+  # The MLPs' fraction of the GEMM-only bound, the large MLP's of the sgemm peak: kerascpp times
+  # that bound or peak after each window too.
   local kb_extra=()
   if [[ $w == mlp_b128 || $w == mlp_b1024 ]]; then kb_extra=(--paired-gemm-bound 1); fi
+  if [[ $w == mlp_large ]]; then kb_extra=(--paired-sgemm-peak 1); fi
   "$KB" train "${common[@]}" ${kb_extra[@]+"${kb_extra[@]}"} | tee -a "$jsonl"
   quiet_gate "$w/tensorflow"
   "$PY" bench/peers/tf_bench.py train "${common[@]}" 2>>"$log" | tee -a "$jsonl"

@@ -69,21 +69,8 @@ int main(int argc, char** argv) {
         "\"step_gemm_s\": %.6g, \"bound_samples_per_s\": %.6g, \"gflops\": %.6g, \"per_gemm_us\": %s}\n",
         batch, get(kv, "dims", "784,512,256,10").c_str(), threads, t, batch / t, flops / t / 1e9, per_gemm.c_str());
   } else {
-    // Peak: the best of a few large shapes, including the large MLP's own.
-    long shapes[][3] = {{2048, 2048, 2048}, {4096, 2048, 2048}, {4096, 4096, 4096}, {4096, 2048, 784}};
-    double best = 0;
-    std::string all = "{";
-    for (auto& s : shapes) {
-      std::vector<Gemm> one;
-      one.emplace_back("peak", 'N', 'N', s[0], s[1], s[2]);
-      double t = time_pass(one, windows, 1);
-      double g = one[0].flops() / t / 1e9;
-      best = std::max(best, g);
-      char buf[96];
-      std::snprintf(buf, sizeof buf, "%s\"%ldx%ldx%ld\": %.5g", all.size() > 1 ? ", " : "", s[0], s[1], s[2], g);
-      all += buf;
-    }
-    all += "}";
+    std::string all;
+    const double best = mlp_gemms::peak_gflops(windows, 3, &all);
     std::printf(
         "{\"framework\": \"sgemm\", \"workload\": \"sgemm_peak\", \"threads\": %d, \"peak_gflops\": %.6g, "
         "\"per_shape_gflops\": %s}\n",
