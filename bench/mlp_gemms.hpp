@@ -100,8 +100,7 @@ inline double peak_gflops(int windows, int warmup, std::string* per_shape = null
     best = std::max(best, g);
     if (per_shape) {
       char buf[96];
-      std::snprintf(buf, sizeof buf, "%s\"%ldx%ldx%ld\": %.5g", per_shape->size() > 1 ? ", " : "", s[0], s[1],
-                    s[2], g);
+      std::snprintf(buf, sizeof buf, "%s\"%ldx%ldx%ld\": %.5g", per_shape->size() > 1 ? ", " : "", s[0], s[1], s[2], g);
       *per_shape += buf;
     }
   }
