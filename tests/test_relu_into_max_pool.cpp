@@ -68,6 +68,9 @@ TEST_CASE("pool2d_backward_through_relu equals pool2d_backward then relu's activ
   };
   const Case cases[] = {
       {"2x2 stride 2", {.pool_h = 2, .pool_w = 2, .stride_h = 2, .stride_w = 2}, {3, 8, 10, 16}},
+      // Large enough for several parallel blocks (each masks its own gradients; 32 channels have
+      // a build of their own).
+      {"2x2 stride 2, several blocks", {.pool_h = 2, .pool_w = 2, .stride_h = 2, .stride_w = 2}, {4, 26, 26, 32}},
       {"3x3 stride 3, padded",
        {.pool_h = 3, .pool_w = 3, .stride_h = 3, .stride_w = 3, .pad_bottom = 1, .pad_right = 2},
        {2, 8, 7, 5}},

@@ -181,6 +181,11 @@ class CpuBackend final : public Backend {
   // Softmax over the last axis of a contiguous [rows, classes] array (y may alias x); a row
   // holding NaN or +Inf gives NaN, as in Keras.
   void softmax_rows(const float* x, float* y, std::int64_t rows, std::int64_t classes);
+  // pool2d_backward, and pool2d_backward_through_relu where max_pool_disjoint takes the pooling:
+  // relu_y (that ReLU's output, pooled; only where max_pool_disjoint_applies) folds the ReLU's
+  // backward into the pooling's loop.
+  void pool2d_backward(const Tensor& dy, const Tensor& x, const Pool2DGeometry& g, const Tensor& workspace, Tensor& dx,
+                       const Tensor* relu_y, const char* op);
   // The part of `act` that Dense and Conv2D do not fuse into their primitive, in place on
   // y[rows, cols]: relu (oneDNN's post-op turns NaN into 0) and softmax (over cols).
   void unfused_activation(ActivationKind act, float* y, std::int64_t rows, std::int64_t cols);

@@ -3,7 +3,9 @@
 #include <algorithm>
 #include <bit>
 #include <cstring>
+#include <vector>
 
+#include "backend/cpu/nan_propagation.hpp"
 #include "backend/cpu/parallel.hpp"
 #include "simd_clones.hpp"
 
@@ -138,13 +140,32 @@ void forward(const typename E::T* x, const PoolShape& s, const Pool2DGeometry& g
   });
 }
 
+// The ReLU's backward on a block of outputs' gradients (relu_y: the pooled ReLU outputs).
+void gradient_through_relu(const float* relu_y, const float* dy, float* out, DType, std::int64_t n) {
+  relu_backward_keep_nan_serial(relu_y, dy, out, n);
+}
+void gradient_through_relu(const std::uint16_t* relu_y, const std::uint16_t* dy, std::uint16_t* out, DType dtype,
+                           std::int64_t n) {
+  relu_backward_keep_nan_serial(relu_y, dy, out, dtype, n);
+}
+
 template <class E, std::int64_t C>
 void backward(const typename E::T* dy, const std::uint8_t* argmax, const PoolShape& s, const Pool2DGeometry& g,
-              typename E::T* dx) {
+              const typename E::T* relu_y, DType dtype, typename E::T* dx) {
+  using T = typename E::T;
   const std::int64_t row_elements = s.ow * s.c;
   parallel_for(s.n * s.oh, row_grain(s, g), [&](std::int64_t begin, std::int64_t end) {
+    const T* grad = dy + begin * row_elements;
+    if (relu_y) {
+      // The block's gradients through the ReLU, into a buffer that stays in cache (a block is
+      // about kElementGrain input elements, so a few thousand outputs).
+      thread_local std::vector<T> masked;
+      masked.resize(static_cast<std::size_t>((end - begin) * row_elements));
+      gradient_through_relu(relu_y + begin * row_elements, grad, masked.data(), dtype, (end - begin) * row_elements);
+      grad = masked.data();
+    }
     for (std::int64_t row = begin; row < end; ++row)
-      backward_row<E, C>(dy + row * row_elements, argmax + row * row_elements, s, g, row, dx);
+      backward_row<E, C>(grad + (row - begin) * row_elements, argmax + row * row_elements, s, g, row, dx);
   });
 }
 
@@ -184,10 +205,10 @@ void max_pool_disjoint_forward(const void* x, const PoolShape& s, const Pool2DGe
 }
 
 void max_pool_disjoint_backward(const void* dy, const std::uint8_t* argmax, const PoolShape& s, const Pool2DGeometry& g,
-                                DType dtype, void* dx) {
+                                DType dtype, void* dx, const void* relu_y) {
   auto run = [&]<class E, std::int64_t C>() {
     using T = typename E::T;
-    backward<E, C>(static_cast<const T*>(dy), argmax, s, g, static_cast<T*>(dx));
+    backward<E, C>(static_cast<const T*>(dy), argmax, s, g, static_cast<const T*>(relu_y), dtype, static_cast<T*>(dx));
   };
   if (dtype == DType::float32) with_channels<Float32>(s.c, run);
   else with_channels<BFloat16>(s.c, run);

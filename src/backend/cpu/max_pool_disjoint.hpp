@@ -30,7 +30,10 @@ void max_pool_disjoint_forward(const void* x, const op_shapes::PoolShape& s, con
                                void* y, std::uint8_t* argmax);
 
 // dx = dy routed to each window's argmax, 0 everywhere else (every element of dx is written).
+// relu_y, when given, is the pooling's output y where a ReLU fed it: each dy first goes through
+// that ReLU's backward at y (relu_backward_keep_nan, the same bits), a block at a time in cache,
+// instead of in a pass and a tensor of its own (see CpuBackend::pool2d_backward_through_relu).
 void max_pool_disjoint_backward(const void* dy, const std::uint8_t* argmax, const op_shapes::PoolShape& s,
-                                const Pool2DGeometry& g, DType dtype, void* dx);
+                                const Pool2DGeometry& g, DType dtype, void* dx, const void* relu_y = nullptr);
 
 }  // namespace kerascpp::cpu

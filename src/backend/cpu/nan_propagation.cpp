@@ -73,17 +73,22 @@ void relu_keep_nan(std::uint16_t* y, DType dtype, std::int64_t n) {
 void relu_backward_keep_nan(const std::uint16_t* y, const std::uint16_t* dy, std::uint16_t* dx, DType dtype,
                             std::int64_t n) {
   parallel_for(n, kElementGrain, [&](std::int64_t b, std::int64_t e) {
-    // Widened a cache-sized tile at a time: the float32 values never leave L1.
-    constexpr std::int64_t kTile = 1024;
-    alignas(64) float wide_y[kTile], wide_dy[kTile];
-    for (std::int64_t i = b; i < e; i += kTile) {
-      const std::int64_t m = std::min(kTile, e - i);
-      widen_floats(y + i, dtype, wide_y, m);
-      widen_floats(dy + i, dtype, wide_dy, m);
-      relu_backward_block(wide_y, wide_dy, wide_dy, m);
-      narrow_floats(wide_dy, dx + i, dtype, m);
-    }
+    relu_backward_keep_nan_serial(y + b, dy + b, dx + b, dtype, e - b);
   });
+}
+
+void relu_backward_keep_nan_serial(const std::uint16_t* y, const std::uint16_t* dy, std::uint16_t* dx, DType dtype,
+                                   std::int64_t n) {
+  // Widened a cache-sized tile at a time: the float32 values never leave L1.
+  constexpr std::int64_t kTile = 1024;
+  alignas(64) float wide_y[kTile], wide_dy[kTile];
+  for (std::int64_t i = 0; i < n; i += kTile) {
+    const std::int64_t m = std::min(kTile, n - i);
+    widen_floats(y + i, dtype, wide_y, m);
+    widen_floats(dy + i, dtype, wide_dy, m);
+    relu_backward_block(wide_y, wide_dy, wide_dy, m);
+    narrow_floats(wide_dy, dx + i, dtype, m);
+  }
 }
 
 bool contains_nan(const std::uint16_t* x, DType dtype, std::int64_t n) {
@@ -108,6 +113,10 @@ void relu_keep_nan(float* y, std::int64_t n) { relu_keep_nan(y, y, n); }
 void relu_backward_keep_nan(const float* y, const float* dy, float* dx, std::int64_t n) {
   parallel_for(n, kElementGrain,
                [&](std::int64_t b, std::int64_t e) { relu_backward_block(y + b, dy + b, dx + b, e - b); });
+}
+
+void relu_backward_keep_nan_serial(const float* y, const float* dy, float* dx, std::int64_t n) {
+  relu_backward_block(y, dy, dx, n);
 }
 
 void relu_backward_narrow(const float* y, const float* dy, std::uint16_t* dz, DType to, std::int64_t n) {

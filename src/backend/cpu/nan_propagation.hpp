@@ -39,6 +39,11 @@ void relu_backward_keep_nan(const std::uint16_t* y, const std::uint16_t* dy, std
                             std::int64_t n);
 bool contains_nan(const std::uint16_t* x, DType dtype, std::int64_t n);
 
+// relu_backward_keep_nan on the calling thread alone, for loops that are parallel already.
+void relu_backward_keep_nan_serial(const float* y, const float* dy, float* dx, std::int64_t n);
+void relu_backward_keep_nan_serial(const std::uint16_t* y, const std::uint16_t* dy, std::uint16_t* dx, DType dtype,
+                                   std::int64_t n);
+
 // Rows of x[rows, cols] that Keras's softmax, exp(x - max) / sum, turns into NaN: those holding a
 // NaN or a +Inf (Inf - Inf). oneDNN clamps the exponent's argument, which drops the NaN and gives
 // a finite row. Replaces `out` with their indices; one vectorised pass when there are none.

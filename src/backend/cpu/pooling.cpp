@@ -116,8 +116,12 @@ void CpuBackend::pool2d_forward(const Tensor& x, const Pool2DGeometry& g, Tensor
 
 void CpuBackend::pool2d_backward(const Tensor& dy, const Tensor& x, const Pool2DGeometry& g, const Tensor& workspace,
                                  Tensor& dx) {
+  pool2d_backward(dy, x, g, workspace, dx, nullptr, "pool2d_backward");
+}
+
+void CpuBackend::pool2d_backward(const Tensor& dy, const Tensor& x, const Pool2DGeometry& g, const Tensor& workspace,
+                                 Tensor& dx, const Tensor* relu_y, const char* op) {
   enter();
-  const char* op = "pool2d_backward";
   require_activation(dy, op, "dy");
   require_activation(x, op, "x");
   PoolShape s = pool_shape(x, g, op);
@@ -136,7 +140,8 @@ void CpuBackend::pool2d_backward(const Tensor& dy, const Tensor& x, const Pool2D
           fmt::format("{}: max pooling needs the workspace ({} bytes) filled by pool2d_forward on the "
                       "same input; got {}",
                       op, dy.numel(), workspace_str(workspace)));
-    max_pool_disjoint_backward(dy.raw(), workspace.data<std::uint8_t>(), s, g, x.dtype(), dx.raw());
+    max_pool_disjoint_backward(dy.raw(), workspace.data<std::uint8_t>(), s, g, x.dtype(), dx.raw(),
+                               relu_y ? relu_y->raw() : nullptr);
     return;
   }
 
@@ -194,6 +199,11 @@ void CpuBackend::pool2d_backward_through_relu(const Tensor& dy, const Tensor& x,
   };
   if (!disjoint || (!max_pool_disjoint_applies(g, y.dtype()) && holds_nan()))
     return Backend::pool2d_backward_through_relu(dy, x, y, g, workspace, dx);
+  if (max_pool_disjoint_applies(g, x.dtype())) {  // the ReLU's backward inside the pooling's loop
+    require_same_shape(y, "y", dy, "dy", op);
+    require_same_dtype(x, "x", y, "y", op, kKeepsDtype);
+    return pool2d_backward(dy, x, g, workspace, dx, &y, op);
+  }
   Tensor masked(dy.shape(), dy.dtype());
   activation_backward(ActivationKind::relu, y, dy, masked);
   pool2d_backward(masked, x, g, workspace, dx);
