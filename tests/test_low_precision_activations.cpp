@@ -7,6 +7,7 @@
 
 #include <atomic>
 #include <cmath>
+#include <cstring>
 #include <limits>
 #include <memory>
 #include <string>
@@ -203,6 +204,47 @@ TEST_CASE("16-bit activations (bfloat16/float16): conv, dense, matmul, relu, poo
     K::Tensor y_again(y32.shape(), dtype);
     CHECK_THROWS_WITH_AS(be->conv2d_forward(x16, w, b, g, K::ActivationKind::relu, y_again),
                          doctest::Contains("cast it first"), K::ShapeError);
+  }
+}
+
+TEST_CASE("16-bit ReLU backward on every bit pattern: what widening, the float32 op and narrowing give") {
+  auto be = K::make_cpu_backend(2);
+  for (K::DType dtype : activation_dtypes(*be)) {
+    const std::string name = K::dtype_name(dtype);
+    CAPTURE(name);
+    be->set_compute_dtype(dtype);
+    const bool bf16 = dtype == K::DType::bfloat16;
+    const std::uint16_t inf = bf16 ? 0x7F80 : 0x7C00, one = bf16 ? 0x3F80 : 0x3C00,
+                        smallest_normal = bf16 ? 0x0080 : 0x0400, quiet_nan = bf16 ? 0x7FC0 : 0x7E00;
+    // Both signs of zero, the smallest subnormal and normal, one, the largest finite, the
+    // infinities, quiet and signalling NaNs of both signs, arbitrary values.
+    std::vector<std::uint16_t> probes{0x0000,
+                                      0x0001,
+                                      smallest_normal,
+                                      one,
+                                      static_cast<std::uint16_t>(inf - 1),
+                                      inf,
+                                      static_cast<std::uint16_t>(inf + 1),
+                                      quiet_nan,
+                                      0x7FFF,
+                                      0x1234};
+    for (std::size_t i = 0, n = probes.size(); i < n; ++i) probes.push_back(probes[i] | 0x8000);
+    // Every 16-bit pattern as the gradient against each probe as y, and as y against each probe.
+    std::vector<std::uint16_t> y_bits, dy_bits;
+    for (std::uint32_t v = 0; v < 65536; ++v)
+      for (std::uint16_t p : probes) {
+        y_bits.push_back(p), dy_bits.push_back(static_cast<std::uint16_t>(v));
+        y_bits.push_back(static_cast<std::uint16_t>(v)), dy_bits.push_back(p);
+      }
+    const auto n = static_cast<std::int64_t>(y_bits.size());
+    K::Tensor y16({n}, dtype), dy16({n}, dtype);
+    std::memcpy(y16.raw(), y_bits.data(), y_bits.size() * 2);
+    std::memcpy(dy16.raw(), dy_bits.data(), dy_bits.size() * 2);
+    K::Tensor dz, dz32;
+    be->activation_backward(K::ActivationKind::relu, y16, dy16, dz);
+    be->activation_backward(K::ActivationKind::relu, cast(*be, y16, K::DType::float32),
+                            cast(*be, dy16, K::DType::float32), dz32);
+    CHECK(kerascpp_test::bit_equal(dz, cast(*be, dz32, dtype)));
   }
 }
 
