@@ -5,10 +5,12 @@
 #include <oneapi/dnnl/dnnl.h>
 
 #include <algorithm>
+#include <array>
 #include <chrono>
 #include <cstdio>
 #include <cstdlib>
 #include <random>
+#include <span>
 #include <string>
 #include <vector>
 
@@ -73,7 +75,7 @@ inline double median(std::vector<double> v) {
 
 // Seconds per pass over all gemms: `warmup` untimed passes, then `windows` windows of `reps`
 // passes each; the median window.
-inline double time_pass(std::vector<Gemm>& gs, int windows, int reps, int warmup = 3) {
+inline double time_pass(std::span<Gemm> gs, int windows, int reps, int warmup = 3) {
   for (int w = 0; w < warmup; ++w)
     for (auto& g : gs) g.run();
   std::vector<double> t;
@@ -86,21 +88,30 @@ inline double time_pass(std::vector<Gemm>& gs, int windows, int reps, int warmup
   return median(t);
 }
 
-// The sgemm peak: the best GFLOP/s over a few large square-ish shapes and the large MLP's own
-// (4096x2048x784), each timed as the median of `windows` single calls after `warmup` untimed ones.
-// per_shape, when given, receives each shape's GFLOP/s as a JSON object.
-inline double peak_gflops(int windows, int warmup, std::string* per_shape = nullptr) {
-  static const long shapes[][3] = {{2048, 2048, 2048}, {4096, 2048, 2048}, {4096, 4096, 4096}, {4096, 2048, 784}};
+// The sgemm peak's shapes: a few large square-ish ones and the large MLP's own (4096x2048x784).
+// Built once by a caller that times them repeatedly (~370 MB of operands).
+inline std::vector<Gemm> peak_gemms() {
+  std::vector<Gemm> gs;
+  gs.reserve(4);
+  for (auto [m, n, k] : {std::array<long, 3>{2048, 2048, 2048}, std::array<long, 3>{4096, 2048, 2048},
+                         std::array<long, 3>{4096, 4096, 4096}, std::array<long, 3>{4096, 2048, 784}})
+    gs.emplace_back("peak", 'N', 'N', m, n, k);
+  return gs;
+}
+
+// The sgemm peak: the best GFLOP/s over peak_gemms(), each timed as the median of `windows`
+// single calls after `warmup` untimed ones. per_shape, when given, receives each shape's GFLOP/s
+// as a JSON object.
+inline double peak_gflops(std::vector<Gemm>& shapes, int windows, int warmup, std::string* per_shape = nullptr) {
   double best = 0;
   if (per_shape) *per_shape = "{";
-  for (const auto& s : shapes) {
-    std::vector<Gemm> one;
-    one.emplace_back("peak", 'N', 'N', s[0], s[1], s[2]);
-    const double g = one[0].flops() / time_pass(one, windows, 1, warmup) / 1e9;
-    best = std::max(best, g);
+  for (Gemm& g : shapes) {
+    const double gflops = g.flops() / time_pass({&g, 1}, windows, 1, warmup) / 1e9;
+    best = std::max(best, gflops);
     if (per_shape) {
       char buf[96];
-      std::snprintf(buf, sizeof buf, "%s\"%ldx%ldx%ld\": %.5g", per_shape->size() > 1 ? ", " : "", s[0], s[1], s[2], g);
+      std::snprintf(buf, sizeof buf, "%s\"%ldx%ldx%ld\": %.5g", per_shape->size() > 1 ? ", " : "", g.m, g.n, g.k,
+                    gflops);
       *per_shape += buf;
     }
   }

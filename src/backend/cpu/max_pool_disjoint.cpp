@@ -3,6 +3,7 @@
 #include <algorithm>
 #include <bit>
 #include <cstring>
+#include <type_traits>
 #include <vector>
 
 #include "backend/cpu/nan_propagation.hpp"
@@ -140,15 +141,6 @@ void forward(const typename E::T* x, const PoolShape& s, const Pool2DGeometry& g
   });
 }
 
-// The ReLU's backward on a block of outputs' gradients (relu_y: the pooled ReLU outputs).
-void gradient_through_relu(const float* relu_y, const float* dy, float* out, DType, std::int64_t n) {
-  relu_backward_keep_nan_serial(relu_y, dy, out, n);
-}
-void gradient_through_relu(const std::uint16_t* relu_y, const std::uint16_t* dy, std::uint16_t* out, DType dtype,
-                           std::int64_t n) {
-  relu_backward_keep_nan_serial(relu_y, dy, out, dtype, n);
-}
-
 template <class E, std::int64_t C>
 void backward(const typename E::T* dy, const std::uint8_t* argmax, const PoolShape& s, const Pool2DGeometry& g,
               const typename E::T* relu_y, DType dtype, typename E::T* dx) {
@@ -160,8 +152,11 @@ void backward(const typename E::T* dy, const std::uint8_t* argmax, const PoolSha
       // The block's gradients through the ReLU, into a buffer that stays in cache (a block is
       // about kElementGrain input elements, so a few thousand outputs).
       thread_local std::vector<T> masked;
-      masked.resize(static_cast<std::size_t>((end - begin) * row_elements));
-      gradient_through_relu(relu_y + begin * row_elements, grad, masked.data(), dtype, (end - begin) * row_elements);
+      const std::int64_t n = (end - begin) * row_elements;
+      masked.resize(static_cast<std::size_t>(n));
+      if constexpr (std::is_same_v<T, float>)
+        relu_backward_keep_nan_serial(relu_y + begin * row_elements, grad, masked.data(), n);
+      else relu_backward_keep_nan_serial(relu_y + begin * row_elements, grad, masked.data(), dtype, n);
       grad = masked.data();
     }
     for (std::int64_t row = begin; row < end; ++row)
