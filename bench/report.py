@@ -3,6 +3,7 @@
 report: throughput, ratios to each peer, peak RSS, time to first step, and every issue-6 and
 issue-16 target marked met or missed with the margin. Usage: report.py RUN.jsonl META.json OUT.json"""
 import json
+import statistics
 import sys
 
 
@@ -13,7 +14,43 @@ def load(path):
             line = line.strip()
             if line.startswith("{"):
                 recs.append(json.loads(line))
-    return recs
+    return pool_rounds(recs)
+
+
+# The medians the programs compute from their per-window lists.
+MEDIANS = (("windows", "samples_per_s"), ("paired_fractions", "paired_fraction"),
+           ("paired_peak_fractions", "paired_peak_fraction"), ("paired_speedups", "paired_speedup"))
+
+
+def pool_rounds(recs):
+    """run.sh measures a training workload in interleaved rounds, one line per framework and round
+    ("round": 1, 2, ...). Pools each framework's rounds into one record: the windows (and the paired
+    per-window ratios) of every round, their medians, the highest peak RSS. A round 1 starts a new
+    measurement (RERUN=1 appends), so the latest measurement wins as before."""
+    out, current = [], {}
+    for r in recs:
+        if "round" not in r:
+            out.append(r)
+            continue
+        key = (r.get("framework"), r.get("workload"), r.get("api"))
+        m = current.get(key)
+        if r["round"] == 1 or m is None:
+            m = current[key] = {**r, "rounds": 1}
+            out.append(m)
+            continue
+        m["rounds"] += 1
+        sps_before = m.get("samples_per_s")
+        for k, v in r.items():  # every per-window list
+            if isinstance(v, list) and isinstance(m.get(k), list):
+                m[k] = m[k] + v
+        for many, one in MEDIANS:
+            if many in m and one in m:
+                m[one] = statistics.median(m[many])
+        if "gflops" in m and sps_before:  # GFLOP/s scale with samples/s (a fixed cost per sample)
+            m["gflops"] *= m["samples_per_s"] / sps_before
+        if "peak_rss_mb" in r:
+            m["peak_rss_mb"] = max(m.get("peak_rss_mb", 0), r["peak_rss_mb"])
+    return out
 
 
 def find(recs, **kw):
@@ -44,6 +81,8 @@ def main():
         r = find(recs, framework=fw, workload=workload, **kw)
         return r
 
+    rounds = max((r.get("rounds", 1) for r in recs), default=1)
+
     p(f"# kerascpp benchmark — {meta.get('date', '')}")
     p("")
     p(f"- machine: {meta.get('cpu', '?')} (cpu family {meta.get('cpu_family', '?')}, model "
@@ -55,7 +94,9 @@ def main():
           f"processor with this one's caches and clock, not a measurement of one")
     p(f"- peers: {meta.get('peers', '?')}; threads = 2 everywhere; data = Fashion-MNIST, shuffled, "
       f"loaded in the loop; Adam 1e-3 (ResNet-20: synthetic CIFAR-10 shapes, SGD with momentum 0.9); samples/s = "
-      f"median of the timed windows after a warm-up window")
+      f"median of the timed windows after a warm-up window"
+      + (f", pooled over {rounds} interleaved rounds per training workload (kerascpp, TF, PyTorch, then again; "
+         f"time to first step from the first round)" if rounds > 1 else ""))
     idle = list({r["group"]: r for r in recs if r.get("workload") == "idle"}.values())
     if idle:
         p("- CPU idle before each workload (waited): " + ", ".join(

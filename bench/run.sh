@@ -8,6 +8,8 @@
 # Before each workload it waits (QUIET_TIMEOUT s at most) for the CPUs to be idle.
 # Environment: RERUN=1 with BENCH_ONLY re-measures some workloads into the last run's results;
 #              WINDOWS (timed windows per workload, default 7, at least 5 for a real run),
+#              ROUNDS (the training workloads' interleaved rounds, default 3: WINDOWS is split
+#              over them, so each framework gets ROUNDS x ceil(WINDOWS / ROUNDS) windows),
 #              SKIP_SETUP=1 (skip apt/pip/build), BENCH_ONLY="mlp_b128 predict1 ..." (subset; the
 #              names are the first argument of each train/bf16 line below, and mirrored, predict1,
 #              mlp_b128_beside_hog, mlp_b128_beside_two_hogs, gemm);
@@ -30,8 +32,12 @@ fi
 quick=0
 [ "${1:-}" = "--quick" ] && quick=1
 W=${WINDOWS:-7}
-scale=1
-if ((quick)); then W=2; scale=0; fi
+ROUNDS=${ROUNDS:-3}
+if ((quick)); then W=2; ROUNDS=1; fi
+if ! [[ $ROUNDS =~ ^[1-9][0-9]*$ ]]; then
+  echo "ROUNDS must be a positive integer, got '$ROUNDS'" >&2
+  exit 2
+fi
 
 if [ "${SKIP_SETUP:-0}" != 1 ]; then
   scripts/install_deps.sh python3-venv
@@ -78,24 +84,34 @@ quiet_gate() {
 steps() { if ((quick)); then echo "$2"; else echo "$1"; fi; }
 want() { [ -z "${BENCH_ONLY:-}" ] || [[ " $BENCH_ONLY " == *" $1 "* ]]; }
 
-# train WORKLOAD STEPS WARMUP ARGS...: the same training workload on all three frameworks.
+# tag ROUND: marks each JSON line with the round it was measured in (report.py pools the rounds).
+tag() { sed -u "s/^{/{\"round\": $1, /"; }
+
+# train WORKLOAD STEPS WARMUP ARGS...: the same training workload on all three frameworks, in
+# ROUNDS interleaved rounds (kerascpp, TF, PyTorch, then again) of ceil(W / ROUNDS) windows each:
+# this VM's speed drifts by ±30% over minutes, and one block per framework let that drift decide
+# the ratios (the official CNN b256 read 0.99× and 1.58× TF in two runs); interleaved, every
+# framework meets the same drift. report.py pools each framework's windows over the rounds.
 train() {
   local w=$1 s=$2 wu=$3
   shift 3
   want "$w" || return 0
-  local common=(--workload "$w" --windows "$W" --window-steps "$s" --warmup-steps "$wu" "$@")
-  echo "== $w: ${common[*]}" | tee -a "$log" >&2
-  quiet_gate "$w/kerascpp"
+  local rounds=$ROUNDS
+  local common=(--workload "$w" --windows $(((W + rounds - 1) / rounds)) --window-steps "$s" --warmup-steps "$wu" "$@")
+  echo "== $w: ${common[*]} (x $rounds rounds)" | tee -a "$log" >&2
   # The MLPs' fraction of the GEMM-only bound, the large MLP's of the sgemm peak: kerascpp times
   # that bound or peak after each window too.
   local kb_extra=()
   if [[ $w == mlp_b128 || $w == mlp_b1024 ]]; then kb_extra=(--paired-gemm-bound 1); fi
   if [[ $w == mlp_large ]]; then kb_extra=(--paired-sgemm-peak 1); fi
-  "$KB" train "${common[@]}" ${kb_extra[@]+"${kb_extra[@]}"} | tee -a "$jsonl"
-  quiet_gate "$w/tensorflow"
-  "$PY" bench/peers/tf_bench.py train "${common[@]}" 2>>"$log" | tee -a "$jsonl"
-  quiet_gate "$w/pytorch"
-  "$PY" bench/peers/torch_bench.py train "${common[@]}" 2>>"$log" | tee -a "$jsonl"
+  for ((r = 1; r <= rounds; r++)); do
+    quiet_gate "$w/kerascpp/round$r"
+    "$KB" train "${common[@]}" ${kb_extra[@]+"${kb_extra[@]}"} | tag $r | tee -a "$jsonl"
+    quiet_gate "$w/tensorflow/round$r"
+    "$PY" bench/peers/tf_bench.py train "${common[@]}" 2>>"$log" | tag $r | tee -a "$jsonl"
+    quiet_gate "$w/pytorch/round$r"
+    "$PY" bench/peers/torch_bench.py train "${common[@]}" 2>>"$log" | tag $r | tee -a "$jsonl"
+  done
 }
 
 echo "load average at start: $(cut -d' ' -f1-3 /proc/loadavg)" >&2
