@@ -160,41 +160,49 @@ if want mirrored; then
     --windows "$W" --window-steps "$s" --warmup-steps "$wu" 2>>"$log" | tee -a "$jsonl"
 fi
 
+# Batch-1 predict latency, in interleaved rounds too (report.py takes the median of the rounds' figures).
 if want predict1; then
   echo "== predict1" >&2
   n=$(steps 1000 30) nd=$(steps 200 10)
-  quiet_gate predict1/kerascpp
-  "$KB" predict --samples "$n" --dataset-samples "$nd" | tee -a "$jsonl"
-  quiet_gate predict1/tensorflow
-  "$PY" bench/peers/tf_bench.py predict --samples "$n" --dataset-samples "$nd" 2>>"$log" | tee -a "$jsonl"
-  quiet_gate predict1/pytorch
-  "$PY" bench/peers/torch_bench.py predict --samples "$n" 2>>"$log" | tee -a "$jsonl"
+  for ((r = 1; r <= ROUNDS; r++)); do
+    quiet_gate "predict1/kerascpp/round$r"
+    "$KB" predict --samples "$n" --dataset-samples "$nd" | tag $r | tee -a "$jsonl"
+    quiet_gate "predict1/tensorflow/round$r"
+    "$PY" bench/peers/tf_bench.py predict --samples "$n" --dataset-samples "$nd" 2>>"$log" | tag $r | tee -a "$jsonl"
+    quiet_gate "predict1/pytorch/round$r"
+    "$PY" bench/peers/torch_bench.py predict --samples "$n" 2>>"$log" | tag $r | tee -a "$jsonl"
+  done
 fi
 
-# MLP b128 on the default settings beside one busy process (a shell loop pinned to core 0): a
-# process is rarely alone on its cores. report.py compares it with the idle mlp_b128 figure.
-if want mlp_b128_beside_hog; then
-  echo "== mlp_b128_beside_hog" >&2
-  quiet_gate mlp_b128_beside_hog/kerascpp
-  taskset -c 0 sh -c 'while :; do :; done' &
-  hog=$!
-  "$KB" train --workload mlp_b128_beside_hog --model mlp --batch 128 --windows "$W" \
-    --window-steps "$(steps 150 10)" --warmup-steps "$(steps 100 5)" | tee -a "$jsonl" || true
-  kill "$hog"
-fi
-
-# And beside two busy processes that the scheduler may put anywhere (a `make -j2` next door).
-if want mlp_b128_beside_two_hogs; then
-  echo "== mlp_b128_beside_two_hogs" >&2
-  quiet_gate mlp_b128_beside_two_hogs/kerascpp
-  sh -c 'while :; do :; done' &
-  hog1=$!
-  sh -c 'while :; do :; done' &
-  hog2=$!
-  "$KB" train --workload mlp_b128_beside_two_hogs --model mlp --batch 128 --windows "$W" \
-    --window-steps "$(steps 150 10)" --warmup-steps "$(steps 100 5)" | tee -a "$jsonl" || true
-  kill "$hog1" "$hog2"
-fi
+# beside WORKLOAD HOGS: MLP b128 on the default settings beside busy processes (a process is
+# rarely alone on its cores): HOGS=1 is one shell loop pinned to core 0, HOGS=2 two that the
+# scheduler may put anywhere (a `make -j2` next door). Each round first trains alone (WORKLOAD_idle),
+# then beside the hogs, so report.py compares figures taken a minute apart, not across the run.
+beside() {
+  local w=$1 hogs=$2
+  want "$w" || return 0
+  echo "== $w" >&2
+  local args=(--model mlp --batch 128 --windows $(((W + ROUNDS - 1) / ROUNDS)) --window-steps "$(steps 150 10)"
+    --warmup-steps "$(steps 100 5)")
+  for ((r = 1; r <= ROUNDS; r++)); do
+    quiet_gate "$w/kerascpp/round$r"
+    "$KB" train --workload "${w}_idle" "${args[@]}" | tag $r | tee -a "$jsonl"
+    local pids=() h
+    if ((hogs == 1)); then
+      taskset -c 0 sh -c 'while :; do :; done' &
+      pids+=($!)
+    else
+      for ((h = 0; h < hogs; h++)); do
+        sh -c 'while :; do :; done' &
+        pids+=($!)
+      done
+    fi
+    "$KB" train --workload "$w" "${args[@]}" | tag $r | tee -a "$jsonl" || true
+    kill "${pids[@]}"
+  done
+}
+beside mlp_b128_beside_hog 1
+beside mlp_b128_beside_two_hogs 2
 
 if want gemm; then
   echo "== gemm" >&2
