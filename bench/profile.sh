@@ -19,10 +19,10 @@ per_step=$(grep -c '^onednn_verbose,exec' "$tmp/v.txt")
 echo "oneDNN primitives in the last $steps steps (ms per step):"
 # The last `steps` steps' exec lines: count exec lines per step from the total over warm-up + window.
 grep '^onednn_verbose,exec' "$tmp/v.txt" | tail -n $((per_step * steps / (steps + 20))) |
-  awk -F, -v steps="$steps" -v sps="$sps" -v batch="$batch" '{k=$4" "$(NF-1); s[k]+=$NF; T+=$NF}
-    END{for(k in s) printf "  %-45s %8.3f\n", k, s[k]/steps | "sort -k3 -nr";
-        close("sort -k3 -nr"); printf "  %-45s %8.3f\n", "TOTAL in oneDNN primitives", T/steps;
-        printf "  %-45s %8.3f\n", "step wall time (from samples/s)", 1000*batch/sps}'
+  awk -F, -v steps="$steps" -v sps="$sps" -v batch="$batch" '{k=$4" "$6" "$(NF-1); s[k]+=$NF; T+=$NF}
+    END{for(k in s) printf "  %-60s %8.3f\n", k, s[k]/steps | "sort -k4 -nr";
+        close("sort -k4 -nr"); printf "  %-60s %8.3f\n", "TOTAL in oneDNN primitives", T/steps;
+        printf "  %-60s %8.3f\n", "step wall time (from samples/s)", 1000*batch/sps}'
 if command -v perf >/dev/null; then
   perf record -q -F 1999 -g -o "$tmp/perf.data" "$KB" train "${args[@]}" --windows 3 --window-steps "$steps" \
     --warmup-steps 20 >/dev/null 2>&1 || true
