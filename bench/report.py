@@ -37,13 +37,14 @@ def pool_rounds(recs):
         key = (r.get("framework"), r.get("workload"), r.get("api"))
         m = current.get(key)
         if r["round"] == 1 or m is None:
-            m = current[key] = {**r, "rounds": 1}
+            m = current[key] = {**r, "rounds": 1, "round_windows": [r.get("windows", [])]}
             for k in ROUND_MEDIANS:
                 if k in r:
                     m[k + "_rounds"] = [r[k]]
             out.append(m)
             continue
         m["rounds"] += 1
+        m["round_windows"].append(r.get("windows", []))
         sps_before = m.get("samples_per_s")
         for k, v in r.items():  # every per-window list
             if isinstance(v, list) and isinstance(m.get(k), list):
@@ -298,8 +299,16 @@ def main():
     target("MLP b1024 fraction of GEMM bound (issue 16)", fractions.get(1024), 0.90, "%")
     target("large MLP fraction of sgemm peak (issue 16)", large_fraction, 0.80, "%")
     target("predict p50 speed-up vs PyTorch eager (issue 16)", ratio(qp and qp["p50_ms"], kp and kp["p50_ms"]), 3)
-    windows = (sps("kerascpp", "mlp_large") or {}).get("windows") or []
-    target("large MLP windows min/max (spread ≤ 1.3 ⇔ ≥ 0.77)", min(windows) / max(windows) if windows else None,
+    # The spread within one process (what issue 16 asks to steady: page faults, the allocator,
+    # thread placement), so the worst round's; pooled over the rounds it would add the VM's drift
+    # between processes minutes apart (shown beside it).
+    large = sps("kerascpp", "mlp_large") or {}
+    spreads = [min(w) / max(w) for w in large.get("round_windows", [large.get("windows")]) if w]
+    pooled = large.get("windows") or []
+    if pooled and len(spreads) > 1:
+        p(f"| (large MLP windows min/max pooled over the {len(spreads)} rounds: {min(pooled) / max(pooled):.2f}; "
+          f"per round: {', '.join(f'{x:.2f}' for x in spreads)}) | | | | |")
+    target("large MLP windows min/max, worst round (spread ≤ 1.3 ⇔ ≥ 0.77)", min(spreads) if spreads else None,
            1 / 1.3)
     met = sum(t["met"] for t in targets)
     p("")
