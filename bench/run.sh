@@ -8,7 +8,7 @@
 # Before each workload it waits (QUIET_TIMEOUT s at most) for the CPUs to be idle.
 # Environment: RERUN=1 with BENCH_ONLY re-measures some workloads into the last run's results;
 #              WINDOWS (timed windows per workload, default 7, at least 5 for a real run),
-#              ROUNDS (the training workloads' interleaved rounds, default 3: WINDOWS is split
+#              ROUNDS (interleaved rounds of the training, predict and contention rows, default 3: WINDOWS is split
 #              over them, so each framework gets ROUNDS x ceil(WINDOWS / ROUNDS) windows),
 #              SKIP_SETUP=1 (skip apt/pip/build), BENCH_ONLY="mlp_b128 predict1 ..." (subset; the
 #              names are the first argument of each train/bf16 line below, and mirrored, predict1,
@@ -38,6 +38,7 @@ if ! [[ $ROUNDS =~ ^[1-9][0-9]*$ ]]; then
   echo "ROUNDS must be a positive integer, got '$ROUNDS'" >&2
   exit 2
 fi
+RW=$(((W + ROUNDS - 1) / ROUNDS)) # windows per round
 
 if [ "${SKIP_SETUP:-0}" != 1 ]; then
   scripts/install_deps.sh python3-venv
@@ -96,15 +97,14 @@ train() {
   local w=$1 s=$2 wu=$3
   shift 3
   want "$w" || return 0
-  local rounds=$ROUNDS
-  local common=(--workload "$w" --windows $(((W + rounds - 1) / rounds)) --window-steps "$s" --warmup-steps "$wu" "$@")
-  echo "== $w: ${common[*]} (x $rounds rounds)" | tee -a "$log" >&2
+  local common=(--workload "$w" --windows "$RW" --window-steps "$s" --warmup-steps "$wu" "$@")
+  echo "== $w: ${common[*]} (x $ROUNDS rounds)" | tee -a "$log" >&2
   # The MLPs' fraction of the GEMM-only bound, the large MLP's of the sgemm peak: kerascpp times
   # that bound or peak after each window too.
   local kb_extra=()
   if [[ $w == mlp_b128 || $w == mlp_b1024 ]]; then kb_extra=(--paired-gemm-bound 1); fi
   if [[ $w == mlp_large ]]; then kb_extra=(--paired-sgemm-peak 1); fi
-  for ((r = 1; r <= rounds; r++)); do
+  for ((r = 1; r <= ROUNDS; r++)); do
     quiet_gate "$w/kerascpp/round$r"
     "$KB" train "${common[@]}" ${kb_extra[@]+"${kb_extra[@]}"} | tag $r | tee -a "$jsonl"
     quiet_gate "$w/tensorflow/round$r"
@@ -182,8 +182,7 @@ beside() {
   local w=$1 hogs=$2
   want "$w" || return 0
   echo "== $w" >&2
-  local args=(--model mlp --batch 128 --windows $(((W + ROUNDS - 1) / ROUNDS)) --window-steps "$(steps 150 10)"
-    --warmup-steps "$(steps 100 5)")
+  local args=(--model mlp --batch 128 --windows "$RW" --window-steps "$(steps 150 10)" --warmup-steps "$(steps 100 5)")
   for ((r = 1; r <= ROUNDS; r++)); do
     quiet_gate "$w/kerascpp/round$r"
     "$KB" train --workload "${w}_idle" "${args[@]}" | tag $r | tee -a "$jsonl"
