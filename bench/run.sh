@@ -3,7 +3,7 @@
 # (tensorflow-cpu, torch) in .venv-bench, builds build-bench, runs every workload on kerascpp,
 # TensorFlow-Keras and PyTorch in one run, writes bench/results/latest.json and prints the table.
 #
-#   bench/run.sh            full run (about 10 minutes on 2 cores once installed)
+#   bench/run.sh            full run (about 30 minutes on 2 cores once installed)
 #   bench/run.sh --quick    smoke run: tiny windows, checks that everything runs
 # Before each workload it waits (QUIET_TIMEOUT s at most) for the CPUs to be idle.
 # Environment: RERUN=1 with BENCH_ONLY re-measures some workloads into the last run's results;
@@ -33,7 +33,7 @@ quick=0
 [ "${1:-}" = "--quick" ] && quick=1
 W=${WINDOWS:-7}
 ROUNDS=${ROUNDS:-3}
-if ((quick)); then W=2; ROUNDS=1; fi
+if ((quick)); then W=2; ROUNDS=2; fi # one window a round: the pooling runs in the smoke run too
 if ! [[ $ROUNDS =~ ^[1-9][0-9]*$ ]]; then
   echo "ROUNDS must be a positive integer, got '$ROUNDS'" >&2
   exit 2
@@ -149,15 +149,22 @@ bf16() {
 bf16 mlp_b1024_bf16 "$(steps 25 3)" "$(steps 15 2)" --model mlp --batch 1024
 bf16 cnn_b128_bf16 "$(steps 40 3)" "$(steps 20 2)" --model cnn --batch 128
 
+# MirroredStrategy (2 replicas x 1 thread) against one device x 2 threads, in rounds: kerascpp's
+# single-device twin (mirrored_single) trains right before its mirrored run in every round, and
+# report.py takes the median of the rounds' ratios; TensorFlow's mirrored run is set against its
+# cnn_b256 figure.
 if want mirrored; then
   echo "== mirrored" >&2
-  quiet_gate mirrored/kerascpp
   s=$(steps 20 2) wu=$(steps 10 1)
-  "$KB" train --workload mirrored --model cnn --batch 256 --replicas 2 --threads 1 --windows "$W" \
-    --window-steps "$s" --warmup-steps "$wu" | tee -a "$jsonl"
-  quiet_gate mirrored/tensorflow
-  "$PY" bench/peers/tf_bench.py train --workload mirrored --model cnn --batch 256 --replicas 2 --threads 2 \
-    --windows "$W" --window-steps "$s" --warmup-steps "$wu" 2>>"$log" | tee -a "$jsonl"
+  cnn256=(--model cnn --batch 256 --windows "$RW" --window-steps "$s" --warmup-steps "$wu")
+  for ((r = 1; r <= ROUNDS; r++)); do
+    quiet_gate "mirrored/kerascpp/round$r"
+    "$KB" train --workload mirrored_single "${cnn256[@]}" | tag $r | tee -a "$jsonl"
+    "$KB" train --workload mirrored "${cnn256[@]}" --replicas 2 --threads 1 | tag $r | tee -a "$jsonl"
+    quiet_gate "mirrored/tensorflow/round$r"
+    "$PY" bench/peers/tf_bench.py train --workload mirrored "${cnn256[@]}" --replicas 2 --threads 2 \
+      2>>"$log" | tag $r | tee -a "$jsonl"
+  done
 fi
 
 # Batch-1 predict latency, in interleaved rounds too (report.py takes the median of the rounds' figures).
@@ -174,10 +181,14 @@ if want predict1; then
   done
 fi
 
+# The busy loops of beside(), killed however the script ends.
+HOGS=()
+trap 'kill "${HOGS[@]}" 2>/dev/null || true' EXIT
+
 # beside WORKLOAD HOGS: MLP b128 on the default settings beside busy processes (a process is
 # rarely alone on its cores): HOGS=1 is one shell loop pinned to core 0, HOGS=2 two that the
 # scheduler may put anywhere (a `make -j2` next door). Each round first trains alone (WORKLOAD_idle),
-# then beside the hogs, so report.py compares figures taken a minute apart, not across the run.
+# then beside the hogs, and report.py takes the median of the rounds' ratios.
 beside() {
   local w=$1 hogs=$2
   want "$w" || return 0
@@ -186,18 +197,20 @@ beside() {
   for ((r = 1; r <= ROUNDS; r++)); do
     quiet_gate "$w/kerascpp/round$r"
     "$KB" train --workload "${w}_idle" "${args[@]}" | tag $r | tee -a "$jsonl"
-    local pids=() h
+    local h
+    HOGS=()
     if ((hogs == 1)); then
       taskset -c 0 sh -c 'while :; do :; done' &
-      pids+=($!)
+      HOGS+=($!)
     else
       for ((h = 0; h < hogs; h++)); do
         sh -c 'while :; do :; done' &
-        pids+=($!)
+        HOGS+=($!)
       done
     fi
     "$KB" train --workload "$w" "${args[@]}" | tag $r | tee -a "$jsonl" || true
-    kill "${pids[@]}"
+    kill "${HOGS[@]}" 2>/dev/null || true
+    HOGS=()
   done
 }
 beside mlp_b128_beside_hog 1
@@ -213,7 +226,7 @@ if want gemm; then
 fi
 
 meta=$(mktemp /tmp/kerascpp-bench-meta.XXXXXX.json)
-"$PY" - "$meta" "$loadavg" "$quick" "$W" "${ISA_CAP:-}" <<'PYEOF'
+"$PY" - "$meta" "$loadavg" "$quick" "$W" "${ISA_CAP:-}" "$ROUNDS" "$RW" <<'PYEOF'
 import json, os, subprocess, sys, datetime
 cpu = next((l.split(":", 1)[1].strip() for l in subprocess.run(["lscpu"], capture_output=True, text=True).stdout.splitlines()
             if l.startswith("Model name")), "?")
@@ -243,6 +256,7 @@ json.dump({"date": datetime.datetime.now().astimezone().isoformat(timespec="seco
            "cpu": cpu, "cpu_family": info.get("cpu family", "?"), "cpu_model": info.get("model", "?"),
            "isa": isa, "isa_family": isa_family, "isa_cap": sys.argv[5] or None,
            "loadavg": sys.argv[2], "quick": sys.argv[3] == "1", "windows": int(sys.argv[4]),
+           "rounds": int(sys.argv[6]), "windows_per_round": int(sys.argv[7]),
            "peers": f"tensorflow-cpu {ver('tensorflow')}, torch {ver('torch')}"}, open(sys.argv[1], "w"))
 PYEOF
 "$PY" bench/report.py "$jsonl" "$meta" bench/results/latest.json

@@ -63,3 +63,20 @@ def test_predict_latency_takes_the_median_of_the_rounds():
 def test_lines_without_rounds_are_left_as_they_are():
     old = [{"framework": "kerascpp", "workload": "mlp_b128", "windows": [1.0, 2.0], "samples_per_s": 1.5}]
     assert report.pool_rounds([dict(r) for r in old]) == old
+
+
+def test_paired_rows_take_the_median_of_the_rounds_ratios():
+    beside, idle = report.pool_rounds([
+        line(1, workload="hog", windows=[6.0], samples_per_s=6.0),
+        line(2, workload="hog", windows=[3.0], samples_per_s=3.0),
+        line(3, workload="hog", windows=[4.0], samples_per_s=4.0),
+    ]), report.pool_rounds([
+        line(1, workload="hog_idle", windows=[10.0], samples_per_s=10.0),
+        line(2, workload="hog_idle", windows=[10.0], samples_per_s=10.0),
+        line(3, workload="hog_idle", windows=[5.0], samples_per_s=5.0),
+    ])
+    assert "round" not in beside[0]
+    # Rounds 0.6, 0.3, 0.8: median 0.6; the pooled medians would give 4 / 10.
+    assert report.rounds_ratio(beside[0], idle[0]) == 0.6
+    # Without the same rounds on both sides: the pooled figures' ratio.
+    assert report.rounds_ratio(beside[0], {"samples_per_s": 8.0}) == 0.5
