@@ -25,10 +25,12 @@ ROUND_MEDIANS = ("p50_ms", "p99_ms", "mean_ms")
 
 
 def pool_rounds(recs):
-    """run.sh measures a training workload in interleaved rounds, one line per framework and round
-    ("round": 1, 2, ...). Pools each framework's rounds into one record: the windows (and the paired
-    per-window ratios) of every round, their medians, the highest peak RSS. A round 1 starts a new
-    measurement (RERUN=1 appends), so the latest measurement wins as before."""
+    """run.sh measures the training, predict, contention and mirrored rows in interleaved rounds,
+    one line per program run and round ("round": 1, 2, ...). Pools each framework's rounds of a
+    workload into one record: the windows (and the paired per-window ratios) of every round, their
+    medians, each round's windows apart (round_windows, for rounds_ratio and the spread), the
+    rounds' median latency, the highest peak RSS. A round 1 starts a new measurement (RERUN=1
+    appends), so the latest measurement wins as before."""
     out, current = [], {}
     for r in recs:
         if "round" not in r:
