@@ -3,7 +3,7 @@
 # (tensorflow-cpu, torch) in .venv-bench, builds build-bench, runs every workload on kerascpp,
 # TensorFlow-Keras and PyTorch in one run, writes bench/results/latest.json and prints the table.
 #
-#   bench/run.sh            full run (about 30 minutes on 2 cores once installed)
+#   bench/run.sh            full run (about 25 minutes on 2 cores once installed)
 #   bench/run.sh --quick    smoke run: tiny windows, checks that everything runs
 # Before each workload it waits (QUIET_TIMEOUT s at most) for the CPUs to be idle.
 # Environment: RERUN=1 with BENCH_ONLY re-measures some workloads into the last run's results;
