@@ -8,7 +8,7 @@
 # Before each workload it waits (QUIET_TIMEOUT s at most) for the CPUs to be idle.
 # Environment: RERUN=1 with BENCH_ONLY re-measures some workloads into the last run's results;
 #              WINDOWS (timed windows per workload, default 7, at least 5 for a real run),
-#              ROUNDS (interleaved rounds of the training, predict and contention rows, default 3: WINDOWS is split
+#              ROUNDS (interleaved rounds of the training, predict, contention and mirrored rows, default 3; WINDOWS is split
 #              over them, so each framework gets ROUNDS x ceil(WINDOWS / ROUNDS) windows),
 #              SKIP_SETUP=1 (skip apt/pip/build), BENCH_ONLY="mlp_b128 predict1 ..." (subset; the
 #              names are the first argument of each train/bf16 line below, and mirrored, predict1,
