@@ -78,7 +78,9 @@ std::vector<Tensor> Conv2DLayer::forward(ReplicaContext& ctx, const std::vector<
             detail::window_output(x.dim(2), g.kernel_w, g.stride_w, same), filters_},
            st.output_dtype);
   int r = ctx.replica_id;
-  ctx.backend->conv2d_forward(x, kernel_->value(r), bias_ ? bias_->value(r) : Tensor(), g, activation_, y);
+  // The max pooling after this layer may apply the ReLU to its output instead.
+  const ActivationKind act = st.output_relu_deferred ? ActivationKind::linear : activation_;
+  ctx.backend->conv2d_forward(x, kernel_->value(r), bias_ ? bias_->value(r) : Tensor(), g, act, y);
   return {y};
 }
 

@@ -53,7 +53,9 @@ std::vector<Tensor> Pooling2DLayer::forward(ReplicaContext& ctx, const std::vect
             detail::window_output(x.dim(2), g.pool_w, g.stride_w, same), x.dim(3)},
            x.dtype());
   st.saved.resize(1);
-  ctx.backend->pool2d_forward(x, g, y, st.saved[0]);
+  if (st.input_relu_deferred)  // the producer's ReLU, moved here (LayerState)
+    ctx.backend->pool2d_forward_relu(x, g, y, st.saved[0]);
+  else ctx.backend->pool2d_forward(x, g, y, st.saved[0]);
   return {y};
 }
 

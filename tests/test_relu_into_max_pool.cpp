@@ -1,8 +1,9 @@
-// The ReLU-into-max-pooling fusion (LayerState::output_grad_past_relu,
-// Backend::pool2d_backward_through_relu): the CPU's mask at the pooled resolution gives what
-// pooling's backward followed by ReLU's gives, bit for bit, NaN included; the graph moves a
-// layer's ReLU backward into the max pooling it alone feeds and nowhere else; and a network
-// trained with it ends with the same bits as the one with the ReLU as a layer of its own.
+// The ReLU-into-max-pooling fusion (LayerState::output_grad_past_relu and output_relu_deferred,
+// Backend::pool2d_backward_through_relu and pool2d_forward_relu): the CPU's mask at the pooled
+// resolution gives what pooling's backward followed by ReLU's gives, bit for bit, NaN included;
+// the ReLU after the pooling gives the pooling of the ReLU's output; the graph moves a layer's
+// ReLU into the max pooling it alone feeds and nowhere else; and a network trained with it ends
+// with the same bits as the one with the ReLU as a layer of its own.
 #include <doctest/doctest.h>
 
 #include <atomic>
@@ -43,7 +44,8 @@ class ReluEndProbe : public K::Layer {
   bool ends_in_relu() const override { return true; }
   bool needs_gradient() override { return true; }
   std::vector<K::Shape> compute_output_shapes(const std::vector<K::Shape>& in) override { return {in.at(0)}; }
-  std::vector<K::Tensor> forward(K::ReplicaContext&, const std::vector<K::Tensor>& in, K::LayerState&) override {
+  std::vector<K::Tensor> forward(K::ReplicaContext&, const std::vector<K::Tensor>& in, K::LayerState& st) override {
+    relu_deferred = st.output_relu_deferred ? 1 : 0;
     return {in.at(0)};
   }
   std::vector<K::Tensor> backward(K::ReplicaContext&, const std::vector<K::Tensor>&, const std::vector<K::Tensor>&,
@@ -53,20 +55,21 @@ class ReluEndProbe : public K::Layer {
     return grads;
   }
   std::atomic<int> grad_past_relu{-1};  // the last call's flag; -1: backward never ran
+  std::atomic<int> relu_deferred{-1};   // the last forward call's flag
   std::atomic<int> calls_past{0}, calls_not_past{0};
 };
 
-}  // namespace
+struct PoolCase {
+  const char* name;
+  K::Pool2DGeometry g;
+  K::Shape x;
+  std::int64_t nan_at = 7;  // the element of x made NaN in the NaN-input runs
+};
 
-TEST_CASE("pool2d_backward_through_relu equals pool2d_backward then relu's activation_backward, bit for bit") {
-  auto be = K::make_cpu_backend(2);
-  struct Case {
-    const char* name;
-    K::Pool2DGeometry g;
-    K::Shape x;
-    std::int64_t nan_at = 7;  // the element of x made NaN in the NaN-input runs
-  };
-  const Case cases[] = {
+// Disjoint windows (max_pool_disjoint's loops), padded, skipping inputs, overlapping (oneDNN's
+// pooling) and an average pooling (which the CPU does not mask early).
+std::vector<PoolCase> pool_cases() {
+  return {
       {"2x2 stride 2", {.pool_h = 2, .pool_w = 2, .stride_h = 2, .stride_w = 2}, {3, 8, 10, 16}},
       // Large enough for several parallel blocks (each masks its own gradients; 32 channels have
       // a build of their own).
@@ -91,11 +94,22 @@ TEST_CASE("pool2d_backward_through_relu equals pool2d_backward then relu's activ
        {2, 9, 9, 8}},
       {"average 2x2", {.kind = K::PoolKind::average}, {2, 6, 6, 4}},
   };
+}
+
+// The float32, bfloat16 and float16 activations this backend keeps (mixed precision's).
+std::vector<K::DType> activation_dtypes(K::Backend& be) {
   std::vector<K::DType> dtypes{K::DType::float32};
   for (K::DType d : {K::DType::bfloat16, K::DType::float16})
-    if (be->low_precision_activations(d)) dtypes.push_back(d);
-  for (const Case& c : cases)
-    for (K::DType dtype : dtypes)
+    if (be.low_precision_activations(d)) dtypes.push_back(d);
+  return dtypes;
+}
+
+}  // namespace
+
+TEST_CASE("pool2d_backward_through_relu equals pool2d_backward then relu's activation_backward, bit for bit") {
+  auto be = K::make_cpu_backend(2);
+  for (const PoolCase& c : pool_cases())
+    for (K::DType dtype : activation_dtypes(*be))
       for (bool nan_input : {false, true}) {
         CAPTURE(c.name);
         CAPTURE(K::dtype_name(dtype));
@@ -140,6 +154,62 @@ TEST_CASE("pool2d_backward_through_relu equals pool2d_backward then relu's activ
       }
 }
 
+TEST_CASE("pool2d_forward_relu equals max pooling of relu(x) bit for bit, and pairs with its backward") {
+  auto be = K::make_cpu_backend(2);
+  for (const PoolCase& c : pool_cases()) {
+    if (c.g.kind != K::PoolKind::max) {
+      K::Tensor y, workspace;
+      CHECK_THROWS_AS(be->pool2d_forward_relu(K::Tensor::zeros(c.x), c.g, y, workspace), K::ValueError);
+      continue;
+    }
+    for (K::DType dtype : activation_dtypes(*be))
+      for (bool nan_input : {false, true}) {
+        CAPTURE(c.name);
+        CAPTURE(K::dtype_name(dtype));
+        CAPTURE(nan_input);
+        be->set_compute_dtype(dtype);
+        // z, the ReLU's input, from values in [-1.6, 0.4) with a -0: windows of negatives (y = +0)
+        // and windows with a positive value.
+        std::vector<float> zv = kerascpp_test::full_mantissa_tensor(c.x, 11).to_vector();
+        for (float& v : zv) v -= 0.6f;
+        zv.at(3) = -0.f;
+        K::Tensor z32 = K::Tensor::from_vector(c.x, zv);
+        if (nan_input) set(z32, c.nan_at, std::numeric_limits<float>::quiet_NaN());
+        K::Tensor relu32(c.x);
+        be->activation_forward(K::ActivationKind::relu, z32, relu32);
+        const K::Tensor z = dtype == K::DType::float32 ? z32 : cast(*be, z32, dtype);
+        const K::Tensor x = dtype == K::DType::float32 ? relu32 : cast(*be, relu32, dtype);
+
+        K::Tensor stated, stated_ws, fused, fused_ws, fallback, fallback_ws;
+        be->pool2d_forward(x, c.g, stated, stated_ws);
+        be->pool2d_forward_relu(z, c.g, fused, fused_ws);
+        be->K::Backend::pool2d_forward_relu(z, c.g, fallback, fallback_ws);
+        CHECK(kerascpp_test::bit_equal(fused, stated));
+        CHECK(kerascpp_test::bit_equal(fallback, stated));
+
+        // The backward from z and the fused forward's workspace gives what the one from relu(z)
+        // gives, for finite gradients (a NaN or Inf one in a window of negatives lands on z's
+        // argmax, not relu(z)'s first zero: Backend::pool2d_backward_through_relu) and a NaN and
+        // a -0 in windows that pass.
+        std::vector<std::int64_t> passed;
+        const std::vector<float> yv = cast(*be, stated, K::DType::float32).to_vector();
+        for (std::size_t i = 0; i < yv.size(); ++i)
+          if (!(yv[i] == 0.f)) passed.push_back(static_cast<std::int64_t>(i));
+        REQUIRE(passed.size() >= 2);
+        REQUIRE(passed.size() + 3 <= yv.size());  // and windows of negatives
+        K::Tensor dy32 = kerascpp_test::full_mantissa_tensor(stated.shape(), 12);
+        set(dy32, passed[0], std::numeric_limits<float>::quiet_NaN());
+        set(dy32, passed[1], -0.f);
+        const K::Tensor dy = dtype == K::DType::float32 ? dy32 : cast(*be, dy32, dtype);
+        K::Tensor from_relu(x.shape(), dtype), from_z(x.shape(), dtype);
+        be->pool2d_backward_through_relu(dy, x, stated, c.g, stated_ws, from_relu);
+        be->pool2d_backward_through_relu(dy, z, fused, c.g, fused_ws, from_z);
+        CHECK(kerascpp_test::bit_equal(from_z, from_relu));
+        be->set_compute_dtype(K::DType::float32);
+      }
+  }
+}
+
 TEST_CASE("the graph moves a ReLU's backward into the max pooling it alone feeds, and nowhere else") {
   const K::Tensor x = kerascpp_test::full_mantissa_tensor({4, 6, 6, 2}, 3);
   const K::Tensor labels = K::Tensor::from_vector({4}, std::vector<std::int32_t>{0, 1, 2, 1});
@@ -154,6 +224,8 @@ TEST_CASE("the graph moves a ReLU's backward into the max pooling it alone feeds
     K::Model model(in, logits);
     model.compile({.optimizer = "sgd", .loss = K::losses::SparseCategoricalCrossentropy({.from_logits = true})});
     model.train_on_batch(x, labels);
+    // The forward moves with the backward (both poolings that absorb one absorb the other).
+    CHECK(probe->relu_deferred.load() == probe->grad_past_relu.load());
     return probe->grad_past_relu.load();
   };
   CHECK(grad_past_relu(K::layers::MaxPooling2D(2), false) == 1);

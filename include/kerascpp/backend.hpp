@@ -194,8 +194,16 @@ class Backend {
   virtual void pool2d_forward(const Tensor& x, const Pool2DGeometry& g, Tensor& y, Tensor& workspace) = 0;
   virtual void pool2d_backward(const Tensor& dy, const Tensor& x, const Pool2DGeometry& g, const Tensor& workspace,
                                Tensor& dx) = 0;
+  // A max pooling of relu(x), computed as relu(max pooling of x): y = relu(pool(x)), bit for bit
+  // max pooling of relu(x) (max commutes with the ReLU, NaN and -0 included), with the ReLU on the
+  // pooled elements only. The workspace is pool2d_forward's for x. The default runs pool2d_forward
+  // and relu's activation_forward on y; the CPU applies the ReLU inside the pooling's loop.
+  virtual void pool2d_forward_relu(const Tensor& x, const Pool2DGeometry& g, Tensor& y, Tensor& workspace);
   // pool2d_backward followed by relu's activation_backward on its result, for a max pooling
   // whose input x is the output of a ReLU (y is the pooling's output): dx = relu'(x) * dpool.
+  // x may also be the ReLU's input, y then from pool2d_forward_relu: x > 0 is the same mask, and
+  // a window whose y is not positive sends its masked gradient (+0, or NaN for a NaN or Inf dy)
+  // to x's argmax rather than to relu(x)'s, the same bits but for where such a NaN lands.
   // Each window sends its gradient to its argmax, whose x equals the window's y, so the ReLU can
   // mask dy by y > 0 before the pooling's backward instead, on 1/(pool_h*pool_w) of the elements:
   // the same bits while y holds no NaN (a NaN window's argmax may be a number) and windows do not
@@ -206,7 +214,8 @@ class Backend {
                                             const Tensor& workspace, Tensor& dx);
 
   // ---- elementwise ----
-  virtual void activation_forward(ActivationKind act, const Tensor& x, Tensor& y) = 0;  // softmax: last axis
+  // softmax over the last axis; the CPU also takes relu and linear on 16-bit activations.
+  virtual void activation_forward(ActivationKind act, const Tensor& x, Tensor& y) = 0;
   // dx = dy * act'(.) computed from the forward output y (x and dx may alias dy).
   virtual void activation_backward(ActivationKind act, const Tensor& y, const Tensor& dy, Tensor& dx) = 0;
   virtual void add(const std::vector<Tensor>& xs, Tensor& y) = 0;  // y = sum of xs, same shapes

@@ -63,6 +63,14 @@ struct LayerState {
   // resolution: a quarter of the memory traffic for 2x2 windows).
   bool output_grad_past_relu = false;
   bool input_grad_through_relu = false;
+  // The ReLU's forward moved there too, where the pooling also takes that
+  // (Layer::absorbs_input_relu_forward): the producer writes its output before the ReLU, and the
+  // pooling applies the ReLU to its own output (Backend::pool2d_forward_relu). Max pooling
+  // commutes with ReLU, relu(max(z)) = max(relu(z)) bit for bit, so the ReLU touches a quarter of
+  // the elements for 2x2 windows, and the full-resolution pass over the producer's output is gone.
+  // Set only together with the two above.
+  bool output_relu_deferred = false;
+  bool input_relu_deferred = false;
 };
 
 class Layer : public std::enable_shared_from_this<Layer> {
@@ -135,9 +143,13 @@ class Layer : public std::enable_shared_from_this<Layer> {
   // single output is exactly a ReLU's output, whose backward this layer skips when asked (Conv2D
   // with activation "relu"); and whether backward() applies its input's ReLU backward when
   // LayerState::input_grad_through_relu says so (MaxPooling2D). A layer saying yes to the second
-  // must honour the flag, or the ReLU's backward is lost.
+  // must honour the flag, or the ReLU's backward is lost. Likewise for the forward
+  // (LayerState::output_relu_deferred / input_relu_deferred): a layer ending in a ReLU skips it
+  // when asked, and one saying yes to absorbs_input_relu_forward() (MaxPooling2D) applies it to its
+  // output then; the forward moves only where the backward does.
   virtual bool ends_in_relu() const { return false; }
   virtual bool absorbs_input_relu_backward() const { return false; }
+  virtual bool absorbs_input_relu_forward() const { return false; }
   // What each input must look like (Keras' layer.input_spec). With input_spec_for_each(), any
   // number of inputs each satisfying input_spec()[0]; otherwise exactly input_spec().size() inputs.
   // A layer that declares nothing takes any number of float32 inputs.

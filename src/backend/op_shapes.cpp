@@ -300,6 +300,13 @@ void check_pool_dy(const Tensor& dy, const Tensor& x, const PoolShape& s, const 
                                  shape_str(x.shape()), shape_str({s.n, s.oh, s.ow, s.c})));
 }
 
+void require_max_pooling(const Pool2DGeometry& g, const char* op) {
+  if (g.kind != PoolKind::max)
+    throw ValueError(fmt::format("{}: only a max pooling commutes with the ReLU; for an average pooling call "
+                                 "pool2d_forward, then activation_forward",
+                                 op));
+}
+
 // ------------------------------------------------------------------------- batch norm
 
 std::int64_t channels_of(const Tensor& x, const char* op) {

@@ -113,6 +113,8 @@ struct PoolShape {
 PoolShape pool_shape(const Tensor& x, const Pool2DGeometry& g, const char* op);
 // dy has the shape pooling x gives.
 void check_pool_dy(const Tensor& dy, const Tensor& x, const PoolShape& s, const char* op);
+// g is a max pooling: pool2d_forward_relu's (only max commutes with the ReLU).
+void require_max_pooling(const Pool2DGeometry& g, const char* op);
 
 // ------------------------------------------------------------------------- batch norm
 

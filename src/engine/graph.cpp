@@ -67,12 +67,14 @@ Graph::Graph(const std::vector<KerasTensor>& inputs, const std::vector<KerasTens
   // ReLU, has one output that the model does not output, and feeds one node, once, whose layer
   // absorbs the ReLU's backward and takes that single input.
   relu_backward_moved_.assign(nodes_.size(), 0);
+  relu_forward_moved_.assign(nodes_.size(), 0);
   for (std::size_t i = 0; i < nodes_.size(); ++i) {
     if (!nodes_[i]->layer->ends_in_relu() || is_model_output_[i] || nodes_[i]->output_shapes.size() != 1 ||
         consumers_[i].size() != 1)
       continue;
     const Node& c = *nodes_[consumers_[i][0]];
     relu_backward_moved_[i] = c.inputs.size() == 1 && c.layer->absorbs_input_relu_backward();
+    relu_forward_moved_[i] = relu_backward_moved_[i] && c.layer->absorbs_input_relu_forward();
   }
   layers_ = keras_layer_order(nodes_, first_reached);
   std::unordered_map<const Layer*, int> index;
@@ -270,8 +272,10 @@ std::vector<Tensor> Graph::forward(ReplicaContext& ctx, const std::vector<Tensor
     // a small positive value to 0) would change the mask, so the move needs equal dtypes.
     // The pooling's side follows from its producer's: that node's single consumer is this one.
     ls.output_grad_past_relu = relu_backward_moved_[i] && dtypes[i] == dtypes[consumers_[i].front()];
+    ls.output_relu_deferred = ls.output_grad_past_relu && relu_forward_moved_[i];
     const std::size_t producer = node.inputs.size() == 1 ? node_index(node.inputs.front().node().get()) : i;
     ls.input_grad_through_relu = producer != i && relu_backward_moved_[producer] && dtypes[producer] == dtypes[i];
+    ls.input_relu_deferred = ls.input_grad_through_relu && relu_forward_moved_[producer];
     ins = inputs_as_taken(ctx, node, dtypes[i], std::move(ins));
     const ComputeDTypeScope compute(*ctx.backend, node.layer->compute_dtype());
     st.outputs[i] = node.layer->forward(ctx, ins, ls);

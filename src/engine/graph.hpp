@@ -68,6 +68,7 @@ class Graph {
   std::vector<char> need_input_grads_;               // per node: does any input lead back to a trainable variable?
   std::vector<std::vector<std::size_t>> consumers_;  // per node: the nodes that take one of its outputs
   std::vector<char> relu_backward_moved_;            // per node: its ReLU's backward runs in its consumer (LayerState)
+  std::vector<char> relu_forward_moved_;             // per node: and its forward too (LayerState)
   std::vector<char> is_model_output_;                // per node: does the model output one of its outputs?
 };
 

@@ -29,6 +29,7 @@ class Pooling2DLayer : public Layer {
   std::string config_json() const override;
   LowPrecisionIO low_precision_io() const override { return LowPrecisionIO::same_as_output; }
   bool absorbs_input_relu_backward() const override { return kind_ == PoolKind::max; }
+  bool absorbs_input_relu_forward() const override { return kind_ == PoolKind::max; }
 
  private:
   Pool2DGeometry geometry_for(std::int64_t height, std::int64_t width) const;

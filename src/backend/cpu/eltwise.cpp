@@ -70,12 +70,23 @@ void CpuBackend::unfused_activation(ActivationKind act, Tensor& y, std::int64_t 
 void CpuBackend::activation_forward(ActivationKind act, const Tensor& x, Tensor& y) {
   enter();
   const char* op = "activation_forward";
-  require_float(x, op, "x");
-  prepare_output(y, x.shape(), op, "y");
+  if (act == ActivationKind::relu || act == ActivationKind::linear) {  // these two also in 16 bits
+    require_activation(x, op, "x");
+    prepare_activation(y, x.shape(), x.dtype(), op, "y");
+    require_same_dtype(x, "x", y, "y", op, "relu and linear keep their input's dtype");
+  } else {
+    require_float(x, op, "x");
+    prepare_output(y, x.shape(), op, "y");
+  }
   const std::int64_t n = x.numel();
   if (n == 0) return;
   if (act == ActivationKind::linear) {
     if (x.raw() != y.raw()) std::memcpy(y.raw(), x.raw(), x.nbytes());
+    return;
+  }
+  if (act == ActivationKind::relu && x.dtype() != DType::float32) {
+    if (x.raw() != y.raw()) std::memcpy(y.raw(), x.raw(), x.nbytes());
+    relu_keep_nan(static_cast<std::uint16_t*>(y.raw()), y.dtype(), n);
     return;
   }
   if (act == ActivationKind::softmax) {

@@ -133,11 +133,16 @@ KERASCPP_SIMD_CLONES_V4 void backward_row(const typename E::T* __restrict dy, co
 
 template <class E, std::int64_t C>
 void forward(const typename E::T* x, const PoolShape& s, const Pool2DGeometry& g, typename E::T* y,
-             std::uint8_t* argmax) {
+             std::uint8_t* argmax, bool relu, DType dtype) {
   const std::int64_t row_elements = s.ow * s.c;
   parallel_for(s.n * s.oh, row_grain(s, g), [&](std::int64_t begin, std::int64_t end) {
-    for (std::int64_t row = begin; row < end; ++row)
-      forward_row<E, C>(x, s, g, row, y + row * row_elements, argmax + row * row_elements);
+    for (std::int64_t row = begin; row < end; ++row) {
+      typename E::T* y_row = y + row * row_elements;
+      forward_row<E, C>(x, s, g, row, y_row, argmax + row * row_elements);
+      if (!relu) continue;
+      if constexpr (std::is_same_v<typename E::T, float>) relu_keep_nan_serial(y_row, row_elements);
+      else relu_keep_nan_serial(y_row, dtype, row_elements);
+    }
   });
 }
 
@@ -190,10 +195,10 @@ bool max_pool_disjoint_applies(const Pool2DGeometry& g, DType dtype) {
 }
 
 void max_pool_disjoint_forward(const void* x, const PoolShape& s, const Pool2DGeometry& g, DType dtype, void* y,
-                               std::uint8_t* argmax) {
+                               std::uint8_t* argmax, bool relu) {
   auto run = [&]<class E, std::int64_t C>() {
     using T = typename E::T;
-    forward<E, C>(static_cast<const T*>(x), s, g, static_cast<T*>(y), argmax);
+    forward<E, C>(static_cast<const T*>(x), s, g, static_cast<T*>(y), argmax, relu, dtype);
   };
   if (dtype == DType::float32) with_channels<Float32>(s.c, run);
   else with_channels<BFloat16>(s.c, run);

@@ -25,9 +25,10 @@ namespace kerascpp::cpu {
 bool max_pool_disjoint_applies(const Pool2DGeometry& g, DType dtype);
 
 // y[n, oh, ow, c] = max over the window; argmax[same index] = its position in the window.
-// Parallel over the calling thread's OpenMP budget.
+// relu: y = relu(max) (relu_keep_nan, the same bits as pooling relu(x)), a row at a time in cache;
+// argmax stays x's. Parallel over the calling thread's OpenMP budget.
 void max_pool_disjoint_forward(const void* x, const op_shapes::PoolShape& s, const Pool2DGeometry& g, DType dtype,
-                               void* y, std::uint8_t* argmax);
+                               void* y, std::uint8_t* argmax, bool relu = false);
 
 // dx = dy routed to each window's argmax, 0 everywhere else (every element of dx is written).
 // relu_y, when given, is the pooling's output y where a ReLU fed it: each dy first goes through

@@ -88,6 +88,10 @@ void relu_keep_nan(std::uint16_t* y, DType dtype, std::int64_t n) {
   parallel_for(n, kElementGrain, [&](std::int64_t b, std::int64_t e) { relu16_block(y + b, inf, e - b); });
 }
 
+void relu_keep_nan_serial(std::uint16_t* y, DType dtype, std::int64_t n) { relu16_block(y, inf_bits(dtype), n); }
+
+void relu_keep_nan_serial(float* y, std::int64_t n) { relu_block(y, y, n); }
+
 void relu_backward_keep_nan(const std::uint16_t* y, const std::uint16_t* dy, std::uint16_t* dx, DType dtype,
                             std::int64_t n) {
   parallel_for(n, kElementGrain, [&](std::int64_t b, std::int64_t e) {

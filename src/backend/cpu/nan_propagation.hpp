@@ -39,7 +39,10 @@ void relu_backward_keep_nan(const std::uint16_t* y, const std::uint16_t* dy, std
                             std::int64_t n);
 bool contains_nan(const std::uint16_t* x, DType dtype, std::int64_t n);
 
-// relu_backward_keep_nan on the calling thread alone, for loops that are parallel already.
+// relu_keep_nan and relu_backward_keep_nan on the calling thread alone, for loops that are
+// parallel already.
+void relu_keep_nan_serial(float* y, std::int64_t n);
+void relu_keep_nan_serial(std::uint16_t* y, DType dtype, std::int64_t n);
 void relu_backward_keep_nan_serial(const float* y, const float* dy, float* dx, std::int64_t n);
 void relu_backward_keep_nan_serial(const std::uint16_t* y, const std::uint16_t* dy, std::uint16_t* dx, DType dtype,
                                    std::int64_t n);

@@ -66,8 +66,17 @@ void max_pool_mark_nan_16(Backend& backend, const Tensor& x, const PoolShape& s,
 }  // namespace
 
 void CpuBackend::pool2d_forward(const Tensor& x, const Pool2DGeometry& g, Tensor& y, Tensor& workspace) {
+  pool2d_forward(x, g, y, workspace, false, "pool2d_forward");
+}
+
+void CpuBackend::pool2d_forward_relu(const Tensor& x, const Pool2DGeometry& g, Tensor& y, Tensor& workspace) {
+  op_shapes::require_max_pooling(g, "pool2d_forward_relu");
+  pool2d_forward(x, g, y, workspace, true, "pool2d_forward_relu");
+}
+
+void CpuBackend::pool2d_forward(const Tensor& x, const Pool2DGeometry& g, Tensor& y, Tensor& workspace, bool relu,
+                                const char* op) {
   enter();
-  const char* op = "pool2d_forward";
   require_activation(x, op, "x");
   PoolShape s = pool_shape(x, g, op);
   prepare_activation(y, {s.n, s.oh, s.ow, s.c}, x.dtype(), op, "y");
@@ -77,7 +86,7 @@ void CpuBackend::pool2d_forward(const Tensor& x, const Pool2DGeometry& g, Tensor
     if (!workspace.defined() || workspace.dtype() != DType::uint8 || workspace.numel() < y.numel() ||
         workspace.device().kind != Device::Kind::cpu)
       workspace = Tensor({y.numel()}, DType::uint8, Device{});
-    max_pool_disjoint_forward(x.raw(), s, g, x.dtype(), y.raw(), workspace.data<std::uint8_t>());
+    max_pool_disjoint_forward(x.raw(), s, g, x.dtype(), y.raw(), workspace.data<std::uint8_t>(), relu);
     return;
   }
 
@@ -106,12 +115,14 @@ void CpuBackend::pool2d_forward(const Tensor& x, const Pool2DGeometry& g, Tensor
     e.pool.bind(DNNL_ARG_WORKSPACE, workspace.raw());
   }
   run(e.pool);
-  if (g.kind != PoolKind::max) return;
-  if (x.dtype() == DType::float32) {
-    if (contains_nan(x.data<float>(), x.numel())) max_pool_mark_nan(x.data<float>(), s, g, y.data<float>());
-  } else if (contains_nan(static_cast<const std::uint16_t*>(x.raw()), x.dtype(), x.numel())) {
-    max_pool_mark_nan_16(*this, x, s, g, y);
+  if (g.kind == PoolKind::max) {
+    if (x.dtype() == DType::float32) {
+      if (contains_nan(x.data<float>(), x.numel())) max_pool_mark_nan(x.data<float>(), s, g, y.data<float>());
+    } else if (contains_nan(static_cast<const std::uint16_t*>(x.raw()), x.dtype(), x.numel())) {
+      max_pool_mark_nan_16(*this, x, s, g, y);
+    }
   }
+  if (relu) unfused_activation(ActivationKind::relu, y, y.numel(), 1, op);
 }
 
 void CpuBackend::pool2d_backward(const Tensor& dy, const Tensor& x, const Pool2DGeometry& g, const Tensor& workspace,
