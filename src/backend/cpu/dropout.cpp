@@ -5,6 +5,7 @@
 #include "backend/cpu/checks.hpp"
 #include "backend/cpu/cpu_backend.hpp"
 #include "backend/cpu/parallel.hpp"
+#include "simd_clones.hpp"
 
 namespace kerascpp::cpu {
 
@@ -15,6 +16,22 @@ inline std::uint64_t mix64(std::uint64_t z) {
   z = (z ^ (z >> 30)) * 0xbf58476d1ce4e5b9ULL;
   z = (z ^ (z >> 27)) * 0x94d049bb133111ebULL;
   return z ^ (z >> 31);
+}
+
+// Elements [begin, end): the mask (keep_scale where the draw clears the threshold, else 0) and
+// y = x * mask (x may be y). Integer draws, so every build gives the same bits; a clone per
+// instruction set because x86-64-v4 multiplies 64-bit lanes (vpmullq): on the Intel VM the
+// scalar loop took 1.2 ms for the official MNIST CNN's 256x1024 at batch 256, this 0.08-0.11.
+KERASCPP_SIMD_CLONES_V4 void dropout_block(const float* x, std::int64_t begin, std::int64_t end,
+                                           std::uint64_t base, std::uint64_t threshold, float keep_scale,
+                                           float* y, float* mask) {
+#pragma omp simd
+  for (std::int64_t i = begin; i < end; ++i) {
+    const std::uint64_t bits = mix64(base + static_cast<std::uint64_t>(i) * 0x9e3779b97f4a7c15ULL) >> 40;
+    const float m = bits >= threshold ? keep_scale : 0.f;
+    mask[i] = m;
+    y[i] = x[i] * m;
+  }
 }
 
 }  // namespace
@@ -36,12 +53,7 @@ void CpuBackend::dropout_forward(const Tensor& x, float rate, std::uint64_t seed
   float* py = y.data<float>();
   float* pm = mask.data<float>();
   parallel_for(x.numel(), kElementGrain, [&](std::int64_t b, std::int64_t e) {
-    for (std::int64_t i = b; i < e; ++i) {
-      std::uint64_t bits = mix64(base + static_cast<std::uint64_t>(i) * 0x9e3779b97f4a7c15ULL) >> 40;
-      float m = bits >= threshold ? keep_scale : 0.f;
-      pm[i] = m;
-      py[i] = px[i] * m;
-    }
+    dropout_block(px, b, e, base, threshold, keep_scale, py, pm);
   });
 }
 
