@@ -302,9 +302,10 @@ void check_pool_dy(const Tensor& dy, const Tensor& x, const PoolShape& s, const 
 
 void require_max_pooling(const Pool2DGeometry& g, const char* op) {
   if (g.kind != PoolKind::max)
-    throw ValueError(fmt::format("{}: only a max pooling commutes with the ReLU; for an average pooling call "
-                                 "pool2d_forward, then activation_forward",
-                                 op));
+    throw ValueError(
+        fmt::format("{}: only a max pooling commutes with the ReLU; for an average pooling call "
+                    "pool2d_forward, then activation_forward",
+                    op));
 }
 
 // ------------------------------------------------------------------------- batch norm
