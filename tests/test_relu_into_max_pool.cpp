@@ -96,6 +96,24 @@ std::vector<PoolCase> pool_cases() {
   };
 }
 
+// A ReLU's input z and output x for case c, in `dtype`: z from values in [-1.6, 0.4) (full
+// mantissas), a -0, and with nan_input a NaN at c.nan_at; so x is mostly zeros, with ties at 0,
+// windows of zeros and windows with a positive value.
+struct ReluPair {
+  K::Tensor z, x;
+};
+ReluPair relu_pair(K::Backend& be, const PoolCase& c, K::DType dtype, bool nan_input) {
+  std::vector<float> zv = kerascpp_test::full_mantissa_tensor(c.x, 11).to_vector();
+  for (float& v : zv) v -= 0.6f;
+  zv.at(3) = -0.f;
+  K::Tensor z = K::Tensor::from_vector(c.x, zv);
+  if (nan_input) set(z, c.nan_at, std::numeric_limits<float>::quiet_NaN());
+  K::Tensor x(c.x);
+  be.activation_forward(K::ActivationKind::relu, z, x);
+  if (dtype == K::DType::float32) return {z, x};
+  return {cast(be, z, dtype), cast(be, x, dtype)};
+}
+
 // The float32, bfloat16 and float16 activations this backend keeps (mixed precision's).
 std::vector<K::DType> activation_dtypes(K::Backend& be) {
   std::vector<K::DType> dtypes{K::DType::float32};
@@ -115,15 +133,7 @@ TEST_CASE("pool2d_backward_through_relu equals pool2d_backward then relu's activ
         CAPTURE(K::dtype_name(dtype));
         CAPTURE(nan_input);
         be->set_compute_dtype(dtype);
-        // x as a ReLU leaves it, from values in [-1.6, 0.4): mostly zeros, so ties at 0, windows
-        // of zeros (masked) and windows with a positive value.
-        std::vector<float> zv = kerascpp_test::full_mantissa_tensor(c.x, 11).to_vector();
-        for (float& v : zv) v -= 0.6f;
-        K::Tensor z = K::Tensor::from_vector(c.x, zv);
-        if (nan_input) set(z, c.nan_at, std::numeric_limits<float>::quiet_NaN());
-        K::Tensor x32(c.x);
-        be->activation_forward(K::ActivationKind::relu, z, x32);
-        const K::Tensor x = dtype == K::DType::float32 ? x32 : cast(*be, x32, dtype);
+        const K::Tensor x = relu_pair(*be, c, dtype, nan_input).x;
         K::Tensor y, workspace;
         be->pool2d_forward(x, c.g, y, workspace);
         // NaN, Inf and -Inf gradients in masked windows (y = 0: the ReLU's backward gives NaN for
@@ -168,17 +178,7 @@ TEST_CASE("pool2d_forward_relu equals max pooling of relu(x) bit for bit, and pa
         CAPTURE(K::dtype_name(dtype));
         CAPTURE(nan_input);
         be->set_compute_dtype(dtype);
-        // z, the ReLU's input, from values in [-1.6, 0.4) with a -0: windows of negatives (y = +0)
-        // and windows with a positive value.
-        std::vector<float> zv = kerascpp_test::full_mantissa_tensor(c.x, 11).to_vector();
-        for (float& v : zv) v -= 0.6f;
-        zv.at(3) = -0.f;
-        K::Tensor z32 = K::Tensor::from_vector(c.x, zv);
-        if (nan_input) set(z32, c.nan_at, std::numeric_limits<float>::quiet_NaN());
-        K::Tensor relu32(c.x);
-        be->activation_forward(K::ActivationKind::relu, z32, relu32);
-        const K::Tensor z = dtype == K::DType::float32 ? z32 : cast(*be, z32, dtype);
-        const K::Tensor x = dtype == K::DType::float32 ? relu32 : cast(*be, relu32, dtype);
+        const auto [z, x] = relu_pair(*be, c, dtype, nan_input);
 
         K::Tensor stated, stated_ws, fused, fused_ws, fallback, fallback_ws;
         be->pool2d_forward(x, c.g, stated, stated_ws);
