@@ -194,10 +194,11 @@ class Backend {
   virtual void pool2d_forward(const Tensor& x, const Pool2DGeometry& g, Tensor& y, Tensor& workspace) = 0;
   virtual void pool2d_backward(const Tensor& dy, const Tensor& x, const Pool2DGeometry& g, const Tensor& workspace,
                                Tensor& dx) = 0;
-  // A max pooling of relu(x), computed as relu(max pooling of x): y = relu(pool(x)), bit for bit
-  // max pooling of relu(x) (max commutes with the ReLU, NaN and -0 included), with the ReLU on the
-  // pooled elements only. The workspace is pool2d_forward's for x. The default runs pool2d_forward
-  // and relu's activation_forward on y; the CPU applies the ReLU inside the pooling's loop.
+  // A max pooling of relu(x), computed as relu(max pooling of x), with the ReLU on the pooled
+  // elements only: max commutes with the ReLU (on the CPU bit for bit, NaN and -0 included; a
+  // backend whose ReLU keeps -0 may differ in a zero's sign). The workspace is pool2d_forward's
+  // for x. The default runs pool2d_forward and relu's activation_forward on y; the CPU applies
+  // the ReLU inside the pooling's loop.
   virtual void pool2d_forward_relu(const Tensor& x, const Pool2DGeometry& g, Tensor& y, Tensor& workspace);
   // pool2d_backward followed by relu's activation_backward on its result, for a max pooling
   // whose input x is the output of a ReLU (y is the pooling's output): dx = relu'(x) * dpool.

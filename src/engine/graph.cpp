@@ -65,7 +65,8 @@ Graph::Graph(const std::vector<KerasTensor>& inputs, const std::vector<KerasTens
   for (auto& o : outputs) is_model_output_[index_of_.at(o.node().get())] = 1;
   // The ReLU-into-max-pooling fusion (LayerState::output_grad_past_relu): a node that ends in a
   // ReLU, has one output that the model does not output, and feeds one node, once, whose layer
-  // absorbs the ReLU's backward and takes that single input.
+  // absorbs the ReLU's backward and takes that single input. Its forward moves too where that
+  // layer also absorbs it (LayerState::output_relu_deferred).
   relu_backward_moved_.assign(nodes_.size(), 0);
   relu_forward_moved_.assign(nodes_.size(), 0);
   for (std::size_t i = 0; i < nodes_.size(); ++i) {
