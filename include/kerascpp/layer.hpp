@@ -146,7 +146,8 @@ class Layer : public std::enable_shared_from_this<Layer> {
   // must honour the flag, or the ReLU's backward is lost. Likewise for the forward
   // (LayerState::output_relu_deferred / input_relu_deferred): a layer ending in a ReLU skips it
   // when asked, and one saying yes to absorbs_input_relu_forward() (MaxPooling2D) applies it to its
-  // output then; the forward moves only where the backward does.
+  // output then; the forward moves only where the backward does. A producer that ignores
+  // output_relu_deferred stays correct, only slower: the ReLU applied twice is the ReLU.
   virtual bool ends_in_relu() const { return false; }
   virtual bool absorbs_input_relu_backward() const { return false; }
   virtual bool absorbs_input_relu_forward() const { return false; }
