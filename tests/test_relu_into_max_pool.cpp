@@ -122,92 +122,93 @@ std::vector<K::DType> activation_dtypes(K::Backend& be) {
   return dtypes;
 }
 
+// f(case, dtype, nan_input) for every case, activation dtype and NaN-input choice, with the
+// backend's compute dtype set to `dtype` during the call.
+template <class F>
+void for_each_run(K::Backend& be, F&& f) {
+  for (const PoolCase& c : pool_cases())
+    for (K::DType dtype : activation_dtypes(be))
+      for (bool nan_input : {false, true}) {
+        CAPTURE(c.name);
+        CAPTURE(K::dtype_name(dtype));
+        CAPTURE(nan_input);
+        be.set_compute_dtype(dtype);
+        f(c, dtype, nan_input);
+        be.set_compute_dtype(K::DType::float32);
+      }
+}
+
 }  // namespace
 
 TEST_CASE("pool2d_backward_through_relu equals pool2d_backward then relu's activation_backward, bit for bit") {
   auto be = K::make_cpu_backend(2);
-  for (const PoolCase& c : pool_cases())
-    for (K::DType dtype : activation_dtypes(*be))
-      for (bool nan_input : {false, true}) {
-        CAPTURE(c.name);
-        CAPTURE(K::dtype_name(dtype));
-        CAPTURE(nan_input);
-        be->set_compute_dtype(dtype);
-        const K::Tensor x = relu_pair(*be, c, dtype, nan_input).x;
-        K::Tensor y, workspace;
-        be->pool2d_forward(x, c.g, y, workspace);
-        // NaN, Inf and -Inf gradients in masked windows (y = 0: the ReLU's backward gives NaN for
-        // them), a NaN and a -0 in windows that pass.
-        std::vector<std::int64_t> masked, passed;
-        const std::vector<float> yv = cast(*be, y, K::DType::float32).to_vector();
-        for (std::size_t i = 0; i < yv.size(); ++i)
-          (yv[i] == 0.f ? masked : passed).push_back(static_cast<std::int64_t>(i));
-        REQUIRE(masked.size() >= 3);
-        REQUIRE(passed.size() >= 2);
-        K::Tensor dy32 = kerascpp_test::full_mantissa_tensor(y.shape(), 12);
-        const float inf = std::numeric_limits<float>::infinity(), nan = std::numeric_limits<float>::quiet_NaN();
-        set(dy32, masked[0], nan);
-        set(dy32, masked[1], inf);
-        set(dy32, masked[2], -inf);
-        set(dy32, passed[0], nan);
-        set(dy32, passed[1], -0.f);
-        const K::Tensor dy = dtype == K::DType::float32 ? dy32 : cast(*be, dy32, dtype);
+  for_each_run(*be, [&](const PoolCase& c, K::DType dtype, bool nan_input) {
+    const K::Tensor x = relu_pair(*be, c, dtype, nan_input).x;
+    K::Tensor y, workspace;
+    be->pool2d_forward(x, c.g, y, workspace);
+    // NaN, Inf and -Inf gradients in masked windows (y = 0: the ReLU's backward gives NaN for
+    // them), a NaN and a -0 in windows that pass.
+    std::vector<std::int64_t> masked, passed;
+    const std::vector<float> yv = cast(*be, y, K::DType::float32).to_vector();
+    for (std::size_t i = 0; i < yv.size(); ++i)
+      (yv[i] == 0.f ? masked : passed).push_back(static_cast<std::int64_t>(i));
+    REQUIRE(masked.size() >= 3);
+    REQUIRE(passed.size() >= 2);
+    K::Tensor dy32 = kerascpp_test::full_mantissa_tensor(y.shape(), 12);
+    const float inf = std::numeric_limits<float>::infinity(), nan = std::numeric_limits<float>::quiet_NaN();
+    set(dy32, masked[0], nan);
+    set(dy32, masked[1], inf);
+    set(dy32, masked[2], -inf);
+    set(dy32, passed[0], nan);
+    set(dy32, passed[1], -0.f);
+    const K::Tensor dy = dtype == K::DType::float32 ? dy32 : cast(*be, dy32, dtype);
 
-        K::Tensor fused(x.shape(), dtype), stated(x.shape(), dtype), fallback(x.shape(), dtype);
-        be->pool2d_backward_through_relu(dy, x, y, c.g, workspace, fused);
-        be->pool2d_backward(dy, x, c.g, workspace, stated);
-        be->activation_backward(K::ActivationKind::relu, x, stated, stated);
-        be->K::Backend::pool2d_backward_through_relu(dy, x, y, c.g, workspace, fallback);
-        CHECK(kerascpp_test::bit_equal(fused, stated));
-        CHECK(kerascpp_test::bit_equal(fallback, stated));
-        be->set_compute_dtype(K::DType::float32);
-      }
+    K::Tensor fused(x.shape(), dtype), stated(x.shape(), dtype), fallback(x.shape(), dtype);
+    be->pool2d_backward_through_relu(dy, x, y, c.g, workspace, fused);
+    be->pool2d_backward(dy, x, c.g, workspace, stated);
+    be->activation_backward(K::ActivationKind::relu, x, stated, stated);
+    be->K::Backend::pool2d_backward_through_relu(dy, x, y, c.g, workspace, fallback);
+    CHECK(kerascpp_test::bit_equal(fused, stated));
+    CHECK(kerascpp_test::bit_equal(fallback, stated));
+  });
 }
 
 TEST_CASE("pool2d_forward_relu equals max pooling of relu(x) bit for bit, and pairs with its backward") {
   auto be = K::make_cpu_backend(2);
-  for (const PoolCase& c : pool_cases()) {
-    if (c.g.kind != K::PoolKind::max) {
+  for_each_run(*be, [&](const PoolCase& c, K::DType dtype, bool nan_input) {
+    const auto [z, x] = relu_pair(*be, c, dtype, nan_input);
+    if (c.g.kind != K::PoolKind::max) {  // only max pooling commutes with the ReLU
       K::Tensor y, workspace;
-      CHECK_THROWS_AS(be->pool2d_forward_relu(K::Tensor::zeros(c.x), c.g, y, workspace), K::ValueError);
-      continue;
+      CHECK_THROWS_AS(be->pool2d_forward_relu(z, c.g, y, workspace), K::ValueError);
+      return;
     }
-    for (K::DType dtype : activation_dtypes(*be))
-      for (bool nan_input : {false, true}) {
-        CAPTURE(c.name);
-        CAPTURE(K::dtype_name(dtype));
-        CAPTURE(nan_input);
-        be->set_compute_dtype(dtype);
-        const auto [z, x] = relu_pair(*be, c, dtype, nan_input);
 
-        K::Tensor stated, stated_ws, fused, fused_ws, fallback, fallback_ws;
-        be->pool2d_forward(x, c.g, stated, stated_ws);
-        be->pool2d_forward_relu(z, c.g, fused, fused_ws);
-        be->K::Backend::pool2d_forward_relu(z, c.g, fallback, fallback_ws);
-        CHECK(kerascpp_test::bit_equal(fused, stated));
-        CHECK(kerascpp_test::bit_equal(fallback, stated));
+    K::Tensor stated, stated_ws, fused, fused_ws, fallback, fallback_ws;
+    be->pool2d_forward(x, c.g, stated, stated_ws);
+    be->pool2d_forward_relu(z, c.g, fused, fused_ws);
+    be->K::Backend::pool2d_forward_relu(z, c.g, fallback, fallback_ws);
+    CHECK(kerascpp_test::bit_equal(fused, stated));
+    CHECK(kerascpp_test::bit_equal(fallback, stated));
 
-        // The backward from z and the fused forward's workspace gives what the one from relu(z)
-        // gives, for finite gradients (a NaN or Inf one in a window of negatives lands on z's
-        // argmax, not relu(z)'s first zero: Backend::pool2d_backward_through_relu) and a NaN and
-        // a -0 in windows that pass.
-        std::vector<std::int64_t> passed;
-        const std::vector<float> yv = cast(*be, stated, K::DType::float32).to_vector();
-        for (std::size_t i = 0; i < yv.size(); ++i)
-          if (!(yv[i] == 0.f)) passed.push_back(static_cast<std::int64_t>(i));
-        REQUIRE(passed.size() >= 2);
-        REQUIRE(passed.size() + 3 <= yv.size());  // and windows of negatives
-        K::Tensor dy32 = kerascpp_test::full_mantissa_tensor(stated.shape(), 12);
-        set(dy32, passed[0], std::numeric_limits<float>::quiet_NaN());
-        set(dy32, passed[1], -0.f);
-        const K::Tensor dy = dtype == K::DType::float32 ? dy32 : cast(*be, dy32, dtype);
-        K::Tensor from_relu(x.shape(), dtype), from_z(x.shape(), dtype);
-        be->pool2d_backward_through_relu(dy, x, stated, c.g, stated_ws, from_relu);
-        be->pool2d_backward_through_relu(dy, z, fused, c.g, fused_ws, from_z);
-        CHECK(kerascpp_test::bit_equal(from_z, from_relu));
-        be->set_compute_dtype(K::DType::float32);
-      }
-  }
+    // The backward from z and the fused forward's workspace gives what the one from relu(z)
+    // gives, for finite gradients (a NaN or Inf one in a window of negatives lands on z's
+    // argmax, not relu(z)'s first zero: Backend::pool2d_backward_through_relu) and a NaN and
+    // a -0 in windows that pass.
+    std::vector<std::int64_t> passed;
+    const std::vector<float> yv = cast(*be, stated, K::DType::float32).to_vector();
+    for (std::size_t i = 0; i < yv.size(); ++i)
+      if (!(yv[i] == 0.f)) passed.push_back(static_cast<std::int64_t>(i));
+    REQUIRE(passed.size() >= 2);
+    REQUIRE(passed.size() + 3 <= yv.size());  // and windows of negatives
+    K::Tensor dy32 = kerascpp_test::full_mantissa_tensor(stated.shape(), 12);
+    set(dy32, passed[0], std::numeric_limits<float>::quiet_NaN());
+    set(dy32, passed[1], -0.f);
+    const K::Tensor dy = dtype == K::DType::float32 ? dy32 : cast(*be, dy32, dtype);
+    K::Tensor from_relu(x.shape(), dtype), from_z(x.shape(), dtype);
+    be->pool2d_backward_through_relu(dy, x, stated, c.g, stated_ws, from_relu);
+    be->pool2d_backward_through_relu(dy, z, fused, c.g, fused_ws, from_z);
+    CHECK(kerascpp_test::bit_equal(from_z, from_relu));
+  });
 }
 
 TEST_CASE("the graph moves a ReLU's backward into the max pooling it alone feeds, and nowhere else") {

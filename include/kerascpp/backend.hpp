@@ -202,15 +202,15 @@ class Backend {
   virtual void pool2d_forward_relu(const Tensor& x, const Pool2DGeometry& g, Tensor& y, Tensor& workspace);
   // pool2d_backward followed by relu's activation_backward on its result, for a max pooling
   // whose input x is the output of a ReLU (y is the pooling's output): dx = relu'(x) * dpool.
-  // x may also be the ReLU's input, y then from pool2d_forward_relu: x > 0 is the same mask, and
-  // a window whose y is not positive sends its masked gradient (+0, or NaN for a NaN or Inf dy)
-  // to x's argmax rather than to relu(x)'s, the same bits but for where such a NaN lands.
   // Each window sends its gradient to its argmax, whose x equals the window's y, so the ReLU can
   // mask dy by y > 0 before the pooling's backward instead, on 1/(pool_h*pool_w) of the elements:
   // the same bits while y holds no NaN (a NaN window's argmax may be a number) and windows do not
   // overlap (stride >= pool; two finite gradients summed at one input may overflow to Inf, which
   // the ReLU's backward makes NaN and the early mask 0). This default runs the two ops as stated;
-  // the CPU masks first where that holds.
+  // the CPU masks first where that holds. x may also be the ReLU's input, y then from
+  // pool2d_forward_relu: x > 0 is the same mask, and a window whose y is not positive sends its
+  // masked gradient (+0, or NaN for a NaN or Inf dy) to x's argmax rather than to relu(x)'s, the
+  // same bits but for where such a NaN lands.
   virtual void pool2d_backward_through_relu(const Tensor& dy, const Tensor& x, const Tensor& y, const Pool2DGeometry& g,
                                             const Tensor& workspace, Tensor& dx);
 
