@@ -4,6 +4,42 @@
 #include "layer_util.hpp"
 
 namespace kerascpp::layers {
+
+namespace {
+
+// The pooling's forward for training: y, and in workspace what its backward needs.
+void training_forward(Backend& backend, const Tensor& x, const Pool2DGeometry& g, bool relu, Tensor& y,
+                      Tensor& workspace) {
+  if (relu) backend.pool2d_forward_relu(x, g, y, workspace);
+  else backend.pool2d_forward(x, g, y, workspace);
+}
+
+// The pooling's forward. Without training (predict, evaluate) nothing is kept for a backward
+// pass (Backend::pool2d_forward_inference), and st.saved stays empty.
+void pool_forward(ReplicaContext& ctx, const Tensor& x, const Pool2DGeometry& g, bool relu, Tensor& y, LayerState& st) {
+  if (!ctx.training) {
+    st.saved.clear();
+    ctx.backend->pool2d_forward_inference(x, g, y, relu);
+    return;
+  }
+  st.saved.resize(1);
+  training_forward(*ctx.backend, x, g, relu, y, st.saved[0]);
+}
+
+// The workspace pool_forward kept for the backward pass. A custom loop may run the backward
+// after a forward with training = false (Model::forward): the forward then runs again for it.
+const Tensor& backward_workspace(ReplicaContext& ctx, const Tensor& x, const Pool2DGeometry& g, bool relu,
+                                 LayerState& st) {
+  if (st.saved.empty()) {
+    st.saved.resize(1);
+    Tensor y;
+    training_forward(*ctx.backend, x, g, relu, y, st.saved[0]);
+  }
+  return st.saved[0];
+}
+
+}  // namespace
+
 Pooling2DLayer::Pooling2DLayer(PoolKind kind, Size2D pool_size, Pooling2DOptions options)
     : Layer(options.name),
       kind_(kind),
@@ -52,10 +88,7 @@ std::vector<Tensor> Pooling2DLayer::forward(ReplicaContext& ctx, const std::vect
   Tensor y({x.dim(0), detail::window_output(x.dim(1), g.pool_h, g.stride_h, same),
             detail::window_output(x.dim(2), g.pool_w, g.stride_w, same), x.dim(3)},
            x.dtype());
-  st.saved.resize(1);
-  if (st.input_relu_deferred)  // the producer's ReLU, moved here (LayerState)
-    ctx.backend->pool2d_forward_relu(x, g, y, st.saved[0]);
-  else ctx.backend->pool2d_forward(x, g, y, st.saved[0]);
+  pool_forward(ctx, x, g, st.input_relu_deferred, y, st);  // relu: the producer's, moved here (LayerState)
   return {y};
 }
 
@@ -64,9 +97,10 @@ std::vector<Tensor> Pooling2DLayer::backward(ReplicaContext& ctx, const std::vec
                                              LayerState& st) {
   Pool2DGeometry g = geometry_for(in[0].dim(1), in[0].dim(2));
   Tensor dx(in[0].shape(), in[0].dtype());
+  const Tensor& workspace = backward_workspace(ctx, in[0], g, st.input_relu_deferred, st);
   if (st.input_grad_through_relu)  // the producer's ReLU backward, moved here (LayerState)
-    ctx.backend->pool2d_backward_through_relu(grads[0], in[0], out[0], g, st.saved.at(0), dx);
-  else ctx.backend->pool2d_backward(grads[0], in[0], g, st.saved.at(0), dx);
+    ctx.backend->pool2d_backward_through_relu(grads[0], in[0], out[0], g, workspace, dx);
+  else ctx.backend->pool2d_backward(grads[0], in[0], g, workspace, dx);
   return {dx};
 }
 
@@ -99,8 +133,7 @@ Pool2DGeometry global_geometry(const Tensor& x, PoolKind kind) {
 std::vector<Tensor> GlobalPooling2DLayer::forward(ReplicaContext& ctx, const std::vector<Tensor>& in, LayerState& st) {
   const Tensor& x = in[0];
   Tensor y({x.dim(0), 1, 1, x.dim(3)});
-  st.saved.resize(1);
-  ctx.backend->pool2d_forward(x, global_geometry(x, kind_), y, st.saved[0]);
+  pool_forward(ctx, x, global_geometry(x, kind_), false, y, st);
   return {y.reshape({x.dim(0), x.dim(3)})};
 }
 
@@ -109,8 +142,9 @@ std::vector<Tensor> GlobalPooling2DLayer::backward(ReplicaContext& ctx, const st
                                                    LayerState& st) {
   const Tensor& x = in[0];
   Tensor dx(x.shape());
-  ctx.backend->pool2d_backward(grads[0].reshape({x.dim(0), 1, 1, x.dim(3)}), x, global_geometry(x, kind_),
-                               st.saved.at(0), dx);
+  const Pool2DGeometry g = global_geometry(x, kind_);
+  ctx.backend->pool2d_backward(grads[0].reshape({x.dim(0), 1, 1, x.dim(3)}), x, g,
+                               backward_workspace(ctx, x, g, false, st), dx);
   return {dx};
 }
 

@@ -200,6 +200,11 @@ class Backend {
   // for x. The default runs pool2d_forward and relu's activation_forward on y; the CPU applies
   // the ReLU inside the pooling's loop.
   virtual void pool2d_forward_relu(const Tensor& x, const Pool2DGeometry& g, Tensor& y, Tensor& workspace);
+  // pool2d_forward (relu: pool2d_forward_relu) when no backward pass will follow (predict,
+  // evaluate): y's bits are the same, but nothing is kept for a backward, so a backend may take
+  // a cheaper kernel (the CPU's max pooling skips its argmax). The default calls the training op
+  // with a workspace it drops.
+  virtual void pool2d_forward_inference(const Tensor& x, const Pool2DGeometry& g, Tensor& y, bool relu = false);
   // pool2d_backward followed by relu's activation_backward on its result, for a max pooling
   // whose input x is the output of a ReLU (y is the pooling's output): dx = relu'(x) * dpool.
   // Each window sends its gradient to its argmax, whose x equals the window's y, so the ReLU can

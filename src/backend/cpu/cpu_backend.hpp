@@ -68,6 +68,7 @@ class CpuBackend final : public Backend {
 
   void pool2d_forward(const Tensor& x, const Pool2DGeometry& g, Tensor& y, Tensor& workspace) override;
   void pool2d_forward_relu(const Tensor& x, const Pool2DGeometry& g, Tensor& y, Tensor& workspace) override;
+  void pool2d_forward_inference(const Tensor& x, const Pool2DGeometry& g, Tensor& y, bool relu) override;
   void pool2d_backward(const Tensor& dy, const Tensor& x, const Pool2DGeometry& g, const Tensor& workspace,
                        Tensor& dx) override;
   void pool2d_backward_through_relu(const Tensor& dy, const Tensor& x, const Tensor& y, const Pool2DGeometry& g,
@@ -183,8 +184,9 @@ class CpuBackend final : public Backend {
   // holding NaN or +Inf gives NaN, as in Keras.
   void softmax_rows(const float* x, float* y, std::int64_t rows, std::int64_t classes);
   // pool2d_forward, and pool2d_forward_relu (relu: y = relu(pool(x)); max_pool_disjoint's loop
-  // applies it a row at a time in cache, oneDNN's path in a pass over y).
-  void pool2d_forward(const Tensor& x, const Pool2DGeometry& g, Tensor& y, Tensor& workspace, bool relu,
+  // applies it a row at a time in cache, oneDNN's path in a pass over y). workspace null: for
+  // inference (max_pool_disjoint without its argmax, oneDNN's forward_inference kernels).
+  void pool2d_forward(const Tensor& x, const Pool2DGeometry& g, Tensor& y, Tensor* workspace, bool relu,
                       const char* op);
   // pool2d_backward, and pool2d_backward_through_relu where max_pool_disjoint takes the pooling:
   // relu_y (that ReLU's output, pooled; only where max_pool_disjoint_applies) folds the ReLU's

@@ -57,7 +57,8 @@ std::int64_t row_grain(const PoolShape& s, const Pool2DGeometry& g) {
 // stays.
 // Channels: C when it is not 0 (a compile-time count unrolls the channel loop: 0.75-0.86 against
 // 1.04-1.09 ms for 128x26x26x32 float32 on the Intel VM), else s.c.
-template <class E, std::int64_t C>
+// Argmax false (inference): the maximum alone; the argmax's byte blends are most of the loop.
+template <class E, std::int64_t C, bool Argmax>
 KERASCPP_SIMD_CLONES_V4 void forward_row(const typename E::T* __restrict x, const PoolShape& s, const Pool2DGeometry& g,
                                          std::int64_t row, typename E::T* __restrict y,
                                          std::uint8_t* __restrict argmax) {
@@ -70,8 +71,9 @@ KERASCPP_SIMD_CLONES_V4 void forward_row(const typename E::T* __restrict x, cons
   for (std::int64_t ow = 0; ow < s.ow; ++ow) {
     const Span cols = window_span(ow, g.stride_w, g.pad_left, g.pool_w, s.iw);
     std::memcpy(y + ow * c, image + (rows.first * s.iw + cols.first) * c, sizeof(T) * c);
-    std::memset(argmax + ow * c, static_cast<int>((rows.first - rows.origin) * g.pool_w + (cols.first - cols.origin)),
-                c);
+    if constexpr (Argmax)
+      std::memset(argmax + ow * c, static_cast<int>((rows.first - rows.origin) * g.pool_w + (cols.first - cols.origin)),
+                  c);
   }
   for (std::int64_t r = rows.first; r < rows.last; ++r)
     for (std::int64_t kw = 0; kw < g.pool_w; ++kw) {
@@ -81,7 +83,7 @@ KERASCPP_SIMD_CLONES_V4 void forward_row(const typename E::T* __restrict x, cons
         if (q < 0 || q >= s.iw) continue;  // padding
         const T* __restrict src = image + (r * s.iw + q) * c;
         T* __restrict yo = y + ow * c;
-        std::uint8_t* __restrict ao = argmax + ow * c;
+        std::uint8_t* __restrict ao = Argmax ? argmax + ow * c : nullptr;
 #pragma omp simd
         for (std::int64_t ch = 0; ch < c; ++ch) {
           const float v = E::wide(src[ch]), m = E::wide(yo[ch]);
@@ -89,8 +91,10 @@ KERASCPP_SIMD_CLONES_V4 void forward_row(const typename E::T* __restrict x, cons
           const auto keep = static_cast<Bits>(take) - Bits{1};  // all ones where the maximum stays
           const Bits mine = std::bit_cast<Bits>(src[ch]), theirs = std::bit_cast<Bits>(yo[ch]);
           yo[ch] = std::bit_cast<T>(static_cast<Bits>((theirs & keep) | (mine & ~keep)));
-          const auto keep8 = static_cast<std::uint8_t>(keep);
-          ao[ch] = static_cast<std::uint8_t>((ao[ch] & keep8) | (k & ~keep8));
+          if constexpr (Argmax) {
+            const auto keep8 = static_cast<std::uint8_t>(keep);
+            ao[ch] = static_cast<std::uint8_t>((ao[ch] & keep8) | (k & ~keep8));
+          }
         }
       }
     }
@@ -138,7 +142,8 @@ void forward(const typename E::T* x, const PoolShape& s, const Pool2DGeometry& g
   parallel_for(s.n * s.oh, row_grain(s, g), [&](std::int64_t begin, std::int64_t end) {
     for (std::int64_t row = begin; row < end; ++row) {
       typename E::T* y_row = y + row * row_elements;
-      forward_row<E, C>(x, s, g, row, y_row, argmax + row * row_elements);
+      if (argmax) forward_row<E, C, true>(x, s, g, row, y_row, argmax + row * row_elements);
+      else forward_row<E, C, false>(x, s, g, row, y_row, nullptr);
       if (!relu) continue;
       if constexpr (std::is_same_v<typename E::T, float>) relu_keep_nan_serial(y_row, row_elements);
       else relu_keep_nan_serial(y_row, dtype, row_elements);

@@ -24,9 +24,10 @@ namespace kerascpp::cpu {
 // made of padding alone, float32 or bfloat16.
 bool max_pool_disjoint_applies(const Pool2DGeometry& g, DType dtype);
 
-// y[n, oh, ow, c] = max over the window; argmax[same index] = its position in the window.
-// relu: y = relu(max) (relu_keep_nan, the same bits as pooling relu(x)), a row at a time in cache;
-// argmax stays x's. Parallel over the calling thread's OpenMP budget.
+// y[n, oh, ow, c] = max over the window; argmax[same index] = its position in the window (null
+// argmax: inference, the same y without it). relu: y = relu(max) (relu_keep_nan, the same bits
+// as pooling relu(x)), a row at a time in cache; argmax stays x's. Parallel over the calling
+// thread's OpenMP budget.
 void max_pool_disjoint_forward(const void* x, const op_shapes::PoolShape& s, const Pool2DGeometry& g, DType dtype,
                                void* y, std::uint8_t* argmax, bool relu = false);
 

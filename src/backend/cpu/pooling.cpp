@@ -27,11 +27,13 @@ dnnl::algorithm pool_alg(PoolKind kind) {
 }
 
 // `dt`: the activations' data type (float32, or 16 bits under mixed precision).
+// inference: oneDNN's forward_inference kernel, which keeps no workspace (on the Intel VM 0.47
+// against 1.50 ms for max pooling 128x26x26x32, bench/README.md "Max pooling").
 dnnl::pooling_forward::primitive_desc pool_forward_pd(const PoolShape& s, const Pool2DGeometry& g,
-                                                      dnnl::memory::data_type dt, const dnnl::primitive_attr& attr,
-                                                      const dnnl::engine& engine) {
-  dnnl::pooling_forward::desc desc(dnnl::prop_kind::forward_training, pool_alg(g.kind),
-                                   typed_md({s.n, s.c, s.ih, s.iw}, dt, tag::nhwc),
+                                                      dnnl::memory::data_type dt, bool inference,
+                                                      const dnnl::primitive_attr& attr, const dnnl::engine& engine) {
+  dnnl::pooling_forward::desc desc(inference ? dnnl::prop_kind::forward_inference : dnnl::prop_kind::forward_training,
+                                   pool_alg(g.kind), typed_md({s.n, s.c, s.ih, s.iw}, dt, tag::nhwc),
                                    typed_md({s.n, s.c, s.oh, s.ow}, dt, tag::nhwc), {g.stride_h, g.stride_w},
                                    {g.pool_h, g.pool_w}, {g.pad_top, g.pad_left}, {g.pad_bottom, g.pad_right});
   return {desc, attr, engine};
@@ -66,15 +68,20 @@ void max_pool_mark_nan_16(Backend& backend, const Tensor& x, const PoolShape& s,
 }  // namespace
 
 void CpuBackend::pool2d_forward(const Tensor& x, const Pool2DGeometry& g, Tensor& y, Tensor& workspace) {
-  pool2d_forward(x, g, y, workspace, false, "pool2d_forward");
+  pool2d_forward(x, g, y, &workspace, false, "pool2d_forward");
 }
 
 void CpuBackend::pool2d_forward_relu(const Tensor& x, const Pool2DGeometry& g, Tensor& y, Tensor& workspace) {
   op_shapes::require_max_pooling(g, "pool2d_forward_relu");
-  pool2d_forward(x, g, y, workspace, true, "pool2d_forward_relu");
+  pool2d_forward(x, g, y, &workspace, true, "pool2d_forward_relu");
 }
 
-void CpuBackend::pool2d_forward(const Tensor& x, const Pool2DGeometry& g, Tensor& y, Tensor& workspace, bool relu,
+void CpuBackend::pool2d_forward_inference(const Tensor& x, const Pool2DGeometry& g, Tensor& y, bool relu) {
+  if (relu) op_shapes::require_max_pooling(g, "pool2d_forward_inference");
+  pool2d_forward(x, g, y, nullptr, relu, "pool2d_forward_inference");
+}
+
+void CpuBackend::pool2d_forward(const Tensor& x, const Pool2DGeometry& g, Tensor& y, Tensor* workspace, bool relu,
                                 const char* op) {
   enter();
   require_activation(x, op, "x");
@@ -82,22 +89,29 @@ void CpuBackend::pool2d_forward(const Tensor& x, const Pool2DGeometry& g, Tensor
   prepare_activation(y, {s.n, s.oh, s.ow, s.c}, x.dtype(), op, "y");
   require_same_dtype(x, "x", y, "y", op, kKeepsDtype);
   if (y.numel() == 0) return;
+  const bool max = g.kind == PoolKind::max;
   if (max_pool_disjoint_applies(g, x.dtype())) {
-    if (!workspace.defined() || workspace.dtype() != DType::uint8 || workspace.numel() < y.numel() ||
-        workspace.device().kind != Device::Kind::cpu)
-      workspace = Tensor({y.numel()}, DType::uint8, Device{});
-    max_pool_disjoint_forward(x.raw(), s, g, x.dtype(), y.raw(), workspace.data<std::uint8_t>(), relu);
+    std::uint8_t* argmax = nullptr;
+    if (workspace) {
+      if (!workspace->defined() || workspace->dtype() != DType::uint8 || workspace->numel() < y.numel() ||
+          workspace->device().kind != Device::Kind::cpu)
+        *workspace = Tensor({y.numel()}, DType::uint8, Device{});
+      argmax = workspace->data<std::uint8_t>();
+    }
+    max_pool_disjoint_forward(x.raw(), s, g, x.dtype(), y.raw(), argmax, relu);
     return;
   }
 
   const auto dt = dnnl_type_of(x.dtype());
+  const bool keeps_workspace = max && workspace;
   cache_.key("pool_fwd");
   key_pool(cache_, s, g, dt);
+  cache_.append(workspace == nullptr);
   auto& e = cache_.get<PoolEntry>([&] {
     return guarded_build(op, cache_.current_key(), [&] {
-      auto pd = pool_forward_pd(s, g, dt, base_attr(), engine_);
+      auto pd = pool_forward_pd(s, g, dt, workspace == nullptr, base_attr(), engine_);
       auto entry = std::make_unique<PoolEntry>();
-      if (g.kind == PoolKind::max) {
+      if (keeps_workspace) {
         entry->pool = make_primitive(pd, {DNNL_ARG_SRC, DNNL_ARG_DST, DNNL_ARG_WORKSPACE});
         entry->workspace_bytes = pd.workspace_desc().get_size();
       } else {
@@ -108,14 +122,14 @@ void CpuBackend::pool2d_forward(const Tensor& x, const Pool2DGeometry& g, Tensor
   });
   e.pool.bind(DNNL_ARG_SRC, x.raw());
   e.pool.bind(DNNL_ARG_DST, y.raw());
-  if (g.kind == PoolKind::max) {
-    if (!workspace.defined() || workspace.dtype() != DType::uint8 || workspace.nbytes() < e.workspace_bytes ||
-        workspace.device().kind != Device::Kind::cpu)
-      workspace = Tensor({static_cast<std::int64_t>(e.workspace_bytes)}, DType::uint8, Device{});
-    e.pool.bind(DNNL_ARG_WORKSPACE, workspace.raw());
+  if (keeps_workspace) {
+    if (!workspace->defined() || workspace->dtype() != DType::uint8 || workspace->nbytes() < e.workspace_bytes ||
+        workspace->device().kind != Device::Kind::cpu)
+      *workspace = Tensor({static_cast<std::int64_t>(e.workspace_bytes)}, DType::uint8, Device{});
+    e.pool.bind(DNNL_ARG_WORKSPACE, workspace->raw());
   }
   run(e.pool);
-  if (g.kind == PoolKind::max) {
+  if (max) {
     if (x.dtype() == DType::float32) {
       if (contains_nan(x.data<float>(), x.numel())) max_pool_mark_nan(x.data<float>(), s, g, y.data<float>());
     } else if (contains_nan(static_cast<const std::uint16_t*>(x.raw()), x.dtype(), x.numel())) {
@@ -161,7 +175,7 @@ void CpuBackend::pool2d_backward(const Tensor& dy, const Tensor& x, const Pool2D
   key_pool(cache_, s, g, dt);
   auto& e = cache_.get<PoolEntry>([&] {
     return guarded_build(op, cache_.current_key(), [&] {
-      auto hint = pool_forward_pd(s, g, dt, base_attr(), engine_);
+      auto hint = pool_forward_pd(s, g, dt, false, base_attr(), engine_);
       dnnl::pooling_backward::desc desc(pool_alg(g.kind), typed_md({s.n, s.c, s.ih, s.iw}, dt, tag::nhwc),
                                         typed_md({s.n, s.c, s.oh, s.ow}, dt, tag::nhwc), {g.stride_h, g.stride_w},
                                         {g.pool_h, g.pool_w}, {g.pad_top, g.pad_left}, {g.pad_bottom, g.pad_right});

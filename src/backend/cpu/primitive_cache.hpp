@@ -8,6 +8,7 @@
 #include <memory>
 #include <oneapi/dnnl/dnnl.hpp>
 #include <string>
+#include <type_traits>
 #include <unordered_map>
 #include <utility>
 #include <vector>
@@ -65,7 +66,9 @@ class PrimitiveCache {
   std::string& key(const char* op) {
     key_.clear();
     key_ += op;
-    fmt::format_to(std::back_inserter(key_), "@{}", threads_);
+    key_ += '@';
+    const fmt::format_int threads(threads_);
+    key_.append(threads.data(), threads.size());
     return key_;
   }
   // Some oneDNN primitives size their scratchpad and split their work for the thread count seen
@@ -73,7 +76,7 @@ class PrimitiveCache {
   void set_threads(int threads) { threads_ = threads; }
   template <class... Args>
   void append(Args&&... values) {
-    ((fmt::format_to(std::back_inserter(key_), "|{}", std::forward<Args>(values))), ...);
+    (append_one(std::forward<Args>(values)), ...);
   }
   const std::string& current_key() const { return key_; }
   // Returns the entry for the current key, building it with `build()` on a miss.
@@ -87,6 +90,17 @@ class PrimitiveCache {
   std::size_t size() const { return map_.size(); }
 
  private:
+  // Integers through fmt::format_int, which parses no format string: a key is built on every
+  // call of an op, and batch-1 predict runs a few dozen a sample.
+  template <class T>
+  void append_one(const T& value) {
+    key_ += '|';
+    if constexpr (std::is_integral_v<T>) {
+      const fmt::format_int digits(value);
+      key_.append(digits.data(), digits.size());
+    } else fmt::format_to(std::back_inserter(key_), "{}", value);
+  }
+
   std::string key_;
   int threads_ = 0;
   std::unordered_map<std::string, std::unique_ptr<CacheEntry>> map_;
