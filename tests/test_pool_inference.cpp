@@ -42,7 +42,8 @@ TEST_CASE("pool2d_forward_inference gives the training op's output bit for bit, 
   });
 }
 
-TEST_CASE("a pooling network predicts the training forward's bits and trains the same from a forward without training") {
+TEST_CASE(
+    "a pooling network predicts the training forward's bits and trains the same from a forward without training") {
   const K::Tensor x = kerascpp_test::full_mantissa_tensor({8, 12, 12, 2}, 9);
   // Conv2D(relu) into disjoint max pooling (its ReLU moved into the pooling), into an overlapping
   // padded one (oneDNN's), an average pooling and a global max pooling.
@@ -62,7 +63,8 @@ TEST_CASE("a pooling network predicts the training forward's bits and trains the
     K::Model without = build();
     without.set_weights(with_training.get_weights());
     for (K::Model* m : {&with_training, &without})
-      m->compile({.optimizer = K::optimizers::SGD(0.1), .loss = "mse",
+      m->compile({.optimizer = K::optimizers::SGD(0.1),
+                  .loss = "mse",
                   .distribute = K::distribute::MirroredStrategy<>(replicas)});
 
     std::vector<K::Tensor> trained_outputs(static_cast<std::size_t>(replicas));

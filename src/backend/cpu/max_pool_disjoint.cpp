@@ -57,11 +57,13 @@ std::int64_t row_grain(const PoolShape& s, const Pool2DGeometry& g) {
 // stays.
 // Channels: C when it is not 0 (a compile-time count unrolls the channel loop: 0.75-0.86 against
 // 1.04-1.09 ms for 128x26x26x32 float32 on the Intel VM), else s.c.
-// Argmax false (inference): the maximum alone; the argmax's byte blends are most of the loop.
+// Argmax: the positions are blended at the values' width in `lanes` (one row, in cache) and
+// narrowed to argmax's bytes at the end; blending bytes under a float compare's mask took most
+// of the loop. Argmax false (inference): the maximum alone.
 template <class E, std::int64_t C, bool Argmax>
 KERASCPP_SIMD_CLONES_V4 void forward_row(const typename E::T* __restrict x, const PoolShape& s, const Pool2DGeometry& g,
-                                         std::int64_t row, typename E::T* __restrict y,
-                                         std::uint8_t* __restrict argmax) {
+                                         std::int64_t row, typename E::T* __restrict y, std::uint8_t* __restrict argmax,
+                                         typename E::Bits* __restrict lanes) {
   using T = typename E::T;
   using Bits = typename E::Bits;
   const std::int64_t c = C > 0 ? C : s.c, n = row / s.oh, oh = row % s.oh;
@@ -72,18 +74,18 @@ KERASCPP_SIMD_CLONES_V4 void forward_row(const typename E::T* __restrict x, cons
     const Span cols = window_span(ow, g.stride_w, g.pad_left, g.pool_w, s.iw);
     std::memcpy(y + ow * c, image + (rows.first * s.iw + cols.first) * c, sizeof(T) * c);
     if constexpr (Argmax)
-      std::memset(argmax + ow * c, static_cast<int>((rows.first - rows.origin) * g.pool_w + (cols.first - cols.origin)),
-                  c);
+      std::fill_n(lanes + ow * c, c,
+                  static_cast<Bits>((rows.first - rows.origin) * g.pool_w + (cols.first - cols.origin)));
   }
   for (std::int64_t r = rows.first; r < rows.last; ++r)
     for (std::int64_t kw = 0; kw < g.pool_w; ++kw) {
-      const auto k = static_cast<std::uint8_t>((r - rows.origin) * g.pool_w + kw);
+      const auto k = static_cast<Bits>((r - rows.origin) * g.pool_w + kw);
       for (std::int64_t ow = 0; ow < s.ow; ++ow) {
         const std::int64_t q = ow * g.stride_w - g.pad_left + kw;
         if (q < 0 || q >= s.iw) continue;  // padding
         const T* __restrict src = image + (r * s.iw + q) * c;
         T* __restrict yo = y + ow * c;
-        std::uint8_t* __restrict ao = Argmax ? argmax + ow * c : nullptr;
+        Bits* __restrict ao = Argmax ? lanes + ow * c : nullptr;
 #pragma omp simd
         for (std::int64_t ch = 0; ch < c; ++ch) {
           const float v = E::wide(src[ch]), m = E::wide(yo[ch]);
@@ -91,13 +93,13 @@ KERASCPP_SIMD_CLONES_V4 void forward_row(const typename E::T* __restrict x, cons
           const auto keep = static_cast<Bits>(take) - Bits{1};  // all ones where the maximum stays
           const Bits mine = std::bit_cast<Bits>(src[ch]), theirs = std::bit_cast<Bits>(yo[ch]);
           yo[ch] = std::bit_cast<T>(static_cast<Bits>((theirs & keep) | (mine & ~keep)));
-          if constexpr (Argmax) {
-            const auto keep8 = static_cast<std::uint8_t>(keep);
-            ao[ch] = static_cast<std::uint8_t>((ao[ch] & keep8) | (k & ~keep8));
-          }
+          if constexpr (Argmax) ao[ch] = static_cast<Bits>((ao[ch] & keep) | (k & ~keep));
         }
       }
     }
+  if constexpr (Argmax)
+#pragma omp simd
+    for (std::int64_t i = 0; i < s.ow * c; ++i) argmax[i] = static_cast<std::uint8_t>(lanes[i]);
 }
 
 // The input rows of output row (n, oh)'s band: each element gets dy where it is its window's
@@ -140,10 +142,12 @@ void forward(const typename E::T* x, const PoolShape& s, const Pool2DGeometry& g
              std::uint8_t* argmax, bool relu, DType dtype) {
   const std::int64_t row_elements = s.ow * s.c;
   parallel_for(s.n * s.oh, row_grain(s, g), [&](std::int64_t begin, std::int64_t end) {
+    thread_local std::vector<typename E::Bits> lanes;  // one row's argmax (forward_row)
+    if (argmax) lanes.resize(static_cast<std::size_t>(row_elements));
     for (std::int64_t row = begin; row < end; ++row) {
       typename E::T* y_row = y + row * row_elements;
-      if (argmax) forward_row<E, C, true>(x, s, g, row, y_row, argmax + row * row_elements);
-      else forward_row<E, C, false>(x, s, g, row, y_row, nullptr);
+      if (argmax) forward_row<E, C, true>(x, s, g, row, y_row, argmax + row * row_elements, lanes.data());
+      else forward_row<E, C, false>(x, s, g, row, y_row, nullptr, nullptr);
       if (!relu) continue;
       if constexpr (std::is_same_v<typename E::T, float>) relu_keep_nan_serial(y_row, row_elements);
       else relu_keep_nan_serial(y_row, dtype, row_elements);
