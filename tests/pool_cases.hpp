@@ -8,18 +8,13 @@
 #include <limits>
 #include <vector>
 
+#include "cast_tensor.hpp"
 #include "full_mantissa_tensor.hpp"
 #include "kerascpp/kerascpp.hpp"
 
 namespace kerascpp_test {
 
 namespace K = kerascpp;
-
-inline K::Tensor cast(K::Backend& be, const K::Tensor& t, K::DType dtype) {
-  K::Tensor out;
-  be.cast(t, dtype, out);
-  return out;
-}
 
 inline void set(K::Tensor& t, std::int64_t i, float v) {
   std::vector<float> values = t.to_vector();

@@ -14,23 +14,19 @@
 #include <vector>
 
 #include "bit_equal.hpp"
+#include "cast_tensor.hpp"
 #include "full_mantissa_tensor.hpp"
 #include "kerascpp/kerascpp.hpp"
 #include "kerascpp/testing.hpp"
 
 namespace K = kerascpp;
 namespace MP = kerascpp::mixed_precision;
+using kerascpp_test::cast;
 
 namespace {
 
 K::Tensor random_tensor(const K::Shape& shape, std::uint32_t seed) {
   return kerascpp_test::full_mantissa_tensor(shape, seed);
-}
-
-K::Tensor cast(K::Backend& be, const K::Tensor& t, K::DType dtype) {
-  K::Tensor out;
-  be.cast(t, dtype, out);
-  return out;
 }
 
 // The 16-bit dtypes whose activations this machine keeps in 16 bits (the rest say why not).
