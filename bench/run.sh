@@ -239,7 +239,8 @@ def ver(mod):
         return "?"
 # The processor's family and the ISA extensions the kernels choose by (lscpu's model name is often
 # just "AMD EPYC" on VMs): results are kept per ISA family, AVX2-only and AVX-512 machines apart,
-# and AVX-512 machines with AMX (whose matrix tiles oneDNN runs bfloat16 on) apart from those without.
+# and AVX-512 machines apart by their bfloat16 hardware: AMX (whose matrix tiles oneDNN runs bfloat16
+# on), AVX512-BF16 alone (Zen 4), or neither (oneDNN then emulates bfloat16 in float32 lanes).
 info = {}
 for line in open("/proc/cpuinfo"):
     if not line.strip():
@@ -248,7 +249,8 @@ for line in open("/proc/cpuinfo"):
     info[key.strip()] = value.strip()
 flags = set(info.get("flags", "").split())
 isa = [f for f in ("avx2", "avx512f", "avx512_bf16", "avx512_fp16", "amx_bf16") if f in flags]
-isa_family = ("avx512-amx" if "amx_bf16" in flags else "avx512") if "avx512f" in flags else \
+isa_family = ("avx512-amx" if "amx_bf16" in flags else "avx512-bf16" if "avx512_bf16" in flags
+              else "avx512") if "avx512f" in flags else \
     "avx2" if "avx2" in flags else "other"
 if sys.argv[5] == "avx2":  # every framework's kernels capped at AVX2 on this processor
     isa_family = "avx2-capped"
@@ -260,7 +262,8 @@ json.dump({"date": datetime.datetime.now().astimezone().isoformat(timespec="seco
            "peers": f"tensorflow-cpu {ver('tensorflow')}, torch {ver('torch')}"}, open(sys.argv[1], "w"))
 PYEOF
 "$PY" bench/report.py "$jsonl" "$meta" bench/results/latest.json
-# A full run is also kept as its ISA family's results (bench/results/avx512.json, avx512-amx.json, avx2.json).
+# A full run is also kept as its ISA family's results (bench/results/avx512.json, avx512-bf16.json,
+# avx512-amx.json, avx2.json).
 if ((!quick)) && [ -z "${BENCH_ONLY:-}" ]; then
   family=$("$PY" -c 'import json, sys; print(json.load(open(sys.argv[1]))["isa_family"])' "$meta")
   cp bench/results/latest.json "bench/results/$family.json"
