@@ -1,8 +1,9 @@
 // Mixed precision on the CPU: casts between float32 and the 16-bit floats, and the operands of
 // matmuls and convolutions in the compute dtype. oneDNN runs bf16 natively on AVX512-BF16 and
-// AMX (and with its own bf16 arithmetic on plain AVX-512); where it has no kernel (AVX2, and
-// float16 on most processors) the operands are rounded to 16 bits and computed by the float32
-// kernels, which gives the same products (16-bit by 16-bit fits float32 exactly) at float32 speed.
+// AMX; where it has no kernel (AVX2, and float16 on most processors) or only kernels that
+// emulate bf16 arithmetic (plain AVX-512), the operands are rounded to 16 bits and computed by
+// the float32 kernels, which gives the same products (16-bit by 16-bit fits float32 exactly) at
+// float32 speed.
 #include <fmt/format.h>
 #include <algorithm>
 #include <cstdlib>
@@ -48,6 +49,17 @@ void convert(const void* src, DType from, void* dst, DType to, std::int64_t n) {
 // dst = src rounded to `dtype` (bfloat16 or float16), kept as float32.
 void round_to(const float* src, float* dst, DType dtype, std::int64_t n) {
   parallel_for(n, kElementGrain, [&](std::int64_t b, std::int64_t e) { round_floats(src + b, dst + b, dtype, e - b); });
+}
+
+// Whether oneDNN may use bfloat16 instructions (AVX512-BF16, part of AMX's ISA too) on this
+// processor, under any ONEDNN_MAX_CPU_ISA cap. Without them oneDNN 2.6 still offers bf16 kernels
+// on AVX-512 (matmul gemm:jit, convolution jit_bf16:avx512_core) that emulate the dot products:
+// 0.30x (MLP) and 0.38x (CNN) float32's speed on an Intel Xeon without AVX512-BF16
+// (bench/README.md, "Mixed precision"), so bf16 is computed by the float32 kernels there.
+bool has_bf16_instructions() {
+  const auto isa = static_cast<unsigned>(dnnl::get_effective_cpu_isa());
+  const auto bf16 = static_cast<unsigned>(dnnl::cpu_isa::avx512_core_bf16);  // a bit mask of features
+  return (isa & bf16) == bf16;
 }
 
 // Whether oneDNN has real (not reference) kernels for what 16-bit activations add to
@@ -105,6 +117,11 @@ bool CpuBackend::native_compute(DType dtype) {
     // A training-sized matmul and convolution: oneDNN either has a kernel for them in this dtype
     // on this processor or answers with its slow reference code (or refuses).
     known = 0;
+    if (dtype == DType::bfloat16 && !has_bf16_instructions()) {
+      kernel = "no bfloat16 instructions on this processor (AVX512-BF16 or AMX); oneDNN's bf16 kernels would "
+               "emulate them, slower than float32";
+      return false;
+    }
     try {
       const auto dt = dnnl_type_of(dtype);
       const dnnl::memory::desc a({256, 256}, dt, tag::ab), c({256, 256}, dnnl::memory::data_type::f32, tag::ab);
