@@ -118,8 +118,9 @@ bool CpuBackend::native_compute(DType dtype) {
     // on this processor or answers with its slow reference code (or refuses).
     known = 0;
     if (dtype == DType::bfloat16 && !has_bf16_instructions()) {
-      kernel = "no bfloat16 instructions on this processor (AVX512-BF16 or AMX); oneDNN's bf16 kernels would "
-               "emulate them, slower than float32";
+      kernel =
+          "no bfloat16 instructions on this processor (AVX512-BF16 or AMX); oneDNN's bf16 kernels would "
+          "emulate them, slower than float32";
       return false;
     }
     try {
