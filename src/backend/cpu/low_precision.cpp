@@ -62,6 +62,17 @@ bool has_bf16_instructions() {
   return (isa & bf16) == bf16;
 }
 
+// KERASCPP_BF16_ONEDNN_EMULATION=1 takes oneDNN's bf16 kernels even without bfloat16
+// instructions (slower than float32; it lets the tests run the 16-bit activation paths on such
+// processors). Read once per process; any other value leaves the default.
+bool onednn_bf16_emulation_asked() {
+  static const bool asked = [] {
+    const char* v = std::getenv("KERASCPP_BF16_ONEDNN_EMULATION");
+    return v && std::string(v) == "1";
+  }();
+  return asked;
+}
+
 // Whether oneDNN has real (not reference) kernels for what 16-bit activations add to
 // native_compute's probe: matmul and convolution writing `dt`, the convolution's backward data
 // pass writing it, and max pooling both ways in it.
@@ -117,7 +128,7 @@ bool CpuBackend::native_compute(DType dtype) {
     // A training-sized matmul and convolution: oneDNN either has a kernel for them in this dtype
     // on this processor or answers with its slow reference code (or refuses).
     known = 0;
-    if (dtype == DType::bfloat16 && !has_bf16_instructions()) {
+    if (dtype == DType::bfloat16 && !has_bf16_instructions() && !onednn_bf16_emulation_asked()) {
       kernel =
           "no bfloat16 instructions on this processor (AVX512-BF16 or AMX); oneDNN's bf16 kernels would "
           "emulate them, slower than float32";
