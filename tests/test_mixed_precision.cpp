@@ -9,7 +9,6 @@
 #include <cmath>
 #include <cstdlib>
 #include <filesystem>
-#include <fstream>
 #include <iterator>
 #include <limits>
 #include <sstream>
@@ -17,6 +16,7 @@
 #include <vector>
 
 #include "bit_equal.hpp"
+#include "cpu_flags.hpp"
 #include "full_mantissa_tensor.hpp"
 #include "kerascpp/kerascpp.hpp"
 #include "kerascpp/testing.hpp"
@@ -72,11 +72,7 @@ bool emulation_forced() {
   const char* isa = std::getenv("ONEDNN_MAX_CPU_ISA");
   for (const char* below_bf16 : {"AVX2", "AVX512_CORE", "AVX512_CORE_VNNI"})
     if (isa && std::string(isa) == below_bf16) return true;
-  std::ifstream cpuinfo("/proc/cpuinfo");
-  for (std::string line; std::getline(cpuinfo, line);)
-    if (line.rfind("flags", 0) == 0)
-      return line.find(" avx512_bf16") == std::string::npos && line.find(" amx_bf16") == std::string::npos;
-  return false;  // no flags line to read: nothing is known to force it
+  return !kerascpp_test::cpu_has_flag("avx512_bf16") && !kerascpp_test::cpu_has_flag("amx_bf16");
 }
 
 }  // namespace
