@@ -1,6 +1,7 @@
 #!/usr/bin/env bash
 # Builds the unit suite with AddressSanitizer (+ LeakSanitizer) and UndefinedBehaviorSanitizer
-# and runs all of it: any memory error, leak or undefined behaviour aborts the run.
+# and runs all of it (the 16-bit activation cases twice, below): any memory error, leak or
+# undefined behaviour aborts the run.
 set -euo pipefail
 cd "$(dirname "$0")/.."
 cmake -S . -B build-asan -G Ninja -DCMAKE_BUILD_TYPE=RelWithDebInfo -DKERASCPP_ASAN=ON -DKERASCPP_CUDA=OFF -DKERASCPP_BUILD_EXAMPLES=OFF
@@ -16,3 +17,9 @@ export UBSAN_OPTIONS="halt_on_error=1:print_stacktrace=1"
 # Third-party leaks only (libhdf5's, on corrupt files); the file says why.
 export LSAN_OPTIONS="suppressions=$supp/lsan.supp:print_suppressions=0"
 timeout 3600 build-asan/tests/kerascpp_tests "$@"
+# Where the processor has no bfloat16 instructions the 16-bit activation paths skip above; run
+# them again on oneDNN's emulating bf16 kernels, as ctest's bf16_activations_on_onednn_emulation
+# does (on other processors this repeats them).
+if [ $# -eq 0 ]; then
+  KERASCPP_BF16_ONEDNN_EMULATION=1 timeout 1200 build-asan/tests/kerascpp_tests "-ts=16-bit activations"
+fi

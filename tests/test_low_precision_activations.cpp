@@ -90,7 +90,8 @@ struct GlobalPolicyReset {
 
 }  // namespace
 
-TEST_CASE("16-bit activations (bfloat16/float16): conv, dense, matmul, relu, pooling and bias sums on them") {
+TEST_CASE("16-bit activations (bfloat16/float16): conv, dense, matmul, relu, pooling and bias sums on them" *
+          doctest::test_suite("16-bit activations")) {
   auto be = K::make_cpu_backend(2);
   for (K::DType dtype : activation_dtypes(*be)) {
     const std::string name = K::dtype_name(dtype);
@@ -212,7 +213,8 @@ TEST_CASE("16-bit activations (bfloat16/float16): conv, dense, matmul, relu, poo
   }
 }
 
-TEST_CASE("16-bit ReLU backward on every bit pattern: what widening, the float32 op and narrowing give") {
+TEST_CASE("16-bit ReLU backward on every bit pattern: what widening, the float32 op and narrowing give" *
+          doctest::test_suite("16-bit activations")) {
   auto be = K::make_cpu_backend(2);
   for (K::DType dtype : activation_dtypes(*be)) {
     const std::string name = K::dtype_name(dtype);
@@ -253,7 +255,8 @@ TEST_CASE("16-bit ReLU backward on every bit pattern: what widening, the float32
   }
 }
 
-TEST_CASE("mixed_bfloat16 graph: 16-bit activations only between layers that take them; outputs stay float32") {
+TEST_CASE("mixed_bfloat16 graph: 16-bit activations only between layers that take them; outputs stay float32" *
+          doctest::test_suite("16-bit activations")) {
   GlobalPolicyReset reset;
   const bool kept = K::make_cpu_backend(1)->low_precision_activations(K::DType::bfloat16);
   const K::DType between = kept ? K::DType::bfloat16 : K::DType::float32;
@@ -305,7 +308,8 @@ TEST_CASE("mixed_bfloat16 graph: 16-bit activations only between layers that tak
   }
 }
 
-TEST_CASE("mixed_bfloat16 training with a branch: 16-bit gradients summed, a loss that follows float32's") {
+TEST_CASE("mixed_bfloat16 training with a branch: 16-bit gradients summed, a loss that follows float32's" *
+          doctest::test_suite("16-bit activations")) {
   GlobalPolicyReset reset;
   const K::Tensor x = random_tensor({64, 6, 6, 2}, 30);
   std::vector<std::int32_t> labels(64);

@@ -166,7 +166,8 @@ Pooled run_onednn(const Case& k, std::vector<float> x, std::vector<float> dy) {
 
 }  // namespace
 
-TEST_CASE("max pooling over disjoint windows: the stated semantics and oneDNN's bits, ties included") {
+TEST_CASE("max pooling over disjoint windows: the stated semantics and oneDNN's bits, ties included" *
+          doctest::test_suite("16-bit activations")) {
   K::cpu::CpuBackend be(2);
   const bool bf16 = be.low_precision_activations(K::DType::bfloat16);
   if (!bf16) MESSAGE("bfloat16 part skipped: this processor has no native bfloat16, so activations stay float32");
@@ -192,7 +193,8 @@ TEST_CASE("max pooling over disjoint windows: the stated semantics and oneDNN's 
   }
 }
 
-TEST_CASE("max pooling over disjoint windows: a window holding NaN gives NaN and routes its gradient to it") {
+TEST_CASE("max pooling over disjoint windows: a window holding NaN gives NaN and routes its gradient to it" *
+          doctest::test_suite("16-bit activations")) {
   K::cpu::CpuBackend be(2);
   std::vector<K::DType> dtypes{K::DType::float32};
   if (be.low_precision_activations(K::DType::bfloat16)) dtypes.push_back(K::DType::bfloat16);

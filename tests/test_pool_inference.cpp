@@ -15,7 +15,8 @@
 namespace K = kerascpp;
 using kerascpp_test::bit_equal;
 
-TEST_CASE("pool2d_forward_inference gives the training op's output bit for bit, with and without the ReLU") {
+TEST_CASE("pool2d_forward_inference gives the training op's output bit for bit, with and without the ReLU" *
+          doctest::test_suite("16-bit activations")) {
   auto be = K::make_cpu_backend(2);
   kerascpp_test::for_each_run(*be, [&](const kerascpp_test::PoolCase& c, K::DType dtype, bool nan_input) {
     // z: a ReLU's input (negatives, ties at 0, a -0 and with nan_input a NaN).

@@ -55,7 +55,8 @@ class ReluEndProbe : public K::Layer {
 
 }  // namespace
 
-TEST_CASE("pool2d_backward_through_relu equals pool2d_backward then relu's activation_backward, bit for bit") {
+TEST_CASE("pool2d_backward_through_relu equals pool2d_backward then relu's activation_backward, bit for bit" *
+          doctest::test_suite("16-bit activations")) {
   auto be = K::make_cpu_backend(2);
   for_each_run(*be, [&](const PoolCase& c, K::DType dtype, bool nan_input) {
     const K::Tensor x = relu_pair(*be, c, dtype, nan_input).x;
@@ -88,7 +89,8 @@ TEST_CASE("pool2d_backward_through_relu equals pool2d_backward then relu's activ
   });
 }
 
-TEST_CASE("pool2d_forward_relu equals max pooling of relu(x) bit for bit, and pairs with its backward") {
+TEST_CASE("pool2d_forward_relu equals max pooling of relu(x) bit for bit, and pairs with its backward" *
+          doctest::test_suite("16-bit activations")) {
   auto be = K::make_cpu_backend(2);
   for_each_run(*be, [&](const PoolCase& c, K::DType dtype, bool nan_input) {
     const auto [z, x] = relu_pair(*be, c, dtype, nan_input);
@@ -126,7 +128,8 @@ TEST_CASE("pool2d_forward_relu equals max pooling of relu(x) bit for bit, and pa
   });
 }
 
-TEST_CASE("the graph moves a ReLU's backward into the max pooling it alone feeds, and nowhere else") {
+TEST_CASE("the graph moves a ReLU's backward into the max pooling it alone feeds, and nowhere else" *
+          doctest::test_suite("16-bit activations")) {
   const K::Tensor x = kerascpp_test::full_mantissa_tensor({4, 6, 6, 2}, 3);
   const K::Tensor labels = K::Tensor::from_vector({4}, std::vector<std::int32_t>{0, 1, 2, 1});
   // Conv2D -> probe -> `after` -> Flatten -> Dense(3); with `branch`, the probe's output also
@@ -164,7 +167,8 @@ TEST_CASE("the graph moves a ReLU's backward into the max pooling it alone feeds
   }
 }
 
-TEST_CASE("Conv2D(relu) -> MaxPooling2D trains to the same bits as Conv2D -> Activation(relu) -> MaxPooling2D") {
+TEST_CASE("Conv2D(relu) -> MaxPooling2D trains to the same bits as Conv2D -> Activation(relu) -> MaxPooling2D" *
+          doctest::test_suite("16-bit activations")) {
   const K::Tensor x = kerascpp_test::full_mantissa_tensor({16, 12, 12, 2}, 5);
   std::vector<std::int32_t> labels(16);
   for (std::size_t i = 0; i < labels.size(); ++i) labels[i] = static_cast<std::int32_t>(i % 3);
