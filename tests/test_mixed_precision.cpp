@@ -64,14 +64,19 @@ struct GlobalPolicyReset {
   ~GlobalPolicyReset() { MP::set_global_policy("float32"); }
 };
 
-// Whether bfloat16 must be emulated in this run: oneDNN is held below its bf16 ISA (ctest runs
-// this file again with ONEDNN_MAX_CPU_ISA=AVX2 and =AVX512_CORE_VNNI), or the processor has no
-// bfloat16 instructions (/proc/cpuinfo lists neither avx512_bf16 nor amx_bf16), where oneDNN's
-// bf16 kernels only emulate them, slower than float32.
+// Whether bfloat16 must be emulated in this run (false: no claim). oneDNN held to AVX2 has no bf16
+// kernel at all (ctest's mixed_precision_emulated). Below bfloat16 instructions, with oneDNN capped
+// there (mixed_precision_avx512_without_bf16) or on a processor whose /proc/cpuinfo lists neither
+// avx512_bf16 nor amx_bf16, its bf16 kernels only emulate them, slower than float32, so kerascpp
+// emulates unless KERASCPP_BF16_ONEDNN_EMULATION=1 asks for those kernels.
 bool emulation_forced() {
-  const char* isa = std::getenv("ONEDNN_MAX_CPU_ISA");
-  for (const char* below_bf16 : {"AVX2", "AVX512_CORE", "AVX512_CORE_VNNI"})
-    if (isa && std::string(isa) == below_bf16) return true;
+  const auto env_is = [](const char* name, const char* value) {
+    const char* v = std::getenv(name);
+    return v && std::string(v) == value;
+  };
+  if (env_is("ONEDNN_MAX_CPU_ISA", "AVX2")) return true;
+  if (env_is("KERASCPP_BF16_ONEDNN_EMULATION", "1")) return false;
+  if (env_is("ONEDNN_MAX_CPU_ISA", "AVX512_CORE") || env_is("ONEDNN_MAX_CPU_ISA", "AVX512_CORE_VNNI")) return true;
   return !kerascpp_test::cpu_has_flag("avx512_bf16") && !kerascpp_test::cpu_has_flag("amx_bf16");
 }
 
