@@ -13,14 +13,7 @@ cmake -S . -B build-bench -G Ninja -DCMAKE_BUILD_TYPE=Release -DKERASCPP_BUILD_B
   -DKERASCPP_BUILD_TESTS=OFF -DKERASCPP_BUILD_EXAMPLES=OFF >/dev/null
 cmake --build build-bench -j2 --target blas_compare
 lib=/usr/lib/x86_64-linux-gnu
-# The ISA family as bench/run.sh names it (AVX-512 machines apart by their bfloat16 hardware).
-flags=$(grep -m1 '^flags' /proc/cpuinfo)
-case "$flags" in
-  *amx_bf16*) isa=avx512-amx ;;
-  *avx512_bf16*) isa=avx512-bf16 ;;
-  *avx512f*) isa=avx512 ;;
-  *) isa=avx2 ;;
-esac
+isa=$(python3 bench/isa_family.py)  # the family bench/run.sh keeps results under
 out=bench/results/blas-$isa-$(date -u +%F).txt
 export OMP_NUM_THREADS=2 MKL_NUM_THREADS=2 MKL_THREADING_LAYER=GNU OMP_WAIT_POLICY=passive
 export LD_LIBRARY_PATH=$(dirname "$mkl")${LD_LIBRARY_PATH:+:$LD_LIBRARY_PATH}

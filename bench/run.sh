@@ -237,21 +237,12 @@ def ver(mod):
         return out.stdout.strip().splitlines()[-1]
     except Exception:
         return "?"
-# The processor's family and the ISA extensions the kernels choose by (lscpu's model name is often
-# just "AMD EPYC" on VMs): results are kept per ISA family, AVX2-only and AVX-512 machines apart,
-# and AVX-512 machines apart by their bfloat16 hardware: AMX (whose matrix tiles oneDNN runs bfloat16
-# on), AVX512-BF16 alone (Zen 4), or neither (oneDNN then emulates bfloat16 in float32 lanes).
-info = {}
-for line in open("/proc/cpuinfo"):
-    if not line.strip():
-        break
-    key, _, value = line.partition(":")
-    info[key.strip()] = value.strip()
+sys.path.insert(0, "bench")
+from isa_family import cpuinfo, isa_family as family_of
+info = cpuinfo()
 flags = set(info.get("flags", "").split())
 isa = [f for f in ("avx2", "avx512f", "avx512_bf16", "avx512_fp16", "amx_bf16") if f in flags]
-isa_family = ("avx512-amx" if "amx_bf16" in flags else "avx512-bf16" if "avx512_bf16" in flags
-              else "avx512") if "avx512f" in flags else \
-    "avx2" if "avx2" in flags else "other"
+isa_family = family_of(flags)
 if sys.argv[5] == "avx2":  # every framework's kernels capped at AVX2 on this processor
     isa_family = "avx2-capped"
 json.dump({"date": datetime.datetime.now().astimezone().isoformat(timespec="seconds"), "nproc": os.cpu_count(),
