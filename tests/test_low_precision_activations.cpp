@@ -7,16 +7,15 @@
 
 #include <atomic>
 #include <cmath>
-#include <cstdlib>
 #include <cstring>
 #include <limits>
 #include <memory>
 #include <string>
 #include <vector>
 
+#include "bf16_expectations.hpp"
 #include "bit_equal.hpp"
 #include "cast_tensor.hpp"
-#include "cpu_flags.hpp"
 #include "full_mantissa_tensor.hpp"
 #include "kerascpp/kerascpp.hpp"
 #include "kerascpp/testing.hpp"
@@ -33,13 +32,7 @@ K::Tensor random_tensor(const K::Shape& shape, std::uint32_t seed) {
 
 // The 16-bit dtypes whose activations this machine keeps in 16 bits (the rest say why not).
 std::vector<K::DType> activation_dtypes(K::Backend& be) {
-  // Asked for oneDNN's emulating bf16 kernels (ctest's bf16_activations_on_onednn_emulation), an
-  // AVX-512 processor has them (avx512_core) unless oneDNN is capped below it, so bfloat16 must
-  // not skip there.
-  const char* emulation = std::getenv("KERASCPP_BF16_ONEDNN_EMULATION");
-  if (emulation && std::string(emulation) == "1" && kerascpp_test::cpu_has_flag("avx512bw") &&
-      !std::getenv("ONEDNN_MAX_CPU_ISA"))
-    CHECK(be.low_precision_activations(K::DType::bfloat16));
+  if (kerascpp_test::bf16_activations_must_be_on()) CHECK(be.low_precision_activations(K::DType::bfloat16));
   std::vector<K::DType> out;
   for (K::DType dtype : {K::DType::bfloat16, K::DType::float16}) {
     if (be.low_precision_activations(dtype)) out.push_back(dtype);

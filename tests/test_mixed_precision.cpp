@@ -15,8 +15,8 @@
 #include <string>
 #include <vector>
 
+#include "bf16_expectations.hpp"
 #include "bit_equal.hpp"
-#include "cpu_flags.hpp"
 #include "full_mantissa_tensor.hpp"
 #include "kerascpp/kerascpp.hpp"
 #include "kerascpp/testing.hpp"
@@ -63,22 +63,6 @@ K::Conv2DGeometry padded_3x3(int stride_h, int stride_w) {
 struct GlobalPolicyReset {
   ~GlobalPolicyReset() { MP::set_global_policy("float32"); }
 };
-
-// Whether bfloat16 must be emulated in this run (false: no claim). oneDNN held to AVX2 has no bf16
-// kernel at all (ctest's mixed_precision_emulated). Below bfloat16 instructions, with oneDNN capped
-// there (mixed_precision_avx512_without_bf16) or on a processor whose /proc/cpuinfo lists neither
-// avx512_bf16 nor amx_bf16, its bf16 kernels only emulate them, slower than float32, so kerascpp
-// emulates unless KERASCPP_BF16_ONEDNN_EMULATION=1 asks for those kernels.
-bool emulation_forced() {
-  const auto env_is = [](const char* name, const char* value) {
-    const char* v = std::getenv(name);
-    return v && std::string(v) == value;
-  };
-  if (env_is("ONEDNN_MAX_CPU_ISA", "AVX2")) return true;
-  if (env_is("KERASCPP_BF16_ONEDNN_EMULATION", "1")) return false;
-  if (env_is("ONEDNN_MAX_CPU_ISA", "AVX512_CORE") || env_is("ONEDNN_MAX_CPU_ISA", "AVX512_CORE_VNNI")) return true;
-  return !kerascpp_test::cpu_has_flag("avx512_bf16") && !kerascpp_test::cpu_has_flag("amx_bf16");
-}
 
 }  // namespace
 
@@ -175,7 +159,7 @@ TEST_CASE("compute_path: native names oneDNN's kernels, emulated says why; float
   MESSAGE("bfloat16: " << path);
   MESSAGE("float16: " << MP::compute_path(*be, K::DType::float16));
   CHECK((path.rfind("native (", 0) == 0 || path.rfind("emulated (", 0) == 0));
-  if (emulation_forced()) CHECK(path.rfind("emulated (", 0) == 0);
+  if (kerascpp_test::bf16_must_be_emulated()) CHECK(path.rfind("emulated (", 0) == 0);
   CHECK(MP::compute_path(*be, K::DType::float32) == "float32");
   CHECK_THROWS_AS(MP::compute_path(*be, K::DType::int64), K::ValueError);
 }
