@@ -37,7 +37,8 @@ inline bool bf16_must_be_emulated() {
 // bf16_activations_on_onednn_emulation), an AVX-512 processor has them (avx512_core) unless
 // oneDNN is capped below it, so bfloat16 must not skip there.
 inline bool bf16_activations_must_be_on() {
-  return env_is("KERASCPP_BF16_ONEDNN_EMULATION", "1") && cpu_has_flag("avx512bw") && !std::getenv("ONEDNN_MAX_CPU_ISA");
+  return env_is("KERASCPP_BF16_ONEDNN_EMULATION", "1") && cpu_has_flag("avx512bw") &&
+         !std::getenv("ONEDNN_MAX_CPU_ISA");
 }
 
 }  // namespace kerascpp_test
