@@ -22,7 +22,7 @@ namespace {
 
 // Both the sum driver and the per-element terms are forced inline so that they are compiled
 // for each clone's target.
-#define KERASCPP_BN_INLINE __attribute__((always_inline))
+#define KERASCPP_BN_INLINE __attribute__((always_inline)) KERASCPP_SIMD_INLINE_TARGET
 
 // Below this many channels a row is too short to vectorise over: the rows of a chunk are
 // walked once per block of W channels instead, with the block's accumulators in registers (a
