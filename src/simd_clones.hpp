@@ -9,6 +9,10 @@
 #pragma once
 
 #if defined(KERASCPP_SIMD_AVX2_ONLY) && defined(__x86_64__) && !defined(KERASCPP_NO_TARGET_CLONES)
+#define KERASCPP_SIMD_PINNED_AVX2 1
+#endif
+
+#ifdef KERASCPP_SIMD_PINNED_AVX2
 #define KERASCPP_SIMD_CLONES __attribute__((target("avx2")))
 // GCC gives a lambda written inside such a function the function's target, so a helper forced
 // inline into both must carry it too; with clones, every helper stays at the baseline target.
@@ -27,7 +31,7 @@
 // a mask: AVX-512F alone has no such blends and the compiler emulates them (max_pool_disjoint's
 // bfloat16 backward pass took 1.8-2.0 ms instead of 0.24). Clang cannot multiversion function
 // templates, so its builds keep the baseline there.
-#if defined(KERASCPP_SIMD_AVX2_ONLY) && defined(__x86_64__) && !defined(KERASCPP_NO_TARGET_CLONES)
+#ifdef KERASCPP_SIMD_PINNED_AVX2
 #define KERASCPP_SIMD_CLONES_V4 __attribute__((target("avx2")))
 #elif defined(KERASCPP_NO_TARGET_CLONES) || !defined(__x86_64__) || defined(__clang__)
 #define KERASCPP_SIMD_CLONES_V4
