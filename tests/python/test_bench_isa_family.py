@@ -16,4 +16,3 @@ def test_families_by_vector_width_and_bfloat16_hardware():
     assert family({"avx2", "avx512f", "avx512_bf16", "amx_bf16", "amx_tile"}) == "avx512-amx"
     assert family({"avx2", "avx512f", "avx512_vnni"}) == "avx512"  # the Intel VM without bf16
     assert family({"sse4_2"}) == "other"
-
