@@ -1,5 +1,7 @@
 #include "kerascpp/layers/conv2d.hpp"
 
+#include <utility>
+
 #include "check.hpp"
 #include "kerascpp/random.hpp"
 #include "layer_util.hpp"
@@ -94,7 +96,15 @@ std::vector<Tensor> Conv2DLayer::backward(ReplicaContext& ctx, const std::vector
   Tensor dx = st.need_input_grads ? Tensor(in[0].shape(), in[0].dtype()) : Tensor();
   // The max pooling after this layer may have applied the ReLU's backward already.
   const ActivationKind act = st.output_grad_past_relu ? ActivationKind::linear : activation_;
-  ctx.backend->conv2d_backward(act, in[0], out[0], grads[0], kernel_->value(r), g, kernel_->grad(r), db, !first, dx);
+  // And may have summed that gradient per channel, the bias gradient (LayerState).
+  const Tensor taken = std::exchange(st.output_grad_channel_sums, Tensor());
+  Tensor no_bias;
+  ctx.backend->conv2d_backward(act, in[0], out[0], grads[0], kernel_->value(r), g, kernel_->grad(r),
+                               taken.defined() ? no_bias : db, !first, dx);
+  if (db.defined() && taken.defined()) {
+    if (first) ctx.backend->copy(taken, db);
+    else ctx.backend->add_inplace(db, taken);
+  }
   return {dx};
 }
 

@@ -98,8 +98,8 @@ std::vector<Tensor> Pooling2DLayer::backward(ReplicaContext& ctx, const std::vec
   Pool2DGeometry g = geometry_for(in[0].dim(1), in[0].dim(2));
   Tensor dx(in[0].shape(), in[0].dtype());
   const Tensor& workspace = backward_workspace(ctx, in[0], g, st.input_relu_deferred, st);
-  if (st.input_grad_through_relu)  // the producer's ReLU backward, moved here (LayerState)
-    ctx.backend->pool2d_backward_through_relu(grads[0], in[0], out[0], g, workspace, dx);
+  if (st.input_grad_through_relu)  // the producer's ReLU backward (and bias gradient), moved here (LayerState)
+    ctx.backend->pool2d_backward_through_relu(grads[0], in[0], out[0], g, workspace, dx, &st.input_grad_channel_sums);
   else ctx.backend->pool2d_backward(grads[0], in[0], g, workspace, dx);
   return {dx};
 }

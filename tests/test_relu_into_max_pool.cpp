@@ -2,8 +2,9 @@
 // Backend::pool2d_backward_through_relu and pool2d_forward_relu): the CPU's mask at the pooled
 // resolution gives what pooling's backward followed by ReLU's gives, bit for bit, NaN included;
 // the ReLU after the pooling gives the pooling of the ReLU's output; the graph moves a layer's
-// ReLU into the max pooling it alone feeds and nowhere else; and a network trained with it ends
-// with the same bits as the one with the ReLU as a layer of its own.
+// ReLU into the max pooling it alone feeds and nowhere else; the pooling's per-channel sums of
+// its gradient (the producer's bias gradient) are that gradient's sums; and a network trained
+// with it ends with the same bits as the one with the ReLU as a layer of its own.
 #include <doctest/doctest.h>
 
 #include <atomic>
@@ -87,6 +88,51 @@ TEST_CASE("pool2d_backward_through_relu equals pool2d_backward then relu's activ
     CHECK(kerascpp_test::bit_equal(fused, stated));
     CHECK(kerascpp_test::bit_equal(fallback, stated));
   });
+}
+
+// dx_channel_sums, the producer's bias gradient: the CPU takes it at the pooled resolution on
+// float32 through disjoint max windows, summing in another order than a pass over dx would (so
+// equal to a few ulps, not bit for bit), and leaves it undefined everywhere else.
+TEST_CASE("pool2d_backward_through_relu's channel sums are dx summed per channel, where the CPU takes them" *
+          doctest::test_suite("16-bit activations")) {
+  auto be = K::make_cpu_backend(2);
+  int taken = 0;
+  for_each_run(*be, [&](const PoolCase& c, K::DType dtype, bool nan_input) {
+    const K::Tensor x = relu_pair(*be, c, dtype, nan_input).x;
+    K::Tensor y, workspace;
+    be->pool2d_forward(x, c.g, y, workspace);
+    K::Tensor dy = kerascpp_test::full_mantissa_tensor(y.shape(), 13);
+    set(dy, 1, std::numeric_limits<float>::infinity());  // an Inf in the sums where it passes the mask
+    if (dtype != K::DType::float32) dy = cast(*be, dy, dtype);
+    K::Tensor dx(x.shape(), dtype), sums = K::Tensor::zeros({1});  // a stale value must not survive
+    be->pool2d_backward_through_relu(dy, x, y, c.g, workspace, dx, &sums);
+    const bool disjoint_max = c.g.kind == K::PoolKind::max && c.g.stride_h >= c.g.pool_h;
+    REQUIRE(sums.defined() == (disjoint_max && dtype == K::DType::float32));
+    if (!sums.defined()) return;
+    ++taken;
+    K::Tensor expected;
+    be->sum_to_last_axis(dx, expected, false);
+    REQUIRE(sums.shape() == expected.shape());
+    const std::vector<float> got = sums.to_vector(), want = expected.to_vector();
+    for (std::size_t ch = 0; ch < want.size(); ++ch) {
+      CAPTURE(ch);
+      if (std::isnan(want[ch])) CHECK(std::isnan(got[ch]));
+      else if (std::isinf(want[ch])) CHECK(got[ch] == want[ch]);
+      else CHECK(got[ch] == doctest::Approx(want[ch]).epsilon(1e-6));
+    }
+  });
+  CHECK(taken == 8);  // the four disjoint cases in float32, with and without a NaN input
+  SUBCASE("not under a 16-bit compute dtype: the producer's convolution sums its rounded gradient") {
+    const PoolCase c = kerascpp_test::pool_cases().front();
+    const K::Tensor x = relu_pair(*be, c, K::DType::float32, false).x;
+    K::Tensor y, workspace, dx(x.shape()), sums = K::Tensor::zeros({1});
+    be->pool2d_forward(x, c.g, y, workspace);
+    be->set_compute_dtype(K::DType::bfloat16);
+    be->pool2d_backward_through_relu(kerascpp_test::full_mantissa_tensor(y.shape(), 13), x, y, c.g, workspace, dx,
+                                     &sums);
+    be->set_compute_dtype(K::DType::float32);
+    CHECK_FALSE(sums.defined());
+  }
 }
 
 TEST_CASE("pool2d_forward_relu equals max pooling of relu(x) bit for bit, and pairs with its backward" *
@@ -175,6 +221,10 @@ TEST_CASE("Conv2D(relu) -> MaxPooling2D trains to the same bits as Conv2D -> Act
   const K::Tensor y = K::Tensor::from_vector({16}, labels);
   // Two conv-relu-pool stages, the second pooling padded (4x4 windows at stride 4 on 6x6, "same":
   // one row and column of padding on each side); `separate`: each ReLU as its own layer.
+  // The fused model's bias gradients are summed at the pooled resolution, in another order than
+  // the separate model's pass over the full gradient; both sum float32 terms in double, so the
+  // float32 results agree unless a double rounding falls on a float32 rounding boundary, which
+  // these data never hit (and the training fingerprints did not either).
   auto build = [&](bool separate) {
     auto in = K::Input({12, 12, 2});
     auto stage = [&](K::KerasTensor h, int filters, K::LayerRef pool) {

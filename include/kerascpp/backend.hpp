@@ -216,8 +216,12 @@ class Backend {
   // pool2d_forward_relu: x > 0 is the same mask, and a window whose y is not positive sends its
   // masked gradient (+0, or NaN for a NaN or Inf dy) to x's argmax rather than to relu(x)'s, the
   // same bits but for where such a NaN lands.
+  // dx_channel_sums, when not null: the backend may also set it to dx summed over every row, per
+  // channel (float32 [C]; the ReLU's producer's bias gradient), where it can take those sums
+  // cheaper than a pass over dx (the CPU: at the pooled resolution), and leaves it undefined
+  // otherwise; the caller then sums dx itself. This default leaves it undefined.
   virtual void pool2d_backward_through_relu(const Tensor& dy, const Tensor& x, const Tensor& y, const Pool2DGeometry& g,
-                                            const Tensor& workspace, Tensor& dx);
+                                            const Tensor& workspace, Tensor& dx, Tensor* dx_channel_sums = nullptr);
 
   // ---- elementwise ----
   // softmax over the last axis; the CPU also takes relu and linear on 16-bit activations.

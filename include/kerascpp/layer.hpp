@@ -71,6 +71,13 @@ struct LayerState {
   // Set only together with the two above.
   bool output_relu_deferred = false;
   bool input_relu_deferred = false;
+  // The producer's bias gradient taken by that pooling (Backend::pool2d_backward_through_relu's
+  // dx_channel_sums: the gradient it returns, summed per channel, at the pooled resolution on the
+  // CPU): the pooling's backward may leave it in input_grad_channel_sums, and the graph hands it
+  // to the producer as output_grad_channel_sums before the producer's backward, which may use it
+  // instead of summing that gradient itself (Conv2D). Undefined where none was taken.
+  Tensor input_grad_channel_sums;
+  Tensor output_grad_channel_sums;
 };
 
 class Layer : public std::enable_shared_from_this<Layer> {

@@ -14,7 +14,9 @@ void Backend::pool2d_forward_relu(const Tensor& x, const Pool2DGeometry& g, Tens
 
 // The max pooling's backward, then the ReLU's backward of its input, in place on dx.
 void Backend::pool2d_backward_through_relu(const Tensor& dy, const Tensor& x, const Tensor& /*y*/,
-                                           const Pool2DGeometry& g, const Tensor& workspace, Tensor& dx) {
+                                           const Pool2DGeometry& g, const Tensor& workspace, Tensor& dx,
+                                           Tensor* dx_channel_sums) {
+  if (dx_channel_sums) *dx_channel_sums = Tensor();
   pool2d_backward(dy, x, g, workspace, dx);
   activation_backward(ActivationKind::relu, x, dx, dx);
 }

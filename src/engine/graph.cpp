@@ -277,6 +277,8 @@ std::vector<Tensor> Graph::forward(ReplicaContext& ctx, const std::vector<Tensor
     const std::size_t producer = node.inputs.size() == 1 ? node_index(node.inputs.front().node().get()) : i;
     ls.input_grad_through_relu = producer != i && relu_backward_moved_[producer] && dtypes[producer] == dtypes[i];
     ls.input_relu_deferred = ls.input_grad_through_relu && relu_forward_moved_[producer];
+    ls.input_grad_channel_sums = Tensor();
+    ls.output_grad_channel_sums = Tensor();
     ins = inputs_as_taken(ctx, node, dtypes[i], std::move(ins));
     const ComputeDTypeScope compute(*ctx.backend, node.layer->compute_dtype());
     st.outputs[i] = node.layer->forward(ctx, ins, ls);
@@ -348,7 +350,13 @@ void Graph::backward(ReplicaContext& ctx, const std::vector<Tensor>& output_grad
           g[j] = Tensor::zeros(st.outputs[i][j].shape(),
                                is_float(st.outputs[i][j].dtype()) ? st.outputs[i][j].dtype() : DType::float32);
       const ComputeDTypeScope compute(*ctx.backend, node.layer->compute_dtype());
-      auto input_grads = node.layer->backward(ctx, st.inputs[i], st.outputs[i], g, st.layer_states[i]);
+      LayerState& ls = st.layer_states[i];
+      auto input_grads = node.layer->backward(ctx, st.inputs[i], st.outputs[i], g, ls);
+      // The producer's bias gradient, where the pooling took it (LayerState::input_grad_channel_sums);
+      // the producer feeds this node alone, so this is its whole output gradient's sums.
+      if (ls.input_grad_through_relu && ls.input_grad_channel_sums.defined())
+        st.layer_states[node_index(node.inputs.front().node().get())].output_grad_channel_sums =
+            std::move(ls.input_grad_channel_sums);
       for (std::size_t j = 0; j < node.inputs.size(); ++j) {
         const KerasTensor& kt = node.inputs[j];
         accumulate(grads[node_index(kt.node().get())][static_cast<std::size_t>(kt.index())], input_grads.at(j),

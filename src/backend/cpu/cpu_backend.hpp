@@ -72,7 +72,7 @@ class CpuBackend final : public Backend {
   void pool2d_backward(const Tensor& dy, const Tensor& x, const Pool2DGeometry& g, const Tensor& workspace,
                        Tensor& dx) override;
   void pool2d_backward_through_relu(const Tensor& dy, const Tensor& x, const Tensor& y, const Pool2DGeometry& g,
-                                    const Tensor& workspace, Tensor& dx) override;
+                                    const Tensor& workspace, Tensor& dx, Tensor* dx_channel_sums) override;
 
   void activation_forward(ActivationKind act, const Tensor& x, Tensor& y) override;
   void activation_backward(ActivationKind act, const Tensor& y, const Tensor& dy, Tensor& dx) override;
@@ -190,9 +190,10 @@ class CpuBackend final : public Backend {
                       const char* op);
   // pool2d_backward, and pool2d_backward_through_relu where max_pool_disjoint takes the pooling:
   // relu_y (that ReLU's output, pooled; only where max_pool_disjoint_applies) folds the ReLU's
-  // backward into the pooling's loop.
+  // backward into the pooling's loop, and channel_sums (float32) then takes dx's per-channel sums
+  // at the pooled resolution (max_pool_disjoint_backward).
   void pool2d_backward(const Tensor& dy, const Tensor& x, const Pool2DGeometry& g, const Tensor& workspace, Tensor& dx,
-                       const Tensor* relu_y, const char* op);
+                       const Tensor* relu_y, const char* op, Tensor* channel_sums = nullptr);
   // The part of `act` that Dense and Conv2D do not fuse into their primitive, in place on
   // y[rows, cols]: relu (oneDNN's post-op turns NaN into 0) and softmax (over cols).
   void unfused_activation(ActivationKind act, float* y, std::int64_t rows, std::int64_t cols);

@@ -5,6 +5,7 @@
 #include <algorithm>
 #include <cstring>
 
+#include "backend/cpu/add_rows.hpp"
 #include "backend/cpu/checks.hpp"
 #include "backend/cpu/cpu_backend.hpp"
 #include "backend/cpu/dnnl_util.hpp"
@@ -23,18 +24,6 @@ struct MatmulEntry : CacheEntry {
 // Tensors of rank > 2 are read as [product of leading axes, last axis] (shared with the CUDA backend).
 using op_shapes::leading;
 
-// acc[c] += x[r][c] over rows [r0, r1), each channel in row order (so every build gives the same
-// bits). Cloned: the baseline build converts and adds two doubles an instruction, and a
-// convolution's bias gradient sums every output pixel (86k rows a step in the CNN at batch 128).
-KERASCPP_SIMD_CLONES void add_rows(const float* __restrict x, std::int64_t r0, std::int64_t r1, std::int64_t C,
-                                   double* __restrict acc) {
-  for (std::int64_t r = r0; r < r1; ++r) {
-    const float* __restrict row = x + r * C;
-#pragma omp simd
-    for (std::int64_t c = 0; c < C; ++c) acc[c] += row[c];
-  }
-}
-
 // c[m, n] = op(a)·op(b) + beta·c, row-major, on oneDNN's sgemm (OpenMP threads as enter() set them).
 void sgemm(bool ta, bool tb, std::int64_t m, std::int64_t n, std::int64_t k, const float* a, const float* b, float beta,
            float* c, const char* op) {
@@ -46,6 +35,17 @@ void sgemm(bool ta, bool tb, std::int64_t m, std::int64_t n, std::int64_t k, con
 }
 
 }  // namespace
+
+// Cloned: the baseline build converts and adds two doubles an instruction, and a convolution's
+// bias gradient sums every output pixel (86k rows a step in the CNN at batch 128).
+KERASCPP_SIMD_CLONES void add_rows(const float* __restrict x, std::int64_t r0, std::int64_t r1, std::int64_t C,
+                                   double* __restrict acc) {
+  for (std::int64_t r = r0; r < r1; ++r) {
+    const float* __restrict row = x + r * C;
+#pragma omp simd
+    for (std::int64_t c = 0; c < C; ++c) acc[c] += row[c];
+  }
+}
 
 void CpuBackend::dense_forward(const Tensor& x, const Tensor& w, const Tensor& b, ActivationKind act, Tensor& y) {
   enter();

@@ -6,6 +6,7 @@
 #include <type_traits>
 #include <vector>
 
+#include "backend/cpu/add_rows.hpp"
 #include "backend/cpu/nan_propagation.hpp"
 #include "backend/cpu/parallel.hpp"
 #include "simd_clones.hpp"
@@ -157,10 +158,15 @@ void forward(const typename E::T* x, const PoolShape& s, const Pool2DGeometry& g
 
 template <class E, std::int64_t C>
 void backward(const typename E::T* dy, const std::uint8_t* argmax, const PoolShape& s, const Pool2DGeometry& g,
-              const typename E::T* relu_y, DType dtype, typename E::T* dx) {
+              const typename E::T* relu_y, DType dtype, typename E::T* dx, const ChannelSums* sums) {
   using T = typename E::T;
-  const std::int64_t row_elements = s.ow * s.c;
-  parallel_for(s.n * s.oh, row_grain(s, g), [&](std::int64_t begin, std::int64_t end) {
+  const std::int64_t row_elements = s.ow * s.c, grain = row_grain(s, g);
+  double* partials = nullptr;
+  if (sums) {
+    sums->partials.assign(static_cast<std::size_t>((s.n * s.oh + grain - 1) / grain * s.c), 0.0);
+    partials = sums->partials.data();
+  }
+  parallel_for(s.n * s.oh, grain, [&](std::int64_t begin, std::int64_t end) {
     const T* grad = dy + begin * row_elements;
     if (relu_y) {
       // The block's gradients through the ReLU, into a buffer that stays in cache (a block is
@@ -172,10 +178,16 @@ void backward(const typename E::T* dy, const std::uint8_t* argmax, const PoolSha
         relu_backward_keep_nan_serial(relu_y + begin * row_elements, grad, masked.data(), n);
       else relu_backward_keep_nan_serial(relu_y + begin * row_elements, grad, masked.data(), dtype, n);
       grad = masked.data();
+      if constexpr (std::is_same_v<T, float>)
+        if (partials) add_rows(grad, 0, (end - begin) * s.ow, s.c, partials + begin / grain * s.c);
     }
     for (std::int64_t row = begin; row < end; ++row)
       backward_row<E, C>(grad + (row - begin) * row_elements, argmax + row * row_elements, s, g, row, dx);
   });
+  if (!sums) return;
+  std::fill(sums->out, sums->out + s.c, 0.0);
+  for (std::int64_t b = 0; b < (s.n * s.oh + grain - 1) / grain; ++b)
+    for (std::int64_t ch = 0; ch < s.c; ++ch) sums->out[ch] += partials[b * s.c + ch];
 }
 
 // The channel counts of common networks get their own builds (C), any other runs the general one.
@@ -214,10 +226,13 @@ void max_pool_disjoint_forward(const void* x, const PoolShape& s, const Pool2DGe
 }
 
 void max_pool_disjoint_backward(const void* dy, const std::uint8_t* argmax, const PoolShape& s, const Pool2DGeometry& g,
-                                DType dtype, void* dx, const void* relu_y) {
+                                DType dtype, void* dx, const void* relu_y, const ChannelSums* channel_sums) {
+  if (channel_sums && (dtype != DType::float32 || !relu_y))
+    throw StateError("max_pool_disjoint_backward: channel sums are taken on float32 through a ReLU only");
   auto run = [&]<class E, std::int64_t C>() {
     using T = typename E::T;
-    backward<E, C>(static_cast<const T*>(dy), argmax, s, g, static_cast<const T*>(relu_y), dtype, static_cast<T*>(dx));
+    backward<E, C>(static_cast<const T*>(dy), argmax, s, g, static_cast<const T*>(relu_y), dtype, static_cast<T*>(dx),
+                   channel_sums);
   };
   if (dtype == DType::float32) with_channels<Float32>(s.c, run);
   else with_channels<BFloat16>(s.c, run);

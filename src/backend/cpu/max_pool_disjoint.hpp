@@ -14,6 +14,7 @@
 // the output came from. Padding positions never win.
 #pragma once
 #include <cstdint>
+#include <vector>
 
 #include "backend/op_shapes.hpp"
 #include "kerascpp/backend.hpp"
@@ -35,7 +36,17 @@ void max_pool_disjoint_forward(const void* x, const op_shapes::PoolShape& s, con
 // relu_y, when given, is the pooling's output y where a ReLU fed it: each dy first goes through
 // that ReLU's backward at y (relu_backward_keep_nan, the same bits), a block at a time in cache,
 // instead of in a pass and a tensor of its own (see CpuBackend::pool2d_backward_through_relu).
+// channel_sums (float32, with relu_y): also the per-channel sums over every row of dx, which is
+// the ReLU's producer's bias gradient. dx holds each masked gradient once and zeros elsewhere, so
+// they are summed at the pooled resolution, from the block in cache: a quarter of the reads of a
+// pass over dx for 2x2 windows. Blocks of pooled rows (fixed by the shape) sum in row order into
+// `partials`, added in block order: the same bits for any thread count.
+struct ChannelSums {
+  double* out;                    // [channels]
+  std::vector<double>& partials;  // scratch
+};
 void max_pool_disjoint_backward(const void* dy, const std::uint8_t* argmax, const op_shapes::PoolShape& s,
-                                const Pool2DGeometry& g, DType dtype, void* dx, const void* relu_y = nullptr);
+                                const Pool2DGeometry& g, DType dtype, void* dx, const void* relu_y = nullptr,
+                                const ChannelSums* channel_sums = nullptr);
 
 }  // namespace kerascpp::cpu

@@ -145,7 +145,7 @@ void CpuBackend::pool2d_backward(const Tensor& dy, const Tensor& x, const Pool2D
 }
 
 void CpuBackend::pool2d_backward(const Tensor& dy, const Tensor& x, const Pool2DGeometry& g, const Tensor& workspace,
-                                 Tensor& dx, const Tensor* relu_y, const char* op) {
+                                 Tensor& dx, const Tensor* relu_y, const char* op, Tensor* channel_sums) {
   enter();
   require_activation(dy, op, "dy");
   require_activation(x, op, "x");
@@ -165,8 +165,18 @@ void CpuBackend::pool2d_backward(const Tensor& dy, const Tensor& x, const Pool2D
           fmt::format("{}: max pooling needs the workspace ({} bytes) filled by pool2d_forward on the "
                       "same input; got {}",
                       op, dy.numel(), workspace_str(workspace)));
+    // Only where the producer's own sums would be over float32 values: under a 16-bit compute
+    // dtype its convolution reads the gradient rounded, and its bias gradient is that one's.
+    const bool sums = channel_sums && relu_y && x.dtype() == DType::float32 && compute_dtype() == DType::float32;
+    if (sums) sums_.resize(static_cast<std::size_t>(s.c));
+    const ChannelSums to{sums_.data(), partials_};
     max_pool_disjoint_backward(dy.raw(), workspace.data<std::uint8_t>(), s, g, x.dtype(), dx.raw(),
-                               relu_y ? relu_y->raw() : nullptr);
+                               relu_y ? relu_y->raw() : nullptr, sums ? &to : nullptr);
+    if (sums) {
+      *channel_sums = Tensor({s.c}, DType::float32, Device{});
+      float* out = channel_sums->data<float>();
+      for (std::int64_t c = 0; c < s.c; ++c) out[c] = static_cast<float>(sums_[c]);
+    }
     return;
   }
 
@@ -204,8 +214,10 @@ void CpuBackend::pool2d_backward(const Tensor& dy, const Tensor& x, const Pool2D
 }
 
 void CpuBackend::pool2d_backward_through_relu(const Tensor& dy, const Tensor& x, const Tensor& y,
-                                              const Pool2DGeometry& g, const Tensor& workspace, Tensor& dx) {
+                                              const Pool2DGeometry& g, const Tensor& workspace, Tensor& dx,
+                                              Tensor* dx_channel_sums) {
   enter();
+  if (dx_channel_sums) *dx_channel_sums = Tensor();
   const char* op = "pool2d_backward_through_relu";
   require_activation(y, op, "y");
   // The mask at the pooled resolution: each window's gradient goes to its argmax, whose input
@@ -223,11 +235,11 @@ void CpuBackend::pool2d_backward_through_relu(const Tensor& dy, const Tensor& x,
                                        : contains_nan(static_cast<const std::uint16_t*>(y.raw()), y.dtype(), y.numel());
   };
   if (!disjoint || (!max_pool_disjoint_applies(g, y.dtype()) && holds_nan()))
-    return Backend::pool2d_backward_through_relu(dy, x, y, g, workspace, dx);
+    return Backend::pool2d_backward_through_relu(dy, x, y, g, workspace, dx, dx_channel_sums);
   if (max_pool_disjoint_applies(g, x.dtype())) {  // the ReLU's backward inside the pooling's loop
     require_same_shape(y, "y", dy, "dy", op);
     require_same_dtype(x, "x", y, "y", op, kKeepsDtype);
-    return pool2d_backward(dy, x, g, workspace, dx, &y, op);
+    return pool2d_backward(dy, x, g, workspace, dx, &y, op, dx_channel_sums);
   }
   Tensor masked(dy.shape(), dy.dtype());
   activation_backward(ActivationKind::relu, y, dy, masked);
