@@ -96,8 +96,11 @@ std::vector<Tensor> Conv2DLayer::backward(ReplicaContext& ctx, const std::vector
   Tensor dx = st.need_input_grads ? Tensor(in[0].shape(), in[0].dtype()) : Tensor();
   // The max pooling after this layer may have applied the ReLU's backward already.
   const ActivationKind act = st.output_grad_past_relu ? ActivationKind::linear : activation_;
-  // And may have summed that gradient per channel, the bias gradient (LayerState).
-  const Tensor taken = std::exchange(st.output_grad_channel_sums, Tensor());
+  // And may have summed that gradient per channel, the bias gradient (LayerState); taken only
+  // under a float32 compute dtype, where the convolution would sum the same float32 values (a
+  // 16-bit one sums the gradient as it rounded it).
+  Tensor taken = std::exchange(st.output_grad_channel_sums, Tensor());
+  if (ctx.backend->compute_dtype() != DType::float32) taken = Tensor();
   Tensor no_bias;
   ctx.backend->conv2d_backward(act, in[0], out[0], grads[0], kernel_->value(r), g, kernel_->grad(r),
                                taken.defined() ? no_bias : db, !first, dx);
