@@ -225,36 +225,44 @@ TEST_CASE("Conv2D(relu) -> MaxPooling2D trains to the same bits as Conv2D -> Act
   // the separate model's pass over the full gradient; both sum float32 terms in double, so the
   // float32 results agree unless a double rounding falls on a float32 rounding boundary, which
   // these data never hit (and the training fingerprints did not either).
-  auto build = [&](bool separate) {
+  // conv_dtype "mixed_bfloat16": the convolutions alone compute in bfloat16 while the poolings
+  // stay float32, so a pooling takes the bias sums in float32 and its Conv2D must not use them
+  // (it sums the gradient as it rounded it, as the separate network's Conv2D does).
+  auto build = [&](bool separate, const std::string& conv_dtype) {
     auto in = K::Input({12, 12, 2});
     auto stage = [&](K::KerasTensor h, int filters, K::LayerRef pool) {
-      if (separate) h = K::layers::Activation("relu")(K::layers::Conv2D(filters, 3, {.padding = K::Padding::same})(h));
-      else h = K::layers::Conv2D(filters, 3, {.padding = K::Padding::same, .activation = "relu"})(h);
+      if (separate)
+        h = K::layers::Activation("relu")(
+            K::layers::Conv2D(filters, 3, {.padding = K::Padding::same, .dtype = conv_dtype})(h));
+      else
+        h = K::layers::Conv2D(filters, 3, {.padding = K::Padding::same, .activation = "relu", .dtype = conv_dtype})(h);
       return (*pool)(h);
     };
     auto h = stage(in, 6, K::layers::MaxPooling2D(2));
     h = stage(h, 8, K::layers::MaxPooling2D(4, {.strides = 4, .padding = K::Padding::same}));
     return K::Model(in, K::layers::Dense(3)(K::layers::Flatten()(h)));
   };
-  for (int replicas : {1, 2}) {
-    CAPTURE(replicas);
-    K::set_random_seed(21);
-    K::Model fused = build(false);
-    K::Model separate = build(true);
-    separate.set_weights(fused.get_weights());
-    for (K::Model* m : {&fused, &separate})
-      m->compile({.optimizer = K::optimizers::Adam(0.01),
-                  .loss = K::losses::SparseCategoricalCrossentropy({.from_logits = true}),
-                  .distribute = K::distribute::MirroredStrategy<>(replicas)});
-    std::vector<double> losses;
-    for (int step = 0; step < 5; ++step) {
-      const double a = fused.train_on_batch(x, y)["loss"], b = separate.train_on_batch(x, y)["loss"];
-      CHECK(a == b);
-      losses.push_back(a);
+  for (const std::string conv_dtype : {"", "mixed_bfloat16"})
+    for (int replicas : {1, 2}) {
+      CAPTURE(conv_dtype);
+      CAPTURE(replicas);
+      K::set_random_seed(21);
+      K::Model fused = build(false, conv_dtype);
+      K::Model separate = build(true, conv_dtype);
+      separate.set_weights(fused.get_weights());
+      for (K::Model* m : {&fused, &separate})
+        m->compile({.optimizer = K::optimizers::Adam(0.01),
+                    .loss = K::losses::SparseCategoricalCrossentropy({.from_logits = true}),
+                    .distribute = K::distribute::MirroredStrategy<>(replicas)});
+      std::vector<double> losses;
+      for (int step = 0; step < 5; ++step) {
+        const double a = fused.train_on_batch(x, y)["loss"], b = separate.train_on_batch(x, y)["loss"];
+        CHECK(a == b);
+        losses.push_back(a);
+      }
+      CHECK(losses.back() < losses.front());
+      const auto wf = fused.get_weights(), ws = separate.get_weights();
+      REQUIRE(wf.size() == ws.size());
+      for (std::size_t i = 0; i < wf.size(); ++i) CHECK(kerascpp_test::bit_equal(wf[i], ws[i]));
     }
-    CHECK(losses.back() < losses.front());
-    const auto wf = fused.get_weights(), ws = separate.get_weights();
-    REQUIRE(wf.size() == ws.size());
-    for (std::size_t i = 0; i < wf.size(); ++i) CHECK(kerascpp_test::bit_equal(wf[i], ws[i]));
-  }
 }
