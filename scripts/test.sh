@@ -12,4 +12,4 @@ cmake --build build -j2
 # region: ctest runs test programs side by side, and spinning threads of one slow the others down
 # several times over. libgomp reads this once at load time, so it must be in the environment.
 export OMP_WAIT_POLICY=${OMP_WAIT_POLICY:-passive}
-ctest --test-dir build --output-on-failure
+ctest --test-dir build --output-on-failure -j2
