@@ -281,6 +281,32 @@ TEST_CASE("cpu backend: dense_forward with bias and each activation") {
   }
 }
 
+// The sgemm path adds the bias to the finished product, as the primitive does, in one pass with
+// the ReLU. The contraction (1000) is longer than sgemm's blocks of k, so adding the bias first
+// and accumulating the product onto it (beta = 1) would round differently.
+TEST_CASE("cpu backend: dense_forward's sgemm path adds the bias after the product, then ReLU") {
+  auto be = std::make_unique<K::cpu::CpuBackend>(2);
+  be->set_sgemm_threshold(0);
+  const std::int64_t N = 64, I = 1000, O = 48;
+  auto x = random_tensor({N, I}, 4), w = random_tensor({I, O}, 5);
+  Vec bv = random_tensor({O}, 6).to_vector();
+  bv[3] = std::numeric_limits<float>::quiet_NaN();  // a NaN column stays NaN through ReLU
+  bv[4] = -0.f;
+  const K::Tensor b = K::Tensor::from_vector({O}, bv);
+  K::Tensor product, y_linear, y_relu;
+  be->dense_forward(x, w, K::Tensor(), K::ActivationKind::linear, product);
+  be->dense_forward(x, w, b, K::ActivationKind::linear, y_linear);
+  be->dense_forward(x, w, b, K::ActivationKind::relu, y_relu);
+  Vec want_linear = product.to_vector(), want_relu(want_linear.size());
+  for (std::size_t i = 0; i < want_linear.size(); ++i) {
+    want_linear[i] += bv[i % O];
+    want_relu[i] = want_linear[i] <= 0.f ? 0.f : want_linear[i];
+  }
+  CHECK(bit_equal(y_linear, K::Tensor::from_vector({N, O}, want_linear)));
+  CHECK(bit_equal(y_relu, K::Tensor::from_vector({N, O}, want_relu)));
+  CHECK(std::isnan(y_relu.to_vector()[3]));
+}
+
 TEST_CASE("cpu backend: matmul with transposes and accumulate") {
   for (std::int64_t sgemm_threshold : {K::cpu::CpuBackend::kSgemmMacs, std::int64_t{0}}) {
     CAPTURE(sgemm_threshold);

@@ -34,6 +34,26 @@ void sgemm(bool ta, bool tb, std::int64_t m, std::int64_t n, std::int64_t k, con
         fmt::format("{}: oneDNN's sgemm failed (status {}) on {}x{}x{}", op, static_cast<int>(status), m, n, k));
 }
 
+// Rows [r0, r1) of y (width `out`) get the bias added after the product, as oneDNN's matmul adds
+// it, then ReLU when asked (relu_block's NaN rule: `v <= 0` is false for NaN). One pass over the
+// product instead of a bias copy before sgemm (beta = 1 made it read y back) and a ReLU pass.
+KERASCPP_SIMD_CLONES void add_bias_rows(float* __restrict y, const float* __restrict b, std::int64_t r0,
+                                        std::int64_t r1, std::int64_t out, bool relu) {
+  for (std::int64_t r = r0; r < r1; ++r) {
+    float* __restrict row = y + r * out;
+    if (relu) {
+#pragma omp simd
+      for (std::int64_t j = 0; j < out; ++j) {
+        const float v = row[j] + b[j];
+        row[j] = v <= 0.f ? 0.f : v;
+      }
+    } else {
+#pragma omp simd
+      for (std::int64_t j = 0; j < out; ++j) row[j] += b[j];
+    }
+  }
+}
+
 }  // namespace
 
 // Cloned: the baseline build converts and adds two doubles an instruction, and a convolution's
@@ -87,14 +107,15 @@ void CpuBackend::dense_forward(const Tensor& x, const Tensor& w, const Tensor& b
   const ComputeOperands operands = compute_operands(x, w);
   if (operands.dt == dnnl::memory::data_type::f32 && y.dtype() == DType::float32 && rows * in * out >= sgemm_macs_) {
     float* py = y.data<float>();
-    if (bias) {  // sgemm adds the product to y's rows, each a copy of the bias
-      const float* pb = b.data<float>();
-      parallel_for(rows, std::max<std::int64_t>(1, kElementGrain / out), [&](std::int64_t r0, std::int64_t r1) {
-        for (std::int64_t r = r0; r < r1; ++r) std::memcpy(py + r * out, pb, sizeof(float) * out);
-      });
-    }
     sgemm(false, false, rows, out, in, static_cast<const float*>(operands.a), static_cast<const float*>(operands.b),
-          bias ? 1.f : 0.f, py, op);
+          0.f, py, op);
+    const bool relu_with_bias = bias && act == ActivationKind::relu;
+    if (bias) {
+      const float* pb = b.data<float>();
+      parallel_for(rows, std::max<std::int64_t>(1, kElementGrain / out),
+                   [&](std::int64_t r0, std::int64_t r1) { add_bias_rows(py, pb, r0, r1, out, relu_with_bias); });
+    }
+    if (relu_with_bias) return;
     if (fused_post_op(act)) activation_forward(act, y, y);
     else unfused_activation(act, y, rows, out, op);
     return;
