@@ -10,6 +10,7 @@
 #include "backend/cpu/cpu_backend.hpp"
 #include "backend/cpu/dnnl_util.hpp"
 #include "backend/cpu/low_precision_conversions.hpp"
+#include "backend/cpu/nan_propagation.hpp"
 #include "backend/cpu/parallel.hpp"
 #include "simd_clones.hpp"
 
@@ -35,22 +36,15 @@ void sgemm(bool ta, bool tb, std::int64_t m, std::int64_t n, std::int64_t k, con
 }
 
 // Rows [r0, r1) of y (width `out`) get the bias added after the product, as oneDNN's matmul adds
-// it, then ReLU when asked (relu_block's NaN rule: `v <= 0` is false for NaN). One pass over the
-// product instead of a bias copy before sgemm (beta = 1 made it read y back) and a ReLU pass.
-KERASCPP_SIMD_CLONES void add_bias_rows(float* __restrict y, const float* __restrict b, std::int64_t r0,
-                                        std::int64_t r1, std::int64_t out, bool relu) {
+// it, then relu_keep_nan's ReLU while the row is still in L1: one pass over the product where
+// bias_add and then the activation would stream it from memory twice.
+KERASCPP_SIMD_CLONES void add_bias_relu_rows(float* __restrict y, const float* __restrict b, std::int64_t r0,
+                                             std::int64_t r1, std::int64_t out) {
   for (std::int64_t r = r0; r < r1; ++r) {
     float* __restrict row = y + r * out;
-    if (relu) {
 #pragma omp simd
-      for (std::int64_t j = 0; j < out; ++j) {
-        const float v = row[j] + b[j];
-        row[j] = v <= 0.f ? 0.f : v;
-      }
-    } else {
-#pragma omp simd
-      for (std::int64_t j = 0; j < out; ++j) row[j] += b[j];
-    }
+    for (std::int64_t j = 0; j < out; ++j) row[j] += b[j];
+    relu_keep_nan_serial(row, out);
   }
 }
 
@@ -109,13 +103,13 @@ void CpuBackend::dense_forward(const Tensor& x, const Tensor& w, const Tensor& b
     float* py = y.data<float>();
     sgemm(false, false, rows, out, in, static_cast<const float*>(operands.a), static_cast<const float*>(operands.b),
           0.f, py, op);
-    const bool relu_with_bias = bias && act == ActivationKind::relu;
-    if (bias) {
+    if (bias && act == ActivationKind::relu) {
       const float* pb = b.data<float>();
       parallel_for(rows, std::max<std::int64_t>(1, kElementGrain / out),
-                   [&](std::int64_t r0, std::int64_t r1) { add_bias_rows(py, pb, r0, r1, out, relu_with_bias); });
+                   [&](std::int64_t r0, std::int64_t r1) { add_bias_relu_rows(py, pb, r0, r1, out); });
+      return;
     }
-    if (relu_with_bias) return;
+    if (bias) bias_add(y, b);
     if (fused_post_op(act)) activation_forward(act, y, y);
     else unfused_activation(act, y, rows, out, op);
     return;
