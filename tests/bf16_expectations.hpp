@@ -21,16 +21,25 @@ inline bool env_is(const char* name, std::string_view value) {
   return v && v == value;
 }
 
+// Whether /proc/cpuinfo names this vendor (GenuineIntel, AuthenticAMD).
+inline bool cpu_vendor_is(std::string_view vendor) {
+  std::ifstream cpuinfo("/proc/cpuinfo");
+  for (std::string line; std::getline(cpuinfo, line);)
+    if (line.rfind("vendor_id", 0) == 0) return line.find(vendor) != std::string::npos;
+  return false;
+}
+
 // Whether bfloat16 must be emulated in this run (false: no claim). oneDNN held to AVX2 has no bf16
 // kernel at all (ctest's mixed_precision_emulated). Below bfloat16 instructions, with oneDNN capped
 // there (mixed_precision_avx512_without_bf16) or on a processor whose /proc/cpuinfo lists neither
-// avx512_bf16 nor amx_bf16, its bf16 kernels only emulate them, slower than float32, so kerascpp
+// avx512_bf16 nor amx_bf16, its bf16 kernels only emulate them, slower than float32; on an Intel
+// processor with avx512_bf16 but not amx_bf16 they are slower than float32 too. There kerascpp
 // emulates unless KERASCPP_BF16_ONEDNN_EMULATION=1 asks for those kernels.
 inline bool bf16_must_be_emulated() {
   if (env_is("ONEDNN_MAX_CPU_ISA", "AVX2")) return true;
   if (env_is("KERASCPP_BF16_ONEDNN_EMULATION", "1")) return false;
   if (env_is("ONEDNN_MAX_CPU_ISA", "AVX512_CORE") || env_is("ONEDNN_MAX_CPU_ISA", "AVX512_CORE_VNNI")) return true;
-  return !cpu_has_flag("avx512_bf16") && !cpu_has_flag("amx_bf16");
+  return !cpu_has_flag("amx_bf16") && (!cpu_has_flag("avx512_bf16") || cpu_vendor_is("GenuineIntel"));
 }
 
 // Whether bfloat16 activations must be on: asked for oneDNN's emulating bf16 kernels (ctest's

@@ -15,6 +15,7 @@
 #include <string>
 #include <vector>
 
+#include "backend/cpu/bf16_kernel_choice.hpp"
 #include "bf16_expectations.hpp"
 #include "bit_equal.hpp"
 #include "full_mantissa_tensor.hpp"
@@ -162,6 +163,28 @@ TEST_CASE("compute_path: native names oneDNN's kernels, emulated says why; float
   if (kerascpp_test::bf16_must_be_emulated()) CHECK(path.rfind("emulated (", 0) == 0);
   CHECK(MP::compute_path(*be, K::DType::float32) == "float32");
   CHECK_THROWS_AS(MP::compute_path(*be, K::DType::int64), K::ValueError);
+}
+
+// bench/README.md ("Mixed precision") has the measurements behind each answer.
+TEST_CASE("bfloat16 kernels: oneDNN's with AMX or AMD's AVX512-BF16, float32 ones on rounded operands elsewhere") {
+  using K::cpu::choose_bf16_kernels;
+  for (bool intel : {true, false}) {
+    CAPTURE(intel);
+    const auto amx = choose_bf16_kernels(true, true, intel);
+    CHECK(amx.onednn_bf16);
+    CHECK(amx.why.empty());
+    const auto none = choose_bf16_kernels(false, false, intel);
+    CHECK_FALSE(none.onednn_bf16);
+    CHECK(none.why.find("no bfloat16 instructions") != std::string::npos);
+  }
+  CHECK(choose_bf16_kernels(true, false, false).onednn_bf16);
+  const auto intel_avx512_bf16 = choose_bf16_kernels(true, false, true);
+  CHECK_FALSE(intel_avx512_bf16.onednn_bf16);
+  CHECK(intel_avx512_bf16.why.find("without AMX on an Intel processor") != std::string::npos);
+  // And on this processor the library's answer is the one /proc/cpuinfo gives (unless the
+  // environment asks for oneDNN's kernels anyway).
+  if (!std::getenv("KERASCPP_BF16_ONEDNN_EMULATION"))
+    CHECK(K::cpu::choose_bf16_kernels_here().onednn_bf16 == !kerascpp_test::bf16_must_be_emulated());
 }
 
 TEST_CASE("matmul, dense, batched matmul and convolutions in bfloat16/float16 equal float32 on rounded operands") {

@@ -1,16 +1,18 @@
 // Mixed precision on the CPU: casts between float32 and the 16-bit floats, and the operands of
-// matmuls and convolutions in the compute dtype. oneDNN runs bf16 natively on AVX512-BF16 and
-// AMX; where it has no kernel (AVX2, and float16 on most processors) or only kernels that
-// emulate bf16 arithmetic (plain AVX-512), the operands are rounded to 16 bits and computed by
-// the float32 kernels, which gives the same products (16-bit by 16-bit fits float32 exactly) at
-// float32 speed.
+// matmuls and convolutions in the compute dtype. oneDNN runs bf16 natively where that pays
+// (bf16_kernel_choice.hpp: AMX, AMD's AVX512-BF16); where it has no kernel (AVX2, and float16 on
+// most processors) or only kernels slower than float32 ones (plain AVX-512, Intel's AVX512-BF16
+// without AMX), the operands are rounded to 16 bits and computed by the float32 kernels, which
+// gives the same products (16-bit by 16-bit fits float32 exactly) at float32 speed.
 #include <fmt/format.h>
 #include <algorithm>
 #include <cstdlib>
 #include <cstring>
 #include <string>
 #include <string_view>
+#include <utility>
 
+#include "backend/cpu/bf16_kernel_choice.hpp"
 #include "backend/cpu/checks.hpp"
 #include "backend/cpu/cpu_backend.hpp"
 #include "backend/cpu/dnnl_util.hpp"
@@ -51,20 +53,10 @@ void round_to(const float* src, float* dst, DType dtype, std::int64_t n) {
   parallel_for(n, kElementGrain, [&](std::int64_t b, std::int64_t e) { round_floats(src + b, dst + b, dtype, e - b); });
 }
 
-// Whether oneDNN may use bfloat16 instructions (AVX512-BF16, part of AMX's ISA too) on this
-// processor, under any ONEDNN_MAX_CPU_ISA cap. Without them oneDNN 2.6 still offers bf16 kernels
-// on AVX-512 (matmul gemm:jit, convolution jit_bf16:avx512_core) that emulate the dot products:
-// 0.30x (MLP) and 0.38x (CNN) float32's speed on an Intel Xeon without AVX512-BF16
-// (bench/README.md, "Mixed precision"), so bf16 is computed by the float32 kernels there.
-bool has_bf16_instructions() {
-  const auto isa = static_cast<unsigned>(dnnl::get_effective_cpu_isa());
-  const auto bf16 = static_cast<unsigned>(dnnl::cpu_isa::avx512_core_bf16);  // a bit mask of features
-  return (isa & bf16) == bf16;
-}
-
-// KERASCPP_BF16_ONEDNN_EMULATION=1 takes oneDNN's bf16 kernels even without bfloat16
-// instructions (slower than float32; it lets the tests run the 16-bit activation paths on such
-// processors). Read once per process; any other value leaves the default.
+// KERASCPP_BF16_ONEDNN_EMULATION=1 takes oneDNN's bf16 kernels wherever choose_bf16_kernels
+// would not (slower than float32; without bfloat16 instructions they emulate them; it lets the
+// tests run oneDNN's bf16 and the 16-bit activation paths on such processors). Read once per
+// process; any other value leaves the default.
 bool onednn_bf16_emulation_asked() {
   static const bool asked = [] {
     const char* v = std::getenv("KERASCPP_BF16_ONEDNN_EMULATION");
@@ -128,11 +120,12 @@ bool CpuBackend::native_compute(DType dtype) {
     // A training-sized matmul and convolution: oneDNN either has a kernel for them in this dtype
     // on this processor or answers with its slow reference code (or refuses).
     known = 0;
-    if (dtype == DType::bfloat16 && !has_bf16_instructions() && !onednn_bf16_emulation_asked()) {
-      kernel =
-          "no bfloat16 instructions on this processor (AVX512-BF16 or AMX); oneDNN's bf16 kernels would "
-          "emulate them, slower than float32";
-      return false;
+    if (dtype == DType::bfloat16 && !onednn_bf16_emulation_asked()) {
+      Bf16KernelChoice choice = choose_bf16_kernels_here();
+      if (!choice.onednn_bf16) {
+        kernel = std::move(choice.why);
+        return false;
+      }
     }
     try {
       const auto dt = dnnl_type_of(dtype);
