@@ -11,7 +11,7 @@ namespace kerascpp::cpu {
 //   kernels on rounded operands;
 // - AVX512-BF16 without AMX on an Intel Xeon (family 6 model 207 with AMX hidden by its VM):
 //   oneDNN's brgemm bf16 matmuls ran at 0.6x its float32 ones on every MLP shape, the training
-//   steps at 0.63x and 0.74x, against 0.90x and 0.85x with float32 kernels on rounded operands;
+//   steps at 0.58x and 0.74x, against 0.88x and 0.84x with float32 kernels on rounded operands;
 // - AVX512-BF16 on AMD Zen 4: 1.42x and 1.33x; AMX on an Intel Xeon: 1.95x and 1.41x.
 Bf16KernelChoice choose_bf16_kernels(bool bf16_instructions, bool amx, bool intel) {
   if (amx) return {true, {}};
