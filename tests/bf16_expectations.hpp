@@ -8,25 +8,28 @@
 
 namespace kerascpp_test {
 
-// Whether /proc/cpuinfo lists an ISA flag; false where it has no flags line (not Linux on x86).
-inline bool cpu_has_flag(std::string_view flag) {
+// The first /proc/cpuinfo line starting with `field` ("flags", "vendor_id"); empty where there is
+// none (not Linux on x86).
+inline std::string cpuinfo_line(std::string_view field) {
   std::ifstream cpuinfo("/proc/cpuinfo");
   for (std::string line; std::getline(cpuinfo, line);)
-    if (line.rfind("flags", 0) == 0) return (line + ' ').find(' ' + std::string(flag) + ' ') != std::string::npos;
-  return false;
+    if (line.rfind(field, 0) == 0) return line;
+  return {};
+}
+
+// Whether /proc/cpuinfo lists an ISA flag.
+inline bool cpu_has_flag(std::string_view flag) {
+  return (cpuinfo_line("flags") + ' ').find(' ' + std::string(flag) + ' ') != std::string::npos;
+}
+
+// Whether /proc/cpuinfo names this vendor (GenuineIntel, AuthenticAMD).
+inline bool cpu_vendor_is(std::string_view vendor) {
+  return cpuinfo_line("vendor_id").find(vendor) != std::string::npos;
 }
 
 inline bool env_is(const char* name, std::string_view value) {
   const char* v = std::getenv(name);
   return v && v == value;
-}
-
-// Whether /proc/cpuinfo names this vendor (GenuineIntel, AuthenticAMD).
-inline bool cpu_vendor_is(std::string_view vendor) {
-  std::ifstream cpuinfo("/proc/cpuinfo");
-  for (std::string line; std::getline(cpuinfo, line);)
-    if (line.rfind("vendor_id", 0) == 0) return line.find(vendor) != std::string::npos;
-  return false;
 }
 
 // Whether bfloat16 must be emulated in this run (false: no claim). oneDNN held to AVX2 has no bf16
