@@ -31,6 +31,7 @@ class StopAfterSteps : public K::callbacks::Callback {
 
 int main(int argc, char** argv) {
   CLI::App app{"Fashion-MNIST with kerascpp"};
+  examples::last_flag_wins(app);
   std::string data_dir, model_dir = "/tmp/fashion_mnist_model", model_kind = "cnn", load_weights;
   int train_epochs = 5;
   examples::StrategyFlags devices{.num_gpus = 0};

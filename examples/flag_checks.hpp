@@ -16,6 +16,14 @@
 
 namespace examples {
 
+// A flag given twice takes its last value, as the official models' absl flags do, so a script's
+// defaults can be overridden by appending (scripts/train.sh passes "$@" after its own flags).
+// CLI11's default refuses the repeat. Call before adding any option: it sets the defaults of the
+// options added after it; every value still goes through the flag's validator.
+inline void last_flag_wins(CLI::App& app) {
+  app.option_defaults()->multi_option_policy(CLI::MultiOptionPolicy::TakeLast);
+}
+
 // A finite number > 0, e.g. a learning rate ("nan", "inf", "0" and "-1" are refused).
 inline const CLI::Validator kFinitePositive(
     [](std::string& s) -> std::string {

@@ -52,6 +52,7 @@ double seconds_since(std::chrono::steady_clock::time_point t0) {
 
 int main(int argc, char** argv) {
   CLI::App app{"NCF (NeuMF) with kerascpp on synthetic MovieLens-1M-shaped implicit feedback"};
+  examples::last_flag_wins(app);
   examples::StrategyFlags devices{.num_gpus = 0};
   examples::NcfParams params;
   examples::ImplicitDataOptions data_options;

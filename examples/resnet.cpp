@@ -122,6 +122,7 @@ int export_model(const K::Model& model, const std::string& dir) {
 
 int main(int argc, char** argv) {
   CLI::App app{"ResNet v1 (official models' Keras ResNets) with kerascpp on synthetic data"};
+  examples::last_flag_wins(app);
   std::string dataset, model_dir;
   int resnet_size = 0, train_epochs = 1;
   examples::StrategyFlags devices{.num_gpus = -1};

@@ -25,6 +25,7 @@ namespace T = examples::transformer;
 
 int main(int argc, char** argv) {
   CLI::App app{"The official Transformer with kerascpp on a synthetic sequence-to-sequence task"};
+  examples::last_flag_wins(app);
   std::string param_set = "tiny", task = "reverse", model_dir;
   examples::StrategyFlags devices;
   std::int64_t batch_size = 64, train_steps = 200, length = 10, vocab = 18, num_layers = 0, warmup = 0;
