@@ -19,7 +19,9 @@ namespace examples {
 // A flag given twice takes its last value, as the official models' absl flags do, so a script's
 // defaults can be overridden by appending (scripts/train.sh passes "$@" after its own flags).
 // CLI11's default refuses the repeat. Call before adding any option: it sets the defaults of the
-// options added after it; every value still goes through the flag's validator.
+// options added after it; every value still goes through the flag's validator. A list flag
+// (`->delimiter(',')`) would still collect every occurrence's values; give it
+// `->trigger_on_parse()` too, so each occurrence replaces the list (ncf's --layers).
 inline void last_flag_wins(CLI::App& app) {
   app.option_defaults()->multi_option_policy(CLI::MultiOptionPolicy::TakeLast);
 }

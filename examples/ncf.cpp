@@ -76,11 +76,13 @@ int main(int argc, char** argv) {
       ->check(examples::kPositiveInteger);
   app.add_option("--layers", params.layers, "MLP sizes, the first one the user+item embedding width (even)")
       ->delimiter(',')
+      ->trigger_on_parse()
       ->check(examples::kPositiveInteger);
   app.add_option("--mf_regularization", params.mf_regularization, "L2 factor of the embeddings")
       ->check(CLI::Range(0.0, 1e9));
   app.add_option("--mlp_regularization", params.mlp_regularization, "L2 factor of each MLP layer, one per --layers")
       ->delimiter(',')
+      ->trigger_on_parse()
       ->check(CLI::Range(0.0, 1e9));
   app.add_option("--num_neg", num_neg, "Negatives sampled per training positive")->check(examples::kPositiveInteger);
   app.add_option("--num_users", data_options.num_users, "Synthetic users (MovieLens-1M: 6040)")
