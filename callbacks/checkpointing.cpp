@@ -6,9 +6,9 @@
 #include <filesystem>
 #include <ostream>
 
-#include "engine/training_position.hpp"
 #include "io/model_weights.hpp"
 #include "kerascpp/session.hpp"
+#include "training/training_position.hpp"
 
 namespace kerascpp::callbacks {
 namespace fs = std::filesystem;

@@ -133,8 +133,8 @@ class EmbeddingSharedWeights : public K::Layer {
     ctx.backend->matmul(dy2, false, table_->value(r), false, dx2, false);
     return {dx};
   }
-  std::string config_json() const override {
-    return nlohmann::json{{"name", name()}, {"vocab_size", vocab_}, {"hidden_size", hidden_}}.dump();
+  K::Json get_config() const override {
+    return K::Json{{"name", name()}, {"vocab_size", vocab_}, {"hidden_size", hidden_}};
   }
 
  private:
@@ -148,11 +148,9 @@ class EmbeddingSharedWeights : public K::Layer {
 // So that load_model and model_from_json rebuild the layer from its config (the weights come
 // from the archive after it is made).
 inline void register_transformer_layers() {
-  K::register_layer_class("EmbeddingSharedWeights", [](const std::string& config) -> K::LayerRef {
-    const auto c = nlohmann::json::parse(config);
-    return std::make_shared<EmbeddingSharedWeights>(c.at("vocab_size").get<std::int64_t>(),
-                                                    c.at("hidden_size").get<std::int64_t>(), 0,
-                                                    c.at("name").get<std::string>());
+  K::register_layer_class("EmbeddingSharedWeights", [](const K::LayerConfig& c) -> K::LayerRef {
+    return std::make_shared<EmbeddingSharedWeights>(c.required<std::int64_t>("vocab_size"),
+                                                    c.required<std::int64_t>("hidden_size"), 0, c.name());
   });
 }
 

@@ -1,4 +1,5 @@
 #include "kerascpp/layers/activation.hpp"
+#include "kerascpp/layer_config.hpp"
 
 #include "layer_util.hpp"
 
@@ -28,12 +29,16 @@ std::vector<Tensor> ActivationLayer::backward(ReplicaContext& ctx, const std::ve
   return {dx};
 }
 
-std::string ActivationLayer::config_json() const {
-  return detail::dump({{"name", name()}, {"activation", activation_name(activation_)}});
+Json ActivationLayer::get_config() const {
+  return detail::Json({{"name", name()}, {"activation", activation_name(activation_)}});
 }
 
 LayerRef Activation(const std::string& activation, ActivationOptions options) {
   return std::make_shared<ActivationLayer>(activation, std::move(options));
 }
+
+KERASCPP_REGISTER_LAYER("Activation", [](const LayerConfig& c) {
+  return layers::Activation(c.str("activation", "linear"), {.name = c.name()});
+});
 
 }  // namespace kerascpp::layers

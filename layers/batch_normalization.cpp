@@ -1,4 +1,5 @@
 #include "kerascpp/layers/batch_normalization.hpp"
+#include "kerascpp/layer_config.hpp"
 
 #include <cmath>
 
@@ -148,8 +149,8 @@ void BatchNormalizationLayer::backward_empty(ReplicaContext& ctx) {
   }
 }
 
-std::string BatchNormalizationLayer::config_json() const {
-  return detail::dump({{"name", name()},
+Json BatchNormalizationLayer::get_config() const {
+  return detail::Json({{"name", name()},
                        {"momentum", detail::json_float(options_.momentum)},
                        {"epsilon", detail::json_float(options_.epsilon)},
                        {"synchronized", options_.synchronized}});
@@ -158,5 +159,15 @@ std::string BatchNormalizationLayer::config_json() const {
 LayerRef BatchNormalization(BatchNormalizationOptions options) {
   return std::make_shared<BatchNormalizationLayer>(std::move(options));
 }
+
+KERASCPP_REGISTER_LAYER("BatchNormalization", [](const LayerConfig& c) {
+  c.expect_last_axis(4);
+  c.expect("center", true, "BatchNormalization always learns beta");
+  c.expect("scale", true, "BatchNormalization always learns gamma");
+  return layers::BatchNormalization({.momentum = c.get("momentum", 0.99f),
+                                     .epsilon = c.get("epsilon", 1e-3f),
+                                     .synchronized = c.get("synchronized", false),
+                                     .name = c.name()});
+});
 
 }  // namespace kerascpp::layers

@@ -1,4 +1,5 @@
 #include "kerascpp/layers/conv1d.hpp"
+#include "kerascpp/layer_config.hpp"
 
 #include "check.hpp"
 #include "kerascpp/random.hpp"
@@ -98,7 +99,7 @@ std::vector<Tensor> Conv1DLayer::backward(ReplicaContext& ctx, const std::vector
   return {dx};
 }
 
-std::string Conv1DLayer::config_json() const {
+Json Conv1DLayer::get_config() const {
   detail::Json config = {{"name", name()},
                          {"filters", filters_},
                          {"kernel_size", detail::Json::array({kernel_size_})},
@@ -110,11 +111,20 @@ std::string Conv1DLayer::config_json() const {
                          {"use_bias", options_.use_bias}};
   detail::add_weight_options(config, "kernel", options_.kernel_regularizer, options_.kernel_constraint);
   detail::add_weight_options(config, "bias", options_.bias_regularizer, options_.bias_constraint);
-  return detail::dump(config);
+  return config;
 }
 
 LayerRef Conv1D(std::int64_t filters, std::int64_t kernel_size, Conv1DOptions options) {
   return std::make_shared<Conv1DLayer>(filters, kernel_size, std::move(options));
 }
+
+KERASCPP_REGISTER_LAYER("Conv1D", [](const LayerConfig& c) {
+  c.expect_channels_last();
+  c.expect_no_dilation();
+  c.expect("groups", 1, "no grouped convolutions");
+  return layers::Conv1D(c.required<std::int64_t>("filters"), c.size1d("kernel_size", 0),
+                        detail::read_kernel_options(
+                            c, layers::Conv1DOptions{.strides = c.size1d("strides", 1), .padding = c.padding(true)}));
+});
 
 }  // namespace kerascpp::layers

@@ -1,4 +1,5 @@
 #include "kerascpp/layers/conv2d.hpp"
+#include "kerascpp/layer_config.hpp"
 
 #include <utility>
 
@@ -115,7 +116,7 @@ Layer::LowPrecisionIO Conv2DLayer::low_precision_io() const { return detail::pro
 
 bool Conv2DLayer::ends_in_relu() const { return activation_ == ActivationKind::relu; }
 
-std::string Conv2DLayer::config_json() const {
+Json Conv2DLayer::get_config() const {
   detail::Json config = {{"name", name()},
                          {"filters", filters_},
                          {"kernel_size", detail::json_size2d(kernel_size_)},
@@ -125,11 +126,20 @@ std::string Conv2DLayer::config_json() const {
                          {"use_bias", options_.use_bias}};
   detail::add_weight_options(config, "kernel", options_.kernel_regularizer, options_.kernel_constraint);
   detail::add_weight_options(config, "bias", options_.bias_regularizer, options_.bias_constraint);
-  return detail::dump(config);
+  return config;
 }
 
 LayerRef Conv2D(std::int64_t filters, Size2D kernel_size, Conv2DOptions options) {
   return std::make_shared<Conv2DLayer>(filters, kernel_size, std::move(options));
 }
+
+KERASCPP_REGISTER_LAYER("Conv2D", [](const LayerConfig& c) {
+  c.expect_channels_last();
+  c.expect_no_dilation();
+  c.expect("groups", 1, "no grouped convolutions");
+  return layers::Conv2D(
+      c.required<std::int64_t>("filters"), c.size2d("kernel_size", 0),
+      detail::read_kernel_options(c, layers::Conv2DOptions{.strides = c.size2d("strides", 1), .padding = c.padding()}));
+});
 
 }  // namespace kerascpp::layers

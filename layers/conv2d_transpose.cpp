@@ -1,4 +1,5 @@
 #include "kerascpp/layers/conv2d_transpose.hpp"
+#include "kerascpp/layer_config.hpp"
 
 #include <algorithm>
 
@@ -120,7 +121,7 @@ std::vector<Tensor> Conv2DTransposeLayer::backward(ReplicaContext& ctx, const st
   return {dx};
 }
 
-std::string Conv2DTransposeLayer::config_json() const {
+Json Conv2DTransposeLayer::get_config() const {
   detail::Json config = {{"name", name()},
                          {"filters", filters_},
                          {"kernel_size", detail::json_size2d(kernel_size_)},
@@ -132,11 +133,21 @@ std::string Conv2DTransposeLayer::config_json() const {
                          {"use_bias", options_.use_bias}};
   detail::add_weight_options(config, "kernel", options_.kernel_regularizer, options_.kernel_constraint);
   detail::add_weight_options(config, "bias", options_.bias_regularizer, options_.bias_constraint);
-  return detail::dump(config);
+  return config;
 }
 
 LayerRef Conv2DTranspose(std::int64_t filters, Size2D kernel_size, Conv2DTransposeOptions options) {
   return std::make_shared<Conv2DTransposeLayer>(filters, kernel_size, std::move(options));
 }
+
+KERASCPP_REGISTER_LAYER("Conv2DTranspose", [](const LayerConfig& c) {
+  c.expect_channels_last();
+  c.expect_no_dilation();
+  c.expect("output_padding", nullptr, "no output_padding yet");
+  return layers::Conv2DTranspose(
+      c.required<std::int64_t>("filters"), c.size2d("kernel_size", 0),
+      detail::read_kernel_options(
+          c, layers::Conv2DTransposeOptions{.strides = c.size2d("strides", 1), .padding = c.padding()}));
+});
 
 }  // namespace kerascpp::layers

@@ -1,4 +1,5 @@
 #include "kerascpp/layers/dense.hpp"
+#include "kerascpp/layer_config.hpp"
 
 #include "kerascpp/random.hpp"
 #include "layer_util.hpp"
@@ -69,18 +70,23 @@ std::vector<Tensor> DenseLayer::backward(ReplicaContext& ctx, const std::vector<
 
 Layer::LowPrecisionIO DenseLayer::low_precision_io() const { return detail::product_low_precision_io(activation_); }
 
-std::string DenseLayer::config_json() const {
+Json DenseLayer::get_config() const {
   detail::Json config = {{"name", name()},
                          {"units", units_},
                          {"activation", activation_name(activation_)},
                          {"use_bias", options_.use_bias}};
   detail::add_weight_options(config, "kernel", options_.kernel_regularizer, options_.kernel_constraint);
   detail::add_weight_options(config, "bias", options_.bias_regularizer, options_.bias_constraint);
-  return detail::dump(config);
+  return config;
 }
 
 LayerRef Dense(std::int64_t units, DenseOptions options) {
   return std::make_shared<DenseLayer>(units, std::move(options));
 }
+
+KERASCPP_REGISTER_LAYER("Dense", [](const LayerConfig& c) {
+  c.expect("lora_rank", nullptr, "no LoRA");
+  return layers::Dense(c.required<std::int64_t>("units"), detail::read_kernel_options(c, layers::DenseOptions{}));
+});
 
 }  // namespace kerascpp::layers

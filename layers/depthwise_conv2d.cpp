@@ -1,4 +1,5 @@
 #include "kerascpp/layers/depthwise_conv2d.hpp"
+#include "kerascpp/layer_config.hpp"
 
 #include "check.hpp"
 #include "kerascpp/random.hpp"
@@ -89,7 +90,7 @@ std::vector<Tensor> DepthwiseConv2DLayer::backward(ReplicaContext& ctx, const st
   return {dx};
 }
 
-std::string DepthwiseConv2DLayer::config_json() const {
+Json DepthwiseConv2DLayer::get_config() const {
   detail::Json config = {{"name", name()},
                          {"depth_multiplier", options_.depth_multiplier},
                          {"kernel_size", detail::json_size2d(kernel_size_)},
@@ -100,11 +101,27 @@ std::string DepthwiseConv2DLayer::config_json() const {
                          {"use_bias", options_.use_bias}};
   detail::add_weight_options(config, "depthwise", options_.depthwise_regularizer, options_.depthwise_constraint);
   detail::add_weight_options(config, "bias", options_.bias_regularizer, options_.bias_constraint);
-  return detail::dump(config);
+  return config;
 }
 
 LayerRef DepthwiseConv2D(Size2D kernel_size, DepthwiseConv2DOptions options) {
   return std::make_shared<DepthwiseConv2DLayer>(kernel_size, std::move(options));
 }
+
+KERASCPP_REGISTER_LAYER("DepthwiseConv2D", [](const LayerConfig& c) {
+  c.expect_channels_last();
+  c.expect_no_dilation();
+  return layers::DepthwiseConv2D(c.size2d("kernel_size", 0),
+                                 {.strides = c.size2d("strides", 1),
+                                  .padding = c.padding(),
+                                  .depth_multiplier = c.get<std::int64_t>("depth_multiplier", 1),
+                                  .activation = c.str("activation", "linear"),
+                                  .use_bias = c.get("use_bias", true),
+                                  .depthwise_regularizer = c.regularizer("depthwise_regularizer"),
+                                  .bias_regularizer = c.regularizer("bias_regularizer"),
+                                  .depthwise_constraint = c.constraint("depthwise_constraint"),
+                                  .bias_constraint = c.constraint("bias_constraint"),
+                                  .name = c.name()});
+});
 
 }  // namespace kerascpp::layers

@@ -2,6 +2,7 @@
 // [B, K, N] product of the inputs viewed as rank 3 (a 2-D input is one row or one column), with
 // a transpose flag where an input's dot axis is not already in place, so no copy is made.
 #include "kerascpp/layers/dot.hpp"
+#include "kerascpp/layer_config.hpp"
 
 #include <algorithm>
 #include <cmath>
@@ -191,14 +192,24 @@ std::vector<Tensor> DotLayer::backward(ReplicaContext& ctx, const std::vector<Te
   return {dx, dy};
 }
 
-std::string DotLayer::config_json() const {
+Json DotLayer::get_config() const {
   detail::Json axes = single_int_ ? detail::Json(axes_[0]) : detail::Json::array({axes_[0], axes_[1]});
-  return detail::dump({{"name", name()}, {"axes", axes}, {"normalize", normalize_}});
+  return detail::Json({{"name", name()}, {"axes", axes}, {"normalize", normalize_}});
 }
 
 LayerRef Dot(int axes, DotOptions options) { return std::make_shared<DotLayer>(axes, axes, true, std::move(options)); }
 LayerRef Dot(std::pair<int, int> axes, DotOptions options) {
   return std::make_shared<DotLayer>(axes.first, axes.second, false, std::move(options));
 }
+
+KERASCPP_REGISTER_LAYER("Dot", [](const LayerConfig& c) {
+  const Json* axes = c.find("axes");
+  if (!axes) c.fail("its config has no 'axes'");
+  layers::DotOptions o{.normalize = c.get("normalize", false), .name = c.name()};
+  if (axes->is_number_integer()) return layers::Dot(axes->get<int>(), o);
+  if (axes->is_array() && axes->size() == 2)
+    return layers::Dot(std::pair<int, int>{(*axes)[0].get<int>(), (*axes)[1].get<int>()}, o);
+  c.fail("'axes' is " + axes->dump() + ", not an integer or a pair");
+});
 
 }  // namespace kerascpp::layers

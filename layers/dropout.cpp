@@ -1,4 +1,5 @@
 #include "kerascpp/layers/dropout.hpp"
+#include "kerascpp/layer_config.hpp"
 
 #include "kerascpp/random.hpp"
 #include "layer_util.hpp"
@@ -34,12 +35,17 @@ std::vector<Tensor> DropoutLayer::backward(ReplicaContext& ctx, const std::vecto
   return {dx};
 }
 
-std::string DropoutLayer::config_json() const {
-  return detail::dump({{"name", name()}, {"rate", detail::json_float(rate_)}});
-}
+Json DropoutLayer::get_config() const { return detail::Json({{"name", name()}, {"rate", detail::json_float(rate_)}}); }
 
 LayerRef Dropout(float rate, DropoutOptions options) {
   return std::make_shared<DropoutLayer>(rate, std::move(options));
 }
+
+KERASCPP_REGISTER_LAYER("Dropout", [](const LayerConfig& c) {
+  c.expect("noise_shape", nullptr, "one mask element per input element");
+  layers::DropoutOptions o{.name = c.name()};
+  if (c.find("seed")) o.seed = c.get<std::uint64_t>("seed", 0);
+  return layers::Dropout(c.required<float>("rate"), o);
+});
 
 }  // namespace kerascpp::layers

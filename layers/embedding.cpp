@@ -1,4 +1,5 @@
 #include "kerascpp/layers/embedding.hpp"
+#include "kerascpp/layer_config.hpp"
 
 #include "check.hpp"
 #include "kerascpp/random.hpp"
@@ -86,15 +87,23 @@ Tensor EmbeddingLayer::compute_mask(ReplicaContext& ctx, const Tensor& ids) {
   return mask;
 }
 
-std::string EmbeddingLayer::config_json() const {
+Json EmbeddingLayer::get_config() const {
   detail::Json config = {
       {"name", name()}, {"input_dim", input_dim_}, {"output_dim", output_dim_}, {"mask_zero", options_.mask_zero}};
   detail::add_weight_options(config, "embeddings", options_.embeddings_regularizer, options_.embeddings_constraint);
-  return detail::dump(config);
+  return config;
 }
 
 LayerRef Embedding(std::int64_t input_dim, std::int64_t output_dim, EmbeddingOptions options) {
   return std::make_shared<EmbeddingLayer>(input_dim, output_dim, std::move(options));
 }
+
+KERASCPP_REGISTER_LAYER("Embedding", [](const LayerConfig& c) {
+  return layers::Embedding(c.required<std::int64_t>("input_dim"), c.required<std::int64_t>("output_dim"),
+                           {.mask_zero = c.get("mask_zero", false),
+                            .embeddings_regularizer = c.regularizer("embeddings_regularizer"),
+                            .embeddings_constraint = c.constraint("embeddings_constraint"),
+                            .name = c.name()});
+});
 
 }  // namespace kerascpp::layers

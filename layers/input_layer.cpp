@@ -27,10 +27,10 @@ KerasTensor InputLayerImpl::output() {
   return KerasTensor(node, 0);
 }
 
-std::string InputLayerImpl::config_json() const {
+Json InputLayerImpl::get_config() const {
   detail::Json batch_shape = detail::Json::array({nullptr});  // the batch axis: unknown
   for (std::int64_t d : shape_) batch_shape.push_back(d);
-  return detail::dump({{"batch_shape", batch_shape}, {"dtype", dtype_name(dtype_)}, {"name", name()}});
+  return detail::Json({{"batch_shape", batch_shape}, {"dtype", dtype_name(dtype_)}, {"name", name()}});
 }
 
 LayerRef InputLayer(Shape shape, InputLayerOptions options) {

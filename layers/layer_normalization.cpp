@@ -1,4 +1,5 @@
 #include "kerascpp/layers/layer_normalization.hpp"
+#include "kerascpp/layer_config.hpp"
 
 #include <cmath>
 
@@ -65,8 +66,8 @@ std::vector<Tensor> LayerNormalizationLayer::backward(ReplicaContext& ctx, const
   return {dx};
 }
 
-std::string LayerNormalizationLayer::config_json() const {
-  return detail::dump({{"name", name()},
+Json LayerNormalizationLayer::get_config() const {
+  return detail::Json({{"name", name()},
                        {"axis", std::vector<int>{-1}},  // Keras writes the built layer's axis as a list
                        {"epsilon", detail::json_float(options_.epsilon)},
                        {"center", options_.center},
@@ -76,5 +77,14 @@ std::string LayerNormalizationLayer::config_json() const {
 LayerRef LayerNormalization(LayerNormalizationOptions options) {
   return std::make_shared<LayerNormalizationLayer>(std::move(options));
 }
+
+KERASCPP_REGISTER_LAYER("LayerNormalization", [](const LayerConfig& c) {
+  c.expect_last_axis(0);
+  c.expect("rms_scaling", false, "mean and variance normalization");
+  return layers::LayerNormalization({.epsilon = c.get("epsilon", 1e-3f),
+                                     .center = c.get("center", true),
+                                     .scale = c.get("scale", true),
+                                     .name = c.name()});
+});
 
 }  // namespace kerascpp::layers

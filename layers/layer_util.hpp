@@ -7,6 +7,7 @@
 #include <string>
 
 #include "kerascpp/layer.hpp"
+#include "kerascpp/layer_config.hpp"
 #include "kerascpp/layers/window_args.hpp"
 
 namespace kerascpp::detail {
@@ -69,13 +70,8 @@ inline KernelBiasGrads take_kernel_bias_grads(const std::string& where, Variable
   return g;
 }
 
-// A layer's config as Keras writes it: keys in insertion order ("name" first), strings escaped
-// by the JSON library, so a name like `my "head"` stays valid JSON.
-using Json = nlohmann::ordered_json;
-
-// The config as text; bytes that are not UTF-8 (a name from a Latin-1 file) become U+FFFD rather
-// than an exception from the JSON library.
-inline std::string dump(const Json& config) { return config.dump(-1, ' ', false, Json::error_handler_t::replace); }
+// A layer's config as Keras writes it: keys in insertion order ("name" first).
+using Json = kerascpp::Json;
 
 // A float argument as the shortest decimal that reads back as the same float: 0.99f is written
 // 0.99 (as Keras writes the Python float), not 0.9900000095367432. from_chars, unlike stod, does
@@ -95,6 +91,20 @@ inline void add_weight_options(Json& config, const std::string& weight, const re
                                const constraints::Constraint& c) {
   if (r) config[weight + "_regularizer"] = Json::parse(r.config_json());
   if (c) config[weight + "_constraint"] = Json::parse(c.config_json());
+}
+
+// The settings Dense and the convolutions share in a config (activation, bias, kernel and bias
+// regularizers and constraints, name), read into their options struct.
+template <class Options>
+Options read_kernel_options(const LayerConfig& c, Options o) {
+  o.activation = c.str("activation", "linear");
+  o.use_bias = c.get("use_bias", true);
+  o.kernel_regularizer = c.regularizer("kernel_regularizer");
+  o.bias_regularizer = c.regularizer("bias_regularizer");
+  o.kernel_constraint = c.constraint("kernel_constraint");
+  o.bias_constraint = c.constraint("bias_constraint");
+  o.name = c.name();
+  return o;
 }
 
 }  // namespace kerascpp::detail

@@ -1,4 +1,5 @@
 #include "kerascpp/layers/merging.hpp"
+#include "kerascpp/layer_config.hpp"
 
 #include "layer_util.hpp"
 
@@ -184,7 +185,7 @@ std::vector<Tensor> ConcatenateLayer::compute_output_masks(ReplicaContext& ctx, 
   return {and_of_masks(ctx, st.input_masks)};
 }
 
-std::string ConcatenateLayer::config_json() const { return detail::dump({{"name", name()}, {"axis", axis_}}); }
+Json ConcatenateLayer::get_config() const { return detail::Json({{"name", name()}, {"axis", axis_}}); }
 
 LayerRef Add(AddOptions options) { return std::make_shared<ElementwiseMergeLayer>(std::move(options)); }
 LayerRef Subtract(AddOptions options) {
@@ -199,5 +200,14 @@ LayerRef Average(AddOptions options) {
 LayerRef Concatenate(int axis, ConcatenateOptions options) {
   return std::make_shared<ConcatenateLayer>(axis, std::move(options));
 }
+
+// Keras' Add, Subtract, Multiply and Average configs hold only the name.
+KERASCPP_REGISTER_LAYER("Add", [](const LayerConfig& c) { return Add({.name = c.name()}); });
+KERASCPP_REGISTER_LAYER("Subtract", [](const LayerConfig& c) { return Subtract({.name = c.name()}); });
+KERASCPP_REGISTER_LAYER("Multiply", [](const LayerConfig& c) { return Multiply({.name = c.name()}); });
+KERASCPP_REGISTER_LAYER("Average", [](const LayerConfig& c) { return Average({.name = c.name()}); });
+KERASCPP_REGISTER_LAYER("Concatenate", [](const LayerConfig& c) {
+  return layers::Concatenate(c.get("axis", -1), {.name = c.name()});
+});
 
 }  // namespace kerascpp::layers

@@ -1,4 +1,5 @@
 #include "kerascpp/layers/multi_head_attention.hpp"
+#include "kerascpp/layer_config.hpp"
 
 #include <cmath>
 
@@ -292,7 +293,7 @@ std::vector<Layer::WeightGroup> MultiHeadAttentionLayer::weight_groups() {
           {"value_dense", vars(value_)}};
 }
 
-std::string MultiHeadAttentionLayer::config_json() const {
+Json MultiHeadAttentionLayer::get_config() const {
   detail::Json config = {
       {"name", name()},
       {"num_heads", num_heads_},
@@ -305,7 +306,7 @@ std::string MultiHeadAttentionLayer::config_json() const {
   if (options_.seed) config["seed"] = *options_.seed;
   detail::add_weight_options(config, "kernel", options_.kernel_regularizer, options_.kernel_constraint);
   detail::add_weight_options(config, "bias", options_.bias_regularizer, options_.bias_constraint);
-  return detail::dump(config);
+  return config;
 }
 
 Layer::CallArguments MultiHeadAttentionLayer::call_arguments(std::size_t num_inputs) const {
@@ -320,5 +321,26 @@ MultiHeadAttentionRef MultiHeadAttention(std::int64_t num_heads, std::int64_t ke
                                          MultiHeadAttentionOptions options) {
   return MultiHeadAttentionRef(std::make_shared<MultiHeadAttentionLayer>(num_heads, key_dim, std::move(options)));
 }
+
+KERASCPP_REGISTER_LAYER("MultiHeadAttention", [](const LayerConfig& c) -> LayerRef {
+  const Json* axes = c.find("attention_axes");
+  if (axes && *axes != Json::array({1}) && *axes != Json(1))
+    c.fail("'attention_axes' is " + axes->dump() + "; kerascpp attends over axis 1 of (batch, steps, features)");
+  layers::MultiHeadAttentionOptions o{.dropout = c.get("dropout", 0.0),
+                                      .use_bias = c.get("use_bias", true),
+                                      .kernel_regularizer = c.regularizer("kernel_regularizer"),
+                                      .bias_regularizer = c.regularizer("bias_regularizer"),
+                                      .kernel_constraint = c.constraint("kernel_constraint"),
+                                      .bias_constraint = c.constraint("bias_constraint"),
+                                      .name = c.name()};
+  if (c.find("value_dim")) o.value_dim = c.get<std::int64_t>("value_dim", 0);
+  if (const Json* out = c.find("output_shape")) {
+    if (out->is_number_integer()) o.output_shape = out->get<std::int64_t>();
+    else if (out->is_array() && out->size() == 1) o.output_shape = (*out)[0].get<std::int64_t>();
+    else c.fail("'output_shape' is " + out->dump() + "; kerascpp takes one size (the last axis)");
+  }
+  if (c.find("seed")) o.seed = c.get<std::uint64_t>("seed", 0);
+  return layers::MultiHeadAttention(c.required<std::int64_t>("num_heads"), c.required<std::int64_t>("key_dim"), o);
+});
 
 }  // namespace kerascpp::layers

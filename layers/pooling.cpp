@@ -1,4 +1,5 @@
 #include "kerascpp/layers/pooling.hpp"
+#include "kerascpp/layer_config.hpp"
 
 #include "check.hpp"
 #include "layer_util.hpp"
@@ -104,8 +105,8 @@ std::vector<Tensor> Pooling2DLayer::backward(ReplicaContext& ctx, const std::vec
   return {dx};
 }
 
-std::string Pooling2DLayer::config_json() const {
-  return detail::dump({{"name", name()},
+Json Pooling2DLayer::get_config() const {
+  return detail::Json({{"name", name()},
                        {"pool_size", detail::json_size2d(pool_size_)},
                        {"strides", detail::json_size2d(strides_)},
                        {"padding", padding_name(padding_)}});
@@ -160,5 +161,28 @@ LayerRef GlobalAveragePooling2D(GlobalAveragePooling2DOptions options) {
 LayerRef GlobalMaxPooling2D(GlobalMaxPooling2DOptions options) {
   return std::make_shared<GlobalPooling2DLayer>(PoolKind::max, std::move(options));
 }
+
+KERASCPP_REGISTER_LAYER("MaxPooling2D", [](const LayerConfig& c) {
+  c.expect_channels_last();
+  const Size2D pool = c.size2d("pool_size", 2);
+  return layers::MaxPooling2D(
+      pool, {.strides = c.find("strides") ? c.size2d("strides", 1) : pool, .padding = c.padding(), .name = c.name()});
+});
+KERASCPP_REGISTER_LAYER("AveragePooling2D", [](const LayerConfig& c) {
+  c.expect_channels_last();
+  const Size2D pool = c.size2d("pool_size", 2);
+  return layers::AveragePooling2D(
+      pool, {.strides = c.find("strides") ? c.size2d("strides", 1) : pool, .padding = c.padding(), .name = c.name()});
+});
+KERASCPP_REGISTER_LAYER("GlobalAveragePooling2D", [](const LayerConfig& c) {
+  c.expect_channels_last();
+  c.expect("keepdims", false, "the pooled axes are dropped");
+  return layers::GlobalAveragePooling2D({.name = c.name()});
+});
+KERASCPP_REGISTER_LAYER("GlobalMaxPooling2D", [](const LayerConfig& c) {
+  c.expect_channels_last();
+  c.expect("keepdims", false, "the pooled axes are dropped");
+  return layers::GlobalMaxPooling2D({.name = c.name()});
+});
 
 }  // namespace kerascpp::layers

@@ -7,6 +7,7 @@
 // of all steps at once: dW = Xᵀ·dXW, dU = H[0..T-1]ᵀ·dREC, db = Σ dXW (and Σ dREC for GRU's
 // recurrent bias).
 #include "kerascpp/layers/recurrent.hpp"
+#include "kerascpp/layer_config.hpp"
 
 #include "kerascpp/random.hpp"
 #include "layer_util.hpp"
@@ -67,15 +68,12 @@ void RecurrentLayer::build(const std::vector<Shape>& in) {
                                   options_.recurrent_regularizer, options_.recurrent_constraint);
   if (options_.use_bias) {
     const Shape bias_shape = cell_ == Cell::gru ? Shape{2, G} : Shape{G};
-    bias_ = &add_weight("bias", bias_shape, options_.bias_initializer, true, seed + 2, options_.bias_regularizer,
-                        options_.bias_constraint);
-    if (cell_ == Cell::lstm && options_.unit_forget_bias) {
-      // Keras: concat(bias_initializer((U,)), ones((U,)), bias_initializer((2U,))): the forget gate starts at 1.
-      Tensor b = bias_->value(0).to(Device{});
-      float* p = b.data<float>();
-      for (std::int64_t k = units_; k < 2 * units_; ++k) p[k] = 1.f;
-      bias_->assign(b);
-    }
+    // Keras: concat(bias_initializer((U,)), ones((U,)), bias_initializer((2U,))): the forget gate starts at 1.
+    const bool forget_ones = cell_ == Cell::lstm && options_.unit_forget_bias;
+    bias_ = &add_weight(
+        "bias", bias_shape,
+        forget_ones ? options_.bias_initializer.with_ones_in(units_, 2 * units_) : options_.bias_initializer, true,
+        seed + 2, options_.bias_regularizer, options_.bias_constraint);
   }
   set_input_spec({.ndim = 3, .axes = {{-1, D}}, .layout = "(batch, steps, features)"});
 }
@@ -244,7 +242,7 @@ std::vector<Layer::WeightGroup> RecurrentLayer::weight_groups() {
   return {{"", {}}, {"cell", vars}};
 }
 
-std::string RecurrentLayer::config_json() const {
+Json RecurrentLayer::get_config() const {
   detail::Json config = {{"name", name()},
                          {"units", units_},
                          {"activation", activation_name(activation_)},
@@ -264,7 +262,7 @@ std::string RecurrentLayer::config_json() const {
   detail::add_weight_options(config, "kernel", options_.kernel_regularizer, options_.kernel_constraint);
   detail::add_weight_options(config, "recurrent", options_.recurrent_regularizer, options_.recurrent_constraint);
   detail::add_weight_options(config, "bias", options_.bias_regularizer, options_.bias_constraint);
-  return detail::dump(config);
+  return config;
 }
 
 LayerRef LSTM(std::int64_t units, RecurrentOptions options) {
@@ -273,5 +271,36 @@ LayerRef LSTM(std::int64_t units, RecurrentOptions options) {
 LayerRef GRU(std::int64_t units, RecurrentOptions options) {
   return std::make_shared<RecurrentLayer>(RecurrentLayer::Cell::gru, units, std::move(options));
 }
+
+namespace {
+
+// LSTM and GRU: Keras 3's defaults for what kerascpp does not have (dropout, state, stateful).
+LayerRef recurrent_from_config(const std::string& kind, const LayerConfig& c) {
+  c.expect("dropout", 0.0, "no dropout inside the recurrence yet");
+  c.expect("recurrent_dropout", 0.0, "no recurrent dropout yet");
+  c.expect("return_state", false, "no returned states yet");
+  c.expect("stateful", false, "no stateful layers");
+  if (kind == "GRU") c.expect("reset_after", true, "Keras 3's GRU (reset gate after the matmul)");
+  RecurrentOptions o{.activation = c.str("activation", "tanh"),
+                     .recurrent_activation = c.str("recurrent_activation", "sigmoid"),
+                     .use_bias = c.get("use_bias", true),
+                     .unit_forget_bias = c.get("unit_forget_bias", true),
+                     .kernel_regularizer = c.regularizer("kernel_regularizer"),
+                     .recurrent_regularizer = c.regularizer("recurrent_regularizer"),
+                     .bias_regularizer = c.regularizer("bias_regularizer"),
+                     .kernel_constraint = c.constraint("kernel_constraint"),
+                     .recurrent_constraint = c.constraint("recurrent_constraint"),
+                     .bias_constraint = c.constraint("bias_constraint"),
+                     .return_sequences = c.get("return_sequences", false),
+                     .go_backwards = c.get("go_backwards", false),
+                     .name = c.name()};
+  const auto units = c.required<std::int64_t>("units");
+  return kind == "LSTM" ? LSTM(units, o) : GRU(units, o);
+}
+
+}  // namespace
+
+KERASCPP_REGISTER_LAYER("LSTM", [](const LayerConfig& c) { return recurrent_from_config("LSTM", c); });
+KERASCPP_REGISTER_LAYER("GRU", [](const LayerConfig& c) { return recurrent_from_config("GRU", c); });
 
 }  // namespace kerascpp::layers

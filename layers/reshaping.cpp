@@ -1,4 +1,5 @@
 #include "kerascpp/layers/reshaping.hpp"
+#include "kerascpp/layer_config.hpp"
 
 #include <algorithm>
 
@@ -55,10 +56,10 @@ std::vector<Tensor> ReshapeLayer::backward(ReplicaContext&, const std::vector<Te
   return {grads[0].reshape(in[0].shape())};
 }
 
-std::string ReshapeLayer::config_json() const {
+Json ReshapeLayer::get_config() const {
   detail::Json config{{"name", name()}};
   if (!flatten_) config["target_shape"] = target_;
-  return detail::dump(config);
+  return config;
 }
 
 LayerRef Flatten(FlattenOptions options) {
@@ -67,5 +68,13 @@ LayerRef Flatten(FlattenOptions options) {
 LayerRef Reshape(Shape target_shape, ReshapeOptions options) {
   return std::make_shared<ReshapeLayer>(std::move(target_shape), false, std::move(options.name));
 }
+
+KERASCPP_REGISTER_LAYER("Flatten", [](const LayerConfig& c) {
+  c.expect_channels_last();
+  return layers::Flatten({.name = c.name()});
+});
+KERASCPP_REGISTER_LAYER("Reshape", [](const LayerConfig& c) {
+  return layers::Reshape(c.required<std::vector<std::int64_t>>("target_shape"), {.name = c.name()});
+});
 
 }  // namespace kerascpp::layers

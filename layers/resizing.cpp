@@ -2,6 +2,7 @@
 // padding is a concatenation with zero blocks, nearest upsampling a concatenation of copies,
 // bilinear upsampling (linear_upsampling.hpp) the Backend's upsample_linear op along each axis.
 #include "kerascpp/layers/resizing.hpp"
+#include "kerascpp/layer_config.hpp"
 
 #include "check.hpp"
 #include "layer_util.hpp"
@@ -109,9 +110,9 @@ std::vector<Tensor> ZeroPadding2DLayer::backward(ReplicaContext& ctx, const std:
   return {crop_axis(*ctx.backend, cols, 1, padding_.top, padding_.bottom)};
 }
 
-std::string ZeroPadding2DLayer::config_json() const {
+Json ZeroPadding2DLayer::get_config() const {
   const nlohmann::json padding = {{padding_.top, padding_.bottom}, {padding_.left, padding_.right}};
-  return detail::dump({{"name", name()}, {"padding", padding}, {"data_format", "channels_last"}});
+  return detail::Json({{"name", name()}, {"padding", padding}, {"data_format", "channels_last"}});
 }
 
 UpSampling2DLayer::UpSampling2DLayer(Size2D size, UpSampling2DOptions options)
@@ -150,8 +151,8 @@ std::vector<Tensor> UpSampling2DLayer::backward(ReplicaContext& ctx, const std::
   return {repeat_axis_backward(*ctx.backend, cols, 1, size_.height)};
 }
 
-std::string UpSampling2DLayer::config_json() const {
-  return detail::dump({{"name", name()},
+Json UpSampling2DLayer::get_config() const {
+  return detail::Json({{"name", name()},
                        {"size", detail::json_size2d(size_)},
                        {"data_format", "channels_last"},
                        {"interpolation", interpolation_}});
@@ -163,5 +164,24 @@ LayerRef ZeroPadding2D(Padding2D padding, ZeroPadding2DOptions options) {
 LayerRef UpSampling2D(Size2D size, UpSampling2DOptions options) {
   return std::make_shared<UpSampling2DLayer>(size, std::move(options));
 }
+
+KERASCPP_REGISTER_LAYER("ZeroPadding2D", [](const LayerConfig& c) {
+  c.expect_channels_last();
+  const Json* p = c.find("padding");
+  layers::Padding2D pad;
+  if (p && p->is_number_integer()) pad = layers::Padding2D(p->get<std::int64_t>());
+  else if (p && p->is_array() && p->size() == 2 && (*p)[0].is_array())
+    pad = layers::Padding2D((*p)[0][0].get<std::int64_t>(), (*p)[0][1].get<std::int64_t>(),
+                            (*p)[1][0].get<std::int64_t>(), (*p)[1][1].get<std::int64_t>());
+  else if (p && p->is_array() && p->size() == 2)
+    pad = layers::Padding2D((*p)[0].get<std::int64_t>(), (*p)[1].get<std::int64_t>());
+  else if (p) c.fail("'padding' is " + p->dump() + ", not an integer, a pair or a pair of pairs");
+  return layers::ZeroPadding2D(pad, {.name = c.name()});
+});
+KERASCPP_REGISTER_LAYER("UpSampling2D", [](const LayerConfig& c) {
+  c.expect_channels_last();
+  return layers::UpSampling2D(c.size2d("size", 2),
+                              {.interpolation = c.str("interpolation", "nearest"), .name = c.name()});
+});
 
 }  // namespace kerascpp::layers

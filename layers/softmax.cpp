@@ -1,4 +1,5 @@
 #include "kerascpp/layers/softmax.hpp"
+#include "kerascpp/layer_config.hpp"
 
 #include "check.hpp"
 #include "layer_util.hpp"
@@ -68,8 +69,12 @@ std::vector<Tensor> SoftmaxLayer::backward(ReplicaContext& ctx, const std::vecto
   return {dx};
 }
 
-std::string SoftmaxLayer::config_json() const { return detail::dump({{"name", name()}, {"axis", options_.axis}}); }
+Json SoftmaxLayer::get_config() const { return detail::Json({{"name", name()}, {"axis", options_.axis}}); }
 
 LayerRef Softmax(SoftmaxOptions options) { return std::make_shared<SoftmaxLayer>(std::move(options)); }
+
+KERASCPP_REGISTER_LAYER("Softmax", [](const LayerConfig& c) {
+  return layers::Softmax({.axis = c.get("axis", -1), .name = c.name()});
+});
 
 }  // namespace kerascpp::layers

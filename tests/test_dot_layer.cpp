@@ -73,7 +73,7 @@ TEST_CASE("Dot: output shapes, values and gradients for 2-D and 3-D inputs and e
   };
   int seed = 10;
   for (auto& c : cases) {
-    CAPTURE(c.layer->config_json());
+    CAPTURE(c.layer->get_config().dump());
     auto a = K::Input(c.a), b = K::Input(c.b);
     CHECK(c.layer({a, b}).shape() == c.out);
     K::Shape sa{2}, sb{2};
@@ -124,8 +124,8 @@ TEST_CASE("Dot(normalize=true): cosine similarity, and its gradient") {
 }
 
 TEST_CASE("Dot: config as Keras writes it, and shape errors") {
-  CHECK(K::layers::Dot(1, {.name = "d"})->config_json() == R"({"name":"d","axes":1,"normalize":false})");
-  CHECK(K::layers::Dot({1, 2}, {.normalize = true, .name = "d2"})->config_json() ==
+  CHECK(K::layers::Dot(1, {.name = "d"})->get_config().dump() == R"({"name":"d","axes":1,"normalize":false})");
+  CHECK(K::layers::Dot({1, 2}, {.normalize = true, .name = "d2"})->get_config().dump() ==
         R"({"name":"d2","axes":[1,2],"normalize":true})");
   // Mismatched dot axes.
   CHECK_THROWS_WITH_AS(K::layers::Dot(1)({K::Input({3}), K::Input({4})}),

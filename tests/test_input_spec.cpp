@@ -176,7 +176,7 @@ TEST_CASE("typed arguments: Conv2D(32, {3, 5}, {.strides = {2, 2}, .padding = Pa
   CHECK(out.shape() == K::Shape{14, 14, 32});  // ceil(28 / 2) with same padding
   CHECK(conv->trainable_variables().at(0)->shape() == K::Shape{3, 5, 1, 32});
   // The JSON Keras writes for Conv2D(32, (3, 5), strides=(2, 2), padding="same", name="c35").
-  CHECK(conv->config_json() ==
+  CHECK(conv->get_config().dump() ==
         R"({"name":"c35","filters":32,"kernel_size":[3,5],"strides":[2,2],"padding":"same","activation":"linear",)"
         R"("use_bias":true})");
 
@@ -184,7 +184,7 @@ TEST_CASE("typed arguments: Conv2D(32, {3, 5}, {.strides = {2, 2}, .padding = Pa
   K::LayerRef square = K::layers::Conv2D(8, 3, {.strides = 2, .name = "c3"});
   CHECK(square(in).shape() == K::Shape{13, 13, 8});  // (28 - 3) / 2 + 1
   CHECK(square->trainable_variables().at(0)->shape() == K::Shape{3, 3, 1, 8});
-  CHECK(contains(square->config_json(), R"("kernel_size":[3,3],"strides":[2,2],"padding":"valid")"));
+  CHECK(contains(square->get_config().dump(), R"("kernel_size":[3,3],"strides":[2,2],"padding":"valid")"));
 
   // A rectangular kernel larger than the input along one axis: a check no spec expresses.
   auto msg = message_of<K::ShapeError>([] { K::layers::Conv2D(2, {5, 1}, {.name = "c_tall"})(K::Input({4, 9, 1})); });
@@ -206,10 +206,10 @@ TEST_CASE("typed arguments: pooling sizes, strides defaulting to the pool size, 
   auto in = K::Input({7, 6, 2});
   K::LayerRef pool = K::layers::MaxPooling2D({3, 2}, {.name = "p32"});
   CHECK(pool(in).shape() == K::Shape{2, 3, 2});  // strides = pool size (3, 2)
-  CHECK(pool->config_json() == R"({"name":"p32","pool_size":[3,2],"strides":[3,2],"padding":"valid"})");
+  CHECK(pool->get_config().dump() == R"({"name":"p32","pool_size":[3,2],"strides":[3,2],"padding":"valid"})");
   K::LayerRef same = K::layers::AveragePooling2D(2, {.strides = 1, .padding = K::Padding::same, .name = "p_same"});
   CHECK(same(in).shape() == K::Shape{7, 6, 2});
-  CHECK(same->config_json() == R"({"name":"p_same","pool_size":[2,2],"strides":[1,1],"padding":"same"})");
+  CHECK(same->get_config().dump() == R"({"name":"p_same","pool_size":[2,2],"strides":[1,1],"padding":"same"})");
   K::LayerRef mixed = K::layers::MaxPooling2D(2, {.strides = {2, 1}});
   CHECK(mixed(in).shape() == K::Shape{3, 5, 2});
 

@@ -13,7 +13,7 @@
 #include <string>
 #include <vector>
 
-#include "engine/graph.hpp"
+#include "core/graph.hpp"
 #include "kerascpp/kerascpp.hpp"
 #include "kerascpp/testing/gradient_check.hpp"
 
@@ -686,7 +686,7 @@ TEST_CASE("LayerNormalization forward matches Keras' formula") {
   K::LayerState st;
   auto y = ln->forward(rep.ctx, {x}, st);
   check_forward_against(y.at(0), expected);
-  CHECK(ln->config_json().find("\"epsilon\"") != std::string::npos);
+  CHECK(ln->get_config().dump().find("\"epsilon\"") != std::string::npos);
 }
 
 TEST_CASE("gradients: Dense on a rank-4 input with softmax contracts the last axis only") {
@@ -715,7 +715,7 @@ TEST_CASE("gradients: Softmax over the last, a middle and a negative axis") {
     require_ok(check_layer(rep, softmax, {grad_random_tensor({2, 3, 4}, 41)}, false));
   }
   CHECK_THROWS_AS(K::layers::Softmax({.axis = 3})(K::Input({3, 4})), K::ValueError);
-  CHECK(K::layers::Softmax({.axis = 1})->config_json().find("\"axis\":1") != std::string::npos);
+  CHECK(K::layers::Softmax({.axis = 1})->get_config().dump().find("\"axis\":1") != std::string::npos);
 }
 
 TEST_CASE("Softmax forward: each fibre along the axis sums to 1 and matches exp(x)/sum") {
@@ -782,7 +782,7 @@ TEST_CASE("Embedding: int32 ids of rank 3, Keras' uniform init, mask_zero, bad i
     CHECK(msg.find("index 7") != std::string::npos);
     CHECK(msg.find("input_dim 7") != std::string::npos);
   }
-  CHECK(emb->config_json().find("\"mask_zero\":true") != std::string::npos);
+  CHECK(emb->get_config().dump().find("\"mask_zero\":true") != std::string::npos);
   CHECK_THROWS_AS(K::layers::Embedding(0, 3), K::ValueError);
 }
 

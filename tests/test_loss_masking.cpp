@@ -1,4 +1,4 @@
-// Keras weights the loss by the output's mask (src/engine/loss_mask.hpp): a sequence model from
+// Keras weights the loss by the output's mask (src/training/loss_mask.hpp): a sequence model from
 // Embedding(mask_zero) is scored on its unmasked steps only, Σ mask·w·loss / Σ mask, and its
 // metrics count unmasked steps only. Checked here against the formula on predict()'s outputs, by
 // finite differences of evaluate()'s loss, by the invariance of training to the labels of masked

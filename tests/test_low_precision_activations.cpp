@@ -57,7 +57,6 @@ class DTypeProbe : public K::Layer {
  public:
   explicit DTypeProbe(LowPrecisionIO io) : K::Layer("probe"), io_(io) {}
   std::string class_name() const override { return "DTypeProbe"; }
-  std::string config_json() const override { return R"({"name": "probe"})"; }
   LowPrecisionIO low_precision_io() const override { return io_; }
   std::vector<K::Shape> compute_output_shapes(const std::vector<K::Shape>& in) override { return {in.at(0)}; }
   std::vector<K::Tensor> forward(K::ReplicaContext&, const std::vector<K::Tensor>& in, K::LayerState& st) override {

@@ -447,12 +447,12 @@ TEST_CASE("model: automatic layer names follow construction order") {
 
 namespace {
 
-// A user-defined layer whose config_json() is not JSON: to_json must say which layer, not emit it.
+// A user-defined layer whose get_config() is not a JSON object: to_json must say which layer, not emit it.
 class BadConfigLayer : public K::Layer {
  public:
   BadConfigLayer() : K::Layer("bad_config") {}
   std::string class_name() const override { return "BadConfig"; }
-  std::string config_json() const override { return "{name: unquoted"; }
+  K::Json get_config() const override { return K::Json::array({"name", "unquoted"}); }
   std::vector<K::Shape> compute_output_shapes(const std::vector<K::Shape>& in) override { return {in.at(0)}; }
   std::vector<K::Tensor> forward(K::ReplicaContext&, const std::vector<K::Tensor>& in, K::LayerState&) override {
     return in;
@@ -517,13 +517,13 @@ TEST_CASE("model: to_json escapes names with quotes and backslashes and parses b
   CHECK(s["config"]["build_input_shape"] == nlohmann::json::parse("[null, 5]"));
 }
 
-TEST_CASE("model: to_json names a custom layer whose config_json is not JSON") {
+TEST_CASE("model: to_json names a custom layer whose get_config is not a JSON object") {
   auto in = K::Input({2});
   K::LayerRef bad = std::make_shared<BadConfigLayer>();
   K::Model model(in, bad(in), "bad_config_model");
   try {
     (void)model.to_json();
-    FAIL("to_json accepted invalid JSON from config_json()");
+    FAIL("to_json accepted a config that is not a JSON object");
   } catch (const K::ValueError& e) {
     CHECK(std::string(e.what()).find("'bad_config' (BadConfig)") != std::string::npos);
   }

@@ -6,10 +6,10 @@
 #include <string>
 #include <vector>
 
-#include "engine/callback_list.hpp"
-#include "engine/training_position.hpp"
 #include "kerascpp/kerascpp.hpp"
 #include "temp_dir.hpp"
+#include "training/callback_list.hpp"
+#include "training/training_position.hpp"
 
 namespace K = kerascpp;
 

@@ -159,7 +159,7 @@ TEST_CASE("regularizers: Conv1D, DepthwiseConv2D and Conv2DTranspose take them; 
   const auto kd = sums(dw->trainable_variables()[0]), ku = sums(up->trainable_variables()[0]);
   const double want = 0.1 * k1.second + 0.2 * b1.first + 0.3 * kd.first + 0.05 * ku.first + 0.4 * ku.second;
   CHECK(model.regularization_loss() == doctest::Approx(want).epsilon(1e-5));
-  CHECK(c1->config_json().find("\"kernel_regularizer\"") != std::string::npos);
-  CHECK(dw->config_json().find("\"depthwise_regularizer\"") != std::string::npos);
-  CHECK(up->config_json().find("\"bias_constraint\"") != std::string::npos);
+  CHECK(c1->get_config().dump().find("\"kernel_regularizer\"") != std::string::npos);
+  CHECK(dw->get_config().dump().find("\"depthwise_regularizer\"") != std::string::npos);
+  CHECK(up->get_config().dump().find("\"bias_constraint\"") != std::string::npos);
 }

@@ -35,7 +35,6 @@ class ReluEndProbe : public K::Layer {
  public:
   ReluEndProbe() : K::Layer("relu_end_probe") {}
   std::string class_name() const override { return "ReluEndProbe"; }
-  std::string config_json() const override { return R"({"name": "relu_end_probe"})"; }
   bool ends_in_relu() const override { return true; }
   bool needs_gradient() override { return true; }
   std::vector<K::Shape> compute_output_shapes(const std::vector<K::Shape>& in) override { return {in.at(0)}; }

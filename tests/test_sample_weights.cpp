@@ -7,9 +7,9 @@
 #include <cmath>
 #include <random>
 
-#include "engine/sample_weights.hpp"
 #include "kerascpp/kerascpp.hpp"
 #include "mirrored_fixture.hpp"
+#include "training/sample_weights.hpp"
 
 namespace K = kerascpp;
 

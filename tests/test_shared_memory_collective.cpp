@@ -9,7 +9,7 @@
 #include <vector>
 
 #include "distribute/abortable_barrier.hpp"
-#include "distribute/shared_memory_collective.hpp"
+#include "distribute/collectives/shared_memory.hpp"
 #include "kerascpp/error.hpp"
 
 namespace K = kerascpp;

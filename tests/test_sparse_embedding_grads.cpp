@@ -7,8 +7,8 @@
 #include <thread>
 
 #include "backend/cpu/cpu_backend.hpp"
+#include "distribute/collectives/shared_memory.hpp"
 #include "distribute/row_gradients.hpp"
-#include "distribute/shared_memory_collective.hpp"
 #include "kerascpp/kerascpp.hpp"
 #include "mirrored_fixture.hpp"
 

@@ -48,7 +48,7 @@ TEST_CASE("host allocator: a block above 32 MiB is kept for reuse only once its 
   D::host_release(reused, size);
 }
 
-#include "engine/graph.hpp"
+#include "core/graph.hpp"
 
 TEST_CASE("graph: layers with nothing trainable upstream are not asked for input gradients") {
   K::set_random_seed(2);

@@ -27,6 +27,15 @@ class Initializer {
     return init;
   }
 
+  // The same initializer, then elements [begin, end) of the flat tensor set to 1: LSTM's
+  // unit_forget_bias (Keras starts the forget gate's bias at 1).
+  Initializer with_ones_in(std::int64_t begin, std::int64_t end) const {
+    Initializer init = *this;
+    init.ones_begin_ = begin;
+    init.ones_end_ = end;
+    return init;
+  }
+
   const std::string& name() const { return name_; }  // "constant" for Constant(value)
   std::optional<float> value() const { return value_; }
   void operator()(Tensor& t, std::uint64_t seed, const std::string& where) const;
@@ -36,6 +45,7 @@ class Initializer {
  private:
   std::string name_;
   std::optional<float> value_;
+  std::int64_t ones_begin_ = 0, ones_end_ = 0;  // with_ones_in's range; empty by default
 };
 
 // Keras' keras.initializers.Constant(value) (and its alias `constant`).

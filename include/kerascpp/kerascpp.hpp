@@ -15,6 +15,7 @@
 #include "kerascpp/error.hpp"
 #include "kerascpp/initializers.hpp"
 #include "kerascpp/layer.hpp"
+#include "kerascpp/layer_config.hpp"
 #include "kerascpp/layers/activation.hpp"
 #include "kerascpp/layers/batch_normalization.hpp"
 #include "kerascpp/layers/conv1d.hpp"

@@ -4,6 +4,7 @@
 #pragma once
 #include <cstdint>
 #include <memory>
+#include <nlohmann/json_fwd.hpp>
 #include <string>
 #include <vector>
 
@@ -14,6 +15,9 @@
 #include "kerascpp/variable.hpp"
 
 namespace kerascpp {
+
+// A layer's config: a JSON object, keys in the order written (as Keras writes them).
+using Json = nlohmann::ordered_json;
 
 class Layer;
 struct Node;
@@ -128,8 +132,10 @@ class Layer : public std::enable_shared_from_this<Layer> {
   virtual void forward_empty(ReplicaContext& /*ctx*/) {}
   virtual void backward_empty(ReplicaContext& /*ctx*/) {}
 
-  // Keras-style JSON of the constructor arguments, e.g. {"units": 10, "activation": "relu"}.
-  virtual std::string config_json() const { return "{}"; }
+  // Keras' get_config: the constructor arguments as a JSON object with Keras' keys, e.g.
+  // {"name": "d", "units": 10, "activation": "relu"}; the factory the layer registers
+  // (kerascpp/layer_config.hpp) rebuilds it from this. The default is {"name": name()}.
+  virtual Json get_config() const;
   // How one call is written in a functional model's config (Keras' inbound node args/kwargs):
   // input i is positional where keywords[i] is "", else passed as that keyword; several
   // positional inputs form one list (merge layers: layer([a, b])) unless inputs_as_list is

@@ -72,6 +72,7 @@ class LossScaleOptimizer : public Optimizer {
   void set_gradient_clipping(GradientClipping clipping) override { inner_->set_gradient_clipping(clipping); }
   const GradientClipping& gradient_clipping() const override { return inner_->gradient_clipping(); }
   std::vector<Tensor*> slot_tensors(int replica) override { return inner_->slot_tensors(replica); }
+  int slot_replicas() const override { return inner_->slot_replicas(); }
   // The wrapper's own variables, named and ordered as Keras' (a weights file stores them before
   // the inner optimizer's): iteration and learning_rate (int32 and float32, unused and 0, as in
   // Keras), step_counter (int32) and dynamic_scale (float32); host scalars.

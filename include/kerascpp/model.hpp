@@ -66,7 +66,7 @@ class ModelImpl;
 class Model;
 namespace detail {
 class TrainingPosition;
-// Internal (src/engine/training_position.hpp): where fit() is, for BackupAndRestore.
+// Internal (src/training/training_position.hpp): where fit() is, for BackupAndRestore.
 TrainingPosition& training_position(Model& model);
 }  // namespace detail
 

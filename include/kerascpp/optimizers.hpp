@@ -162,6 +162,8 @@ class Optimizer {
   // Slots in Keras order (per variable, interleaved), copy of replica `replica`, then the
   // optimizer-wide state (Nadam's u_product, shared by every replica) as Keras orders its variables.
   virtual std::vector<Tensor*> slot_tensors(int replica);
+  // How many replicas build() made slots for (this process's mirrored copies; 0 before build).
+  virtual int slot_replicas() const { return static_cast<int>(slots_.size()); }
 
  protected:
   virtual void update(Backend& backend, Tensor& w, const Tensor& g, Tensor* slots, double lr,

@@ -4,9 +4,9 @@
 //   kerascpp::Model n = kerascpp::model_from_json(model.to_json());   // architecture only
 //   kerascpp::register_layer_class("MyLayer", factory);               // a custom layer, then load
 #pragma once
-#include <functional>
 #include <string>
 
+#include "kerascpp/layer_config.hpp"
 #include "kerascpp/model.hpp"
 
 namespace kerascpp {
@@ -20,11 +20,7 @@ Model load_model(const std::string& path);
 // freshly initialized weights.
 Model model_from_json(const std::string& json);
 
-// A layer class of your own in saved models (Keras' custom_objects): `factory` rebuilds a layer of
-// `class_name` from the JSON object its config_json() wrote (give it the saved "name"). Register
-// before load_model or model_from_json; registering a class again replaces its factory. A name
-// kerascpp itself rebuilds ("Dense", ...) is a ValueError.
-using LayerFactory = std::function<LayerRef(const std::string& config_json)>;
-void register_layer_class(const std::string& class_name, LayerFactory factory);
+// A layer class of your own in saved models (Keras' custom_objects): register_layer_class in
+// kerascpp/layer_config.hpp.
 
 }  // namespace kerascpp

@@ -66,7 +66,7 @@ class Variable {
   std::vector<GradRows>& grad_rows(int replica) { return grad_rows_.at(static_cast<std::size_t>(replica)); }
 
   // Keras' variable.regularizer / variable.constraint, set by the layer that owns the variable
-  // (kernel_regularizer, kernel_constraint, ...); the engine applies them (engine/weight_penalties).
+  // (kernel_regularizer, kernel_constraint, ...); the engine applies them (training/weight_penalties).
   const regularizers::Regularizer& regularizer() const { return regularizer_; }
   void set_regularizer(regularizers::Regularizer r) { regularizer_ = std::move(r); }
   const constraints::Constraint& constraint() const { return constraint_; }

@@ -10,30 +10,11 @@
 #include <string>
 #include <vector>
 
+#include "backend/device_memory.hpp"
+#include "distribute/collectives/device_collectives.hpp"
 #include "kerascpp/backend.hpp"
-#include "kerascpp/context.hpp"
-#include "kerascpp/distribute.hpp"
 
 namespace kerascpp::detail {
-
-struct GpuAvailability {
-  bool built = false;    // the library was compiled with the CUDA backend
-  int device_count = 0;  // GPUs the CUDA runtime sees now
-  std::string reason;    // why device_count is 0 ("no CUDA driver is loaded", ...); empty otherwise
-};
-// Probed once per process (the CUDA runtime's answer does not change while we run).
-const GpuAvailability& gpu_availability();
-
-// Memory operations on GPU storage, used by Tensor for allocation, zeroing and copies.
-struct DeviceMemoryOps {
-  void* (*allocate)(Device device, std::size_t nbytes);
-  void (*release)(Device device, void* ptr, std::size_t nbytes);
-  // Copies between any two devices (host or GPU) and returns when the bytes have arrived.
-  void (*copy)(void* dst, Device dst_device, const void* src, Device src_device, std::size_t nbytes);
-  void (*zero)(Device device, void* ptr, std::size_t nbytes);
-};
-// Null when the build has no CUDA backend.
-const DeviceMemoryOps* gpu_memory_ops();
 
 // A cuBLAS/cuDNN backend on GPU `device`; throws kerascpp::Error when that is impossible.
 std::unique_ptr<Backend> make_gpu_backend(int device);
@@ -49,29 +30,6 @@ struct PendingUpload {
 PendingUpload upload_async(const Tensor& host, Backend& backend);
 // Makes `backend`'s stream wait for the upload to land (the host does not wait).
 void wait_upload(const PendingUpload& upload, Backend& backend);
-
-// Collectives between the replicas of one strategy that a failing replica can abort: between GPU
-// replicas (NcclAllReduce, HierarchicalCopyAllReduce, ReductionToOneDevice; make_gpu_collectives)
-// and between CPU replicas (distribute/shared_memory_collective.hpp).
-class DeviceCollectives : public CrossReplica {
- public:
-  virtual void abort() = 0;  // releases replicas waiting in a collective: another replica failed
-  virtual void reset() = 0;  // after an aborted step, before the next one
-};
-// `replicas[r]` is replica r's backend (a CUDA backend); throws kerascpp::Error without CUDA.
-// NCCL communicators spanning the GPUs of every worker of a multi-worker job: this worker's
-// replicas are ranks [first_rank, first_rank + replicas) of world_ranks, joined with the unique id
-// rank 0 made (make_nccl_unique_id) and every worker received over MPI.
-struct NcclSpan {
-  int first_rank = 0;
-  int world_ranks = 0;
-  std::array<char, 128> unique_id{};  // NCCL_UNIQUE_ID_BYTES
-};
-// `span` null: the communicators span this process's replicas only.
-std::unique_ptr<DeviceCollectives> make_gpu_collectives(const std::vector<Backend*>& replicas,
-                                                        distribute::CrossDeviceOpsKind ops,
-                                                        const NcclSpan* span = nullptr);
-std::array<char, 128> make_nccl_unique_id();  // throws DeviceError without CUDA
 
 // Makes `device` the calling thread's current CUDA device until the returned token is dropped
 // (a replica's step runs inside one).

@@ -7,8 +7,8 @@
 #include <map>
 #include <mutex>
 
+#include "core/session_state.hpp"
 #include "data/idx_reader.hpp"
-#include "engine/session_state.hpp"
 
 namespace kerascpp::datasets::fashion_mnist {
 namespace {

@@ -6,7 +6,7 @@
 #include <thread>
 
 #include "check.hpp"
-#include "distribute/shared_memory_collective.hpp"
+#include "distribute/collectives/shared_memory.hpp"
 
 namespace kerascpp::distribute {
 

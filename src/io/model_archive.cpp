@@ -4,12 +4,12 @@
 
 #include <ctime>
 
-#include "engine/compile_config.hpp"
-#include "engine/model_impl.hpp"
 #include "io/keras_archive.hpp"
 #include "io/weights_image.hpp"
 #include "kerascpp/error.hpp"
 #include "kerascpp/saving.hpp"
+#include "training/compile_config.hpp"
+#include "training/model_impl.hpp"
 
 namespace kerascpp {
 

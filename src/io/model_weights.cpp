@@ -9,7 +9,6 @@
 #include <map>
 #include <stdexcept>
 
-#include "distribute/strategy_impl.hpp"
 #include "io/h5_weights.hpp"
 #include "kerascpp/loss_scale_optimizer.hpp"
 
@@ -425,8 +424,7 @@ std::optional<TrainingCheckpoint> load_model_weights(Model& model, const std::st
     }
     opt.set_iterations(iterations);
     if (!opt.has_schedule()) opt.set_learning_rate(learning_rate);
-    int replicas = model.distribute_strategy().impl()->num_replicas();  // this process's mirrors
-    for (int r = 0; r < replicas; ++r) {
+    for (int r = 0; r < opt.slot_replicas(); ++r) {  // this process's mirrors
       auto slots = opt.slot_tensors(r);
       for (std::size_t i = 0; i < slots.size(); ++i)
         slots[i]->copy_from(file.optimizer_vars[plan.optimizer_offset + i]);

@@ -5,9 +5,9 @@
 #include <optional>
 #include <string>
 
-#include "engine/training_position.hpp"
 #include "io/h5_weights.hpp"
 #include "kerascpp/model.hpp"
+#include "training/training_position.hpp"
 
 namespace kerascpp::io {
 

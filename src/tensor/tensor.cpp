@@ -8,7 +8,7 @@
 #include <limits>
 #include <new>
 
-#include "backend/gpu_support.hpp"
+#include "backend/device_memory.hpp"
 #include "tensor/host_allocator.hpp"
 #include "tensor/low_precision.hpp"
 

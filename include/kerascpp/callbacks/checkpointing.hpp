@@ -11,7 +11,7 @@
 #include "kerascpp/callbacks/monitor.hpp"
 
 namespace kerascpp::detail {
-struct ResumePoint;  // internal: where a fit() run is (src/engine/training_position.hpp)
+struct ResumePoint;  // internal: where a fit() run is (src/training/training_position.hpp)
 }
 
 namespace kerascpp::callbacks {

@@ -17,7 +17,7 @@ class ActivationLayer : public Layer {
   std::vector<Tensor> forward(ReplicaContext& ctx, const std::vector<Tensor>& in, LayerState& st) override;
   std::vector<Tensor> backward(ReplicaContext& ctx, const std::vector<Tensor>& in, const std::vector<Tensor>& out,
                                const std::vector<Tensor>& grads, LayerState& st) override;
-  std::string config_json() const override;
+  Json get_config() const override;
 
  private:
   std::string activation_name_;

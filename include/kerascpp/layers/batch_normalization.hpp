@@ -24,7 +24,7 @@ class BatchNormalizationLayer : public Layer {
                                const std::vector<Tensor>& grads, LayerState& st) override;
   void forward_empty(ReplicaContext& ctx) override;
   void backward_empty(ReplicaContext& ctx) override;
-  std::string config_json() const override;
+  Json get_config() const override;
 
  private:
   void update_moving_statistics(ReplicaContext& ctx, const Tensor& mean, const Tensor& var);

@@ -28,7 +28,7 @@ class DotLayer : public Layer {
                                            const LayerState&) override {
     return {Tensor()};
   }
-  std::string config_json() const override;
+  Json get_config() const override;
 
  private:
   // The dot axes of inputs of these ranks (batch included), checked.

@@ -31,7 +31,7 @@ class EmbeddingLayer : public Layer {
   std::vector<Tensor> forward(ReplicaContext& ctx, const std::vector<Tensor>& in, LayerState& st) override;
   std::vector<Tensor> backward(ReplicaContext& ctx, const std::vector<Tensor>& in, const std::vector<Tensor>& out,
                                const std::vector<Tensor>& grads, LayerState& st) override;
-  std::string config_json() const override;
+  Json get_config() const override;
   std::vector<Tensor> compute_output_masks(ReplicaContext& ctx, const std::vector<Tensor>& in,
                                            const std::vector<Tensor>& out, const LayerState& st) override;
   bool creates_masks() const override { return options_.mask_zero; }

@@ -23,7 +23,7 @@ class InputLayerImpl : public Layer {
                                const std::vector<Tensor>& grads, LayerState&) override {
     return grads;
   }
-  std::string config_json() const override;
+  Json get_config() const override;
   const Shape& shape() const { return shape_; }
   DType dtype() const { return dtype_; }
   // The symbolic tensor this layer produces.

@@ -42,7 +42,7 @@ class ConcatenateLayer : public Layer {
   std::vector<Tensor> forward(ReplicaContext& ctx, const std::vector<Tensor>& in, LayerState& st) override;
   std::vector<Tensor> backward(ReplicaContext& ctx, const std::vector<Tensor>& in, const std::vector<Tensor>& out,
                                const std::vector<Tensor>& grads, LayerState& st) override;
-  std::string config_json() const override;
+  Json get_config() const override;
   // Along the feature (last) axis: the AND of the inputs' step masks, as Keras' Concatenate.
   std::vector<Tensor> compute_output_masks(ReplicaContext& ctx, const std::vector<Tensor>& in,
                                            const std::vector<Tensor>& out, const LayerState& st) override;

@@ -56,7 +56,7 @@ class MultiHeadAttentionLayer : public Layer {
   std::vector<Tensor> compute_output_masks(ReplicaContext& ctx, const std::vector<Tensor>& in,
                                            const std::vector<Tensor>& out, const LayerState& st) override;
   std::vector<WeightGroup> weight_groups() override;
-  std::string config_json() const override;
+  Json get_config() const override;
   CallArguments call_arguments(std::size_t num_inputs) const override;
 
   // Applies the layer to query and value (and what `call` adds), fixing the layer's call form.

@@ -57,7 +57,7 @@ class RecurrentLayer : public Layer {
   std::vector<Tensor> compute_output_masks(ReplicaContext& ctx, const std::vector<Tensor>& in,
                                            const std::vector<Tensor>& out, const LayerState& st) override;
   std::vector<WeightGroup> weight_groups() override;
-  std::string config_json() const override;
+  Json get_config() const override;
   std::int64_t units() const { return units_; }
 
  private:

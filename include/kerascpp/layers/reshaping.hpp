@@ -21,7 +21,7 @@ class ReshapeLayer : public Layer {
   std::vector<Tensor> forward(ReplicaContext& ctx, const std::vector<Tensor>& in, LayerState& st) override;
   std::vector<Tensor> backward(ReplicaContext& ctx, const std::vector<Tensor>& in, const std::vector<Tensor>& out,
                                const std::vector<Tensor>& grads, LayerState& st) override;
-  std::string config_json() const override;
+  Json get_config() const override;
   LowPrecisionIO low_precision_io() const override { return LowPrecisionIO::same_as_output; }
 
  private:

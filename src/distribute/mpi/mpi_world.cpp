@@ -14,7 +14,7 @@
 #include <thread>
 
 #include "check.hpp"
-#include "distribute/mpi/multi_worker_collective.hpp"
+#include "distribute/collectives/mpi_multi_worker.hpp"
 
 namespace kerascpp::distribute {
 namespace {

@@ -1,0 +1,246 @@
+// Keras' compile_config in a `.keras` archive's config.json: the optimizer (class and
+// hyperparameters), the loss and the metrics a model was compiled with, written by Model::save and
+// read by load_model, which compiles the rebuilt model with them (so the archive's optimizer state
+// loads too, and training goes on where it stopped).
+#include "training/compile_config.hpp"
+
+#include <fmt/format.h>
+
+#include "kerascpp/error.hpp"
+#include "kerascpp/loss_scale_optimizer.hpp"
+#include "kerascpp/session.hpp"
+#include "training/model_impl.hpp"
+
+namespace kerascpp {
+
+namespace {
+
+using Json = nlohmann::ordered_json;
+
+Json loss_object(const char* class_name, const char* name, Json extra) {
+  Json config = {{"name", name}, {"reduction", "sum_over_batch_size"}};
+  config.update(extra);
+  return Json{{"module", "keras.losses"}, {"class_name", class_name}, {"config", config}, {"registered_name", nullptr}};
+}
+
+}  // namespace
+
+namespace losses {
+
+std::string SparseCategoricalCrossentropy::config_json() const {
+  return loss_object("SparseCategoricalCrossentropy", "sparse_categorical_crossentropy",
+                     {{"from_logits", options_.from_logits}, {"ignore_class", nullptr}})
+      .dump();
+}
+std::string CategoricalCrossentropy::config_json() const {
+  return loss_object(
+             "CategoricalCrossentropy", "categorical_crossentropy",
+             {{"from_logits", options_.from_logits}, {"label_smoothing", options_.label_smoothing}, {"axis", -1}})
+      .dump();
+}
+std::string BinaryCrossentropy::config_json() const {
+  return loss_object(
+             "BinaryCrossentropy", "binary_crossentropy",
+             {{"from_logits", options_.from_logits}, {"label_smoothing", options_.label_smoothing}, {"axis", -1}})
+      .dump();
+}
+std::string MeanSquaredError::config_json() const {
+  return loss_object("MeanSquaredError", "mean_squared_error", Json::object()).dump();
+}
+std::string Huber::config_json() const { return loss_object("Huber", "huber", {{"delta", delta_}}).dump(); }
+
+}  // namespace losses
+
+namespace optimizers {
+
+std::string SGD::config_json() const { return Json{{"momentum", o_.momentum}, {"nesterov", o_.nesterov}}.dump(); }
+std::string Adam::config_json() const {
+  return Json{{"beta_1", o_.beta_1}, {"beta_2", o_.beta_2}, {"epsilon", o_.epsilon}, {"amsgrad", false}}.dump();
+}
+std::string AdamW::config_json() const {
+  return Json{{"weight_decay", o_.weight_decay},
+              {"beta_1", o_.beta_1},
+              {"beta_2", o_.beta_2},
+              {"epsilon", o_.epsilon},
+              {"amsgrad", false}}
+      .dump();
+}
+std::string RMSprop::config_json() const {
+  return Json{{"rho", o_.rho}, {"momentum", 0.0}, {"epsilon", o_.epsilon}, {"centered", false}}.dump();
+}
+std::string Adagrad::config_json() const {
+  return Json{{"initial_accumulator_value", o_.initial_accumulator_value}, {"epsilon", o_.epsilon}}.dump();
+}
+std::string Nadam::config_json() const {
+  return Json{{"beta_1", o_.beta_1}, {"beta_2", o_.beta_2}, {"epsilon", o_.epsilon}}.dump();
+}
+
+}  // namespace optimizers
+
+namespace detail {
+
+namespace {
+
+// Keras' serialization of `opt` ({"module": "keras.optimizers", "class_name": ..., "config": ...}),
+// or nullopt where Keras could not rebuild it (an optimizer of the user's own, a schedule, a
+// fixed loss scale, which Keras 3 does not have).
+std::optional<Json> optimizer_object(const optimizers::Optimizer& opt) {
+  Json config;
+  if (const auto* lso = dynamic_cast<const optimizers::LossScaleOptimizer*>(&opt)) {
+    const auto inner = optimizer_object(lso->inner_optimizer());
+    if (!inner || !lso->options().dynamic) return std::nullopt;
+    config = {{"name", "loss_scale_optimizer"},
+              {"inner_optimizer", *inner},
+              {"initial_scale", lso->options().initial_scale},
+              {"dynamic_growth_steps", lso->options().dynamic_growth_steps}};
+  } else {
+    const std::string own = opt.config_json();
+    if (own.empty() || opt.has_schedule()) return std::nullopt;
+    const optimizers::GradientClipping& clip = opt.gradient_clipping();
+    config = {{"name", to_snake_case(opt.class_name())},
+              {"learning_rate", static_cast<double>(static_cast<float>(opt.learning_rate()))},
+              {"clipnorm", clip.clipnorm ? Json(*clip.clipnorm) : Json()},
+              {"global_clipnorm", clip.global_clipnorm ? Json(*clip.global_clipnorm) : Json()}};
+    config.update(Json::parse(own));
+    if (!config.contains("weight_decay")) config["weight_decay"] = nullptr;
+  }
+  return Json{{"module", "keras.optimizers"},
+              {"class_name", opt.class_name()},
+              {"config", config},
+              {"registered_name", nullptr}};
+}
+
+}  // namespace
+
+std::optional<nlohmann::ordered_json> compile_config(const CompiledState& c) {
+  const auto optimizer = optimizer_object(c.optimizer());
+  const std::string loss = c.loss().config_json();
+  if (!optimizer || loss.empty()) return std::nullopt;  // nothing Keras could rebuild
+  Json metrics = Json::array(), weighted = Json::array();
+  for (const std::string& name : c.metric_names(false)) metrics.push_back(name);
+  for (const std::string& name : c.metric_names(true)) weighted.push_back(name);
+  return Json{{"optimizer", *optimizer},
+              {"loss", Json::parse(loss)},
+              {"loss_weights", nullptr},
+              {"metrics", metrics.empty() ? Json() : metrics},
+              {"weighted_metrics", weighted.empty() ? Json() : weighted},
+              {"run_eagerly", false},
+              {"steps_per_execution", 1},
+              {"jit_compile", false}};
+}
+
+namespace {
+
+// Builds the optimizer `j` describes (one kerascpp has) and hands it, as its own type, to `use`:
+// a LossScaleOptimizer must be made around the concrete inner optimizer.
+template <class Use>
+optimizers::OptimizerRef with_optimizer(const Json& j, Use&& use) {
+  const std::string cls = j.value("class_name", "");
+  const Json c = j.value("config", Json::object());
+  if (!c.contains("learning_rate") || !c["learning_rate"].is_number())
+    throw ValueError(fmt::format("the {} optimizer's learning_rate is {}; kerascpp rebuilds constant rates only", cls,
+                                 c.value("learning_rate", Json()).dump()));
+  const double lr = c["learning_rate"].get<double>();
+  auto num = [&](const char* key, double fallback) {
+    return c.contains(key) && c[key].is_number() ? c[key].get<double>() : fallback;
+  };
+  for (const char* unsupported : {"clipvalue", "ema_overwrite_frequency", "gradient_accumulation_steps"})
+    if (c.contains(unsupported) && !c[unsupported].is_null())
+      throw ValueError(fmt::format("the {} optimizer sets '{}', which kerascpp does not have", cls, unsupported));
+  if (c.value("use_ema", false) || c.value("amsgrad", false) || c.value("centered", false))
+    throw ValueError(fmt::format("the {} optimizer uses EMA, AMSGrad or centering, which kerascpp does not have", cls));
+  if ((cls != "AdamW") && c.contains("weight_decay") && !c["weight_decay"].is_null() && num("weight_decay", 0) != 0)
+    throw ValueError(fmt::format("the {} optimizer sets weight_decay, which kerascpp has on AdamW only", cls));
+  optimizers::GradientClipping clip;
+  if (c.contains("clipnorm") && c["clipnorm"].is_number()) clip.clipnorm = c["clipnorm"].get<double>();
+  if (c.contains("global_clipnorm") && c["global_clipnorm"].is_number())
+    clip.global_clipnorm = c["global_clipnorm"].get<double>();
+  auto finish = [&](auto opt) {
+    if (clip.clipnorm || clip.global_clipnorm) opt.set_gradient_clipping(clip);
+    return use(std::move(opt));
+  };
+  if (cls == "SGD")
+    return finish(optimizers::SGD(lr, {.momentum = num("momentum", 0), .nesterov = c.value("nesterov", false)}));
+  if (cls == "Adam")
+    return finish(optimizers::Adam(
+        lr, {.beta_1 = num("beta_1", 0.9), .beta_2 = num("beta_2", 0.999), .epsilon = num("epsilon", 1e-7)}));
+  if (cls == "AdamW")
+    return finish(optimizers::AdamW(lr, {.weight_decay = num("weight_decay", 0.004),
+                                         .beta_1 = num("beta_1", 0.9),
+                                         .beta_2 = num("beta_2", 0.999),
+                                         .epsilon = num("epsilon", 1e-7)}));
+  if (cls == "RMSprop") {
+    if (num("momentum", 0) != 0)
+      throw ValueError("the RMSprop optimizer uses momentum, which kerascpp's does not have");
+    return finish(optimizers::RMSprop(lr, {.rho = num("rho", 0.9), .epsilon = num("epsilon", 1e-7)}));
+  }
+  if (cls == "Adagrad")
+    return finish(optimizers::Adagrad(
+        lr, {.initial_accumulator_value = num("initial_accumulator_value", 0.1), .epsilon = num("epsilon", 1e-7)}));
+  if (cls == "Nadam")
+    return finish(optimizers::Nadam(
+        lr, {.beta_1 = num("beta_1", 0.9), .beta_2 = num("beta_2", 0.999), .epsilon = num("epsilon", 1e-7)}));
+  throw ValueError(fmt::format(
+      "optimizer '{}' is not one kerascpp has (SGD, Adam, AdamW, RMSprop, Adagrad, Nadam, LossScaleOptimizer)", cls));
+}
+
+optimizers::OptimizerRef optimizer_from(const Json& j) {
+  if (j.value("class_name", "") != "LossScaleOptimizer")
+    return with_optimizer(j, [](auto opt) { return optimizers::OptimizerRef(std::move(opt)); });
+  // Keras 3's LossScaleOptimizer config: the inner optimizer, initial_scale, dynamic_growth_steps.
+  const Json c = j.value("config", Json::object());
+  if (!c.contains("inner_optimizer") || !c["inner_optimizer"].is_object())
+    throw ValueError("the LossScaleOptimizer config has no inner_optimizer");
+  const optimizers::LossScaleOptions options{
+      .dynamic = true,
+      .initial_scale = c.value("initial_scale", 32768.0),
+      .dynamic_growth_steps = c.value("dynamic_growth_steps", std::int64_t{2000})};
+  return with_optimizer(c["inner_optimizer"], [&](auto inner) {
+    return optimizers::OptimizerRef(optimizers::LossScaleOptimizer(std::move(inner), options));
+  });
+}
+
+losses::LossRef loss_from(const Json& j) {
+  if (j.is_string()) return losses::LossRef(j.get<std::string>());
+  const std::string cls = j.value("class_name", "");
+  const Json c = j.value("config", Json::object());
+  const losses::CrossentropyOptions x{.from_logits = c.value("from_logits", false),
+                                      .label_smoothing = c.value("label_smoothing", 0.0)};
+  if (c.contains("ignore_class") && !c["ignore_class"].is_null())
+    throw ValueError("the loss sets ignore_class, which kerascpp does not have");
+  if (cls == "SparseCategoricalCrossentropy") return losses::SparseCategoricalCrossentropy(x);
+  if (cls == "CategoricalCrossentropy") return losses::CategoricalCrossentropy(x);
+  if (cls == "BinaryCrossentropy") return losses::BinaryCrossentropy(x);
+  if (cls == "MeanSquaredError") return losses::MeanSquaredError();
+  if (cls == "Huber") return losses::Huber(c.value("delta", 1.0));
+  throw ValueError(fmt::format("loss {} is not one kerascpp can rebuild", j.dump().substr(0, 120)));
+}
+
+std::vector<metrics::MetricRef> metrics_from(const Json& j) {
+  std::vector<metrics::MetricRef> out;
+  if (j.is_null()) return out;
+  for (const Json& m : j) {
+    if (!m.is_string()) throw ValueError("metric " + m.dump().substr(0, 120) + " is not given by name");
+    out.emplace_back(m.get<std::string>());
+  }
+  return out;
+}
+
+}  // namespace
+
+void compile_from_config(Model& model, const nlohmann::ordered_json& config, const std::string& path) {
+  try {
+    model.compile({.optimizer = optimizer_from(config.at("optimizer")),
+                   .loss = loss_from(config.at("loss")),
+                   .metrics = metrics_from(config.value("metrics", Json())),
+                   .weighted_metrics = metrics_from(config.value("weighted_metrics", Json()))});
+  } catch (const std::exception& e) {
+    // As Keras: a compile_config that cannot be rebuilt leaves the model uncompiled, with a warning.
+    output() << fmt::format("kerascpp: load_model('{}'): the model is not compiled: {}; call compile() to train it\n",
+                            path, e.what())
+             << std::flush;
+  }
+}
+
+}  // namespace detail
+}  // namespace kerascpp

@@ -1,0 +1,100 @@
+#include "training/metrics.hpp"
+
+#include <fmt/format.h>
+
+#include "check.hpp"
+
+namespace kerascpp {
+namespace metrics {
+
+// Each built-in does exactly the Backend calls and divisions of the former closed switch, so
+// the logged numbers are unchanged bit for bit.
+
+MetricSums SparseCategoricalAccuracy::shard_sums(Backend& backend, const Tensor& pred, const Tensor& target) const {
+  return {backend.sparse_categorical_accuracy_sum(pred, target), static_cast<double>(pred.dim(0))};
+}
+
+SparseTopKCategoricalAccuracy::SparseTopKCategoricalAccuracy(int k, std::string name) : k_(k), name_(std::move(name)) {
+  KERASCPP_CHECK(k >= 1, ValueError, "SparseTopKCategoricalAccuracy: k must be >= 1 (Keras' default 5), got {}", k);
+}
+
+MetricSums SparseTopKCategoricalAccuracy::shard_sums(Backend& backend, const Tensor& pred, const Tensor& target) const {
+  return {backend.sparse_top_k_accuracy_sum(pred, target, k_), static_cast<double>(pred.dim(0))};
+}
+
+MetricSums CategoricalAccuracy::shard_sums(Backend& backend, const Tensor& pred, const Tensor& target) const {
+  return {backend.categorical_accuracy_sum(pred, target), static_cast<double>(pred.dim(0))};
+}
+
+MetricSums BinaryAccuracy::shard_sums(Backend& backend, const Tensor& pred, const Tensor& target) const {
+  // Keras averages over every element (per example over the last axis, then over examples).
+  double rows = static_cast<double>(pred.dim(0));
+  double per_row = pred.dim(0) ? static_cast<double>(pred.numel()) / rows : 1;
+  return {backend.binary_accuracy_sum(pred, target, 0.5f) / per_row, rows};
+}
+
+MetricSums MeanAbsoluteError::shard_sums(Backend& backend, const Tensor& pred, const Tensor& target) const {
+  double rows = static_cast<double>(pred.dim(0));
+  double per_row = pred.dim(0) ? static_cast<double>(pred.numel()) / rows : 1;
+  return {backend.absolute_error_sum(pred, target) / per_row, rows};
+}
+
+}  // namespace metrics
+
+namespace detail {
+namespace {
+
+std::shared_ptr<const metrics::Metric> metric_for_name(const std::string& name, const losses::Loss* loss) {
+  if (name == "accuracy" || name == "acc") {
+    auto kind = loss ? loss->accuracy_kind() : losses::Loss::AccuracyKind::categorical;
+    switch (kind) {
+      case losses::Loss::AccuracyKind::sparse_categorical:
+        return std::make_shared<metrics::SparseCategoricalAccuracy>(name);
+      case losses::Loss::AccuracyKind::binary:
+        return std::make_shared<metrics::BinaryAccuracy>(name);
+      case losses::Loss::AccuracyKind::categorical:
+        return std::make_shared<metrics::CategoricalAccuracy>(name);
+    }
+  }
+  if (name == "sparse_categorical_accuracy") return std::make_shared<metrics::SparseCategoricalAccuracy>(name);
+  if (name == "categorical_accuracy") return std::make_shared<metrics::CategoricalAccuracy>(name);
+  if (name == "sparse_top_k_categorical_accuracy")
+    return std::make_shared<metrics::SparseTopKCategoricalAccuracy>(5, name);
+  if (name == "binary_accuracy") return std::make_shared<metrics::BinaryAccuracy>(name);
+  if (name == "mae" || name == "mean_absolute_error") return std::make_shared<metrics::MeanAbsoluteError>(name);
+  if (name == "precision") return std::make_shared<metrics::Precision>(metrics::PrecisionRecallOptions{}, name);
+  if (name == "recall") return std::make_shared<metrics::Recall>(metrics::PrecisionRecallOptions{}, name);
+  if (name == "auc") return std::make_shared<metrics::AUC>(metrics::AUCOptions{}, name);
+  throw ValueError(
+      fmt::format("unknown metric '{}'; use accuracy, sparse_categorical_accuracy, categorical_accuracy, "
+                  "binary_accuracy, sparse_top_k_categorical_accuracy, mae, precision, recall or auc, or pass a "
+                  "kerascpp::metrics::Metric "
+                  "object",
+                  name));
+}
+
+}  // namespace
+
+MetricSpec resolve_metric(const metrics::MetricRef& ref, const losses::Loss* loss) {
+  if (ref.metric()) {
+    std::string name = ref.metric()->name();
+    KERASCPP_CHECK(!name.empty(), ValueError,
+                   "compile(): a custom metric's name() is empty; return the key it should have in the logs");
+    return {name, ref.metric()};
+  }
+  KERASCPP_CHECK(!ref.name().empty(), ValueError,
+                 "compile(): an empty metric in CompileOptions::metrics; give a Keras name (\"accuracy\") or a "
+                 "kerascpp::metrics::Metric object");
+  return {ref.name(), metric_for_name(ref.name(), loss)};
+}
+
+std::vector<double> metric_totals(Backend& backend, const MetricSpec& spec, const Tensor& pred, const Tensor& target) {
+  std::vector<double> t = spec.metric->shard_totals(backend, pred, target);
+  KERASCPP_CHECK(t.size() == spec.metric->num_totals(), ValueError,
+                 "metric '{}': shard_totals() returned {} values but num_totals() is {}; make them agree", spec.name,
+                 t.size(), spec.metric->num_totals());
+  return t;
+}
+
+}  // namespace detail
+}  // namespace kerascpp

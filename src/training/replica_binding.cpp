@@ -1,0 +1,68 @@
+#include "training/replica_binding.hpp"
+
+#include "distribute/strategy_impl.hpp"
+#include "training/weight_penalties.hpp"
+
+namespace kerascpp::detail {
+
+ReplicaBinding::ReplicaBinding(const Graph& graph, const distribute::Strategy& strategy,
+                               optimizers::Optimizer* optimizer)
+    : graph_(graph) {
+  int replicas = strategy.impl()->num_replicas();  // this process's replicas hold the mirrors
+  std::vector<Device> devices;
+  for (int r = 0; r < replicas; ++r) devices.push_back(strategy.impl()->context(r).backend->device());
+  for (auto& layer : graph.layers()) {
+    for (Variable* v : layer->variables()) v->mirror(devices);
+    for (Variable* v : layer->trainable_variables()) {
+      v->set_rows_gradient(v->sparse_capable());  // the reducer below takes its gradient as rows
+      trainable_.push_back(v);
+    }
+  }
+  states_.assign(static_cast<std::size_t>(replicas), {});
+  if (optimizer) optimizer->build(trainable_, replicas);
+  std::vector<std::shared_ptr<Layer>> backward_order(graph.layers().rbegin(), graph.layers().rend());
+  buckets_ = BucketPlan::make(backward_order, trainable_, strategy.impl()->bucket_bytes());
+}
+
+Tensor ReplicaBinding::forward(ReplicaContext& ctx, const std::vector<Tensor>& xs) {
+  if (xs.at(0).dim(0) == 0) {
+    graph_.forward_empty(ctx);  // no examples, but collectives (synchronized BN) still need this replica
+    Shape s = graph_.outputs().at(0).shape();
+    s.insert(s.begin(), 0);
+    return Tensor(s);
+  }
+  // A GPU replica copies its shard over here; on the host this is the shard itself, no copy.
+  std::vector<Tensor> on_device;
+  for (const Tensor& x : xs) on_device.push_back(x.to(ctx.backend->device()));
+  return graph_.forward(ctx, on_device, state(ctx)).at(0);
+}
+
+bool ReplicaBinding::replay_predict(ReplicaContext& ctx, const std::vector<Tensor>& x, std::int64_t begin,
+                                    std::int64_t end, Tensor& dst) {
+  if (states_.size() != 1) return false;
+  return predict_recordings_.run(
+      ctx, [&](const std::vector<Tensor>& xs) { return graph_.forward(ctx, xs, state(ctx)).at(0); }, x, begin, end,
+      dst);
+}
+
+std::function<double()> ReplicaBinding::backward(ReplicaContext& ctx, const Tensor& output_grad, float loss_scale) {
+  for (Variable* v : trainable_) v->reset_grads(ctx.replica_id);
+  BucketReducer reducer(buckets_, trainable_, ctx);
+  auto on_done = [&](Layer& l) { reducer.layer_done(l); };
+  if (output_grad.dim(0) == 0) graph_.backward_empty(ctx, on_done);
+  else graph_.backward(ctx, {output_grad.to(ctx.backend->device())}, state(ctx), on_done);
+  reducer.finish();
+  return weight_penalties(*ctx.backend, ctx.replica_id, trainable_, true, loss_scale);
+}
+
+double ReplicaBinding::regularization_loss(ReplicaContext& ctx) const {
+  return weight_penalties(*ctx.backend, ctx.replica_id, trainable_, false)();
+}
+
+void ReplicaBinding::apply(ReplicaContext& ctx, optimizers::Optimizer& optimizer) {
+  if (!optimizer.prepare_gradients(ctx, trainable_)) return;
+  for (std::size_t i = 0; i < trainable_.size(); ++i) optimizer.apply(*ctx.backend, ctx.replica_id, i, *trainable_[i]);
+  apply_constraints(*ctx.backend, ctx.replica_id, trainable_);
+}
+
+}  // namespace kerascpp::detail
