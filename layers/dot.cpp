@@ -33,41 +33,6 @@ Operand right(const Tensor& y, int axis) {
   return {y, axis == 2};
 }
 
-// Per-row sums of x [R, K] as [R, 1], through a matmul with ones (no reduction op needed).
-Tensor row_sums(Backend& be, const Tensor& x) {
-  const std::int64_t k = x.dim(1);
-  Tensor ones_host({k, 1}, DType::float32, Device{});
-  std::fill(ones_host.data<float>(), ones_host.data<float>() + k, 1.f);
-  Tensor ones = ones_host.to(be.device());
-  Tensor out({x.dim(0), 1});
-  be.matmul(x, false, ones, false, out, false);
-  return out;
-}
-
-// Keras' ops.normalize(order=2) of each row of x [R, K]: x · min(rsqrt(Σx²), 1/ε), ε = 1e-7.
-// The R scale factors are computed on the host (R floats; there is no rsqrt op); `clamped`
-// marks rows whose factor hit 1/ε (a zero row), where the factor is a constant for the gradient.
-struct RowNorms {
-  Tensor inv;                 // [R] on the device
-  std::vector<char> clamped;  // host
-};
-RowNorms row_norms(Backend& be, const Tensor& x) {
-  Tensor sq(x.shape());
-  be.multiply(x, x, sq);
-  Tensor s = row_sums(be, sq).to(Device{});
-  const std::int64_t r = x.dim(0);
-  Tensor inv_host({r}, DType::float32, Device{});
-  RowNorms n{Tensor(), std::vector<char>(static_cast<std::size_t>(r))};
-  constexpr float kInvEps = 1.f / 1e-7f;
-  for (std::int64_t i = 0; i < r; ++i) {
-    const float v = 1.f / std::sqrt(s.data<float>()[i]);
-    n.clamped[static_cast<std::size_t>(i)] = !(v < kInvEps);
-    inv_host.data<float>()[i] = std::min(v, kInvEps);
-  }
-  n.inv = inv_host.to(be.device());
-  return n;
-}
-
 // x viewed with its `axis` (1 or 2 of a rank-3 input, 1 of a rank-2 one) last, as [R, K].
 Tensor axis_last(Backend& be, const Tensor& x, int axis) {
   if (x.rank() == 3 && axis == 1) {
@@ -87,29 +52,19 @@ Tensor axis_back(Backend& be, const Tensor& rows, const Tensor& like, int axis) 
   return rows.reshape(like.shape());
 }
 
+// Keras' ops.normalize(order=2) along `axis`: each row of x·min(1/√Σx², 1/ε) (Backend::l2_normalize_rows).
 Tensor normalized(Backend& be, const Tensor& x, int axis) {
-  Tensor rows = axis_last(be, x, axis).clone();
-  be.scale_rows(rows, row_norms(be, rows).inv);
+  Tensor rows, inv;
+  be.l2_normalize_rows(axis_last(be, x, axis), rows, inv);
   return axis_back(be, rows, x, axis);
 }
 
-// d(x̂)/dx applied to dx̂: inv·(dx̂ − x̂·Σ(dx̂·x̂)) per row (inv·dx̂ where the factor was clamped).
+// d(x̂)/dx applied to dx̂ (Backend::l2_normalize_rows_backward, from the forward recomputed here).
 Tensor normalized_backward(Backend& be, const Tensor& x, const Tensor& dxn, int axis) {
-  Tensor rows = axis_last(be, x, axis);
-  Tensor drows = axis_last(be, dxn, axis);
-  RowNorms n = row_norms(be, rows);
-  Tensor xn = rows.clone();
-  be.scale_rows(xn, n.inv);
-  Tensor prod(xn.shape());
-  be.multiply(xn, drows, prod);
-  Tensor d = row_sums(be, prod).to(Device{});
-  for (std::size_t i = 0; i < n.clamped.size(); ++i)
-    if (n.clamped[i]) d.data<float>()[i] = 0.f;
-  be.scale_rows(xn, d.to(be.device()));  // x̂·Σ(dx̂·x̂)
-  be.scale(xn, -1.f);
-  be.add_inplace(xn, drows);  // dx̂ − x̂·Σ(dx̂·x̂)
-  be.scale_rows(xn, n.inv);
-  return axis_back(be, xn, x, axis);
+  Tensor xn, inv, drows;
+  be.l2_normalize_rows(axis_last(be, x, axis), xn, inv);
+  be.l2_normalize_rows_backward(xn, axis_last(be, dxn, axis), inv, drows);
+  return axis_back(be, drows, x, axis);
 }
 
 }  // namespace

@@ -162,18 +162,19 @@ LayerRef GlobalMaxPooling2D(GlobalMaxPooling2DOptions options) {
   return std::make_shared<GlobalPooling2DLayer>(PoolKind::max, std::move(options));
 }
 
-KERASCPP_REGISTER_LAYER("MaxPooling2D", [](const LayerConfig& c) {
+namespace {
+// MaxPooling2D's and AveragePooling2D's configs: strides default to the pool size, as in Keras.
+template <LayerRef (*Make)(Size2D, Pooling2DOptions)>
+LayerRef pooling_from_config(const LayerConfig& c) {
   c.expect_channels_last();
   const Size2D pool = c.size2d("pool_size", 2);
-  return layers::MaxPooling2D(
-      pool, {.strides = c.find("strides") ? c.size2d("strides", 1) : pool, .padding = c.padding(), .name = c.name()});
-});
-KERASCPP_REGISTER_LAYER("AveragePooling2D", [](const LayerConfig& c) {
-  c.expect_channels_last();
-  const Size2D pool = c.size2d("pool_size", 2);
-  return layers::AveragePooling2D(
-      pool, {.strides = c.find("strides") ? c.size2d("strides", 1) : pool, .padding = c.padding(), .name = c.name()});
-});
+  return Make(pool,
+              {.strides = c.find("strides") ? c.size2d("strides", 1) : pool, .padding = c.padding(), .name = c.name()});
+}
+}  // namespace
+
+KERASCPP_REGISTER_LAYER("MaxPooling2D", pooling_from_config<MaxPooling2D>);
+KERASCPP_REGISTER_LAYER("AveragePooling2D", pooling_from_config<AveragePooling2D>);
 KERASCPP_REGISTER_LAYER("GlobalAveragePooling2D", [](const LayerConfig& c) {
   c.expect_channels_last();
   c.expect("keepdims", false, "the pooled axes are dropped");

@@ -8,8 +8,13 @@
 #     (backend/gpu_support.hpp), only backend/device_memory.hpp.
 #  3. Saving and loading (src/io/) include nothing from src/distribute/.
 #  4. Layers compute through Backend ops only: no host round trips (on_host(, Device{}, data<) in
-#     layers/*.cpp. Known exception, open in issue 45: layers/dot.cpp's normalize=True path computes
-#     its row norms on the host until the Backend has a row-norm op.
+#     layers/*.cpp.
+#  6. Every KERASCPP_* environment variable is read through src/core/knobs.cpp's table, and
+#     docs/environment.md lists exactly the table's names.
+#  5. The two Backend interfaces stay short: the tensor and NN primitives (class Backend,
+#     include/kerascpp/backend.hpp) and the fused training kernels (class TrainingKernels,
+#     include/kerascpp/training_kernels.hpp) each hold at most the stated number of virtual
+#     functions. A new op raises its interface's cap here, in the same commit, with a reason.
 set -uo pipefail
 cd "$(dirname "$0")/.."
 status=0
@@ -28,6 +33,20 @@ report "src/tensor includes the GPU seam (include backend/device_memory.hpp inst
 report "src/io includes src/distribute (take what is needed, a replica count, as an argument)" \
   "$(grep -rn '#include "distribute/' src/io)"
 report "layers/*.cpp leave the Backend (host tensors or loops over host data)" \
-  "$(grep -nE 'on_host\(|Device\{\}|data<' layers/*.cpp | grep -v '^layers/dot\.cpp:')"
+  "$(grep -nE 'on_host\(|Device\{\}|data<' layers/*.cpp)"
+report "a KERASCPP_* environment variable read outside src/core/knobs.cpp (use detail::knob and add it to the table)" \
+  "$(grep -rnE 'getenv\("KERASCPP_' src layers callbacks include | grep -v '^src/core/knobs\.cpp:')"
+table=$(grep -oE '\{"KERASCPP_[A-Z0-9_]+"' src/core/knobs.cpp | tr -d '{"' | sort)
+documented=$(grep -oE '^\| `KERASCPP_[A-Z0-9_]+`' docs/environment.md | tr -d '|` ' | sort)
+report "src/core/knobs.cpp's table and docs/environment.md list different variables (< table only, > docs only)" \
+  "$(diff <(echo "$table") <(echo "$documented") | grep '^[<>]')"
+# Virtual functions declared in `class NAME` of a header (to the class's closing "};").
+virtuals() { awk -v cls="$2" '$0 ~ "^class "cls" " {inside=1} inside && /virtual / {n++} inside && /^};/ {inside=0} END {print n+0}' "$1"; }
+backend_cap=62          # primitives: 60 at the cut (issue 45), + l2_normalize_rows and its backward (Dot)
+training_kernels_cap=25 # losses, metric sums, optimizer updates, penalties and constraints
+n=$(virtuals include/kerascpp/backend.hpp Backend)
+((n <= backend_cap)) || report "class Backend has $n virtual functions, over its cap of $backend_cap" "raise backend_cap in scripts/check_structure.sh with the new op"
+n=$(virtuals include/kerascpp/training_kernels.hpp TrainingKernels)
+((n <= training_kernels_cap)) || report "class TrainingKernels has $n virtual functions, over its cap of $training_kernels_cap" "raise training_kernels_cap in scripts/check_structure.sh with the new kernel"
 [ $status -eq 0 ] && echo "house rules: all hold"
 exit $status

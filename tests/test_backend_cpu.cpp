@@ -1481,3 +1481,32 @@ TEST_CASE("cpu backend: all_finite finds one Inf or NaN anywhere in any of its t
   CHECK(be->all_finite({}));
   CHECK_THROWS_AS(be->all_finite({K::Tensor::from_vector({2}, std::vector<std::int32_t>{1, 2})}), K::Error);
 }
+
+TEST_CASE("cpu backend: l2_normalize_rows against a double reference, a zero row stays zero") {
+  auto be = K::make_cpu_backend(2);
+  K::Tensor x = random_tensor({4, 7}, 910);
+  for (std::int64_t k = 0; k < 7; ++k) x.data<float>()[2 * 7 + k] = 0.f;  // row 2: zeros
+  K::Tensor dy = random_tensor({4, 7}, 911);
+  K::Tensor y, inv, dx;
+  be->l2_normalize_rows(x, y, inv);
+  be->l2_normalize_rows_backward(y, dy, inv, dx);
+  const float* px = x.data<float>();
+  const float* pdy = dy.data<float>();
+  for (std::int64_t r = 0; r < 4; ++r) {
+    double norm = 0.0, dot = 0.0;
+    for (std::int64_t k = 0; k < 7; ++k) norm += double(px[r * 7 + k]) * px[r * 7 + k];
+    norm = std::sqrt(norm);
+    const double f = norm > 0 ? std::min(1.0 / norm, 1e7) : 1e7;
+    CHECK(inv.data<float>()[r] == doctest::Approx(f).epsilon(1e-6));
+    for (std::int64_t k = 0; k < 7; ++k) {
+      CHECK(y.data<float>()[r * 7 + k] == doctest::Approx(px[r * 7 + k] * f).epsilon(1e-6));
+      dot += double(pdy[r * 7 + k]) * px[r * 7 + k] * f;
+    }
+    if (r == 2) dot = 0;  // the clamped factor is a constant: dx = f·dy
+    for (std::int64_t k = 0; k < 7; ++k)
+      CHECK(dx.data<float>()[r * 7 + k] ==
+            doctest::Approx(f * (pdy[r * 7 + k] - px[r * 7 + k] * f * dot)).epsilon(1e-5).scale(f));
+  }
+  for (std::int64_t k = 0; k < 7; ++k) CHECK(y.data<float>()[2 * 7 + k] == 0.f);
+  CHECK_THROWS_AS(be->l2_normalize_rows(random_tensor({2, 3, 4}, 912), y, inv), K::ShapeError);
+}

@@ -1,11 +1,11 @@
 // The CUDA allocator's ledger of blocks that recorded device work may touch
-// (src/cuda/block_ledger.hpp): host-only, so tested in every build. The pointers are fake
+// (src/backend/cuda/block_ledger.hpp): host-only, so tested in every build. The pointers are fake
 // addresses; nothing is dereferenced.
 #include <doctest/doctest.h>
 
 #include <cstdint>
 
-#include "cuda/block_ledger.hpp"
+#include "backend/cuda/block_ledger.hpp"
 
 namespace kc = kerascpp::cuda;
 

@@ -1,4 +1,4 @@
-// The CUDA backend's convolution-algorithm cache key (src/cuda/conv_algo_key.hpp): host-only,
+// The CUDA backend's convolution-algorithm cache key (src/backend/cuda/conv_algo_key.hpp): host-only,
 // so it is tested in every build. Keys differing in any one field must be different keys with
 // (for these values) different hashes and descriptions; equal keys hash alike.
 #include <doctest/doctest.h>
@@ -12,7 +12,7 @@
 #include <utility>
 #include <vector>
 
-#include "cuda/conv_algo_key.hpp"
+#include "backend/cuda/conv_algo_key.hpp"
 
 namespace kc = kerascpp::cuda;
 

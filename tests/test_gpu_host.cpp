@@ -8,8 +8,8 @@
 #include <sstream>
 #include <string>
 
+#include "backend/cuda/allocation_size_class.hpp"
 #include "backend/gpu_support.hpp"
-#include "cuda/allocation_size_class.hpp"
 #include "distribute/gradient_buckets.hpp"
 #include "kerascpp/kerascpp.hpp"
 

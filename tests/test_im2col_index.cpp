@@ -1,4 +1,4 @@
-// The GPU's convolution-as-matrix-product index arithmetic (src/cuda/kernels/im2col_index.hpp),
+// The GPU's convolution-as-matrix-product index arithmetic (src/backend/cuda/kernels/im2col_index.hpp),
 // checked on every machine: the patch matrix and its adjoint, built here on the host with the
 // same functions the CUDA kernels call, multiplied by the kernel with plain loops, must give the
 // CPU backend's convolution forward, backward data and backward weights. The geometries are the
@@ -12,7 +12,7 @@
 #include <string>
 #include <vector>
 
-#include "cuda/kernels/im2col_index.hpp"
+#include "backend/cuda/kernels/im2col_index.hpp"
 #include "kerascpp/kerascpp.hpp"
 
 namespace K = kerascpp;

@@ -59,6 +59,7 @@
 #include <vector>
 
 #include "kerascpp/tensor.hpp"
+#include "kerascpp/training_kernels.hpp"
 
 namespace kerascpp {
 
@@ -92,9 +93,12 @@ class RecordedWork {
   virtual void replay() = 0;
 };
 
-class Backend {
+// The tensor and NN primitives of one device (the fused training kernels it also provides are
+// TrainingKernels', kerascpp/training_kernels.hpp). scripts/check_structure.sh caps the number of
+// virtual functions of each interface: a new op raises the cap in the same commit.
+class Backend : public TrainingKernels {
  public:
-  virtual ~Backend() = default;
+  ~Backend() override = default;
   virtual Device device() const = 0;
   virtual std::string name() const = 0;  // "cpu (oneDNN 2.6.3, 2 threads)"
   // Threads this backend may use for calls made from the calling thread.
@@ -247,6 +251,13 @@ class Backend {
   // row n is multiplied by w[n] (Keras' sample_weight applied to per-example losses and their
   // gradients). N must divide x.numel().
   virtual void scale_rows(Tensor& x, const Tensor& w) = 0;
+  // Rows scaled to unit L2 norm (Dot(normalize=True); Keras' ops.normalize(order=2)): x [R, K],
+  // y[r] = x[r]·inv[r] with inv[r] = min(1/√Σ_k x[r,k]², 1/ε), ε = 1e-7, so a zero row stays zero.
+  // y [R, K] and inv [R] are outputs (inv is kept for the backward).
+  virtual void l2_normalize_rows(const Tensor& x, Tensor& y, Tensor& inv) = 0;
+  // dx = inv·(dy − y·Σ_k dy·y) per row, from the forward's y and inv; inv·dy where the factor was
+  // clamped to 1/ε (a constant there).
+  virtual void l2_normalize_rows_backward(const Tensor& y, const Tensor& dy, const Tensor& inv, Tensor& dx) = 0;
 
   // ---- batch normalization over the last axis (x viewed as [M, C]) ----
   // Fused path (per-replica statistics): batch mean and biased variance out, y normalised.
@@ -290,93 +301,6 @@ class Backend {
   // all-reduced `sums` (N, their last element, the global row count: > 0).
   virtual void batchnorm_backward_apply(const Tensor& dy, const Tensor& x, const Tensor& gamma, const Tensor& mean,
                                         const Tensor& var, float eps, const Tensor& sums, Tensor& dx) = 0;
-  // ---- losses: per-example loss out[N]; grad = d(loss_n)/d(pred) * grad_scale ----
-  // An undefined `grad` computes the loss only (evaluation).
-  // labels: integer class ids [N] or [N,1] (int32/int64/uint8), checked against the class count.
-  virtual void sparse_categorical_crossentropy(const Tensor& pred, const Tensor& labels, bool from_logits, Tensor& loss,
-                                               Tensor& grad, float grad_scale) = 0;
-  virtual void categorical_crossentropy(const Tensor& pred, const Tensor& target, bool from_logits, Tensor& loss,
-                                        Tensor& grad, float grad_scale) = 0;
-  virtual void binary_crossentropy(const Tensor& pred, const Tensor& target, bool from_logits, Tensor& loss,
-                                   Tensor& grad, float grad_scale) = 0;
-  virtual void mean_squared_error(const Tensor& pred, const Tensor& target, Tensor& loss, Tensor& grad,
-                                  float grad_scale) = 0;
-  // Keras' Huber: mean over an example's values of 0.5·q² + delta·(|e| − q), e = pred − target,
-  // q = min(|e|, delta); grad = clip(e, −delta, delta) / values · grad_scale. delta > 0.
-  virtual void huber(const Tensor& pred, const Tensor& target, float delta, Tensor& loss, Tensor& grad,
-                     float grad_scale) = 0;
-
-  // ---- metric helpers: return sums over the batch (the caller divides) ----
-  virtual double sparse_categorical_accuracy_sum(const Tensor& pred, const Tensor& labels) = 0;
-  // Examples whose label's score is among the k largest of its row (fewer than k scores are
-  // strictly larger: ties at the boundary count as in, like TensorFlow's in_top_k).
-  virtual double sparse_top_k_accuracy_sum(const Tensor& pred, const Tensor& labels, int k) = 0;
-  virtual double categorical_accuracy_sum(const Tensor& pred, const Tensor& target) = 0;
-  virtual double binary_accuracy_sum(const Tensor& pred, const Tensor& target,
-                                     float threshold) = 0;                          // matches over all elements
-  virtual double absolute_error_sum(const Tensor& pred, const Tensor& target) = 0;  // Σ|p−t| over all elements
-  virtual double sum(const Tensor& x) = 0;
-
-  // ---- confusion matrices (Precision, Recall, AUC): counts over elements, not examples ----
-  // Both return (TP[T], FP[T], TN[T], FN[T]) as 4·T doubles (exact integer counts), in the order
-  // of the thresholds. An element is a positive when its target != 0 (float32 target with
-  // pred's numel, Keras' cast to bool) and is predicted positive at threshold t when pred > t.
-  // The elements are pred[offset + k·stride] for k < numel/stride: stride 1, offset 0 for all
-  // of them; stride C, offset c for column c of [..., C] (Keras' class_id). NaN: predicted negative.
-  virtual std::vector<double> confusion_counts(const Tensor& pred, const Tensor& target,
-                                               const std::vector<float>& thresholds, std::int64_t stride,
-                                               std::int64_t offset) = 0;
-  // Keras' evenly spaced thresholds (AUC's num_thresholds T >= 2: −ε, 1/(T−1), …, (T−2)/(T−1), 1+ε)
-  // counted as Keras' optimized update does, in float32: pred clipped to [0, 1] falls in bucket
-  // max(ceil(pred·(T−1)) − 1, 0) and counts as positive at thresholds 0..bucket (NaN: bucket 0).
-  virtual std::vector<double> even_confusion_counts(const Tensor& pred, const Tensor& target, int num_thresholds) = 0;
-
-  // ---- optimizer updates (Keras 3 formulas), in place on w and slots ----
-  // velocity = momentum·velocity − lr·g; w += velocity (nesterov: w += momentum·velocity − lr·g).
-  // momentum == 0: w −= lr·g, velocity unused.
-  virtual void sgd_update(Tensor& w, const Tensor& g, Tensor& velocity, float lr, float momentum, bool nesterov) = 0;
-  // m = β1 m + (1−β1) g; v = β2 v + (1−β2) g²; w −= lr_t · m / (sqrt(v) + eps)
-  virtual void adam_update(Tensor& w, const Tensor& g, Tensor& m, Tensor& v, float lr_t, float beta_1, float beta_2,
-                           float eps) = 0;
-  // v = ρ v + (1−ρ) g²; w −= lr · g / sqrt(v + eps)   (no momentum, not centered)
-  virtual void rmsprop_update(Tensor& w, const Tensor& g, Tensor& v, float lr, float rho, float eps) = 0;
-  // Decoupled weight decay (AdamW, Keras' _apply_weight_decay): w −= w · weight_decay · lr.
-  virtual void weight_decay_update(Tensor& w, float lr, float weight_decay) = 0;
-  // accumulator += g²; w −= lr · g / sqrt(accumulator + eps)   (Adagrad)
-  virtual void adagrad_update(Tensor& w, const Tensor& g, Tensor& accumulator, float lr, float eps) = 0;
-  // Keras 3 Nadam, in Keras' float32 operation order: m += (g − m)(1 − β1); v += (g² − v)(1 − β2);
-  // m̂ = (u_next·m)/(1 − u_product·u_next) + ((1 − u)·g)/(1 − u_product); v̂ = v/(1 − beta_2_power);
-  // w −= (m̂·lr)/(√v̂ + eps). The caller passes the step's momentum schedule u = β1(1 − 0.5·0.96^t),
-  // u_next (the same at t+1), u_product = Π u up to this step and beta_2_power = β2^t.
-  virtual void nadam_update(Tensor& w, const Tensor& g, Tensor& m, Tensor& v, float lr, float beta_1, float beta_2,
-                            float eps, float u, float u_next, float u_product, float beta_2_power) = 0;
-  // Σ x² in double (gradient clipping by norm); deterministic for a given x.
-  virtual double sum_squares(const Tensor& x) = 0;
-  // Whether no element of any of xs (float32, any shapes) is Inf or NaN: LossScaleOptimizer's
-  // overflow check of the gradients. One answer for all of xs, so a GPU waits for it once.
-  virtual bool all_finite(const std::vector<Tensor>& xs) = 0;
-
-  // ---- weight regularizers and constraints (keras.regularizers / keras.constraints) ----
-  // The L1L2 penalty l1·Σ|w| + l2·Σw² of w (summed in double, deterministic for a given w); with
-  // a defined `grad` (w's shape) it also adds the penalty's gradient times grad_scale,
-  // grad_scale·(l1·sign(w) + 2·l2·w), into it (grad_scale: the loss scale of a
-  // LossScaleOptimizer, which scales the whole loss, penalties included; 1 otherwise).
-  virtual double weight_penalty(const Tensor& w, float l1, float l2, Tensor& grad, float grad_scale) = 0;
-  // Σ weight_penalty over `terms` in order (the same doubles), every gradient added at once; the
-  // total comes from the returned function. This default computes it here; a GPU backend queues
-  // the sums, and its function waits for them alone, so a caller can queue more work (the
-  // optimizer's update) before asking: one wait per step instead of one per weight. The
-  // function is valid until this backend's next weight_penalties or weight_penalty call.
-  struct PenaltyTerm {
-    const Tensor* w;
-    float l1, l2;
-    Tensor* grad;  // null or undefined: no gradient
-  };
-  virtual std::function<double()> weight_penalties(const std::vector<PenaltyTerm>& terms, float grad_scale);
-  // MaxNorm in place on w viewed as [rows, numel/rows]: column c, of L2 norm n_c, is scaled by
-  // clip(n_c, 0, max_value) / (1e-7 + n_c) (Keras' formula, so even short columns shrink a hair).
-  virtual void max_norm(Tensor& w, std::int64_t rows, float max_value) = 0;
-
   // ---- layer normalization (LayerNormalization): each row of x [M, C] over its own C ----
   // y = (x − mean)·rstd·gamma + beta with the row's mean[M] and rstd[M] = 1/√(biased var + eps)
   // (outputs, kept for the backward). gamma/beta [C] may be undefined: scale 1, shift 0

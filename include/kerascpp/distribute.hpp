@@ -45,6 +45,17 @@ struct StrategyOptions {
 using MultiWorkerOptions = StrategyOptions;
 
 class StrategyImpl;  // engine-side implementation
+class Strategy;
+
+}  // namespace kerascpp::distribute
+
+namespace kerascpp::detail {
+// The engine's door to a strategy's implementation (the training loops, the model's replica
+// binding); not part of the API a user writes.
+const std::shared_ptr<distribute::StrategyImpl>& strategy_impl(const distribute::Strategy& strategy);
+}  // namespace kerascpp::detail
+
+namespace kerascpp::distribute {
 
 class Strategy {
  public:
@@ -68,7 +79,7 @@ class Strategy {
   // The rows of `global` that replica ctx works on, on its device (a view, no copy, on the host).
   Tensor shard(const ReplicaContext& ctx, const Tensor& global) const;
 
-  const std::shared_ptr<StrategyImpl>& impl() const { return impl_; }
+  friend const std::shared_ptr<StrategyImpl>& detail::strategy_impl(const Strategy& strategy);
 
  protected:
   explicit Strategy(std::shared_ptr<StrategyImpl> impl) : impl_(std::move(impl)) {}

@@ -1,6 +1,6 @@
 // The seam between the engine and the optional CUDA backend. The engine calls only these
 // functions. A build with CUDA defines them in src/backend/cuda_loader.cpp, which loads the CUDA
-// backend (src/cuda/, its own library libkerascpp_cuda.so with cuBLAS, cuDNN and NCCL) only when
+// backend (src/backend/cuda/, its own library libkerascpp_cuda.so with cuBLAS, cuDNN and NCCL) only when
 // a GPU is asked for, so a CPU-only process never maps those libraries; a build without CUDA
 // defines them in src/backend/no_gpu.cpp and reports plainly why no GPU can be used.
 #pragma once

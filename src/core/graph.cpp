@@ -8,6 +8,7 @@
 #include <unordered_map>
 #include <unordered_set>
 
+#include "core/knobs.hpp"
 #include "kerascpp/layers/input_layer.hpp"
 
 namespace kerascpp::detail {
@@ -238,7 +239,7 @@ std::vector<Tensor> Graph::forward(ReplicaContext& ctx, const std::vector<Tensor
   const std::vector<DType> dtypes = activation_dtypes(*ctx.backend);
   // KERASCPP_GPU_PHASES=layers: each layer of an inference forward is a phase of its own.
   static const bool mark_layers = [] {
-    const char* env = std::getenv("KERASCPP_GPU_PHASES");
+    const char* env = ::kerascpp::detail::knob("KERASCPP_GPU_PHASES");
     return env && std::string_view(env) == "layers";
   }();
   const bool marking = mark_layers && !ctx.training;

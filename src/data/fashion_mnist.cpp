@@ -7,6 +7,7 @@
 #include <map>
 #include <mutex>
 
+#include "core/knobs.hpp"
 #include "core/session_state.hpp"
 #include "data/idx_reader.hpp"
 
@@ -98,7 +99,7 @@ Dataset to_dataset(const Tensor& images, const Tensor& labels) {
 
 std::string resolve_dir(const std::string& dir) {
   if (!dir.empty()) return dir;
-  if (const char* env = std::getenv("KERASCPP_DATA"); env && *env) {
+  if (const char* env = ::kerascpp::detail::knob("KERASCPP_DATA"); env && *env) {
     std::error_code ec;
     if (!fs::is_directory(env, ec))
       throw IOError(

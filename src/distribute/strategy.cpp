@@ -179,3 +179,11 @@ Tensor Strategy::shard(const ReplicaContext& ctx, const Tensor& global) const {
 }
 
 }  // namespace kerascpp::distribute
+
+namespace kerascpp::detail {
+
+const std::shared_ptr<distribute::StrategyImpl>& strategy_impl(const distribute::Strategy& strategy) {
+  return strategy.impl_;
+}
+
+}  // namespace kerascpp::detail

@@ -8,6 +8,7 @@
 #include <string_view>
 
 #include "check.hpp"
+#include "core/knobs.hpp"
 
 namespace kerascpp::distribute {
 
@@ -26,7 +27,7 @@ void check_strategy_options(const StrategyOptions& options, const char* strategy
 namespace {
 // A numeric environment variable the backends read: when set, it must be a whole number in [lo, hi].
 void check_count_variable(const char* name, long long lo, long long hi, const char* meaning) {
-  const char* value = std::getenv(name);
+  const char* value = ::kerascpp::detail::knob(name);
   if (!value) return;
   const char* end = value + std::strlen(value);
   long long n = 0;
@@ -39,7 +40,7 @@ void check_count_variable(const char* name, long long lo, long long hi, const ch
 
 // A switch the backends read: when set, it must be one of `choices` (the first is the default).
 void check_choice_variable(const char* name, std::initializer_list<std::string_view> choices, const char* meaning) {
-  const char* value = std::getenv(name);
+  const char* value = ::kerascpp::detail::knob(name);
   if (!value) return;
   for (std::string_view c : choices)
     if (c == value) return;
@@ -57,7 +58,7 @@ void check_thread_environment() {
                        "the most threads kerascpp may use (e.g. KERASCPP_MAX_THREADS=4)");
   check_count_variable("KERASCPP_GPU_WORKSPACE_MB", 1, (1LL << 24) - 1,
                        "the cuDNN/cuBLAS workspace limit in MiB per GPU (e.g. KERASCPP_GPU_WORKSPACE_MB=256)");
-  // The CUDA backend's measurement switches (README "More"); it reads them without checking.
+  // The CUDA backend's measurement switches (docs/environment.md); it reads them without checking.
   check_choice_variable("KERASCPP_CUDNN_ALGO_SEARCH", {"heuristic", "find"},
                         "find times every convolution algorithm once per shape");
   check_choice_variable("KERASCPP_CUDNN_VERBOSE", {"0", "1"}, "1 prints each convolution's algorithm");
@@ -79,7 +80,7 @@ std::chrono::milliseconds collective_timeout(const StrategyOptions& options) {
   check_count_variable(
       "KERASCPP_COLLECTIVE_TIMEOUT", 1, 1 << 24,
       "the seconds a worker waits for its peers in one collective (e.g. KERASCPP_COLLECTIVE_TIMEOUT=60)");
-  const char* value = std::getenv("KERASCPP_COLLECTIVE_TIMEOUT");
+  const char* value = ::kerascpp::detail::knob("KERASCPP_COLLECTIVE_TIMEOUT");
   return value ? std::chrono::seconds(std::atoll(value)) : options.collective_timeout;
 }
 

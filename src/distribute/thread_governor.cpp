@@ -1,5 +1,7 @@
 #include "distribute/thread_governor.hpp"
 
+#include "core/knobs.hpp"
+
 #include <dirent.h>
 #include <strings.h>
 #include <unistd.h>
@@ -78,13 +80,13 @@ ThreadGovernor::ThreadGovernor(int max_threads, int replicas, Probe probe, Clock
       verbose_(verbose_by_environment()) {}
 
 bool ThreadGovernor::enabled_by_environment() {
-  if (const char* set = std::getenv("KERASCPP_ADAPTIVE_THREADS")) return std::strcmp(set, "0") != 0;
+  if (const char* set = ::kerascpp::detail::knob("KERASCPP_ADAPTIVE_THREADS")) return std::strcmp(set, "0") != 0;
   const char* policy = std::getenv("OMP_WAIT_POLICY");
   return !(policy && strcasecmp(policy, "passive") == 0);
 }
 
 bool ThreadGovernor::verbose_by_environment() {
-  const char* set = std::getenv("KERASCPP_ADAPTIVE_THREADS");
+  const char* set = ::kerascpp::detail::knob("KERASCPP_ADAPTIVE_THREADS");
   return set && std::strcmp(set, "verbose") == 0;
 }
 

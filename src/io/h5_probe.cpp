@@ -14,6 +14,7 @@
 #include <filesystem>
 #include <thread>
 
+#include "core/knobs.hpp"
 #include "io/h5_read.hpp"
 #include "kerascpp/error.hpp"
 
@@ -27,7 +28,7 @@ constexpr int kRefused = 3;  // a kerascpp::Error: the in-process read will rais
 constexpr int kOtherException = 4;
 
 bool probe_enabled() {
-  const char* v = std::getenv("KERASCPP_H5_PROBE");
+  const char* v = ::kerascpp::detail::knob("KERASCPP_H5_PROBE");
   return v == nullptr || std::strcmp(v, "0") != 0;
 }
 

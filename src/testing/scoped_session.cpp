@@ -2,6 +2,7 @@
 #include <cstdlib>
 
 #include "check.hpp"
+#include "core/knobs.hpp"
 #include "kerascpp/random.hpp"
 #include "kerascpp/session.hpp"
 #include "kerascpp/testing.hpp"
@@ -22,7 +23,7 @@ ScopedSession::ScopedSession(SessionOptions options) : options_(options) {
   seed_after_ = next_random_seed();
   set_random_seed(options.seed);
   if (options.threads > 0) {
-    if (const char* previous = std::getenv(kThreadsVariable)) previous_threads_ = std::string(previous);
+    if (const char* previous = ::kerascpp::detail::knob(kThreadsVariable)) previous_threads_ = std::string(previous);
     ::setenv(kThreadsVariable, std::to_string(options.threads).c_str(), 1);
   }
 }

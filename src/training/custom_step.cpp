@@ -12,7 +12,7 @@ namespace {
 void check_context(const ModelImpl& m, const ReplicaContext& ctx) {
   if (!m.is_compiled())
     throw StateError(fmt::format("Model '{}': call compile() before running it on a replica", m.name));
-  auto& impl = *m.strategy().impl();
+  auto& impl = *detail::strategy_impl(m.strategy());
   if (ctx.replica_id < 0 || ctx.replica_id >= impl.num_replicas() || &impl.context(ctx.replica_id) != &ctx)
     throw StateError(
         fmt::format("Model '{}' was compiled under {} but is being run on a replica of another strategy; "

@@ -29,8 +29,8 @@ void DeviceStaging::stage_batch(const Example& batch) {
   auto ranges = strategy.shard_ranges(x.dim(0));
   auto upload = [&](const Tensor& t) {
     StagedTensor s{t, {}};
-    for (int r = 0; r < strategy.impl()->num_replicas(); ++r) {
-      const ReplicaContext& ctx = strategy.impl()->context(r);
+    for (int r = 0; r < detail::strategy_impl(strategy)->num_replicas(); ++r) {
+      const ReplicaContext& ctx = detail::strategy_impl(strategy)->context(r);
       auto [begin, end] = ranges[static_cast<std::size_t>(ctx.replica_id_in_sync)];
       s.per_replica.push_back(upload_async(t.slice(begin, end), *ctx.backend));
     }

@@ -8,9 +8,9 @@ namespace kerascpp::detail {
 ReplicaBinding::ReplicaBinding(const Graph& graph, const distribute::Strategy& strategy,
                                optimizers::Optimizer* optimizer)
     : graph_(graph) {
-  int replicas = strategy.impl()->num_replicas();  // this process's replicas hold the mirrors
+  int replicas = detail::strategy_impl(strategy)->num_replicas();  // this process's replicas hold the mirrors
   std::vector<Device> devices;
-  for (int r = 0; r < replicas; ++r) devices.push_back(strategy.impl()->context(r).backend->device());
+  for (int r = 0; r < replicas; ++r) devices.push_back(detail::strategy_impl(strategy)->context(r).backend->device());
   for (auto& layer : graph.layers()) {
     for (Variable* v : layer->variables()) v->mirror(devices);
     for (Variable* v : layer->trainable_variables()) {
@@ -21,7 +21,7 @@ ReplicaBinding::ReplicaBinding(const Graph& graph, const distribute::Strategy& s
   states_.assign(static_cast<std::size_t>(replicas), {});
   if (optimizer) optimizer->build(trainable_, replicas);
   std::vector<std::shared_ptr<Layer>> backward_order(graph.layers().rbegin(), graph.layers().rend());
-  buckets_ = BucketPlan::make(backward_order, trainable_, strategy.impl()->bucket_bytes());
+  buckets_ = BucketPlan::make(backward_order, trainable_, detail::strategy_impl(strategy)->bucket_bytes());
 }
 
 Tensor ReplicaBinding::forward(ReplicaContext& ctx, const std::vector<Tensor>& xs) {

@@ -34,6 +34,18 @@ void check_batch(const Inputs& xs, const Tensor& y, const std::string& model) {
   if (rows == 0) throw ValueError(fmt::format("Model '{}': got an empty batch", model));
 }
 
+// The prologue of every step, on the global batch before it is sharded: its shapes and rows, its
+// sample weights (checked; undefined when there are none) and the model's input specs.
+Tensor check_global_batch(const ModelImpl& m, const Inputs& x, const Tensor& y, const Tensor& sample_weight,
+                          const char* what) {
+  check_batch(x, y, m.name);
+  const Tensor sw =
+      sample_weight.defined() ? detail::checked_sample_weight(sample_weight, x[0].dim(0), m.name) : Tensor();
+  // Checked on the global batch: a replica's shard would report (4, ...) for the user's (8, ...).
+  m.require_graph(what).check_inputs(x);
+  return sw;
+}
+
 // Replica ctx's rows [begin, end) of every input.
 Inputs replica_inputs(const detail::DeviceStaging& staging, ReplicaContext& ctx, const Inputs& xs, std::int64_t begin,
                       std::int64_t end) {
@@ -53,7 +65,8 @@ std::vector<StepTotals> gather_over_workers(const distribute::Strategy& strategy
     std::vector<double> f = p.flat_size() == width ? p.flatten() : zero.flatten();
     flat.insert(flat.end(), f.begin(), f.end());
   }
-  std::vector<double> all = strategy.impl()->gather_over_workers(flat, "the step's loss and metric totals");
+  std::vector<double> all =
+      detail::strategy_impl(strategy)->gather_over_workers(flat, "the step's loss and metric totals");
   std::vector<StepTotals> out(all.size() / width, zero);
   for (std::size_t r = 0; r < out.size(); ++r) out[r].unflatten(all.data() + r * width, width);
   return out;
@@ -79,7 +92,7 @@ std::uint64_t mix(std::uint64_t a, std::uint64_t b) {
 template <class Body>
 StepTotals run_sharded(const distribute::Strategy& strategy, StepTotals zero, std::int64_t rows, Body&& body) {
   auto ranges = strategy.shard_ranges(rows);
-  std::vector<StepTotals> partial(static_cast<std::size_t>(strategy.impl()->num_replicas()));
+  std::vector<StepTotals> partial(static_cast<std::size_t>(detail::strategy_impl(strategy)->num_replicas()));
   strategy.run([&](ReplicaContext& ctx) {
     auto [begin, end] = ranges[static_cast<std::size_t>(ctx.replica_id_in_sync)];
     partial[static_cast<std::size_t>(ctx.replica_id)] = body(ctx, begin, end);
@@ -128,11 +141,7 @@ detail::LossMask ModelImpl::loss_mask(ReplicaContext& ctx, bool may_mask, const 
 }
 
 StepTotals ModelImpl::train_step(const Inputs& x, const Tensor& y, const Tensor& sample_weight) {
-  check_batch(x, y, name);
-  const Tensor sw =
-      sample_weight.defined() ? detail::checked_sample_weight(sample_weight, x[0].dim(0), name) : Tensor();
-  // Checked on the global batch: a replica's shard would report (4, ...) for the user's (8, ...).
-  require_graph("train").check_inputs(x);
+  const Tensor sw = check_global_batch(*this, x, y, sample_weight, "train");
   const detail::CompiledState& c = require_compiled("train");
   float grad_scale = 1.0f / static_cast<float>(x[0].dim(0));  // the global batch, never the per-replica one
   // LossScaleOptimizer's scale (1 for the others), fixed for the step: it changes in finish_step.
@@ -168,10 +177,7 @@ StepTotals ModelImpl::train_step(const Inputs& x, const Tensor& y, const Tensor&
 }
 
 StepTotals ModelImpl::test_step(const Inputs& x, const Tensor& y, const Tensor& sample_weight) {
-  check_batch(x, y, name);
-  const Tensor sw =
-      sample_weight.defined() ? detail::checked_sample_weight(sample_weight, x[0].dim(0), name) : Tensor();
-  require_graph("evaluate").check_inputs(x);  // on the global batch, before sharding
+  const Tensor sw = check_global_batch(*this, x, y, sample_weight, "evaluate");
   const detail::CompiledState& c = require_compiled("evaluate");
   const bool may_mask = bound("evaluate").may_mask_output();
   StepTotals total = run_sharded(
@@ -197,9 +203,8 @@ StepTotals ModelImpl::test_step(const Inputs& x, const Tensor& y, const Tensor& 
 }
 
 Tensor ModelImpl::predict_step(const Inputs& x, bool recorded) {
-  check_batch(x, Tensor(), name);
+  check_global_batch(*this, x, Tensor(), Tensor(), "predict");
   const detail::Graph& g = require_graph("predict");
-  g.check_inputs(x);  // on the global batch, before sharding
   Shape out_shape = g.outputs().at(0).shape();
   out_shape.insert(out_shape.begin(), x[0].dim(0));
   // Predictions are returned on the host. A multi-worker job computes each worker's rows there
@@ -226,7 +231,7 @@ Tensor ModelImpl::predict_step(const Inputs& x, bool recorded) {
     return none;
   });
   staging.unstage(x[0]);
-  if (workers) strategy().impl()->sum_over_workers(out, "the predictions of a batch");
+  if (workers) detail::strategy_impl(strategy())->sum_over_workers(out, "the predictions of a batch");
   return out;
 }
 

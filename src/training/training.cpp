@@ -2,13 +2,11 @@
 #include <fmt/format.h>
 
 #include <cmath>
-#include <iostream>
 
 #include "check.hpp"
-#include "distribute/strategy_impl.hpp"
 #include "kerascpp/session.hpp"
 #include "training/callback_list.hpp"
-#include "training/interrupt.hpp"
+#include "training/epoch_iterator.hpp"
 #include "training/model_impl.hpp"
 
 namespace kerascpp {
@@ -18,40 +16,6 @@ void require_batched(const Dataset& data, const ModelImpl& m, const char* what) 
   if (!data.is_batched())
     throw ShapeError(
         fmt::format("Model '{}': {}() needs a batched dataset; call .batch(batch_size) on it", m.name, what));
-}
-
-// Splits an element like Keras' unpack_x_y_sample_weight: the model's n inputs, then (for
-// fit/evaluate) the targets, then optionally the per-example weights. Missing ones are undefined.
-struct Unpacked {
-  Inputs x;
-  Tensor y, sample_weight;
-};
-
-Unpacked unpack(const Example& e, bool need_y, const ModelImpl& m) {
-  if (e.empty()) throw ValueError(fmt::format("Model '{}': the dataset yielded an empty element", m.name));
-  const std::size_t n = m.num_inputs();
-  if (e.size() < n + (need_y ? 1 : 0)) {
-    if (n == 1)
-      throw ShapeError(
-          fmt::format("Model '{}': the dataset yields only inputs; fit/evaluate need (x, y) elements — use "
-                      "Dataset::from_tensor_slices(x, y)",
-                      m.name));
-    throw ShapeError(
-        fmt::format("Model '{}' has {} inputs, so its dataset elements must be (input_1, ..., "
-                    "input_{}{}), but an element has {} tensors; use "
-                    "Dataset::from_tensor_slices({{x_1, ..., x_{}{}}})",
-                    m.name, n, n, need_y ? ", y" : "", e.size(), n, need_y ? ", y" : ""));
-  }
-  if (e.size() > n + 2)
-    throw ShapeError(
-        fmt::format("Model '{}': the dataset yields elements of {} tensors; give the model's {} input(s), "
-                    "then y, then optionally sample_weight (Keras' (x, y, sample_weight))",
-                    m.name, e.size(), n));
-  Unpacked u;
-  u.x.assign(e.begin(), e.begin() + static_cast<std::ptrdiff_t>(n));
-  if (e.size() > n) u.y = e[n];
-  if (e.size() > n + 1) u.sample_weight = e[n + 1];
-  return u;
 }
 
 // Rethrows the exception in flight with `context` in front of its message, as the same
@@ -84,43 +48,6 @@ int resolve_verbose(const std::optional<int>& option, int keras_default, const M
                  "Model '{}': {}() verbose must be 0 (silent), 1 (progress bar) or 2 (one line per epoch); got {}",
                  m.name, what, verbose);
   return verbose;
-}
-
-// What fit/evaluate/predict hold while they run, for Model::request_stop and Ctrl-C: the
-// outermost call forgets an earlier request, and SIGINT becomes a request while any runs.
-class StopScope {
- public:
-  explicit StopScope(ModelImpl& m) : m_(m) {
-    if (m_.call_depth++ == 0) m_.stop_flag.store(false);
-  }
-  ~StopScope() { --m_.call_depth; }
-  StopScope(const StopScope&) = delete;
-  StopScope& operator=(const StopScope&) = delete;
-
-  // Checked after every batch; notes the stop on std::cerr the first time it is seen.
-  bool stopping(const char* what, std::int64_t batches) {
-    if (!m_.stop_flag.load() && !detail::sigint_received()) return false;
-    if (!noted_)
-      std::cerr << "Model '" << m_.name << "': " << what << "() "
-                << (detail::sigint_received() ? "interrupted (Ctrl-C)" : "stopped by request_stop()") << " after "
-                << batches << (batches == 1 ? " batch" : " batches") << " of this "
-                << (std::string(what) == "fit" ? "epoch" : "pass") << "; stopping cleanly\n";
-    noted_ = true;
-    return true;
-  }
-
- private:
-  ModelImpl& m_;
-  detail::SigintGuard sigint_;
-  bool noted_ = false;
-};
-
-// Keras 3's EpochIterator warning, word for word, when a positive step count outlasts the data.
-void warn_ran_out_of_data(const ModelImpl& m, const char* what) {
-  std::cerr << "WARNING: Model '" << m.name << "' " << what
-            << "(): Your input ran out of data; interrupting training. Make sure that your dataset or generator can "
-               "generate at least `steps_per_epoch * epochs` batches. You may need to use the `.repeat()` function "
-               "when building your dataset.\n";
 }
 
 // The *_on_batch calls: one global batch through `step`, after the same checks and lazy
@@ -170,7 +97,7 @@ callbacks::History Model::fit(const Dataset& data, FitOptions options) {
   std::int64_t steps = options.steps_per_epoch > 0 ? options.steps_per_epoch : (card >= 0 ? card : -1);
 
   auto history = std::make_shared<callbacks::History>();
-  StopScope stop(m);
+  detail::EpochIterator epochs(m, data, detail::LoopKind::fit, steps, options.steps_per_epoch > 0);
   auto progbar = std::make_shared<callbacks::ProgbarLogger>(verbose);
   progbar->set_params(options.epochs, steps);
   detail::CallbackList cbs(*this, options.callbacks, progbar.get(), history.get());
@@ -182,43 +109,21 @@ callbacks::History Model::fit(const Dataset& data, FitOptions options) {
   int first_epoch = options.initial_epoch;
   std::optional<detail::ResumePoint> resume = m.position.take_resume();
   if (resume) first_epoch = resume->epoch;
-  std::unique_ptr<Dataset::Iterator> it;
-  bool interrupted = false;  // request_stop() or Ctrl-C
   bool class_weight_checked = false;
   for (int epoch = first_epoch; epoch < options.epochs && !stop_training; ++epoch) {
     cbs.on_epoch_begin(epoch, empty);
     StepTotals& epoch_totals = m.position.begin_epoch(epoch);
-    // With steps_per_epoch a dataset iterator carries over epochs (like Keras); otherwise one pass per epoch.
-    if (!it || options.steps_per_epoch <= 0)
-      it = m.staging.with_device_lookahead(data.make_iterator(static_cast<std::uint64_t>(epoch)));
-    std::int64_t step = 0;
-    Example batch;
+    epochs.begin_epoch(epoch);
     if (resume && resume->epoch == epoch) {
       // Replay the data order up to where the backup was taken; the epoch's sums come from the backup.
-      for (; step < resume->step && it->next(batch); ++step) {}
+      epochs.skip(resume->step);
       epoch_totals = resume->totals;
-      m.position.set_steps_done(step);
+      m.position.set_steps_done(epochs.step());
       resume.reset();
     }
-    // KERASCPP_GPU_PHASES: the fit loop's own time between steps, split (the first replica's table).
-    Backend& phases = *c.strategy().impl()->context(0).backend;
-    while ((steps < 0 || step < steps) && !stop_training && !interrupted) {
-      phases.mark_phase("fit next batch");
-      const bool got = it->next(batch);
-      phases.mark_phase("fit prepare");
-      if (!got) {
-        // With steps_per_epoch, a finite dataset that ran out starts its next pass.
-        if (options.steps_per_epoch > 0 && step == 0) {
-          it = m.staging.with_device_lookahead(data.make_iterator(static_cast<std::uint64_t>(epoch)));
-          if (!it->next(batch)) break;
-        } else {
-          // Like Keras 3: the epoch ends early with a warning, the next one starts a new pass.
-          if (options.steps_per_epoch > 0) warn_ran_out_of_data(m, "fit");
-          break;
-        }
-      }
-      auto [x, y, sw] = unpack(batch, true, m);
-      m.prepare(x);
+    detail::Batch batch;
+    while (!stop_training && epochs.next(batch)) {
+      auto& [x, y, sw] = batch;
       if (!options.class_weight.empty()) {
         KERASCPP_CHECK(!sw.defined(), ValueError,
                        "Model '{}': You cannot `class_weight` and `sample_weight` at the same time; the dataset "
@@ -233,18 +138,19 @@ callbacks::History Model::fit(const Dataset& data, FitOptions options) {
         }
         sw = detail::class_weight_to_sample_weight(y, options.class_weight, m.name);
       }
+      const std::int64_t step = epochs.step();
       cbs.on_train_batch_begin(step, empty);
       epoch_totals.add(m.train_step(x, y, sw));
       m.position.set_steps_done(step + 1);
       Logs logs = c.logs_from(epoch_totals);
       cbs.on_train_batch_end(step, logs);
-      ++step;
-      if (stop.stopping("fit", step)) interrupted = true;
+      epochs.batch_done();
     }
-    if (step == 0) throw ValueError(fmt::format("Model '{}': the training dataset produced no batches", m.name));
+    if (epochs.step() == 0)
+      throw ValueError(fmt::format("Model '{}': the training dataset produced no batches", m.name));
     Logs logs = c.logs_from(epoch_totals);
     // A stopped epoch skips validation: it would stop after one batch anyway, and the user asked to stop.
-    bool validate = options.validation_data && (epoch + 1) % options.validation_freq == 0 && !interrupted;
+    bool validate = options.validation_data && (epoch + 1) % options.validation_freq == 0 && !epochs.interrupted();
     if (validate) {
       EvaluateOptions eo;
       eo.verbose = 0;  // validation never prints, whatever the session default
@@ -260,8 +166,7 @@ callbacks::History Model::fit(const Dataset& data, FitOptions options) {
       for (auto& [k, v] : val) logs.set("val_" + k, v);
     }
     logs.set("learning_rate", c.optimizer().learning_rate());
-    if (stop.stopping("fit", step)) interrupted = true;  // during validation
-    if (interrupted) stop_training = true;
+    if (epochs.stop_requested()) stop_training = true;  // also a request during validation
     cbs.on_epoch_end(epoch, logs);
   }
   cbs.on_train_end(empty);
@@ -278,7 +183,8 @@ Logs Model::evaluate(const Dataset& data, EvaluateOptions options) {
   if (data.cardinality() == 0) throw ValueError(fmt::format("Model '{}': evaluate() got an empty dataset", m.name));
   if (data.cardinality() == Dataset::kInfinite && options.steps <= 0)
     throw ValueError(fmt::format("Model '{}': the dataset repeats forever; pass steps to evaluate()", m.name));
-  StopScope stop(m);
+  detail::EpochIterator pass(m, data, detail::LoopKind::evaluate, options.steps > 0 ? options.steps : -1,
+                             options.steps > 0);
   auto progbar = std::make_shared<callbacks::ProgbarLogger>(verbose);
   std::int64_t steps = options.steps > 0 ? options.steps : data.cardinality();
   progbar->set_test_steps(steps);
@@ -286,25 +192,17 @@ Logs Model::evaluate(const Dataset& data, EvaluateOptions options) {
   Logs empty;
   cbs.on_test_begin(empty);
   StepTotals totals = c.zero_totals();
-  auto it = m.staging.with_device_lookahead(data.make_iterator(0));
-  Example batch;
-  std::int64_t step = 0;
-  bool interrupted = false;
-  while ((options.steps <= 0 || step < options.steps) && it->next(batch)) {
-    auto [x, y, sw] = unpack(batch, true, m);
-    m.prepare(x);
+  pass.begin_epoch(0);
+  detail::Batch batch;
+  while (pass.next(batch)) {
+    const std::int64_t step = pass.step();
     cbs.on_test_batch_begin(step, empty);
-    totals.add(m.test_step(x, y, sw));
+    totals.add(m.test_step(batch.x, batch.y, batch.sample_weight));
     Logs logs = c.logs_from(totals);
     cbs.on_test_batch_end(step, logs);
-    ++step;
-    if (stop.stopping("evaluate", step)) {
-      interrupted = true;
-      break;
-    }
+    pass.batch_done();
   }
-  if (step == 0) throw ValueError(fmt::format("Model '{}': the evaluation dataset produced no batches", m.name));
-  if (options.steps > 0 && step < options.steps && !interrupted) warn_ran_out_of_data(m, "evaluate");
+  if (pass.step() == 0) throw ValueError(fmt::format("Model '{}': the evaluation dataset produced no batches", m.name));
   Logs logs = c.logs_from(totals);
   cbs.on_test_end(logs);
   return logs;
@@ -317,31 +215,24 @@ Tensor Model::predict(const Dataset& data, PredictOptions options) {
   resolve_verbose(options.verbose, 0, m, "predict");  // checked; predict prints no progress
   if (data.cardinality() == Dataset::kInfinite && options.steps <= 0)
     throw ValueError(fmt::format("Model '{}': the dataset repeats forever; pass steps to predict()", m.name));
-  StopScope stop(m);
+  detail::EpochIterator pass(m, data, detail::LoopKind::predict, options.steps > 0 ? options.steps : -1,
+                             options.steps > 0);
   detail::CallbackList cbs(*this, options.callbacks);
   Logs empty;
   cbs.on_predict_begin(empty);
   std::vector<Tensor> parts;
   std::int64_t rows = 0;
-  auto it = m.staging.with_device_lookahead(data.make_iterator(0));
-  Example batch;
-  std::int64_t step = 0;
-  bool interrupted = false;
-  while ((options.steps <= 0 || step < options.steps) && it->next(batch)) {
-    Inputs x = unpack(batch, false, m).x;
-    m.prepare_inference(x);
+  pass.begin_epoch(0);
+  detail::Batch batch;
+  while (pass.next(batch)) {
+    const std::int64_t step = pass.step();
     cbs.on_predict_batch_begin(step, empty);
-    parts.push_back(m.predict_step(x));
+    parts.push_back(m.predict_step(batch.x));
     rows += parts.back().dim(0);
     cbs.on_predict_batch_end(step, empty);
-    ++step;
-    if (stop.stopping("predict", step)) {
-      interrupted = true;
-      break;
-    }
+    pass.batch_done();
   }
   if (parts.empty()) throw ValueError(fmt::format("Model '{}': predict() got an empty dataset", m.name));
-  if (options.steps > 0 && step < options.steps && !interrupted) warn_ran_out_of_data(m, "predict");
   Shape shape = parts[0].shape();
   shape[0] = rows;
   Tensor out(shape);

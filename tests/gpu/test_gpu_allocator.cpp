@@ -7,9 +7,9 @@
 #include <string>
 #include <vector>
 
-#include "cuda/allocation_size_class.hpp"
-#include "cuda/cuda_backend.hpp"
-#include "cuda/device_runtime.hpp"
+#include "backend/cuda/allocation_size_class.hpp"
+#include "backend/cuda/cuda_backend.hpp"
+#include "backend/cuda/device_runtime.hpp"
 #include "gpu_test_util.hpp"
 #include "kerascpp/kerascpp.hpp"
 

@@ -14,7 +14,7 @@
 #include <tuple>
 #include <vector>
 
-#include "cuda/cuda_backend.hpp"
+#include "backend/cuda/cuda_backend.hpp"
 #include "gpu_test_util.hpp"
 #include "kerascpp/kerascpp.hpp"
 
@@ -372,6 +372,24 @@ TEST_CASE("gpu backend: scale_rows (per-example weights) matches the CPU") {
     be.cpu->scale_rows(xc, w);
     be.gpu->scale_rows(xg, on_gpu(w));
     check_close(xg, xc, "scale_rows " + shape_label(s));
+  }
+}
+
+TEST_CASE("gpu backend: l2_normalize_rows and its backward match the CPU, a zero row included") {
+  auto be = make_backends();
+  std::uint32_t seed = 490;
+  for (const K::Shape& s : {K::Shape{3, 5}, K::Shape{1, 1}, K::Shape{70001, 3}, K::Shape{2, 1000}}) {
+    K::Tensor x = random_tensor(s, seed++), dy = random_tensor(s, seed++);
+    if (s[0] > 1)
+      for (std::int64_t k = 0; k < s[1]; ++k) x.data<float>()[s[1] + k] = 0.f;  // row 1: all zeros, clamped
+    K::Tensor yc, invc, dxc, yg, invg, dxg;
+    be.cpu->l2_normalize_rows(x, yc, invc);
+    be.gpu->l2_normalize_rows(on_gpu(x), yg, invg);
+    check_close(yg, yc, "l2_normalize_rows " + shape_label(s));
+    check_close(invg, invc, "l2_normalize_rows factors " + shape_label(s));
+    be.cpu->l2_normalize_rows_backward(yc, dy, invc, dxc);
+    be.gpu->l2_normalize_rows_backward(yg, on_gpu(dy), invg, dxg);
+    check_close(dxg, dxc, "l2_normalize_rows_backward " + shape_label(s));
   }
 }
 

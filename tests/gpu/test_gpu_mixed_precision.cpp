@@ -1,7 +1,7 @@
 // Mixed precision on the CUDA backend (compute_dtype() bfloat16/float16): the matmul, dense,
 // batched matmul and convolution ops (conv2d and depthwise, all three passes) round their float32
 // operands to 16 bits on the GPU and run cuBLAS GemmEx / cuDNN's pseudo-16-bit convolutions with
-// float32 accumulation, float32 tensors in and out (src/cuda/dnn_dense.cpp, dnn_conv.cpp).
+// float32 accumulation, float32 tensors in and out (src/backend/cuda/dense.cpp, conv.cpp).
 //
 // Each op is checked three ways against the CPU backend:
 //  (a) against the CPU's float32 result, within the error 16-bit operands may cause: with

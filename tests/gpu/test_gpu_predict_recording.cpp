@@ -1,5 +1,5 @@
 // predict on a GPU replays a recorded CUDA graph from the second batch of a shape on
-// (training/predict_recordings.hpp, cuda/recorded_work.cpp). Replays must give what the op-by-op
+// (training/predict_recordings.hpp, backend/cuda/recorded_work.cpp). Replays must give what the op-by-op
 // forward gives, bit for bit on the same backend, for a new input every batch; follow the weights
 // when set_weights or training changes them; keep batch sizes apart; and KERASCPP_GPU_GRAPHS=0
 // must record nothing.
@@ -12,7 +12,7 @@
 #include <vector>
 
 #include "../../examples/fashion_mnist_models.hpp"
-#include "cuda/cuda_backend.hpp"
+#include "backend/cuda/cuda_backend.hpp"
 #include "gpu_test_util.hpp"
 #include "kerascpp/kerascpp.hpp"
 

@@ -1,18 +1,11 @@
 // average_pooling2d: run_layer_test (shapes, weights, config and .keras round trips, gradients, CPU vs GPU).
-#include <doctest/doctest.h>
-
-#include "kerascpp/kerascpp.hpp"
-#include "kerascpp/testing/layer_test.hpp"
-
-namespace K = kerascpp;
+#include "expect_layer_passes.hpp"
 
 TEST_CASE("layer test: AveragePooling2D same padding") {
-  K::testing::LayerTestCase t;
-  t.make = [] { return K::LayerRef(K::layers::AveragePooling2D(2, {.strides = 1, .padding = K::Padding::same})); };
-  t.input_shapes = {{3, 3, 2}};
-  t.expected_output_shape = K::Shape{3, 3, 2};
-  t.expected_trainable_weights = 0;
-  t.expected_non_trainable_weights = 0;
-  const K::testing::LayerTestResult r = K::testing::run_layer_test(t);
-  CHECK_MESSAGE(r.passed(), r.summary());
+  expect_layer_passes(
+      {.make = [] { return K::LayerRef(K::layers::AveragePooling2D(2, {.strides = 1, .padding = K::Padding::same})); },
+       .input_shapes = {{3, 3, 2}},
+       .expected_output_shape = K::Shape{3, 3, 2},
+       .expected_trainable_weights = 0,
+       .expected_non_trainable_weights = 0});
 }

@@ -1,18 +1,10 @@
 // flatten: run_layer_test (shapes, weights, config and .keras round trips, gradients, CPU vs GPU).
-#include <doctest/doctest.h>
-
-#include "kerascpp/kerascpp.hpp"
-#include "kerascpp/testing/layer_test.hpp"
-
-namespace K = kerascpp;
+#include "expect_layer_passes.hpp"
 
 TEST_CASE("layer test: Flatten") {
-  K::testing::LayerTestCase t;
-  t.make = [] { return K::LayerRef(K::layers::Flatten()); };
-  t.input_shapes = {{2, 3, 2}};
-  t.expected_output_shape = K::Shape{12};
-  t.expected_trainable_weights = 0;
-  t.expected_non_trainable_weights = 0;
-  const K::testing::LayerTestResult r = K::testing::run_layer_test(t);
-  CHECK_MESSAGE(r.passed(), r.summary());
+  expect_layer_passes({.make = [] { return K::LayerRef(K::layers::Flatten()); },
+                       .input_shapes = {{2, 3, 2}},
+                       .expected_output_shape = K::Shape{12},
+                       .expected_trainable_weights = 0,
+                       .expected_non_trainable_weights = 0});
 }

@@ -1,18 +1,10 @@
 // layer_normalization: run_layer_test (shapes, weights, config and .keras round trips, gradients, CPU vs GPU).
-#include <doctest/doctest.h>
-
-#include "kerascpp/kerascpp.hpp"
-#include "kerascpp/testing/layer_test.hpp"
-
-namespace K = kerascpp;
+#include "expect_layer_passes.hpp"
 
 TEST_CASE("layer test: LayerNormalization") {
-  K::testing::LayerTestCase t;
-  t.make = [] { return K::LayerRef(K::layers::LayerNormalization({.epsilon = 1e-3f})); };
-  t.input_shapes = {{2, 5}};
-  t.expected_output_shape = K::Shape{2, 5};
-  t.expected_trainable_weights = 2;
-  t.expected_non_trainable_weights = 0;
-  const K::testing::LayerTestResult r = K::testing::run_layer_test(t);
-  CHECK_MESSAGE(r.passed(), r.summary());
+  expect_layer_passes({.make = [] { return K::LayerRef(K::layers::LayerNormalization({.epsilon = 1e-3f})); },
+                       .input_shapes = {{2, 5}},
+                       .expected_output_shape = K::Shape{2, 5},
+                       .expected_trainable_weights = 2,
+                       .expected_non_trainable_weights = 0});
 }

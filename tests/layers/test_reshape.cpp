@@ -1,18 +1,10 @@
 // reshape: run_layer_test (shapes, weights, config and .keras round trips, gradients, CPU vs GPU).
-#include <doctest/doctest.h>
-
-#include "kerascpp/kerascpp.hpp"
-#include "kerascpp/testing/layer_test.hpp"
-
-namespace K = kerascpp;
+#include "expect_layer_passes.hpp"
 
 TEST_CASE("layer test: Reshape") {
-  K::testing::LayerTestCase t;
-  t.make = [] { return K::LayerRef(K::layers::Reshape({3, 4})); };
-  t.input_shapes = {{12}};
-  t.expected_output_shape = K::Shape{3, 4};
-  t.expected_trainable_weights = 0;
-  t.expected_non_trainable_weights = 0;
-  const K::testing::LayerTestResult r = K::testing::run_layer_test(t);
-  CHECK_MESSAGE(r.passed(), r.summary());
+  expect_layer_passes({.make = [] { return K::LayerRef(K::layers::Reshape({3, 4})); },
+                       .input_shapes = {{12}},
+                       .expected_output_shape = K::Shape{3, 4},
+                       .expected_trainable_weights = 0,
+                       .expected_non_trainable_weights = 0});
 }

@@ -6,6 +6,8 @@
 #include <cstdlib>
 #include <thread>
 
+#include "core/knobs.hpp"
+
 namespace kerascpp {
 namespace cpu {
 
@@ -17,7 +19,7 @@ int resolve_threads(int threads) {
     unsigned hw = std::thread::hardware_concurrency();
     threads = hw == 0 ? 1 : static_cast<int>(hw);
   }
-  if (const char* cap = std::getenv("KERASCPP_MAX_THREADS")) {
+  if (const char* cap = ::kerascpp::detail::knob("KERASCPP_MAX_THREADS")) {
     int c = std::atoi(cap);
     if (c > 0 && c < threads) threads = c;
   }

@@ -85,6 +85,8 @@ class CpuBackend final : public Backend {
   void dropout_forward(const Tensor& x, float rate, std::uint64_t seed, Tensor& y, Tensor& mask) override;
   void multiply(const Tensor& a, const Tensor& b, Tensor& y) override;
   void scale_rows(Tensor& x, const Tensor& w) override;
+  void l2_normalize_rows(const Tensor& x, Tensor& y, Tensor& inv) override;
+  void l2_normalize_rows_backward(const Tensor& y, const Tensor& dy, const Tensor& inv, Tensor& dx) override;
 
   void batchnorm_forward_training(const Tensor& x, const Tensor& gamma, const Tensor& beta, float eps, Tensor& y,
                                   Tensor& mean, Tensor& var) override;

@@ -18,6 +18,7 @@
 #include "backend/cpu/dnnl_util.hpp"
 #include "backend/cpu/low_precision_conversions.hpp"
 #include "backend/cpu/parallel.hpp"
+#include "core/knobs.hpp"
 
 namespace kerascpp::cpu {
 
@@ -59,7 +60,7 @@ void round_to(const float* src, float* dst, DType dtype, std::int64_t n) {
 // process; any other value leaves the default.
 bool onednn_bf16_emulation_asked() {
   static const bool asked = [] {
-    const char* v = std::getenv("KERASCPP_BF16_ONEDNN_EMULATION");
+    const char* v = ::kerascpp::detail::knob("KERASCPP_BF16_ONEDNN_EMULATION");
     return v && std::string(v) == "1";
   }();
   return asked;
@@ -165,7 +166,7 @@ bool CpuBackend::low_precision_activations(DType dtype) {
   // KERASCPP_LOW_PRECISION_ACTIVATIONS=0 keeps float32 between layers (for comparisons); read
   // once per process, any other value leaves the default.
   static const bool allowed = [] {
-    const char* v = std::getenv("KERASCPP_LOW_PRECISION_ACTIVATIONS");
+    const char* v = ::kerascpp::detail::knob("KERASCPP_LOW_PRECISION_ACTIVATIONS");
     return !(v && std::string(v) == "0");
   }();
   // Emulated 16-bit compute runs float32 kernels, which would need every activation widened again.

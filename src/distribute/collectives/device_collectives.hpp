@@ -1,9 +1,9 @@
 // The one base class of cross-device ops inside the library. CrossReplica (kerascpp/context.hpp)
 // is what a layer sees: all-reduce between the replicas of one strategy. DeviceCollectives adds
 // what the strategy needs around a failing step (abort, reset). Its implementations live beside
-// each other in this folder (CPU shared memory; MPI across workers), but for NCCL and the GPU
-// peer copies, which are CUDA code and so are built into libkerascpp_cuda.so
-// (src/cuda/gpu_collectives.cpp) and reached through make_gpu_collectives.
+// each other in this folder: CPU shared memory, MPI across workers, and NCCL with the GPU peer
+// copies (nccl.cpp: CUDA code, so CMake builds it into libkerascpp_cuda.so and the engine
+// reaches it through make_gpu_collectives).
 #pragma once
 #include <array>
 #include <memory>

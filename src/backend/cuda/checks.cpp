@@ -1,0 +1,37 @@
+#include "backend/cuda/checks.hpp"
+
+#include <fmt/format.h>
+
+#include "backend/op_shapes.hpp"
+
+namespace kerascpp::cuda {
+
+void require_on(const Tensor& t, Device device, const char* op, const char* arg) {
+  if (!t.defined()) throw StateError(fmt::format("{}: `{}` is undefined", op, arg));
+  if (t.device() != device)
+    throw DeviceError(
+        fmt::format("{}: `{}` is on {} but this backend runs on {}; move it with tensor.to(Device::parse(\"{}\"))", op,
+                    arg, t.device().str(), device.str(), device.str()));
+}
+
+void require_float_on(const Tensor& t, Device device, const char* op, const char* arg) {
+  require_on(t, device, op, arg);
+  if (t.dtype() != DType::float32)
+    throw ShapeError(fmt::format("{}: `{}` is {} but must be float32", op, arg, dtype_name(t.dtype())));
+}
+
+void prepare_output_on(Tensor& t, const Shape& shape, Device device, const char* op, const char* arg) {
+  if (!t.defined()) {
+    t = Tensor(shape, DType::float32, device);
+    return;
+  }
+  require_float_on(t, device, op, arg);
+  op_shapes::require_output_shape(t, shape, op, arg);
+}
+
+void prepare_output_on(Tensor& t, std::initializer_list<std::int64_t> shape, Device device, const char* op,
+                       const char* arg) {
+  prepare_output_on(t, Shape(shape), device, op, arg);
+}
+
+}  // namespace kerascpp::cuda
