@@ -18,6 +18,11 @@ supp="$PWD/tests"
 # allocator_may_return_null: libhdf5 asks malloc for terabytes on some corrupt files (the fuzz
 # regressions replay them) and handles the NULL, as it gets outside ASan; operator new in our
 # code still aborts on an impossible size.
+# As in scripts/test.sh: idle OpenMP threads wait passively, which also turns the thread governor
+# off, so a replica's thread count stays fixed. The suite's bit-identity cases (resume after
+# save/load, predict against the training forward) compare two runs, and under the governor a
+# busy machine (another build beside this run) gives them different thread counts and bits.
+export OMP_WAIT_POLICY=${OMP_WAIT_POLICY:-passive}
 export ASAN_OPTIONS="detect_leaks=1:halt_on_error=1:abort_on_error=1:print_stacktrace=1:strict_string_checks=1:detect_stack_use_after_return=1:check_initialization_order=1:allocator_may_return_null=1"
 export UBSAN_OPTIONS="halt_on_error=1:print_stacktrace=1"
 # Third-party leaks only (libhdf5's, on corrupt files); the file says why.
