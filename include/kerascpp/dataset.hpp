@@ -14,9 +14,12 @@ namespace kerascpp {
 // One element of a dataset: its components, normally {x, y}.
 using Example = std::vector<Tensor>;
 
+class Dataset;
 namespace detail {
 struct DatasetNode;
-}
+// Wraps a node in a Dataset: how the file sources in src/data (kerascpp/data/*.hpp) make theirs.
+Dataset make_dataset(std::shared_ptr<const DatasetNode> node);
+}  // namespace detail
 
 // A Dataset is an immutable description of a pipeline; copies share it and every op returns a
 // new Dataset. Elements are produced only when an Iterator pulls them.
@@ -76,6 +79,7 @@ class Dataset {
 
  private:
   explicit Dataset(std::shared_ptr<const detail::DatasetNode> node) : node_(std::move(node)) {}
+  friend Dataset detail::make_dataset(std::shared_ptr<const detail::DatasetNode> node);
   const detail::DatasetNode& node(const char* op) const;  // throws when !defined()
 
   std::shared_ptr<const detail::DatasetNode> node_;
