@@ -2,7 +2,9 @@
 // IOError each kind of damage raises (file, record index, byte offset, what was expected).
 #include <doctest/doctest.h>
 
+#include <algorithm>
 #include <filesystem>
+#include <stdexcept>
 #include <string>
 #include <vector>
 

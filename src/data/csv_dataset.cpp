@@ -130,14 +130,18 @@ void check_increasing(const std::vector<int>& cols, const char* name) {
 
 }  // namespace
 
-namespace detail {
+}  // namespace kerascpp::data
+
+namespace kerascpp::detail {
 
 Dataset make_csv_dataset_from(std::vector<std::string> filenames, std::shared_ptr<const CsvConfig> config) {
   return make_file_source(std::move(filenames),
-                          [config](const std::string& path) { return std::make_unique<CsvReader>(path, config); });
+                          [config](const std::string& path) { return std::make_unique<data::CsvReader>(path, config); });
 }
 
-}  // namespace detail
+}  // namespace kerascpp::detail
+
+namespace kerascpp::data {
 
 Dataset CsvDataset(std::vector<std::string> filenames, std::vector<CsvColumn> record_defaults, CsvOptions options) {
   if (record_defaults.empty()) throw ValueError(fmt::format("{}: record_defaults is empty; give one per column", kOp));
