@@ -112,7 +112,10 @@ TFRecordWriter::TFRecordWriter(std::string path, TFRecordOptions options) : impl
 
 TFRecordWriter::~TFRecordWriter() {
   if (!impl_->file) return;
-  if (std::uncaught_exceptions() > 0) return impl_->discard();  // no half-written file under `path`
+  if (std::uncaught_exceptions() > 0) {  // no half-written file under `path`
+    impl_->discard();
+    return;
+  }
   try {
     close();
   } catch (const std::exception& e) {
