@@ -135,8 +135,9 @@ void check_increasing(const std::vector<int>& cols, const char* name) {
 namespace kerascpp::detail {
 
 Dataset make_csv_dataset_from(std::vector<std::string> filenames, std::shared_ptr<const CsvConfig> config) {
-  return make_file_source(std::move(filenames),
-                          [config](const std::string& path) { return std::make_unique<data::CsvReader>(path, config); });
+  return make_file_source(std::move(filenames), [config](const std::string& path) {
+    return std::make_unique<data::CsvReader>(path, config);
+  });
 }
 
 }  // namespace kerascpp::detail

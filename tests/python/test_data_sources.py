@@ -35,6 +35,11 @@ def tool(*args):
     return result.stdout.decode()
 
 
+def write_json(path, value):
+    path.write_text(json.dumps(value))
+    return path
+
+
 def tensorboard_bytes(payloads):
     buf = io.BytesIO()
     writer = RecordWriter(buf)
@@ -44,11 +49,11 @@ def tensorboard_bytes(payloads):
 
 
 def compress(raw, compression):
-    return {"none": raw, "GZIP": gzip.compress(raw), "ZLIB": zlib.compress(raw)}[compression]
+    return {"none": lambda b: b, "GZIP": gzip.compress, "ZLIB": zlib.compress}[compression](raw)
 
 
 def decompress(raw, compression):
-    return {"none": raw, "GZIP": gzip.decompress(raw), "ZLIB": zlib.decompress(raw)}[compression]
+    return {"none": lambda b: b, "GZIP": gzip.decompress, "ZLIB": zlib.decompress}[compression](raw)
 
 
 def records_via_tensorboard_reader(path):
@@ -66,7 +71,7 @@ def records_via_tensorboard_reader(path):
 @pytest.mark.parametrize("compression", COMPRESSIONS)
 def test_our_framing_and_masked_crcs_are_byte_equal_to_tensorboards(tmp_path, compression):
     path = tmp_path / "ours.tfrecord"
-    tool("write_records", path, compression, *(p.hex() for p in PAYLOADS))
+    tool("write_records", path, compression, write_json(tmp_path / "in.json", [p.hex() for p in PAYLOADS]))
     written = path.read_bytes()
     if compression == "GZIP":
         assert written[:2] == b"\x1f\x8b"
@@ -84,7 +89,7 @@ def test_we_read_records_tensorboard_wrote(tmp_path, compression):
 
 def test_tensorboards_reader_accepts_our_records(tmp_path):
     path = tmp_path / "ours.tfrecord"
-    tool("write_records", path, "none", *(p.hex() for p in PAYLOADS))
+    tool("write_records", path, "none", write_json(tmp_path / "in.json", [p.hex() for p in PAYLOADS]))
     assert records_via_tensorboard_reader(path) == PAYLOADS
 
 
@@ -178,7 +183,7 @@ def test_examples_we_write_parse_with_tensorflows_protos(tmp_path, compression):
          "raw": {"dtype": "bytes", "values": ""}},
     ]
     path = tmp_path / "ours.tfrecord"
-    tool("write_examples", path, compression, json.dumps(ours))
+    tool("write_examples", path, compression, write_json(tmp_path / "in.json", ours))
     plain = tmp_path / "plain.tfrecord"
     plain.write_bytes(decompress(path.read_bytes(), compression))
     records = records_via_tensorboard_reader(plain)  # checks every CRC

@@ -1,15 +1,17 @@
 // data_sources: drives kerascpp's file sources from tests/python/test_data_sources.py.
-//   data_sources write_records <path> <compression> <hex>...   raw records through TFRecordWriter
-//   data_sources read_records <compression> <path>...          TFRecordDataset; prints a JSON list of hex records
-//   data_sources write_examples <path> <compression> <json>    serialize_example per entry, TFRecordWriter
-//   data_sources read_examples <compression> <spec json> <path>...
+//   data_sources write_records <path> <compression> <json file>  raw records (a JSON list of hex) through
+//   TFRecordWriter data_sources read_records <compression> <path>...          TFRecordDataset; prints a JSON list of
+//   hex records data_sources write_examples <path> <compression> <json file> serialize_example per entry,
+//   TFRecordWriter data_sources read_examples <compression> <spec json> <path>...
 //       TFRecordDataset + parse_single_example; prints a JSON list of {feature: {dtype, shape, values}}
 //   data_sources read_csv <ncols> <path>                       CsvDataset of bytes columns; JSON list of rows (hex)
-// Compression is "none", "GZIP" or "ZLIB". Bytes travel as hex. Errors go to stderr, exit status 1.
+// Compression is "none", "GZIP" or "ZLIB". Bytes travel as hex, inputs in files (an argument holds
+// at most 128 KiB). Errors go to stderr, exit status 1.
 #include <kerascpp/kerascpp.hpp>
 
 #include <cstdint>
 #include <cstring>
+#include <fstream>
 #include <iostream>
 #include <nlohmann/json.hpp>
 #include <string>
@@ -100,13 +102,19 @@ data::ParsedFeatures features_of(const Json& j) {
   return out;
 }
 
+Json read_json(const std::string& path) {
+  std::ifstream in(path);
+  if (!in) throw K::IOError("cannot read " + path);
+  return Json::parse(in);
+}
+
 std::vector<std::string> rest(int argc, char** argv, int from) { return {argv + from, argv + argc}; }
 
 int run(int argc, char** argv) {
   const std::string cmd = argc > 1 ? argv[1] : "";
-  if (cmd == "write_records" && argc >= 4) {
+  if (cmd == "write_records" && argc == 5) {
     data::TFRecordWriter writer(argv[2], {compression(argv[3])});
-    for (const auto& hex : rest(argc, argv, 4)) writer.write(from_hex(hex));
+    for (const auto& hex : read_json(argv[4])) writer.write(from_hex(hex.get<std::string>()));
     writer.close();
     return 0;
   }
@@ -119,7 +127,7 @@ int run(int argc, char** argv) {
   }
   if (cmd == "write_examples" && argc == 5) {
     data::TFRecordWriter writer(argv[2], {compression(argv[3])});
-    for (const auto& example : Json::parse(argv[4])) writer.write(data::serialize_example(features_of(example)));
+    for (const auto& example : read_json(argv[4])) writer.write(data::serialize_example(features_of(example)));
     writer.close();
     return 0;
   }
