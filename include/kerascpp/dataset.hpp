@@ -1,5 +1,6 @@
 // Dataset: a tf.data-style input pipeline (from_tensor_slices, shuffle, batch, repeat, map,
 // take, skip, shard, prefetch) that feeds Model::fit/evaluate/predict one Example at a time.
+// Datasets over files (text lines, TFRecord, CSV) come from kerascpp/data/*.hpp (docs/data.md).
 #pragma once
 #include <cstdint>
 #include <functional>

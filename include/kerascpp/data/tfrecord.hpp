@@ -20,7 +20,7 @@ struct TFRecordOptions {
 
 // One element per record, files in the given order, each record a 1-D uint8 tensor of its bytes
 // (kerascpp/data/bytes.hpp); parse tf.train.Example records with parse_single_example
-// (kerascpp/data/example.hpp) in a map(). Files are opened and read as the iterator reaches them
+// (kerascpp/data/tf_example.hpp) in a map(). Files are opened and read as the iterator reaches them
 // (a record at a time, in bounded memory). Every bad record is an IOError from next() naming the
 // file, the record's index in it (from 0) and its byte offset (in the uncompressed stream for
 // GZIP/ZLIB), and what was expected: a length header cut short, data cut short, or a length or
