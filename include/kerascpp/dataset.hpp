@@ -1,5 +1,6 @@
 // Dataset: a tf.data-style input pipeline (from_tensor_slices, shuffle, batch, repeat, map,
 // take, skip, shard, prefetch) that feeds Model::fit/evaluate/predict one Example at a time.
+// Datasets over files (text lines, TFRecord, CSV) come from kerascpp/data/*.hpp (docs/data.md).
 #pragma once
 #include <cstdint>
 #include <functional>
@@ -14,9 +15,12 @@ namespace kerascpp {
 // One element of a dataset: its components, normally {x, y}.
 using Example = std::vector<Tensor>;
 
+class Dataset;
 namespace detail {
 struct DatasetNode;
-}
+// Wraps a node in a Dataset: how the file sources in src/data (kerascpp/data/*.hpp) make theirs.
+Dataset make_dataset(std::shared_ptr<const DatasetNode> node);
+}  // namespace detail
 
 // A Dataset is an immutable description of a pipeline; copies share it and every op returns a
 // new Dataset. Elements are produced only when an Iterator pulls them.
@@ -76,6 +80,7 @@ class Dataset {
 
  private:
   explicit Dataset(std::shared_ptr<const detail::DatasetNode> node) : node_(std::move(node)) {}
+  friend Dataset detail::make_dataset(std::shared_ptr<const detail::DatasetNode> node);
   const detail::DatasetNode& node(const char* op) const;  // throws when !defined()
 
   std::shared_ptr<const detail::DatasetNode> node_;

@@ -25,6 +25,8 @@ bool Dataset::is_batched() const { return node("is_batched").is_batched(); }
 
 namespace detail {
 
+Dataset make_dataset(std::shared_ptr<const DatasetNode> node) { return Dataset(std::move(node)); }
+
 std::uint64_t mix64(std::uint64_t x) {
   x += 0x9E3779B97F4A7C15ull;
   x = (x ^ (x >> 30)) * 0xBF58476D1CE4E5B9ull;

@@ -35,8 +35,16 @@ void fill_options_positionally() {
   K::testing::ClassificationOptions classification{3};
   K::testing::SessionOptions session{42};
   auto layer = K::layers::Dense(3, {"relu"});
+  K::data::TextLineOptions text{"GZIP"};
+  K::data::TFRecordOptions records{"ZLIB"};
+  K::data::CsvOptions csv{"", true, ';'};
+  K::data::MakeCsvOptions make_csv{"label"};
+  K::data::ListFilesOptions list{false};
+  K::data::FixedLenFeature fixed{{3}, K::DType::int64};
+  K::data::VarLenFeature var_len{K::DType::float32};
   (void)dense, (void)conv, (void)pool, (void)dropout, (void)bn, (void)activation, (void)input, (void)fit;
   (void)evaluate, (void)predict, (void)compile, (void)adam, (void)sgd, (void)rmsprop, (void)crossentropy;
   (void)strategy, (void)early, (void)plateau, (void)checkpoint, (void)gradients, (void)classification;
   (void)session, (void)layer, (void)conv1d, (void)depthwise, (void)transpose, (void)loss_scale;
+  (void)text, (void)records, (void)csv, (void)make_csv, (void)list, (void)fixed, (void)var_len;
 }
