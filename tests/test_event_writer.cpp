@@ -21,15 +21,15 @@
 #include <string>
 #include <vector>
 
-#include "io/crc32c.hpp"
+#include "core/crc32c.hpp"
 #include "io/event_file_reader.hpp"
 #include "io/event_file_writer.hpp"
 #include "kerascpp/error.hpp"
 
 namespace fs = std::filesystem;
-using kerascpp::io::crc32c;
+using kerascpp::detail::crc32c;
+using kerascpp::detail::masked_crc32c;
 using kerascpp::io::EventFileWriter;
-using kerascpp::io::masked_crc32c;
 
 namespace {
 using kerascpp_test::TempDir;

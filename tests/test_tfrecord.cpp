@@ -8,7 +8,7 @@
 #include <string>
 #include <vector>
 
-#include "data/crc32c.hpp"
+#include "core/crc32c.hpp"
 #include "data_files.hpp"
 #include "kerascpp/data/bytes.hpp"
 #include "kerascpp/data/tfrecord.hpp"

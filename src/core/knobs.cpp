@@ -26,8 +26,8 @@ const std::vector<Knob>& knobs() {
        "1 runs oneDNN's bfloat16 kernels even where they only emulate bfloat16 (tests of that path)"},
       {"KERASCPP_H5_PROBE", "1", "0 or 1",
        "0 reads weights files in-process without the crash-isolating probe process"},
-      {"KERASCPP_GPU_WORKSPACE_MB", "4096, or an eighth of the GPU's memory where that is less (at least 256)", "a whole number in [1, 2^24)",
-       "the cuDNN/cuBLAS workspace limit in MiB per GPU"},
+      {"KERASCPP_GPU_WORKSPACE_MB", "4096, or an eighth of the GPU's memory where that is less (at least 256)",
+       "a whole number in [1, 2^24)", "the cuDNN/cuBLAS workspace limit in MiB per GPU"},
       {"KERASCPP_CUDNN_ALGO_SEARCH", "heuristic", "heuristic or find",
        "find times every convolution algorithm once per shape"},
       {"KERASCPP_CUDNN_VERBOSE", "0", "0 or 1", "1 prints each convolution's algorithm"},
@@ -46,9 +46,10 @@ const std::vector<Knob>& knobs() {
 const char* knob(const char* name) {
   for (const Knob& k : knobs())
     if (std::strcmp(k.name, name) == 0) return std::getenv(name);
-  throw StateError(fmt::format("environment variable {} is read but missing from the table in src/core/knobs.cpp "
-                               "(and docs/environment.md); add it there",
-                               name));
+  throw StateError(
+      fmt::format("environment variable {} is read but missing from the table in src/core/knobs.cpp "
+                  "(and docs/environment.md); add it there",
+                  name));
 }
 
 }  // namespace kerascpp::detail

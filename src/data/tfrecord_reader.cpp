@@ -4,7 +4,7 @@
 
 #include <algorithm>
 
-#include "data/crc32c.hpp"
+#include "core/crc32c.hpp"
 #include "kerascpp/error.hpp"
 
 namespace kerascpp::detail {

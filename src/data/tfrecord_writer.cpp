@@ -13,8 +13,8 @@
 #include <exception>
 #include <filesystem>
 
+#include "core/crc32c.hpp"
 #include "data/byte_stream.hpp"
-#include "data/crc32c.hpp"
 #include "kerascpp/data/bytes.hpp"
 #include "kerascpp/data/tfrecord.hpp"
 

@@ -8,7 +8,7 @@
 #include <iterator>
 
 #include "check.hpp"
-#include "io/crc32c.hpp"
+#include "core/crc32c.hpp"
 #include "tb_event.pb.h"
 
 namespace kerascpp::io {
@@ -66,7 +66,7 @@ std::vector<std::string> split_tfrecords(std::string_view bytes, const std::stri
                    name, at, left, kFix);
     const char* p = bytes.data() + at;
     const std::uint64_t len = load_le(p, 8);
-    KERASCPP_CHECK(load_le(p + 8, 4) == masked_crc32c(p, 8), IOError,
+    KERASCPP_CHECK(load_le(p + 8, 4) == detail::masked_crc32c(p, 8), IOError,
                    "TensorBoard event file '{}': record at byte offset {} has a bad length checksum; {}", name, at,
                    kFix);
     // Compared without adding to len, which the file controls and could wrap.
@@ -75,7 +75,7 @@ std::vector<std::string> split_tfrecords(std::string_view bytes, const std::stri
                    "bytes follow its header; {}",
                    name, at, len, left - 12, kFix);
     const char* data = p + 12;
-    KERASCPP_CHECK(load_le(data + len, 4) == masked_crc32c(data, len), IOError,
+    KERASCPP_CHECK(load_le(data + len, 4) == detail::masked_crc32c(data, len), IOError,
                    "TensorBoard event file '{}': record at byte offset {} has a bad data checksum; {}", name, at, kFix);
     records.emplace_back(data, len);
     at += 12 + len + 4;

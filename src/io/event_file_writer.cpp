@@ -19,7 +19,7 @@
 
 #include <google/protobuf/stubs/common.h>
 
-#include "io/crc32c.hpp"
+#include "core/crc32c.hpp"
 #include "kerascpp/error.hpp"
 #include "tb_event.pb.h"
 
@@ -232,9 +232,9 @@ void EventFileWriter::write_record(const std::string& event_bytes) {
   std::string record;
   record.reserve(event_bytes.size() + 16);
   append_le(record, event_bytes.size(), 8);
-  append_le(record, masked_crc32c(record.data(), 8), 4);
+  append_le(record, detail::masked_crc32c(record.data(), 8), 4);
   record += event_bytes;
-  append_le(record, masked_crc32c(event_bytes.data(), event_bytes.size()), 4);
+  append_le(record, detail::masked_crc32c(event_bytes.data(), event_bytes.size()), 4);
   std::size_t done = 0;
   while (done < record.size()) {
     const ssize_t wrote = ::write(fd_, record.data() + done, record.size() - done);

@@ -99,7 +99,8 @@ void EpochIterator::begin_epoch(int epoch) {
   if (!it_ || !carry_over)
     it_ = m_.staging.with_device_lookahead(data_.make_iterator(static_cast<std::uint64_t>(epoch)));
   // KERASCPP_GPU_PHASES: the fit loop's own time between steps, split (the first replica's table).
-  if (kind_ == LoopKind::fit) phases_ = detail::strategy_impl(m_.require_compiled("fit").strategy())->context(0).backend;
+  if (kind_ == LoopKind::fit)
+    phases_ = detail::strategy_impl(m_.require_compiled("fit").strategy())->context(0).backend;
 }
 
 void EpochIterator::skip(std::int64_t n) {

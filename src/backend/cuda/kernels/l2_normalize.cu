@@ -47,8 +47,8 @@ void l2_normalize_rows(const float* x, std::int64_t rows, std::int64_t cols, flo
   l2_normalize_rows_kernel<<<row_blocks(rows), kThreads, 0, stream>>>(x, rows, cols, y, inv);
 }
 
-void l2_normalize_rows_backward(const float* y, const float* dy, const float* inv, std::int64_t rows,
-                                std::int64_t cols, float* dx, cudaStream_t stream) {
+void l2_normalize_rows_backward(const float* y, const float* dy, const float* inv, std::int64_t rows, std::int64_t cols,
+                                float* dx, cudaStream_t stream) {
   if (rows <= 0) return;
   l2_normalize_rows_backward_kernel<<<row_blocks(rows), kThreads, 0, stream>>>(y, dy, inv, rows, cols, dx);
 }

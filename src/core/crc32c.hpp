@@ -1,4 +1,5 @@
-// Internal: CRC-32C (Castagnoli) through Intel's ISA-L, and TFRecord's masked form of it.
+// Internal: CRC-32C (Castagnoli) through Intel's ISA-L, and the masked form TFRecord framing (TFRecord files,
+// TensorBoard event files) stores beside each length and payload.
 #pragma once
 #include <cstddef>
 #include <cstdint>

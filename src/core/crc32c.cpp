@@ -1,4 +1,4 @@
-#include "data/crc32c.hpp"
+#include "core/crc32c.hpp"
 
 #include <isa-l/crc.h>
 
