@@ -3,7 +3,6 @@
 #include "kerascpp/testing/layer_test.hpp"
 
 #include <fmt/format.h>
-#include <fmt/ranges.h>
 
 #include <cstdio>
 #include <filesystem>
@@ -69,13 +68,11 @@ LayerModel call_on_inputs(const LayerTestCase& t) {
   return m;
 }
 
-std::string shape_text(const Shape& s) { return fmt::format("({})", fmt::join(s, ", ")); }
-
 void check_shapes_and_weights(const LayerTestCase& t, LayerTestResult& r) {
   LayerModel m = call_on_inputs(t);
   if (t.expected_output_shape && m.output.shape() != *t.expected_output_shape)
-    r.problems.push_back(fmt::format("output shape: got {}, expected {}", shape_text(m.output.shape()),
-                                     shape_text(*t.expected_output_shape)));
+    r.problems.push_back(fmt::format("output shape: got {}, expected {}", shape_str(m.output.shape()),
+                                     shape_str(*t.expected_output_shape)));
   std::size_t trainable = 0, frozen = 0;
   for (Variable* v : m.layer->variables()) (v->trainable() ? trainable : frozen)++;
   if (t.expected_trainable_weights && trainable != *t.expected_trainable_weights)
