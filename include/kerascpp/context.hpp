@@ -34,13 +34,13 @@ class CrossReplica {
   virtual bool gathers_rows() const { return false; }
   // Every replica's `mine` in replica order (replica_id_in_sync), on every replica.
   virtual std::vector<std::int64_t> all_gather_counts(int /*replica*/, std::int64_t /*mine*/) {
-    throw Error("all_gather_counts: this cross-replica implementation does not gather rows");
+    throw StateError("all_gather_counts: this cross-replica implementation does not gather rows");
   }
   // Every replica's (ids int64 [n_r], rows float32 [n_r, D]) concatenated in replica order into
   // all_ids [Σn] / all_rows [Σn, D] (allocated) on every replica.
   virtual void all_gather_rows(int /*replica*/, const Tensor& /*ids*/, const Tensor& /*rows*/, Tensor& /*all_ids*/,
                                Tensor& /*all_rows*/) {
-    throw Error("all_gather_rows: this cross-replica implementation does not gather rows");
+    throw StateError("all_gather_rows: this cross-replica implementation does not gather rows");
   }
 };
 
