@@ -12,6 +12,7 @@
 #include <stdexcept>
 #include <string>
 
+/// A Keras-style deep learning API in C++.
 namespace kerascpp {
 
 /// The base of every exception kerascpp throws for bad input; catch it to catch them all.
