@@ -5,6 +5,7 @@
 #include <string>
 #include <vector>
 
+/// Keras' weight constraints (keras.constraints).
 namespace kerascpp::constraints {
 
 /// A projection applied to a variable after each optimizer update (MaxNorm), or none.

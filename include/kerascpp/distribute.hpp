@@ -11,6 +11,7 @@
 
 #include "kerascpp/context.hpp"
 
+/// Distribution strategies (TensorFlow's tf.distribute): replicas on several devices or processes.
 namespace kerascpp::distribute {
 
 /// How gradients cross devices (the template argument of MirroredStrategy).
@@ -38,7 +39,8 @@ struct NcclAllReduce {
 /// The class name for messages: "SharedMemoryAllReduce", "NcclAllReduce", ...
 const char* cross_device_ops_name(CrossDeviceOpsKind kind);
 
-enum class ReduceOp { sum, mean };  ///< tf.distribute.ReduceOp.SUM / MEAN
+/// How Strategy::reduce combines per-replica values: tf.distribute.ReduceOp.SUM / MEAN.
+enum class ReduceOp { sum, mean };
 
 /// Settings of a strategy's replicas and gradient all-reduce.
 struct StrategyOptions {

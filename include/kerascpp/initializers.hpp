@@ -9,6 +9,7 @@
 
 #include "kerascpp/tensor.hpp"
 
+/// Keras' weight initializers (keras.initializers).
 namespace kerascpp::initializers {
 
 /// Fills `t` (float32) following the named initializer; `where` names the layer for errors.

@@ -12,6 +12,7 @@
 
 #include "kerascpp/optimizers.hpp"
 
+/// Keras' optimizers (keras.optimizers) and learning rate schedules.
 namespace kerascpp::optimizers {
 
 /// LossScaleOptimizer's settings, with Keras' names and defaults.

@@ -23,6 +23,7 @@ namespace kerascpp {
 class Backend;
 }
 
+/// Keras' dtype policies for mixed-precision training (keras.mixed_precision).
 namespace kerascpp::mixed_precision {
 
 /// A Keras dtype policy: the dtype a layer computes in, with float32 variables.

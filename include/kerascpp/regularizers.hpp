@@ -7,6 +7,7 @@
 #pragma once
 #include <string>
 
+/// Keras' weight regularizers (keras.regularizers).
 namespace kerascpp::regularizers {
 
 /// A weight penalty (L1, L2, L1L2) or none, as layer options such as kernel_regularizer take it.
