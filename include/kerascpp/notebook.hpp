@@ -36,7 +36,7 @@
 /// Rich display of kerascpp objects in Jupyter C++ kernels, and the renderers behind it.
 namespace kerascpp::notebook {
 
-/// ---- renderers (compiled into the library) ----
+// ---- renderers (compiled into the library) ----
 /// Model: the layers as summary() lists them (name, class, output shape, params) and the totals.
 std::string model_html(const Model& model);
 std::string model_text(const Model& model);  ///< summary() as a string

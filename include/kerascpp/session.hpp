@@ -7,7 +7,7 @@
 
 namespace kerascpp {
 
-/// ---- output sink ----
+// ---- output sink ----
 /// Progress bars, Model::summary() and the callbacks' messages (EarlyStopping, ModelCheckpoint...)
 /// go to one stream, std::cout unless set_output() names another. It is looked up on every write,
 /// so a std::cout whose buffer is redirected (how a xeus kernel captures a cell's output) gets
@@ -21,7 +21,7 @@ std::ostream& output();
 /// then does the progress bar redraw in place; otherwise it prints one final line per epoch.
 bool output_is_terminal();
 
-/// ---- verbosity ----
+// ---- verbosity ----
 /// The verbose level fit/evaluate/predict use when their options leave `verbose` unset: 0 silent,
 /// 1 progress bar, 2 one line per epoch; ValueError otherwise. Until set (or after reset) Keras'
 /// defaults apply: fit 1, evaluate 1, predict 0.
@@ -31,7 +31,7 @@ void reset_default_verbose();
 /// The level set by set_default_verbose, or nullopt.
 std::optional<int> default_verbose();
 
-/// ---- clear_session ----
+// ---- clear_session ----
 /// Keras' clear_session(): automatic layer and model names start again ("dense", "sequential"),
 /// the random seed stream restarts from the last set_random_seed() seed (from a fresh random seed
 /// when none was set), and cached data (fashion_mnist::load()) is dropped. Models and tensors that
