@@ -115,7 +115,9 @@ struct BuiltinLayerRegistration {
 #define KERASCPP_LAYER_CONCAT(a, b) KERASCPP_LAYER_CONCAT_INNER(a, b)
 /// Registers a layer class of the library (in its own .cpp, at namespace scope): a class
 /// registered this way cannot be replaced by register_layer_class. The factory is variadic so that
-/// a lambda may hold commas (template arguments) outside parentheses.
-#define KERASCPP_REGISTER_LAYER(class_name, ...)                                                                  \
-  static const ::kerascpp::detail::BuiltinLayerRegistration KERASCPP_LAYER_CONCAT(kerascpp_layer_reg_, __LINE__)( \
+/// a lambda may hold commas (template arguments) outside parentheses. The object's name uses
+/// __COUNTER__, not __LINE__, so that two layer files compiled as one unit (a unity build) do not
+/// collide.
+#define KERASCPP_REGISTER_LAYER(class_name, ...)                                                                     \
+  static const ::kerascpp::detail::BuiltinLayerRegistration KERASCPP_LAYER_CONCAT(kerascpp_layer_reg_, __COUNTER__)( \
       class_name, __VA_ARGS__)
