@@ -1,5 +1,5 @@
 // The layers of issue 50's first batch (Masking, Permute, RepeatVector, Maximum, padding,
-// cropping, upsampling, 1-D/3-D and global pooling, UnitNormalization) under MirroredStrategy:
+// cropping, upsampling, 1-D/3-D and global pooling, UnitNormalization, RMSNormalization) under MirroredStrategy:
 // 2 CPU replicas train a model of them to the weights one device gives.
 #include <doctest/doctest.h>
 
@@ -17,11 +17,11 @@ K::Model sequence_model() {
   x = K::layers::Dense(4, {.activation = "tanh"})(x);
   auto a = K::layers::MaxPooling1D(2)(K::layers::Cropping1D({0, 1})(K::layers::ZeroPadding1D(1)(x)));
   auto b = K::layers::AveragePooling1D(2)(K::layers::UpSampling1D(2)(K::layers::AveragePooling1D(2)(x)));
-  x = K::layers::Maximum()({a, b});                            // (4, 4)
-  x = K::layers::Permute({2, 1})(x);                           // (4, 4): features x steps
-  x = K::layers::UnitNormalization()(K::layers::Dense(3)(x));  // (4, 3)
-  x = K::layers::GlobalAveragePooling1D()(x);                  // (3)
-  x = K::layers::Flatten()(K::layers::RepeatVector(2)(x));     // (6)
+  x = K::layers::Maximum()({a, b});   // (4, 4)
+  x = K::layers::Permute({2, 1})(x);  // (4, 4): features x steps
+  x = K::layers::RMSNormalization()(K::layers::UnitNormalization()(K::layers::Dense(3)(x)));  // (4, 3)
+  x = K::layers::GlobalAveragePooling1D()(x);                                                 // (3)
+  x = K::layers::Flatten()(K::layers::RepeatVector(2)(x));                                    // (6)
   auto out = K::layers::Dense(3, {.activation = "softmax"})(x);
   return K::Model(in, out);
 }

@@ -45,6 +45,7 @@
 #include "kerascpp/layers/repeat_vector.hpp"
 #include "kerascpp/layers/reshaping.hpp"
 #include "kerascpp/layers/resizing.hpp"
+#include "kerascpp/layers/rms_normalization.hpp"
 #include "kerascpp/layers/softmax.hpp"
 #include "kerascpp/layers/unit_normalization.hpp"
 #include "kerascpp/loss_scale_optimizer.hpp"

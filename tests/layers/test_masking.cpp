@@ -1,5 +1,7 @@
 // masking: run_layer_test, the mask and zeroed steps, and the mask reaching GlobalAveragePooling1D
 // in a model (the mean over the unmasked steps only, as Keras).
+#include <limits>
+
 #include "expect_layer_passes.hpp"
 #include "layer_on_cpu.hpp"
 
