@@ -49,7 +49,7 @@ Tensor as_image(const Tensor& x) {
 // w[b, t] = mask[b, t] / Σ_t mask[b, t] are a softmax over the steps of 0 (kept) or -1e9 (masked,
 // exp underflows to exactly 0), so y[b] = w[b] · x[b] is one batched product with no division op.
 // Masked steps are also zeroed, so a wholly masked sequence gives 0 (Keras divides 0 by 0: NaN).
-// st.saved[0] keeps w for the backward, dx[b, t] = w[b, t]·dy[b].
+// st.saved[0] keeps w for the backward, dx[b, t] = w[b, t]·dy[b] (0 at masked steps).
 Tensor masked_step_weights(Backend& be, const Tensor& x, const Tensor& mask, const std::string& where) {
   KERASCPP_CHECK(mask.rank() == 2 && mask.dim(0) == x.dim(0) && mask.dim(1) == x.dim(1), ValueError,
                  "{}: the input's mask {} does not match its (batch, steps) {}", where, shape_str(mask.shape()),
@@ -97,6 +97,9 @@ std::vector<Tensor> GlobalPoolingLayer::backward(ReplicaContext& ctx, const std:
     const Tensor w = st.saved.empty() ? masked_step_weights(*ctx.backend, x, st.input_masks[0], where()) : st.saved[0];
     Tensor dx;
     ctx.backend->batched_matmul(w.reshape({x.dim(0), 1, x.dim(1)}), true, dy, false, dx, false);
+    // Masked steps were zeroed before the product: no gradient (w is uniform on a wholly masked row).
+    Tensor rows = dx.reshape({x.dim(0) * x.dim(1), x.dim(2)});
+    ctx.backend->masked_fill(rows, st.input_masks[0].reshape({st.input_masks[0].numel()}), 0.f);
     return {dx};
   }
   Tensor image = as_image(x);
