@@ -65,9 +65,10 @@ std::vector<Tensor> RMSNormalizationLayer::forward(ReplicaContext& ctx, const st
   const Tensor x2 = in[0].reshape({-1, features_});
   Normalized n = normalize(*ctx.backend, x2, options_.epsilon);
   Tensor y(in[0].shape());
+  Tensor y4 = y.reshape({-1, 1, 1, features_});
   ctx.backend->depthwise_conv2d_forward(n.z.reshape({-1, 1, 1, features_}),
                                         scale_->value(ctx.replica_id).reshape({1, 1, features_, 1}), Tensor(),
-                                        pointwise(), ActivationKind::linear, y);
+                                        pointwise(), ActivationKind::linear, y4);
   st.saved = {n.z, n.ye, n.inv};
   return {y};
 }
