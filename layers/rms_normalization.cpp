@@ -35,9 +35,9 @@ namespace {
 Conv2DGeometry pointwise() { return {}; }  // 1x1 kernel, stride 1, no padding
 
 struct Normalized {
-  Tensor z;      // x / rms, [R, C]
-  Tensor ye;     // the l2-normalised extended rows [R, C + 1]
-  Tensor inv;    // their factors [R]
+  Tensor z;    // x / rms, [R, C]
+  Tensor ye;   // the l2-normalised extended rows [R, C + 1]
+  Tensor inv;  // their factors [R]
 };
 
 Normalized normalize(Backend& be, const Tensor& x2, float epsilon) {
@@ -60,8 +60,7 @@ Normalized normalize(Backend& be, const Tensor& x2, float epsilon) {
 }  // namespace
 
 // st.saved: z, the extended rows' normalised values and their factors (for the backward).
-std::vector<Tensor> RMSNormalizationLayer::forward(ReplicaContext& ctx, const std::vector<Tensor>& in,
-                                                   LayerState& st) {
+std::vector<Tensor> RMSNormalizationLayer::forward(ReplicaContext& ctx, const std::vector<Tensor>& in, LayerState& st) {
   const Tensor x2 = in[0].reshape({-1, features_});
   Normalized n = normalize(*ctx.backend, x2, options_.epsilon);
   Tensor y(in[0].shape());

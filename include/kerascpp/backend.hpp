@@ -154,9 +154,6 @@ class Backend : public TrainingKernels {
   virtual void masked_fill(Tensor& x, const Tensor& mask, float value) = 0;
   // Keras masks combined: out = a AND b (uint8, same shape; out allocated like any output).
   virtual void mask_and(const Tensor& a, const Tensor& b, Tensor& out) = 0;
-  // Keras' Masking mask: mask (uint8 of x's shape without its last axis; allocated like any
-  // output) = 1 where any element of x's last axis differs from `value` (NaN differs), else 0.
-  virtual void mask_not_equal(const Tensor& x, float value, Tensor& mask) = 0;
   // Keras' attention mask, out[b, t, s] (uint8, preallocated [B, T, S]) = the AND of those given:
   // query_mask[b, t] ([B, T]), value_mask[b, s] ([B, S]), explicit_mask[b, t, s] ([B, T, S]) and,
   // when causal, s <= t. Undefined tensors are left out; with none and no causal, all ones.
@@ -249,9 +246,6 @@ class Backend : public TrainingKernels {
   virtual void upsample_linear_backward(const Tensor& dy, int axis, std::int64_t times, Tensor& dx) = 0;
   // Inverted dropout: mask = bernoulli(1-rate)/(1-rate) drawn from `seed`; y = x * mask.
   virtual void dropout_forward(const Tensor& x, float rate, std::uint64_t seed, Tensor& y, Tensor& mask) = 0;
-  // y (defined: the caller allocates it with the shape wanted) = mean + stddev·z, z standard
-  // normal draws from `seed` (element i's depends only on seed and i: GaussianNoise, GaussianDropout).
-  virtual void random_normal(std::uint64_t seed, float mean, float stddev, Tensor& y) = 0;
   virtual void multiply(const Tensor& a, const Tensor& b, Tensor& y) = 0;  // elementwise, same shapes
   // Per-example weights, in place: x viewed as [N, numel/N] with N = w.numel() (w float32 [N]);
   // row n is multiplied by w[n] (Keras' sample_weight applied to per-example losses and their
@@ -340,6 +334,14 @@ class Backend : public TrainingKernels {
   // Both outputs are (re)allocated. ids and dy as in scatter_add_rows, ids checked against `rows`.
   virtual void unique_row_sums(const Tensor& ids, const Tensor& dy, std::int64_t rows, Tensor& unique_ids,
                                Tensor& sums) = 0;
+
+  // ---- Masking's mask and the noise layers' draws ----
+  // Keras' Masking mask: mask (uint8 of x's shape without its last axis; allocated like any
+  // output) = 1 where any element of x's last axis differs from `value` (NaN differs), else 0.
+  virtual void mask_not_equal(const Tensor& x, float value, Tensor& mask) = 0;
+  // y (defined: the caller allocates it with the shape wanted) = mean + stddev·z, z standard
+  // normal draws from `seed` (element i's depends only on seed and i: GaussianNoise, GaussianDropout).
+  virtual void random_normal(std::uint64_t seed, float mean, float stddev, Tensor& y) = 0;
 
  protected:
   DType compute_dtype_ = DType::float32;
