@@ -1,4 +1,5 @@
 #include "core/layer_registry.hpp"
+#include "check.hpp"
 
 #include <fmt/format.h>
 
@@ -156,12 +157,12 @@ detail::BuiltinLayerRegistration::BuiltinLayerRegistration(const char* class_nam
 }
 
 void register_layer_class(const std::string& class_name, LayerFactory factory) {
-  if (class_name.empty() || detail::is_input_layer_class(class_name) || detail::rebuilds_layer_class(class_name))
-    throw ValueError(
-        fmt::format("register_layer_class: '{}' is {}; register a class of your own under its own "
-                    "class_name()",
-                    class_name, class_name.empty() ? "empty" : "a class kerascpp rebuilds itself"));
-  if (!factory) throw ValueError(fmt::format("register_layer_class: the factory for '{}' is empty", class_name));
+  KERASCPP_CHECK_VALUE(
+      !class_name.empty() && !detail::is_input_layer_class(class_name) && !detail::rebuilds_layer_class(class_name),
+      "register_layer_class: '{}' is {}; register a class of your own under its own "
+      "class_name()",
+      class_name, class_name.empty() ? "empty" : "a class kerascpp rebuilds itself");
+  KERASCPP_CHECK_VALUE(factory, "register_layer_class: the factory for '{}' is empty", class_name);
   Registry& r = registry();
   std::lock_guard lock(r.mu);
   r.classes[class_name] = Registered{std::move(factory), false};
