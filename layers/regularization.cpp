@@ -142,7 +142,9 @@ Json NoiseLayer::get_config() const {
     case NoiseKind::spatial_dropout:
       break;
   }
-  return detail::Json({{"rate", amount}, {"seed", seed}, {"name", name()}});
+  detail::Json config({{"rate", amount}, {"seed", seed}, {"name", name()}});
+  if (spatial_rank_ > 1) config["data_format"] = "channels_last";  // Keras' SpatialDropout2D/3D
+  return config;
 }
 
 LayerRef GaussianNoise(float stddev, DropoutOptions options) {
