@@ -60,6 +60,8 @@ class LayerConfig {
 
   /// An int or a pair of ints (Keras writes pairs as lists).
   Size2D size2d(const char* key, std::int64_t fallback) const;
+  /// An int or a triple of ints (the 3-D layers' sizes).
+  Size3D size3d(const char* key, std::int64_t fallback) const;
   /// An int or a one-element list (Conv1D's sizes).
   std::int64_t size1d(const char* key, std::int64_t fallback) const;
   /// "valid", "same", and "causal" where the layer allows it.

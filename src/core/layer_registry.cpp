@@ -43,6 +43,16 @@ Size2D LayerConfig::size2d(const char* key, std::int64_t fallback) const {
   fail(fmt::format("'{}' is {}, not an integer or a pair of integers", key, v->dump()));
 }
 
+Size3D LayerConfig::size3d(const char* key, std::int64_t fallback) const {
+  const Json* v = find(key);
+  if (!v) return fallback;
+  if (v->is_number_integer()) return v->get<std::int64_t>();
+  if (v->is_array() && v->size() == 3 && (*v)[0].is_number_integer() && (*v)[1].is_number_integer() &&
+      (*v)[2].is_number_integer())
+    return {(*v)[0].get<std::int64_t>(), (*v)[1].get<std::int64_t>(), (*v)[2].get<std::int64_t>()};
+  fail(fmt::format("'{}' is {}, not an integer or three integers", key, v->dump()));
+}
+
 std::int64_t LayerConfig::size1d(const char* key, std::int64_t fallback) const {
   const Json* v = find(key);
   if (!v) return fallback;
