@@ -102,10 +102,12 @@ def trained(tmp_path_factory):
     program = find_binary("bn_reference")
     directory = tmp_path_factory.mktemp("cnn_reference")
     images, labels = _fashion_mnist(STEPS * BATCH)
-    for name in MODELS:
+    images.tofile(directory / "x.f32")
+    labels.tofile(directory / "y.i32")
+    for name in MODELS:  # bn_reference reads them from the model's directory
         os.makedirs(directory / name)
-        images.tofile(directory / name / "x.f32")
-        labels.tofile(directory / name / "y.i32")
+        for data in ("x.f32", "y.i32"):
+            os.symlink(directory / data, directory / name / data)
     env = dict(os.environ, KERAS_BACKEND="jax", JAX_PLATFORMS="cpu", JAX_ENABLE_X64="1")
     keras_run = subprocess.run([sys.executable, __file__, str(directory)], env=env, capture_output=True, text=True,
                                timeout=600, check=False)
@@ -127,7 +129,13 @@ def _check(directory, name):
           f"kerascpp {ours:.3g} (ratio {ours / keras32:.3g}); the weights moved {moved:.3g}")
     # Not a degenerate comparison: training moved the weights far more than the distances.
     assert moved > 10 * max(keras32, ours)
-    assert ours <= 3 * keras32, f"{name}: kerascpp ends {ours:.3g} from float64 Keras, Keras float32 {keras32:.3g}"
+    if ours > 3 * keras32:
+        raise TooFarFromFloat64(f"{name}: kerascpp ends {ours:.3g} from float64 Keras, Keras float32 {keras32:.3g}")
+
+
+class TooFarFromFloat64(AssertionError):
+    """kerascpp's distance from float64 is above 3x Keras float32's (the only failure the Adam
+    test's xfail expects: a crash or a broken comparison still fails it)."""
 
 
 def test_cnn_with_batch_normalization_under_sgd(trained):
@@ -136,7 +144,7 @@ def test_cnn_with_batch_normalization_under_sgd(trained):
 
 # Known: kerascpp ends 7.2e-4 from float64 here, Keras float32 3.9e-5 (18x), with the convolution
 # weight gradient's chunked sums or without (docs/numerics.md); strict, so a fix shows as XPASS.
-@pytest.mark.xfail(strict=True, reason="issue 49: the Adam CNN ends 18x Keras float32's distance; source not found yet")
+@pytest.mark.xfail(strict=True, raises=TooFarFromFloat64, reason="issue 49: the Adam CNN ends 18x Keras float32's distance; source not found yet")
 def test_cnn_under_adam(trained):
     _check(trained, "cnn_adam")
 
