@@ -28,9 +28,9 @@ std::string format_duration(double seconds) {
 }  // namespace
 
 void ProgbarLogger::render(std::int64_t done, std::int64_t total, const Logs& logs, bool final_line) {
-  // Like Keras: redraw at most every 50 ms, and only on a terminal; logs, pipes and a redirected
-  // std::cout (a notebook kernel) get the final line.
-  const bool interactive = interactive_;
+  // Like Keras: redraw at most every 50 ms, and only on a terminal or in a notebook
+  // (progress_style()); logs and pipes get the final line.
+  const bool interactive = style_ != ProgressStyle::lines;
   double now = now_seconds();
   if (!final_line && (!interactive || now - last_render_ < 0.05)) return;
   last_render_ = now;
@@ -50,14 +50,24 @@ void ProgbarLogger::render(std::int64_t done, std::int64_t total, const Logs& lo
       final_line
           ? fmt::format(" - {} {}/step", format_duration(elapsed), format_duration(per_step))
           : fmt::format(" - ETA: {}", total > 0 ? format_duration(per_step * double(total - done)) : std::string("?"));
-  output() << (interactive ? "\r" : "") << bar << timing << format_logs(logs) << (interactive ? "\033[K" : "")
-           << (final_line ? "\n" : "") << std::flush;
+  std::string line = bar + timing + format_logs(logs);
+  std::string erase;
+  if (style_ == ProgressStyle::terminal) {
+    erase = "\033[K";
+  } else if (style_ == ProgressStyle::notebook && line.size() < drawn_width_) {
+    // Jupyter's output area knows '\r' but not the erase-line escape: blanks cover the rest of a
+    // longer line drawn before.
+    erase.assign(drawn_width_ - line.size(), ' ');
+  }
+  drawn_width_ = final_line ? 0 : line.size();
+  output() << (interactive ? "\r" : "") << line << erase << (final_line ? "\n" : "") << std::flush;
 }
 
 void ProgbarLogger::on_epoch_begin(int epoch, const Logs&) {
   seen_ = 0;
   if (verbose_ <= 0) return;
-  interactive_ = output_is_terminal();
+  style_ = progress_style();
+  drawn_width_ = 0;
   output() << fmt::format("Epoch {}/{}\n", epoch + 1, epochs_) << std::flush;
   start_ = now_seconds();
 }
@@ -78,7 +88,8 @@ void ProgbarLogger::on_epoch_end(int, const Logs& logs) {
 }
 
 void ProgbarLogger::on_test_begin(const Logs&) {
-  interactive_ = output_is_terminal();
+  style_ = verbose_ > 0 ? progress_style() : ProgressStyle::lines;
+  drawn_width_ = 0;
   start_ = now_seconds();
 }
 

@@ -26,11 +26,12 @@ struct CerrCapture : StreamCapture {
   CerrCapture() : StreamCapture(std::cerr) {}
 };
 
+// Sets (or, given nullptr, unsets) an environment variable until the end of the scope.
 class ScopedEnv {
  public:
   ScopedEnv(const char* name, const char* value) : name_(name) {
     if (const char* old = std::getenv(name)) saved_ = old;
-    ::setenv(name, value, 1);
+    value ? ::setenv(name, value, 1) : ::unsetenv(name);
   }
   ScopedEnv(const ScopedEnv&) = delete;
   ScopedEnv& operator=(const ScopedEnv&) = delete;

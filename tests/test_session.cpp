@@ -30,6 +30,7 @@ namespace {
 
 using test_scopes::CerrCapture;
 using test_scopes::CoutCapture;
+using test_scopes::ScopedEnv;
 
 // Leaves the sink and the default verbosity as the test found them (std::cout, Keras' defaults).
 struct SessionReset {
@@ -98,8 +99,14 @@ K::Tensor first_label(const K::Dataset& d) {
 
 // ---- output sink ----
 
+// A process outside any Jupyter kernel, whatever started the tests.
+struct NoNotebook {
+  ScopedEnv parent{"JPY_PARENT_PID", nullptr}, session{"JPY_SESSION_NAME", nullptr}, knob{"KERASCPP_PROGRESS", nullptr};
+};
+
 TEST_CASE("session: fit's progress reaches a redirected std::cout, one line per epoch") {
   SessionReset reset;
+  NoNotebook plain;
   K::Sequential model = toy_model();
   CoutCapture out;
   CHECK_FALSE(K::output_is_terminal());  // std::cout no longer writes to the process' stdout
@@ -110,6 +117,48 @@ TEST_CASE("session: fit's progress reaches a redirected std::cout, one line per 
   CHECK(text.find("4/4 [") != std::string::npos);
   CHECK(text.find(" - loss: ") != std::string::npos);
   CHECK(text.find('\r') == std::string::npos);  // not a terminal: no in-place redraws
+}
+
+TEST_CASE("session: in a Jupyter kernel (or with KERASCPP_PROGRESS=live) fit redraws one line with carriage returns") {
+  SessionReset reset;
+  NoNotebook plain;
+  for (const char* marker : {"JPY_PARENT_PID", "JPY_SESSION_NAME", "KERASCPP_PROGRESS"}) {
+    CAPTURE(marker);
+    ScopedEnv kernel(marker, std::string(marker) == "KERASCPP_PROGRESS" ? "live" : "4242");
+    CHECK(K::progress_style() == K::ProgressStyle::notebook);
+    K::Sequential model = toy_model();
+    CoutCapture out;
+    model.fit(toy_data(), {.epochs = 2, .verbose = 1});
+    const std::string text = out.text.str();
+    // The first batch is drawn at once (later ones at most every 50 ms), each epoch's last line
+    // over it: '\r' and no terminal escape, and the epoch ends with a newline.
+    CHECK(text.find("Epoch 1/2\n\r1/4 [") != std::string::npos);
+    CHECK(text.find("\r4/4 [==============================]") != std::string::npos);
+    CHECK(text.find("Epoch 2/2\n") != std::string::npos);
+    CHECK(text.find('\033') == std::string::npos);
+    CHECK(text.back() == '\n');
+  }
+}
+
+TEST_CASE("session: KERASCPP_PROGRESS=lines keeps one line per epoch in a kernel; another value is a ValueError") {
+  SessionReset reset;
+  NoNotebook plain;
+  ScopedEnv kernel("JPY_PARENT_PID", "4242");
+  {
+    ScopedEnv lines("KERASCPP_PROGRESS", "lines");
+    CHECK(K::progress_style() == K::ProgressStyle::lines);
+    K::Sequential model = toy_model();
+    CoutCapture out;
+    model.fit(toy_data(), {.epochs = 1, .verbose = 1});
+    CHECK(out.text.str().find("4/4 [") != std::string::npos);
+    CHECK(out.text.str().find('\r') == std::string::npos);
+  }
+  ScopedEnv bad("KERASCPP_PROGRESS", "yes");
+  CHECK_THROWS_AS(K::progress_style(), K::ValueError);
+  K::Sequential model = toy_model();
+  CoutCapture out;
+  CHECK_THROWS_WITH_AS(model.fit(toy_data(), {.epochs = 1, .verbose = 1}),
+                       doctest::Contains("KERASCPP_PROGRESS must be live"), K::ValueError);
 }
 
 TEST_CASE("session: set_output sends progress, summaries and callback messages to a custom stream") {

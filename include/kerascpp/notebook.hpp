@@ -6,6 +6,10 @@
 // the kernel finds `mime_bundle_repr(const T&)` by argument-dependent lookup, so each overload
 // lives in the namespace of its type. Every bundle has "text/plain" for consoles and nbconvert.
 //
+// Kernels built on Cling alone (no xeus display, e.g. a plain Cling or ROOT prompt) print a
+// value through their own hook instead, `cling::printValue(const T*)`; the overloads at the end
+// give the text a terminal would show: summary() for a Model, operator<< for a Tensor and Logs.
+//
 // The renderers are compiled into libkerascpp (src/notebook/), so a cell JIT-compiles only the
 // thin JSON wrappers below; they return plain strings and can be used without a notebook
 // (write the SVG or PNG to a file, embed the HTML in a report).
@@ -15,6 +19,7 @@
 #include <cstdint>
 #include <cstdio>
 #include <iostream>
+#include <sstream>
 #include <string>
 #include <utility>
 #include <vector>
@@ -212,3 +217,36 @@ inline nlohmann::json mime_bundle_repr(const History& history) {
 }
 
 }  // namespace kerascpp::callbacks
+
+// ---- Cling's value printer (the interpreter's own display hook) ----
+// Cling prints a cell's trailing expression of type T with `cling::printValue(const T*)`, found
+// by qualified lookup, so these live in namespace cling. They only declare overloads there:
+// nothing here needs Cling, and a compiler without it sees five ordinary inline functions.
+namespace cling {
+
+/// summary(), as model.summary() prints it.
+inline std::string printValue(const kerascpp::Model* model) { return kerascpp::notebook::model_text(*model); }
+
+/// The Tensor as `std::cout << tensor` prints it.
+inline std::string printValue(const kerascpp::Tensor* tensor) {
+  std::ostringstream out;
+  out << *tensor;
+  return out.str();
+}
+
+/// The Logs as `std::cout << logs` prints them: {loss: 0.3421, accuracy: 0.875}.
+inline std::string printValue(const kerascpp::Logs* logs) {
+  std::ostringstream out;
+  out << *logs;
+  return out.str();
+}
+
+/// "History(loss=[0.5123, 0.4011], ...)" (notebook::history_text).
+inline std::string printValue(const kerascpp::callbacks::History* history) {
+  return kerascpp::notebook::history_text(*history);
+}
+
+/// Its cardinality and element spec (notebook::dataset_text).
+inline std::string printValue(const kerascpp::Dataset* dataset) { return kerascpp::notebook::dataset_text(*dataset); }
+
+}  // namespace cling

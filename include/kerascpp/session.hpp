@@ -17,9 +17,21 @@ void set_output(std::ostream& out);
 void reset_output();  ///< back to std::cout
 /// The current sink (looked up on every write).
 std::ostream& output();
-/// Whether the sink is a live terminal (std::cout, still on the process' stdout, and a tty): only
-/// then does the progress bar redraw in place; otherwise it prints one final line per epoch.
+/// Whether the sink is a live terminal (std::cout, still on the process' stdout, and a tty).
 bool output_is_terminal();
+
+/// How fit()'s progress bar (verbose=1) draws, chosen at each epoch's start.
+enum class ProgressStyle {
+  lines,     ///< one final line per epoch: a log file, a pipe, CI
+  terminal,  ///< redrawn in place with '\r' and the erase-line escape
+  notebook,  ///< redrawn in place with '\r' alone, the line padded with spaces: Jupyter's output
+             ///< area honours carriage returns, not terminal escapes
+};
+/// KERASCPP_PROGRESS=live or lines forces it (live: `terminal` on a terminal, `notebook`
+/// elsewhere); unset, a terminal gets `terminal`, a Jupyter kernel (JPY_PARENT_PID or
+/// JPY_SESSION_NAME in the environment, which Jupyter sets for the kernels it starts) gets
+/// `notebook`, and anything else `lines`. ValueError for another KERASCPP_PROGRESS value.
+ProgressStyle progress_style();
 
 // ---- verbosity ----
 /// The verbose level fit/evaluate/predict use when their options leave `verbose` unset: 0 silent,

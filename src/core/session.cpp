@@ -3,11 +3,14 @@
 #include <fmt/format.h>
 
 #include <atomic>
+#include <cstdlib>
+#include <cstring>
 #include <iostream>
 
 #include <unistd.h>
 
 #include "check.hpp"
+#include "core/knobs.hpp"
 #include "core/session_state.hpp"
 
 namespace kerascpp {
@@ -32,6 +35,24 @@ std::ostream& output() {
 
 bool output_is_terminal() {
   return &output() == &std::cout && std::cout.rdbuf() == g_stdout_buffer && isatty(STDOUT_FILENO) != 0;
+}
+
+ProgressStyle progress_style() {
+  const bool terminal = output_is_terminal();
+  if (const char* forced = detail::knob("KERASCPP_PROGRESS")) {
+    KERASCPP_CHECK_VALUE(std::strcmp(forced, "live") == 0 || std::strcmp(forced, "lines") == 0,
+                         "KERASCPP_PROGRESS must be live (redraw the progress bar in place) or lines (one line "
+                         "per epoch); got '{}'",
+                         forced);
+    if (std::strcmp(forced, "lines") == 0) return ProgressStyle::lines;
+    return terminal ? ProgressStyle::terminal : ProgressStyle::notebook;
+  }
+  if (terminal) return ProgressStyle::terminal;
+  // Jupyter's kernel launcher (jupyter_client) sets JPY_PARENT_PID for every kernel it starts,
+  // Jupyter Server also JPY_SESSION_NAME; a kernel's stdout is a pipe, but the notebook's output
+  // area redraws a line on '\r'. Not KERASCPP_ knobs: read as the markers they are.
+  if (std::getenv("JPY_PARENT_PID") || std::getenv("JPY_SESSION_NAME")) return ProgressStyle::notebook;
+  return ProgressStyle::lines;
 }
 
 void set_default_verbose(int verbose) {

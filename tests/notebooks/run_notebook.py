@@ -57,6 +57,29 @@ const std::string& record(const T& value) {
 }  // namespace kc_runner
 """
 
+# Cling's own display hook, cling::printValue(const T*), of the same value: defined once
+# kerascpp/notebook.hpp (which declares the kerascpp overloads) has been included, before the
+# first display, since a qualified name is looked up where the template is defined. "" where no
+# overload applies; the text as a JSON string, so that it stays on one line.
+PRINT_VALUE = r"""
+namespace kc_runner {
+template <class T>
+auto print_value_of(const T& value, int) -> decltype(cling::printValue(&value)) {
+  return cling::printValue(&value);
+}
+template <class T>
+std::string print_value_of(const T&, long) {
+  return "";
+}
+inline std::string last_text;
+template <class T>
+const std::string& record_text(const T& value) {
+  last_text = nlohmann::json(print_value_of(value, 0)).dump();
+  return last_text;
+}
+}  // namespace kc_runner
+"""
+
 
 def log(*args):
     print(*args, file=sys.stderr, flush=True)
@@ -190,6 +213,20 @@ def check_png(data):
     return width, height
 
 
+def check_print_value(bundle, text, where):
+    """cling::printValue of a kerascpp value: the text a terminal shows, never Cling's fallback
+    (the address). Model, History and Dataset print their bundle's text/plain; Tensor prints
+    operator<<. Returns whether `text` came from a kerascpp overload."""
+    plain = bundle["text/plain"]
+    if plain.startswith(("Model: ", "History(", "Dataset(")) or "image/svg+xml" in bundle:
+        assert text == plain, f"{where}: cling::printValue gives {text[:80]!r}, text/plain is {plain[:80]!r}"
+        return True
+    if plain.startswith("Tensor("):
+        assert text.startswith("Tensor(") and "shape=" in text, f"{where}: cling::printValue gives {text[:80]!r}"
+        return True
+    return False
+
+
 def check_bundle(text, where):
     assert text, f"{where}: the displayed value has no mime_bundle_repr"
     bundle = json.loads(text)
@@ -228,7 +265,7 @@ def run_cling(cells, args):
     saved_stdout = os.dup(1)
     out_fd = os.open(out_path, os.O_WRONLY | os.O_CREAT | os.O_TRUNC, 0o600)
     os.dup2(out_fd, 1)
-    printed, bundles, read_pos = "", [], 0
+    printed, bundles, read_pos, print_value_defined = "", [], 0, False
     cppyy.cppdef("#include <cstdio>\n#include <iostream>\n" + PRELUDE)
     try:
         for cell in cells:
@@ -250,8 +287,13 @@ def run_cling(cells, args):
                     else:
                         cppyy.cppexec(code)
                 if cell.display:
+                    if not print_value_defined:
+                        cppyy.cppdef(PRINT_VALUE)
+                        print_value_defined = True
                     cppyy.cppexec(f"kc_runner::record({cell.display});")
-                    bundles.append((cell.index, str(cppyy.gbl.kc_runner.bundles.back())))
+                    cppyy.cppexec(f"kc_runner::record_text({cell.display});")
+                    bundles.append((cell.index, str(cppyy.gbl.kc_runner.bundles.back()),
+                                    json.loads(str(cppyy.gbl.kc_runner.last_text))))
             finally:
                 cppyy.cppexec("std::cout.flush(); std::fflush(stdout);")
                 with open(out_path, encoding="utf-8", errors="replace") as f:
@@ -298,6 +340,7 @@ def repl_lines(code):
 
 def run_clang_repl(cells, args):
     lines = ["#include <cstdio>", "#include <cstdlib>", "#include <iostream>"] + repl_lines(PRELUDE)
+    print_value_defined = False
     for cell in cells:
         lines.append(f'std::cout << "{MARK}cell {cell.index}" << std::endl;')
         for kind, argument in cell.pragmas:
@@ -305,7 +348,11 @@ def run_clang_repl(cells, args):
                 lines.append(f"%lib {os.path.join(args.library_dir, 'lib' + argument + '.so')}")
         lines += repl_lines(cell.code())
         if cell.display:
+            if not print_value_defined:
+                lines += repl_lines(PRINT_VALUE)
+                print_value_defined = True
             lines.append(f'std::cout << "{MARK}bundle " << kc_runner::record({cell.display}) << std::endl;')
+            lines.append(f'std::cout << "{MARK}text " << kc_runner::record_text({cell.display}) << std::endl;')
     lines.append(f'std::cout << "{MARK}end" << std::endl;')
     # clang-repl 19 crashes (SIGSEGV) at its own exit once libkerascpp is loaded and any JIT'd
     # global with a destructor exists (even a std::shared_ptr<int>): the JIT's atexit handlers
@@ -320,6 +367,8 @@ def run_clang_repl(cells, args):
             cell = int(line[len(MARK) + 5:])
         elif line.startswith(MARK + "bundle "):
             bundles.append((cell, line[len(MARK) + 7:]))
+        elif line.startswith(MARK + "text "):
+            bundles[-1] = bundles[-1] + (json.loads(line[len(MARK) + 5:]),)
         elif line.startswith(MARK):
             continue
         else:
@@ -444,10 +493,11 @@ def main():
         log(f"FAILED: {type(e).__name__}: {e}")
         return 1
 
-    failures, seen_mime, images = [], set(), 0
-    for cell_index, text in bundles:
+    failures, seen_mime, images, printed_values = [], set(), 0, 0
+    for cell_index, text, value_text in bundles:
         try:
             mimes, pngs = check_bundle(text, f"cell {cell_index}")
+            printed_values += check_print_value(json.loads(text), value_text, f"cell {cell_index}")
             seen_mime.update(mimes)
             images += pngs
             log(f"ok: cell {cell_index} displays {', '.join(mimes)}" + (f" ({pngs} PNG)" if pngs else ""))
@@ -460,7 +510,8 @@ def main():
     if failures:
         log("FAILED:\n  " + "\n  ".join(failures))
         return 1
-    log(f"passed: {len(cells)} cells, {len(bundles)} displays ({images} PNG images)")
+    log(f"passed: {len(cells)} cells, {len(bundles)} displays ({images} PNG images), "
+        f"{printed_values} checked through cling::printValue")
     return 0
 
 

@@ -7,6 +7,7 @@
 
 #include <kerascpp/kerascpp.hpp>
 #include <kerascpp/notebook.hpp>
+#include <sstream>
 #include <string>
 #include <vector>
 
@@ -153,4 +154,33 @@ TEST_CASE("History as SVG curves, Logs and Dataset as tables") {
         "Dataset(cardinality=4, element_spec=(TensorSpec(shape=(None, 4), dtype=float32), "
         "TensorSpec(shape=(None,), dtype=int32)))");
   CHECK(K::notebook::dataset_text(K::Dataset()) == "Dataset(undefined)");
+}
+
+TEST_CASE("cling::printValue shows each value as a terminal would: summary(), operator<<, the text renderers") {
+  K::Model model = tiny_model();
+  std::ostringstream summary;
+  model.summary(summary);
+  CHECK(cling::printValue(&model) == summary.str());
+  CHECK(cling::printValue(&model).find("Total params: 15") != std::string::npos);
+
+  K::Tensor tensor = K::Tensor::from_vector({2, 2}, std::vector<float>{1.f, 2.f, 3.f, 4.f});
+  std::ostringstream printed;
+  printed << tensor;
+  CHECK(cling::printValue(&tensor) == printed.str());
+  CHECK(cling::printValue(&tensor).find("shape=(2, 2)") != std::string::npos);
+
+  K::Logs logs;
+  logs.set("loss", 0.25);
+  CHECK(cling::printValue(&logs) == "{loss: 0.25}");
+
+  K::FitOptions fit;
+  fit.epochs = 2;
+  fit.verbose = 0;
+  K::callbacks::History history = model.fit(tiny_data().batch(4), fit);
+  CHECK(cling::printValue(&history) == K::notebook::history_text(history));
+  CHECK(cling::printValue(&history).rfind("History(accuracy=[", 0) == 0);  // the metrics in name order
+  CHECK(cling::printValue(&history).find(", loss=[") != std::string::npos);
+
+  K::Dataset data = tiny_data().batch(4);
+  CHECK(cling::printValue(&data) == K::notebook::dataset_text(data));
 }

@@ -1,11 +1,14 @@
-// bn_reference: the kerascpp side of tests/python/test_bn_reference.py (BatchNormalization trained
+// bn_reference: the kerascpp side of tests/python/test_bn_reference.py (small networks trained
 // against a float64 Keras reference).
-//   bn_reference <dir> <steps> <batch> <learning_rate> <threads>
-// builds Input(28, 28, 1) → Conv2D(8, 3) → BatchNormalization → ReLU → Flatten → Dense(10,
-// softmax) (Keras' automatic layer names), loads <dir>/init.weights.h5 (written by Keras),
-// trains `steps` SGD steps of `batch` examples in order from <dir>/x.f32 (float32 images) and
-// <dir>/y.i32 (int32 labels), on one CPU replica with `threads` threads, and writes
-// <dir>/final_t<threads>.weights.h5. Errors: stderr, exit status 1.
+//   bn_reference <dir> <steps> <batch> <learning_rate> <threads> [model]
+// builds `model` on Input(28, 28, 1) (Keras' automatic layer names):
+//   bn        Conv2D(8, 3) → BatchNormalization → ReLU → Flatten → Dense(10, softmax), SGD (default)
+//   cnn_bn    [Conv2D(8|16, 3) → BatchNormalization → ReLU → MaxPooling2D] x 2 → Flatten → Dense, SGD
+//   cnn_adam  [Conv2D(8|16, 3, relu) → MaxPooling2D] x 2 → Flatten → Dense, Adam
+// loads <dir>/init.weights.h5 (written by Keras), trains `steps` steps of `batch` examples in
+// order from <dir>/x.f32 (float32 images) and <dir>/y.i32 (int32 labels), on one CPU replica
+// with `threads` threads, and writes <dir>/final_t<threads>.weights.h5. Errors: stderr, exit
+// status 1.
 #include <kerascpp/kerascpp.hpp>
 
 #include <bit>
@@ -28,11 +31,27 @@ static_assert(std::endian::native == std::endian::little, "the .f32/.i32 files a
 
 constexpr std::int64_t kSide = 28;
 
-K::Model build_model() {
+K::Model build_model(const std::string& model) {
   auto inputs = K::Input({kSide, kSide, 1});
-  auto x = K::layers::Conv2D(8, 3)(inputs);
-  x = K::layers::BatchNormalization()(x);
-  x = K::layers::Activation("relu")(x);
+  K::KerasTensor x = inputs;
+  if (model == "bn") {
+    x = K::layers::Conv2D(8, 3)(x);
+    x = K::layers::BatchNormalization()(x);
+    x = K::layers::Activation("relu")(x);
+  } else if (model == "cnn_bn" || model == "cnn_adam") {
+    for (std::int64_t filters : {8, 16}) {
+      if (model == "cnn_bn") {
+        x = K::layers::Conv2D(filters, 3)(x);
+        x = K::layers::BatchNormalization()(x);
+        x = K::layers::Activation("relu")(x);
+      } else {
+        x = K::layers::Conv2D(filters, 3, {.activation = "relu"})(x);
+      }
+      x = K::layers::MaxPooling2D(2)(x);
+    }
+  } else {
+    throw K::ValueError("model must be bn, cnn_bn or cnn_adam, got '" + model + "'");
+  }
   x = K::layers::Flatten()(x);
   auto outputs = K::layers::Dense(10, {.activation = "softmax"})(x);
   return K::Model(inputs, outputs);
@@ -59,10 +78,13 @@ std::int64_t positive(const char* arg, const char* what) {
   return v;
 }
 
-int run(const fs::path& dir, std::int64_t steps, std::int64_t batch, double learning_rate, int threads) {
+int run(const fs::path& dir, std::int64_t steps, std::int64_t batch, double learning_rate, int threads,
+        const std::string& name) {
   K::set_random_seed(1);
-  K::Model model = build_model();
-  model.compile({.optimizer = K::optimizers::SGD(learning_rate),
+  K::Model model = build_model(name);
+  K::optimizers::OptimizerRef optimizer = K::optimizers::SGD(learning_rate);
+  if (name == "cnn_adam") optimizer = K::optimizers::Adam(learning_rate);
+  model.compile({.optimizer = optimizer,
                  .loss = K::losses::SparseCategoricalCrossentropy(),
                  .distribute = K::distribute::OneDeviceStrategy("cpu:0", {.threads_per_replica = threads})});
   model.load_weights((dir / "init.weights.h5").string());
@@ -81,8 +103,8 @@ int run(const fs::path& dir, std::int64_t steps, std::int64_t batch, double lear
 }  // namespace
 
 int main(int argc, char** argv) {
-  if (argc != 6) {
-    std::fprintf(stderr, "usage: bn_reference <dir> <steps> <batch> <learning_rate> <threads>\n");
+  if (argc != 6 && argc != 7) {
+    std::fprintf(stderr, "usage: bn_reference <dir> <steps> <batch> <learning_rate> <threads> [bn|cnn_bn|cnn_adam]\n");
     return 2;
   }
   try {
@@ -90,7 +112,7 @@ int main(int argc, char** argv) {
     double lr = std::strtod(argv[4], &end);
     if (*end != '\0' || !(lr > 0)) throw K::ValueError(std::string("learning_rate must be > 0, got '") + argv[4] + "'");
     return run(argv[1], positive(argv[2], "steps"), positive(argv[3], "batch"), lr,
-               static_cast<int>(positive(argv[5], "threads")));
+               static_cast<int>(positive(argv[5], "threads")), argc == 7 ? argv[6] : "bn");
   } catch (const K::Error& e) {
     std::fprintf(stderr, "error: %s\n", e.what());
     return 1;

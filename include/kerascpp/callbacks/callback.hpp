@@ -9,6 +9,7 @@
 #include <vector>
 
 #include "kerascpp/logs.hpp"
+#include "kerascpp/session.hpp"
 
 namespace kerascpp {
 class Model;
@@ -117,8 +118,9 @@ class ProgbarLogger : public Callback {
   int epochs_ = 1;
   std::int64_t steps_ = -1, test_steps_ = -1;
   double start_ = 0, last_render_ = 0;
-  std::int64_t seen_ = 0;     // batches run in the current epoch
-  bool interactive_ = false;  // redraw in place: the output sink is a terminal (looked up per epoch)
+  std::int64_t seen_ = 0;                       // batches run in the current epoch
+  ProgressStyle style_ = ProgressStyle::lines;  // how the bar redraws (progress_style(), looked up per epoch)
+  std::size_t drawn_width_ = 0;                 // the length of the line last redrawn in place
 };
 
 }  // namespace kerascpp::callbacks

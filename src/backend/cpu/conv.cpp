@@ -6,6 +6,7 @@
 
 #include <algorithm>
 #include <cstring>
+#include <vector>
 
 #include "backend/cpu/checks.hpp"
 #include "backend/cpu/cpu_backend.hpp"
@@ -48,6 +49,12 @@ struct ConvTypes {
   dnnl::memory::data_type src, wei, dst;
 };
 constexpr auto kF32 = dnnl::memory::data_type::f32;
+
+// The rows (output pixels) one thread sums per chunk of a float32 weight gradient: the error
+// of the kernel gradient of the issue-49 CNN fell with the chunk, 7.6e-6 at 43,264 rows, 1.3e-6
+// at 5,408, 7e-7 at 2,704 (Keras/JAX float32: 8.5e-7), while each chunk is one more primitive
+// call. 4096 keeps those calls to about one per 4096 rows.
+constexpr std::int64_t kWeightGradRows = 4096;
 
 // oneDNN 2.6.3's 1x1 backward-weights kernel with strides (jit_1x1, which first gathers the
 // strided pixels into a scratch buffer) corrupts the heap with two or more threads for 4 to 15
@@ -349,6 +356,24 @@ void CpuBackend::conv_backward_weights_impl(const Tensor& x, const Tensor& dy, c
     return;
   }
 
+  // Each weight's gradient sums n·oh·ow products, which oneDNN's float32 kernels add into one
+  // float running sum per thread: the rounding error grows with the rows a thread sums, and the
+  // sum cancels (a BatchNormalization after the convolution makes Σdy zero per channel). Over the
+  // 43,264 rows of a 26x26 feature map at batch 64 that put the kernel gradient 4-9x further from
+  // a float64 one than Keras/JAX's blocked sums (issue 49). Larger batches are summed in chunks of
+  // whole images, kWeightGradRows rows per thread (oneDNN splits a chunk's images over its
+  // threads), and the chunks added in double in order.
+  if (!depthwise && !dy_low && compute_data_type() == kF32 && x.dtype() == DType::float32 &&
+      dy.dtype() == DType::float32) {
+    const std::int64_t image_rows = std::max<std::int64_t>(1, s.oh * s.ow);
+    const std::int64_t chunk_rows = kWeightGradRows * std::max(1, threads_);
+    const std::int64_t images = std::max<std::int64_t>(1, chunk_rows / image_rows);
+    if (s.n > images) {
+      conv_backward_weights_chunked(x, dy, g, dw, db, accumulate, images);
+      return;
+    }
+  }
+
   const ComputeOperands operands =
       dy_low ? ComputeOperands{compute_operand(x, operand_a_), dy_low, compute_data_type()} : compute_operands(x, dy);
   // oneDNN 2.6's float32 backward-weights kernels sum the bias gradient over NHWC rows with a
@@ -396,6 +421,26 @@ void CpuBackend::conv_backward_weights_impl(const Tensor& x, const Tensor& dy, c
     float* pdb = db->data<float>();
     for (std::int64_t c = 0; c < s.oc; ++c) pdb[c] += bias_out[c];
   }
+}
+
+void CpuBackend::conv_backward_weights_chunked(const Tensor& x, const Tensor& dy, const Conv2DGeometry& g, Tensor& dw,
+                                               Tensor* db, bool accumulate, std::int64_t images) {
+  // Every chunk's gradient is written to `part` by the primitive of the chunk's shape (at most two
+  // shapes, cached: whole chunks and the last), then added in double in chunk order. The bias
+  // gradient is the float32 path's own double row sums over the whole batch, as unchunked.
+  const std::int64_t n = x.dim(0);
+  Tensor part(dw.shape(), DType::float32, Device{});
+  std::vector<double> sum(static_cast<std::size_t>(dw.numel()), 0.0);
+  const float* pp = part.data<float>();
+  for (std::int64_t i = 0; i < n; i += images) {
+    const std::int64_t end = std::min(n, i + images);
+    conv_backward_weights_impl(x.slice(i, end), dy.slice(i, end), g, part, nullptr, false, false);
+    for (std::size_t k = 0; k < sum.size(); ++k) sum[k] += pp[k];
+  }
+  float* pw = dw.data<float>();
+  for (std::size_t k = 0; k < sum.size(); ++k)
+    pw[k] = static_cast<float>(accumulate ? sum[k] + static_cast<double>(pw[k]) : sum[k]);
+  if (db) row_sums(dy.raw(), DType::float32, dy.numel() / dy.dim(3), dy.dim(3), db->data<float>(), accumulate);
 }
 
 }  // namespace kerascpp::cpu

@@ -236,6 +236,9 @@ class CpuBackend final : public Backend {
   void row_sums(const void* x, DType dtype, std::int64_t rows, std::int64_t C, float* out, bool accumulate);
   void conv_backward_weights_impl(const Tensor& x, const Tensor& dy, const Conv2DGeometry& g, Tensor& dw, Tensor* db,
                                   bool accumulate, bool depthwise, const std::uint16_t* dy_low = nullptr);
+  // conv_backward_weights_impl over the minibatch in chunks of `images`, added in double.
+  void conv_backward_weights_chunked(const Tensor& x, const Tensor& dy, const Conv2DGeometry& g, Tensor& dw, Tensor* db,
+                                     bool accumulate, std::int64_t images);
 
   int threads_;
   dnnl::engine engine_;
