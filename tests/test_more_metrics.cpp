@@ -127,6 +127,8 @@ TEST_CASE("more metrics: means of per-example values equal their float64 formula
   same[0] = p[0], same[5] = p[5], same[9] = p[9];
   CHECK(value(M::Accuracy(), P, K::Tensor::from_vector({n, d}, same)) == doctest::Approx(3.0 / (n * d)));
   CHECK(value(M::Sum(), P, T) == doctest::Approx(std::accumulate(p.begin(), p.end(), 0.0)).epsilon(1e-7));
+  CHECK(value(M::Mean(), P, T) ==
+        doctest::Approx(std::accumulate(p.begin(), p.end(), 0.0) / static_cast<double>(p.size())).epsilon(1e-7));
   // Wrappers of a loss and of the user's own per-example function (here: each example's largest prediction).
   CHECK(value(M::MeanMetricWrapper(K::losses::Huber(0.5), "huber"), P, T) ==
         doctest::Approx(mean_rows(p, t, n, d, [](const Row& a, const Row& b) {
@@ -360,4 +362,54 @@ TEST_CASE("more metrics: by name in compile, and the same logs over 2 replicas a
   }
   CHECK(logged[0]["one_hot_mean_io_u"] > 0);
   CHECK(logged[0]["true_positives"] > 0);
+}
+
+TEST_CASE("more metrics: every name docs/catalogue.md lists resolves in compile()") {
+  const std::vector<const char*> names = {"auc",
+                                          "binary_accuracy",
+                                          "binary_crossentropy",
+                                          "categorical_accuracy",
+                                          "categorical_crossentropy",
+                                          "categorical_hinge",
+                                          "concordance_correlation",
+                                          "cosine_similarity",
+                                          "false_negatives",
+                                          "false_positives",
+                                          "hinge",
+                                          "kl_divergence",
+                                          "kld",
+                                          "logcosh",
+                                          "log_cosh_error",
+                                          "mean",
+                                          "mae",
+                                          "mean_absolute_error",
+                                          "mape",
+                                          "mean_absolute_percentage_error",
+                                          "mse",
+                                          "mean_squared_error",
+                                          "msle",
+                                          "mean_squared_logarithmic_error",
+                                          "pearson_correlation",
+                                          "poisson",
+                                          "precision",
+                                          "r2_score",
+                                          "recall",
+                                          "root_mean_squared_error",
+                                          "sparse_categorical_accuracy",
+                                          "sparse_categorical_crossentropy",
+                                          "sparse_top_k_categorical_accuracy",
+                                          "squared_hinge",
+                                          "sum",
+                                          "top_k_categorical_accuracy",
+                                          "true_negatives",
+                                          "true_positives",
+                                          "accuracy",
+                                          "acc"};
+  auto in = K::Input({2});
+  K::Model model(in, K::layers::Dense(1)(in));
+  model.compile({.optimizer = "sgd", .loss = "mse", .metrics = std::vector<M::MetricRef>(names.begin(), names.end())});
+  CHECK(model.metrics_names().size() == names.size() + 1);  // "loss" first
+  K::Model other(in, K::layers::Dense(1)(in));
+  CHECK_THROWS_WITH_AS(other.compile({.optimizer = "sgd", .loss = "mse", .metrics = {"f1_score"}}),
+                       doctest::Contains("unknown metric 'f1_score'"), K::ValueError);
 }

@@ -339,6 +339,17 @@ class Sum : public Metric {
   std::string name_;
 };
 
+/// Keras' Mean, of the model's predictions (every element of every batch).
+class Mean : public Metric {
+ public:
+  explicit Mean(std::string name = "mean") : name_(std::move(name)) {}
+  std::string name() const override { return name_; }
+  MetricSums shard_sums(Backend& backend, const Tensor& pred, const Tensor& target) const override;
+
+ private:
+  std::string name_;
+};
+
 /// Keras' R2Score options; num_outputs (pred's last axis, 1 for [N] predictions) sizes the totals
 /// before the first batch, where Keras builds them on it.
 struct R2ScoreOptions {

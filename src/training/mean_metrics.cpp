@@ -91,4 +91,8 @@ MetricSums Sum::shard_sums(Backend& backend, const Tensor& pred, const Tensor&) 
   return {backend.sum(pred), 0.0};
 }
 
+MetricSums Mean::shard_sums(Backend& backend, const Tensor& pred, const Tensor&) const {
+  return {backend.sum(pred), static_cast<double>(pred.numel())};
+}
+
 }  // namespace kerascpp::metrics

@@ -86,6 +86,7 @@ std::shared_ptr<const metrics::Metric> metric_for_name(const std::string& name, 
   if (name == "pearson_correlation") return std::make_shared<PearsonCorrelation>(name);
   if (name == "concordance_correlation") return std::make_shared<ConcordanceCorrelation>(name);
   if (name == "sum") return std::make_shared<Sum>(name);
+  if (name == "mean") return std::make_shared<Mean>(name);
   if (name == "true_positives") return std::make_shared<TruePositives>(0.5f, name);
   if (name == "false_positives") return std::make_shared<FalsePositives>(0.5f, name);
   if (name == "true_negatives") return std::make_shared<TrueNegatives>(0.5f, name);
