@@ -254,6 +254,53 @@ TEST_CASE("row losses: Tversky and Dice are one value per shard, with the gradie
   }
 }
 
+TEST_CASE("row losses: Circle equals its float64 formula over the batch's pairs, gradient its differences") {
+  const std::int64_t n = 6, e = 3;
+  std::vector<float> p = uniform(n * e, -1.f, 1.f, 12);
+  for (std::int64_t i = 0; i < n; ++i) {  // L2-normalized embeddings, as Keras expects
+    double s = 0;
+    for (std::int64_t c = 0; c < e; ++c) s += p[i * e + c] * p[i * e + c];
+    for (std::int64_t c = 0; c < e; ++c) p[i * e + c] = static_cast<float>(p[i * e + c] / std::sqrt(s));
+  }
+  const std::vector<float> ids = {0, 1, 0, 2, 1, 0};  // class 2 has no positive pair: left out of the mean
+  const double gamma = 8.0, m = 0.25;
+  // The batch's Σ_i L_i / (rows with L_i > 0), from the formula of Keras' circle().
+  auto total = [&](const std::vector<double>& q) {
+    double sum = 0, valid = 0;
+    for (std::int64_t i = 0; i < n; ++i) {
+      double pos = 0, neg = 0;
+      bool any_pos = false, any_neg = false;
+      for (std::int64_t j = 0; j < n; ++j) {
+        double s = 0;
+        for (std::int64_t c = 0; c < e; ++c) s += q[i * e + c] * q[j * e + c];
+        const double d = std::max(1 - s, 0.0);
+        if (ids[i] == ids[j] && i != j) pos += std::exp(-gamma * std::max(m + d, 0.0) * (m - d)), any_pos = true;
+        if (ids[i] != ids[j]) neg += std::exp(gamma * std::max(1 + m - d, 0.0) * (1 - m - d)), any_neg = true;
+      }
+      if (!any_pos || !any_neg) continue;
+      sum += std::log1p(std::exp(std::log(pos) + std::log(neg)));
+      valid += 1;
+    }
+    return sum / (valid + kEps);
+  };
+  const std::vector<double> pd(p.begin(), p.end());
+  K::losses::Circle circle(gamma, m);
+  K::Tensor labels = K::Tensor::from_vector({n}, std::vector<std::int32_t>{0, 1, 0, 2, 1, 0});
+  const Computed c = run(circle, K::Tensor::from_vector({n, e}, p), labels);
+  const double mean = std::accumulate(c.loss.begin(), c.loss.end(), 0.0) / static_cast<double>(n);
+  CHECK(mean == doctest::Approx(total(pd)).epsilon(1e-5));
+  CHECK(c.loss[3] == 0.f);  // the example without a positive pair
+  for (std::size_t k = 0; k < pd.size(); ++k) {
+    auto up = pd, down = pd;
+    up[k] += 1e-5;
+    down[k] -= 1e-5;
+    // The engine's objective is Σ_n loss_n · grad_scale = N · the batch mean (grad_scale 1).
+    CHECK(c.grad[k] == doctest::Approx(static_cast<double>(n) * (total(up) - total(down)) / 2e-5).epsilon(1e-3));
+  }
+  CHECK_THROWS_AS(K::losses::Circle(0.0), K::ValueError);
+  CHECK(K::losses::LossRef("circle")->name() == "circle");
+}
+
 TEST_CASE("row losses: edge cases (zero rows and targets, clipped probabilities, 3-D and 1-D predictions)") {
   // A zero row has cosine 0 (Keras' normalize leaves it zero), not NaN.
   const Computed cos = run(K::losses::CosineSimilarity(), K::Tensor::from_vector({2, 2}, {0.f, 0.f, 1.f, 1.f}),
@@ -287,10 +334,26 @@ TEST_CASE("row losses: edge cases (zero rows and targets, clipped probabilities,
 }
 
 TEST_CASE("row losses: Keras names, argument checks and the .keras compile_config") {
-  for (const char* name : {"mae", "mape", "msle", "kld", "logcosh", "log_cosh", "poisson", "hinge", "squared_hinge",
-                           "categorical_hinge", "cosine_similarity", "binary_focal_crossentropy",
-                           "categorical_focal_crossentropy", "categorical_generalized_cross_entropy", "tversky", "dice",
-                           "kl_divergence", "mean_absolute_percentage_error", "mean_squared_logarithmic_error"}) {
+  for (const char* name : {"mae",
+                           "mape",
+                           "msle",
+                           "kld",
+                           "logcosh",
+                           "log_cosh",
+                           "poisson",
+                           "hinge",
+                           "squared_hinge",
+                           "categorical_hinge",
+                           "cosine_similarity",
+                           "binary_focal_crossentropy",
+                           "categorical_focal_crossentropy",
+                           "categorical_generalized_cross_entropy",
+                           "tversky",
+                           "dice",
+                           "kl_divergence",
+                           "mean_absolute_percentage_error",
+                           "mean_squared_logarithmic_error",
+                           "circle"}) {
     CAPTURE(name);
     K::losses::LossRef ref(name);
     REQUIRE(ref);

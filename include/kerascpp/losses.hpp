@@ -288,6 +288,22 @@ class Dice : public Loss {
   AccuracyKind accuracy_kind() const override { return AccuracyKind::binary; }
 };
 
+/// Keras' Circle loss (Sun et al. 2020) over a replica's batch: y_pred [N, E] embeddings (L2-normalized
+/// by the model, as Keras expects), y_true [N] integer class ids; examples with no positive pair are
+/// left out of the mean, as Keras masks them.
+class Circle : public Loss {
+ public:
+  explicit Circle(double gamma = 80.0, double margin = 0.4, bool remove_diagonal = true);
+  std::string name() const override { return "circle"; }
+  std::string config_json() const override;
+  void compute(Backend& backend, const Tensor& pred, const Tensor& target, Tensor& loss, Tensor& grad,
+               float grad_scale) const override;
+
+ private:
+  double gamma_, margin_;
+  bool remove_diagonal_;
+};
+
 // Shared handle accepted by compile(): a Loss object or a Keras name ("mse", "sparse_categorical_crossentropy");
 // every name and alias is listed in docs/training_and_evaluation.md.
 class LossRef {

@@ -93,6 +93,18 @@ def test_generalized_crossentropy_tversky_and_dice_equal_keras():
     np.testing.assert_allclose(run("loss", "dice", masks, one_hot), np.full(N, dice), rtol=2e-5)
 
 
+def test_circle_equals_keras():
+    rng = np.random.default_rng(9)
+    pred = rng.normal(size=(N, D)).astype(np.float32)
+    pred /= np.linalg.norm(pred, axis=-1, keepdims=True)
+    labels = rng.integers(0, 4, N).astype(np.float32)
+    labels[0] = 7  # a class of one example: no positive pair, left out of Keras' mean
+    theirs = float(keras.losses.Circle(gamma=20.0, margin=0.3)(labels, pred))
+    ours = run("loss", "circle", pred, labels, gamma=20.0, margin=0.3, labels=1)
+    assert ours.mean() == pytest.approx(theirs, rel=2e-5)
+    assert ours[0] == 0
+
+
 def keras_metric(metric, target, pred):
     metric.update_state(target, pred)
     return float(np.asarray(metric.result()))

@@ -32,6 +32,7 @@ L::LossRef make_loss(const std::string& name, const std::map<std::string, double
   if (name == "categorical_focal_crossentropy") return L::CategoricalFocalCrossentropy(focal);
   if (name == "categorical_generalized_cross_entropy") return L::CategoricalGeneralizedCrossEntropy(get("q", 0.5));
   if (name == "tversky") return L::Tversky(get("alpha", 0.5), get("beta", 0.5));
+  if (name == "circle") return L::Circle(get("gamma", 80.0), get("margin", 0.4));
   return L::LossRef(name);
 }
 
