@@ -301,6 +301,52 @@ TEST_CASE("row losses: Circle equals its float64 formula over the batch's pairs,
   CHECK(K::losses::LossRef("circle")->name() == "circle");
 }
 
+TEST_CASE("row losses: CTC equals the sum over every alignment, gradient its differences") {
+  const std::int64_t n = 3, T = 4, C = 3, L = 3;
+  const auto logits = uniform(n * T * C, -1.5f, 1.5f, 13);
+  // Labels padded with 0 (the blank): [1, 2], [2, 2] (a repeat needs a blank between), [] (all blank).
+  const std::vector<std::int32_t> labels = {1, 2, 0, 2, 2, 0, 0, 0, 0};
+  // −log Σ over the C^T paths whose collapse (merge repeats, drop blanks) is the label sequence.
+  auto nll = [&](const std::vector<double>& z, std::int64_t b) {
+    std::vector<std::int64_t> want;
+    for (std::int64_t i = 0; i < L; ++i)
+      if (labels[static_cast<std::size_t>(b * L + i)] != 0) want.push_back(labels[static_cast<std::size_t>(b * L + i)]);
+    double total = 0;
+    for (std::int64_t path = 0; path < 81; ++path) {  // 3^4 paths
+      std::vector<std::int64_t> seq, collapsed;
+      double prob = 1;
+      for (std::int64_t t = 0, code = path; t < T; ++t, code /= C) {
+        const std::int64_t k = code % C;
+        double sum = 0;
+        for (std::int64_t j = 0; j < C; ++j) sum += std::exp(z[static_cast<std::size_t>((b * T + t) * C + j)]);
+        prob *= std::exp(z[static_cast<std::size_t>((b * T + t) * C + k)]) / sum;
+        seq.push_back(k);
+      }
+      for (std::size_t t = 0; t < seq.size(); ++t)
+        if (seq[t] != 0 && (t == 0 || seq[t] != seq[t - 1])) collapsed.push_back(seq[t]);
+      if (collapsed == want) total += prob;
+    }
+    return -std::log(total);
+  };
+  const Computed c =
+      run(K::losses::CTC(), K::Tensor::from_vector({n, T, C}, logits), K::Tensor::from_vector({n, L}, labels));
+  const std::vector<double> zd(logits.begin(), logits.end());
+  for (std::int64_t b = 0; b < n; ++b) {
+    CAPTURE(b);
+    CHECK(c.loss[static_cast<std::size_t>(b)] == doctest::Approx(nll(zd, b)).epsilon(1e-5));
+    for (std::int64_t k = b * T * C; k < (b + 1) * T * C; ++k) {
+      auto up = zd, down = zd;
+      up[static_cast<std::size_t>(k)] += 1e-4;
+      down[static_cast<std::size_t>(k)] -= 1e-4;
+      CHECK(c.grad[static_cast<std::size_t>(k)] == doctest::Approx((nll(up, b) - nll(down, b)) / 2e-4).epsilon(1e-3));
+    }
+  }
+  CHECK(K::losses::LossRef("ctc")->name() == "ctc");
+  CHECK_THROWS_AS(
+      run(K::losses::CTC(), K::Tensor::from_vector({n, T * C}, logits), K::Tensor::from_vector({n, L}, labels)),
+      K::ShapeError);
+}
+
 TEST_CASE("row losses: edge cases (zero rows and targets, clipped probabilities, 3-D and 1-D predictions)") {
   // A zero row has cosine 0 (Keras' normalize leaves it zero), not NaN.
   const Computed cos = run(K::losses::CosineSimilarity(), K::Tensor::from_vector({2, 2}, {0.f, 0.f, 1.f, 1.f}),

@@ -304,6 +304,16 @@ class Circle : public Loss {
   bool remove_diagonal_;
 };
 
+/// Keras' CTC loss: y_pred [N, T, classes] logits, y_true [N, max_label_length] class ids padded with
+/// 0, which is also the blank; each example's −log p(labels | logits) over all of its T steps.
+class CTC : public Loss {
+ public:
+  std::string name() const override { return "ctc"; }
+  std::string config_json() const override;
+  void compute(Backend& backend, const Tensor& pred, const Tensor& target, Tensor& loss, Tensor& grad,
+               float grad_scale) const override;
+};
+
 // Shared handle accepted by compile(): a Loss object or a Keras name ("mse", "sparse_categorical_crossentropy");
 // every name and alias is listed in docs/training_and_evaluation.md.
 class LossRef {

@@ -100,6 +100,7 @@ std::string Tversky::config_json() const {
   return loss_object("Tversky", "tversky", {{"alpha", alpha_}, {"beta", beta_}, {"axis", nullptr}}).dump();
 }
 std::string Dice::config_json() const { return loss_object("Dice", "dice", {{"axis", nullptr}}).dump(); }
+std::string CTC::config_json() const { return loss_object("CTC", "ctc", Json::object()).dump(); }
 std::string Circle::config_json() const {
   return loss_object("Circle", "circle",
                      {{"gamma", gamma_}, {"margin", margin_}, {"remove_diagonal", remove_diagonal_}})
@@ -305,6 +306,7 @@ losses::LossRef row_loss_from(const std::string& cls, const Json& c, const Json&
   if (cls == "CategoricalGeneralizedCrossEntropy") return losses::CategoricalGeneralizedCrossEntropy(num("q", 0.5));
   if (cls == "Tversky") return losses::Tversky(num("alpha", 0.5), num("beta", 0.5));
   if (cls == "Dice") return losses::Dice();
+  if (cls == "CTC") return losses::CTC();
   if (cls == "Circle") return losses::Circle(num("gamma", 80.0), num("margin", 0.4), c.value("remove_diagonal", true));
   throw ValueError(fmt::format("loss {} is not one kerascpp can rebuild", j.dump().substr(0, 120)));
 }

@@ -39,6 +39,7 @@ LossRef::LossRef(const std::string& name) {
   else if (name == "tversky") loss_ = std::make_shared<Tversky>();
   else if (name == "dice") loss_ = std::make_shared<Dice>();
   else if (name == "circle") loss_ = std::make_shared<Circle>();
+  else if (name == "ctc") loss_ = std::make_shared<CTC>();
   else
     throw ValueError(fmt::format(
         "unknown loss '{}'; use a Keras loss name (sparse_categorical_crossentropy, categorical_crossentropy, "

@@ -105,6 +105,18 @@ def test_circle_equals_keras():
     assert ours[0] == 0
 
 
+def test_ctc_equals_keras():
+    rng = np.random.default_rng(10)
+    steps, classes = 6, 5
+    logits = rng.normal(size=(N, steps, classes)).astype(np.float32)
+    labels = rng.integers(1, classes, size=(N, 3)).astype(np.int32)
+    labels[::3, 2] = 0  # shorter label sequences, padded with the blank
+    labels[1, 1] = labels[1, 0]  # a repeated label
+    theirs = np.asarray(keras.losses.CTC(reduction=None)(labels, logits), np.float64)
+    ours = run("loss", "ctc", logits.reshape(N, -1), labels.astype(np.float32), steps=steps, label_length=3)
+    np.testing.assert_allclose(ours, theirs, rtol=2e-5, atol=1e-5)
+
+
 def keras_metric(metric, target, pred):
     metric.update_state(target, pred)
     return float(np.asarray(metric.result()))

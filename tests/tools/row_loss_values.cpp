@@ -4,7 +4,8 @@
 //   row_loss_values loss NAME N D [key=value ...] < values
 //   row_loss_values metric NAME N D [key=value ...] < values
 // Keys (Keras' argument names): alpha, beta, gamma, q, k, from_logits, apply_class_balancing,
-// label_smoothing, value (the rate of the *_at_* metrics), num_thresholds, threshold, labels.
+// label_smoothing, value (the rate of the *_at_* metrics), num_thresholds, threshold, labels; for
+// CTC, steps=T (pred read as [N, T, D/T]) and label_length=L (N·L integer targets, [N, L]).
 #include <kerascpp/kerascpp.hpp>
 
 #include <cstdio>
@@ -85,13 +86,25 @@ int main(int argc, char** argv) {
     options[kv.substr(0, eq)] = std::atof(kv.c_str() + eq + 1);
   }
   const bool labels = options.count("labels") && options.at("labels") != 0;
-  std::vector<float> pred(static_cast<std::size_t>(n * d)), target(static_cast<std::size_t>(labels ? n : n * d));
+  const std::int64_t label_length =
+      options.count("label_length") ? static_cast<std::int64_t>(options.at("label_length")) : 0;
+  std::vector<float> pred(static_cast<std::size_t>(n * d)),
+      target(static_cast<std::size_t>(label_length ? n * label_length
+                                      : labels     ? n
+                                                   : n * d));
   for (auto* v : {&pred, &target})
     for (float& x : *v)
       if (!(std::cin >> x)) return 2;
-  const K::Tensor p = K::Tensor::from_vector({n, d}, pred);
+  K::Tensor p = K::Tensor::from_vector({n, d}, pred);
+  if (options.count("steps")) {
+    const auto steps = static_cast<std::int64_t>(options.at("steps"));
+    p = p.reshape({n, steps, d / steps});
+  }
   K::Tensor t;
-  if (labels) {
+  if (label_length) {
+    t = K::Tensor({n, label_length}, K::DType::int32, K::Device{});
+    for (std::size_t i = 0; i < target.size(); ++i) t.data<std::int32_t>()[i] = static_cast<std::int32_t>(target[i]);
+  } else if (labels) {
     t = K::Tensor({n}, K::DType::int32, K::Device{});
     for (std::int64_t i = 0; i < n; ++i) t.data<std::int32_t>()[i] = static_cast<std::int32_t>(target[i]);
   } else {
