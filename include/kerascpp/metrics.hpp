@@ -404,6 +404,7 @@ class F1Score : public FBetaScore {
 /// threshold (pred > threshold is a predicted positive, target != 0 a positive).
 class ConfusionCount : public ConfusionMatrixMetric {
  public:
+  /// Which of the four counts the metric reports.
   enum class Which : std::uint8_t { true_positives, false_positives, true_negatives, false_negatives };
   /// One of the four counts at `thresholds` (Keras' name; one threshold in [0, 1]).
   ConfusionCount(Which which, float thresholds, std::string name);
@@ -447,6 +448,7 @@ class FalseNegatives : public ConfusionCount {
 /// value of one rate among the thresholds where another rate is >= `value` (0 when none is).
 class RateAtRate : public ConfusionMatrixMetric {
  public:
+  /// The rates: precision TP/(TP+FP), recall (sensitivity) TP/(TP+FN), specificity TN/(TN+FP).
   enum class Rate : std::uint8_t { precision, recall, specificity };
   /// The largest `dependent` where `constrained` >= value; class_id -1: every element.
   RateAtRate(Rate dependent, Rate constrained, double value, int num_thresholds, int class_id, std::string name);

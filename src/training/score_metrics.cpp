@@ -20,8 +20,6 @@ namespace {
 
 constexpr double kEpsilon = 1e-7;  // Keras' backend.epsilon()
 
-double divide_no_nan(double a, double b) { return b == 0.0 ? 0.0 : a / b; }
-
 // pred and target as [rows, cols] float values on the host (integer targets converted).
 struct HostRows {
   std::vector<float> pred, target;
