@@ -6,6 +6,7 @@
 #include <filesystem>
 #include <ostream>
 
+#include "check.hpp"
 #include "io/model_weights.hpp"
 #include "kerascpp/session.hpp"
 #include "training/training_position.hpp"
@@ -20,9 +21,8 @@ void make_parent_dirs(const std::string& path) {
   if (parent.empty()) return;
   std::error_code ec;
   fs::create_directories(parent, ec);
-  if (ec)
-    throw IOError(fmt::format("cannot create directory '{}' for '{}': {}; choose a writable location", parent.string(),
-                              path, ec.message()));
+  KERASCPP_CHECK_IO(!ec, "cannot create directory '{}' for '{}': {}; choose a writable location", parent.string(), path,
+                    ec.message());
 }
 
 // A diverged run must not replace the last good file, nor stop because it cannot save: when a
@@ -57,7 +57,7 @@ std::string format_filepath(const std::string& pattern, int epoch, std::optional
       continue;
     }
     auto close = pattern.find('}', i);
-    if (close == std::string::npos) throw ValueError(fmt::format("checkpoint filepath '{}': unclosed '{{'", pattern));
+    KERASCPP_CHECK_VALUE(close != std::string::npos, "checkpoint filepath '{}': unclosed '{{'", pattern);
     std::string field = pattern.substr(i + 1, close - i - 1);
     std::string key = field.substr(0, field.find(':'));
     std::string spec = field.find(':') == std::string::npos ? "" : field.substr(field.find(':') + 1);
@@ -83,12 +83,11 @@ ModelCheckpoint::ModelCheckpoint(std::string filepath, ModelCheckpointOptions o)
   best_ = o_.initial_value_threshold ? *o_.initial_value_threshold : monitor_.worst();
   // As Keras 3: weights-only checkpoints are .weights.h5 files, whole models .keras archives.
   const std::string suffix = o_.save_weights_only ? ".weights.h5" : ".keras";
-  if (filepath_.size() < suffix.size() || filepath_.compare(filepath_.size() - suffix.size(), suffix.size(), suffix))
-    throw ValueError(
-        fmt::format("ModelCheckpoint: filepath '{}' must end in '{}' with save_weights_only = {} (Keras 3 "
-                    "writes {} there)",
-                    filepath_, suffix, o_.save_weights_only,
-                    o_.save_weights_only ? "weights files" : "whole-model .keras archives"));
+  KERASCPP_CHECK_VALUE(
+      filepath_.size() >= suffix.size() && !filepath_.compare(filepath_.size() - suffix.size(), suffix.size(), suffix),
+      "ModelCheckpoint: filepath '{}' must end in '{}' with save_weights_only = {} (Keras 3 "
+      "writes {} there)",
+      filepath_, suffix, o_.save_weights_only, o_.save_weights_only ? "weights files" : "whole-model .keras archives");
 }
 
 void ModelCheckpoint::on_train_begin(const Logs&) {
@@ -141,7 +140,7 @@ void ModelCheckpoint::on_epoch_end(int epoch, const Logs& logs) {
 
 BackupAndRestore::BackupAndRestore(std::string backup_dir, BackupAndRestoreOptions o)
     : dir_(std::move(backup_dir)), o_(o) {
-  if (dir_.empty()) throw ValueError("BackupAndRestore: backup_dir must not be empty");
+  KERASCPP_CHECK_VALUE(!dir_.empty(), "BackupAndRestore: backup_dir must not be empty");
 }
 
 std::string BackupAndRestore::checkpoint_path() const { return (fs::path(dir_) / "latest.weights.h5").string(); }
@@ -150,11 +149,10 @@ void BackupAndRestore::on_train_begin(const Logs&) {
   restored_ = false;
   if (!fs::exists(checkpoint_path())) return;
   auto cp = io::load_model_weights(model(), checkpoint_path());
-  if (!cp)
-    throw IOError(
-        fmt::format("BackupAndRestore: '{}' holds weights but no training state; it was not written by "
+  KERASCPP_CHECK_IO(cp,
+                    "BackupAndRestore: '{}' holds weights but no training state; it was not written by "
                     "BackupAndRestore — remove it or use another backup_dir",
-                    checkpoint_path()));
+                    checkpoint_path());
   detail::training_position(model()).resume_at(cp->position);
   restored_ = true;
 }
@@ -163,7 +161,7 @@ void BackupAndRestore::backup(const detail::ResumePoint& point) {
   if (!model().distribute_strategy().is_chief()) return;
   std::error_code ec;
   fs::create_directories(dir_, ec);
-  if (ec) throw IOError(fmt::format("BackupAndRestore: cannot create '{}': {}", dir_, ec.message()));
+  KERASCPP_CHECK_IO(!ec, "BackupAndRestore: cannot create '{}': {}", dir_, ec.message());
   io::save_model_weights(model(), checkpoint_path(), io::TrainingCheckpoint{point});
 }
 

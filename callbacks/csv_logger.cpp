@@ -17,10 +17,11 @@ CSVLogger::CSVLogger(std::string filename, char separator, bool append)
     : filename_(std::move(filename)), separator_(separator), append_(append) {
   // Checked here, not after the first epoch of training.
   check_output_file(filename_, "CSVLogger", "filename", "e.g. \"training.log\"");
-  KERASCPP_CHECK(separator_ != '\n' && separator_ != '\r' && separator_ != '\0', ValueError,
-                 "CSVLogger '{}': separator must not be a line break or NUL (it splits a row into columns); use ',' "
-                 "or '\\t'",
-                 filename_);
+  KERASCPP_CHECK_VALUE(
+      separator_ != '\n' && separator_ != '\r' && separator_ != '\0',
+      "CSVLogger '{}': separator must not be a line break or NUL (it splits a row into columns); use ',' "
+      "or '\\t'",
+      filename_);
 }
 
 void CSVLogger::on_train_begin(const Logs&) {
@@ -54,7 +55,7 @@ void CSVLogger::on_epoch_end(int epoch, const Logs& logs) {
     std::ofstream out(tmp, std::ios::binary);
     out << text_;
     out.flush();
-    if (!out) throw IOError(fmt::format("CSVLogger: cannot write '{}'", tmp));
+    KERASCPP_CHECK_IO(out, "CSVLogger: cannot write '{}'", tmp);
   });
 }
 

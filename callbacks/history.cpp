@@ -1,10 +1,11 @@
+#include "check.hpp"
 #include "kerascpp/callbacks/callback.hpp"
 #include "kerascpp/model.hpp"
 
 namespace kerascpp::callbacks {
 
 Model& Callback::model() const {
-  if (!model_) throw StateError("Callback::model(): this callback is not attached to a model (it is set by fit)");
+  KERASCPP_CHECK_STATE(model_, "Callback::model(): this callback is not attached to a model (it is set by fit)");
   return *model_;
 }
 

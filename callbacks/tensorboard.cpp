@@ -12,9 +12,9 @@ namespace kerascpp::callbacks {
 TensorBoard::TensorBoard(std::string log_dir, TensorBoardOptions options)
     : log_dir_(std::move(log_dir)), options_(options) {
   check_output_dir(log_dir_, "TensorBoard", "log_dir", "e.g. \"logs\"");
-  KERASCPP_CHECK(options_.histogram_freq >= 0, ValueError,
-                 "TensorBoard: histogram_freq must be >= 0 (epochs between weight histograms; 0: none), got {}",
-                 options_.histogram_freq);
+  KERASCPP_CHECK_VALUE(options_.histogram_freq >= 0,
+                       "TensorBoard: histogram_freq must be >= 0 (epochs between weight histograms; 0: none), got {}",
+                       options_.histogram_freq);
 }
 
 void TensorBoard::on_train_begin(const Logs&) {
@@ -23,8 +23,8 @@ void TensorBoard::on_train_begin(const Logs&) {
   try {
     train_ = std::make_shared<io::EventFileWriter>((fs::path(log_dir_) / "train").string());
     validation_ = std::make_shared<io::EventFileWriter>((fs::path(log_dir_) / "validation").string());
-  } catch (const IOError&) { throw; } catch (const Error& e) {
-    // The event writer reports an uncreatable directory or file as a plain Error; it is an I/O one.
+  } catch (const IOError& e) {
+    // The event writer names the file; this names the callback's argument the user wrote.
     train_.reset();
     throw IOError(fmt::format("TensorBoard log_dir '{}': {}", log_dir_, e.what()));
   }

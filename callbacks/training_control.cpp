@@ -27,9 +27,9 @@ bool monitored(const Logs& logs, const Monitor& m, const char* who, double& valu
 }  // namespace
 
 EarlyStopping::EarlyStopping(EarlyStoppingOptions o) : o_(std::move(o)), monitor_(o_.monitor, o_.mode, o_.min_delta) {
-  KERASCPP_CHECK(o_.patience >= 0, ValueError, "EarlyStopping: patience must be >= 0 epochs, got {}", o_.patience);
-  KERASCPP_CHECK(o_.start_from_epoch >= 0, ValueError, "EarlyStopping: start_from_epoch must be >= 0, got {}",
-                 o_.start_from_epoch);
+  KERASCPP_CHECK_VALUE(o_.patience >= 0, "EarlyStopping: patience must be >= 0 epochs, got {}", o_.patience);
+  KERASCPP_CHECK_VALUE(o_.start_from_epoch >= 0, "EarlyStopping: start_from_epoch must be >= 0, got {}",
+                       o_.start_from_epoch);
 }
 
 void EarlyStopping::on_train_begin(const Logs&) {
@@ -74,12 +74,13 @@ void EarlyStopping::on_train_end(const Logs&) {
 ReduceLROnPlateau::ReduceLROnPlateau(ReduceLROnPlateauOptions o)
     : o_(std::move(o)), monitor_(o_.monitor, o_.mode, o_.min_delta) {
   // Keras refuses factor >= 1 only; 0, negative or NaN would zero, flip or poison the rate.
-  KERASCPP_CHECK(o_.factor > 0.0 && o_.factor < 1.0, ValueError,
-                 "ReduceLROnPlateau: factor must be in (0, 1) (it multiplies the learning rate), got {}", o_.factor);
-  KERASCPP_CHECK(o_.patience >= 0, ValueError, "ReduceLROnPlateau: patience must be >= 0 epochs, got {}", o_.patience);
-  KERASCPP_CHECK(o_.cooldown >= 0, ValueError, "ReduceLROnPlateau: cooldown must be >= 0 epochs, got {}", o_.cooldown);
-  KERASCPP_CHECK(o_.min_lr >= 0.0 && std::isfinite(o_.min_lr), ValueError,
-                 "ReduceLROnPlateau: min_lr must be a finite number >= 0, got {}", o_.min_lr);
+  KERASCPP_CHECK_VALUE(o_.factor > 0.0 && o_.factor < 1.0,
+                       "ReduceLROnPlateau: factor must be in (0, 1) (it multiplies the learning rate), got {}",
+                       o_.factor);
+  KERASCPP_CHECK_VALUE(o_.patience >= 0, "ReduceLROnPlateau: patience must be >= 0 epochs, got {}", o_.patience);
+  KERASCPP_CHECK_VALUE(o_.cooldown >= 0, "ReduceLROnPlateau: cooldown must be >= 0 epochs, got {}", o_.cooldown);
+  KERASCPP_CHECK_VALUE(o_.min_lr >= 0.0 && std::isfinite(o_.min_lr),
+                       "ReduceLROnPlateau: min_lr must be a finite number >= 0, got {}", o_.min_lr);
 }
 
 void ReduceLROnPlateau::on_train_begin(const Logs&) {
@@ -115,8 +116,7 @@ void ReduceLROnPlateau::on_epoch_end(int epoch, const Logs& logs) {
 void LearningRateScheduler::on_epoch_begin(int epoch, const Logs&) {
   auto& opt = model().optimizer();
   double lr = schedule_(epoch, opt.learning_rate());
-  if (!std::isfinite(lr))
-    throw ValueError(fmt::format("LearningRateScheduler: the schedule returned {} at epoch {}", lr, epoch));
+  KERASCPP_CHECK_VALUE(std::isfinite(lr), "LearningRateScheduler: the schedule returned {} at epoch {}", lr, epoch);
   opt.set_learning_rate(lr);
   if (verbose_ > 0)
     output() << fmt::format("Epoch {}: LearningRateScheduler setting learning rate to {:g}.\n", epoch + 1, lr)

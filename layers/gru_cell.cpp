@@ -4,21 +4,11 @@
 
 namespace kerascpp::layers::cells {
 
-namespace {
-
-std::vector<Tensor> parts(std::int64_t B, std::int64_t U, int n, Device dev) {
-  std::vector<Tensor> p;
-  for (int k = 0; k < n; ++k) p.emplace_back(Shape{B, U}, DType::float32, dev);
-  return p;
-}
-
-}  // namespace
-
 void gru_forward(Backend& be, ActivationKind act, ActivationKind ract, const Tensor& xw, const Tensor& rec,
                  const Tensor& h_prev, Tensor& gates, Tensor& h) {
   const std::int64_t B = xw.dim(0), U = xw.dim(1) / 3;
   const Device dev = xw.device();
-  std::vector<Tensor> x = parts(B, U, 3, dev), r = parts(B, U, 3, dev), g = parts(B, U, 3, dev);
+  std::vector<Tensor> x = gate_parts(B, U, 3, dev), r = gate_parts(B, U, 3, dev), g = gate_parts(B, U, 3, dev);
   be.split(xw, -1, x);
   be.split(rec, -1, r);
   Tensor sum(Shape{B, U}, DType::float32, dev);
@@ -43,7 +33,7 @@ void gru_backward(Backend& be, ActivationKind act, ActivationKind ract, const Te
                   const Tensor& h_prev, const Tensor& dh, Tensor& dxw, Tensor& drec, Tensor& dh_prev) {
   const std::int64_t B = dh.dim(0), U = dh.dim(1);
   const Device dev = dh.device();
-  std::vector<Tensor> g = parts(B, U, 3, dev), r = parts(B, U, 3, dev), dx = parts(B, U, 3, dev);
+  std::vector<Tensor> g = gate_parts(B, U, 3, dev), r = gate_parts(B, U, 3, dev), dx = gate_parts(B, U, 3, dev);
   be.split(gates, -1, g);
   be.split(rec, -1, r);
   // h = hh + z·(h_prev − hh): dz = dh·(h_prev − hh), dhh = dh − dh·z, dh_prev = dh·z.

@@ -19,6 +19,13 @@ inline InputSpec nhwc_image_spec() {
           .rank_hint = "add a channel axis with Reshape, e.g. Reshape({28, 28, 1})"};
 }
 
+// The input spec of the channels-last layers with `spatial` (1, 2 or 3) spatial axes.
+inline InputSpec spatial_spec(std::size_t spatial) {
+  if (spatial == 2) return nhwc_image_spec();
+  if (spatial == 1) return {.ndim = 3, .layout = "(batch, steps, features)"};
+  return {.ndim = 5, .layout = "(batch, depth, height, width, channels)"};
+}
+
 // Full tensor shape for a batch of `batch` examples of per-example shape `s`.
 inline Shape with_batch(std::int64_t batch, const Shape& s) {
   Shape out{batch};

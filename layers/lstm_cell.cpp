@@ -3,23 +3,13 @@
 
 namespace kerascpp::layers::cells {
 
-namespace {
-
-std::vector<Tensor> parts(std::int64_t B, std::int64_t U, int n, Device dev) {
-  std::vector<Tensor> p;
-  for (int k = 0; k < n; ++k) p.emplace_back(Shape{B, U}, DType::float32, dev);
-  return p;
-}
-
-}  // namespace
-
 void lstm_forward(Backend& be, ActivationKind act, ActivationKind ract, const Tensor& z, const Tensor& c_prev,
                   Tensor& gates, Tensor& c, Tensor& act_c, Tensor& h) {
   const std::int64_t B = z.dim(0), U = z.dim(1) / 4;
   const Device dev = z.device();
-  std::vector<Tensor> zs = parts(B, U, 4, dev);
+  std::vector<Tensor> zs = gate_parts(B, U, 4, dev);
   be.split(z, -1, zs);
-  std::vector<Tensor> g = parts(B, U, 4, dev);
+  std::vector<Tensor> g = gate_parts(B, U, 4, dev);
   be.activation_forward(ract, zs[0], g[0]);  // i
   be.activation_forward(ract, zs[1], g[1]);  // f
   be.activation_forward(act, zs[2], g[2]);   // c̃
@@ -37,9 +27,9 @@ void lstm_backward(Backend& be, ActivationKind act, ActivationKind ract, const T
                    const Tensor& act_c, const Tensor& dh, const Tensor& dc, Tensor& dz, Tensor& dc_prev) {
   const std::int64_t B = dh.dim(0), U = dh.dim(1);
   const Device dev = dh.device();
-  std::vector<Tensor> g = parts(B, U, 4, dev);
+  std::vector<Tensor> g = gate_parts(B, U, 4, dev);
   be.split(gates, -1, g);
-  std::vector<Tensor> dg = parts(B, U, 4, dev);
+  std::vector<Tensor> dg = gate_parts(B, U, 4, dev);
   // h = o·act(c)
   be.multiply(dh, act_c, dg[3]);  // do
   Tensor dact(Shape{B, U}, DType::float32, dev), dc_total(Shape{B, U}, DType::float32, dev);

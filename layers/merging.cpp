@@ -13,6 +13,10 @@ std::string ElementwiseMergeLayer::class_name() const {
       return "Multiply";
     case MergeOp::average:
       return "Average";
+    case MergeOp::maximum:
+      return "Maximum";
+    case MergeOp::minimum:
+      return "Minimum";
     case MergeOp::add:
       break;
   }
@@ -50,9 +54,78 @@ Tensor product(Backend& backend, const std::vector<Tensor>& in, std::size_t skip
   }
   return acc;
 }
+
+// Maximum and Minimum as a max pooling, so that they run on the Backend's pooling primitive
+// (oneDNN, cuDNN) with no op of their own: the n inputs, each viewed as a column [M, 1], are
+// concatenated into [M, n], seen as an NHWC image (1, M, n, 1) and max-pooled over windows of
+// 1 x n; the minimum is the negated maximum of the negated inputs (negation is exact). The
+// pooling's backward sends each output's gradient to one argmax (on ties, one input takes it all).
+struct ExtremumGeometry {
+  Shape stacked;  // (1, M, n, 1)
+  Pool2DGeometry pool;
+};
+ExtremumGeometry extremum_geometry(const std::vector<Tensor>& in) {
+  const auto n = static_cast<std::int64_t>(in.size());
+  ExtremumGeometry g{{1, in[0].numel(), n, 1}, {}};
+  g.pool.kind = PoolKind::max;
+  g.pool.pool_h = g.pool.stride_h = 1;
+  g.pool.pool_w = g.pool.stride_w = n;
+  return g;
+}
+
+// The inputs side by side as (1, M, n, 1), each negated for the minimum.
+Tensor stack_columns(Backend& be, const std::vector<Tensor>& in, bool negate) {
+  std::vector<Tensor> columns;
+  for (const Tensor& x : in)
+    columns.push_back(negate ? scaled(be, x, -1.f).reshape({x.numel(), 1}) : x.reshape({x.numel(), 1}));
+  Tensor stacked({in[0].numel(), static_cast<std::int64_t>(in.size())});
+  be.concat(columns, 1, stacked);
+  return stacked.reshape({1, in[0].numel(), static_cast<std::int64_t>(in.size()), 1});
+}
+
+Tensor extremum_forward(ReplicaContext& ctx, const std::vector<Tensor>& in, bool minimum, LayerState& st) {
+  Backend& be = *ctx.backend;
+  const ExtremumGeometry g = extremum_geometry(in);
+  Tensor stacked = stack_columns(be, in, minimum);
+  Tensor y({1, in[0].numel(), 1, 1});
+  st.saved.clear();
+  if (ctx.training) {
+    Tensor workspace;
+    be.pool2d_forward(stacked, g.pool, y, workspace);
+    st.saved = {stacked, workspace};
+  } else {
+    be.pool2d_forward_inference(stacked, g.pool, y);
+  }
+  if (minimum) be.scale(y, -1.f);
+  return y.reshape(in[0].shape());
+}
+
+std::vector<Tensor> extremum_backward(ReplicaContext& ctx, const std::vector<Tensor>& in, const Tensor& dy,
+                                      bool minimum, LayerState& st) {
+  Backend& be = *ctx.backend;
+  const ExtremumGeometry g = extremum_geometry(in);
+  if (st.saved.empty()) {  // a backward after a forward without training (Model::forward): pool again
+    Tensor y({1, in[0].numel(), 1, 1}), workspace;
+    Tensor stacked = stack_columns(be, in, minimum);
+    be.pool2d_forward(stacked, g.pool, y, workspace);
+    st.saved = {stacked, workspace};
+  }
+  Tensor dstacked(g.stacked);
+  const Tensor dpool = (minimum ? scaled(be, dy, -1.f) : dy).reshape({1, in[0].numel(), 1, 1});
+  be.pool2d_backward(dpool, st.saved[0], g.pool, st.saved[1], dstacked);
+  std::vector<Tensor> columns;
+  for (std::size_t i = 0; i < in.size(); ++i) columns.emplace_back(Shape{in[0].numel(), 1});
+  be.split(dstacked.reshape({in[0].numel(), static_cast<std::int64_t>(in.size())}), 1, columns);
+  std::vector<Tensor> dxs;
+  for (Tensor& c : columns) {
+    if (minimum) be.scale(c, -1.f);
+    dxs.push_back(c.reshape(in[0].shape()));
+  }
+  return dxs;
+}
 }  // namespace
 
-std::vector<Tensor> ElementwiseMergeLayer::forward(ReplicaContext& ctx, const std::vector<Tensor>& in, LayerState&) {
+std::vector<Tensor> ElementwiseMergeLayer::forward(ReplicaContext& ctx, const std::vector<Tensor>& in, LayerState& st) {
   Backend& be = *ctx.backend;
   Tensor y(in[0].shape());
   switch (op_) {
@@ -70,13 +143,17 @@ std::vector<Tensor> ElementwiseMergeLayer::forward(ReplicaContext& ctx, const st
       be.add(in, y);
       be.scale(y, 1.f / static_cast<float>(in.size()));
       break;
+    case MergeOp::maximum:
+    case MergeOp::minimum:
+      y = extremum_forward(ctx, in, op_ == MergeOp::minimum, st);
+      break;
   }
   return {y};
 }
 
 std::vector<Tensor> ElementwiseMergeLayer::backward(ReplicaContext& ctx, const std::vector<Tensor>& in,
                                                     const std::vector<Tensor>&, const std::vector<Tensor>& grads,
-                                                    LayerState&) {
+                                                    LayerState& st) {
   Backend& be = *ctx.backend;
   const Tensor& dy = grads[0];
   switch (op_) {
@@ -91,6 +168,9 @@ std::vector<Tensor> ElementwiseMergeLayer::backward(ReplicaContext& ctx, const s
       for (std::size_t i = 0; i < in.size(); ++i) dxs.push_back(product(be, in, i, dy));
       return dxs;
     }
+    case MergeOp::maximum:
+    case MergeOp::minimum:
+      return extremum_backward(ctx, in, dy, op_ == MergeOp::minimum, st);
   }
   return {};
 }
@@ -197,15 +277,23 @@ LayerRef Multiply(AddOptions options) {
 LayerRef Average(AddOptions options) {
   return std::make_shared<ElementwiseMergeLayer>(std::move(options), MergeOp::average);
 }
+LayerRef Maximum(AddOptions options) {
+  return std::make_shared<ElementwiseMergeLayer>(std::move(options), MergeOp::maximum);
+}
+LayerRef Minimum(AddOptions options) {
+  return std::make_shared<ElementwiseMergeLayer>(std::move(options), MergeOp::minimum);
+}
 LayerRef Concatenate(int axis, ConcatenateOptions options) {
   return std::make_shared<ConcatenateLayer>(axis, std::move(options));
 }
 
-// Keras' Add, Subtract, Multiply and Average configs hold only the name.
+// Keras' Add, Subtract, Multiply, Average, Maximum and Minimum configs hold only the name.
 KERASCPP_REGISTER_LAYER("Add", [](const LayerConfig& c) { return Add({.name = c.name()}); });
 KERASCPP_REGISTER_LAYER("Subtract", [](const LayerConfig& c) { return Subtract({.name = c.name()}); });
 KERASCPP_REGISTER_LAYER("Multiply", [](const LayerConfig& c) { return Multiply({.name = c.name()}); });
 KERASCPP_REGISTER_LAYER("Average", [](const LayerConfig& c) { return Average({.name = c.name()}); });
+KERASCPP_REGISTER_LAYER("Maximum", [](const LayerConfig& c) { return Maximum({.name = c.name()}); });
+KERASCPP_REGISTER_LAYER("Minimum", [](const LayerConfig& c) { return Minimum({.name = c.name()}); });
 KERASCPP_REGISTER_LAYER("Concatenate", [](const LayerConfig& c) {
   return layers::Concatenate(c.get("axis", -1), {.name = c.name()});
 });

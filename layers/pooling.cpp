@@ -3,43 +3,9 @@
 
 #include "check.hpp"
 #include "layer_util.hpp"
+#include "pool_steps.hpp"
 
 namespace kerascpp::layers {
-
-namespace {
-
-// The pooling's forward for training: y, and in workspace what its backward needs.
-void training_forward(Backend& backend, const Tensor& x, const Pool2DGeometry& g, bool relu, Tensor& y,
-                      Tensor& workspace) {
-  if (relu) backend.pool2d_forward_relu(x, g, y, workspace);
-  else backend.pool2d_forward(x, g, y, workspace);
-}
-
-// The pooling's forward. Without training (predict, evaluate) nothing is kept for a backward
-// pass (Backend::pool2d_forward_inference), and st.saved stays empty.
-void pool_forward(ReplicaContext& ctx, const Tensor& x, const Pool2DGeometry& g, bool relu, Tensor& y, LayerState& st) {
-  if (!ctx.training) {
-    st.saved.clear();
-    ctx.backend->pool2d_forward_inference(x, g, y, relu);
-    return;
-  }
-  st.saved.resize(1);
-  training_forward(*ctx.backend, x, g, relu, y, st.saved[0]);
-}
-
-// The workspace pool_forward kept for the backward pass. A custom loop may run the backward
-// after a forward with training = false (Model::forward): the forward then runs again for it.
-const Tensor& backward_workspace(ReplicaContext& ctx, const Tensor& x, const Pool2DGeometry& g, bool relu,
-                                 LayerState& st) {
-  if (st.saved.empty()) {
-    st.saved.resize(1);
-    Tensor y;
-    training_forward(*ctx.backend, x, g, relu, y, st.saved[0]);
-  }
-  return st.saved[0];
-}
-
-}  // namespace
 
 Pooling2DLayer::Pooling2DLayer(PoolKind kind, Size2D pool_size, Pooling2DOptions options)
     : Layer(options.name),
@@ -89,7 +55,7 @@ std::vector<Tensor> Pooling2DLayer::forward(ReplicaContext& ctx, const std::vect
   Tensor y({x.dim(0), detail::window_output(x.dim(1), g.pool_h, g.stride_h, same),
             detail::window_output(x.dim(2), g.pool_w, g.stride_w, same), x.dim(3)},
            x.dtype());
-  pool_forward(ctx, x, g, st.input_relu_deferred, y, st);  // relu: the producer's, moved here (LayerState)
+  detail::pool_forward(ctx, x, g, st.input_relu_deferred, y, st);  // relu: the producer's, moved here (LayerState)
   return {y};
 }
 
@@ -98,7 +64,7 @@ std::vector<Tensor> Pooling2DLayer::backward(ReplicaContext& ctx, const std::vec
                                              LayerState& st) {
   Pool2DGeometry g = geometry_for(in[0].dim(1), in[0].dim(2));
   Tensor dx(in[0].shape(), in[0].dtype());
-  const Tensor& workspace = backward_workspace(ctx, in[0], g, st.input_relu_deferred, st);
+  const Tensor& workspace = detail::pool_backward_workspace(ctx, in[0], g, st.input_relu_deferred, st);
   if (st.input_grad_through_relu)  // the producer's ReLU backward (and bias gradient), moved here (LayerState)
     ctx.backend->pool2d_backward_through_relu(grads[0], in[0], out[0], g, workspace, dx, &st.input_grad_channel_sums);
   else ctx.backend->pool2d_backward(grads[0], in[0], g, workspace, dx);
@@ -112,56 +78,12 @@ Json Pooling2DLayer::get_config() const {
                        {"padding", padding_name(padding_)}});
 }
 
-GlobalPooling2DLayer::GlobalPooling2DLayer(PoolKind kind, GlobalAveragePooling2DOptions options)
-    : Layer(std::move(options.name)), kind_(kind) {
-  set_input_spec(detail::nhwc_image_spec());
-}
-
-std::vector<Shape> GlobalPooling2DLayer::compute_output_shapes(const std::vector<Shape>& in) {
-  return {{in[0][2]}};  // (channels): the input spec holds
-}
-
-namespace {
-Pool2DGeometry global_geometry(const Tensor& x, PoolKind kind) {
-  Pool2DGeometry g;
-  g.kind = kind;
-  g.pool_h = g.stride_h = x.dim(1);
-  g.pool_w = g.stride_w = x.dim(2);
-  return g;
-}
-}  // namespace
-
-std::vector<Tensor> GlobalPooling2DLayer::forward(ReplicaContext& ctx, const std::vector<Tensor>& in, LayerState& st) {
-  const Tensor& x = in[0];
-  Tensor y({x.dim(0), 1, 1, x.dim(3)});
-  pool_forward(ctx, x, global_geometry(x, kind_), false, y, st);
-  return {y.reshape({x.dim(0), x.dim(3)})};
-}
-
-std::vector<Tensor> GlobalPooling2DLayer::backward(ReplicaContext& ctx, const std::vector<Tensor>& in,
-                                                   const std::vector<Tensor>&, const std::vector<Tensor>& grads,
-                                                   LayerState& st) {
-  const Tensor& x = in[0];
-  Tensor dx(x.shape());
-  const Pool2DGeometry g = global_geometry(x, kind_);
-  ctx.backend->pool2d_backward(grads[0].reshape({x.dim(0), 1, 1, x.dim(3)}), x, g,
-                               backward_workspace(ctx, x, g, false, st), dx);
-  return {dx};
-}
-
 LayerRef MaxPooling2D(Size2D pool_size, Pooling2DOptions options) {
   return std::make_shared<Pooling2DLayer>(PoolKind::max, pool_size, std::move(options));
 }
 LayerRef AveragePooling2D(Size2D pool_size, Pooling2DOptions options) {
   return std::make_shared<Pooling2DLayer>(PoolKind::average, pool_size, std::move(options));
 }
-LayerRef GlobalAveragePooling2D(GlobalAveragePooling2DOptions options) {
-  return std::make_shared<GlobalPooling2DLayer>(PoolKind::average, std::move(options));
-}
-LayerRef GlobalMaxPooling2D(GlobalMaxPooling2DOptions options) {
-  return std::make_shared<GlobalPooling2DLayer>(PoolKind::max, std::move(options));
-}
-
 namespace {
 // MaxPooling2D's and AveragePooling2D's configs: strides default to the pool size, as in Keras.
 template <LayerRef (*Make)(Size2D, Pooling2DOptions)>
@@ -175,15 +97,4 @@ LayerRef pooling_from_config(const LayerConfig& c) {
 
 KERASCPP_REGISTER_LAYER("MaxPooling2D", pooling_from_config<MaxPooling2D>);
 KERASCPP_REGISTER_LAYER("AveragePooling2D", pooling_from_config<AveragePooling2D>);
-KERASCPP_REGISTER_LAYER("GlobalAveragePooling2D", [](const LayerConfig& c) {
-  c.expect_channels_last();
-  c.expect("keepdims", false, "the pooled axes are dropped");
-  return layers::GlobalAveragePooling2D({.name = c.name()});
-});
-KERASCPP_REGISTER_LAYER("GlobalMaxPooling2D", [](const LayerConfig& c) {
-  c.expect_channels_last();
-  c.expect("keepdims", false, "the pooled axes are dropped");
-  return layers::GlobalMaxPooling2D({.name = c.name()});
-});
-
 }  // namespace kerascpp::layers

@@ -7,6 +7,8 @@
 // ops per step; the input projection and all weight gradients are still one matmul per sequence
 // (layers/recurrent.cpp).
 #pragma once
+#include <vector>
+
 #include "kerascpp/backend.hpp"
 
 namespace kerascpp::layers::cells {
@@ -29,5 +31,12 @@ void gru_forward(Backend& be, ActivationKind act, ActivationKind ract, const Ten
 // caller adds drec·Uᵀ).
 void gru_backward(Backend& be, ActivationKind act, ActivationKind ract, const Tensor& gates, const Tensor& rec,
                   const Tensor& h_prev, const Tensor& dh, Tensor& dxw, Tensor& drec, Tensor& dh_prev);
+
+// n float32 tensors [B, U] on dev: one per gate, what the cells above split [B, nU] into.
+inline std::vector<Tensor> gate_parts(std::int64_t B, std::int64_t U, int n, Device dev) {
+  std::vector<Tensor> p;
+  for (int k = 0; k < n; ++k) p.emplace_back(Shape{B, U}, DType::float32, dev);
+  return p;
+}
 
 }  // namespace kerascpp::layers::cells

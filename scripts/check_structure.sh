@@ -15,6 +15,10 @@
 #     include/kerascpp/backend.hpp) and the fused training kernels (class TrainingKernels,
 #     include/kerascpp/training_kernels.hpp) each hold at most the stated number of virtual
 #     functions. A new op raises its interface's cap here, in the same commit, with a reason.
+#  7. One way to refuse bad input: KERASCPP_CHECK_<CATEGORY>(condition, message...) (src/check.hpp),
+#     never `if (...) throw`, the old KERASCPP_CHECK(cond, Type, ...) or a throw of the bare Error
+#     base class (scripts/throw_idiom.py --check; --fix rewrites). Public headers are exempt: they
+#     cannot include src/check.hpp and a macro there would be the user's too.
 set -uo pipefail
 cd "$(dirname "$0")/.."
 status=0
@@ -40,9 +44,12 @@ table=$(grep -oE '\{"KERASCPP_[A-Z0-9_]+"' src/core/knobs.cpp | tr -d '{"' | sor
 documented=$(grep -oE '^\| `KERASCPP_[A-Z0-9_]+`' docs/environment.md | tr -d '|` ' | sort)
 report "src/core/knobs.cpp's table and docs/environment.md list different variables (< table only, > docs only)" \
   "$(diff <(echo "$table") <(echo "$documented") | grep '^[<>]')"
+report "a throw outside the library's idiom" \
+  "$(find src/io src/distribute src/tensor src/core src/notebook src/testing callbacks -name '*.cpp' -o -name '*.hpp' |
+     xargs python3 scripts/throw_idiom.py --check 2>&1)"
 # Virtual functions declared in `class NAME` of a header (to the class's closing "};").
 virtuals() { awk -v cls="$2" '$0 ~ "^class "cls" " {inside=1} inside && /virtual / {n++} inside && /^};/ {inside=0} END {print n+0}' "$1"; }
-backend_cap=62          # primitives: 60 at the cut (issue 45), + l2_normalize_rows and its backward (Dot)
+backend_cap=64          # primitives: 60 at the cut (issue 45), + l2_normalize_rows and its backward (Dot), + mask_not_equal (Masking), + random_normal (GaussianNoise, GaussianDropout)
 training_kernels_cap=26 # losses, metric sums, optimizer updates, penalties and constraints; + row_loss (issue 50: every other Keras loss and the loss-shaped metrics, one kernel with a kind)
 n=$(virtuals include/kerascpp/backend.hpp Backend)
 ((n <= backend_cap)) || report "class Backend has $n virtual functions, over its cap of $backend_cap" "raise backend_cap in scripts/check_structure.sh with the new op"

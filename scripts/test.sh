@@ -3,8 +3,9 @@
 set -euo pipefail
 cd "$(dirname "$0")/.."
 # clang-format-19: the test suite checks the sources against .clang-format; clang-tools-19:
-# clang-repl-19, one of the two interpreters the notebook tests run examples/notebooks/ in.
-scripts/install_deps.sh clang-format-19 clang-tools-19
+# clang-repl-19, one of the two interpreters the notebook tests run examples/notebooks/ in;
+# doxygen: the test api_reference builds the API reference from the public headers.
+scripts/install_deps.sh clang-format-19 clang-tools-19 doxygen
 scripts/python_peers.sh
 cmake -S . -B build -G Ninja -DCMAKE_BUILD_TYPE=Release
 cmake --build build -j2

@@ -335,6 +335,14 @@ class Backend : public TrainingKernels {
   virtual void unique_row_sums(const Tensor& ids, const Tensor& dy, std::int64_t rows, Tensor& unique_ids,
                                Tensor& sums) = 0;
 
+  // ---- Masking's mask and the noise layers' draws ----
+  // Keras' Masking mask: mask (uint8 of x's shape without its last axis; allocated like any
+  // output) = 1 where any element of x's last axis differs from `value` (NaN differs), else 0.
+  virtual void mask_not_equal(const Tensor& x, float value, Tensor& mask) = 0;
+  // y (defined: the caller allocates it with the shape wanted) = mean + stddev·z, z standard
+  // normal draws from `seed` (element i's depends only on seed and i: GaussianNoise, GaussianDropout).
+  virtual void random_normal(std::uint64_t seed, float mean, float stddev, Tensor& y) = 0;
+
  protected:
   DType compute_dtype_ = DType::float32;
 };

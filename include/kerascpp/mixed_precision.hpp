@@ -23,16 +23,23 @@ namespace kerascpp {
 class Backend;
 }
 
+/// Keras' dtype policies for mixed-precision training (keras.mixed_precision).
 namespace kerascpp::mixed_precision {
 
+/// A Keras dtype policy: the dtype a layer computes in, with float32 variables.
 class DTypePolicy {
  public:
-  // "float32", "mixed_bfloat16" or "mixed_float16"; anything else is a ValueError listing these.
+  /// "float32", "mixed_bfloat16" or "mixed_float16"; anything else is a ValueError listing these.
   explicit DTypePolicy(const std::string& name = "float32");
+  /// "float32", "mixed_bfloat16" or "mixed_float16".
   const std::string& name() const { return name_; }
+  /// The dtype matmuls and convolutions compute in (bfloat16 or float16 under a mixed policy).
   DType compute_dtype() const { return compute_; }
+  /// Always float32: the optimizer updates variables in float32 under every policy.
   DType variable_dtype() const { return DType::float32; }
+  /// Same policy name.
   bool operator==(const DTypePolicy& o) const { return name_ == o.name_; }
+  /// Different policy names.
   bool operator!=(const DTypePolicy& o) const { return name_ != o.name_; }
 
  private:
@@ -40,18 +47,21 @@ class DTypePolicy {
   DType compute_ = DType::float32;
 };
 
-// The policy layers get when they are made (Keras' keras.mixed_precision.set_global_policy);
-// layers made earlier keep theirs. Process-wide, like Keras'.
+/// @{
+/// The policy layers get when they are made (Keras' keras.mixed_precision.set_global_policy);
+/// layers made earlier keep theirs. Process-wide, like Keras'.
 void set_global_policy(const std::string& name);
 void set_global_policy(const DTypePolicy& policy);
+/// @}
+/// The policy set_global_policy set last ("float32" until then).
 DTypePolicy global_policy();
 
-// How `backend` computes matmuls and convolutions in `dtype`, for logs and benchmarks: on the
-// CPU "native (...)" naming the kernels oneDNN picked, or "emulated (...)" where the processor
-// has no 16-bit arithmetic (operands are rounded, then computed in float32: the same numbers,
-// slower than float32); on a GPU the cuBLAS/cuDNN path ("cuBLAS GemmEx bfloat16 inputs, float32
-// accumulate; cuDNN bfloat16 convolution ..."), or "float32 (...)" saying why not. float32 gives
-// "float32".
+/// How `backend` computes matmuls and convolutions in `dtype`, for logs and benchmarks: on the
+/// CPU "native (...)" naming the kernels oneDNN picked, or "emulated (...)" where the processor
+/// has no 16-bit arithmetic (operands are rounded, then computed in float32: the same numbers,
+/// slower than float32); on a GPU the cuBLAS/cuDNN path ("cuBLAS GemmEx bfloat16 inputs, float32
+/// accumulate; cuDNN bfloat16 convolution ..."), or "float32 (...)" saying why not. float32 gives
+/// "float32".
 std::string compute_path(Backend& backend, DType dtype);
 
 }  // namespace kerascpp::mixed_precision

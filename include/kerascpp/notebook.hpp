@@ -33,73 +33,92 @@
 #define KERASCPP_NOTEBOOK_XEUS 0
 #endif
 
+/// Rich display of kerascpp objects in Jupyter C++ kernels, and the renderers behind it.
 namespace kerascpp::notebook {
 
 // ---- renderers (compiled into the library) ----
-// Model: the layers as summary() lists them (name, class, output shape, params) and the totals.
+/// Model: the layers as summary() lists them (name, class, output shape, params) and the totals.
 std::string model_html(const Model& model);
-std::string model_text(const Model& model);  // summary() as a string
-// Tensor: the first max_rows rows (axis 0) and max_cols values of each row (the rest flattened),
-// with its shape and dtype; undefined tensors render as "Tensor(undefined)".
+std::string model_text(const Model& model);  ///< summary() as a string
+/// @{
+/// Tensor: the first max_rows rows (axis 0) and max_cols values of each row (the rest flattened),
+/// with its shape and dtype; undefined tensors render as "Tensor(undefined)".
 std::string tensor_html(const Tensor& tensor, std::int64_t max_rows = 10, std::int64_t max_cols = 12);
 std::string tensor_text(const Tensor& tensor, std::int64_t max_rows = 10, std::int64_t max_cols = 12);
-// Image-shaped: float32 or uint8 (H, W), (H, W, 1), (H, W, 3) or (N, H, W, 1) with N > 1 (drawn
-// side by side), H and W at least 16 (a smaller matrix reads better as a table).
+/// @}
+/// Image-shaped: float32 or uint8 (H, W), (H, W, 1), (H, W, 3) or (N, H, W, 1) with N > 1 (drawn
+/// side by side), H and W at least 16 (a smaller matrix reads better as a table).
 bool is_image(const Tensor& tensor);
-// A PNG file's bytes (8-bit grey or RGB). Values are scaled from [min, max] of the tensor to
-// [0, 255] unless they already lie in [0, 1] (scaled by 255) or are uint8 (kept). `scale` > 1
-// repeats each pixel (a 28x28 image is tiny on a screen). Throws ValueError unless is_image().
+/// A PNG file's bytes (8-bit grey or RGB). Values are scaled from [min, max] of the tensor to
+/// [0, 255] unless they already lie in [0, 1] (scaled by 255) or are uint8 (kept). `scale` > 1
+/// repeats each pixel (a 28x28 image is tiny on a screen). Throws ValueError unless is_image().
 std::string tensor_png(const Tensor& image, int scale = 1);
+/// `bytes` in base64 (for data: URLs).
 std::string base64(const std::string& bytes);
+/// `text` with `&`, `<`, `>` and `"` escaped for HTML.
 std::string html_escape(const std::string& text);
-// Images with captions in a row: images (N, H, W[, 1|3]), one caption per image (may be empty).
+/// Images with captions in a row: images (N, H, W[, 1|3]), one caption per image (may be empty).
 std::string image_grid_html(const Tensor& images, const std::vector<std::string>& captions, int scale = 2);
-// History: one chart per metric (loss first), "val_x" drawn with "x", epochs on the x axis.
+/// History: one chart per metric (loss first), "val_x" drawn with "x", epochs on the x axis.
 std::string history_svg(const callbacks::History& history);
+/// History as text: "History(loss=[0.5123, 0.4011], ...)", 4 decimals.
 std::string history_text(const callbacks::History& history);
+/// Logs as an HTML table of name and value.
 std::string logs_html(const Logs& logs);
+/// Logs as text: "loss: 0.4512 - accuracy: 0.8411" ("Logs()" when empty).
 std::string logs_text(const Logs& logs);
-// Dataset: its cardinality and element spec (the shapes and dtypes of one element, taken from
-// the first element: peeking runs the pipeline up to it, e.g. fills a shuffle buffer).
+/// @{
+/// Dataset: its cardinality and element spec (the shapes and dtypes of one element, taken from
+/// the first element: peeking runs the pipeline up to it, e.g. fills a shuffle buffer).
 std::string dataset_html(const Dataset& dataset);
 std::string dataset_text(const Dataset& dataset);
-// One progress line: "epoch 2/5  step 120/235  loss: 0.4512 - accuracy: 0.8411  (3.1 s)".
+/// @}
+/// One progress line: "epoch 2/5  step 120/235  loss: 0.4512 - accuracy: 0.8411  (3.1 s)".
 std::string progress_text(int epoch, int epochs, std::int64_t step, std::int64_t steps, const Logs& logs,
                           double seconds);
-double seconds_since_start();  // a monotonic clock for LiveProgress
+double seconds_since_start();  ///< a monotonic clock for LiveProgress
 
-// Images with labels, displayable: `notebook::ImageGrid{images, captions}` as a cell's last
-// expression shows the images in a row, each with its caption.
+/// Images with labels, displayable: `notebook::ImageGrid{images, captions}` as a cell's last
+/// expression shows the images in a row, each with its caption.
 struct ImageGrid {
+  /// (N, H, W[, 1|3]) float32 or uint8.
   Tensor images;
+  /// One per image (may be empty).
   std::vector<std::string> captions;
+  /// Each pixel repeated scale x scale times.
   int scale = 2;
 };
 
+/// The images in a row with their captions (HTML).
 inline nlohmann::json mime_bundle_repr(const ImageGrid& grid) {
   return {{"text/html", image_grid_html(grid.images, grid.captions, grid.scale)},
           {"text/plain", "ImageGrid(" + shape_str(grid.images.shape()) + ")"}};
 }
 
-// One line of text as a display (what LiveProgress updates in a xeus kernel).
+/// One line of text as a display (what LiveProgress updates in a xeus kernel).
 struct ProgressLine {
+  /// The line shown.
   std::string text;
 };
+/// The line, as text and as preformatted HTML.
 inline nlohmann::json mime_bundle_repr(const ProgressLine& line) {
   return {{"text/plain", line.text}, {"text/html", "<pre>" + html_escape(line.text) + "</pre>"}};
 }
 
-// Live training progress for a notebook: pass it in fit()'s callbacks (with verbose = 0 so the
-// built-in progress bar stays quiet). In a xeus kernel (compiled with <xcpp/xdisplay.hpp> on the
-// include path) one display is created at the start of training and updated in place every
-// `every` batches; elsewhere (a terminal, cppyy, clang-repl) it prints one plain line per
-// `every` batches and one at each epoch's end to `out` (std::cout by default, which a kernel
-// redirects to the cell). `epochs` and `steps` are only for the "k/n" counters (-1: unknown).
+/// Live training progress for a notebook: pass it in fit()'s callbacks (with verbose = 0 so the
+/// built-in progress bar stays quiet). In a xeus kernel (compiled with <xcpp/xdisplay.hpp> on the
+/// include path) one display is created at the start of training and updated in place every
+/// `every` batches; elsewhere (a terminal, cppyy, clang-repl) it prints one plain line per
+/// `every` batches and one at each epoch's end to `out` (std::cout by default, which a kernel
+/// redirects to the cell). `epochs` and `steps` are only for the "k/n" counters (-1: unknown).
 class LiveProgress : public callbacks::Callback {
  public:
+  /// Counters "k/n" with these totals (-1: unknown), a line every `every` batches, to `out` (nullptr: the display or
+  /// std::cout).
   explicit LiveProgress(int epochs = -1, std::int64_t steps = -1, std::int64_t every = 10, std::ostream* out = nullptr)
       : epochs_(epochs), steps_(steps), every_(every > 0 ? every : 1), out_(out) {}
 
+  /// Starts the clock (and, in a xeus kernel, the display).
   void on_train_begin(const Logs& /*logs*/) override {
     start_ = seconds_since_start();
 #if KERASCPP_NOTEBOOK_XEUS
@@ -107,15 +126,19 @@ class LiveProgress : public callbacks::Callback {
     xcpp::display(ProgressLine{"starting training"}, id_, false);
 #endif
   }
+  /// Remembers the epoch for the counters.
   void on_epoch_begin(int epoch, const Logs& /*logs*/) override { epoch_ = epoch; }
+  /// Shows the line every `every` batches.
   void on_train_batch_end(std::int64_t batch, const Logs& logs) override {
     if ((batch + 1) % every_ == 0) show(batch + 1, logs);
   }
+  /// Shows the epoch's final line.
   void on_epoch_end(int /*epoch*/, const Logs& logs) override {
     show(-1, logs);
     ++lines_;
   }
-  const std::string& last_line() const { return last_; }  // what was shown last
+  const std::string& last_line() const { return last_; }  ///< what was shown last
+  /// The number of epochs whose final line was shown.
   int epochs_shown() const { return lines_; }
 
  private:
@@ -150,12 +173,13 @@ class LiveProgress : public callbacks::Callback {
 // ---- the display bundles, each in the namespace of its type (argument-dependent lookup) ----
 namespace kerascpp {
 
+/// A Model shows its layer table (HTML; summary() as text).
 inline nlohmann::json mime_bundle_repr(const Model& model) {
   return {{"text/html", notebook::model_html(model)}, {"text/plain", notebook::model_text(model)}};
 }
 
-// An image-shaped tensor shows as the image (also in the HTML, which frontends prefer to PNG)
-// above the table of its first values.
+/// An image-shaped tensor shows as the image (also in the HTML, which frontends prefer to PNG)
+/// above the table of its first values.
 inline nlohmann::json mime_bundle_repr(const Tensor& tensor) {
   nlohmann::json bundle = {{"text/plain", notebook::tensor_text(tensor)}};
   std::string html = notebook::tensor_html(tensor);
@@ -168,10 +192,12 @@ inline nlohmann::json mime_bundle_repr(const Tensor& tensor) {
   return bundle;
 }
 
+/// Logs show as a table.
 inline nlohmann::json mime_bundle_repr(const Logs& logs) {
   return {{"text/html", notebook::logs_html(logs)}, {"text/plain", notebook::logs_text(logs)}};
 }
 
+/// A Dataset shows its cardinality and element spec.
 inline nlohmann::json mime_bundle_repr(const Dataset& dataset) {
   return {{"text/html", notebook::dataset_html(dataset)}, {"text/plain", notebook::dataset_text(dataset)}};
 }
@@ -180,6 +206,7 @@ inline nlohmann::json mime_bundle_repr(const Dataset& dataset) {
 
 namespace kerascpp::callbacks {
 
+/// A History shows as charts of its metrics per epoch (SVG).
 inline nlohmann::json mime_bundle_repr(const History& history) {
   return {{"image/svg+xml", notebook::history_svg(history)}, {"text/plain", notebook::history_text(history)}};
 }

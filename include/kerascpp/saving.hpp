@@ -11,13 +11,13 @@
 
 namespace kerascpp {
 
-// Rebuilds the model a `.keras` archive holds (written by Model::save or by Python Keras 3's
-// model.save) with its weights. The model is not compiled (compile it to train). A layer kerascpp
-// cannot rebuild yet is a ValueError naming it; a missing, truncated or corrupted archive an IOError.
+/// Rebuilds the model a `.keras` archive holds (written by Model::save or by Python Keras 3's
+/// model.save) with its weights. The model is not compiled (compile it to train). A layer kerascpp
+/// cannot rebuild yet is a ValueError naming it; a missing, truncated or corrupted archive an IOError.
 Model load_model(const std::string& path);
 
-// The model a Keras 3 model config describes (Model::to_json, keras' model.to_json()), with
-// freshly initialized weights.
+/// The model a Keras 3 model config describes (Model::to_json, keras' model.to_json()), with
+/// freshly initialized weights.
 Model model_from_json(const std::string& json);
 
 // A layer class of your own in saved models (Keras' custom_objects): register_layer_class in

@@ -8,31 +8,34 @@
 namespace kerascpp {
 
 // ---- output sink ----
-// Progress bars, Model::summary() and the callbacks' messages (EarlyStopping, ModelCheckpoint...)
-// go to one stream, std::cout unless set_output() names another. It is looked up on every write,
-// so a std::cout whose buffer is redirected (how a xeus kernel captures a cell's output) gets
-// them too. Warnings stay on std::cerr. The stream must outlive its use; not for concurrent
-// changes while a fit() is printing.
+/// Progress bars, Model::summary() and the callbacks' messages (EarlyStopping, ModelCheckpoint...)
+/// go to one stream, std::cout unless set_output() names another. It is looked up on every write,
+/// so a std::cout whose buffer is redirected (how a xeus kernel captures a cell's output) gets
+/// them too. Warnings stay on std::cerr. The stream must outlive its use; not for concurrent
+/// changes while a fit() is printing.
 void set_output(std::ostream& out);
-void reset_output();  // back to std::cout
+void reset_output();  ///< back to std::cout
+/// The current sink (looked up on every write).
 std::ostream& output();
-// Whether the sink is a live terminal (std::cout, still on the process' stdout, and a tty): only
-// then does the progress bar redraw in place; otherwise it prints one final line per epoch.
+/// Whether the sink is a live terminal (std::cout, still on the process' stdout, and a tty): only
+/// then does the progress bar redraw in place; otherwise it prints one final line per epoch.
 bool output_is_terminal();
 
 // ---- verbosity ----
-// The verbose level fit/evaluate/predict use when their options leave `verbose` unset: 0 silent,
-// 1 progress bar, 2 one line per epoch; ValueError otherwise. Until set (or after reset) Keras'
-// defaults apply: fit 1, evaluate 1, predict 0.
+/// The verbose level fit/evaluate/predict use when their options leave `verbose` unset: 0 silent,
+/// 1 progress bar, 2 one line per epoch; ValueError otherwise. Until set (or after reset) Keras'
+/// defaults apply: fit 1, evaluate 1, predict 0.
 void set_default_verbose(int verbose);
+/// Forgets set_default_verbose: Keras' per-call defaults apply again.
 void reset_default_verbose();
+/// The level set by set_default_verbose, or nullopt.
 std::optional<int> default_verbose();
 
 // ---- clear_session ----
-// Keras' clear_session(): automatic layer and model names start again ("dense", "sequential"),
-// the random seed stream restarts from the last set_random_seed() seed (from a fresh random seed
-// when none was set), and cached data (fashion_mnist::load()) is dropped. Models and tensors that
-// still exist keep working.
+/// Keras' clear_session(): automatic layer and model names start again ("dense", "sequential"),
+/// the random seed stream restarts from the last set_random_seed() seed (from a fresh random seed
+/// when none was set), and cached data (fashion_mnist::load()) is dropped. Models and tensors that
+/// still exist keep working.
 void clear_session();
 
 }  // namespace kerascpp

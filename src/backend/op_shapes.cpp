@@ -158,6 +158,19 @@ LinearResizeDims linear_resize_dims(const Tensor& small, const Tensor& large, in
   return d;
 }
 
+std::int64_t prepare_mask_not_equal(const Tensor& x, Tensor& mask, Device device, const char* op) {
+  require_rank_at_least(x, 1, op, "x");
+  const Shape rows(x.shape().begin(), x.shape().end() - 1);
+  if (!mask.defined()) mask = Tensor(rows, DType::uint8, device);
+  if (mask.dtype() != DType::uint8 || mask.shape() != rows)
+    throw ShapeError(fmt::format("{}: mask must be uint8 {} for x {}, got {} {}", op, shape_str(rows),
+                                 shape_str(x.shape()), dtype_name(mask.dtype()), shape_str(mask.shape())));
+  if (mask.device() != device)
+    throw DeviceError(
+        fmt::format("{}: mask is on {} but this backend computes on {}", op, mask.device().str(), device.str()));
+  return x.dim(-1);
+}
+
 void check_mask_pair(const Tensor& a, const Tensor& b, const char* op) {
   if (a.dtype() != DType::uint8 || b.dtype() != DType::uint8)
     throw ValueError(

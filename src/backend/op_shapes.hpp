@@ -78,6 +78,9 @@ struct LinearResizeDims {
 };
 LinearResizeDims linear_resize_dims(const Tensor& small, const Tensor& large, int axis, std::int64_t times,
                                     const char* op);
+// mask_not_equal: x of rank >= 1 and its mask (uint8, x's shape without the last axis),
+// allocated on `device` when undefined; returns the last axis' size.
+std::int64_t prepare_mask_not_equal(const Tensor& x, Tensor& mask, Device device, const char* op);
 // mask_and: two uint8 masks of one shape.
 void check_mask_pair(const Tensor& a, const Tensor& b, const char* op);
 // attention_mask: out uint8 [B, T, S]; each given mask uint8 of [B, T], [B, S], [B, T, S].

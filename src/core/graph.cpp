@@ -8,6 +8,7 @@
 #include <unordered_map>
 #include <unordered_set>
 
+#include "check.hpp"
 #include "core/knobs.hpp"
 #include "kerascpp/layers/input_layer.hpp"
 
@@ -15,10 +16,10 @@ namespace kerascpp::detail {
 
 Graph::Graph(const std::vector<KerasTensor>& inputs, const std::vector<KerasTensor>& outputs)
     : inputs_(inputs), outputs_(outputs) {
-  if (inputs.empty() || outputs.empty()) throw ValueError("Model: needs at least one input and one output");
+  KERASCPP_CHECK_VALUE(!inputs.empty() && !outputs.empty(), "Model: needs at least one input and one output");
   for (auto& t : inputs)
-    if (!t.defined() || !dynamic_cast<layers::InputLayerImpl*>(t.node()->layer.get()))
-      throw ValueError("Model: every input must be a tensor returned by kerascpp::Input(shape)");
+    KERASCPP_CHECK_VALUE(t.defined() && dynamic_cast<layers::InputLayerImpl*>(t.node()->layer.get()),
+                         "Model: every input must be a tensor returned by kerascpp::Input(shape)");
   for (auto& t : inputs) {
     const auto& input = static_cast<const layers::InputLayerImpl&>(*t.node()->layer);
     InputSpec spec{.ndim = static_cast<int>(input.shape().size()) + 1, .dtype = input.dtype()};
@@ -31,7 +32,7 @@ Graph::Graph(const std::vector<KerasTensor>& inputs, const std::vector<KerasTens
   std::unordered_map<const Layer*, std::size_t> first_reached;
   std::function<void(const std::shared_ptr<Node>&)> visit = [&](const std::shared_ptr<Node>& n) {
     if (done.count(n.get())) return;
-    if (active.count(n.get())) throw ValueError("Model: the layer graph has a cycle");
+    KERASCPP_CHECK_VALUE(!active.count(n.get()), "Model: the layer graph has a cycle");
     first_reached.emplace(n->layer.get(), first_reached.size());
     active.insert(n.get());
     for (auto& in : n->inputs) visit(in.node());
@@ -40,7 +41,7 @@ Graph::Graph(const std::vector<KerasTensor>& inputs, const std::vector<KerasTens
     nodes_.push_back(n);
   };
   for (auto& o : outputs) {
-    if (!o.defined()) throw ValueError("Model: an output tensor is empty");
+    KERASCPP_CHECK_VALUE(o.defined(), "Model: an output tensor is empty");
     visit(o.node());
   }
   for (auto& n : nodes_)
@@ -122,13 +123,13 @@ std::vector<std::shared_ptr<Layer>> Graph::keras_layer_order(
 
 std::size_t Graph::node_index(const Node* n) const {
   auto it = index_of_.find(n);
-  if (it == index_of_.end()) throw ValueError("Graph: node not part of this model");
+  KERASCPP_CHECK_VALUE(it != index_of_.end(), "Graph: node not part of this model");
   return it->second;
 }
 
 void Graph::check_inputs(const std::vector<Tensor>& inputs) const {
-  if (inputs.size() != inputs_.size())
-    throw ValueError(fmt::format("Model expects {} input(s) but got {}", inputs_.size(), inputs.size()));
+  KERASCPP_CHECK_VALUE(inputs.size() == inputs_.size(), "Model expects {} input(s) but got {}", inputs_.size(),
+                       inputs.size());
   for (std::size_t k = 0; k < inputs_.size(); ++k) {
     const auto* input_layer = dynamic_cast<const layers::InputLayerImpl*>(inputs_[k].node()->layer.get());
     const Tensor& x = inputs[k];
@@ -137,21 +138,20 @@ void Graph::check_inputs(const std::vector<Tensor>& inputs) const {
     // The message speaks of the model's Input (batches, the dataset) rather than a layer's input.
     Shape expected = input_layer->shape();
     Shape got(x.shape().begin() + (x.rank() ? 1 : 0), x.shape().end());
-    if (x.rank() == 0 || got != expected)
-      throw ShapeError(
-          fmt::format("Input '{}' expects batches of shape {} but got {}; check the dataset's element "
-                      "shape or the Input shape",
-                      input_layer->name(), shape_str([&] {
-                        Shape s = expected;
-                        s.insert(s.begin(), -1);
-                        return s;
-                      }()),
-                      shape_str(x.shape())));
-    if (x.dtype() != input_layer->dtype())
-      throw ShapeError(fmt::format(
-          "Input '{}' expects dtype {} but got {}; cast the data (e.g. images to float32 "
-          "scaled to [0, 1]) or declare Input(shape, DType::{})",
-          input_layer->name(), dtype_name(input_layer->dtype()), dtype_name(x.dtype()), dtype_name(x.dtype())));
+    KERASCPP_CHECK_SHAPE(x.rank() != 0 && got == expected,
+                         "Input '{}' expects batches of shape {} but got {}; check the dataset's element "
+                         "shape or the Input shape",
+                         input_layer->name(), shape_str([&] {
+                           Shape s = expected;
+                           s.insert(s.begin(), -1);
+                           return s;
+                         }()),
+                         shape_str(x.shape()));
+    KERASCPP_CHECK_SHAPE(x.dtype() == input_layer->dtype(),
+                         "Input '{}' expects dtype {} but got {}; cast the data (e.g. images to float32 "
+                         "scaled to [0, 1]) or declare Input(shape, DType::{})",
+                         input_layer->name(), dtype_name(input_layer->dtype()), dtype_name(x.dtype()),
+                         dtype_name(x.dtype()));
   }
 }
 
@@ -284,10 +284,9 @@ std::vector<Tensor> Graph::forward(ReplicaContext& ctx, const std::vector<Tensor
     const ComputeDTypeScope compute(*ctx.backend, node.layer->compute_dtype());
     st.outputs[i] = node.layer->forward(ctx, ins, ls);
     st.masks[i] = node.layer->compute_output_masks(ctx, ins, st.outputs[i], ls);
-    if (st.masks[i].size() != st.outputs[i].size())
-      throw StateError(fmt::format("Layer '{}' ({}): compute_output_masks gave {} masks for {} outputs",
-                                   node.layer->name(), node.layer->class_name(), st.masks[i].size(),
-                                   st.outputs[i].size()));
+    KERASCPP_CHECK_STATE(st.masks[i].size() == st.outputs[i].size(),
+                         "Layer '{}' ({}): compute_output_masks gave {} masks for {} outputs", node.layer->name(),
+                         node.layer->class_name(), st.masks[i].size(), st.outputs[i].size());
   }
   std::vector<Tensor> outs;
   for (auto& o : outputs_)

@@ -6,6 +6,7 @@
 #include <cmath>
 #include <vector>
 
+#include "check.hpp"
 #include "kerascpp/error.hpp"
 #include "kerascpp/random.hpp"
 
@@ -106,9 +107,9 @@ void Initializer::operator()(Tensor& t, std::uint64_t seed, const std::string& w
   if (value_) t.fill(*value_);
   else initialize(t, name_, seed, where);
   if (ones_begin_ >= ones_end_) return;
-  if (ones_begin_ < 0 || ones_end_ > t.numel())
-    throw ValueError(fmt::format("{}: the initializer's ones range [{}, {}) lies outside a weight of {} elements",
-                                 where, ones_begin_, ones_end_, t.numel()));
+  KERASCPP_CHECK_VALUE(ones_begin_ >= 0 && ones_end_ <= t.numel(),
+                       "{}: the initializer's ones range [{}, {}) lies outside a weight of {} elements", where,
+                       ones_begin_, ones_end_, t.numel());
   std::fill(t.data<float>() + ones_begin_, t.data<float>() + ones_end_, 1.f);
 }
 

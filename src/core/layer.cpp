@@ -7,6 +7,7 @@
 #include <mutex>
 #include <nlohmann/json.hpp>
 
+#include "check.hpp"
 #include "core/session_state.hpp"
 #include "kerascpp/initializers.hpp"
 
@@ -53,7 +54,7 @@ void detail::reset_unique_names() {
 
 namespace {
 const KerasTensor& check_defined(const KerasTensor& t) {
-  if (!t.defined()) throw StateError("KerasTensor is empty: create inputs with kerascpp::Input(shape)");
+  KERASCPP_CHECK_STATE(t.defined(), "KerasTensor is empty: create inputs with kerascpp::Input(shape)");
   return t;
 }
 }  // namespace
@@ -118,10 +119,10 @@ Variable& Layer::add_weight(const std::string& name, const Shape& shape, const i
                             bool trainable, std::uint64_t seed, regularizers::Regularizer regularizer,
                             constraints::Constraint constraint) {
   // Axes over every dimension (a bias with Keras' default axis 0) take one norm of the whole weight.
-  if (constraint && constraint.axis().size() > shape.size())
-    throw ValueError(fmt::format(
-        "{}: {} over axes {} of the {} weight '{}': the weight has only {} axes (e.g. use axis {{0}})", where(),
-        constraint.class_name(), fmt::join(constraint.axis(), ", "), shape_str(shape), name, shape.size()));
+  KERASCPP_CHECK_VALUE(!constraint || constraint.axis().size() <= shape.size(),
+                       "{}: {} over axes {} of the {} weight '{}': the weight has only {} axes (e.g. use axis {{0}})",
+                       where(), constraint.class_name(), fmt::join(constraint.axis(), ", "), shape_str(shape), name,
+                       shape.size());
   Tensor t(shape, DType::float32, Device{});  // initialised on the host; mirror() places the copies
   initializer(t, seed, where());
   variables_.push_back(std::make_unique<Variable>(name, std::move(t), trainable));
@@ -136,7 +137,7 @@ KerasTensor Layer::operator()(const KerasTensor& x) { return call_multi({x}).at(
 
 KerasTensor Layer::operator()(const std::vector<KerasTensor>& xs) {
   auto outs = call_multi(xs);
-  if (outs.size() != 1) throw ValueError(fmt::format("{} has {} outputs; use call_multi", where(), outs.size()));
+  KERASCPP_CHECK_VALUE(outs.size() == 1, "{} has {} outputs; use call_multi", where(), outs.size());
   return outs[0];
 }
 
@@ -156,16 +157,14 @@ void Layer::set_input_spec_for_each(InputSpec spec) {
 }
 
 void Layer::check_input_spec(const std::vector<KerasTensor>& xs) const {
-  if (!input_spec_for_each_ && xs.size() != input_spec_.size())
-    throw ValueError(
-        fmt::format("{} expects {} input(s) but was called on {}", where(), input_spec_.size(), xs.size()));
+  KERASCPP_CHECK_VALUE(input_spec_for_each_ || xs.size() == input_spec_.size(),
+                       "{} expects {} input(s) but was called on {}", where(), input_spec_.size(), xs.size());
   for (std::size_t i = 0; i < xs.size(); ++i) {
     const InputSpec& spec = input_spec_for_each_ ? input_spec_.at(0) : input_spec_[i];
     Shape shape = xs[i].shape();
     shape.insert(shape.begin(), -1);  // the batch axis, unknown when called symbolically
     std::string why = spec.mismatch(shape, xs[i].dtype());
-    if (!why.empty())
-      throw ShapeError(fmt::format("{}: {}{}", where(), xs.size() > 1 ? fmt::format("input {}: ", i) : "", why));
+    KERASCPP_CHECK_SHAPE(why.empty(), "{}: {}{}", where(), xs.size() > 1 ? fmt::format("input {}: ", i) : "", why);
   }
 }
 

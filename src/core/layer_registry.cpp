@@ -1,4 +1,5 @@
 #include "core/layer_registry.hpp"
+#include "check.hpp"
 
 #include <fmt/format.h>
 
@@ -40,6 +41,16 @@ Size2D LayerConfig::size2d(const char* key, std::int64_t fallback) const {
   if (v->is_array() && v->size() == 2 && (*v)[0].is_number_integer() && (*v)[1].is_number_integer())
     return {(*v)[0].get<std::int64_t>(), (*v)[1].get<std::int64_t>()};
   fail(fmt::format("'{}' is {}, not an integer or a pair of integers", key, v->dump()));
+}
+
+Size3D LayerConfig::size3d(const char* key, std::int64_t fallback) const {
+  const Json* v = find(key);
+  if (!v) return fallback;
+  if (v->is_number_integer()) return v->get<std::int64_t>();
+  if (v->is_array() && v->size() == 3 && (*v)[0].is_number_integer() && (*v)[1].is_number_integer() &&
+      (*v)[2].is_number_integer())
+    return {(*v)[0].get<std::int64_t>(), (*v)[1].get<std::int64_t>(), (*v)[2].get<std::int64_t>()};
+  fail(fmt::format("'{}' is {}, not an integer or three integers", key, v->dump()));
 }
 
 std::int64_t LayerConfig::size1d(const char* key, std::int64_t fallback) const {
@@ -146,12 +157,12 @@ detail::BuiltinLayerRegistration::BuiltinLayerRegistration(const char* class_nam
 }
 
 void register_layer_class(const std::string& class_name, LayerFactory factory) {
-  if (class_name.empty() || detail::is_input_layer_class(class_name) || detail::rebuilds_layer_class(class_name))
-    throw ValueError(
-        fmt::format("register_layer_class: '{}' is {}; register a class of your own under its own "
-                    "class_name()",
-                    class_name, class_name.empty() ? "empty" : "a class kerascpp rebuilds itself"));
-  if (!factory) throw ValueError(fmt::format("register_layer_class: the factory for '{}' is empty", class_name));
+  KERASCPP_CHECK_VALUE(
+      !class_name.empty() && !detail::is_input_layer_class(class_name) && !detail::rebuilds_layer_class(class_name),
+      "register_layer_class: '{}' is {}; register a class of your own under its own "
+      "class_name()",
+      class_name, class_name.empty() ? "empty" : "a class kerascpp rebuilds itself");
+  KERASCPP_CHECK_VALUE(factory, "register_layer_class: the factory for '{}' is empty", class_name);
   Registry& r = registry();
   std::lock_guard lock(r.mu);
   r.classes[class_name] = Registered{std::move(factory), false};

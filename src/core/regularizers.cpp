@@ -43,8 +43,8 @@ Regularizer::Regularizer(const std::string& name) {
 Regularizer::Regularizer(std::string class_name, float l1, float l2)
     : class_name_(std::move(class_name)), l1_(l1), l2_(l2) {
   for (auto [v, what] : {std::pair{l1, "l1"}, std::pair{l2, "l2"}})
-    KERASCPP_CHECK(std::isfinite(v) && v >= 0.f, ValueError, "{} regularizer: {} must be a finite number >= 0, got {}",
-                   class_name_, what, v);
+    KERASCPP_CHECK_VALUE(std::isfinite(v) && v >= 0.f, "{} regularizer: {} must be a finite number >= 0, got {}",
+                         class_name_, what, v);
 }
 
 std::string Regularizer::config_json() const {
@@ -59,14 +59,15 @@ std::string Regularizer::config_json() const {
 namespace constraints {
 
 Constraint Constraint::max_norm(float max_value, std::vector<int> axis) {
-  KERASCPP_CHECK(std::isfinite(max_value) && max_value > 0.f, ValueError,
-                 "MaxNorm: max_value must be a finite number > 0, got {}", max_value);
-  KERASCPP_CHECK(!axis.empty(), ValueError, "MaxNorm: axis must name at least one axis, e.g. {{0}}");
+  KERASCPP_CHECK_VALUE(std::isfinite(max_value) && max_value > 0.f,
+                       "MaxNorm: max_value must be a finite number > 0, got {}", max_value);
+  KERASCPP_CHECK_VALUE(!axis.empty(), "MaxNorm: axis must name at least one axis, e.g. {{0}}");
   for (std::size_t i = 0; i < axis.size(); ++i)
-    KERASCPP_CHECK(axis[i] == static_cast<int>(i), ValueError,
-                   "MaxNorm: axis must be the leading axes in order (0, 1, ...), got axis[{}] = {}; kerascpp takes "
-                   "the norms over leading axes only (Keras' default axis=0, or [0, 1, 2] for a Conv2D kernel)",
-                   i, axis[i]);
+    KERASCPP_CHECK_VALUE(
+        axis[i] == static_cast<int>(i),
+        "MaxNorm: axis must be the leading axes in order (0, 1, ...), got axis[{}] = {}; kerascpp takes "
+        "the norms over leading axes only (Keras' default axis=0, or [0, 1, 2] for a Conv2D kernel)",
+        i, axis[i]);
   Constraint c;
   c.class_name_ = "MaxNorm";
   c.max_value_ = max_value;

@@ -35,9 +35,9 @@ bool output_is_terminal() {
 }
 
 void set_default_verbose(int verbose) {
-  KERASCPP_CHECK(verbose >= 0 && verbose <= 2, ValueError,
-                 "set_default_verbose: verbose must be 0 (silent), 1 (progress bar) or 2 (one line per epoch); got {}",
-                 verbose);
+  KERASCPP_CHECK_VALUE(
+      verbose >= 0 && verbose <= 2,
+      "set_default_verbose: verbose must be 0 (silent), 1 (progress bar) or 2 (one line per epoch); got {}", verbose);
   g_default_verbose.store(verbose);
 }
 

@@ -1,4 +1,5 @@
 #include "kerascpp/variable.hpp"
+#include "check.hpp"
 
 #include <fmt/format.h>
 
@@ -13,7 +14,7 @@ Variable::Variable(std::string name, Tensor initial, bool trainable)
 }
 
 void Variable::mirror(const std::vector<Device>& devices) {
-  if (devices.empty()) throw ValueError("Variable::mirror: need at least one replica");
+  KERASCPP_CHECK_VALUE(!devices.empty(), "Variable::mirror: need at least one replica");
   Tensor source = copies_.front();
   copies_.clear();
   grads_.clear();
@@ -28,9 +29,9 @@ void Variable::mirror(const std::vector<Device>& devices) {
 }
 
 void Variable::assign(const Tensor& v) {
-  if (v.shape() != shape())
-    throw ShapeError(fmt::format("variable '{}': cannot assign a value of shape {} to a variable of shape {}", path_,
-                                 shape_str(v.shape()), shape_str(shape())));
+  KERASCPP_CHECK_SHAPE(v.shape() == shape(),
+                       "variable '{}': cannot assign a value of shape {} to a variable of shape {}", path_,
+                       shape_str(v.shape()), shape_str(shape()));
   for (auto& c : copies_) {
     if (v.dtype() == c.dtype()) c.copy_from(v);
     else

@@ -52,11 +52,11 @@ std::string available_devices_str() {
 Device check_device(const std::string& name) {
   Device d = Device::parse(name);
   const auto& gpus = detail::gpu_availability();
-  if (d.kind == Device::Kind::gpu && d.index >= gpus.device_count)
-    throw DeviceError(
-        fmt::format("device '{}' does not exist: {}. Available devices: {}", name,
-                    gpus.device_count == 0 ? gpus.reason : fmt::format("this machine has {} GPU(s)", gpus.device_count),
-                    available_devices_str()));
+  KERASCPP_CHECK_DEVICE(
+      d.kind != Device::Kind::gpu || d.index < gpus.device_count,
+      "device '{}' does not exist: {}. Available devices: {}", name,
+      gpus.device_count == 0 ? gpus.reason : fmt::format("this machine has {} GPU(s)", gpus.device_count),
+      available_devices_str());
   return d;
 }
 
@@ -78,39 +78,36 @@ std::pair<std::vector<Device>, CrossDeviceOpsKind> checked_mirrored_devices(cons
                                                                             const StrategyOptions& options) {
   // TensorFlow refuses an explicit empty list too: an empty list is usually a bug in the caller's
   // device arithmetic, and "all devices" would hide it. MirroredStrategy() means all devices.
-  KERASCPP_CHECK(!names.empty(), ValueError,
-                 "MirroredStrategy: the device list is empty; list at least one device (e.g. {{\"gpu:0\"}} or "
-                 "{{\"cpu:0\", \"cpu:1\"}}), or use MirroredStrategy() for every local device");
-  if (names.size() == 1 && names[0] == "cpu:-1")
-    throw ValueError("MirroredStrategy: the number of CPU replicas (cpu_replicas) must be at least 1");
+  KERASCPP_CHECK_VALUE(!names.empty(),
+                       "MirroredStrategy: the device list is empty; list at least one device (e.g. {{\"gpu:0\"}} or "
+                       "{{\"cpu:0\", \"cpu:1\"}}), or use MirroredStrategy() for every local device");
+  KERASCPP_CHECK_VALUE(names.size() != 1 || names[0] != "cpu:-1",
+                       "MirroredStrategy: the number of CPU replicas (cpu_replicas) must be at least 1");
   check_strategy_options(options, "MirroredStrategy");
   check_thread_environment();
   std::vector<Device> devices;
   std::set<std::string> seen;
   for (auto& n : names) {
     Device d = Device::parse(n);
-    if (!seen.insert(d.str()).second)
-      throw ValueError(fmt::format("MirroredStrategy: device '{}' is listed twice; list each device once", n));
+    KERASCPP_CHECK_VALUE(seen.insert(d.str()).second,
+                         "MirroredStrategy: device '{}' is listed twice; list each device once", n);
     devices.push_back(d);
   }
   for (auto& d : devices)
-    if (d.kind != devices.front().kind)
-      throw ValueError(
-          fmt::format("MirroredStrategy: mixed device kinds ({} and {}); a strategy mirrors over devices of "
-                      "one kind — use only GPUs or only CPU replicas",
-                      devices.front().str(), d.str()));
+    KERASCPP_CHECK_VALUE(d.kind == devices.front().kind,
+                         "MirroredStrategy: mixed device kinds ({} and {}); a strategy mirrors over devices of "
+                         "one kind — use only GPUs or only CPU replicas",
+                         devices.front().str(), d.str());
   for (auto& n : names) check_device(n);
   bool gpus = devices.front().kind == Device::Kind::gpu;
-  if (!gpus && (ops == CrossDeviceOpsKind::nccl || ops == CrossDeviceOpsKind::hierarchical_copy))
-    throw ValueError(
-        fmt::format("MirroredStrategy<{}> needs GPU devices, but the devices are CPU replicas; use "
-                    "MirroredStrategy<> (Auto) or SharedMemoryAllReduce / ReductionToOneDevice",
-                    cross_device_ops_name(ops)));
-  if (gpus && ops == CrossDeviceOpsKind::shared_memory)
-    throw ValueError(
-        "MirroredStrategy<SharedMemoryAllReduce> reduces in host memory and needs CPU replicas, but the "
-        "devices are GPUs; use MirroredStrategy<> (NcclAllReduce), HierarchicalCopyAllReduce or "
-        "ReductionToOneDevice");
+  KERASCPP_CHECK_VALUE(gpus || (ops != CrossDeviceOpsKind::nccl && ops != CrossDeviceOpsKind::hierarchical_copy),
+                       "MirroredStrategy<{}> needs GPU devices, but the devices are CPU replicas; use "
+                       "MirroredStrategy<> (Auto) or SharedMemoryAllReduce / ReductionToOneDevice",
+                       cross_device_ops_name(ops));
+  KERASCPP_CHECK_VALUE(!gpus || ops != CrossDeviceOpsKind::shared_memory,
+                       "MirroredStrategy<SharedMemoryAllReduce> reduces in host memory and needs CPU replicas, but the "
+                       "devices are GPUs; use MirroredStrategy<> (NcclAllReduce), HierarchicalCopyAllReduce or "
+                       "ReductionToOneDevice");
   if (ops == CrossDeviceOpsKind::automatic) ops = gpus ? CrossDeviceOpsKind::nccl : CrossDeviceOpsKind::shared_memory;
   return {std::move(devices), ops};
 }
@@ -173,7 +170,7 @@ std::vector<std::pair<std::int64_t, std::int64_t>> Strategy::shard_ranges(std::i
 }
 
 Tensor Strategy::shard(const ReplicaContext& ctx, const Tensor& global) const {
-  if (global.rank() == 0) throw ShapeError("Strategy::shard: the tensor needs a leading batch axis");
+  KERASCPP_CHECK_SHAPE(global.rank() != 0, "Strategy::shard: the tensor needs a leading batch axis");
   auto [begin, end] = shard_ranges(global.dim(0)).at(static_cast<std::size_t>(ctx.replica_id_in_sync));
   return global.slice(begin, end).to(ctx.backend->device());  // a view on the host; a copy on a GPU
 }

@@ -13,15 +13,17 @@
 namespace kerascpp::distribute {
 
 void check_strategy_options(const StrategyOptions& options, const char* strategy) {
-  KERASCPP_CHECK(options.threads_per_replica >= 0, ValueError,
-                 "{}: threads_per_replica must be >= 0 (0: the machine's cores divided among the replicas), got {}",
-                 strategy, options.threads_per_replica);
-  KERASCPP_CHECK(options.bucket_bytes > 0, ValueError,
-                 "{}: bucket_bytes must be > 0 (the gradient fusion bucket size; the default is 25 MiB), got 0",
-                 strategy);
-  KERASCPP_CHECK(options.collective_timeout.count() > 0, ValueError,
-                 "{}: collective_timeout must be > 0 s (how long a worker waits for its peers; default 300 s), got {}",
-                 strategy, options.collective_timeout.count());
+  KERASCPP_CHECK_VALUE(
+      options.threads_per_replica >= 0,
+      "{}: threads_per_replica must be >= 0 (0: the machine's cores divided among the replicas), got {}", strategy,
+      options.threads_per_replica);
+  KERASCPP_CHECK_VALUE(options.bucket_bytes > 0,
+                       "{}: bucket_bytes must be > 0 (the gradient fusion bucket size; the default is 25 MiB), got 0",
+                       strategy);
+  KERASCPP_CHECK_VALUE(
+      options.collective_timeout.count() > 0,
+      "{}: collective_timeout must be > 0 s (how long a worker waits for its peers; default 300 s), got {}", strategy,
+      options.collective_timeout.count());
 }
 
 namespace {
@@ -32,10 +34,11 @@ void check_count_variable(const char* name, long long lo, long long hi, const ch
   const char* end = value + std::strlen(value);
   long long n = 0;
   auto [ptr, ec] = std::from_chars(value, end, n);
-  KERASCPP_CHECK(ec == std::errc() && ptr == end && n >= lo && n <= hi, ValueError,
-                 "environment variable {}='{}' is not a whole number in [{}, {}]; set it to {}, or unset it to use "
-                 "the default",
-                 name, value, lo, hi, meaning);
+  KERASCPP_CHECK_VALUE(
+      ec == std::errc() && ptr == end && n >= lo && n <= hi,
+      "environment variable {}='{}' is not a whole number in [{}, {}]; set it to {}, or unset it to use "
+      "the default",
+      name, value, lo, hi, meaning);
 }
 
 // A switch the backends read: when set, it must be one of `choices` (the first is the default).
@@ -46,8 +49,8 @@ void check_choice_variable(const char* name, std::initializer_list<std::string_v
     if (c == value) return;
   std::string listed;
   for (std::string_view c : choices) listed += (listed.empty() ? "" : ", ") + std::string(c);
-  KERASCPP_CHECK(false, ValueError, "environment variable {}='{}' is not one of {}; {}, or unset it to use the default",
-                 name, value, listed, meaning);
+  KERASCPP_CHECK_VALUE(false, "environment variable {}='{}' is not one of {}; {}, or unset it to use the default", name,
+                       value, listed, meaning);
 }
 }  // namespace
 

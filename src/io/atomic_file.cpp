@@ -11,6 +11,7 @@
 #include <exception>
 #include <filesystem>
 
+#include "check.hpp"
 #include "kerascpp/error.hpp"
 
 namespace kerascpp::io {
@@ -61,7 +62,7 @@ std::string tmp_name_for(const std::filesystem::path& dir, const std::string& ba
 
 void write_atomically(const std::string& path, const std::function<void(const std::string& tmp_path)>& write) {
   namespace fs = std::filesystem;
-  if (path.empty()) throw ValueError("cannot write a file with an empty path; pass the file name to write");
+  KERASCPP_CHECK_VALUE(!path.empty(), "cannot write a file with an empty path; pass the file name to write");
   const fs::path target(path);
   if (!target.has_filename()) fail(path, "the path ends in a directory separator; give a file name");
   fs::path dir = target.parent_path();

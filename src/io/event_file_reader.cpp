@@ -24,13 +24,13 @@ std::uint64_t load_le(const char* p, int bytes) {
 
 std::string read_whole_file(const std::string& path) {
   std::error_code ec;
-  KERASCPP_CHECK(!std::filesystem::is_directory(path, ec), IOError,
-                 "TensorBoard event file '{}' is a directory; pass one events.out.tfevents.* file in it", path);
+  KERASCPP_CHECK_IO(!std::filesystem::is_directory(path, ec),
+                    "TensorBoard event file '{}' is a directory; pass one events.out.tfevents.* file in it", path);
   std::ifstream in(path, std::ios::binary);
-  KERASCPP_CHECK(in.good(), IOError, "TensorBoard event file '{}' cannot be opened ({}); check the path", path,
-                 std::strerror(errno));
+  KERASCPP_CHECK_IO(in.good(), "TensorBoard event file '{}' cannot be opened ({}); check the path", path,
+                    std::strerror(errno));
   std::string bytes{std::istreambuf_iterator<char>(in), std::istreambuf_iterator<char>()};
-  KERASCPP_CHECK(!in.bad(), IOError, "TensorBoard event file '{}' could not be read; check the disk", path);
+  KERASCPP_CHECK_IO(!in.bad(), "TensorBoard event file '{}' could not be read; check the disk", path);
   return bytes;
 }
 
@@ -60,23 +60,24 @@ std::vector<std::string> split_tfrecords(std::string_view bytes, const std::stri
   std::size_t at = 0;
   while (at < bytes.size()) {
     const std::size_t left = bytes.size() - at;
-    KERASCPP_CHECK(left >= 12, IOError,
-                   "TensorBoard event file '{}': record at byte offset {} is cut off inside its 12-byte header "
-                   "({} bytes left); {}",
-                   name, at, left, kFix);
+    KERASCPP_CHECK_IO(left >= 12,
+                      "TensorBoard event file '{}': record at byte offset {} is cut off inside its 12-byte header "
+                      "({} bytes left); {}",
+                      name, at, left, kFix);
     const char* p = bytes.data() + at;
     const std::uint64_t len = load_le(p, 8);
-    KERASCPP_CHECK(load_le(p + 8, 4) == detail::masked_crc32c(p, 8), IOError,
-                   "TensorBoard event file '{}': record at byte offset {} has a bad length checksum; {}", name, at,
-                   kFix);
+    KERASCPP_CHECK_IO(load_le(p + 8, 4) == detail::masked_crc32c(p, 8),
+                      "TensorBoard event file '{}': record at byte offset {} has a bad length checksum; {}", name, at,
+                      kFix);
     // Compared without adding to len, which the file controls and could wrap.
-    KERASCPP_CHECK(len <= left - 12 && left - 12 - len >= 4, IOError,
-                   "TensorBoard event file '{}': record at byte offset {} declares {} data bytes but only {} "
-                   "bytes follow its header; {}",
-                   name, at, len, left - 12, kFix);
+    KERASCPP_CHECK_IO(len <= left - 12 && left - 12 - len >= 4,
+                      "TensorBoard event file '{}': record at byte offset {} declares {} data bytes but only {} "
+                      "bytes follow its header; {}",
+                      name, at, len, left - 12, kFix);
     const char* data = p + 12;
-    KERASCPP_CHECK(load_le(data + len, 4) == detail::masked_crc32c(data, len), IOError,
-                   "TensorBoard event file '{}': record at byte offset {} has a bad data checksum; {}", name, at, kFix);
+    KERASCPP_CHECK_IO(load_le(data + len, 4) == detail::masked_crc32c(data, len),
+                      "TensorBoard event file '{}': record at byte offset {} has a bad data checksum; {}", name, at,
+                      kFix);
     records.emplace_back(data, len);
     at += 12 + len + 4;
   }
@@ -92,9 +93,9 @@ std::vector<Event> parse_events(std::string_view bytes, const std::string& name)
   std::size_t offset = 0;
   for (const std::string& record : split_tfrecords(bytes, name)) {
     tb::Event e;
-    KERASCPP_CHECK(record.size() <= INT_MAX && e.ParseFromArray(record.data(), static_cast<int>(record.size())),
-                   IOError, "TensorBoard event file '{}': record at byte offset {} is not an Event message; {}", name,
-                   offset, kFix);
+    KERASCPP_CHECK_IO(record.size() <= INT_MAX && e.ParseFromArray(record.data(), static_cast<int>(record.size())),
+                      "TensorBoard event file '{}': record at byte offset {} is not an Event message; {}", name, offset,
+                      kFix);
     Event out;
     out.wall_time = e.wall_time();
     out.step = e.step();

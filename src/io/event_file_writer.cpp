@@ -19,6 +19,7 @@
 
 #include <google/protobuf/stubs/common.h>
 
+#include "check.hpp"
 #include "core/crc32c.hpp"
 #include "kerascpp/error.hpp"
 #include "tb_event.pb.h"
@@ -48,18 +49,16 @@ void append_le(std::string& out, std::uint64_t v, int bytes) {
 }
 
 void require_tag(const std::string& tag, const std::string& path) {
-  if (tag.empty())
-    throw ValueError(
-        fmt::format("TensorBoard event for {}: empty summary tag; give each scalar, "
-                    "histogram or text a name such as \"epoch_loss\"",
-                    path));
+  KERASCPP_CHECK_VALUE(!tag.empty(),
+                       "TensorBoard event for {}: empty summary tag; give each scalar, "
+                       "histogram or text a name such as \"epoch_loss\"",
+                       path);
   // Found by fuzzing: protobuf serializes such a tag with only a logged warning, and then no
   // reader (TensorBoard's, ours) can parse the event, so refuse it before anything is written.
-  if (!valid_summary_tag(tag))
-    throw ValueError(
-        fmt::format("TensorBoard event for {}: summary tag {:?} is not valid UTF-8, so "
-                    "TensorBoard could not read it; name the metric or layer in UTF-8",
-                    path, tag));
+  KERASCPP_CHECK_VALUE(valid_summary_tag(tag),
+                       "TensorBoard event for {}: summary tag {:?} is not valid UTF-8, so "
+                       "TensorBoard could not read it; name the metric or layer in UTF-8",
+                       path, tag);
 }
 
 // A summary event with one value carrying the plugin that TensorBoard should show it in.
@@ -126,11 +125,10 @@ EventFileWriter::EventFileWriter(const std::string& log_dir) {
   namespace fs = std::filesystem;
   std::error_code ec;
   fs::create_directories(log_dir, ec);
-  if (ec || !fs::is_directory(log_dir))
-    throw Error(
-        fmt::format("TensorBoard log directory '{}' cannot be created ({}); pass a "
+  KERASCPP_CHECK_IO(!ec && fs::is_directory(log_dir),
+                    "TensorBoard log directory '{}' cannot be created ({}); pass a "
                     "log_dir inside a writable directory",
-                    log_dir, ec ? ec.message() : "a file of that name exists"));
+                    log_dir, ec ? ec.message() : "a file of that name exists");
 
   const auto secs = static_cast<long long>(std::time(nullptr));
   const std::string host = host_name();
@@ -145,11 +143,10 @@ EventFileWriter::EventFileWriter(const std::string& log_dir) {
     last_errno = errno;
     if (fd_ < 0 && last_errno != EEXIST) break;
   }
-  if (fd_ < 0)
-    throw Error(
-        fmt::format("TensorBoard event file '{}' cannot be created ({}); check that "
+  KERASCPP_CHECK_IO(fd_ >= 0,
+                    "TensorBoard event file '{}' cannot be created ({}); check that "
                     "the log directory is writable and not full",
-                    path_, std::strerror(last_errno)));
+                    path_, std::strerror(last_errno));
 
   tb::Event first;
   first.set_wall_time(wall_time_now());
@@ -187,16 +184,14 @@ void EventFileWriter::add_scalar(const std::string& tag, double value, std::int6
 void EventFileWriter::add_histogram(const std::string& tag, const float* values, std::size_t n, std::int64_t step,
                                     int buckets) {
   require_tag(tag, path_);
-  if (buckets < 1)
-    throw Error(
-        fmt::format("TensorBoard histogram '{}' for {}: buckets = {}; use at least 1 "
-                    "(Keras uses 30)",
-                    tag, path_, buckets));
-  if (values == nullptr && n > 0)
-    throw Error(
-        fmt::format("TensorBoard histogram '{}' for {}: values is null but n = {}; pass "
-                    "the data pointer, or n = 0 for an empty histogram",
-                    tag, path_, n));
+  KERASCPP_CHECK_VALUE(buckets >= 1,
+                       "TensorBoard histogram '{}' for {}: buckets = {}; use at least 1 "
+                       "(Keras uses 30)",
+                       tag, path_, buckets);
+  KERASCPP_CHECK_VALUE(values != nullptr || n <= 0,
+                       "TensorBoard histogram '{}' for {}: values is null but n = {}; pass "
+                       "the data pointer, or n = 0 for an empty histogram",
+                       tag, path_, n);
   const std::vector<double> rows = histogram_rows(values, n, buckets);
   tb::Event event;
   auto* tensor = add_value(event, tag, step, "histograms", "")->mutable_tensor();
@@ -220,11 +215,10 @@ void EventFileWriter::add_keras_model_config(const std::string& json, std::int64
 
 void EventFileWriter::flush() {
   std::lock_guard lock(mutex_);
-  if (fsync(fd_) != 0)
-    throw Error(
-        fmt::format("TensorBoard event file '{}' could not be flushed to disk ({}); "
+  KERASCPP_CHECK_IO(fsync(fd_) == 0,
+                    "TensorBoard event file '{}' could not be flushed to disk ({}); "
                     "check free space on that filesystem",
-                    path_, std::strerror(errno)));
+                    path_, std::strerror(errno));
 }
 
 void EventFileWriter::write_record(const std::string& event_bytes) {
@@ -247,7 +241,7 @@ void EventFileWriter::write_record(const std::string& event_bytes) {
     // A torn record would make TensorBoard stop reading at it, and every later record would
     // be unreadable; cut it off so the next write starts on a record boundary again.
     if (done > 0 && ::ftruncate(fd_, static_cast<off_t>(end_)) == 0) ::lseek(fd_, static_cast<off_t>(end_), SEEK_SET);
-    throw Error(
+    throw IOError(
         fmt::format("TensorBoard event file '{}' could not be written ({}); check "
                     "free space and permissions",
                     path_, std::strerror(err)));

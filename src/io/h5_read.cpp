@@ -13,6 +13,7 @@
 #include <utility>
 #include <vector>
 
+#include "check.hpp"
 #include "io/h5_handles.hpp"
 #include "io/h5_layout.hpp"
 #include "io/h5_object_header_check.hpp"
@@ -449,11 +450,10 @@ auto open_and_inspect(const Source& source, Finish&& finish) {
   const std::string& path = source.name;
   Reader reader{path};
   if (source.image) {
-    if (!has_hdf5_signature(*source.image))
-      throw IOError(
-          fmt::format("cannot read weights '{}': the bytes are not an HDF5 file (no HDF5 signature); give "
+    KERASCPP_CHECK_IO(has_hdf5_signature(*source.image),
+                      "cannot read weights '{}': the bytes are not an HDF5 file (no HDF5 signature); give "
                       "what save_weights_to_bytes returned or the contents of a .weights.h5 file",
-                      path));
+                      path);
     Handle h5file = open_image(reader, *source.image);
     reader.image = source.image;
     const PendingFile pending = inspect_file(reader, h5file.get(), source.image->size());

@@ -7,6 +7,7 @@
 #include <mutex>
 #include <vector>
 
+#include "check.hpp"
 #include "io/atomic_file.hpp"
 #include "io/h5_handles.hpp"
 #include "io/h5_probe.hpp"
@@ -36,22 +37,19 @@ WeightsFile read_weights_file(const std::string& path, const LayoutCheck& check)
   namespace fs = std::filesystem;
   std::error_code ec;
   const auto status = fs::status(path, ec);
-  if (!fs::exists(status))
-    throw IOError(
-        fmt::format("cannot read weights file '{}': it does not exist; check the path (relative "
+  KERASCPP_CHECK_IO(fs::exists(status),
+                    "cannot read weights file '{}': it does not exist; check the path (relative "
                     "paths start at the working directory '{}')",
-                    path, fs::current_path(ec).string()));
-  if (fs::is_directory(status))
-    throw IOError(
-        fmt::format("cannot read weights file '{}': it is a directory; give the .weights.h5 file "
+                    path, fs::current_path(ec).string());
+  KERASCPP_CHECK_IO(!fs::is_directory(status),
+                    "cannot read weights file '{}': it is a directory; give the .weights.h5 file "
                     "inside it",
-                    path));
+                    path);
   // A FIFO or a device would make HDF5 block or read forever.
-  if (!fs::is_regular_file(status))
-    throw IOError(
-        fmt::format("cannot read weights file '{}': it is not a regular file; give the .weights.h5 file "
+  KERASCPP_CHECK_IO(fs::is_regular_file(status),
+                    "cannot read weights file '{}': it is not a regular file; give the .weights.h5 file "
                     "itself",
-                    path));
+                    path);
 
   std::lock_guard lock(h5::hdf5_mutex());
   h5::QuietHdf5 quiet;

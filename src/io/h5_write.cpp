@@ -9,6 +9,7 @@
 #include <cerrno>
 #include <cstring>
 
+#include "check.hpp"
 #include "io/h5_handles.hpp"
 #include "io/h5_layout.hpp"
 #include "kerascpp/error.hpp"
@@ -35,21 +36,21 @@ TypePair h5_types(DType dtype) {
     case DType::float16:
       break;  // variables stay float32 under every dtype policy, so weights files never need these
   }
-  throw Error(fmt::format("HDF5 writer: no {} datasets; cast the tensor to float32 first", dtype_name(dtype)));
+  throw ValueError(fmt::format("HDF5 writer: no {} datasets; cast the tensor to float32 first", dtype_name(dtype)));
 }
 
 void check_tensor(const Tensor& t, const std::string& where) {
-  if (!t.defined())
-    throw Error(fmt::format("{} is an empty (undefined) Tensor; give every variable a value before saving", where));
+  KERASCPP_CHECK_VALUE(t.defined(), "{} is an empty (undefined) Tensor; give every variable a value before saving",
+                       where);
   for (auto d : t.shape())
-    if (d < 0) throw Error(fmt::format("{} has unknown dimension in shape {}", where, shape_str(t.shape())));
+    KERASCPP_CHECK_SHAPE(d >= 0, "{} has unknown dimension in shape {}", where, shape_str(t.shape()));
 }
 
 // Layer paths are HDF5 paths under `layers/`; "." and ".." mean something else there, and a
 // component called "vars" would collide with a variables group.
 void check_layer_name(const std::string& name) {
   auto bad = [&](const std::string& why) {
-    throw Error(fmt::format("layer name '{}' {}; use Keras-style names such as \"dense_1\"", name, why));
+    throw ValueError(fmt::format("layer name '{}' {}; use Keras-style names such as \"dense_1\"", name, why));
   };
   if (name.empty()) bad("is empty");
   std::size_t start = 0;
@@ -152,8 +153,8 @@ std::size_t estimated_file_size(const WeightsFile& file) {
 std::vector<char> build_image(const WeightsFile& file) {
   for (const auto& layer : file.layers) check_layer_name(layer.name);
   for (const auto& [name, tensor] : file.extra)
-    if (name.empty() || name == "." || name == ".." || name.find('/') != std::string::npos)
-      throw Error(fmt::format("extra entry name '{}' must be non-empty, without '/', and not '.' or '..'", name));
+    KERASCPP_CHECK_VALUE(!(name.empty() || name == "." || name == ".." || name.find('/') != std::string::npos),
+                         "extra entry name '{}' must be non-empty, without '/', and not '.' or '..'", name);
 
   Handle fapl = checked(H5Pcreate(H5P_FILE_ACCESS), H5Pclose, "cannot create an HDF5 property list");
   check(H5Pset_fapl_core(fapl.get(), estimated_file_size(file), false), "cannot set up an in-memory HDF5 file");
@@ -166,8 +167,7 @@ std::vector<char> build_image(const WeightsFile& file) {
       Handle group = open_or_create_path(layers.get(), layer.name, "layers/" + layer.name);
       htri_t exists = H5Lexists(group.get(), "vars", H5P_DEFAULT);
       if (exists < 0) h5_fail("cannot look up " + where);
-      if (exists > 0)
-        throw Error(fmt::format("two layers are both named '{}'; give every layer a unique name", layer.name));
+      KERASCPP_CHECK_VALUE(exists <= 0, "two layers are both named '{}'; give every layer a unique name", layer.name);
       std::string attr = layer.layer_name;
       if (attr.empty()) attr = layer.name.substr(layer.name.rfind('/') + 1);
       write_vars_group(group.get(), layer.vars, attr, where);
@@ -193,7 +193,7 @@ std::vector<char> build_image(const WeightsFile& file) {
         const std::string where = std::string(kExtraGroup) + "/" + name;
         htri_t exists = H5Lexists(extra.get(), name.c_str(), H5P_DEFAULT);
         if (exists < 0) h5_fail("cannot look up " + where);
-        if (exists > 0) throw Error(fmt::format("extra entry '{}' appears twice; give each a unique name", name));
+        KERASCPP_CHECK_VALUE(exists <= 0, "extra entry '{}' appears twice; give each a unique name", name);
         write_dataset(extra.get(), name, tensor, where);
       }
     }
@@ -209,7 +209,7 @@ std::vector<char> build_image(const WeightsFile& file) {
 
 void write_image(const std::string& tmp_path, const std::vector<char>& image) {
   int fd = ::open(tmp_path.c_str(), O_WRONLY | O_TRUNC | O_CLOEXEC);
-  if (fd < 0) throw Error(fmt::format("cannot open '{}': {}", tmp_path, std::strerror(errno)));
+  KERASCPP_CHECK_IO(fd >= 0, "cannot open '{}': {}", tmp_path, std::strerror(errno));
   std::size_t done = 0;
   while (done < image.size()) {
     ssize_t n = ::write(fd, image.data() + done, image.size() - done);
@@ -218,14 +218,14 @@ void write_image(const std::string& tmp_path, const std::vector<char>& image) {
       int err = n < 0 ? errno : EIO;
       ::close(fd);
       const std::string progress = fmt::format("after {} of {} bytes", done, image.size());
-      if (err == ENOSPC || err == EDQUOT)
-        throw Error("no space left on the device " + progress + "; free some space or choose another path");
-      if (err == EFBIG)
-        throw Error("the file system or the process' file size limit (ulimit -f) refused the file " + progress);
-      throw Error(fmt::format("writing failed {}: {}", progress, std::strerror(err)));
+      KERASCPP_CHECK_IO(err != ENOSPC && err != EDQUOT, "{}",
+                        "no space left on the device " + progress + "; free some space or choose another path");
+      KERASCPP_CHECK_IO(err != EFBIG, "{}",
+                        "the file system or the process' file size limit (ulimit -f) refused the file " + progress);
+      throw IOError(fmt::format("writing failed {}: {}", progress, std::strerror(err)));
     }
     done += static_cast<std::size_t>(n);
   }
-  if (::close(fd) != 0) throw Error(fmt::format("writing failed: {}", std::strerror(errno)));
+  KERASCPP_CHECK_IO(::close(fd) == 0, "writing failed: {}", std::strerror(errno));
 }
 }  // namespace kerascpp::io::h5

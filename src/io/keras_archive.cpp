@@ -5,6 +5,7 @@
 
 #include <memory>
 
+#include "check.hpp"
 #include "io/atomic_file.hpp"
 #include "kerascpp/error.hpp"
 
@@ -39,37 +40,35 @@ void add_member(zip_t* z, const char* name, const void* data, std::size_t size, 
     if (src) zip_source_free(src);
     throw IOError(fmt::format("cannot write '{}': adding {} failed: {}", path, name, zip_strerror(z)));
   }
-  if (zip_set_file_compression(z, static_cast<zip_uint64_t>(index), compress ? ZIP_CM_DEFLATE : ZIP_CM_STORE, 0) != 0)
-    throw IOError(
-        fmt::format("cannot write '{}': setting the compression of {} failed: {}", path, name, zip_strerror(z)));
+  KERASCPP_CHECK_IO(
+      zip_set_file_compression(z, static_cast<zip_uint64_t>(index), compress ? ZIP_CM_DEFLATE : ZIP_CM_STORE, 0) == 0,
+      "cannot write '{}': setting the compression of {} failed: {}", path, name, zip_strerror(z));
 }
 
 std::vector<char> read_member(zip_t* z, const char* name, const std::string& path, bool json) {
   zip_stat_t st;
   zip_stat_init(&st);
-  if (zip_stat(z, name, 0, &st) != 0 || !(st.valid & ZIP_STAT_SIZE))
-    throw IOError(
-        fmt::format("'{}' is not a Keras model archive: it has no {} (a .keras file holds config.json, "
+  KERASCPP_CHECK_IO(zip_stat(z, name, 0, &st) == 0 && (st.valid & ZIP_STAT_SIZE),
+                    "'{}' is not a Keras model archive: it has no {} (a .keras file holds config.json, "
                     "metadata.json and model.weights.h5; model.save(\"m.keras\") writes one)",
-                    path, name));
-  if (json && st.size > kMaxJsonBytes)
-    throw IOError(fmt::format("'{}': {} is {} bytes, more than a model config can be; the file is corrupted", path,
-                              name, st.size));
+                    path, name);
+  KERASCPP_CHECK_IO(!json || st.size <= kMaxJsonBytes,
+                    "'{}': {} is {} bytes, more than a model config can be; the file is corrupted", path, name,
+                    st.size);
   std::unique_ptr<zip_file_t, int (*)(zip_file_t*)> f(zip_fopen(z, name, 0), zip_fclose);
-  if (!f) throw IOError(fmt::format("'{}': cannot open {} in the archive: {}", path, name, zip_strerror(z)));
+  KERASCPP_CHECK_IO(f, "'{}': cannot open {} in the archive: {}", path, name, zip_strerror(z));
   std::vector<char> bytes(st.size);
   zip_uint64_t got = 0;
   while (got < st.size) {
     zip_int64_t n = zip_fread(f.get(), bytes.data() + got, st.size - got);
-    if (n <= 0)
-      throw IOError(fmt::format("'{}': reading {} failed ({}): the archive is truncated or corrupted", path, name,
-                                n < 0 ? zip_file_strerror(f.get()) : "unexpected end of data"));
+    KERASCPP_CHECK_IO(n > 0, "'{}': reading {} failed ({}): the archive is truncated or corrupted", path, name,
+                      n < 0 ? zip_file_strerror(f.get()) : "unexpected end of data");
     got += static_cast<zip_uint64_t>(n);
   }
   // A complete read checks the member's CRC-32: one more read reports a mismatch.
   char extra;
-  if (zip_fread(f.get(), &extra, 1) < 0)
-    throw IOError(fmt::format("'{}': {} is corrupted ({})", path, name, zip_file_strerror(f.get())));
+  KERASCPP_CHECK_IO(zip_fread(f.get(), &extra, 1) >= 0, "'{}': {} is corrupted ({})", path, name,
+                    zip_file_strerror(f.get()));
   return bytes;
 }
 
@@ -79,11 +78,11 @@ void write_keras_archive(const std::string& path, const KerasArchive& archive) {
   write_atomically(path, [&](const std::string& tmp) {
     int code = 0;
     ZipHandle z(zip_open(tmp.c_str(), ZIP_CREATE | ZIP_TRUNCATE, &code));
-    if (!z) throw IOError(fmt::format("cannot write '{}': {}", path, open_error(code)));
+    KERASCPP_CHECK_IO(z, "cannot write '{}': {}", path, open_error(code));
     add_member(z.get(), kMetadata, archive.metadata_json.data(), archive.metadata_json.size(), true, path);
     add_member(z.get(), kConfig, archive.config_json.data(), archive.config_json.size(), true, path);
     add_member(z.get(), kWeights, archive.weights_h5.data(), archive.weights_h5.size(), false, path);
-    if (zip_close(z.get()) != 0) throw IOError(fmt::format("cannot write '{}': {}", path, zip_strerror(z.get())));
+    KERASCPP_CHECK_IO(zip_close(z.get()) == 0, "cannot write '{}': {}", path, zip_strerror(z.get()));
     z.release();  // closed: zip_close freed it
   });
 }
@@ -92,8 +91,8 @@ KerasArchive read_keras_archive(const std::string& path) {
   int code = 0;
   ZipHandle z(zip_open(path.c_str(), ZIP_RDONLY | ZIP_CHECKCONS, &code));
   if (!z) {
-    if (code == ZIP_ER_NOENT || code == ZIP_ER_OPEN)
-      throw IOError(fmt::format("cannot open '{}': {} (check the path)", path, open_error(code)));
+    KERASCPP_CHECK_IO(code != ZIP_ER_NOENT && code != ZIP_ER_OPEN, "cannot open '{}': {} (check the path)", path,
+                      open_error(code));
     throw IOError(fmt::format("'{}' is not a readable .keras archive: {} (truncated, corrupted or not a zip file)",
                               path, open_error(code)));
   }

@@ -4,6 +4,7 @@
 
 #include <ctime>
 
+#include "check.hpp"
 #include "io/keras_archive.hpp"
 #include "io/weights_image.hpp"
 #include "kerascpp/error.hpp"
@@ -32,11 +33,10 @@ std::string metadata_json() {
 }  // namespace
 
 void Model::save(const std::string& path) const {
-  if (!ends_with(path, ".keras"))
-    throw ValueError(
-        fmt::format("Model.save: '{}' must end in \".keras\" (Keras 3's whole-model archive); to write "
-                    "the weights alone, use save_weights(\"....weights.h5\")",
-                    path));
+  KERASCPP_CHECK_VALUE(ends_with(path, ".keras"),
+                       "Model.save: '{}' must end in \".keras\" (Keras 3's whole-model archive); to write "
+                       "the weights alone, use save_weights(\"....weights.h5\")",
+                       path);
   // A compiled model's archive also says how it was compiled (and its weights file holds the
   // optimizer state), so that training can go on after load_model, here or in Keras.
   nlohmann::ordered_json config = nlohmann::ordered_json::parse(to_json());

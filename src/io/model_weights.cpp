@@ -9,6 +9,7 @@
 #include <map>
 #include <stdexcept>
 
+#include "check.hpp"
 #include "io/h5_weights.hpp"
 #include "kerascpp/loss_scale_optimizer.hpp"
 
@@ -41,8 +42,9 @@ std::vector<GroupRef> keras_weight_groups(const Model& model) {
 
 void check_suffix(const std::string& path) {
   const std::string suffix = ".weights.h5";
-  if (path.size() < suffix.size() || path.compare(path.size() - suffix.size(), suffix.size(), suffix) != 0)
-    throw ValueError(fmt::format("weights file '{}' must end in '.weights.h5' (the Keras 3 weights format)", path));
+  KERASCPP_CHECK_VALUE(
+      path.size() >= suffix.size() && path.compare(path.size() - suffix.size(), suffix.size(), suffix) == 0,
+      "weights file '{}' must end in '.weights.h5' (the Keras 3 weights format)", path);
 }
 
 Tensor scalar_i64(std::int64_t v) { return Tensor::from_vector({}, std::vector<std::int64_t>{v}); }
@@ -228,12 +230,11 @@ LoadPlan check_layout(Model& model, const std::string& path, const WeightsLayout
     // (Keras writes empty groups for layers without weights.)
   }
   for (std::size_t i = 0; i < groups.size(); ++i)
-    if (group_of[i] == layout.layers.size() && !groups[i].vars.empty())
-      throw IOError(
-          fmt::format("load_weights('{}'): the file has no entry 'layers/{}/vars' for layer '{}' ({}); "
+    KERASCPP_CHECK_IO(group_of[i] != layout.layers.size() || groups[i].vars.empty(),
+                      "load_weights('{}'): the file has no entry 'layers/{}/vars' for layer '{}' ({}); "
                       "it was saved from a different architecture, or the entry was removed or "
                       "renamed: load a file saved from this model",
-                      path, groups[i].path, groups[i].layer->name(), groups[i].layer->class_name()));
+                      path, groups[i].path, groups[i].layer->name(), groups[i].layer->class_name());
   for (std::size_t i = 0; i < groups.size(); ++i) {
     const std::size_t g = group_of[i];
     if (g == layout.layers.size()) continue;
@@ -249,22 +250,20 @@ LoadPlan check_layout(Model& model, const std::string& path, const WeightsLayout
         corrupt(
             path, stored[k].entry,
             fmt::format("is extra: layer '{}' ({}) has {} variables", layer->name(), layer->class_name(), vars.size()));
-      if (stored[k].shape != vars[k]->shape() || stored[k].dtype != DType::float32)
-        throw ShapeError(
-            fmt::format("load_weights('{}'): entry '{}' has shape {} {} but variable '{}' expects "
-                        "{} float32; the file was saved from a different architecture: load a "
-                        "file saved from this model",
-                        path, stored[k].entry, shape_str(stored[k].shape), dtype_name(stored[k].dtype), vars[k]->path(),
-                        shape_str(vars[k]->shape())));
+      KERASCPP_CHECK_SHAPE(stored[k].shape == vars[k]->shape() && stored[k].dtype == DType::float32,
+                           "load_weights('{}'): entry '{}' has shape {} {} but variable '{}' expects "
+                           "{} float32; the file was saved from a different architecture: load a "
+                           "file saved from this model",
+                           path, stored[k].entry, shape_str(stored[k].shape), dtype_name(stored[k].dtype),
+                           vars[k]->path(), shape_str(vars[k]->shape()));
       plan.weights.emplace_back(vars[k], std::make_pair(g, k));
     }
   }
-  if (!unknown_group.empty())
-    throw IOError(
-        fmt::format("load_weights('{}'): entry '{}' holds weights for a layer this model does not have; "
+  KERASCPP_CHECK_IO(unknown_group.empty(),
+                    "load_weights('{}'): entry '{}' holds weights for a layer this model does not have; "
                     "the file was saved from a different architecture (or the entry was renamed): load "
                     "a file saved from this model",
-                    path, unknown_group));
+                    path, unknown_group);
 
   // Optimizer state: Keras skips it with a warning when the variable counts differ (another
   // optimizer or schedule) and fails when a variable's shape differs; so do we.
@@ -290,13 +289,12 @@ LoadPlan check_layout(Model& model, const std::string& path, const WeightsLayout
       if (!opt.has_schedule()) expect_scalar(path, stored[own.size() + 1], false, "the learning rate");
       for (std::size_t i = 0; i < slots.size(); ++i) {
         const auto& info = stored[plan.optimizer_offset + i];
-        if (info.shape != slots[i]->shape() || info.dtype != slots[i]->dtype())
-          throw ShapeError(
-              fmt::format("load_weights('{}'): entry '{}' has shape {} {} but the {} slot it "
-                          "restores has shape {} {}; the file's optimizer state belongs to a "
-                          "different model: load a file saved from this model",
-                          path, info.entry, shape_str(info.shape), dtype_name(info.dtype), opt.class_name(),
-                          shape_str(slots[i]->shape()), dtype_name(slots[i]->dtype())));
+        KERASCPP_CHECK_SHAPE(info.shape == slots[i]->shape() && info.dtype == slots[i]->dtype(),
+                             "load_weights('{}'): entry '{}' has shape {} {} but the {} slot it "
+                             "restores has shape {} {}; the file's optimizer state belongs to a "
+                             "different model: load a file saved from this model",
+                             path, info.entry, shape_str(info.shape), dtype_name(info.dtype), opt.class_name(),
+                             shape_str(slots[i]->shape()), dtype_name(slots[i]->dtype()));
       }
       plan.restore_optimizer = true;
     }

@@ -143,9 +143,9 @@ std::string tensor_html(const Tensor& tensor, std::int64_t max_rows, std::int64_
 }
 
 std::string image_grid_html(const Tensor& images, const std::vector<std::string>& captions, int scale) {
-  KERASCPP_CHECK(images.defined() && images.rank() >= 3 && images.rank() <= 4, ValueError,
-                 "image_grid_html: expected images (N, H, W) or (N, H, W, 1|3), got {}",
-                 images.defined() ? shape_str(images.shape()) : std::string("an undefined tensor"));
+  KERASCPP_CHECK_VALUE(images.defined() && images.rank() >= 3 && images.rank() <= 4,
+                       "image_grid_html: expected images (N, H, W) or (N, H, W, 1|3), got {}",
+                       images.defined() ? shape_str(images.shape()) : std::string("an undefined tensor"));
   std::string html = "<div style=\"display:flex;flex-wrap:wrap;gap:8px\">";
   const std::int64_t n = images.dim(0);
   for (std::int64_t i = 0; i < n; ++i) {

@@ -63,11 +63,11 @@ bool is_image(const Tensor& tensor) {
 }
 
 std::string tensor_png(const Tensor& image, int scale) {
-  KERASCPP_CHECK(is_image(image), ValueError,
-                 "tensor_png: shape {} is not an image; expected (H, W), (H, W, 1), (H, W, 3) or (N, H, W, 1) "
-                 "with H, W >= 16, float32 or uint8",
-                 shape_str(image.shape()));
-  KERASCPP_CHECK(scale >= 1 && scale <= 16, ValueError, "tensor_png: scale must be in [1, 16], got {}", scale);
+  KERASCPP_CHECK_VALUE(is_image(image),
+                       "tensor_png: shape {} is not an image; expected (H, W), (H, W, 1), (H, W, 3) or (N, H, W, 1) "
+                       "with H, W >= 16, float32 or uint8",
+                       shape_str(image.shape()));
+  KERASCPP_CHECK_VALUE(scale >= 1 && scale <= 16, "tensor_png: scale must be in [1, 16], got {}", scale);
   const ImageLayout l = layout_of(image.shape());
   const std::vector<float> v = image.to_vector();
   // Pixel values: uint8 as is, [0, 1] times 255, anything else stretched from [min, max].
@@ -109,7 +109,7 @@ std::string tensor_png(const Tensor& image, int scale) {
   std::string packed(packed_size, '\0');
   int rc = compress2(reinterpret_cast<Bytef*>(packed.data()), &packed_size, reinterpret_cast<const Bytef*>(raw.data()),
                      static_cast<uLong>(raw.size()), Z_BEST_SPEED);
-  KERASCPP_CHECK(rc == Z_OK, ValueError, "tensor_png: zlib compress failed with code {}", rc);
+  KERASCPP_CHECK_VALUE(rc == Z_OK, "tensor_png: zlib compress failed with code {}", rc);
   packed.resize(packed_size);
 
   std::string png("\x89PNG\r\n\x1a\n", 8);

@@ -9,6 +9,7 @@
 #include <new>
 
 #include "backend/device_memory.hpp"
+#include "check.hpp"
 #include "tensor/host_allocator.hpp"
 #include "tensor/low_precision.hpp"
 
@@ -63,9 +64,8 @@ std::string shape_str(const Shape& shape) {
 std::int64_t shape_numel(const Shape& shape) {
   std::int64_t n = 1;
   for (auto d : shape)
-    if (__builtin_mul_overflow(n, d, &n))
-      throw ValueError(
-          fmt::format("shape {} has more elements than int64 can count; use a smaller shape", shape_str(shape)));
+    KERASCPP_CHECK_VALUE(!__builtin_mul_overflow(n, d, &n),
+                         "shape {} has more elements than int64 can count; use a smaller shape", shape_str(shape));
   return n;
 }
 
@@ -100,8 +100,7 @@ thread_local Device current_default_device;
 
 const detail::DeviceMemoryOps& gpu_ops(Device d) {
   const detail::DeviceMemoryOps* ops = detail::gpu_memory_ops();
-  if (!ops)
-    throw DeviceError(fmt::format("cannot place a tensor on {}: {}", d.str(), detail::gpu_availability().reason));
+  KERASCPP_CHECK_DEVICE(ops, "cannot place a tensor on {}: {}", d.str(), detail::gpu_availability().reason);
   return *ops;
 }
 
@@ -150,11 +149,10 @@ std::uint64_t physical_memory_bytes() {
 
 Tensor::Tensor(Shape shape, DType dtype, Device device) : shape_(std::move(shape)), dtype_(dtype) {
   for (auto d : shape_)
-    if (d < 0)
-      throw ValueError(
-          fmt::format("Tensor: shape {} of {} has a negative dimension; every dimension must be >= 0 "
-                      "(-1 means unknown only in Input/Reshape shapes, not in a tensor)",
-                      shape_str(shape_), dtype_name(dtype_)));
+    KERASCPP_CHECK_VALUE(d >= 0,
+                         "Tensor: shape {} of {} has a negative dimension; every dimension must be >= 0 "
+                         "(-1 means unknown only in Input/Reshape shapes, not in a tensor)",
+                         shape_str(shape_), dtype_name(dtype_));
   // Checked products: a shape like (1e10, 1e10) must be refused, not wrap around to a small size.
   std::int64_t count = 1;
   std::uint64_t bytes = 0;
@@ -197,9 +195,9 @@ Tensor Tensor::full(Shape shape, float value) {
 namespace {
 template <class T>
 Tensor from_values(Shape shape, const std::vector<T>& values) {
-  if (shape_numel(shape) != static_cast<std::int64_t>(values.size()))
-    throw ShapeError(fmt::format("Tensor::from_vector: shape {} holds {} values but {} were given", shape_str(shape),
-                                 shape_numel(shape), values.size()));
+  KERASCPP_CHECK_SHAPE(shape_numel(shape) == static_cast<std::int64_t>(values.size()),
+                       "Tensor::from_vector: shape {} holds {} values but {} were given", shape_str(shape),
+                       shape_numel(shape), values.size());
   Tensor t(std::move(shape), dtype_of<T>::value, Device{});
   if (!values.empty()) std::memcpy(t.raw(), values.data(), values.size() * sizeof(T));
   return t;
@@ -224,8 +222,7 @@ std::int64_t Tensor::dim(int axis) const {
   require_defined("dim");
   int r = rank();
   int a = axis < 0 ? axis + r : axis;
-  if (a < 0 || a >= r)
-    throw ValueError(fmt::format("Tensor::dim: axis {} out of range for shape {}", axis, shape_str(shape_)));
+  KERASCPP_CHECK_VALUE(a >= 0 && a < r, "Tensor::dim: axis {} out of range for shape {}", axis, shape_str(shape_));
   return shape_[a];
 }
 
@@ -263,24 +260,21 @@ Tensor Tensor::reshape(Shape shape) const {
   int infer = -1;
   std::int64_t known = 1;
   for (std::size_t i = 0; i < shape.size(); ++i) {
-    if (shape[i] < -1)
-      throw ValueError(
-          fmt::format("Tensor::reshape: target shape {} has a negative dimension; use sizes >= 0 "
-                      "and at most one -1 (inferred)",
-                      shape_str(shape)));
+    KERASCPP_CHECK_VALUE(shape[i] >= -1,
+                         "Tensor::reshape: target shape {} has a negative dimension; use sizes >= 0 "
+                         "and at most one -1 (inferred)",
+                         shape_str(shape));
     if (shape[i] == -1) {
-      if (infer >= 0) throw ValueError("Tensor::reshape: only one dimension may be -1");
+      KERASCPP_CHECK_VALUE(infer < 0, "Tensor::reshape: only one dimension may be -1");
       infer = static_cast<int>(i);
     } else {
-      if (__builtin_mul_overflow(known, shape[i], &known))
-        throw ValueError(
-            fmt::format("Tensor::reshape: target shape {} has more elements than int64 can count", shape_str(shape)));
+      KERASCPP_CHECK_VALUE(!__builtin_mul_overflow(known, shape[i], &known),
+                           "Tensor::reshape: target shape {} has more elements than int64 can count", shape_str(shape));
     }
   }
   if (infer >= 0 && known > 0) shape[infer] = numel() / known;
-  if (shape_numel(shape) != numel())
-    throw ShapeError(fmt::format("Tensor::reshape: cannot reshape {} ({} values) to {}", shape_str(shape_), numel(),
-                                 shape_str(shape)));
+  KERASCPP_CHECK_SHAPE(shape_numel(shape) == numel(), "Tensor::reshape: cannot reshape {} ({} values) to {}",
+                       shape_str(shape_), numel(), shape_str(shape));
   Tensor t = *this;
   t.shape_ = std::move(shape);
   return t;
@@ -288,9 +282,8 @@ Tensor Tensor::reshape(Shape shape) const {
 
 Tensor Tensor::slice(std::int64_t begin, std::int64_t end) const {
   require_defined("slice");
-  if (rank() == 0 || begin < 0 || end < begin || end > shape_[0])
-    throw ValueError(
-        fmt::format("Tensor::slice: rows [{}, {}) out of range for shape {}", begin, end, shape_str(shape_)));
+  KERASCPP_CHECK_VALUE(!(rank() == 0 || begin < 0 || end < begin || end > shape_[0]),
+                       "Tensor::slice: rows [{}, {}) out of range for shape {}", begin, end, shape_str(shape_));
   Tensor t = *this;
   std::int64_t row = shape_[0] == 0 ? 0 : numel() / shape_[0];
   t.offset_ += static_cast<std::size_t>(begin * row) * dtype_size(dtype_);
@@ -315,9 +308,9 @@ Tensor Tensor::to(Device target) const {
 void Tensor::copy_from(const Tensor& src) {
   require_defined("copy_from");
   src.require_defined("copy_from (source)");
-  if (src.shape_ != shape_ || src.dtype_ != dtype_)
-    throw ShapeError(fmt::format("Tensor::copy_from: destination {} {} but source {} {}", shape_str(shape_),
-                                 dtype_name(dtype_), shape_str(src.shape_), dtype_name(src.dtype_)));
+  KERASCPP_CHECK_SHAPE(src.shape_ == shape_ && src.dtype_ == dtype_,
+                       "Tensor::copy_from: destination {} {} but source {} {}", shape_str(shape_), dtype_name(dtype_),
+                       shape_str(src.shape_), dtype_name(src.dtype_));
   copy_bytes(raw(), device(), src.raw(), src.device(), nbytes());
 }
 

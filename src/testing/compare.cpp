@@ -136,8 +136,8 @@ void append_values(std::string& out, const std::vector<double>& v, const Shape& 
 std::ostream& operator<<(std::ostream& out, const Comparison& comparison) { return out << comparison.message(); }
 
 Comparison allclose(const Tensor& actual, const Tensor& expected, double rtol, double atol, bool equal_nan) {
-  KERASCPP_CHECK(rtol >= 0 && atol >= 0 && std::isfinite(rtol) && std::isfinite(atol), ValueError,
-                 "allclose: rtol ({}) and atol ({}) must be finite and >= 0", rtol, atol);
+  KERASCPP_CHECK_VALUE(rtol >= 0 && atol >= 0 && std::isfinite(rtol) && std::isfinite(atol),
+                       "allclose: rtol ({}) and atol ({}) must be finite and >= 0", rtol, atol);
   return compare("allclose", actual, expected, Tolerance{rtol, atol, equal_nan},
                  fmt::format("rtol {:g}, atol {:g}{}", rtol, atol, equal_nan ? ", equal_nan" : ""));
 }

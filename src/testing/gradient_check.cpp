@@ -22,11 +22,11 @@ std::vector<Tensor> clone_all(const std::vector<Tensor>& ts) {
 }
 
 void require_host_float(const Tensor& t, const std::string& what) {
-  KERASCPP_CHECK(t.defined(), ValueError, "gradient check: {} is an undefined tensor", what);
-  KERASCPP_CHECK(t.on_host(), DeviceError, "gradient check: {} is on {}; the checker runs on the CPU, pass .to(cpu)",
-                 what, t.device().str());
-  KERASCPP_CHECK(t.dtype() == DType::float32, ValueError, "gradient check: {} is {}, not float32", what,
-                 dtype_name(t.dtype()));
+  KERASCPP_CHECK_VALUE(t.defined(), "gradient check: {} is an undefined tensor", what);
+  KERASCPP_CHECK_DEVICE(t.on_host(), "gradient check: {} is on {}; the checker runs on the CPU, pass .to(cpu)", what,
+                        t.device().str());
+  KERASCPP_CHECK_VALUE(t.dtype() == DType::float32, "gradient check: {} is {}, not float32", what,
+                       dtype_name(t.dtype()));
 }
 
 // A layer the user made but never called has no variables yet: build it the way the
@@ -35,9 +35,8 @@ void build_if_needed(const LayerRef& layer, const std::vector<Tensor>& inputs) {
   if (layer->built()) return;
   std::vector<KerasTensor> symbolic;
   for (auto& x : inputs) {
-    KERASCPP_CHECK(x.rank() >= 1, ShapeError,
-                   "gradient check of layer '{}': inputs need a leading batch axis, got shape {}", layer->name(),
-                   shape_str(x.shape()));
+    KERASCPP_CHECK_SHAPE(x.rank() >= 1, "gradient check of layer '{}': inputs need a leading batch axis, got shape {}",
+                         layer->name(), shape_str(x.shape()));
     symbolic.push_back(Input(Shape(x.shape().begin() + 1, x.shape().end())));
   }
   if (symbolic.size() == 1) (void)layer(symbolic[0]);
@@ -73,13 +72,13 @@ Tensor uniform_tensor(const Shape& shape, std::uint32_t seed, float low, float h
 }
 
 double weighted_sum(const std::vector<Tensor>& outputs, const std::vector<Tensor>& weights) {
-  KERASCPP_CHECK(outputs.size() == weights.size(), ValueError, "weighted_sum: {} outputs but {} weights",
-                 outputs.size(), weights.size());
+  KERASCPP_CHECK_VALUE(outputs.size() == weights.size(), "weighted_sum: {} outputs but {} weights", outputs.size(),
+                       weights.size());
   double l = 0.0;
   for (std::size_t k = 0; k < outputs.size(); ++k) {
-    KERASCPP_CHECK(outputs[k].shape() == weights[k].shape(), ShapeError,
-                   "weighted_sum: output {} has shape {} but its weights {}", k, shape_str(outputs[k].shape()),
-                   shape_str(weights[k].shape()));
+    KERASCPP_CHECK_SHAPE(outputs[k].shape() == weights[k].shape(),
+                         "weighted_sum: output {} has shape {} but its weights {}", k, shape_str(outputs[k].shape()),
+                         shape_str(weights[k].shape()));
     const float* o = outputs[k].data<float>();
     const float* r = weights[k].data<float>();
     for (std::int64_t i = 0; i < outputs[k].numel(); ++i) l += static_cast<double>(o[i]) * static_cast<double>(r[i]);
@@ -140,7 +139,7 @@ void compare_gradient(GradientCheckResult& res, const std::string& label, Tensor
 
 LayerGradients layer_gradients(ReplicaContext& ctx, const LayerRef& layer, const std::vector<Tensor>& inputs,
                                std::uint32_t seed) {
-  KERASCPP_CHECK(ctx.backend != nullptr, ValueError, "gradient check: the ReplicaContext has no backend");
+  KERASCPP_CHECK_VALUE(ctx.backend != nullptr, "gradient check: the ReplicaContext has no backend");
   const int replica = ctx.replica_id;
   LayerGradients g;
   LayerState st;
@@ -168,9 +167,10 @@ LayerGradients layer_gradients(ReplicaContext& ctx, const LayerRef& layer, const
 
 GradientCheckResult check_layer_gradients(ReplicaContext& ctx, const LayerRef& layer, const std::vector<Tensor>& inputs,
                                           const GradientCheckOptions& o) {
-  KERASCPP_CHECK(layer.get() != nullptr, ValueError, "gradient check: the LayerRef is empty");
-  KERASCPP_CHECK(ctx.backend != nullptr && ctx.backend->device().kind == Device::Kind::cpu, DeviceError,
-                 "gradient check of layer '{}': the checker needs a CPU backend in the ReplicaContext", layer->name());
+  KERASCPP_CHECK_VALUE(layer.get() != nullptr, "gradient check: the LayerRef is empty");
+  KERASCPP_CHECK_DEVICE(ctx.backend != nullptr && ctx.backend->device().kind == Device::Kind::cpu,
+                        "gradient check of layer '{}': the checker needs a CPU backend in the ReplicaContext",
+                        layer->name());
   for (std::size_t i = 0; i < inputs.size(); ++i)
     require_host_float(inputs[i], fmt::format("input {} of layer '{}'", i, layer->name()));
   build_if_needed(layer, inputs);
@@ -221,8 +221,8 @@ GradientCheckResult check_layer_gradients(const LayerRef& layer, const std::vect
 GradientCheckResult check_loss_gradients(const losses::Loss& loss, const Tensor& pred, const Tensor& target,
                                          const GradientCheckOptions& o) {
   require_host_float(pred, "the predictions");
-  KERASCPP_CHECK(pred.rank() >= 1, ShapeError, "gradient check of loss '{}': pred needs a batch axis, got shape {}",
-                 loss.name(), shape_str(pred.shape()));
+  KERASCPP_CHECK_SHAPE(pred.rank() >= 1, "gradient check of loss '{}': pred needs a batch axis, got shape {}",
+                       loss.name(), shape_str(pred.shape()));
   std::unique_ptr<Backend> backend = make_cpu_backend(1);
   const std::int64_t n = pred.dim(0);
   GradientCheckResult res;

@@ -16,10 +16,10 @@ class Flattener {
   void add(std::initializer_list<Inner> list, std::size_t depth) {
     const auto n = static_cast<std::int64_t>(list.size());
     if (shape_[depth] == kUnseen) shape_[depth] = n;  // the first list seen at this depth sets its size
-    KERASCPP_CHECK(shape_[depth] == n, ShapeError,
-                   "tensor literal: a list at depth {} has {} elements but the first one there has {}; every row "
-                   "of a tensor needs the same length",
-                   depth, n, shape_[depth]);
+    KERASCPP_CHECK_SHAPE(shape_[depth] == n,
+                         "tensor literal: a list at depth {} has {} elements but the first one there has {}; every row "
+                         "of a tensor needs the same length",
+                         depth, n, shape_[depth]);
     for (const auto& item : list) add(item, depth + 1);
   }
 
@@ -45,11 +45,10 @@ Tensor flatten(List list, std::size_t rank) {
 
 template <class T>
 Tensor from_shape(const char* what, const Shape& shape, const std::vector<T>& values) {
-  for (auto d : shape)
-    KERASCPP_CHECK(d >= 0, ShapeError, "{}: shape {} has a negative dimension", what, shape_str(shape));
-  KERASCPP_CHECK(shape_numel(shape) == static_cast<std::int64_t>(values.size()), ShapeError,
-                 "{}: shape {} holds {} values but {} were given", what, shape_str(shape), shape_numel(shape),
-                 values.size());
+  for (auto d : shape) KERASCPP_CHECK_SHAPE(d >= 0, "{}: shape {} has a negative dimension", what, shape_str(shape));
+  KERASCPP_CHECK_SHAPE(shape_numel(shape) == static_cast<std::int64_t>(values.size()),
+                       "{}: shape {} holds {} values but {} were given", what, shape_str(shape), shape_numel(shape),
+                       values.size());
   return Tensor::from_vector(shape, values);
 }
 

@@ -13,8 +13,9 @@ constexpr const char* kThreadsVariable = "KERASCPP_MAX_THREADS";  // read by eve
 }  // namespace
 
 ScopedSession::ScopedSession(SessionOptions options) : options_(options) {
-  KERASCPP_CHECK(options.threads >= 0, ValueError,
-                 "ScopedSession: threads must be >= 0 (0 leaves the thread budget as it is), got {}", options.threads);
+  KERASCPP_CHECK_VALUE(options.threads >= 0,
+                       "ScopedSession: threads must be >= 0 (0 leaves the thread budget as it is), got {}",
+                       options.threads);
   // The global stream has no getter for its state, so the scope draws the seed it will restore on
   // exit: the code after the scope sees a stream that depends only on the one before it.
   // TODO(issue 13): restore the exact state once kerascpp exposes the stream's state.

@@ -42,8 +42,8 @@ ToyData shuffled(Rows rows, Rng& rng) {
 }
 
 void check_sizes(const char* what, std::int64_t n_samples, int n_features) {
-  KERASCPP_CHECK(n_samples > 0, ValueError, "{}: n_samples must be > 0, got {}", what, n_samples);
-  KERASCPP_CHECK(n_features > 0, ValueError, "{}: n_features must be > 0, got {}", what, n_features);
+  KERASCPP_CHECK_VALUE(n_samples > 0, "{}: n_samples must be > 0, got {}", what, n_samples);
+  KERASCPP_CHECK_VALUE(n_features > 0, "{}: n_features must be > 0, got {}", what, n_features);
 }
 
 }  // namespace
@@ -52,9 +52,9 @@ Dataset ToyData::dataset() const { return Dataset::from_tensor_slices(x, y); }
 
 ToyData make_blobs(std::int64_t n_samples, int centers, int n_features, std::uint64_t seed, double cluster_std) {
   check_sizes("make_blobs", n_samples, n_features);
-  KERASCPP_CHECK(centers > 0, ValueError, "make_blobs: centers must be > 0, got {}", centers);
-  KERASCPP_CHECK(cluster_std >= 0 && std::isfinite(cluster_std), ValueError,
-                 "make_blobs: cluster_std must be finite and >= 0, got {}", cluster_std);
+  KERASCPP_CHECK_VALUE(centers > 0, "make_blobs: centers must be > 0, got {}", centers);
+  KERASCPP_CHECK_VALUE(cluster_std >= 0 && std::isfinite(cluster_std),
+                       "make_blobs: cluster_std must be finite and >= 0, got {}", cluster_std);
   Rng rng(seed);
   const auto f = static_cast<std::size_t>(n_features);
   std::vector<double> center(static_cast<std::size_t>(centers) * f);
@@ -75,20 +75,20 @@ ToyData make_classification(std::int64_t n_samples, int n_features, int n_classe
   const char* what = "make_classification";
   check_sizes(what, n_samples, n_features);
   const int informative = options.n_informative;
-  KERASCPP_CHECK(n_classes >= 2, ValueError, "{}: n_classes must be >= 2, got {}", what, n_classes);
-  KERASCPP_CHECK(informative >= 1 && informative <= n_features, ValueError,
-                 "{}: n_informative must be in [1, n_features = {}], got {}", what, n_features, informative);
-  KERASCPP_CHECK(options.n_clusters_per_class >= 1, ValueError, "{}: n_clusters_per_class must be >= 1, got {}", what,
-                 options.n_clusters_per_class);
+  KERASCPP_CHECK_VALUE(n_classes >= 2, "{}: n_classes must be >= 2, got {}", what, n_classes);
+  KERASCPP_CHECK_VALUE(informative >= 1 && informative <= n_features,
+                       "{}: n_informative must be in [1, n_features = {}], got {}", what, n_features, informative);
+  KERASCPP_CHECK_VALUE(options.n_clusters_per_class >= 1, "{}: n_clusters_per_class must be >= 1, got {}", what,
+                       options.n_clusters_per_class);
   const std::int64_t clusters = static_cast<std::int64_t>(n_classes) * options.n_clusters_per_class;
-  KERASCPP_CHECK(informative >= 62 || clusters <= (std::int64_t{1} << informative), ValueError,
-                 "{}: n_classes * n_clusters_per_class ({}) must be <= 2^n_informative ({}): raise n_informative "
-                 "or lower n_clusters_per_class",
-                 what, clusters, std::int64_t{1} << std::min(informative, 62));
-  KERASCPP_CHECK(options.class_sep >= 0 && std::isfinite(options.class_sep), ValueError,
-                 "{}: class_sep must be finite and >= 0, got {}", what, options.class_sep);
-  KERASCPP_CHECK(options.flip_y >= 0 && options.flip_y <= 1, ValueError, "{}: flip_y must be in [0, 1], got {}", what,
-                 options.flip_y);
+  KERASCPP_CHECK_VALUE(informative >= 62 || clusters <= (std::int64_t{1} << informative),
+                       "{}: n_classes * n_clusters_per_class ({}) must be <= 2^n_informative ({}): raise n_informative "
+                       "or lower n_clusters_per_class",
+                       what, clusters, std::int64_t{1} << std::min(informative, 62));
+  KERASCPP_CHECK_VALUE(options.class_sep >= 0 && std::isfinite(options.class_sep),
+                       "{}: class_sep must be finite and >= 0, got {}", what, options.class_sep);
+  KERASCPP_CHECK_VALUE(options.flip_y >= 0 && options.flip_y <= 1, "{}: flip_y must be in [0, 1], got {}", what,
+                       options.flip_y);
 
   Rng rng(seed);
   const auto inf = static_cast<std::size_t>(informative);

@@ -1320,6 +1320,25 @@ TEST_CASE("gpu backend: mask_and and attention_mask equal the CPU's") {
   }
 }
 
+TEST_CASE("gpu backend: mask_not_equal equals the CPU's; random_normal draws what the CPU draws") {
+  auto be = make_backends();
+  // Rows of 4: every third row all equal to the mask value, one row with a NaN (not equal).
+  K::Tensor x = random_tensor({3, 7, 4}, 1300);
+  for (std::int64_t r = 0; r < 21; r += 3)
+    for (std::int64_t k = 0; k < 4; ++k) x.data<float>()[r * 4 + k] = 0.5f;
+  x.data<float>()[5 * 4 + 2] = std::numeric_limits<float>::quiet_NaN();
+  K::Tensor mc, mg;
+  be.cpu->mask_not_equal(x, 0.5f, mc);
+  be.gpu->mask_not_equal(on_gpu(x), 0.5f, mg);
+  CHECK(bit_equal(mg, mc));
+  for (const K::Shape& s : {K::Shape{5}, K::Shape{1000, 17}, K::Shape{262147}}) {
+    K::Tensor yc(s), yg(s, K::DType::float32, gpu());
+    be.cpu->random_normal(42, 1.f, 0.5f, yc);
+    be.gpu->random_normal(42, 1.f, 0.5f, yg);
+    check_close(yg, yc, "random_normal " + shape_label(s));  // the same draws; logf/cosf may differ in ulps
+  }
+}
+
 // UpSampling2D(bilinear) is built from Backend ops (layers/linear_upsampling.cpp): the layer's
 // forward and backward on the GPU backend against the CPU backend, factors 1-4 and one-pixel axes.
 TEST_CASE("gpu backend: UpSampling2D bilinear forward and backward equal the CPU's") {

@@ -8,9 +8,10 @@
 
 namespace kerascpp::callbacks {
 
+/// Keras' CSVLogger: one row per epoch (epoch, then the log keys alphabetically), rewritten atomically.
 class CSVLogger : public Callback {
  public:
-  // Throws ValueError for an empty filename or a line-breaking separator, IOError when filename is a directory.
+  /// Throws ValueError for an empty filename or a line-breaking separator, IOError when filename is a directory.
   explicit CSVLogger(std::string filename, char separator = ',', bool append = false);
   void on_train_begin(const Logs& logs) override;
   void on_epoch_end(int epoch, const Logs& logs) override;

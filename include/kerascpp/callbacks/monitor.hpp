@@ -9,8 +9,10 @@
 
 namespace kerascpp::callbacks {
 
+/// Whether a logged value improved: the rule EarlyStopping, ReduceLROnPlateau and ModelCheckpoint share.
 class Monitor {
  public:
+  /// Watches log key `name`; mode "auto", "min" or "max"; improvements must exceed |min_delta|.
   Monitor(std::string name, const std::string& mode, double min_delta) : name_(std::move(name)) {
     if (name_.empty()) throw ValueError("monitor is empty; name a logged value such as \"val_loss\" or \"accuracy\"");
     // NaN would make every comparison false (never an improvement); Inf, never one either.
@@ -23,11 +25,15 @@ class Monitor {
     else throw ValueError("mode must be \"auto\", \"min\" or \"max\", got \"" + mode + "\"");
     min_delta_ = std::fabs(min_delta) * (maximize_ ? 1 : -1);
   }
+  /// The log key watched.
   const std::string& name() const { return name_; }
+  /// Whether larger is better.
   bool maximize() const { return maximize_; }
+  /// The value every real value improves on (-inf or +inf).
   double worst() const {
     return maximize_ ? -std::numeric_limits<double>::infinity() : std::numeric_limits<double>::infinity();
   }
+  /// Whether `current` beats `reference` by more than min_delta.
   bool improved(double current, double reference) const {
     return maximize_ ? current - min_delta_ > reference : current - min_delta_ < reference;
   }

@@ -14,14 +14,19 @@ class EventFileWriter;
 
 namespace kerascpp::callbacks {
 
+/// TensorBoard's settings, with Keras' names and defaults.
 struct TensorBoardOptions {
+  /// Write scalars at each epoch's end, or every N batches as well (batch_* tags).
   Frequency update_freq = "epoch";
-  int histogram_freq = 0;  // epochs between weight histograms; 0 = none
+  int histogram_freq = 0;  ///< epochs between weight histograms; 0 = none
+  /// Write the model's Keras config (TensorBoard's graph tab).
   bool write_graph = true;
 };
 
+/// Keras' TensorBoard: native event files with Keras' tags; only the chief worker writes.
 class TensorBoard : public Callback {
  public:
+  /// Writes under log_dir/train and log_dir/validation.
   explicit TensorBoard(std::string log_dir = "logs", TensorBoardOptions options = {});
   void on_train_begin(const Logs& logs) override;
   void on_train_batch_end(std::int64_t batch, const Logs& logs) override;

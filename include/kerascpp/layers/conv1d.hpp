@@ -49,5 +49,9 @@ class Conv1DLayer : public Layer {
 };
 
 LayerRef Conv1D(std::int64_t filters, std::int64_t kernel_size, Conv1DOptions options = {});
+/// Keras' alias of Conv1D (a .keras file names Conv1D).
+inline LayerRef Convolution1D(std::int64_t filters, std::int64_t kernel_size, Conv1DOptions options = {}) {
+  return Conv1D(filters, kernel_size, std::move(options));
+}
 
 }  // namespace kerascpp::layers

@@ -52,5 +52,9 @@ class Conv2DLayer : public Layer {
 
 // kernel_size: 3 (3x3) or {height, width}.
 LayerRef Conv2D(std::int64_t filters, Size2D kernel_size, Conv2DOptions options = {});
+/// Keras' alias of Conv2D (a .keras file names Conv2D).
+inline LayerRef Convolution2D(std::int64_t filters, Size2D kernel_size, Conv2DOptions options = {}) {
+  return Conv2D(filters, kernel_size, std::move(options));
+}
 
 }  // namespace kerascpp::layers

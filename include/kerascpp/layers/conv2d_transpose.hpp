@@ -51,5 +51,9 @@ class Conv2DTransposeLayer : public Layer {
 
 // kernel_size: 3 (3x3) or {height, width}.
 LayerRef Conv2DTranspose(std::int64_t filters, Size2D kernel_size, Conv2DTransposeOptions options = {});
+/// Keras' alias of Conv2DTranspose (a .keras file names Conv2DTranspose).
+inline LayerRef Convolution2DTranspose(std::int64_t filters, Size2D kernel_size, Conv2DTransposeOptions options = {}) {
+  return Conv2DTranspose(filters, kernel_size, std::move(options));
+}
 
 }  // namespace kerascpp::layers

@@ -1,4 +1,4 @@
-// Elementwise merges of same-shaped inputs (Add, Subtract, Multiply, Average) and Concatenate
+// Elementwise merges of same-shaped inputs (Add, Subtract, Multiply, Average, Maximum, Minimum) and Concatenate
 // (along an axis) for branching graphs, with Keras' names.
 #pragma once
 #include "kerascpp/layer.hpp"
@@ -13,8 +13,9 @@ struct ConcatenateOptions {
   std::string name{};
 };
 
-// Add, Subtract (exactly two inputs: a - b), Multiply (the product) and Average (the mean).
-enum class MergeOp { add, subtract, multiply, average };
+// Add, Subtract (exactly two inputs: a - b), Multiply (the product), Average (the mean), Maximum
+// and Minimum (elementwise).
+enum class MergeOp { add, subtract, multiply, average, maximum, minimum };
 
 class ElementwiseMergeLayer : public Layer {
  public:
@@ -56,6 +57,10 @@ LayerRef Add(AddOptions options = {});
 LayerRef Subtract(AddOptions options = {});
 LayerRef Multiply(AddOptions options = {});
 LayerRef Average(AddOptions options = {});
+/// Maximum()({a, b, ...}): the elementwise maximum of two or more same-shaped inputs (Keras' Maximum).
+LayerRef Maximum(AddOptions options = {});
+/// Minimum()({a, b, ...}): the elementwise minimum of two or more same-shaped inputs (Keras' Minimum).
+LayerRef Minimum(AddOptions options = {});
 LayerRef Concatenate(int axis = -1, ConcatenateOptions options = {});
 
 }  // namespace kerascpp::layers

@@ -23,6 +23,16 @@ struct Size2D {
   bool operator!=(const Size2D& o) const { return !(*this == o); }
 };
 
+/// A (depth, height, width) size of the 3-D layers: 2 (2x2x2) or {1, 2, 2}, as Keras takes them.
+struct Size3D {
+  std::int64_t depth = 0;
+  std::int64_t height = 0;
+  std::int64_t width = 0;
+  Size3D(std::int64_t all) : depth(all), height(all), width(all) {}  // NOLINT(google-explicit-constructor)
+  Size3D(std::int64_t d, std::int64_t h, std::int64_t w) : depth(d), height(h), width(w) {}
+  bool positive() const { return depth > 0 && height > 0 && width > 0; }
+};
+
 // A Size2D that may be left unset, as Keras' `strides=None` (pooling strides then equal the pool
 // size). Takes `2` and `{2, 1}` like Size2D; std::optional<Size2D> would not take `{2, 1}`.
 class OptionalSize2D {
@@ -36,6 +46,21 @@ class OptionalSize2D {
 
  private:
   std::optional<Size2D> value_;
+};
+
+/// A Size3D that may be left unset, as Keras' `strides=None` (the 3-D poolings' strides then
+/// equal the pool size). Takes `2` and `{2, 1, 1}` like Size3D.
+class OptionalSize3D {
+ public:
+  OptionalSize3D() = default;
+  OptionalSize3D(std::int64_t all) : value_(Size3D(all)) {}  // NOLINT(google-explicit-constructor)
+  OptionalSize3D(std::int64_t d, std::int64_t h, std::int64_t w) : value_(Size3D(d, h, w)) {}
+  OptionalSize3D(Size3D size) : value_(size) {}  // NOLINT(google-explicit-constructor)
+  bool has_value() const { return value_.has_value(); }
+  Size3D value_or(Size3D fallback) const { return value_.value_or(fallback); }
+
+ private:
+  std::optional<Size3D> value_;
 };
 
 // Keras' padding modes: "valid" (no padding, the window stays inside the input) and "same"

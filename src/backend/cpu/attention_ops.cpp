@@ -144,6 +144,23 @@ void CpuBackend::mask_and(const Tensor& a, const Tensor& b, Tensor& out) {
   for (std::int64_t i = 0; i < a.numel(); ++i) po[i] = (pa[i] != 0 && pb[i] != 0) ? 1 : 0;
 }
 
+void CpuBackend::mask_not_equal(const Tensor& x, float value, Tensor& mask) {
+  enter();
+  const char* op = "mask_not_equal";
+  require_float(x, op, "x");
+  const std::int64_t K = op_shapes::prepare_mask_not_equal(x, mask, Device{}, op);
+  const float* px = x.data<float>();
+  auto* pm = static_cast<std::uint8_t*>(mask.raw());
+  parallel_for(mask.numel(), 256, [&](std::int64_t r0, std::int64_t r1) {
+    for (std::int64_t r = r0; r < r1; ++r) {
+      const float* row = px + r * K;
+      bool any = false;
+      for (std::int64_t k = 0; k < K && !any; ++k) any = !(row[k] == value);  // NaN: not equal
+      pm[r] = any ? 1 : 0;
+    }
+  });
+}
+
 void CpuBackend::attention_mask(const Tensor& query_mask, const Tensor& value_mask, const Tensor& explicit_mask,
                                 bool causal, Tensor& out) {
   enter();

@@ -46,6 +46,7 @@ class CpuBackend final : public Backend {
   void transpose(const Tensor& x, const std::vector<int>& perm, Tensor& y) override;
   void masked_fill(Tensor& x, const Tensor& mask, float value) override;
   void mask_and(const Tensor& a, const Tensor& b, Tensor& out) override;
+  void mask_not_equal(const Tensor& x, float value, Tensor& mask) override;
   void upsample_linear(const Tensor& x, int axis, std::int64_t times, Tensor& y) override;
   void upsample_linear_backward(const Tensor& dy, int axis, std::int64_t times, Tensor& dx) override;
   void attention_mask(const Tensor& query_mask, const Tensor& value_mask, const Tensor& explicit_mask, bool causal,
@@ -83,6 +84,7 @@ class CpuBackend final : public Backend {
   void concat(const std::vector<Tensor>& xs, int axis, Tensor& y) override;
   void split(const Tensor& y, int axis, std::vector<Tensor>& xs) override;
   void dropout_forward(const Tensor& x, float rate, std::uint64_t seed, Tensor& y, Tensor& mask) override;
+  void random_normal(std::uint64_t seed, float mean, float stddev, Tensor& y) override;
   void multiply(const Tensor& a, const Tensor& b, Tensor& y) override;
   void scale_rows(Tensor& x, const Tensor& w) override;
   void l2_normalize_rows(const Tensor& x, Tensor& y, Tensor& inv) override;

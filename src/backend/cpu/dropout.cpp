@@ -5,6 +5,7 @@
 #include "backend/cpu/checks.hpp"
 #include "backend/cpu/cpu_backend.hpp"
 #include "backend/cpu/parallel.hpp"
+#include "backend/normal_draws.hpp"
 #include "simd_clones.hpp"
 
 namespace kerascpp::cpu {
@@ -53,6 +54,18 @@ void CpuBackend::dropout_forward(const Tensor& x, float rate, std::uint64_t seed
   float* pm = mask.data<float>();
   parallel_for(x.numel(), kElementGrain,
                [&](std::int64_t b, std::int64_t e) { dropout_block(px, b, e, base, threshold, keep_scale, py, pm); });
+}
+
+void CpuBackend::random_normal(std::uint64_t seed, float mean, float stddev, Tensor& y) {
+  enter();
+  const char* op = "random_normal";
+  if (!y.defined()) throw ValueError(fmt::format("{}: y must be allocated with the shape of the draws", op));
+  require_float(y, op, "y");
+  const std::uint64_t base = op_shapes::normal_base(seed);
+  float* py = y.data<float>();
+  parallel_for(y.numel(), kElementGrain, [&](std::int64_t b, std::int64_t e) {
+    for (std::int64_t i = b; i < e; ++i) py[i] = mean + stddev * op_shapes::normal_draw(base, i);
+  });
 }
 
 }  // namespace kerascpp::cpu

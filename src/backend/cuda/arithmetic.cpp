@@ -290,4 +290,13 @@ void CudaBackend::dropout_forward(const Tensor& x, float rate, std::uint64_t see
   KCPP_CUDA_CHECK(cudaGetLastError());
 }
 
+void CudaBackend::random_normal(std::uint64_t seed, float mean, float stddev, Tensor& y) {
+  DeviceGuard guard(device_);
+  const char* op = "random_normal";
+  if (!y.defined()) throw ValueError(fmt::format("{}: y must be allocated with the shape of the draws", op));
+  require_float_on(y, device(), op, "y");
+  kern::random_normal(y.data<float>(), y.numel(), seed, mean, stddev, stream_);
+  KCPP_CUDA_CHECK(cudaGetLastError());
+}
+
 }  // namespace kerascpp::cuda

@@ -100,6 +100,15 @@ void CudaBackend::mask_and(const Tensor& a, const Tensor& b, Tensor& out) {
   KCPP_CUDA_CHECK(cudaGetLastError());
 }
 
+void CudaBackend::mask_not_equal(const Tensor& x, float value, Tensor& mask) {
+  DeviceGuard guard(device_);
+  const char* op = "mask_not_equal";
+  require_float_on(x, device(), op, "x");
+  const std::int64_t K = op_shapes::prepare_mask_not_equal(x, mask, device(), op);
+  kern::mask_not_equal(x.data<float>(), value, static_cast<std::uint8_t*>(mask.raw()), mask.numel(), K, stream_);
+  KCPP_CUDA_CHECK(cudaGetLastError());
+}
+
 void CudaBackend::attention_mask(const Tensor& query_mask, const Tensor& value_mask, const Tensor& explicit_mask,
                                  bool causal, Tensor& out) {
   DeviceGuard guard(device_);

@@ -18,10 +18,11 @@ void MultiWorkerCollective::pack_local_sum(const TensorLists& lists, std::vector
   for (std::size_t q = 1; q < lists.size(); ++q) {
     bool same = lists[q]->size() == first.size();
     for (std::size_t t = 0; same && t < first.size(); ++t) same = (*lists[q])[t].numel() == first[t].numel();
-    KERASCPP_CHECK(same, ShapeError,
-                   "all-reduce: replica 0 and replica {} passed different tensor lists; every replica must reduce "
-                   "the same variables in the same order",
-                   q);
+    KERASCPP_CHECK_SHAPE(
+        same,
+        "all-reduce: replica 0 and replica {} passed different tensor lists; every replica must reduce "
+        "the same variables in the same order",
+        q);
   }
   for (const auto& t : first) total += t.numel();
   out.assign(static_cast<std::size_t>(total), 0.f);

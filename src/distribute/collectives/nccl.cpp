@@ -23,6 +23,7 @@
 #include "backend/cuda/cuda_check.hpp"
 #include "backend/cuda/device_runtime.hpp"
 #include "backend/cuda/gpu_seam.hpp"
+#include "check.hpp"
 #include "distribute/abortable_barrier.hpp"
 
 namespace kerascpp::cuda {
@@ -32,10 +33,9 @@ using distribute::CrossDeviceOpsKind;
 
 void check_tensors(const std::vector<Tensor>& tensors, const CudaBackend& backend, const char* op) {
   for (const Tensor& t : tensors) {
-    if (!t.defined() || t.dtype() != DType::float32 || t.device() != backend.device())
-      throw DeviceError(fmt::format("{}: every tensor must be a float32 tensor on {} (got {} on {})", op,
-                                    backend.device().str(), t.defined() ? dtype_name(t.dtype()) : "undefined",
-                                    t.defined() ? t.device().str() : "-"));
+    KERASCPP_CHECK_DEVICE(t.defined() && t.dtype() == DType::float32 && t.device() == backend.device(),
+                          "{}: every tensor must be a float32 tensor on {} (got {} on {})", op, backend.device().str(),
+                          t.defined() ? dtype_name(t.dtype()) : "undefined", t.defined() ? t.device().str() : "-");
   }
 }
 
@@ -180,10 +180,9 @@ class GpuCollectives final : public detail::DeviceCollectives {
     ncclComm_t comm;
     {
       std::lock_guard lock(comms_mu_);  // only reset() and the destructor replace the communicators
-      if (comms_.empty())
-        throw StateError(
-            "NCCL: the communicators spanning the workers were aborted after a failed step; the "
-            "multi-worker job cannot go on (rerun it to resume from the last backup)");
+      KERASCPP_CHECK_STATE(!comms_.empty(),
+                           "NCCL: the communicators spanning the workers were aborted after a failed step; the "
+                           "multi-worker job cannot go on (rerun it to resume from the last backup)");
       comm = comms_.at(static_cast<std::size_t>(replica));
     }
     // One group per call: NCCL fuses the bucket's tensors into as few kernels as it can.
@@ -223,11 +222,10 @@ class GpuCollectives final : public detail::DeviceCollectives {
     barrier_.arrive_and_wait();
     if (r == 0) {
       for (std::size_t q = 1; q < n; ++q)
-        if (published_[q]->size() != tensors.size())
-          throw ShapeError(
-              fmt::format("all-reduce: replica 0 and replica {} passed different tensor lists ({} vs {}); "
-                          "every replica must reduce the same variables in the same order",
-                          q, tensors.size(), published_[q]->size()));
+        KERASCPP_CHECK_SHAPE(published_[q]->size() == tensors.size(),
+                             "all-reduce: replica 0 and replica {} passed different tensor lists ({} vs {}); "
+                             "every replica must reduce the same variables in the same order",
+                             q, tensors.size(), published_[q]->size());
       if (ops_ == CrossDeviceOpsKind::hierarchical_copy) {
         for (std::size_t q = 0; q + 1 < n; q += 2) add_into(q, q + 1);  // within pairs
         for (std::size_t q = 2; q < n; q += 2) add_into(0, q);          // pair sums on gpu:0
@@ -270,13 +268,13 @@ namespace kerascpp::detail {
 
 std::unique_ptr<DeviceCollectives> cuda_make_gpu_collectives(const std::vector<Backend*>& replicas,
                                                              distribute::CrossDeviceOpsKind ops, const NcclSpan* span) {
-  if (span && ops != distribute::CrossDeviceOpsKind::nccl)
-    throw ValueError(
-        fmt::format("GPU replicas across workers need NcclAllReduce, got {}", distribute::cross_device_ops_name(ops)));
+  KERASCPP_CHECK_VALUE(!span || ops == distribute::CrossDeviceOpsKind::nccl,
+                       "GPU replicas across workers need NcclAllReduce, got {}",
+                       distribute::cross_device_ops_name(ops));
   std::vector<cuda::CudaBackend*> gpus;
   for (Backend* b : replicas) {
     auto* g = dynamic_cast<cuda::CudaBackend*>(b);
-    if (!g) throw DeviceError("GPU collectives need every replica on a GPU; got " + b->device().str());
+    KERASCPP_CHECK_DEVICE(g, "{}", "GPU collectives need every replica on a GPU; got " + b->device().str());
     gpus.push_back(g);
   }
   return std::make_unique<cuda::GpuCollectives>(std::move(gpus), ops,

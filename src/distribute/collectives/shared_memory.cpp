@@ -1,4 +1,5 @@
 #include "distribute/collectives/shared_memory.hpp"
+#include "check.hpp"
 
 #include <fmt/format.h>
 
@@ -21,11 +22,10 @@ void SharedMemoryCollective::check_same_tensors(const TensorLists& lists) {
     const auto& other = *lists[q];
     bool same = other.size() == first.size();
     for (std::size_t t = 0; same && t < first.size(); ++t) same = other[t].numel() == first[t].numel();
-    if (!same)
-      throw ShapeError(
-          fmt::format("all-reduce: replica 0 and replica {} passed different tensor lists ({} vs {} tensors "
-                      "or different sizes); every replica must reduce the same variables in the same order",
-                      q, first.size(), other.size()));
+    KERASCPP_CHECK_SHAPE(same,
+                         "all-reduce: replica 0 and replica {} passed different tensor lists ({} vs {} tensors "
+                         "or different sizes); every replica must reduce the same variables in the same order",
+                         q, first.size(), other.size());
   }
 }
 
@@ -142,21 +142,21 @@ std::vector<std::int64_t> SharedMemoryCollective::all_gather_counts(int replica,
 
 void SharedMemoryCollective::all_gather_rows(int replica, const Tensor& ids, const Tensor& rows, Tensor& all_ids,
                                              Tensor& all_rows) {
-  if (ids.dtype() != DType::int64 || ids.rank() != 1 || rows.dtype() != DType::float32 || rows.rank() != 2 ||
-      rows.dim(0) != ids.dim(0))
-    throw ShapeError(fmt::format(
-        "all_gather_rows: replica {} passed ids {} {} and rows {} {}; need int64 [n] and "
-        "float32 [n, D]",
-        replica, dtype_name(ids.dtype()), shape_str(ids.shape()), dtype_name(rows.dtype()), shape_str(rows.shape())));
+  KERASCPP_CHECK_SHAPE(!(ids.dtype() != DType::int64 || ids.rank() != 1 || rows.dtype() != DType::float32 ||
+                         rows.rank() != 2 || rows.dim(0) != ids.dim(0)),
+                       "all_gather_rows: replica {} passed ids {} {} and rows {} {}; need int64 [n] and "
+                       "float32 [n, D]",
+                       replica, dtype_name(ids.dtype()), shape_str(ids.shape()), dtype_name(rows.dtype()),
+                       shape_str(rows.shape()));
   row_parts_[static_cast<std::size_t>(replica)] = {&ids, &rows};
   barrier_.arrive_and_wait();
   const std::int64_t D = rows.dim(1);
   std::int64_t total = 0;
   for (std::size_t q = 0; q < row_parts_.size(); ++q) {
     const Tensor& other = *row_parts_[q].second;
-    if (other.dim(1) != D)
-      throw ShapeError(fmt::format("all_gather_rows: replica {} passed rows of width {}, replica {} of width {}",
-                                   replica, D, q, other.dim(1)));
+    KERASCPP_CHECK_SHAPE(other.dim(1) == D,
+                         "all_gather_rows: replica {} passed rows of width {}, replica {} of width {}", replica, D, q,
+                         other.dim(1));
     total += other.dim(0);
   }
   all_ids = Tensor({total}, DType::int64);

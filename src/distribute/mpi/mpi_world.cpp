@@ -95,12 +95,12 @@ std::shared_ptr<MpiWorld> MpiWorld::join(std::chrono::milliseconds timeout) {
   if (!initialized) {
     int provided = 0;
     int rc = MPI_Init_thread(nullptr, nullptr, MPI_THREAD_SERIALIZED, &provided);
-    KERASCPP_CHECK(rc == MPI_SUCCESS, DeviceError, "MultiWorkerMirroredStrategy: MPI_Init_thread failed: {}",
-                   mpi_error_string(rc));
-    KERASCPP_CHECK(provided >= MPI_THREAD_SERIALIZED, DeviceError,
-                   "MultiWorkerMirroredStrategy: this MPI offers thread level {} but replica threads need "
-                   "MPI_THREAD_SERIALIZED; use an MPI built with thread support (Debian's OpenMPI has it)",
-                   provided);
+    KERASCPP_CHECK_DEVICE(rc == MPI_SUCCESS, "MultiWorkerMirroredStrategy: MPI_Init_thread failed: {}",
+                          mpi_error_string(rc));
+    KERASCPP_CHECK_DEVICE(provided >= MPI_THREAD_SERIALIZED,
+                          "MultiWorkerMirroredStrategy: this MPI offers thread level {} but replica threads need "
+                          "MPI_THREAD_SERIALIZED; use an MPI built with thread support (Debian's OpenMPI has it)",
+                          provided);
     std::atexit(&MpiWorld::at_exit);  // MPI ends with the process, after the last strategy
   }
   int rank = 0, size = 1;
@@ -130,10 +130,10 @@ void MpiWorld::at_exit() {
 }
 
 void MpiWorld::check_usable() const {
-  KERASCPP_CHECK(failure_.empty(), StateError,
-                 "MultiWorkerMirroredStrategy: the job failed earlier ({}); the workers are out of step and this "
-                 "process must end (it does so with MPI_Abort at exit)",
-                 failure_);
+  KERASCPP_CHECK_STATE(failure_.empty(),
+                       "MultiWorkerMirroredStrategy: the job failed earlier ({}); the workers are out of step and this "
+                       "process must end (it does so with MPI_Abort at exit)",
+                       failure_);
 }
 
 void MpiWorld::poison(const std::string& why) {

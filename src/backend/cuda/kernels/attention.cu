@@ -30,6 +30,16 @@ __global__ void mask_and_kernel(const std::uint8_t* a, const std::uint8_t* b, st
   for (std::int64_t i = global_thread(); i < n; i += grid_threads()) out[i] = (a[i] != 0 && b[i] != 0) ? 1 : 0;
 }
 
+// One thread per row: Masking's rows are short (a step's features).
+__global__ void mask_not_equal_kernel(const float* x, float value, std::uint8_t* mask, std::int64_t rows,
+                                      std::int64_t K) {
+  for (std::int64_t r = global_thread(); r < rows; r += grid_threads()) {
+    bool any = false;
+    for (std::int64_t k = 0; k < K && !any; ++k) any = !(x[r * K + k] == value);
+    mask[r] = any ? 1 : 0;
+  }
+}
+
 __global__ void attention_mask_kernel(const std::uint8_t* q, const std::uint8_t* v, const std::uint8_t* e, bool causal,
                                       std::uint8_t* out, std::int64_t n, std::int64_t T, std::int64_t S) {
   for (std::int64_t i = global_thread(); i < n; i += grid_threads()) {
@@ -51,6 +61,12 @@ void attention_mask(const std::uint8_t* q, const std::uint8_t* v, const std::uin
 void mask_and(const std::uint8_t* a, const std::uint8_t* b, std::uint8_t* out, std::int64_t n, cudaStream_t stream) {
   if (n <= 0) return;
   mask_and_kernel<<<elementwise_blocks(n), kThreads, 0, stream>>>(a, b, out, n);
+}
+
+void mask_not_equal(const float* x, float value, std::uint8_t* mask, std::int64_t rows, std::int64_t K,
+                    cudaStream_t stream) {
+  if (rows <= 0) return;
+  mask_not_equal_kernel<<<elementwise_blocks(rows), kThreads, 0, stream>>>(x, value, mask, rows, K);
 }
 
 void transpose(const float* x, float* y, std::int64_t n, const Permutation& p, cudaStream_t stream) {

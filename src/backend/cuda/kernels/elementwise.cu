@@ -1,5 +1,6 @@
 // Elementwise kernels: n-ary add, scale, multiply, relu backward and dropout (grid-stride loops).
 #include "backend/cuda/kernels/common.cuh"
+#include "backend/normal_draws.hpp"
 
 namespace kerascpp::cuda::kern {
 
@@ -50,6 +51,11 @@ __device__ __forceinline__ std::uint64_t mix64(std::uint64_t z) {
   return z ^ (z >> 31);
 }
 
+__global__ void random_normal_kernel(float* y, std::int64_t n, std::uint64_t base, float mean, float stddev) {
+  for (std::int64_t i = global_thread(); i < n; i += grid_threads())
+    y[i] = mean + stddev * op_shapes::normal_draw(base, i);
+}
+
 __global__ void dropout_kernel(const float* x, float* y, float* mask, std::int64_t n, std::uint64_t base,
                                std::uint64_t threshold, float keep_scale) {
   for (std::int64_t i = global_thread(); i < n; i += grid_threads()) {
@@ -94,6 +100,12 @@ void scale_rows(float* x, const float* w, std::int64_t rows, std::int64_t cols, 
 void relu_backward(const float* y, const float* dy, float* dx, std::int64_t n, cudaStream_t stream) {
   if (n <= 0) return;
   relu_backward_kernel<<<elementwise_blocks(n), kThreads, 0, stream>>>(y, dy, dx, n);
+}
+
+void random_normal(float* y, std::int64_t n, std::uint64_t seed, float mean, float stddev, cudaStream_t stream) {
+  if (n <= 0) return;
+  random_normal_kernel<<<elementwise_blocks(n), kThreads, 0, stream>>>(y, n, op_shapes::normal_base(seed), mean,
+                                                                       stddev);
 }
 
 void dropout(const float* x, float* y, float* mask, std::int64_t n, std::uint64_t base, std::uint64_t threshold,

@@ -53,6 +53,8 @@ void scale_rows(float* x, const float* w, std::int64_t rows, std::int64_t cols, 
 void relu_backward(const float* y, const float* dy, float* dx, std::int64_t n, cudaStream_t stream);
 // Inverted dropout with the CPU backend's counter-based SplitMix64 draws: element i keeps its
 // value (times keep_scale) when mix64(base + i·golden) >> 40 >= threshold.
+// y[i] = mean + stddev·(standard normal draw i of `seed`), backend/normal_draws.hpp.
+void random_normal(float* y, std::int64_t n, std::uint64_t seed, float mean, float stddev, cudaStream_t stream);
 void dropout(const float* x, float* y, float* mask, std::int64_t n, std::uint64_t base, std::uint64_t threshold,
              float keep_scale, cudaStream_t stream);
 
@@ -238,6 +240,9 @@ void transpose(const float* x, float* y, std::int64_t n, const Permutation& p, c
 void attention_mask(const std::uint8_t* q, const std::uint8_t* v, const std::uint8_t* e, bool causal, std::uint8_t* out,
                     std::int64_t B, std::int64_t T, std::int64_t S, cudaStream_t stream);
 void mask_and(const std::uint8_t* a, const std::uint8_t* b, std::uint8_t* out, std::int64_t n, cudaStream_t stream);
+// mask[r] = 1 where any x[r, k] (x [rows, K]) differs from value (NaN differs), else 0.
+void mask_not_equal(const float* x, float value, std::uint8_t* mask, std::int64_t rows, std::int64_t K,
+                    cudaStream_t stream);
 // Bilinear resize along the middle axis of x [outer, n, inner] by `times` (backend/linear_resize_taps.hpp),
 // and its adjoint (dx [outer, n, inner] overwritten from dy [outer, n * times, inner]).
 void upsample_linear(const float* x, float* y, std::int64_t outer, std::int64_t n, std::int64_t inner,
