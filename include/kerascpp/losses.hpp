@@ -23,6 +23,7 @@
 #include <utility>
 
 #include "kerascpp/backend.hpp"
+#include "kerascpp/row_loss.hpp"
 
 namespace kerascpp::losses {
 
@@ -115,7 +116,206 @@ class Huber : public Loss {
   double delta_;
 };
 
-// Shared handle accepted by compile(): a Loss object or a Keras name ("mse", "sparse_categorical_crossentropy").
+// ---- the losses of one TrainingKernels::row_loss formula (kerascpp/row_loss.hpp) ----
+// Each is Keras' class of the same name with reduction "sum_over_batch_size" (the engine's mean
+// over the global batch); its string name in compile() is name() (and Keras' aliases, see LossRef).
+
+/// Base of the losses that are one Backend::row_loss formula with fixed parameters.
+class RowFormulaLoss : public Loss {
+ public:
+  /// Calls backend.row_loss with this loss's formula and parameters.
+  void compute(Backend& backend, const Tensor& pred, const Tensor& target, Tensor& loss, Tensor& grad,
+               float grad_scale) const override {
+    backend.row_loss(kind_, params_, pred, target, loss, grad, grad_scale);
+  }
+
+ protected:
+  explicit RowFormulaLoss(RowLoss kind, RowLossParams params = {}) : kind_(kind), params_(params) {}
+  RowLoss kind_;
+  RowLossParams params_;
+};
+
+/// Keras' MeanAbsoluteError: mean of |pred − target| ("mean_absolute_error", "mae").
+class MeanAbsoluteError : public RowFormulaLoss {
+ public:
+  MeanAbsoluteError() : RowFormulaLoss(RowLoss::mean_absolute_error) {}
+  std::string name() const override { return "mean_absolute_error"; }
+  std::string config_json() const override;
+};
+
+/// Keras' MeanAbsolutePercentageError: 100·mean |t − p| / max(|t|, 1e-7) ("mape").
+class MeanAbsolutePercentageError : public RowFormulaLoss {
+ public:
+  MeanAbsolutePercentageError() : RowFormulaLoss(RowLoss::mean_absolute_percentage_error) {}
+  std::string name() const override { return "mean_absolute_percentage_error"; }
+  std::string config_json() const override;
+};
+
+/// Keras' MeanSquaredLogarithmicError: mean (log(p + 1) − log(t + 1))², values below 1e-7 raised to it ("msle").
+class MeanSquaredLogarithmicError : public RowFormulaLoss {
+ public:
+  MeanSquaredLogarithmicError() : RowFormulaLoss(RowLoss::mean_squared_logarithmic_error) {}
+  std::string name() const override { return "mean_squared_logarithmic_error"; }
+  std::string config_json() const override;
+};
+
+/// Keras' CosineSimilarity over the last axis (axis=-1, the only axis supported): −cos(pred, target).
+class CosineSimilarity : public RowFormulaLoss {
+ public:
+  /// axis must be -1 (Keras' default); other axes -> ValueError.
+  explicit CosineSimilarity(int axis = -1);
+  std::string name() const override { return "cosine_similarity"; }
+  std::string config_json() const override;
+};
+
+/// Keras' LogCosh: mean log(cosh(pred − target)) ("log_cosh", "logcosh").
+class LogCosh : public RowFormulaLoss {
+ public:
+  LogCosh() : RowFormulaLoss(RowLoss::log_cosh) {}
+  std::string name() const override { return "log_cosh"; }
+  std::string config_json() const override;
+};
+
+/// Keras' Poisson: mean pred − target·log(pred + 1e-7).
+class Poisson : public RowFormulaLoss {
+ public:
+  Poisson() : RowFormulaLoss(RowLoss::poisson) {}
+  std::string name() const override { return "poisson"; }
+  std::string config_json() const override;
+};
+
+/// Keras' KLDivergence: Σ over the last axis of t·log(t/p), both clipped to [1e-7, 1] ("kld").
+class KLDivergence : public RowFormulaLoss {
+ public:
+  KLDivergence() : RowFormulaLoss(RowLoss::kl_divergence) {}
+  std::string name() const override { return "kl_divergence"; }
+  std::string config_json() const override;
+};
+
+/// Keras' Hinge: mean max(1 − t·p, 0); targets that are all 0 or 1 (per batch, as Keras checks) become −1/1.
+class Hinge : public RowFormulaLoss {
+ public:
+  Hinge() : RowFormulaLoss(RowLoss::hinge) {}
+  std::string name() const override { return "hinge"; }
+  std::string config_json() const override;
+  void compute(Backend& backend, const Tensor& pred, const Tensor& target, Tensor& loss, Tensor& grad,
+               float grad_scale) const override;
+};
+
+/// Keras' SquaredHinge: mean max(1 − t·p, 0)², with Hinge's conversion of 0/1 targets.
+class SquaredHinge : public Hinge {
+ public:
+  SquaredHinge() { kind_ = RowLoss::squared_hinge; }
+  std::string name() const override { return "squared_hinge"; }
+  std::string config_json() const override;
+};
+
+/// Keras' CategoricalHinge: max(max((1 − t)·p) − Σ t·p + 1, 0) over one-hot (or ±1) targets.
+class CategoricalHinge : public RowFormulaLoss {
+ public:
+  CategoricalHinge() : RowFormulaLoss(RowLoss::categorical_hinge) {}
+  std::string name() const override { return "categorical_hinge"; }
+  std::string config_json() const override;
+};
+
+/// Options of the focal crossentropies (Keras' arguments and defaults).
+struct FocalOptions {
+  bool apply_class_balancing = false;  // BinaryFocalCrossentropy only
+  double alpha = 0.25;
+  double gamma = 2.0;
+  bool from_logits = false;
+  double label_smoothing = 0.0;  // in [0, 1], as the crossentropies'
+};
+
+/// Keras' BinaryFocalCrossentropy: mean (1 − p_t)^γ·bce (α-weighted with apply_class_balancing).
+class BinaryFocalCrossentropy : public RowFormulaLoss {
+ public:
+  explicit BinaryFocalCrossentropy(FocalOptions options = {});
+  std::string name() const override { return "binary_focal_crossentropy"; }
+  std::string config_json() const override;
+  void compute(Backend& backend, const Tensor& pred, const Tensor& target, Tensor& loss, Tensor& grad,
+               float grad_scale) const override;
+  AccuracyKind accuracy_kind() const override { return AccuracyKind::binary; }
+
+ private:
+  FocalOptions options_;
+};
+
+/// Keras' CategoricalFocalCrossentropy over one-hot targets: Σ −α·t·(1 − p)^γ·log(p).
+class CategoricalFocalCrossentropy : public RowFormulaLoss {
+ public:
+  explicit CategoricalFocalCrossentropy(FocalOptions options = {});
+  std::string name() const override { return "categorical_focal_crossentropy"; }
+  std::string config_json() const override;
+  void compute(Backend& backend, const Tensor& pred, const Tensor& target, Tensor& loss, Tensor& grad,
+               float grad_scale) const override;
+
+ private:
+  FocalOptions options_;
+};
+
+/// Keras' CategoricalGeneralizedCrossEntropy over integer labels: (1 − p[label]^q)/q, q in (0, 1).
+class CategoricalGeneralizedCrossEntropy : public RowFormulaLoss {
+ public:
+  explicit CategoricalGeneralizedCrossEntropy(double q = 0.5);
+  std::string name() const override { return "categorical_generalized_cross_entropy"; }
+  std::string config_json() const override;
+  AccuracyKind accuracy_kind() const override { return AccuracyKind::sparse_categorical; }
+};
+
+/// Keras' Tversky with axis=None: 1 − TP/(TP + α·FP + β·FN + 1e-7) over all of a replica's shard
+/// (each example's loss is the shard's, as Keras computes one value per batch on each replica).
+class Tversky : public Loss {
+ public:
+  explicit Tversky(double alpha = 0.5, double beta = 0.5);
+  std::string name() const override { return "tversky"; }
+  std::string config_json() const override;
+  void compute(Backend& backend, const Tensor& pred, const Tensor& target, Tensor& loss, Tensor& grad,
+               float grad_scale) const override;
+  AccuracyKind accuracy_kind() const override { return AccuracyKind::binary; }
+
+ private:
+  double alpha_, beta_;
+};
+
+/// Keras' Dice with axis=None: 1 − 2·Σt·p / (Σt + Σp + 1e-7) over all of a replica's shard (as Tversky).
+class Dice : public Loss {
+ public:
+  std::string name() const override { return "dice"; }
+  std::string config_json() const override;
+  void compute(Backend& backend, const Tensor& pred, const Tensor& target, Tensor& loss, Tensor& grad,
+               float grad_scale) const override;
+  AccuracyKind accuracy_kind() const override { return AccuracyKind::binary; }
+};
+
+/// Keras' Circle loss (Sun et al. 2020) over a replica's batch: y_pred [N, E] embeddings (L2-normalized
+/// by the model, as Keras expects), y_true [N] integer class ids; examples with no positive pair are
+/// left out of the mean, as Keras masks them.
+class Circle : public Loss {
+ public:
+  explicit Circle(double gamma = 80.0, double margin = 0.4, bool remove_diagonal = true);
+  std::string name() const override { return "circle"; }
+  std::string config_json() const override;
+  void compute(Backend& backend, const Tensor& pred, const Tensor& target, Tensor& loss, Tensor& grad,
+               float grad_scale) const override;
+
+ private:
+  double gamma_, margin_;
+  bool remove_diagonal_;
+};
+
+/// Keras' CTC loss: y_pred [N, T, classes] logits, y_true [N, max_label_length] class ids padded with
+/// 0, which is also the blank; each example's −log p(labels | logits) over all of its T steps.
+class CTC : public Loss {
+ public:
+  std::string name() const override { return "ctc"; }
+  std::string config_json() const override;
+  void compute(Backend& backend, const Tensor& pred, const Tensor& target, Tensor& loss, Tensor& grad,
+               float grad_scale) const override;
+};
+
+// Shared handle accepted by compile(): a Loss object or a Keras name ("mse", "sparse_categorical_crossentropy");
+// every name and alias is listed in docs/training_and_evaluation.md.
 class LossRef {
  public:
   LossRef() = default;

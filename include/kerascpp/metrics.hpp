@@ -19,13 +19,16 @@
 //   };
 //   model.compile({.optimizer = "adam", .loss = "mse", .metrics = {"mae", MeanMaxPrediction()}});
 #pragma once
+#include <functional>
 #include <memory>
+#include <optional>
 #include <string>
 #include <type_traits>
 #include <utility>
 #include <vector>
 
 #include "kerascpp/backend.hpp"
+#include "kerascpp/losses.hpp"
 
 namespace kerascpp::metrics {
 
@@ -193,12 +196,354 @@ class AUC : public ConfusionMatrixMetric {
   std::string name_;
 };
 
+// ---- means of a per-example value (Keras' MeanMetricWrapper and the metrics made with it) ----
+
+/// Keras' MeanMetricWrapper: the mean over examples of a per-example value of (pred, target).
+class MeanMetricWrapper : public Metric {
+ public:
+  /// Writes one value per example into `values` (float32 [N] on pred's device, allocated by the caller).
+  using Fn = std::function<void(Backend& backend, const Tensor& pred, const Tensor& target, Tensor& values)>;
+  /// The mean of fn's values; `name` is the log key (must not be empty).
+  MeanMetricWrapper(Fn fn, std::string name);
+  /// The mean of a loss's per-example values (Keras' metric of a loss function).
+  MeanMetricWrapper(const losses::LossRef& loss, std::string name);
+  std::string name() const override { return name_; }
+  MetricSums shard_sums(Backend& backend, const Tensor& pred, const Tensor& target) const override;
+
+ private:
+  Fn fn_;
+  std::string name_;
+};
+
+/// Keras' Accuracy: the fraction of elements where pred == target exactly.
+class Accuracy : public MeanMetricWrapper {
+ public:
+  explicit Accuracy(std::string name = "accuracy");
+};
+
+/// Keras' TopKCategoricalAccuracy: argmax of the one-hot target among the k highest scores (ties count in).
+class TopKCategoricalAccuracy : public MeanMetricWrapper {
+ public:
+  explicit TopKCategoricalAccuracy(int k = 5, std::string name = "top_k_categorical_accuracy");
+};
+
+/// Keras' metrics.MeanSquaredError: mean (pred − target)².
+class MeanSquaredError : public MeanMetricWrapper {
+ public:
+  explicit MeanSquaredError(std::string name = "mean_squared_error");
+};
+
+/// Keras' RootMeanSquaredError: √(mean (pred − target)²) over the epoch's values.
+class RootMeanSquaredError : public MeanMetricWrapper {
+ public:
+  explicit RootMeanSquaredError(std::string name = "root_mean_squared_error");
+  double result(const std::vector<double>& totals) const override;
+};
+
+/// Keras' metrics.MeanAbsolutePercentageError (the loss of that name, averaged).
+class MeanAbsolutePercentageError : public MeanMetricWrapper {
+ public:
+  explicit MeanAbsolutePercentageError(std::string name = "mean_absolute_percentage_error");
+};
+
+/// Keras' metrics.MeanSquaredLogarithmicError (the loss of that name, averaged).
+class MeanSquaredLogarithmicError : public MeanMetricWrapper {
+ public:
+  explicit MeanSquaredLogarithmicError(std::string name = "mean_squared_logarithmic_error");
+};
+
+/// Keras' LogCoshError: mean log(cosh(pred − target)).
+class LogCoshError : public MeanMetricWrapper {
+ public:
+  explicit LogCoshError(std::string name = "logcosh");
+};
+
+/// Keras' metrics.CosineSimilarity over the last axis: +cos(pred, target) (the loss' opposite).
+class CosineSimilarity : public MeanMetricWrapper {
+ public:
+  explicit CosineSimilarity(std::string name = "cosine_similarity");
+};
+
+/// Keras' metrics.Poisson (the loss of that name, averaged).
+class Poisson : public MeanMetricWrapper {
+ public:
+  explicit Poisson(std::string name = "poisson");
+};
+
+/// Keras' metrics.KLDivergence (the loss of that name, averaged).
+class KLDivergence : public MeanMetricWrapper {
+ public:
+  explicit KLDivergence(std::string name = "kl_divergence");
+};
+
+/// Keras' metrics.Hinge (the loss of that name, averaged).
+class Hinge : public MeanMetricWrapper {
+ public:
+  explicit Hinge(std::string name = "hinge");
+};
+
+/// Keras' metrics.SquaredHinge (the loss of that name, averaged).
+class SquaredHinge : public MeanMetricWrapper {
+ public:
+  explicit SquaredHinge(std::string name = "squared_hinge");
+};
+
+/// Keras' metrics.CategoricalHinge (the loss of that name, averaged).
+class CategoricalHinge : public MeanMetricWrapper {
+ public:
+  explicit CategoricalHinge(std::string name = "categorical_hinge");
+};
+
+/// Keras' metrics.BinaryCrossentropy (the loss of that name, averaged).
+class BinaryCrossentropy : public MeanMetricWrapper {
+ public:
+  explicit BinaryCrossentropy(losses::CrossentropyOptions o = {}, std::string name = "binary_crossentropy");
+};
+
+/// Keras' metrics.CategoricalCrossentropy (the loss of that name, averaged).
+class CategoricalCrossentropy : public MeanMetricWrapper {
+ public:
+  explicit CategoricalCrossentropy(losses::CrossentropyOptions o = {}, std::string name = "categorical_crossentropy");
+};
+
+/// Keras' metrics.SparseCategoricalCrossentropy (the loss of that name, averaged).
+class SparseCategoricalCrossentropy : public MeanMetricWrapper {
+ public:
+  explicit SparseCategoricalCrossentropy(bool from_logits = false,
+                                         std::string name = "sparse_categorical_crossentropy");
+};
+
+/// Keras' PearsonCorrelation (axis=-1): Pearson's r of each row of the last axis, averaged.
+class PearsonCorrelation : public MeanMetricWrapper {
+ public:
+  explicit PearsonCorrelation(std::string name = "pearson_correlation");
+};
+
+/// Keras' ConcordanceCorrelation (axis=-1): Lin's concordance of each row of the last axis, averaged.
+class ConcordanceCorrelation : public MeanMetricWrapper {
+ public:
+  explicit ConcordanceCorrelation(std::string name = "concordance_correlation");
+};
+
+// ---- metrics of several totals ----
+
+/// Keras' Sum, of the model's predictions (every element of every batch).
+class Sum : public Metric {
+ public:
+  explicit Sum(std::string name = "sum") : name_(std::move(name)) {}
+  std::string name() const override { return name_; }
+  MetricSums shard_sums(Backend& backend, const Tensor& pred, const Tensor& target) const override;
+  double result(const std::vector<double>& totals) const override { return totals[0]; }
+
+ private:
+  std::string name_;
+};
+
+/// Keras' Mean, of the model's predictions (every element of every batch).
+class Mean : public Metric {
+ public:
+  explicit Mean(std::string name = "mean") : name_(std::move(name)) {}
+  std::string name() const override { return name_; }
+  MetricSums shard_sums(Backend& backend, const Tensor& pred, const Tensor& target) const override;
+
+ private:
+  std::string name_;
+};
+
+/// Keras' R2Score options; num_outputs (pred's last axis, 1 for [N] predictions) sizes the totals
+/// before the first batch, where Keras builds them on it.
+struct R2ScoreOptions {
+  std::string class_aggregation = "uniform_average";  // or "variance_weighted_average"
+  int num_regressors = 0;                             // > 0: the adjusted R²
+  int num_outputs = 1;
+};
+/// Keras' R2Score: 1 − Σ(y − ŷ)² / Σ(y − ȳ)² per output, aggregated over outputs.
+class R2Score : public Metric {
+ public:
+  explicit R2Score(R2ScoreOptions o = {}, std::string name = "r2_score");
+  std::string name() const override { return name_; }
+  MetricSums shard_sums(Backend& backend, const Tensor& pred, const Tensor& target) const override;
+  // Σy, Σy², Σ(y − ŷ)² per output, then the sample count and the value count.
+  std::size_t num_totals() const override { return 3 * static_cast<std::size_t>(o_.num_outputs) + 2; }
+  std::vector<double> shard_totals(Backend& backend, const Tensor& pred, const Tensor& target) const override;
+  double result(const std::vector<double>& totals) const override;
+
+ private:
+  R2ScoreOptions o_;
+  std::string name_;
+};
+
+/// Keras' FBetaScore options. average None (a value per class) is not supported: logs hold one
+/// number per metric. num_classes (pred's last axis) sizes the totals before the first batch.
+struct FBetaOptions {
+  std::string average = "macro";    // "micro", "macro" or "weighted"
+  double beta = 1.0;                // > 0
+  std::optional<double> threshold;  // in (0, 1]; none: each row's largest score is the predicted class
+  int num_classes = 1;
+};
+/// Keras' FBetaScore over [N, classes] predictions and 0/1 targets.
+class FBetaScore : public ConfusionMatrixMetric {
+ public:
+  explicit FBetaScore(FBetaOptions o = {}, std::string name = "fbeta_score");
+  std::string name() const override { return name_; }
+  std::size_t num_totals() const override { return 3 * static_cast<std::size_t>(o_.num_classes); }  // TP, FP, FN
+  std::vector<double> shard_totals(Backend& backend, const Tensor& pred, const Tensor& target) const override;
+  double result(const std::vector<double>& totals) const override;
+
+ private:
+  FBetaOptions o_;
+  std::string name_;
+};
+/// Keras' F1Score: FBetaScore with beta = 1.
+class F1Score : public FBetaScore {
+ public:
+  explicit F1Score(FBetaOptions o = {}, std::string name = "f1_score");
+};
+
+/// Keras' TruePositives, FalsePositives, TrueNegatives and FalseNegatives: element counts at one
+/// threshold (pred > threshold is a predicted positive, target != 0 a positive).
+class ConfusionCount : public ConfusionMatrixMetric {
+ public:
+  /// Which of the four counts the metric reports.
+  enum class Which : std::uint8_t { true_positives, false_positives, true_negatives, false_negatives };
+  /// One of the four counts at `thresholds` (Keras' name; one threshold in [0, 1]).
+  ConfusionCount(Which which, float thresholds, std::string name);
+  std::string name() const override { return name_; }
+  std::size_t num_totals() const override { return 1; }
+  std::vector<double> shard_totals(Backend& backend, const Tensor& pred, const Tensor& target) const override;
+  double result(const std::vector<double>& totals) const override { return totals[0]; }
+
+ private:
+  Which which_;
+  float threshold_;
+  std::string name_;
+};
+/// Keras' TruePositives.
+class TruePositives : public ConfusionCount {
+ public:
+  explicit TruePositives(float thresholds = 0.5f, std::string name = "true_positives")
+      : ConfusionCount(Which::true_positives, thresholds, std::move(name)) {}
+};
+/// Keras' FalsePositives.
+class FalsePositives : public ConfusionCount {
+ public:
+  explicit FalsePositives(float thresholds = 0.5f, std::string name = "false_positives")
+      : ConfusionCount(Which::false_positives, thresholds, std::move(name)) {}
+};
+/// Keras' TrueNegatives.
+class TrueNegatives : public ConfusionCount {
+ public:
+  explicit TrueNegatives(float thresholds = 0.5f, std::string name = "true_negatives")
+      : ConfusionCount(Which::true_negatives, thresholds, std::move(name)) {}
+};
+/// Keras' FalseNegatives.
+class FalseNegatives : public ConfusionCount {
+ public:
+  explicit FalseNegatives(float thresholds = 0.5f, std::string name = "false_negatives")
+      : ConfusionCount(Which::false_negatives, thresholds, std::move(name)) {}
+};
+
+/// Base of Keras' PrecisionAtRecall, RecallAtPrecision, SensitivityAtSpecificity and
+/// SpecificityAtSensitivity: over num_thresholds evenly spaced thresholds (AUC's), the largest
+/// value of one rate among the thresholds where another rate is >= `value` (0 when none is).
+class RateAtRate : public ConfusionMatrixMetric {
+ public:
+  /// The rates: precision TP/(TP+FP), recall (sensitivity) TP/(TP+FN), specificity TN/(TN+FP).
+  enum class Rate : std::uint8_t { precision, recall, specificity };
+  /// The largest `dependent` where `constrained` >= value; class_id -1: every element.
+  RateAtRate(Rate dependent, Rate constrained, double value, int num_thresholds, int class_id, std::string name);
+  std::string name() const override { return name_; }
+  std::size_t num_totals() const override { return 4 * static_cast<std::size_t>(num_thresholds_); }
+  std::vector<double> shard_totals(Backend& backend, const Tensor& pred, const Tensor& target) const override;
+  double result(const std::vector<double>& totals) const override;
+
+ private:
+  Rate dependent_, constrained_;
+  double value_;
+  int num_thresholds_, class_id_;
+  std::string name_;
+};
+/// Keras' PrecisionAtRecall(recall, num_thresholds=200, class_id=None).
+class PrecisionAtRecall : public RateAtRate {
+ public:
+  explicit PrecisionAtRecall(double recall, int num_thresholds = 200, int class_id = -1,
+                             std::string name = "precision_at_recall")
+      : RateAtRate(Rate::precision, Rate::recall, recall, num_thresholds, class_id, std::move(name)) {}
+};
+/// Keras' RecallAtPrecision(precision, num_thresholds=200, class_id=None).
+class RecallAtPrecision : public RateAtRate {
+ public:
+  explicit RecallAtPrecision(double precision, int num_thresholds = 200, int class_id = -1,
+                             std::string name = "recall_at_precision")
+      : RateAtRate(Rate::recall, Rate::precision, precision, num_thresholds, class_id, std::move(name)) {}
+};
+/// Keras' SensitivityAtSpecificity(specificity, num_thresholds=200, class_id=None).
+class SensitivityAtSpecificity : public RateAtRate {
+ public:
+  explicit SensitivityAtSpecificity(double specificity, int num_thresholds = 200, int class_id = -1,
+                                    std::string name = "sensitivity_at_specificity")
+      : RateAtRate(Rate::recall, Rate::specificity, specificity, num_thresholds, class_id, std::move(name)) {}
+};
+/// Keras' SpecificityAtSensitivity(sensitivity, num_thresholds=200, class_id=None).
+class SpecificityAtSensitivity : public RateAtRate {
+ public:
+  explicit SpecificityAtSensitivity(double sensitivity, int num_thresholds = 200, int class_id = -1,
+                                    std::string name = "specificity_at_sensitivity")
+      : RateAtRate(Rate::specificity, Rate::recall, sensitivity, num_thresholds, class_id, std::move(name)) {}
+};
+
+/// Options of the IoU metrics (Keras' arguments; ignore_class -1 is Keras' None).
+struct IoUOptions {
+  int ignore_class = -1;
+  bool sparse_y_true = true;  // false: targets are one-hot (argmax over the last axis)
+  bool sparse_y_pred = true;  // false: predictions are scores (argmax over the last axis)
+};
+/// Keras' IoU: mean over target_class_ids of TP / (TP + FP + FN), from the confusion matrix of
+/// class ids over the epoch (classes without any entry are left out of the mean).
+class IoU : public ConfusionMatrixMetric {
+ public:
+  IoU(int num_classes, std::vector<int> target_class_ids, IoUOptions o = {}, std::string name = "io_u");
+  std::string name() const override { return name_; }
+  std::size_t num_totals() const override { return static_cast<std::size_t>(num_classes_) * num_classes_; }
+  std::vector<double> shard_totals(Backend& backend, const Tensor& pred, const Tensor& target) const override;
+  double result(const std::vector<double>& totals) const override;
+
+ protected:
+  int num_classes_;
+  std::vector<int> target_class_ids_;
+  IoUOptions o_;
+  std::string name_;
+  float threshold_ = -1.f;  // BinaryIoU's: class 1 where pred >= threshold
+};
+/// Keras' MeanIoU: IoU over every class.
+class MeanIoU : public IoU {
+ public:
+  explicit MeanIoU(int num_classes, IoUOptions o = {}, std::string name = "mean_io_u");
+};
+/// Keras' BinaryIoU: IoU of the classes pred >= threshold (1) and below (0) against 0/1 targets.
+class BinaryIoU : public IoU {
+ public:
+  explicit BinaryIoU(std::vector<int> target_class_ids = {0, 1}, float threshold = 0.5f,
+                     std::string name = "binary_io_u");
+};
+/// Keras' OneHotIoU: IoU with one-hot targets and score predictions.
+class OneHotIoU : public IoU {
+ public:
+  OneHotIoU(int num_classes, std::vector<int> target_class_ids, int ignore_class = -1,
+            std::string name = "one_hot_io_u");
+};
+/// Keras' OneHotMeanIoU: MeanIoU with one-hot targets and score predictions.
+class OneHotMeanIoU : public IoU {
+ public:
+  explicit OneHotMeanIoU(int num_classes, int ignore_class = -1, std::string name = "one_hot_mean_io_u");
+};
+
 // What compile() accepts for one metric: a Keras name or a Metric object. Names are resolved
 // by compile(), because "accuracy" means the accuracy that fits the loss (sparse categorical
 // for sparse_categorical_crossentropy, binary for binary_crossentropy, categorical otherwise).
-// Accepted names: "accuracy"/"acc", "sparse_categorical_accuracy", "categorical_accuracy",
-// "binary_accuracy", "mae"/"mean_absolute_error", "precision", "recall", "auc" (Keras'
-// defaults); the log key is the name as written.
+// Accepted names: "accuracy"/"acc" and the snake_case name of every metric above that Keras can
+// make with its defaults ("mae", "mse", "mape", "msle" too); the list is in
+// docs/training_and_evaluation.md. The log key is the name as written.
 class MetricRef {
  public:
   MetricRef() = default;

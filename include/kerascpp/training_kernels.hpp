@@ -8,6 +8,7 @@
 #include <functional>
 #include <vector>
 
+#include "kerascpp/row_loss.hpp"
 #include "kerascpp/tensor.hpp"
 
 namespace kerascpp {
@@ -31,6 +32,14 @@ class TrainingKernels {
   // q = min(|e|, delta); grad = clip(e, −delta, delta) / values · grad_scale. delta > 0.
   virtual void huber(const Tensor& pred, const Tensor& target, float delta, Tensor& loss, Tensor& grad,
                      float grad_scale) = 0;
+  // The rest of Keras' losses, one formula per RowLoss (kerascpp/row_loss.hpp): loss[n] = mean
+  // over example n's rows of the last axis of the formula's row value. pred of rank >= 2 (rank 1:
+  // one value per example) for the elementwise formulas, of rank >= 2 for the whole-row ones;
+  // target of pred's shape (one-hot / dense), except categorical_generalized_cross_entropy's
+  // integer class ids (one per row, checked against the class count). The formulas marked "no
+  // gradient" are metric values: a defined grad is refused with a ValueError.
+  virtual void row_loss(RowLoss kind, const RowLossParams& params, const Tensor& pred, const Tensor& target,
+                        Tensor& loss, Tensor& grad, float grad_scale) = 0;
 
   // ---- metric helpers: return sums over the batch (the caller divides) ----
   virtual double sparse_categorical_accuracy_sum(const Tensor& pred, const Tensor& labels) = 0;

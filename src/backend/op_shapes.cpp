@@ -3,6 +3,8 @@
 #include <fmt/format.h>
 #include <fmt/ranges.h>
 
+#include "backend/row_loss_formulas.hpp"
+
 namespace kerascpp::op_shapes {
 
 // ------------------------------------------------------------------------------ general
@@ -397,6 +399,59 @@ void throw_label_out_of_range(std::int64_t value, std::int64_t index, std::int64
       fmt::format("{}: label {} at index {} is out of range for {} classes (pred shape {}); labels "
                   "must lie in [0, {}) — check the dataset or the layer's unit count",
                   op, value, index, classes, shape_str(pred.shape()), classes));
+}
+
+const char* row_loss_name(RowLoss kind) {
+  switch (kind) {
+    case RowLoss::mean_absolute_error:
+      return "mean_absolute_error";
+    case RowLoss::mean_absolute_percentage_error:
+      return "mean_absolute_percentage_error";
+    case RowLoss::mean_squared_logarithmic_error:
+      return "mean_squared_logarithmic_error";
+    case RowLoss::log_cosh:
+      return "log_cosh";
+    case RowLoss::poisson:
+      return "poisson";
+    case RowLoss::hinge:
+      return "hinge";
+    case RowLoss::squared_hinge:
+      return "squared_hinge";
+    case RowLoss::kl_divergence:
+      return "kl_divergence";
+    case RowLoss::binary_focal_crossentropy:
+      return "binary_focal_crossentropy";
+    case RowLoss::equal:
+      return "accuracy";
+    case RowLoss::cosine_similarity:
+      return "cosine_similarity";
+    case RowLoss::categorical_hinge:
+      return "categorical_hinge";
+    case RowLoss::categorical_focal_crossentropy:
+      return "categorical_focal_crossentropy";
+    case RowLoss::categorical_generalized_cross_entropy:
+      return "categorical_generalized_cross_entropy";
+    case RowLoss::top_k_categorical_hit:
+      return "top_k_categorical_accuracy";
+    case RowLoss::pearson_correlation:
+      return "pearson_correlation";
+    case RowLoss::concordance_correlation:
+      return "concordance_correlation";
+  }
+  return "row_loss";
+}
+
+RowLayout row_loss_rows_of(RowLoss kind, const Tensor& pred, const Tensor& target, bool grad_wanted) {
+  const char* op = row_loss_name(kind);
+  if (grad_wanted && !row_losses::has_gradient(kind))
+    throw ValueError(fmt::format("{}: a metric value without a gradient; call it with an undefined grad tensor", op));
+  const bool elementwise = row_losses::is_elementwise(kind);
+  if (!target.defined()) throw ValueError(fmt::format("{}: the target tensor is undefined", op));
+  const RowLayout l = elementwise && pred.rank() < 2 ? element_rows_of(pred, op) : class_rows_of(pred, op);
+  if (row_losses::takes_labels(kind)) check_labels(target, pred, l.rows, op);
+  else if (elementwise) check_target_shape(target, pred, op);
+  else check_one_hot_target(target, pred, op);
+  return l;
 }
 
 }  // namespace kerascpp::op_shapes

@@ -152,4 +152,11 @@ void check_labels(const Tensor& labels, const Tensor& pred, std::int64_t rows, c
 [[noreturn]] void throw_label_out_of_range(std::int64_t value, std::int64_t index, std::int64_t classes,
                                            const Tensor& pred, const char* op);
 
+// TrainingKernels::row_loss: the formula's Keras name (for errors), and its rows (rank >= 2:
+// the last axis; rank 1, elementwise formulas only: one value per example) after the target
+// checks (labels: check_labels; whole-row formulas: pred's shape; elementwise: check_target_shape).
+// A gradient asked of a formula without one is a ValueError.
+const char* row_loss_name(RowLoss kind);
+RowLayout row_loss_rows_of(RowLoss kind, const Tensor& pred, const Tensor& target, bool grad_wanted);
+
 }  // namespace kerascpp::op_shapes

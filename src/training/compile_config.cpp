@@ -48,6 +48,64 @@ std::string MeanSquaredError::config_json() const {
   return loss_object("MeanSquaredError", "mean_squared_error", Json::object()).dump();
 }
 std::string Huber::config_json() const { return loss_object("Huber", "huber", {{"delta", delta_}}).dump(); }
+std::string MeanAbsoluteError::config_json() const {
+  return loss_object("MeanAbsoluteError", "mean_absolute_error", Json::object()).dump();
+}
+std::string MeanAbsolutePercentageError::config_json() const {
+  return loss_object("MeanAbsolutePercentageError", "mean_absolute_percentage_error", Json::object()).dump();
+}
+std::string MeanSquaredLogarithmicError::config_json() const {
+  return loss_object("MeanSquaredLogarithmicError", "mean_squared_logarithmic_error", Json::object()).dump();
+}
+std::string CosineSimilarity::config_json() const {
+  return loss_object("CosineSimilarity", "cosine_similarity", Json::object()).dump();
+}
+std::string LogCosh::config_json() const { return loss_object("LogCosh", "log_cosh", Json::object()).dump(); }
+std::string Poisson::config_json() const { return loss_object("Poisson", "poisson", Json::object()).dump(); }
+std::string KLDivergence::config_json() const {
+  return loss_object("KLDivergence", "kl_divergence", Json::object()).dump();
+}
+std::string Hinge::config_json() const { return loss_object("Hinge", "hinge", Json::object()).dump(); }
+std::string SquaredHinge::config_json() const {
+  return loss_object("SquaredHinge", "squared_hinge", Json::object()).dump();
+}
+std::string CategoricalHinge::config_json() const {
+  return loss_object("CategoricalHinge", "categorical_hinge", Json::object()).dump();
+}
+std::string BinaryFocalCrossentropy::config_json() const {
+  return loss_object("BinaryFocalCrossentropy", "binary_focal_crossentropy",
+                     {{"from_logits", options_.from_logits},
+                      {"label_smoothing", options_.label_smoothing},
+                      {"axis", -1},
+                      {"apply_class_balancing", options_.apply_class_balancing},
+                      {"alpha", options_.alpha},
+                      {"gamma", options_.gamma}})
+      .dump();
+}
+std::string CategoricalFocalCrossentropy::config_json() const {
+  return loss_object("CategoricalFocalCrossentropy", "categorical_focal_crossentropy",
+                     {{"from_logits", options_.from_logits},
+                      {"label_smoothing", options_.label_smoothing},
+                      {"axis", -1},
+                      {"alpha", options_.alpha},
+                      {"gamma", options_.gamma}})
+      .dump();
+}
+std::string CategoricalGeneralizedCrossEntropy::config_json() const {
+  return loss_object("CategoricalGeneralizedCrossEntropy", "categorical_generalized_cross_entropy",
+                     {{"q", static_cast<double>(params_.q)}})
+      .dump();
+}
+std::string Tversky::config_json() const {
+  return loss_object("Tversky", "tversky", {{"alpha", alpha_}, {"beta", beta_}, {"axis", nullptr}}).dump();
+}
+std::string Dice::config_json() const { return loss_object("Dice", "dice", {{"axis", nullptr}}).dump(); }
+std::string CTC::config_json() const { return loss_object("CTC", "ctc", Json::object()).dump(); }
+std::string Circle::config_json() const {
+  return loss_object("Circle", "circle",
+                     {{"gamma", gamma_}, {"margin", margin_}, {"remove_diagonal", remove_diagonal_}})
+      .dump();
+}
 
 }  // namespace losses
 
@@ -200,6 +258,8 @@ optimizers::OptimizerRef optimizer_from(const Json& j) {
   });
 }
 
+losses::LossRef row_loss_from(const std::string& cls, const Json& c, const Json& j);
+
 losses::LossRef loss_from(const Json& j) {
   if (j.is_string()) return losses::LossRef(j.get<std::string>());
   const std::string cls = j.value("class_name", "");
@@ -213,6 +273,41 @@ losses::LossRef loss_from(const Json& j) {
   if (cls == "BinaryCrossentropy") return losses::BinaryCrossentropy(x);
   if (cls == "MeanSquaredError") return losses::MeanSquaredError();
   if (cls == "Huber") return losses::Huber(c.value("delta", 1.0));
+  return row_loss_from(cls, c, j);
+}
+
+// The losses of kerascpp/losses.hpp's row formulas and the overlap losses, from Keras' config.
+losses::LossRef row_loss_from(const std::string& cls, const Json& c, const Json& j) {
+  auto num = [&](const char* key, double fallback) {
+    return c.contains(key) && c[key].is_number() ? c[key].get<double>() : fallback;
+  };
+  const bool last_axis = !c.contains("axis") || c["axis"] == Json(-1);
+  if ((cls == "Tversky" || cls == "Dice") && c.contains("axis") && !c["axis"].is_null())
+    throw ValueError(fmt::format("the {} loss sets axis {}; kerascpp has axis=None only", cls, c["axis"].dump()));
+  if (!last_axis && cls != "Tversky" && cls != "Dice")
+    throw ValueError(fmt::format("the {} loss sets axis {}; kerascpp has axis=-1 only", cls, c["axis"].dump()));
+  const losses::FocalOptions focal{.apply_class_balancing = c.value("apply_class_balancing", false),
+                                   .alpha = num("alpha", 0.25),
+                                   .gamma = num("gamma", 2.0),
+                                   .from_logits = c.value("from_logits", false),
+                                   .label_smoothing = num("label_smoothing", 0.0)};
+  if (cls == "MeanAbsoluteError") return losses::MeanAbsoluteError();
+  if (cls == "MeanAbsolutePercentageError") return losses::MeanAbsolutePercentageError();
+  if (cls == "MeanSquaredLogarithmicError") return losses::MeanSquaredLogarithmicError();
+  if (cls == "CosineSimilarity") return losses::CosineSimilarity();
+  if (cls == "LogCosh") return losses::LogCosh();
+  if (cls == "Poisson") return losses::Poisson();
+  if (cls == "KLDivergence") return losses::KLDivergence();
+  if (cls == "Hinge") return losses::Hinge();
+  if (cls == "SquaredHinge") return losses::SquaredHinge();
+  if (cls == "CategoricalHinge") return losses::CategoricalHinge();
+  if (cls == "BinaryFocalCrossentropy") return losses::BinaryFocalCrossentropy(focal);
+  if (cls == "CategoricalFocalCrossentropy") return losses::CategoricalFocalCrossentropy(focal);
+  if (cls == "CategoricalGeneralizedCrossEntropy") return losses::CategoricalGeneralizedCrossEntropy(num("q", 0.5));
+  if (cls == "Tversky") return losses::Tversky(num("alpha", 0.5), num("beta", 0.5));
+  if (cls == "Dice") return losses::Dice();
+  if (cls == "CTC") return losses::CTC();
+  if (cls == "Circle") return losses::Circle(num("gamma", 80.0), num("margin", 0.4), c.value("remove_diagonal", true));
   throw ValueError(fmt::format("loss {} is not one kerascpp can rebuild", j.dump().substr(0, 120)));
 }
 

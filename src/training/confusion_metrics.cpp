@@ -1,6 +1,6 @@
-// Precision, Recall and AUC: each shard contributes confusion-matrix counts (Backend ops), the
-// engine adds them over replicas, batches and workers like any metric's totals, and result()
-// applies Keras' formula to the summed counts, so 1 or N replicas give the same value.
+// Precision, Recall, AUC, the four confusion counts and the rate-at-rate metrics: each shard contributes
+// confusion-matrix counts (Backend ops), the engine adds them over replicas, batches and workers like any metric's
+// totals, and result() applies Keras' formula to the summed counts, so 1 or N replicas give the same value.
 #include <fmt/format.h>
 
 #include <algorithm>
@@ -136,6 +136,70 @@ double AUC::result(const std::vector<double>& totals) const {
     area += (x0 - x1) * height;
   }
   return area;
+}
+
+ConfusionCount::ConfusionCount(Which which, float thresholds, std::string name)
+    : which_(which), threshold_(thresholds), name_(std::move(name)) {
+  check_options({.thresholds = thresholds}, name_.c_str());
+}
+
+std::vector<double> ConfusionCount::shard_totals(Backend& backend, const Tensor& pred, const Tensor& target) const {
+  const std::vector<double> c = backend.confusion_counts(pred, target, {threshold_}, 1, 0);  // TP, FP, TN, FN
+  return {c[static_cast<std::size_t>(which_)]};
+}
+
+RateAtRate::RateAtRate(Rate dependent, Rate constrained, double value, int num_thresholds, int class_id,
+                       std::string name)
+    : dependent_(dependent),
+      constrained_(constrained),
+      value_(value),
+      num_thresholds_(num_thresholds),
+      class_id_(class_id),
+      name_(std::move(name)) {
+  KERASCPP_CHECK(value >= 0 && value <= 1, ValueError, "{}: the rate to reach must be in [0, 1], got {}", name_, value);
+  KERASCPP_CHECK(num_thresholds >= 1 && num_thresholds <= (1 << 20), ValueError,
+                 "{}: num_thresholds must be an integer > 0 (and at most 2^20), got {}; the Keras default is 200",
+                 name_, num_thresholds);
+  check_options({.class_id = class_id}, name_.c_str());
+}
+
+std::vector<double> RateAtRate::shard_totals(Backend& backend, const Tensor& pred, const Tensor& target) const {
+  // Keras' thresholds: 0, 1/(T−1), …, (T−2)/(T−1), 1 (one threshold: 0.5); pred > t is positive.
+  std::vector<float> thresholds(static_cast<std::size_t>(num_thresholds_), 0.5f);
+  if (num_thresholds_ > 1)
+    for (int i = 0; i < num_thresholds_; ++i)
+      thresholds[static_cast<std::size_t>(i)] = static_cast<float>(static_cast<double>(i) / (num_thresholds_ - 1));
+  std::int64_t stride = 1, offset = 0;
+  if (class_id_ >= 0) {
+    KERASCPP_CHECK(pred.rank() >= 2 && class_id_ < pred.dim(-1), ValueError,
+                   "metric '{}': class_id {} needs predictions of shape [N, classes] with more than {} classes, got "
+                   "{}; pass a class index that exists",
+                   name_, class_id_, class_id_, shape_str(pred.shape()));
+    stride = pred.dim(-1);
+    offset = class_id_;
+  }
+  return backend.confusion_counts(pred, target, thresholds, stride, offset);
+}
+
+double RateAtRate::result(const std::vector<double>& totals) const {
+  const std::size_t t = static_cast<std::size_t>(num_thresholds_);
+  auto rate = [&](Rate r, std::size_t i) {
+    const double tp = totals[i], fp = totals[t + i], tn = totals[2 * t + i], fn = totals[3 * t + i];
+    switch (r) {
+      case Rate::precision:
+        return divide_no_nan(tp, tp + fp);
+      case Rate::recall:
+        return divide_no_nan(tp, tp + fn);
+      case Rate::specificity:
+        return divide_no_nan(tn, tn + fp);
+    }
+    return 0.0;
+  };
+  // Keras' _find_max_under_constraint: max of the dependent rate where the constraint holds, else 0.
+  double best = 0.0;
+  for (std::size_t i = 0; i < t; ++i)
+    if (rate(constrained_, i) >= value_) best = std::max(best, rate(dependent_, i));
+  return best;
 }
 
 }  // namespace kerascpp::metrics

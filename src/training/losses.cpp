@@ -5,22 +5,47 @@
 #include <cmath>
 
 #include "check.hpp"
+#include "training/loss_targets.hpp"
 
 namespace kerascpp::losses {
 
 LossRef::LossRef(const char* name) : LossRef(std::string(name)) {}
 
 LossRef::LossRef(const std::string& name) {
+  // Keras' names (keras.losses.get), with its short aliases.
   if (name == "sparse_categorical_crossentropy") loss_ = std::make_shared<SparseCategoricalCrossentropy>();
   else if (name == "categorical_crossentropy") loss_ = std::make_shared<CategoricalCrossentropy>();
-  else if (name == "binary_crossentropy") loss_ = std::make_shared<BinaryCrossentropy>();
-  else if (name == "mean_squared_error" || name == "mse") loss_ = std::make_shared<MeanSquaredError>();
+  else if (name == "binary_crossentropy" || name == "bce" || name == "BCE")
+    loss_ = std::make_shared<BinaryCrossentropy>();
+  else if (name == "mean_squared_error" || name == "mse" || name == "MSE") loss_ = std::make_shared<MeanSquaredError>();
   else if (name == "huber") loss_ = std::make_shared<Huber>();
+  else if (name == "mean_absolute_error" || name == "mae" || name == "MAE")
+    loss_ = std::make_shared<MeanAbsoluteError>();
+  else if (name == "mean_absolute_percentage_error" || name == "mape" || name == "MAPE")
+    loss_ = std::make_shared<MeanAbsolutePercentageError>();
+  else if (name == "mean_squared_logarithmic_error" || name == "msle" || name == "MSLE")
+    loss_ = std::make_shared<MeanSquaredLogarithmicError>();
+  else if (name == "cosine_similarity") loss_ = std::make_shared<CosineSimilarity>();
+  else if (name == "log_cosh" || name == "logcosh") loss_ = std::make_shared<LogCosh>();
+  else if (name == "poisson") loss_ = std::make_shared<Poisson>();
+  else if (name == "kl_divergence" || name == "kld" || name == "KLD") loss_ = std::make_shared<KLDivergence>();
+  else if (name == "hinge") loss_ = std::make_shared<Hinge>();
+  else if (name == "squared_hinge") loss_ = std::make_shared<SquaredHinge>();
+  else if (name == "categorical_hinge") loss_ = std::make_shared<CategoricalHinge>();
+  else if (name == "binary_focal_crossentropy") loss_ = std::make_shared<BinaryFocalCrossentropy>();
+  else if (name == "categorical_focal_crossentropy") loss_ = std::make_shared<CategoricalFocalCrossentropy>();
+  else if (name == "categorical_generalized_cross_entropy")
+    loss_ = std::make_shared<CategoricalGeneralizedCrossEntropy>();
+  else if (name == "tversky") loss_ = std::make_shared<Tversky>();
+  else if (name == "dice") loss_ = std::make_shared<Dice>();
+  else if (name == "circle") loss_ = std::make_shared<Circle>();
+  else if (name == "ctc") loss_ = std::make_shared<CTC>();
   else
-    throw ValueError(
-        fmt::format("unknown loss '{}'; use sparse_categorical_crossentropy, categorical_crossentropy, "
-                    "binary_crossentropy, mean_squared_error or huber",
-                    name));
+    throw ValueError(fmt::format(
+        "unknown loss '{}'; use a Keras loss name (sparse_categorical_crossentropy, categorical_crossentropy, "
+        "binary_crossentropy, mean_squared_error, mean_absolute_error, huber, kl_divergence, poisson, hinge, ...: "
+        "the list is in docs/training_and_evaluation.md) or pass a kerascpp::losses::Loss object",
+        name));
 }
 
 namespace {
@@ -28,22 +53,11 @@ namespace {
 CrossentropyOptions checked(CrossentropyOptions o, const char* loss, bool smoothing_allowed) {
   KERASCPP_CHECK(smoothing_allowed || o.label_smoothing == 0.0, ValueError,
                  "{}: label_smoothing needs one-hot targets; use CategoricalCrossentropy with one-hot labels", loss);
-  KERASCPP_CHECK(o.label_smoothing >= 0.0 && o.label_smoothing <= 1.0, ValueError,
-                 "{}: label_smoothing must be in [0, 1] (0: none; 0.1 is common), got {}", loss, o.label_smoothing);
+  detail::check_label_smoothing(o.label_smoothing, loss);
   return o;
 }
 
-// t·(1 − s) + offset, a new tensor on the targets' device (the dataset's targets stay untouched).
-Tensor smoothed(Backend& backend, const Tensor& target, double s, double offset) {
-  KERASCPP_CHECK(target.dtype() == DType::float32, ValueError,
-                 "label_smoothing needs float32 targets (one-hot or 0/1 values), got {}", dtype_name(target.dtype()));
-  Tensor t = target.clone();
-  backend.scale(t, static_cast<float>(1.0 - s));
-  Tensor shift(t.shape(), DType::float32, t.device());
-  shift.fill(static_cast<float>(offset));
-  backend.add_inplace(t, shift);
-  return t;
-}
+using detail::smoothed_targets;
 
 }  // namespace
 
@@ -61,8 +75,8 @@ void CategoricalCrossentropy::compute(Backend& backend, const Tensor& pred, cons
     return;
   }
   const double classes = static_cast<double>(pred.dim(pred.rank() - 1));
-  backend.categorical_crossentropy(pred, smoothed(backend, target, s, s / classes), options_.from_logits, loss, grad,
-                                   grad_scale);
+  backend.categorical_crossentropy(pred, smoothed_targets(backend, target, s, s / classes), options_.from_logits, loss,
+                                   grad, grad_scale);
 }
 
 BinaryCrossentropy::BinaryCrossentropy(CrossentropyOptions o) : options_(checked(o, "BinaryCrossentropy", true)) {}
@@ -74,7 +88,7 @@ void BinaryCrossentropy::compute(Backend& backend, const Tensor& pred, const Ten
     backend.binary_crossentropy(pred, target, options_.from_logits, loss, grad, grad_scale);
     return;
   }
-  backend.binary_crossentropy(pred, smoothed(backend, target, s, 0.5 * s), options_.from_logits, loss, grad,
+  backend.binary_crossentropy(pred, smoothed_targets(backend, target, s, 0.5 * s), options_.from_logits, loss, grad,
                               grad_scale);
 }
 

@@ -56,20 +56,48 @@ std::shared_ptr<const metrics::Metric> metric_for_name(const std::string& name, 
         return std::make_shared<metrics::CategoricalAccuracy>(name);
     }
   }
-  if (name == "sparse_categorical_accuracy") return std::make_shared<metrics::SparseCategoricalAccuracy>(name);
-  if (name == "categorical_accuracy") return std::make_shared<metrics::CategoricalAccuracy>(name);
-  if (name == "sparse_top_k_categorical_accuracy")
-    return std::make_shared<metrics::SparseTopKCategoricalAccuracy>(5, name);
-  if (name == "binary_accuracy") return std::make_shared<metrics::BinaryAccuracy>(name);
-  if (name == "mae" || name == "mean_absolute_error") return std::make_shared<metrics::MeanAbsoluteError>(name);
-  if (name == "precision") return std::make_shared<metrics::Precision>(metrics::PrecisionRecallOptions{}, name);
-  if (name == "recall") return std::make_shared<metrics::Recall>(metrics::PrecisionRecallOptions{}, name);
-  if (name == "auc") return std::make_shared<metrics::AUC>(metrics::AUCOptions{}, name);
+  using namespace metrics;
+  // Keras' names: the snake_case of each class that Keras can make with its defaults, and the
+  // short aliases of the loss-named ones.
+  if (name == "sparse_categorical_accuracy") return std::make_shared<SparseCategoricalAccuracy>(name);
+  if (name == "categorical_accuracy") return std::make_shared<CategoricalAccuracy>(name);
+  if (name == "sparse_top_k_categorical_accuracy") return std::make_shared<SparseTopKCategoricalAccuracy>(5, name);
+  if (name == "top_k_categorical_accuracy") return std::make_shared<TopKCategoricalAccuracy>(5, name);
+  if (name == "binary_accuracy") return std::make_shared<BinaryAccuracy>(name);
+  if (name == "mae" || name == "mean_absolute_error") return std::make_shared<MeanAbsoluteError>(name);
+  if (name == "mse" || name == "mean_squared_error") return std::make_shared<MeanSquaredError>(name);
+  if (name == "root_mean_squared_error") return std::make_shared<RootMeanSquaredError>(name);
+  if (name == "mape" || name == "mean_absolute_percentage_error")
+    return std::make_shared<MeanAbsolutePercentageError>(name);
+  if (name == "msle" || name == "mean_squared_logarithmic_error")
+    return std::make_shared<MeanSquaredLogarithmicError>(name);
+  if (name == "logcosh" || name == "log_cosh_error") return std::make_shared<LogCoshError>(name);
+  if (name == "cosine_similarity") return std::make_shared<CosineSimilarity>(name);
+  if (name == "r2_score") return std::make_shared<R2Score>(R2ScoreOptions{}, name);
+  if (name == "poisson") return std::make_shared<Poisson>(name);
+  if (name == "kld" || name == "kl_divergence") return std::make_shared<KLDivergence>(name);
+  if (name == "hinge") return std::make_shared<Hinge>(name);
+  if (name == "squared_hinge") return std::make_shared<SquaredHinge>(name);
+  if (name == "categorical_hinge") return std::make_shared<CategoricalHinge>(name);
+  if (name == "binary_crossentropy") return std::make_shared<BinaryCrossentropy>(losses::CrossentropyOptions{}, name);
+  if (name == "categorical_crossentropy")
+    return std::make_shared<CategoricalCrossentropy>(losses::CrossentropyOptions{}, name);
+  if (name == "sparse_categorical_crossentropy") return std::make_shared<SparseCategoricalCrossentropy>(false, name);
+  if (name == "pearson_correlation") return std::make_shared<PearsonCorrelation>(name);
+  if (name == "concordance_correlation") return std::make_shared<ConcordanceCorrelation>(name);
+  if (name == "sum") return std::make_shared<Sum>(name);
+  if (name == "mean") return std::make_shared<Mean>(name);
+  if (name == "true_positives") return std::make_shared<TruePositives>(0.5f, name);
+  if (name == "false_positives") return std::make_shared<FalsePositives>(0.5f, name);
+  if (name == "true_negatives") return std::make_shared<TrueNegatives>(0.5f, name);
+  if (name == "false_negatives") return std::make_shared<FalseNegatives>(0.5f, name);
+  if (name == "precision") return std::make_shared<Precision>(PrecisionRecallOptions{}, name);
+  if (name == "recall") return std::make_shared<Recall>(PrecisionRecallOptions{}, name);
+  if (name == "auc") return std::make_shared<AUC>(AUCOptions{}, name);
   throw ValueError(
-      fmt::format("unknown metric '{}'; use accuracy, sparse_categorical_accuracy, categorical_accuracy, "
-                  "binary_accuracy, sparse_top_k_categorical_accuracy, mae, precision, recall or auc, or pass a "
-                  "kerascpp::metrics::Metric "
-                  "object",
+      fmt::format("unknown metric '{}'; use a Keras metric name (accuracy, mae, mse, auc, precision, ...: the list "
+                  "is in docs/training_and_evaluation.md) or pass a kerascpp::metrics::Metric object (metrics that "
+                  "need arguments, like F1Score or MeanIoU, are passed as objects)",
                   name));
 }
 

@@ -775,6 +775,49 @@ TEST_CASE("gpu backend: Huber loss and its grad") {
   }
 }
 
+TEST_CASE("gpu backend: every row_loss formula (losses and metric values) equals the CPU's, grads too") {
+  auto be = make_backends();
+  std::uint32_t seed = 1270;
+  const std::vector<K::RowLoss> kinds = {K::RowLoss::mean_absolute_error,
+                                         K::RowLoss::mean_absolute_percentage_error,
+                                         K::RowLoss::mean_squared_logarithmic_error,
+                                         K::RowLoss::log_cosh,
+                                         K::RowLoss::poisson,
+                                         K::RowLoss::hinge,
+                                         K::RowLoss::squared_hinge,
+                                         K::RowLoss::kl_divergence,
+                                         K::RowLoss::binary_focal_crossentropy,
+                                         K::RowLoss::equal,
+                                         K::RowLoss::cosine_similarity,
+                                         K::RowLoss::categorical_hinge,
+                                         K::RowLoss::categorical_focal_crossentropy,
+                                         K::RowLoss::categorical_generalized_cross_entropy,
+                                         K::RowLoss::top_k_categorical_hit,
+                                         K::RowLoss::pearson_correlation,
+                                         K::RowLoss::concordance_correlation};
+  for (K::Shape shape : {K::Shape{3, 2, 5}, K::Shape{64, 1}, K::Shape{300, 33}}) {
+    for (K::RowLoss kind : kinds) {
+      const K::RowLossParams params{.alpha = 0.3f, .gamma = 1.5f, .q = 0.7f, .k = 2, .apply_class_balancing = true};
+      const std::int64_t N = shape[0], rows = K::Tensor(shape).numel() / shape.back();
+      auto pred = random_tensor(shape, seed++, 0.05f, 0.95f), target = random_tensor(shape, seed++, 0.f, 1.f);
+      if (kind == K::RowLoss::categorical_generalized_cross_entropy)
+        target = K::Tensor::from_vector({rows}, random_labels(static_cast<std::size_t>(rows), shape.back(), seed++));
+      const bool grads = kind != K::RowLoss::equal && kind != K::RowLoss::top_k_categorical_hit &&
+                         kind != K::RowLoss::pearson_correlation && kind != K::RowLoss::concordance_correlation;
+      std::string what = std::string("row_loss ") + std::to_string(static_cast<int>(kind)) + " " + shape_label(shape);
+      K::Tensor lc, gc, lg = gpu_garbage({N}), gg;
+      if (grads) {
+        gc = K::Tensor::zeros(shape);
+        gg = gpu_garbage(shape);
+      }
+      be.cpu->row_loss(kind, params, pred, target, lc, gc, 0.1f);
+      be.gpu->row_loss(kind, params, on_gpu(pred), on_gpu(target), lg, gg, 0.1f);
+      check_close(lg, lc, what + " loss");
+      if (grads) check_close(gg, gc, what + " grad");
+    }
+  }
+}
+
 TEST_CASE("gpu backend: top-k accuracy equals the CPU's") {
   auto be = make_backends();
   for (K::Shape shape : {K::Shape{7, 10}, K::Shape{300, 1000}}) {

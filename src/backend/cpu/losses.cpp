@@ -8,6 +8,7 @@
 #include "backend/cpu/cpu_backend.hpp"
 #include "backend/cpu/loss_common.hpp"
 #include "backend/cpu/parallel.hpp"
+#include "backend/row_loss_formulas.hpp"
 
 namespace kerascpp::cpu {
 
@@ -88,8 +89,8 @@ double crossentropy_row(const float* z, const float* t, std::int64_t label, std:
 
 // loss[n] = mean of row_loss(r) over example n's rows (several rows per example when pred has
 // axes between the batch and the class axis).
-template <class RowLoss>
-void mean_over_rows(const RowLayout& l, float* loss, RowLoss&& row_loss) {
+template <class RowValue>
+void mean_over_rows(const RowLayout& l, float* loss, RowValue&& row_loss) {
   parallel_for(l.examples, example_grain(l), [&](std::int64_t b, std::int64_t e) {
     for (std::int64_t n = b; n < e; ++n) {
       double total = 0.0;
@@ -203,6 +204,30 @@ void CpuBackend::huber(const Tensor& pred, const Tensor& target, float delta, Te
                      if (g) *g = std::clamp(d, -delta, delta) * gs;
                      return 0.5 * static_cast<double>(q) * q + static_cast<double>(delta) * (std::fabs(d) - q);
                    });
+}
+
+void CpuBackend::row_loss(RowLoss kind, const RowLossParams& params, const Tensor& pred, const Tensor& target,
+                          Tensor& loss, Tensor& grad, float grad_scale) {
+  enter();
+  const char* op = op_shapes::row_loss_name(kind);
+  require_float(pred, op, "pred");
+  const bool labelled = row_losses::takes_labels(kind);
+  if (!labelled) require_float(target, op, "target");
+  const RowLayout l = op_shapes::row_loss_rows_of(kind, pred, target, grad.defined());
+  if (labelled) {
+    require_labels(target, pred, l.rows, op);
+    check_label_range(target, l.width, pred, op);
+  }
+  float* pg = prepare_loss_outputs(pred, loss, grad, l.examples, op);
+  const float* pp = pred.data<float>();
+  const float* pt = labelled ? nullptr : target.data<float>();
+  float* pl = loss.data<float>();
+  const double gs = l.per_example ? static_cast<double>(grad_scale) / static_cast<double>(l.per_example) : 0.0;
+  mean_over_rows(l, pl, [&](std::int64_t r) {
+    const std::int64_t at = r * l.width;
+    return row_losses::row_loss_value(kind, params, pp + at, pt ? pt + at : nullptr,
+                                      labelled ? label_at(target, r) : -1, l.width, pg ? pg + at : nullptr, gs);
+  });
 }
 
 }  // namespace kerascpp::cpu

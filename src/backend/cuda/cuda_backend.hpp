@@ -118,6 +118,8 @@ class CudaBackend final : public Backend {
                                 float grad_scale) override;
   void binary_crossentropy(const Tensor& pred, const Tensor& target, bool from_logits, Tensor& loss, Tensor& grad,
                            float grad_scale) override;
+  void row_loss(RowLoss kind, const RowLossParams& params, const Tensor& pred, const Tensor& target, Tensor& loss,
+                Tensor& grad, float grad_scale) override;
   void huber(const Tensor& pred, const Tensor& target, float delta, Tensor& loss, Tensor& grad,
              float grad_scale) override;
   void mean_squared_error(const Tensor& pred, const Tensor& target, Tensor& loss, Tensor& grad,

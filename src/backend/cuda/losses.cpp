@@ -2,6 +2,7 @@
 // which waits once to learn whether a label was out of range; metric helpers wait once for
 // their double result.
 #include "backend/cuda/kernel_common.hpp"
+#include "backend/row_loss_formulas.hpp"
 
 namespace kerascpp::cuda {
 
@@ -116,6 +117,38 @@ void CudaBackend::huber(const Tensor& pred, const Tensor& target, float delta, T
                         float grad_scale) {
   DeviceGuard guard(device_);
   element_loss(kern::kHuber, 1.f, pred, target, loss, grad, grad_scale, device(), *kernels_, stream_, "huber", delta);
+}
+
+void CudaBackend::row_loss(RowLoss kind, const RowLossParams& params, const Tensor& pred, const Tensor& target,
+                           Tensor& loss, Tensor& grad, float grad_scale) {
+  DeviceGuard guard(device_);
+  const char* op = op_shapes::row_loss_name(kind);
+  require_float_on(pred, device(), op, "pred");
+  const bool labelled = row_losses::takes_labels(kind);
+  kern::RowLossArgs a{};
+  if (!labelled) require_float_on(target, device(), op, "target");  // labels: require_labels below
+  const RowLayout l = op_shapes::row_loss_rows_of(kind, pred, target, grad.defined());
+  if (labelled) a.label_type = ops::require_labels(target, pred, l.rows, device(), op);
+  a.kind = kind;
+  a.params = params;
+  a.grad = prepare_loss_outputs(pred, loss, grad, l.examples, device(), op);
+  a.pred = pred.data<float>();
+  a.target = labelled ? nullptr : target.data<float>();
+  a.labels = labelled ? target.raw() : nullptr;
+  a.rows = l.rows;
+  a.width = l.width;
+  a.examples = l.examples;
+  a.per_example = l.per_example;
+  a.loss = loss.data<float>();
+  a.grad_scale = l.per_example ? static_cast<double>(grad_scale) / static_cast<double>(l.per_example) : 0.0;
+  a.row_loss = l.per_example != 1 ? kernels_->scratch_doubles(static_cast<std::size_t>(l.rows)) : nullptr;
+  a.status = kernels_->status();
+  if (labelled) kernels_->reset_status();
+  kern::row_loss(a, stream_);
+  KCPP_CUDA_CHECK(cudaGetLastError());
+  if (!labelled) return;
+  const kern::Status& st = kernels_->fetch_status();  // one wait, to learn whether a label was out of range
+  if (st.bad_row != kern::kNoBadRow) ops::throw_bad_label(target, st.bad_row, l.width, pred, stream_, op);
 }
 
 // ----------------------------------------------------------------------------------- metrics

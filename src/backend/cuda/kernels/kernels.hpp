@@ -12,6 +12,7 @@
 #include <cstdint>
 
 #include "backend/cuda/kernels/im2col_index.hpp"
+#include "kerascpp/row_loss.hpp"
 
 namespace kerascpp::cuda::kern {
 
@@ -176,6 +177,26 @@ struct ElementLossArgs {
 };
 std::size_t element_loss_scratch(std::int64_t examples, std::int64_t width);  // doubles
 void element_loss(const ElementLossArgs& args, cudaStream_t stream);
+
+// TrainingKernels::row_loss: one thread per row of `width` values (the formulas of
+// backend/row_loss_formulas.hpp, shared with the CPU). Exactly one of target (width values per
+// row) and labels (one class id of label_type per row; outside [0, width) lowers
+// status->bad_row) is set. row_loss: `rows` doubles of scratch when per_example != 1.
+struct RowLossArgs {
+  RowLoss kind;
+  RowLossParams params;
+  const float* pred;
+  const float* target;
+  const void* labels;
+  int label_type;
+  std::int64_t rows, width, examples, per_example;
+  float* loss;
+  float* grad;        // may be null
+  double grad_scale;  // already divided by per_example
+  double* row_loss;
+  Status* status;
+};
+void row_loss(const RowLossArgs& args, cudaStream_t stream);
 
 // ---------------------------------------------------------------------------------- metrics
 // status->count += rows whose argmax(pred) (first maximum, like numpy) equals the label

@@ -3,6 +3,7 @@
 // per-example means of several rows/chunks go through a block-per-example tree sum. All sums
 // are in double with a fixed order, so losses are reproducible bit for bit.
 #include "backend/cuda/kernels/common.cuh"
+#include "backend/row_loss_formulas.hpp"
 
 namespace kerascpp::cuda::kern {
 
@@ -177,6 +178,29 @@ __global__ void element_loss_kernel(ElementLossArgs a, std::int64_t chunks) {
   }
 }
 
+// ------------------------------------------------------------------------------- row losses
+// One thread per row: the formulas walk a row several times (norms, maxima, moments), and these
+// losses' rows are short class or feature vectors, where a warp per row would idle.
+__global__ void row_loss_kernel(RowLossArgs a) {
+  const std::int64_t r = static_cast<std::int64_t>(blockIdx.x) * blockDim.x + threadIdx.x;
+  if (r >= a.rows) return;
+  const std::int64_t at = r * a.width;
+  std::int64_t label = -1;
+  if (a.labels) {
+    label = load_label(a.labels, a.label_type, r);
+    if (label < 0 || label >= a.width) {  // the host throws naming the first one
+      atomicMin(&a.status->bad_row, static_cast<unsigned long long>(r));
+      if (a.per_example == 1) a.loss[r] = __int_as_float(0x7fc00000);  // NaN
+      else a.row_loss[r] = __longlong_as_double(0x7ff8000000000000LL);
+      return;
+    }
+  }
+  const double v = row_losses::row_loss_value(a.kind, a.params, a.pred + at, a.target ? a.target + at : nullptr, label,
+                                              a.width, a.grad ? a.grad + at : nullptr, a.grad_scale);
+  if (a.per_example == 1) a.loss[r] = static_cast<float>(v);
+  else a.row_loss[r] = v;
+}
+
 }  // namespace
 
 void crossentropy(const CrossentropyArgs& args, cudaStream_t stream) {
@@ -206,6 +230,16 @@ void element_loss(const ElementLossArgs& args, cudaStream_t stream) {
   element_loss_kernel<<<static_cast<unsigned>(blocks), kThreads, 0, stream>>>(args, chunks);
   if (chunks > 1)
     segment_mean(args.partials, args.examples, chunks, static_cast<double>(args.width), args.loss, stream);
+}
+
+void row_loss(const RowLossArgs& args, cudaStream_t stream) {
+  if (args.rows > 0) {
+    const std::int64_t blocks = (args.rows + kThreads - 1) / kThreads;
+    row_loss_kernel<<<static_cast<unsigned>(blocks), kThreads, 0, stream>>>(args);
+  }
+  if (args.per_example != 1)
+    segment_mean(args.row_loss, args.examples, args.per_example, static_cast<double>(args.per_example), args.loss,
+                 stream);
 }
 
 }  // namespace kerascpp::cuda::kern
