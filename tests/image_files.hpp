@@ -12,12 +12,14 @@
 
 namespace kerascpp_test {
 
-// 8-bit (or 16-bit, big-endian samples) PNG of `channels` 1-4 (grey, grey+alpha, RGB, RGBA).
+// 8-bit (or 16-bit, big-endian samples) PNG of `channels` 1-4 (grey, grey+alpha, RGB, RGBA),
+// optionally Adam7-interlaced.
 inline std::string png_bytes(int height, int width, int channels, const std::vector<std::uint8_t>& pixels,
-                             int bit_depth = 8) {
+                             int bit_depth = 8, bool interlaced = false) {
   static const int kColor[] = {0, PNG_COLOR_TYPE_GRAY, PNG_COLOR_TYPE_GRAY_ALPHA, PNG_COLOR_TYPE_RGB,
                                PNG_COLOR_TYPE_RGB_ALPHA};
   std::string out;
+  std::vector<png_bytep> rows;  // before the setjmp: a longjmp back skips no destructor
   png_structp png = png_create_write_struct(PNG_LIBPNG_VER_STRING, nullptr, nullptr, nullptr);
   png_infop info = png_create_info_struct(png);
   if (setjmp(png_jmpbuf(png))) throw std::runtime_error("libpng could not write the test image");
@@ -28,10 +30,12 @@ inline std::string png_bytes(int height, int width, int channels, const std::vec
       },
       nullptr);
   png_set_IHDR(png, info, static_cast<png_uint_32>(width), static_cast<png_uint_32>(height), bit_depth,
-               kColor[channels], PNG_INTERLACE_NONE, PNG_COMPRESSION_TYPE_DEFAULT, PNG_FILTER_TYPE_DEFAULT);
+               kColor[channels], interlaced ? PNG_INTERLACE_ADAM7 : PNG_INTERLACE_NONE, PNG_COMPRESSION_TYPE_DEFAULT,
+               PNG_FILTER_TYPE_DEFAULT);
   png_write_info(png, info);
   const std::size_t row = static_cast<std::size_t>(width * channels * bit_depth / 8);
-  for (int y = 0; y < height; ++y) png_write_row(png, const_cast<png_bytep>(pixels.data() + y * row));
+  for (int y = 0; y < height; ++y) rows.push_back(const_cast<png_bytep>(pixels.data() + y * row));
+  png_write_image(png, rows.data());  // all seven passes when interlaced
   png_write_end(png, nullptr);
   png_destroy_write_struct(&png, &info);
   return out;

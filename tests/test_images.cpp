@@ -59,6 +59,8 @@ TEST_CASE("decode_png gives back the pixels libpng wrote, in every channel layou
     }
     CHECK(grey_as_rgba[p * 4 + 3] == 255);  // opaque alpha added
   }
+  const auto big = pattern(19, 23, 3);  // Adam7: seven passes, reassembled by libpng
+  CHECK(bytes_of(data::decode_png(data::bytes_tensor(png_bytes(19, 23, 3, big, 8, true)))) == big);
   // 16-bit samples keep their high byte, as tf.io.decode_png(dtype=uint8).
   std::vector<std::uint8_t> wide{0x12, 0x34, 0xff, 0x01, 0x00, 0xff};
   CHECK(bytes_of(data::decode_png(data::bytes_tensor(png_bytes(1, 3, 1, wide, 16)))) ==
@@ -177,6 +179,9 @@ TEST_CASE("resize_image: bilinear against the half-pixel formula in double, near
   // Keras' smart_resize window: the centred crop with the target's aspect ratio.
   CHECK(data::aspect_ratio_crop_box(100, 50, {10, 10}) == std::array<std::int64_t, 4>{25, 0, 50, 50});
   CHECK(data::aspect_ratio_crop_box(30, 90, {20, 40}) == std::array<std::int64_t, 4>{0, 15, 30, 60});
+  // tf.image.resize_with_pad's layout: 100 x 50 into 10 x 10 is 10 x 5 at column floor(2.5).
+  CHECK(data::aspect_ratio_pad_box(100, 50, {10, 10}) == std::array<std::int64_t, 4>{0, 2, 10, 5});
+  CHECK(data::aspect_ratio_pad_box(30, 90, {21, 40}) == std::array<std::int64_t, 4>{3, 0, 13, 40});
 }
 
 namespace {
@@ -238,6 +243,21 @@ TEST_CASE("image_dataset_from_directory: Keras' file order and labels, batches o
   CHECK(singles[0][1].to_vector() == std::vector<float>{1, 0});
   CHECK(singles[3][1].to_vector() == std::vector<float>{0, 1});
 
+  // pad_to_aspect_ratio: the image resized into its window of the pad box, zeros around it.
+  auto padded = data::image_dataset_from_directory(
+      dir.path.string(),
+      {.batch_size = std::nullopt, .image_size = {8, 8}, .shuffle = false, .pad_to_aspect_ratio = true});
+  const K::Tensor decoded = data::decode_png(data::read_file(padded.file_paths[0]));
+  const auto [top, left, rh, rw] = data::aspect_ratio_pad_box(decoded.dim(0), decoded.dim(1), {8, 8});
+  const auto inner = data::resize_image(decoded, {rh, rw}).to_vector();
+  const auto pad_image = drain(padded.dataset).at(0)[0].to_vector();
+  for (std::int64_t y = 0; y < 8; ++y)
+    for (std::int64_t x = 0; x < 8; ++x) {
+      const bool inside = y >= top && y < top + rh && x >= left && x < left + rw;
+      CHECK(pad_image[static_cast<std::size_t>((y * 8 + x) * 3)] ==
+            (inside ? inner[static_cast<std::size_t>(((y - top) * rw + x - left) * 3)] : 0.f));
+    }
+
   auto unlabelled = data::image_dataset_from_directory(dir.path.string(), {.labels = std::nullopt, .shuffle = false});
   CHECK(unlabelled.class_names.empty());
   CHECK(drain(unlabelled.dataset).at(0).size() == 1);
@@ -294,6 +314,7 @@ TEST_CASE("image_dataset_from_directory: bad arguments are ValueErrors, bad fold
   CHECK(contains(value_error({.seed = 1, .validation_split = 1.5, .subset = "both"}), "between 0 and 1"));
   CHECK(contains(value_error({.color_mode = "cmyk"}), "color_mode"));
   CHECK(contains(value_error({.interpolation = "area"}), "interpolation"));
+  CHECK(contains(value_error({.crop_to_aspect_ratio = true, .pad_to_aspect_ratio = true}), "only one of"));
   CHECK(contains(value_error({.class_names = {"a", "zebra"}}), "zebra"));
   CHECK(
       contains(value_error({.labels = std::vector<std::int64_t>{0, 1}}), "2 labels were given for the 3 image files"));

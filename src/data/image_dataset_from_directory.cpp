@@ -3,6 +3,7 @@
 // so images are read and decoded only as the iterator reaches them.
 #include <fmt/format.h>
 
+#include <algorithm>
 #include <memory>
 
 #include "data/image_resize.hpp"
@@ -22,18 +23,29 @@ struct LoadSpec {
   std::int64_t channels;
   detail::Interpolation interpolation;
   bool crop_to_aspect_ratio;
+  bool pad_to_aspect_ratio;
 };
 
 // Keras' load_image: read, decode to `channels`, optionally crop to the aspect ratio, resize.
 Tensor load_image(const LoadSpec& spec, std::int64_t index) {
   const std::string& path = (*spec.paths)[static_cast<std::size_t>(index)];
   const Tensor decoded = decode_image(read_file(path), {.channels = spec.channels, .source = path});
-  const std::int64_t h = decoded.dim(0), w = decoded.dim(1);
+  const std::int64_t h = decoded.dim(0), w = decoded.dim(1), c = spec.channels;
+  const auto* pixels = static_cast<const std::uint8_t*>(decoded.raw());
+  if (spec.pad_to_aspect_ratio) {
+    const auto [top, left, rh, rw] = aspect_ratio_pad_box(h, w, spec.size);
+    Tensor resized({rh, rw, c}, DType::float32, Device{});
+    detail::resize_window(pixels, w, c, {0, 0, h, w}, rh, rw, spec.interpolation, resized.data<float>());
+    Tensor out = Tensor::zeros({spec.size[0], spec.size[1], c}, DType::float32, Device{});
+    for (std::int64_t y = 0; y < rh && top + y < spec.size[0]; ++y)
+      std::copy_n(resized.data<float>() + y * rw * c, std::min(rw, spec.size[1] - left) * c,
+                  out.data<float>() + ((top + y) * spec.size[1] + left) * c);
+    return out;
+  }
   const std::array<std::int64_t, 4> box =
       spec.crop_to_aspect_ratio ? aspect_ratio_crop_box(h, w, spec.size) : std::array<std::int64_t, 4>{0, 0, h, w};
-  Tensor out({spec.size[0], spec.size[1], spec.channels}, DType::float32, Device{});
-  detail::resize_window(static_cast<const std::uint8_t*>(decoded.raw()), w, spec.channels, box, spec.size[0],
-                        spec.size[1], spec.interpolation, out.data<float>());
+  Tensor out({spec.size[0], spec.size[1], c}, DType::float32, Device{});
+  detail::resize_window(pixels, w, c, box, spec.size[0], spec.size[1], spec.interpolation, out.data<float>());
   return out;
 }
 
@@ -71,8 +83,12 @@ Dataset make_dataset(std::vector<std::string> paths, const std::vector<std::int6
   Dataset ds = with_labels ? Dataset::from_tensor_slices(indices, label_tensor(labels, *o.label_mode, num_classes))
                            : Dataset::from_tensor_slices(std::vector<Tensor>{indices});
   if (shuffle) ds = ds.shuffle(o.batch_size ? *o.batch_size * 8 : 1024, seed);
-  LoadSpec spec{std::make_shared<const std::vector<std::string>>(std::move(paths)), o.image_size, channels,
-                detail::parse_interpolation(o.interpolation, kOp), o.crop_to_aspect_ratio};
+  LoadSpec spec{std::make_shared<const std::vector<std::string>>(std::move(paths)),
+                o.image_size,
+                channels,
+                detail::parse_interpolation(o.interpolation, kOp),
+                o.crop_to_aspect_ratio,
+                o.pad_to_aspect_ratio};
   ds = ds.map([spec](const Example& e) {
     Example out{load_image(spec, e[0].data<std::int64_t>()[0])};
     if (e.size() > 1) out.push_back(e[1]);
@@ -104,6 +120,8 @@ ImageDirectoryDataset image_dataset_from_directory(const std::string& directory,
   if (o.batch_size && *o.batch_size <= 0)
     throw ValueError(fmt::format("{}: batch_size must be positive or std::nullopt, got {}", kOp, *o.batch_size));
   detail::parse_interpolation(o.interpolation, kOp);
+  if (o.crop_to_aspect_ratio && o.pad_to_aspect_ratio)
+    throw ValueError(fmt::format("{}: set only one of crop_to_aspect_ratio and pad_to_aspect_ratio", kOp));
   // Keras' check_validation_split_arg.
   const bool split = o.validation_split != 0.0;
   if (split && !(o.validation_split > 0.0 && o.validation_split < 1.0))

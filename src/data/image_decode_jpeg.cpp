@@ -54,7 +54,7 @@ void cmyk_to_rgb(const JSAMPLE* cmyk, JSAMPLE* rgb, JDIMENSION width, bool inver
     const unsigned k = inverted ? cmyk[3] : 255u - cmyk[3];
     for (int c = 0; c < 3; ++c) {
       const unsigned v = inverted ? cmyk[c] : 255u - cmyk[c];
-      rgb[c] = static_cast<JSAMPLE>((v * k + 127) / 255);
+      rgb[c] = static_cast<JSAMPLE>(v * k / 255);  // truncated, as TensorFlow converts CMYK
     }
   }
 }

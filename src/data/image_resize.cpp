@@ -130,4 +130,19 @@ std::array<std::int64_t, 4> aspect_ratio_crop_box(std::int64_t height, std::int6
           static_cast<std::int64_t>(static_cast<float>(width - crop_w) / 2.f), crop_h, crop_w};
 }
 
+std::array<std::int64_t, 4> aspect_ratio_pad_box(std::int64_t height, std::int64_t width,
+                                                 std::array<std::int64_t, 2> size) {
+  // In float32, as TensorFlow's resize_with_pad: scale by the larger ratio, floor the sides, and
+  // centre with the floor of half the (fractional) slack.
+  const float h = static_cast<float>(height), w = static_cast<float>(width);
+  const float th = static_cast<float>(size[0]), tw = static_cast<float>(size[1]);
+  const float ratio = std::max(w / tw, h / th);
+  const float rh = h / ratio, rw = w / ratio;
+  const auto pad = [](float slack) {
+    return std::max<std::int64_t>(0, static_cast<std::int64_t>(std::floor(slack / 2.f)));
+  };
+  return {pad(th - rh), pad(tw - rw), std::max<std::int64_t>(1, static_cast<std::int64_t>(std::floor(rh))),
+          std::max<std::int64_t>(1, static_cast<std::int64_t>(std::floor(rw)))};
+}
+
 }  // namespace kerascpp::data

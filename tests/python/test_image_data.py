@@ -79,6 +79,15 @@ def test_jpeg_to_grey_and_rgba(tmp_path):
     np.testing.assert_array_equal(grey[..., 0], np.asarray(image))
 
 
+def test_cmyk_jpeg_converts_to_rgb_as_tensorflow_does(tmp_path):
+    path = tmp_path / "cmyk.jpg"
+    Image.fromarray(smooth_image(12, 10, 4, seed=3), "CMYK").save(path, quality=95)
+    cmyk = np.asarray(Image.open(path)).astype(np.int64)  # Pillow undoes Adobe's inversion
+    # TensorFlow's conversion: each of R, G, B is (255 - C|M|Y) * (255 - K) / 255, truncated.
+    expected = ((255 - cmyk[..., :3]) * (255 - cmyk[..., 3:]) // 255).astype(np.uint8)
+    np.testing.assert_array_equal(decode(path, 3, "INTEGER_ACCURATE", tmp_path), expected)
+
+
 PNG_MODES = ["L", "LA", "RGB", "RGBA", "P", "P+tRNS", "I;16", "1"]
 
 

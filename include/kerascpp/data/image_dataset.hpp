@@ -35,6 +35,7 @@ struct ImageDatasetOptions {
   std::string interpolation = "bilinear";  // "bilinear" or "nearest"
   bool follow_links = false;               // descend into symlinked sub-folders
   bool crop_to_aspect_ratio = false;       // centre-crop to image_size's aspect ratio before resizing
+  bool pad_to_aspect_ratio = false;        // resize keeping the aspect ratio, pad with zeros (not with crop)
 };
 
 /// What Keras returns: the dataset and its class_names and file_paths attributes.

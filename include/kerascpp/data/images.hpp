@@ -62,4 +62,9 @@ Tensor resize_image(const Tensor& images, std::array<std::int64_t, 2> size,
 std::array<std::int64_t, 4> aspect_ratio_crop_box(std::int64_t height, std::int64_t width,
                                                   std::array<std::int64_t, 2> size);
 
+/// tf.image.resize_with_pad's layout: the (top, left, height, width) a height x width image is resized
+/// to inside `size`, aspect ratio kept, the rest zero (image_dataset_from_directory(pad_to_aspect_ratio)).
+std::array<std::int64_t, 4> aspect_ratio_pad_box(std::int64_t height, std::int64_t width,
+                                                 std::array<std::int64_t, 2> size);
+
 }  // namespace kerascpp::data
