@@ -2,7 +2,7 @@
 # Builds the libFuzzer targets in fuzz/ (Debian's clang-14, ASan + UBSan, library instrumented
 # too) and runs each one for the given number of seconds on a copy of its seed corpus.
 # Usage: scripts/fuzz.sh [seconds_per_target (default 600)] [target ...]
-#   targets: weights_h5 idx events (default: all three, one after the other; FUZZ_PARALLEL=1
+#   targets: weights_h5 idx events images (default: all four, one after the other; FUZZ_PARALLEL=1
 #   runs them at the same time). Exits non-zero on any finding and prints where the input is.
 #   FUZZ_SEED=N fixes libFuzzer's seed: the same binary then tries the same sequence of inputs
 #   (how far it gets depends on the machine's speed; a code change changes the sequence). CI uses it.
@@ -11,7 +11,7 @@ cd "$(dirname "$0")/.."
 seconds=${1:-600}
 shift || true
 targets=("$@")
-((${#targets[@]})) || targets=(weights_h5 idx events)
+((${#targets[@]})) || targets=(weights_h5 idx events images)
 case $seconds in '' | *[!0-9]*) echo "fuzz.sh: seconds_per_target must be a whole number, got '$seconds'" >&2; exit 2 ;; esac
 
 scripts/install_deps.sh clang-14 libclang-rt-14-dev libomp-14-dev

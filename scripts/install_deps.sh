@@ -3,7 +3,7 @@
 # Usage: scripts/install_deps.sh [extra Debian packages...]
 set -euo pipefail
 packages=(cmake ninja-build g++ pkg-config libdnnl-dev libhdf5-dev libprotobuf-dev protobuf-compiler
-          libfmt-dev nlohmann-json3-dev doctest-dev libcli11-dev zlib1g-dev libzip-dev libisal-dev dataset-fashion-mnist
+          libfmt-dev nlohmann-json3-dev doctest-dev libcli11-dev zlib1g-dev libzip-dev libisal-dev libjpeg62-turbo-dev libpng-dev dataset-fashion-mnist
           ocl-icd-opencl-dev libopenmpi-dev openmpi-bin "$@")
 missing=()
 for p in "${packages[@]}"; do

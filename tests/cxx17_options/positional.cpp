@@ -28,6 +28,10 @@ void fill_options_positionally() {
   K::optimizers::LossScaleOptions loss_scale{false, 128};
   K::losses::CrossentropyOptions crossentropy{true};
   K::distribute::StrategyOptions strategy{1};
+  K::data::ImageDatasetOptions images{K::data::ImageLabels{"inferred"}, "categorical"};
+  K::data::DecodeJpegOptions jpeg{3, 2};
+  K::data::DecodePngOptions png{4};
+  K::data::CifarOptions cifar{100, "coarse"};
   K::callbacks::EarlyStoppingOptions early{"loss"};
   K::callbacks::ReduceLROnPlateauOptions plateau{"loss"};
   K::callbacks::ModelCheckpointOptions checkpoint{"loss"};

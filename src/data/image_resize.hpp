@@ -1,0 +1,22 @@
+// Internal: resizing one HWC image (or a window of it) into float32, what resize_image and
+// image_dataset_from_directory share.
+#pragma once
+#include <array>
+#include <cstdint>
+#include <string>
+
+namespace kerascpp::data::detail {
+
+enum class Interpolation { bilinear, nearest };
+
+// ValueError naming `op` unless `name` is "bilinear" or "nearest" (Keras' other methods are listed).
+Interpolation parse_interpolation(const std::string& name, const char* op);
+
+// A height x width x channels image of T (uint8 or float) whose window box = (top, left, rows,
+// columns) is resized to out_h x out_w x channels float32 at `out`, as tf.image.resize without
+// antialiasing (half-pixel centres, edge pixels repeated).
+template <class T>
+void resize_window(const T* image, std::int64_t width, std::int64_t channels, std::array<std::int64_t, 4> box,
+                   std::int64_t out_h, std::int64_t out_w, Interpolation method, float* out);
+
+}  // namespace kerascpp::data::detail
