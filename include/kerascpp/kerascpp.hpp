@@ -17,6 +17,7 @@
 #include "kerascpp/data/tfrecord.hpp"
 #include "kerascpp/dataset.hpp"
 #include "kerascpp/datasets/fashion_mnist.hpp"
+#include "kerascpp/cluster_resolver.hpp"
 #include "kerascpp/distribute.hpp"
 #include "kerascpp/error.hpp"
 #include "kerascpp/initializers.hpp"
