@@ -7,6 +7,7 @@
 #include <condition_variable>
 #include <map>
 #include <mutex>
+#include <optional>
 
 #include "check.hpp"
 #include "coordination.grpc.pb.h"
@@ -14,6 +15,8 @@
 namespace kerascpp::distribute {
 namespace pb = kerascpp::coordination;
 using Clock = std::chrono::steady_clock;
+// gRPC's deadlines are wall-clock time points.
+using WallClock = std::chrono::system_clock;
 
 namespace {
 
@@ -107,7 +110,7 @@ CoordinationServer::CoordinationServer(const std::string& address, int ranks)
 
 CoordinationServer::~CoordinationServer() {
   state_->service.stop();  // releases waiting Gets so that Shutdown does not wait for them
-  state_->server->Shutdown(Clock::now() + std::chrono::seconds(1));
+  state_->server->Shutdown(WallClock::now() + std::chrono::seconds(1));
 }
 
 struct CoordinationClient::State {
@@ -129,7 +132,7 @@ namespace {
 
 // wait_for_ready: a coordinator that is not listening yet (started later) is retried until the
 // deadline instead of failing at once.
-void prepare(grpc::ClientContext& context, Clock::time_point deadline) {
+void prepare(grpc::ClientContext& context, WallClock::time_point deadline) {
   context.set_deadline(deadline);
   context.set_wait_for_ready(true);
 }
@@ -150,7 +153,7 @@ void CoordinationClient::set(const std::string& key, const std::vector<char>& va
   request.set_value(std::string(value.begin(), value.end()));
   pb::SetReply reply;
   grpc::ClientContext context;
-  prepare(context, Clock::now() + timeout);
+  prepare(context, WallClock::now() + timeout);
   grpc::Status status = state_->stub->Set(&context, request, &reply);
   KERASCPP_DETAIL_RPC_CHECK(status, fmt::format("setting '{}'", key), timeout);
 }
@@ -164,7 +167,7 @@ std::vector<char> CoordinationClient::get(const std::string& key, std::chrono::m
     request.set_timeout_ms(std::max<std::int64_t>(left.count(), 0));
     pb::GetReply reply;
     grpc::ClientContext context;
-    prepare(context, deadline + std::chrono::seconds(2));  // the reply of a full wait still arrives
+    prepare(context, WallClock::now() + left + std::chrono::seconds(2));  // the reply of a full wait still arrives
     grpc::Status status = state_->stub->Get(&context, request, &reply);
     KERASCPP_DETAIL_RPC_CHECK(status, fmt::format("a read of '{}'", key), timeout);
     if (reply.found()) return {reply.value().begin(), reply.value().end()};
@@ -180,7 +183,7 @@ void CoordinationClient::heartbeat(int rank, std::chrono::milliseconds timeout) 
   request.set_rank(rank);
   pb::HeartbeatReply reply;
   grpc::ClientContext context;
-  context.set_deadline(Clock::now() + timeout);  // no wait_for_ready: a gone coordinator fails fast
+  context.set_deadline(WallClock::now() + timeout);  // no wait_for_ready: a gone coordinator fails fast
   grpc::Status status = state_->stub->Heartbeat(&context, request, &reply);
   KERASCPP_DETAIL_RPC_CHECK(status, "a heartbeat", timeout);
 }
@@ -189,7 +192,7 @@ std::vector<std::int64_t> CoordinationClient::liveness(std::chrono::milliseconds
   pb::LivenessRequest request;
   pb::LivenessReply reply;
   grpc::ClientContext context;
-  context.set_deadline(Clock::now() + timeout);
+  context.set_deadline(WallClock::now() + timeout);
   grpc::Status status = state_->stub->Liveness(&context, request, &reply);
   KERASCPP_DETAIL_RPC_CHECK(status, "a liveness query", timeout);
   return {reply.ms_since_heartbeat().begin(), reply.ms_since_heartbeat().end()};

@@ -10,6 +10,7 @@
 #include <gloo/rendezvous/store.h>
 #include <gloo/transport/tcp/device.h>
 
+#include <cstdlib>
 #include <iostream>
 #include <optional>
 
@@ -69,15 +70,30 @@ struct GlooReduction final : PendingReduction {
 
 std::shared_ptr<GlooWorld> GlooWorld::join(const TFConfigClusterResolver& resolver, milliseconds timeout) {
   std::lock_guard lock(join_mu);
-  // One world per process, never destroyed: its threads (communication, heartbeats, Gloo's event
-  // loop, gRPC's) must outlive every strategy, and tearing them down at exit could wait on a lost peer.
+  // One world per process, never destroyed: a strategy may end while another starts, and the
+  // rendezvous happens once. Its threads stop at exit (stop_at_exit), before gRPC's own statics go.
   static auto* world = new std::shared_ptr<GlooWorld>();
   if (*world) {
     (*world)->timeout_ms_ = timeout.count();
     return *world;
   }
   world->reset(new GlooWorld(resolver, timeout));
+  std::atexit([] { (*world)->stop(); });
   return *world;
+}
+
+void GlooWorld::stop() {
+  bool failed = false;
+  {
+    std::lock_guard lock(mu_);
+    stopping_ = true;
+    failed = !failure_.empty();
+  }
+  cv_.notify_all();
+  if (heartbeat_.joinable()) heartbeat_.join();  // one RPC at most, bounded
+  // After a failure a Gloo operation may still be waiting on the lost peer: do not wait for it.
+  if (communicator_.joinable()) failed ? communicator_.detach() : communicator_.join();
+  if (!failed) server_.reset();  // the chief's service: every worker is done with it
 }
 
 GlooWorld::GlooWorld(const TFConfigClusterResolver& resolver, milliseconds timeout)
@@ -128,15 +144,7 @@ GlooWorld::GlooWorld(const TFConfigClusterResolver& resolver, milliseconds timeo
                            resolver_.describe_worker(rank_), size_);
 }
 
-GlooWorld::~GlooWorld() {
-  {
-    std::lock_guard lock(mu_);
-    stopping_ = true;
-  }
-  cv_.notify_all();
-  if (communicator_.joinable()) communicator_.join();
-  if (heartbeat_.joinable()) heartbeat_.join();
-}
+GlooWorld::~GlooWorld() { stop(); }
 
 void GlooWorld::send_heartbeats() {
   std::unique_lock lock(mu_);

@@ -49,6 +49,7 @@ class GlooWorld final : public WorkerGroup, public std::enable_shared_from_this<
   struct Job;
   GlooWorld(const TFConfigClusterResolver& resolver, std::chrono::milliseconds timeout);
   std::shared_ptr<Job> enqueue(std::function<void()> op, std::string what);
+  void stop();         // ends the threads (at exit)
   void communicate();  // the communication thread
   void send_heartbeats();
   // The tasks whose heartbeats stopped (or the coordinator, when it no longer answers).
