@@ -107,7 +107,8 @@ TEST_CASE("TF_CONFIG: a collective strategy refuses parameter servers, a missing
 
 TEST_CASE("TF_CONFIG: read from the environment, and a strategy built without arguments uses it") {
   {
-    test_scopes::ScopedEnv env("TF_CONFIG", R"({"cluster": {"worker": ["a:1", "b:2"]}, "task": {"type": "worker", "index": 1}})");
+    test_scopes::ScopedEnv env("TF_CONFIG",
+                               R"({"cluster": {"worker": ["a:1", "b:2"]}, "task": {"type": "worker", "index": 1}})");
     CHECK(D::TFConfigClusterResolver::environment_has_tf_config());
     D::TFConfigClusterResolver r;
     CHECK(r.worker_rank() == 1);
@@ -120,6 +121,7 @@ TEST_CASE("TF_CONFIG: read from the environment, and a strategy built without ar
   }
   // The strategy reads TF_CONFIG (not mpirun's variables): its ps job is refused before any network use.
   test_scopes::ScopedEnv env("TF_CONFIG", kFull);
-  CHECK_THROWS_WITH_AS(D::MultiWorkerMirroredStrategy<>(1), doctest::Contains("MultiWorkerMirroredStrategy: TF_CONFIG's cluster has a 'ps' job"),
+  CHECK_THROWS_WITH_AS(D::MultiWorkerMirroredStrategy<>(1),
+                       doctest::Contains("MultiWorkerMirroredStrategy: TF_CONFIG's cluster has a 'ps' job"),
                        K::ValueError);
 }

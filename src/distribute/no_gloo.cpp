@@ -4,8 +4,7 @@
 
 namespace kerascpp::distribute {
 
-std::shared_ptr<WorkerGroup> join_tf_config_group(const TFConfigClusterResolver& resolver,
-                                                  std::chrono::milliseconds) {
+std::shared_ptr<WorkerGroup> join_tf_config_group(const TFConfigClusterResolver& resolver, std::chrono::milliseconds) {
   resolver.check_for_collective_strategy("MultiWorkerMirroredStrategy");
   throw DeviceError(
       "MultiWorkerMirroredStrategy: TF_CONFIG describes a cluster, but this kerascpp was built without Gloo and "

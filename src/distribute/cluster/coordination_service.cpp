@@ -40,8 +40,8 @@ class Service final : public pb::Coordination::Service {
   }
 
   grpc::Status Get(grpc::ServerContext* context, const pb::GetRequest* request, pb::GetReply* reply) override {
-    const auto wait = std::min(std::chrono::milliseconds(std::max<std::int64_t>(request->timeout_ms(), 0)),
-                               kMaxServerWait);
+    const auto wait =
+        std::min(std::chrono::milliseconds(std::max<std::int64_t>(request->timeout_ms(), 0)), kMaxServerWait);
     std::unique_lock lock(mu_);
     const auto found = [&] { return store_.count(request->key()) > 0 || stopping_ || context->IsCancelled(); };
     cv_.wait_for(lock, wait, found);
@@ -64,8 +64,7 @@ class Service final : public pb::Coordination::Service {
     std::lock_guard lock(mu_);
     const auto now = Clock::now();
     for (const auto& at : heartbeats_)
-      reply->add_ms_since_heartbeat(
-          at ? std::chrono::duration_cast<std::chrono::milliseconds>(now - *at).count() : -1);
+      reply->add_ms_since_heartbeat(at ? std::chrono::duration_cast<std::chrono::milliseconds>(now - *at).count() : -1);
     return grpc::Status::OK;
   }
 
@@ -93,8 +92,7 @@ struct CoordinationServer::State {
   std::unique_ptr<grpc::Server> server;
 };
 
-CoordinationServer::CoordinationServer(const std::string& address, int ranks)
-    : state_(std::make_unique<State>(ranks)) {
+CoordinationServer::CoordinationServer(const std::string& address, int ranks) : state_(std::make_unique<State>(ranks)) {
   grpc::ServerBuilder builder;
   int bound_port = 0;
   builder.AddListeningPort(address, grpc::InsecureServerCredentials(), &bound_port);

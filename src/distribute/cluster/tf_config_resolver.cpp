@@ -32,8 +32,9 @@ void check_address(const std::string& job, std::size_t index, const std::string&
     if (ok) port = std::strtol(digits.c_str(), nullptr, 10);
     ok = ok && port >= 1 && port <= 65535;
   }
-  KERASCPP_CHECK_VALUE(ok, "TF_CONFIG: cluster job '{}' task {} has address '{}', which is not \"host:port\" with a "
-                           "port in [1, 65535]; write each task as e.g. \"10.0.0.5:2222\"",
+  KERASCPP_CHECK_VALUE(ok,
+                       "TF_CONFIG: cluster job '{}' task {} has address '{}', which is not \"host:port\" with a "
+                       "port in [1, 65535]; write each task as e.g. \"10.0.0.5:2222\"",
                        job, index, address);
 }
 
@@ -73,9 +74,9 @@ TFConfigClusterResolver::TFConfigClusterResolver(const std::string& tf_config_js
   }
   KERASCPP_CHECK_VALUE(config.is_object(), "TF_CONFIG must be a JSON object, got {}; {}", config.dump(), kExample);
   for (const auto& [key, value] : config.items())
-    KERASCPP_CHECK_VALUE(key == "cluster" || key == "task" || key == "rpc_layer" || key == "environment" ||
-                             key == "session_master",
-                         "TF_CONFIG has an unknown key \"{}\"; the keys are cluster, task, rpc_layer, environment", key);
+    KERASCPP_CHECK_VALUE(
+        key == "cluster" || key == "task" || key == "rpc_layer" || key == "environment" || key == "session_master",
+        "TF_CONFIG has an unknown key \"{}\"; the keys are cluster, task, rpc_layer, environment", key);
 
   std::set<std::string> addresses;
   if (config.contains("cluster")) {
@@ -83,14 +84,17 @@ TFConfigClusterResolver::TFConfigClusterResolver(const std::string& tf_config_js
     KERASCPP_CHECK_VALUE(cluster.is_object(), "TF_CONFIG: \"cluster\" must be an object of jobs, got {}; {}",
                          cluster.dump(), kExample);
     for (const auto& [job, tasks] : cluster.items()) {
-      KERASCPP_CHECK_VALUE(kRoles.count(job), "TF_CONFIG: cluster has a job '{}', which is not a role; the roles are {}",
-                           job, fmt::join(kRoles, ", "));
-      KERASCPP_CHECK_VALUE(tasks.is_array(), "TF_CONFIG: cluster job '{}' must be a list of \"host:port\" strings, got {}",
-                           job, tasks.dump());
+      KERASCPP_CHECK_VALUE(kRoles.count(job),
+                           "TF_CONFIG: cluster has a job '{}', which is not a role; the roles are {}", job,
+                           fmt::join(kRoles, ", "));
+      KERASCPP_CHECK_VALUE(tasks.is_array(),
+                           "TF_CONFIG: cluster job '{}' must be a list of \"host:port\" strings, got {}", job,
+                           tasks.dump());
       std::vector<std::string> list;
       for (std::size_t i = 0; i < tasks.size(); ++i) {
-        KERASCPP_CHECK_VALUE(tasks[i].is_string(), "TF_CONFIG: cluster job '{}' task {} must be a \"host:port\" string, got {}",
-                             job, i, tasks[i].dump());
+        KERASCPP_CHECK_VALUE(tasks[i].is_string(),
+                             "TF_CONFIG: cluster job '{}' task {} must be a \"host:port\" string, got {}", job, i,
+                             tasks[i].dump());
         std::string address = tasks[i].get<std::string>();
         check_address(job, i, address);
         KERASCPP_CHECK_VALUE(addresses.insert(address).second,
@@ -109,10 +113,12 @@ TFConfigClusterResolver::TFConfigClusterResolver(const std::string& tf_config_js
 
   if (config.contains("task")) {
     const Json& task = config["task"];
-    KERASCPP_CHECK_VALUE(task.is_object(), "TF_CONFIG: \"task\" must be an object like {{\"type\": \"worker\", \"index\": 0}}, got {}",
+    KERASCPP_CHECK_VALUE(task.is_object(),
+                         "TF_CONFIG: \"task\" must be an object like {{\"type\": \"worker\", \"index\": 0}}, got {}",
                          task.dump());
     task_type_ = string_field(task, "type", "\"task\"");
-    KERASCPP_CHECK_VALUE(!task_type_.empty(), "TF_CONFIG: \"task\" has no \"type\"; write e.g. {{\"type\": \"worker\", \"index\": 0}}");
+    KERASCPP_CHECK_VALUE(!task_type_.empty(),
+                         "TF_CONFIG: \"task\" has no \"type\"; write e.g. {{\"type\": \"worker\", \"index\": 0}}");
     KERASCPP_CHECK_VALUE(kRoles.count(task_type_), "TF_CONFIG: task type '{}' is not a role; the roles are {}",
                          task_type_, fmt::join(kRoles, ", "));
     if (task.contains("index")) {
@@ -124,8 +130,9 @@ TFConfigClusterResolver::TFConfigClusterResolver(const std::string& tf_config_js
       task_id_ = index.get<int>();
     }
     auto job = cluster_.find(task_type_);
-    KERASCPP_CHECK_VALUE(job != cluster_.end(), "TF_CONFIG: this task is {}:{}, but the cluster has no '{}' job; add "
-                                                "it to \"cluster\" or fix \"task\"",
+    KERASCPP_CHECK_VALUE(job != cluster_.end(),
+                         "TF_CONFIG: this task is {}:{}, but the cluster has no '{}' job; add "
+                         "it to \"cluster\" or fix \"task\"",
                          task_type_, task_id_, task_type_);
     KERASCPP_CHECK_VALUE(static_cast<std::size_t>(task_id_) < job->second.size(),
                          "TF_CONFIG: task index {} is out of range: the cluster's '{}' job has {} task(s) (indices 0 "

@@ -91,7 +91,7 @@ void MultiWorkerCollective::start_packed_buckets() {
       b = &buckets_[next_start_];
     }
     b->pending = world_->start_all_reduce_sum(b->sum.data(), static_cast<std::int64_t>(b->sum.size()),
-                                               fmt::format("gradient bucket {} of step {}", next_start_, steps_ + 1));
+                                              fmt::format("gradient bucket {} of step {}", next_start_, steps_ + 1));
     ++next_start_;
   }
 }

@@ -1,10 +1,10 @@
 // MultiWorkerCollective: the all-reduce of a worker's CPU replicas with every other worker's.
 // Inside the worker the replicas' tensors are summed in replica order into one contiguous buffer
 // (as SharedMemoryCollective sums them); across workers that buffer goes through the WorkerGroup's
-// non-blocking all-reduce (MPI's MPI_Iallreduce, or Gloo's on its communication thread); the result is written into every local replica's copy, so all
-// replicas of all workers hold the same bits. Gradient buckets start their cross-worker reduction as soon
-// as the worker's last replica hands the bucket in, in bucket order (every worker issues the same
-// sequence of collectives), while backward goes on; wait_all_reduces finishes them.
+// non-blocking all-reduce (MPI's MPI_Iallreduce, or Gloo's on its communication thread); the result is written into
+// every local replica's copy, so all replicas of all workers hold the same bits. Gradient buckets start their
+// cross-worker reduction as soon as the worker's last replica hands the bucket in, in bucket order (every worker issues
+// the same sequence of collectives), while backward goes on; wait_all_reduces finishes them.
 #pragma once
 #include <deque>
 #include <memory>

@@ -214,7 +214,8 @@ std::string GlooWorld::lost_tasks() {
     }
     std::string lost;
     for (int r = 0; r < static_cast<int>(ages.size()); ++r)
-      if (r != rank_ && (ages[static_cast<std::size_t>(r)] < 0 || ages[static_cast<std::size_t>(r)] > kHeartbeatStale.count()))
+      if (r != rank_ &&
+          (ages[static_cast<std::size_t>(r)] < 0 || ages[static_cast<std::size_t>(r)] > kHeartbeatStale.count()))
         lost += fmt::format("{}{}", lost.empty() ? "" : ", ", resolver_.describe_worker(r));
     if (!lost.empty()) return lost;
     if (Clock::now() > until) return "(none known: every task still sends heartbeats, so the collective itself failed)";
@@ -248,8 +249,7 @@ std::unique_ptr<PendingReduction> GlooWorld::start_all_reduce_sum(float* data, s
         gloo::AllreduceOptions opts(context_);
         opts.setOutput(data, static_cast<std::size_t>(count));
         opts.setAlgorithm(gloo::AllreduceOptions::Algorithm::RING);
-        opts.setReduceFunction(
-            static_cast<void (*)(void*, const void*, const void*, std::size_t)>(&gloo::sum<float>));
+        opts.setReduceFunction(static_cast<void (*)(void*, const void*, const void*, std::size_t)>(&gloo::sum<float>));
         opts.setTimeout(milliseconds(timeout_ms_.load()));
         if (count > 0) gloo::allreduce(opts);
       },
@@ -263,8 +263,9 @@ void GlooWorld::wait(PendingReduction& pending, const std::string& what) {
   const auto bound = milliseconds(timeout_ms_.load()) + std::chrono::seconds(5);
   std::unique_lock lock(mu_);
   const bool done = cv_.wait_for(lock, bound, [&] { return job->done; });
-  const std::string error = done ? job->error : fmt::format("no answer within {} s", 
-      std::chrono::duration_cast<std::chrono::seconds>(bound).count());
+  const std::string error =
+      done ? job->error
+           : fmt::format("no answer within {} s", std::chrono::duration_cast<std::chrono::seconds>(bound).count());
   lock.unlock();
   if (!error.empty()) fail(what, job->seq, error);
 }
