@@ -71,7 +71,8 @@ struct GlooReduction final : PendingReduction {
 std::shared_ptr<GlooWorld> GlooWorld::join(const TFConfigClusterResolver& resolver, milliseconds timeout) {
   std::lock_guard lock(join_mu);
   // One world per process, never destroyed: a strategy may end while another starts, and the
-  // rendezvous happens once. Its threads stop at exit (stop_at_exit), before gRPC's own statics go.
+  // rendezvous happens once. Its threads stop at exit (stop(), registered with atexit after gRPC and
+  // Gloo started, so it runs before their statics are destroyed).
   static auto* world = new std::shared_ptr<GlooWorld>();
   if (*world) {
     (*world)->timeout_ms_ = timeout.count();
