@@ -23,8 +23,10 @@ if(NOT KERASCPP_TF_CONFIG_CLUSTER STREQUAL "OFF")
   endif()
 endif()
 
-# The Gloo world and the coordination service, in an object library of their own so that their
-# include directories and generated gRPC code do not touch the flags of every other source file.
+# The Gloo world and the coordination service, in a static library of their own linked into
+# `target`: gRPC's and Gloo's usage requirements (include directories, -pthread, generated code)
+# then reach only these files, not the flags of every other source file (which would also defeat
+# the compiler cache shared between build trees).
 function(kerascpp_add_tf_config_cluster target)
   if(NOT KERASCPP_WITH_GLOO)
     return()
@@ -32,7 +34,7 @@ function(kerascpp_add_tf_config_cluster target)
   set(proto ${CMAKE_CURRENT_SOURCE_DIR}/src/distribute/cluster/proto/coordination.proto)
   set(out ${CMAKE_CURRENT_BINARY_DIR}/cluster_proto)
   file(MAKE_DIRECTORY ${out})
-  add_library(kerascpp_cluster OBJECT
+  add_library(kerascpp_cluster STATIC
     ${CMAKE_CURRENT_SOURCE_DIR}/src/distribute/cluster/coordination_service.cpp
     ${CMAKE_CURRENT_SOURCE_DIR}/src/distribute/gloo/gloo_world.cpp ${proto})
   set_target_properties(kerascpp_cluster PROPERTIES POSITION_INDEPENDENT_CODE ON)
@@ -46,6 +48,5 @@ function(kerascpp_add_tf_config_cluster target)
   target_link_libraries(kerascpp_cluster PRIVATE fmt::fmt nlohmann_json::nlohmann_json protobuf::libprotobuf
                         gRPC::grpc++ gloo)
   target_compile_options(kerascpp_cluster PRIVATE -Wall -Wextra -Wno-unused-parameter)
-  target_sources(${target} PRIVATE $<TARGET_OBJECTS:kerascpp_cluster>)
-  target_link_libraries(${target} PRIVATE gRPC::grpc++ gloo protobuf::libprotobuf)
+  target_link_libraries(${target} PRIVATE kerascpp_cluster)
 endfunction()

@@ -3,7 +3,7 @@
 Starts tests/mpi/mpi_train_driver as separate processes on 127.0.0.1 (random free ports), one
 TF_CONFIG each (chief:0 and worker:0), and checks: the workers meet at the chief's coordination
 service and train over Gloo to the same bits on every worker, equal to one process of the same
-global batch to 1e-5; a killed worker makes the chief fail with an error naming that worker within
+global batch to 1e-5; a killed worker (or chief) makes the other fail with an error naming it within
 the stall bound; a worker whose chief never starts gives up naming the chief. Every process runs
 under the test's own timeout and is killed at the end, whatever happened.
 """
@@ -111,22 +111,26 @@ def test_two_tf_config_workers_equal_one_process(tmp_path, model, optimizer):
 STALL_BOUND_S = 5
 
 
-def test_a_killed_worker_makes_the_chief_fail_naming_it(tmp_path):
+@pytest.mark.parametrize("victim", ["worker", "chief"])
+def test_a_killed_task_makes_the_other_fail_naming_it(tmp_path, victim):
     cluster, configs = tf_configs(2)
     args = ["--model", "mlp", "--epochs", "50", "--timeout", str(STALL_BOUND_S), "--trace_steps",
             "--step_delay_ms", "20", "--weights_prefix", str(tmp_path / "faulty")]
     with Cluster(configs, args) as job:
         chief, worker = job.procs
-        for line in worker.stdout:  # a few steps in, kill worker:0
+        killed, survivor = (worker, chief) if victim == "worker" else (chief, worker)
+        for line in worker.stdout:  # a few steps in, kill the victim
             if line.startswith("rank 1 step 5"):
                 break
-        os.killpg(worker.pid, signal.SIGKILL)
+        os.killpg(killed.pid, signal.SIGKILL)
         start = time.monotonic()
-        _, err = chief.communicate(timeout=STALL_BOUND_S + 30)
+        _, err = survivor.communicate(timeout=STALL_BOUND_S + 30)
         took = time.monotonic() - start
-    assert chief.returncode != 0, err
+    assert survivor.returncode != 0, err
     assert took <= STALL_BOUND_S + 15, took
-    assert f"task(s) worker:0 ({cluster['worker'][0]}) died or stalled" in err, err
+    named = (f"task(s) worker:0 ({cluster['worker'][0]}) died or stalled" if victim == "worker" else
+             f"task(s) chief:0 ({cluster['chief'][0]}, the coordinator: it no longer answers) died or stalled")
+    assert named in err, err
 
 
 def test_a_worker_whose_chief_never_starts_gives_up_naming_it(tmp_path):
