@@ -91,10 +91,10 @@ def run_one(tmp, args, replicas):
 
 @pytest.mark.parametrize("model,optimizer", [("mlp", "sgdm"), ("cnn_sync_bn", "adam")])
 def test_two_tf_config_workers_equal_one_process(tmp_path, model, optimizer):
-    args = ["--model", model, "--optimizer", optimizer, "--replicas", "1", "--timeout", "60"]
+    args = ["--model", model, "--optimizer", optimizer, "--timeout", "60"]
     _, configs = tf_configs(2)
     prefix = str(tmp_path / "multi")
-    with Cluster(configs, [*args, "--weights_prefix", prefix]) as job:
+    with Cluster(configs, [*args, "--replicas", "1", "--weights_prefix", prefix]) as job:
         outs = job.wait_all()
         codes = [p.returncode for p in job.procs]
     assert codes == [0, 0], outs
