@@ -3,8 +3,9 @@
 # Usage: scripts/install_deps.sh [extra Debian packages...]
 set -euo pipefail
 packages=(cmake ninja-build g++ pkg-config libdnnl-dev libhdf5-dev libprotobuf-dev protobuf-compiler
-          libfmt-dev nlohmann-json3-dev doctest-dev libcli11-dev zlib1g-dev libzip-dev libisal-dev libjpeg62-turbo-dev libpng-dev dataset-fashion-mnist
-          ocl-icd-opencl-dev libopenmpi-dev openmpi-bin "$@")
+          libfmt-dev nlohmann-json3-dev doctest-dev libcli11-dev zlib1g-dev libzip-dev libisal-dev libjpeg62-turbo-dev
+          libpng-dev dataset-fashion-mnist ocl-icd-opencl-dev libopenmpi-dev openmpi-bin libgloo-dev libgrpc++-dev
+          protobuf-compiler-grpc "$@")
 missing=()
 for p in "${packages[@]}"; do
   dpkg-query -W -f='${Status}' "$p" 2>/dev/null | grep -q "install ok installed" || missing+=("$p")

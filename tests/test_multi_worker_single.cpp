@@ -31,8 +31,8 @@ TEST_CASE("multi-worker without a launcher: one worker, a notice, and MirroredSt
   REQUIRE_FALSE(D::launched_by_mpi_launcher());
   CerrCapture capture;
   D::MultiWorkerMirroredStrategy<> strategy(2);
-  CHECK(capture.text.str().find("MultiWorkerMirroredStrategy: not started by mpirun or srun; running as a single "
-                                "worker over cpu:0, cpu:1") != std::string::npos);
+  CHECK(capture.text.str().find("MultiWorkerMirroredStrategy: not started by mpirun or srun and no TF_CONFIG; running "
+                                "as a single worker over cpu:0, cpu:1") != std::string::npos);
   CHECK(strategy.num_workers() == 1);
   CHECK(strategy.worker_index() == 0);
   CHECK(strategy.is_chief());

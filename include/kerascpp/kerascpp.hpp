@@ -8,6 +8,7 @@
 #include "kerascpp/callbacks/csv_logger.hpp"
 #include "kerascpp/callbacks/tensorboard.hpp"
 #include "kerascpp/callbacks/training_control.hpp"
+#include "kerascpp/cluster_resolver.hpp"
 #include "kerascpp/constraints.hpp"
 #include "kerascpp/data/bytes.hpp"
 #include "kerascpp/data/cifar.hpp"

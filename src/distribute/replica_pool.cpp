@@ -71,8 +71,8 @@ std::string ReplicaPool::name() const {
   for (auto& d : devices_) devs += (devs.empty() ? "" : ", ") + d.str();
   if (kind_ == "OneDeviceStrategy") return fmt::format("{}({})", kind_, devs);
   if (workers_)
-    return fmt::format("{}({} workers x {}; {} + MPI, {} thread(s) per replica)", kind_, workers_->size(), devs,
-                       cross_device_ops_name(ops_), threads_per_replica_);
+    return fmt::format("{}({} workers x {}; {} + {}, {} thread(s) per replica)", kind_, workers_->size(), devs,
+                       cross_device_ops_name(ops_), workers_->transport(), threads_per_replica_);
   if (devices_.front().kind == Device::Kind::gpu)
     return fmt::format("{}({}; {})", kind_, devs, cross_device_ops_name(ops_));
   return fmt::format("{}({}; {}, {} thread(s) per replica)", kind_, devs, cross_device_ops_name(ops_),

@@ -133,10 +133,14 @@ std::shared_ptr<StrategyImpl> make_multi_worker_impl(std::vector<std::string> na
   // The local devices are checked (and Auto resolved) exactly as MirroredStrategy does.
   auto [devices, resolved] = checked_mirrored_devices(names, ops, options);
   const auto timeout = collective_timeout(options);  // checks KERASCPP_COLLECTIVE_TIMEOUT even alone
+  // The cluster comes from the launcher that started the process (mpirun, srun), else from TF_CONFIG.
   std::shared_ptr<WorkerGroup> workers;
   if (launched_by_mpi_launcher()) workers = join_worker_group(timeout);
+  else if (TFConfigClusterResolver::environment_has_tf_config())
+    workers = join_tf_config_group(TFConfigClusterResolver(), timeout);
   else
-    std::cerr << "MultiWorkerMirroredStrategy: not started by mpirun or srun; running as a single worker over "
+    std::cerr << "MultiWorkerMirroredStrategy: not started by mpirun or srun and no TF_CONFIG; running as a single "
+                 "worker over "
               << fmt::format("{}", fmt::join(names, ", ")) << '\n';
   return std::make_shared<ReplicaPool>("MultiWorkerMirroredStrategy", std::move(devices), resolved, options,
                                        std::move(workers));

@@ -14,7 +14,7 @@
 #include <thread>
 
 #include "check.hpp"
-#include "distribute/collectives/mpi_multi_worker.hpp"
+#include "distribute/collectives/multi_worker.hpp"
 
 namespace kerascpp::distribute {
 namespace {
@@ -65,6 +65,10 @@ void set_waiting_on(const char* text) { std::strncpy(g_waiting_on, text, sizeof 
 
 // MPI counts are ints: longer buffers go as several pieces.
 constexpr std::int64_t kMaxPiece = INT_MAX / 2;
+
+struct MpiReduction final : PendingReduction {
+  std::vector<MPI_Request> requests;
+};
 
 }  // namespace
 
@@ -152,11 +156,13 @@ std::int64_t MpiWorld::announce() {
   return seq;
 }
 
-std::vector<MPI_Request> MpiWorld::start_all_reduce_sum(float* data, std::int64_t count, const std::string& what) {
+std::unique_ptr<PendingReduction> MpiWorld::start_all_reduce_sum(float* data, std::int64_t count,
+                                                                 const std::string& what) {
   std::lock_guard lock(mu_);
   check_usable();
   announce();
-  std::vector<MPI_Request> requests;
+  auto pending = std::make_unique<MpiReduction>();
+  auto& requests = pending->requests;
   for (std::int64_t off = 0; off < count; off += kMaxPiece) {
     int n = static_cast<int>(std::min(kMaxPiece, count - off));
     MPI_Request r = MPI_REQUEST_NULL;
@@ -166,10 +172,14 @@ std::vector<MPI_Request> MpiWorld::start_all_reduce_sum(float* data, std::int64_
                        mpi_error_string(rc)));
     requests.push_back(r);
   }
-  return requests;
+  return pending;
 }
 
-void MpiWorld::wait(std::vector<MPI_Request>& requests, const std::string& what) {
+void MpiWorld::wait(PendingReduction& pending, const std::string& what) {
+  wait_requests(static_cast<MpiReduction&>(pending).requests, what);
+}
+
+void MpiWorld::wait_requests(std::vector<MPI_Request>& requests, const std::string& what) {
   using clock = std::chrono::steady_clock;
   const auto start = clock::now();
   const auto bound = std::chrono::milliseconds(timeout_ms_.load());
@@ -217,8 +227,8 @@ void MpiWorld::wait(std::vector<MPI_Request>& requests, const std::string& what)
 }
 
 void MpiWorld::all_reduce_sum(float* data, std::int64_t count, const char* what) {
-  auto requests = start_all_reduce_sum(data, count, what);
-  wait(requests, what);
+  auto pending = start_all_reduce_sum(data, count, what);
+  wait(*pending, what);
 }
 
 std::vector<double> MpiWorld::all_gather(const std::vector<double>& mine, const char* what) {
@@ -234,7 +244,7 @@ std::vector<double> MpiWorld::all_gather(const std::vector<double>& mine, const 
       fail(fmt::format("MultiWorkerMirroredStrategy: worker {} could not gather {}: {}", rank_, what,
                        mpi_error_string(rc)));
   }
-  wait(requests, what);
+  wait_requests(requests, what);
   return all;
 }
 
@@ -249,7 +259,7 @@ void MpiWorld::broadcast(std::vector<char>& bytes, const char* what) {
       fail(fmt::format("MultiWorkerMirroredStrategy: worker {} could not broadcast {}: {}", rank_, what,
                        mpi_error_string(rc)));
   }
-  wait(requests, what);
+  wait_requests(requests, what);
 }
 
 std::unique_ptr<detail::DeviceCollectives> MpiWorld::make_cpu_collective(int local_replicas) {

@@ -30,17 +30,18 @@ class MpiWorld final : public WorkerGroup, public std::enable_shared_from_this<M
   void all_reduce_sum(float* data, std::int64_t count, const char* what) override;
   void broadcast(std::vector<char>& bytes, const char* what) override;
 
-  // Non-blocking all-reduce (sum) of `data`, in place; `data` must stay alive and untouched until
-  // wait() on the returned requests (large buffers take several) returns.
-  std::vector<MPI_Request> start_all_reduce_sum(float* data, std::int64_t count, const std::string& what);
-  // Waits for `requests`, polling against the stall bound; throws DeviceError on a stall or an
-  // MPI error (and poisons the world).
-  void wait(std::vector<MPI_Request>& requests, const std::string& what);
-  // A step failed part-way: the workers' collectives are out of step for good.
-  void poison(const std::string& why);
+  // MPI_Iallreduce (large buffers take several requests).
+  std::unique_ptr<PendingReduction> start_all_reduce_sum(float* data, std::int64_t count,
+                                                         const std::string& what) override;
+  void wait(PendingReduction& pending, const std::string& what) override;
+  void poison(const std::string& why) override;
+  const char* transport() const override { return "MPI"; }
 
  private:
   MpiWorld(int rank, int size, std::chrono::milliseconds timeout);
+  // Waits for `requests`, polling against the stall bound; throws DeviceError on a stall or an
+  // MPI error (and poisons the world).
+  void wait_requests(std::vector<MPI_Request>& requests, const std::string& what);
   std::int64_t announce();  // counts and announces the next collective; returns its number
   [[noreturn]] void fail(const std::string& message);
   void check_usable() const;

@@ -1,4 +1,4 @@
-#include "distribute/collectives/mpi_multi_worker.hpp"
+#include "distribute/collectives/multi_worker.hpp"
 
 #include <fmt/format.h>
 
@@ -6,7 +6,7 @@
 
 namespace kerascpp::distribute {
 
-MultiWorkerCollective::MultiWorkerCollective(int local_replicas, std::shared_ptr<MpiWorld> world)
+MultiWorkerCollective::MultiWorkerCollective(int local_replicas, std::shared_ptr<WorkerGroup> world)
     : local_(local_replicas),
       world_(std::move(world)),
       barrier_(local_replicas),
@@ -90,8 +90,8 @@ void MultiWorkerCollective::start_packed_buckets() {
       if (next_start_ >= buckets_.size() || !buckets_[next_start_].packed) return;
       b = &buckets_[next_start_];
     }
-    b->requests = world_->start_all_reduce_sum(b->sum.data(), static_cast<std::int64_t>(b->sum.size()),
-                                               fmt::format("gradient bucket {} of step {}", next_start_, steps_ + 1));
+    b->pending = world_->start_all_reduce_sum(b->sum.data(), static_cast<std::int64_t>(b->sum.size()),
+                                              fmt::format("gradient bucket {} of step {}", next_start_, steps_ + 1));
     ++next_start_;
   }
 }
@@ -101,7 +101,7 @@ void MultiWorkerCollective::wait_all_reduces(int replica) {
   if (replica == 0) {
     for (std::size_t k = 0; k < buckets_.size(); ++k) {
       Bucket& b = buckets_[k];
-      world_->wait(b.requests, fmt::format("gradient bucket {} of step {}", k, steps_ + 1));
+      world_->wait(*b.pending, fmt::format("gradient bucket {} of step {}", k, steps_ + 1));
       unpack(b.sum, b.parts);
     }
     std::lock_guard lock(mu_);
@@ -109,7 +109,7 @@ void MultiWorkerCollective::wait_all_reduces(int replica) {
       b.arrived = 0;
       b.packed = false;
       std::fill(b.parts.begin(), b.parts.end(), nullptr);
-      b.requests.clear();
+      b.pending.reset();
     }
     next_start_ = 0;
     ++steps_;
