@@ -14,7 +14,7 @@ std::vector<Tensor> parts(std::int64_t B, std::int64_t U, int n, Device dev) {
 
 }  // namespace
 
-void gru_forward(Backend& be, ActivationKind act, ActivationKind ract, const Tensor& xw, const Tensor& rec,
+void gru_forward(Backend& be, const ActivationFn& act, const ActivationFn& ract, const Tensor& xw, const Tensor& rec,
                  const Tensor& h_prev, Tensor& gates, Tensor& h) {
   const std::int64_t B = xw.dim(0), U = xw.dim(1) / 3;
   const Device dev = xw.device();
@@ -39,7 +39,7 @@ void gru_forward(Backend& be, ActivationKind act, ActivationKind ract, const Ten
   be.add({g[2], rh}, h);
 }
 
-void gru_backward(Backend& be, ActivationKind act, ActivationKind ract, const Tensor& gates, const Tensor& rec,
+void gru_backward(Backend& be, const ActivationFn& act, const ActivationFn& ract, const Tensor& gates, const Tensor& rec,
                   const Tensor& h_prev, const Tensor& dh, Tensor& dxw, Tensor& drec, Tensor& dh_prev) {
   const std::int64_t B = dh.dim(0), U = dh.dim(1);
   const Device dev = dh.device();

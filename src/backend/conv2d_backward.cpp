@@ -4,7 +4,7 @@
 
 namespace kerascpp {
 
-void Backend::conv2d_backward(ActivationKind act, const Tensor& x, const Tensor& y, const Tensor& dy, const Tensor& w,
+void Backend::conv2d_backward(const ActivationFn& act, const Tensor& x, const Tensor& y, const Tensor& dy, const Tensor& w,
                               const Conv2DGeometry& g, Tensor& dw, Tensor& db, bool accumulate, Tensor& dx) {
   Tensor dz = dy;
   if (act != ActivationKind::linear) {
