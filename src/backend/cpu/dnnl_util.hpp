@@ -56,16 +56,16 @@ inline EltwiseAlg eltwise_forward_alg(const ActivationFn& act) {
       return {A::eltwise_exp};
     case ActivationKind::gelu:
       return {act.alpha != 0.f ? A::eltwise_gelu_tanh : A::eltwise_gelu_erf};
-    case ActivationKind::hard_silu:  // oneDNN 2.x: x * relu6(x + 3) / 6, Keras' formula
-      return {A::eltwise_hardswish};
+    case ActivationKind::hard_silu:  // x * relu6(x + 3) / 6, Keras' formula (alpha, beta: 3.x's
+      return {A::eltwise_hardswish, 1.f / 6.f, 0.5f};  // x * clip(alpha x + beta, 0, 1); 2.x ignores them)
     case ActivationKind::log_sigmoid:
       return {A::eltwise_logsigmoid};
     case ActivationKind::mish:
       return {A::eltwise_mish};
     case ActivationKind::silu:
       return {A::eltwise_swish, 1.f};
-    case ActivationKind::softplus:  // oneDNN 2.x soft_relu: log(1 + exp(x))
-      return {A::eltwise_soft_relu};
+    case ActivationKind::softplus:  // log(1 + exp(alpha x)) / alpha in 3.x; 2.x ignores alpha
+      return {A::eltwise_soft_relu, 1.f};
     default:
       return {};
   }

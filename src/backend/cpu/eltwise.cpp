@@ -28,12 +28,6 @@ dnnl::softmax_forward::primitive_desc softmax_forward_pd(std::int64_t rows, std:
   return {desc, attr, engine};
 }
 
-std::int64_t softmax_classes(const Tensor& t, const char* op) {
-  if (t.rank() < 1)
-    throw ShapeError(fmt::format("{}: softmax needs rank >= 1, got shape {}", op, shape_str(t.shape())));
-  return t.dim(-1);
-}
-
 }  // namespace
 
 void CpuBackend::softmax_rows(const float* x, float* y, std::int64_t rows, std::int64_t classes) {
