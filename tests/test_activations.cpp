@@ -12,6 +12,7 @@
 #include <vector>
 
 #include "kerascpp/kerascpp.hpp"
+#include "kerascpp/testing/gradient_check.hpp"
 
 namespace K = kerascpp;
 namespace KA = kerascpp::activations;

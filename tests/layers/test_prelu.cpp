@@ -6,7 +6,10 @@ TEST_CASE("layer test: PReLU, one slope per element") {
                        .input_shapes = {{4}},
                        .expected_output_shape = K::Shape{4},
                        .expected_trainable_weights = 1,
-                       .expected_non_trainable_weights = 0});
+                       .expected_non_trainable_weights = 0,
+                       // Small steps: a central difference across a kink (0, the threshold, the cap)
+                       // measures neither side, and the inputs are drawn from [-1, 1).
+                       .gradient_options = {.epsilon = 1e-3}});
 }
 
 TEST_CASE("layer test: PReLU shared over the spatial axes of an image") {
@@ -17,7 +20,10 @@ TEST_CASE("layer test: PReLU shared over the spatial axes of an image") {
                        .input_shapes = {{3, 2, 2}},
                        .expected_output_shape = K::Shape{3, 2, 2},
                        .expected_trainable_weights = 1,
-                       .expected_non_trainable_weights = 0});
+                       .expected_non_trainable_weights = 0,
+                       // Small steps: a central difference across a kink (0, the threshold, the cap)
+                       // measures neither side, and the inputs are drawn from [-1, 1).
+                       .gradient_options = {.epsilon = 1e-3}});
   // Axis 4 does not exist in a (batch, 3, 2) input.
   CHECK_THROWS_AS((*K::layers::PReLU({.shared_axes = {4}}))(K::Input({3, 2})), K::ValueError);
 }

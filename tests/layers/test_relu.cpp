@@ -8,7 +8,10 @@ TEST_CASE("layer test: ReLU with max_value, negative_slope and threshold") {
                        .input_shapes = {{2, 5}},
                        .expected_output_shape = K::Shape{2, 5},
                        .expected_trainable_weights = 0,
-                       .expected_non_trainable_weights = 0});
+                       .expected_non_trainable_weights = 0,
+                       // Small steps: a central difference across a kink (0, the threshold, the cap)
+                       // measures neither side, and the inputs are drawn from [-1, 1).
+                       .gradient_options = {.epsilon = 1e-3}});
 }
 
 TEST_CASE("ReLU: Keras' argument checks") {
