@@ -16,8 +16,8 @@ std::vector<Shape> ActivationLayer::compute_output_shapes(const std::vector<Shap
   const int rank = static_cast<int>(in[0].size()) + 1;
   const int axis = activation_.axis < 0 ? activation_.axis + rank : activation_.axis;
   if (axis < 1 || axis >= rank)
-    throw ShapeError(fmt::format("{}: {} along axis {} needs an input with that non-batch axis; got shape {}",
-                                 where(), activation_name(activation_), activation_.axis, shape_str(in[0])));
+    throw ShapeError(fmt::format("{}: {} along axis {} needs an input with that non-batch axis; got shape {}", where(),
+                                 activation_name(activation_), activation_.axis, shape_str(in[0])));
   Shape out = in[0];
   if (activation_.changes_shape()) {
     std::int64_t& d = out[static_cast<std::size_t>(axis - 1)];

@@ -95,8 +95,8 @@ std::vector<Tensor> Conv1DLayer::backward(ReplicaContext& ctx, const std::vector
   Tensor dx = st.need_input_grads ? Tensor(in[0].shape()) : Tensor();
   Tensor dx2 = dx.defined() ? as_image(dx) : Tensor();
   const detail::ActivationGrad a = detail::op_activation_grad(ctx, activation_, out[0], grads[0], st);
-  ctx.backend->conv2d_backward(a.act, as_image(in[0]), as_image(a.y), as_image(a.dy),
-                               as_kernel_2d(kernel_->value(r)), g, dw, db, !first, dx2);
+  ctx.backend->conv2d_backward(a.act, as_image(in[0]), as_image(a.y), as_image(a.dy), as_kernel_2d(kernel_->value(r)),
+                               g, dw, db, !first, dx2);
   return {dx};
 }
 

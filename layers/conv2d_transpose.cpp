@@ -89,8 +89,7 @@ void Conv2DTransposeLayer::build(const std::vector<Shape>& in) {
   set_input_spec(std::move(spec));
 }
 
-std::vector<Tensor> Conv2DTransposeLayer::forward(ReplicaContext& ctx, const std::vector<Tensor>& in,
-                                                  LayerState& st) {
+std::vector<Tensor> Conv2DTransposeLayer::forward(ReplicaContext& ctx, const std::vector<Tensor>& in, LayerState& st) {
   const Tensor& x = in[0];
   const bool same = options_.padding == Padding::same;
   const Conv2DGeometry g = geometry_for(x.dim(1), x.dim(2));

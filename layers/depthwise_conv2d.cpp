@@ -65,8 +65,7 @@ void DepthwiseConv2DLayer::build(const std::vector<Shape>& in) {
   set_input_spec(std::move(spec));
 }
 
-std::vector<Tensor> DepthwiseConv2DLayer::forward(ReplicaContext& ctx, const std::vector<Tensor>& in,
-                                                  LayerState& st) {
+std::vector<Tensor> DepthwiseConv2DLayer::forward(ReplicaContext& ctx, const std::vector<Tensor>& in, LayerState& st) {
   const Tensor& x = in[0];
   const bool same = options_.padding == Padding::same;
   Conv2DGeometry g = geometry_for(x.dim(1), x.dim(2));

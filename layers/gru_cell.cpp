@@ -39,8 +39,9 @@ void gru_forward(Backend& be, const ActivationFn& act, const ActivationFn& ract,
   be.add({g[2], rh}, h);
 }
 
-void gru_backward(Backend& be, const ActivationFn& act, const ActivationFn& ract, const Tensor& gates, const Tensor& rec,
-                  const Tensor& h_prev, const Tensor& dh, Tensor& dxw, Tensor& drec, Tensor& dh_prev) {
+void gru_backward(Backend& be, const ActivationFn& act, const ActivationFn& ract, const Tensor& gates,
+                  const Tensor& rec, const Tensor& h_prev, const Tensor& dh, Tensor& dxw, Tensor& drec,
+                  Tensor& dh_prev) {
   const std::int64_t B = dh.dim(0), U = dh.dim(1);
   const Device dev = dh.device();
   std::vector<Tensor> g = parts(B, U, 3, dev), r = parts(B, U, 3, dev), dx = parts(B, U, 3, dev);

@@ -52,9 +52,10 @@ inline Layer::LowPrecisionIO product_low_precision_io(const ActivationFn& act) {
 inline ActivationFn kernel_layer_activation(const std::string& name, const std::string& where) {
   ActivationFn act = activation_from_name(name, where);
   if (act.changes_shape())
-    throw ValueError(fmt::format("{}: activation \"{}\" halves the last axis, so the layer's output would not have its "
-                                 "declared size; apply it with a separate Activation(\"{}\") layer",
-                                 where, name, name));
+    throw ValueError(
+        fmt::format("{}: activation \"{}\" halves the last axis, so the layer's output would not have its "
+                    "declared size; apply it with a separate Activation(\"{}\") layer",
+                    where, name, name));
   return act;
 }
 

@@ -33,8 +33,9 @@ void lstm_forward(Backend& be, const ActivationFn& act, const ActivationFn& ract
   be.multiply(g[3], act_c, h);
 }
 
-void lstm_backward(Backend& be, const ActivationFn& act, const ActivationFn& ract, const Tensor& gates, const Tensor& c_prev,
-                   const Tensor& act_c, const Tensor& dh, const Tensor& dc, Tensor& dz, Tensor& dc_prev) {
+void lstm_backward(Backend& be, const ActivationFn& act, const ActivationFn& ract, const Tensor& gates,
+                   const Tensor& c_prev, const Tensor& act_c, const Tensor& dh, const Tensor& dc, Tensor& dz,
+                   Tensor& dc_prev) {
   const std::int64_t B = dh.dim(0), U = dh.dim(1);
   const Device dev = dh.device();
   std::vector<Tensor> g = parts(B, U, 4, dev);

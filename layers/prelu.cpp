@@ -42,9 +42,10 @@ void PReLULayer::build(const std::vector<Shape>& in) {
   Shape param = in[0];
   for (int a : options_.shared_axes) {
     if (a < 1 || a > static_cast<int>(param.size()))
-      throw ValueError(fmt::format("{}: shared_axes holds {}, but the input has axes 1..{} after the batch axis "
-                                   "(shape {})",
-                                   where(), a, param.size(), shape_str(in[0])));
+      throw ValueError(
+          fmt::format("{}: shared_axes holds {}, but the input has axes 1..{} after the batch axis "
+                      "(shape {})",
+                      where(), a, param.size(), shape_str(in[0])));
     param[static_cast<std::size_t>(a - 1)] = 1;
   }
   alpha_ = &add_weight("alpha", param, options_.alpha_initializer, true, next_random_seed(), options_.alpha_regularizer,
@@ -78,8 +79,8 @@ std::vector<Tensor> PReLULayer::forward(ReplicaContext& ctx, const std::vector<T
   return {y};
 }
 
-std::vector<Tensor> PReLULayer::backward(ReplicaContext& ctx, const std::vector<Tensor>& in,
-                                         const std::vector<Tensor>&, const std::vector<Tensor>& grads, LayerState& st) {
+std::vector<Tensor> PReLULayer::backward(ReplicaContext& ctx, const std::vector<Tensor>& in, const std::vector<Tensor>&,
+                                         const std::vector<Tensor>& grads, LayerState& st) {
   Backend& be = *ctx.backend;
   const int r = ctx.replica_id;
   const Tensor& x = in[0];

@@ -50,11 +50,12 @@ RecurrentLayer::RecurrentLayer(Cell cell, std::int64_t units, RecurrentOptions o
   // activation must have a gradient that follows from its output (and work elementwise).
   for (const ActivationFn* a : {&activation_, &recurrent_activation_})
     if (a->along_axis() || !a->gradient_from_output())
-      throw ValueError(fmt::format("{}: {} is not supported as an RNN activation here (the recurrent cells take its "
-                                   "gradient from its output); use one of linear, relu, sigmoid, tanh, elu, selu, "
-                                   "celu, exponential, relu6, hard_tanh, hard_sigmoid, sparse_sigmoid, softplus, "
-                                   "log_sigmoid, softsign",
-                                   where(), activation_name(*a)));
+      throw ValueError(
+          fmt::format("{}: {} is not supported as an RNN activation here (the recurrent cells take its "
+                      "gradient from its output); use one of linear, relu, sigmoid, tanh, elu, selu, "
+                      "celu, exponential, relu6, hard_tanh, hard_sigmoid, sparse_sigmoid, softplus, "
+                      "log_sigmoid, softsign",
+                      where(), activation_name(*a)));
   set_input_spec({.ndim = 3,
                   .layout = "(batch, steps, features)",
                   .rank_hint = "an RNN reads sequences; add a steps axis, e.g. Reshape({steps, features})"});

@@ -17,8 +17,9 @@ void lstm_forward(Backend& be, const ActivationFn& act, const ActivationFn& ract
                   Tensor& gates, Tensor& c, Tensor& act_c, Tensor& h);
 // From dh and dc (dL/dc of this step's c, from the step after) writes dz [B, 4U] (pre-activation
 // gate gradients) and dc_prev (the part through c = f·c_prev + ...; overwritten).
-void lstm_backward(Backend& be, const ActivationFn& act, const ActivationFn& ract, const Tensor& gates, const Tensor& c_prev,
-                   const Tensor& act_c, const Tensor& dh, const Tensor& dc, Tensor& dz, Tensor& dc_prev);
+void lstm_backward(Backend& be, const ActivationFn& act, const ActivationFn& ract, const Tensor& gates,
+                   const Tensor& c_prev, const Tensor& act_c, const Tensor& dh, const Tensor& dc, Tensor& dz,
+                   Tensor& dc_prev);
 
 // GRU with reset_after: xw = x·W + b_in, rec = h_prev·U + b_rec (each [B, 3U], gates z, r, h).
 // z = σ(xz + rz), r = σ(xr + rr), hh = act(xh + r·rh), h = z·h_prev + (1 − z)·hh.
@@ -27,7 +28,8 @@ void gru_forward(Backend& be, const ActivationFn& act, const ActivationFn& ract,
                  const Tensor& h_prev, Tensor& gates, Tensor& h);
 // Writes dxw and drec ([B, 3U]: dL/dxw, dL/drec) and dh_prev = dh·z (the direct path; the
 // caller adds drec·Uᵀ).
-void gru_backward(Backend& be, const ActivationFn& act, const ActivationFn& ract, const Tensor& gates, const Tensor& rec,
-                  const Tensor& h_prev, const Tensor& dh, Tensor& dxw, Tensor& drec, Tensor& dh_prev);
+void gru_backward(Backend& be, const ActivationFn& act, const ActivationFn& ract, const Tensor& gates,
+                  const Tensor& rec, const Tensor& h_prev, const Tensor& dh, Tensor& dxw, Tensor& drec,
+                  Tensor& dh_prev);
 
 }  // namespace kerascpp::layers::cells

@@ -214,7 +214,8 @@ std::vector<double> along_axis(const AxisFn& f, const std::vector<double>& x, in
   for (int o = 0; o < outer; ++o)
     for (int i = 0; i < inner; ++i) {
       std::vector<double> z(static_cast<std::size_t>(classes));
-      for (int c = 0; c < classes; ++c) z[static_cast<std::size_t>(c)] = x[static_cast<std::size_t>((o * classes + c) * inner + i)];
+      for (int c = 0; c < classes; ++c)
+        z[static_cast<std::size_t>(c)] = x[static_cast<std::size_t>((o * classes + c) * inner + i)];
       const std::vector<double> r = f(z);
       for (int c = 0; c < out_classes; ++c)
         y[static_cast<std::size_t>((o * out_classes + c) * inner + i)] = r[static_cast<std::size_t>(c)];
@@ -229,7 +230,8 @@ TEST_CASE("activations: softmax, log_softmax, glu and sparsemax along an axis, f
   const int outer = 2, classes = 4, inner = 3;
   // Distinct values (sparsemax's sort has no ties), spread so that sparsemax's support varies.
   std::vector<float> xs(static_cast<std::size_t>(outer * classes * inner));
-  for (std::size_t i = 0; i < xs.size(); ++i) xs[i] = static_cast<float>(std::sin(1.7 * static_cast<double>(i) + 0.3) * 1.3);
+  for (std::size_t i = 0; i < xs.size(); ++i)
+    xs[i] = static_cast<float>(std::sin(1.7 * static_cast<double>(i) + 0.3) * 1.3);
   const std::vector<double> xd(xs.begin(), xs.end());
   struct AxisCase {
     const char* label;
@@ -298,8 +300,8 @@ TEST_CASE("activations: Dense and Conv2D train through activations whose gradien
   // gelu, silu and mish are not recovered from the output: the layers keep the pre-activation.
   for (const char* name : {"gelu", "silu", "mish", "sparse_plus"}) {
     INFO(name);
-    const K::Tensor x = K::Tensor::from_vector({3, 4}, {0.1f, -0.4f, 0.9f, -1.2f, 0.5f, 0.3f, -0.8f, 1.1f, -0.2f,
-                                                        0.7f, -0.6f, 0.4f});
+    const K::Tensor x =
+        K::Tensor::from_vector({3, 4}, {0.1f, -0.4f, 0.9f, -1.2f, 0.5f, 0.3f, -0.8f, 1.1f, -0.2f, 0.7f, -0.6f, 0.4f});
     auto dense = K::layers::Dense(3, {.activation = name});
     const auto r = K::testing::check_layer_gradients(dense, {x}, {.training = true});
     CHECK_MESSAGE(r.passed(), r.summary());
@@ -307,7 +309,8 @@ TEST_CASE("activations: Dense and Conv2D train through activations whose gradien
   auto conv = K::layers::Conv2D(2, {2, 2}, {.activation = "swish"});
   std::vector<float> img(2 * 3 * 3 * 2);
   for (std::size_t i = 0; i < img.size(); ++i) img[i] = static_cast<float>(std::cos(0.9 * static_cast<double>(i)));
-  const auto r = K::testing::check_layer_gradients(conv, {K::Tensor::from_vector({2, 3, 3, 2}, img)}, {.training = true});
+  const auto r =
+      K::testing::check_layer_gradients(conv, {K::Tensor::from_vector({2, 3, 3, 2}, img)}, {.training = true});
   CHECK_MESSAGE(r.passed(), r.summary());
   CHECK_THROWS_AS(K::layers::Dense(4, {.activation = "glu"}), K::ValueError);  // it would halve the units
 }

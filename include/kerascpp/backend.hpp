@@ -171,8 +171,9 @@ class Backend : public TrainingKernels {
   // conv2d_backward_data(dz, w, g, dx). This default runs those ops one by one; the CPU backend
   // overrides it to fuse the ReLU backward with rounding dz to 16 bits under a 16-bit compute
   // dtype (one pass over dz instead of three, bit-identical results).
-  virtual void conv2d_backward(const ActivationFn& act, const Tensor& x, const Tensor& y, const Tensor& dy, const Tensor& w,
-                               const Conv2DGeometry& g, Tensor& dw, Tensor& db, bool accumulate, Tensor& dx);
+  virtual void conv2d_backward(const ActivationFn& act, const Tensor& x, const Tensor& y, const Tensor& dy,
+                               const Tensor& w, const Conv2DGeometry& g, Tensor& dw, Tensor& db, bool accumulate,
+                               Tensor& dx);
 
   // ---- depthwise convolution (DepthwiseConv2D), NHWC activations, kernels [kh, kw, C, M] ----
   // Each input channel c is convolved with its own M filters w[:, :, c, :] (a grouped

@@ -136,9 +136,10 @@ const std::vector<std::string>& activation_names() {
 ActivationFn activation_from_name(const std::string& name, const std::string& where) {
   if (name.empty()) return K::linear;
   if (name == "threshold")
-    throw ValueError(fmt::format("{}: the activation \"threshold\" has no defaults for its threshold and "
-                                 "default_value (as in Keras); pass kerascpp::activations::threshold(t, v)",
-                                 where));
+    throw ValueError(
+        fmt::format("{}: the activation \"threshold\" has no defaults for its threshold and "
+                    "default_value (as in Keras); pass kerascpp::activations::threshold(t, v)",
+                    where));
   for (const auto& [n, kind] : kNames)
     if (name == n) return kind;
   throw ValueError(fmt::format("{}: unknown activation \"{}\"; use one of {} (or \"\" for linear)", where, name,
@@ -152,10 +153,11 @@ const char* activation_name(ActivationKind act) {
 
 std::string activation_config_name(const ActivationFn& act, const std::string& where) {
   if (act.kind != K::threshold && act == ActivationFn(act.kind)) return activation_name(act.kind);
-  throw ValueError(fmt::format("{}: Keras saves an activation by name only, so {} with arguments other than its "
-                               "defaults cannot be written to a config; use the layer that keeps them (ReLU, "
-                               "LeakyReLU, ELU, Softmax) or the default arguments",
-                               where, activation_name(act.kind)));
+  throw ValueError(
+      fmt::format("{}: Keras saves an activation by name only, so {} with arguments other than its "
+                  "defaults cannot be written to a config; use the layer that keeps them (ReLU, "
+                  "LeakyReLU, ELU, Softmax) or the default arguments",
+                  where, activation_name(act.kind)));
 }
 
 namespace activations {

@@ -46,8 +46,7 @@ void for_each_fibre(const op_shapes::SoftmaxAxisView& v, F&& f) {
 // tau = (sum of c_j over the support - 1) / k. That is keras/src/backend/*/nn.py's formula (it
 // sums the cumulative sums, where Martins & Astudillo's paper takes c_k); followed so that saved
 // models predict what Keras predicts. `order` gets the fibre's indices sorted descending.
-float sparsemax_tau(const float* z, std::int64_t n, std::int64_t s, std::vector<std::int64_t>& order,
-                    std::int64_t& k) {
+float sparsemax_tau(const float* z, std::int64_t n, std::int64_t s, std::vector<std::int64_t>& order, std::int64_t& k) {
   order.resize(static_cast<std::size_t>(n));
   std::iota(order.begin(), order.end(), std::int64_t{0});
   std::stable_sort(order.begin(), order.end(), [&](std::int64_t a, std::int64_t b) { return z[a * s] > z[b * s]; });

@@ -53,8 +53,8 @@ class CpuBackend final : public Backend {
                       Tensor& out) override;
   void sum_to_last_axis(const Tensor& x, Tensor& out, bool accumulate) override;
 
-  void conv2d_forward(const Tensor& x, const Tensor& w, const Tensor& b, const Conv2DGeometry& g, const ActivationFn& act,
-                      Tensor& y) override;
+  void conv2d_forward(const Tensor& x, const Tensor& w, const Tensor& b, const Conv2DGeometry& g,
+                      const ActivationFn& act, Tensor& y) override;
   void conv2d_backward_data(const Tensor& dy, const Tensor& w, const Conv2DGeometry& g, Tensor& dx) override;
   void conv2d_backward_weights(const Tensor& x, const Tensor& dy, const Conv2DGeometry& g, Tensor& dw, Tensor& db,
                                bool accumulate) override;
@@ -209,8 +209,7 @@ class CpuBackend final : public Backend {
   // Elementwise activations by activation_formulas.hpp (y may alias x; dx may alias dy; v is y
   // where act.gradient_from_output(), x otherwise).
   void eltwise_by_formula(const ActivationFn& act, const float* x, float* y, std::int64_t n);
-  void eltwise_backward_by_formula(const ActivationFn& act, const float* v, const float* dy, float* dx,
-                                   std::int64_t n);
+  void eltwise_backward_by_formula(const ActivationFn& act, const float* v, const float* dy, float* dx, std::int64_t n);
   // softmax, log_softmax, glu and sparsemax along act.axis (activation_axis.cpp).
   void activation_along_axis(const ActivationFn& act, const Tensor& x, Tensor& y);
   void activation_backward_along_axis(const ActivationFn& act, const Tensor& x, const Tensor& y, const Tensor& dy,
@@ -239,8 +238,8 @@ class CpuBackend final : public Backend {
   // Such an activation as an output: allocated as `dtype` `shape` when undefined.
   void prepare_activation(Tensor& t, const Shape& shape, DType dtype, const char* op, const char* arg);
   // The conv2d_* ops and, with `depthwise`, the depthwise_conv2d_* ops (C groups).
-  void conv_forward_impl(const Tensor& x, const Tensor& w, const Tensor& b, const Conv2DGeometry& g, const ActivationFn& act,
-                         Tensor& y, bool depthwise);
+  void conv_forward_impl(const Tensor& x, const Tensor& w, const Tensor& b, const Conv2DGeometry& g,
+                         const ActivationFn& act, Tensor& y, bool depthwise);
   // `dy_low`: dy already in the (native) 16-bit compute dtype (conv2d_backward's fused pass);
   // dy is then read for its shape only.
   void conv_backward_data_impl(const Tensor& dy, const Tensor& w, const Conv2DGeometry& g, Tensor& dx, bool depthwise,

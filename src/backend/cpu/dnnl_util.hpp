@@ -56,7 +56,7 @@ inline EltwiseAlg eltwise_forward_alg(const ActivationFn& act) {
       return {A::eltwise_exp};
     case ActivationKind::gelu:
       return {act.alpha != 0.f ? A::eltwise_gelu_tanh : A::eltwise_gelu_erf};
-    case ActivationKind::hard_silu:  // x * relu6(x + 3) / 6, Keras' formula (alpha, beta: 3.x's
+    case ActivationKind::hard_silu:                    // x * relu6(x + 3) / 6, Keras' formula (alpha, beta: 3.x's
       return {A::eltwise_hardswish, 1.f / 6.f, 0.5f};  // x * clip(alpha x + beta, 0, 1); 2.x ignores them)
     case ActivationKind::log_sigmoid:
       return {A::eltwise_logsigmoid};

@@ -64,9 +64,10 @@ void CpuBackend::unfused_activation(const ActivationFn& act, float* y, std::int6
 void CpuBackend::unfused_activation(const ActivationFn& act, Tensor& y, std::int64_t rows, std::int64_t cols,
                                     const char* op) {
   if (act.changes_shape() || (act.along_axis() && act.axis != -1 && act.axis != y.rank() - 1))
-    throw ValueError(fmt::format("{}: {} along axis {} cannot follow a matmul or convolution in place (it works along "
-                                 "the last axis and keeps the shape); apply it with activation_forward",
-                                 op, activation_name(act), act.axis));
+    throw ValueError(
+        fmt::format("{}: {} along axis {} cannot follow a matmul or convolution in place (it works along "
+                    "the last axis and keeps the shape); apply it with activation_forward",
+                    op, activation_name(act), act.axis));
   if (y.dtype() == DType::float32) return unfused_activation(act, y.data<float>(), rows, cols);
   if (act == ActivationKind::relu) return relu_keep_nan(static_cast<std::uint16_t*>(y.raw()), y.dtype(), rows * cols);
   if (act == ActivationKind::linear || fused_post_op(act)) return;
@@ -175,8 +176,7 @@ void CpuBackend::activation_backward(const ActivationFn& act, const Tensor& x, c
     return;
   }
   const EltwiseAlg alg = eltwise_backward_alg(act);
-  if (!alg.found())
-    return eltwise_backward_by_formula(act, v.data<float>(), dy.data<float>(), dx.data<float>(), n);
+  if (!alg.found()) return eltwise_backward_by_formula(act, v.data<float>(), dy.data<float>(), dx.data<float>(), n);
   const int v_arg = uses_dst_for_bwd(alg.alg) ? DNNL_ARG_DST : DNNL_ARG_SRC;
   cache_.key("act_bwd");
   cache_.append(static_cast<int>(alg.alg), alg.alpha, alg.beta, n);

@@ -63,8 +63,8 @@ class CudaBackend final : public Backend {
                       Tensor& out) override;
   void sum_to_last_axis(const Tensor& x, Tensor& out, bool accumulate) override;
 
-  void conv2d_forward(const Tensor& x, const Tensor& w, const Tensor& b, const Conv2DGeometry& g, const ActivationFn& act,
-                      Tensor& y) override;
+  void conv2d_forward(const Tensor& x, const Tensor& w, const Tensor& b, const Conv2DGeometry& g,
+                      const ActivationFn& act, Tensor& y) override;
   void conv2d_backward_data(const Tensor& dy, const Tensor& w, const Conv2DGeometry& g, Tensor& dx) override;
   void conv2d_backward_weights(const Tensor& x, const Tensor& dy, const Conv2DGeometry& g, Tensor& dw, Tensor& db,
                                bool accumulate) override;
@@ -192,8 +192,8 @@ class CudaBackend final : public Backend {
   void nchw_conv_backward_weights(const Tensor& x, const Tensor& dy, const op_shapes::ConvShape& s,
                                   const Conv2DGeometry& g, Tensor& dw, bool accumulate);
   // The conv2d_* ops and, with `depthwise`, the depthwise_conv2d_* ops (C groups); conv.cpp.
-  void conv_forward_impl(const Tensor& x, const Tensor& w, const Tensor& b, const Conv2DGeometry& g, const ActivationFn& act,
-                         Tensor& y, bool depthwise);
+  void conv_forward_impl(const Tensor& x, const Tensor& w, const Tensor& b, const Conv2DGeometry& g,
+                         const ActivationFn& act, Tensor& y, bool depthwise);
   void conv_backward_data_impl(const Tensor& dy, const Tensor& w, const Conv2DGeometry& g, Tensor& dx, bool depthwise);
   void conv_backward_weights_impl(const Tensor& x, const Tensor& dy, const Conv2DGeometry& g, Tensor& dw, Tensor& db,
                                   bool accumulate, bool depthwise);

@@ -373,14 +373,15 @@ cudnnOpTensorDescriptor_t DnnState::op_tensor(cudnnOpTensorOp_t op) {
 
 // ---------------------------------------------------------------------------- helpers
 
-void DnnState::activation_forward(const ActivationFn& act, const float* x, float* y, std::int64_t rows, std::int64_t cols,
-                                  const char* op) {
+void DnnState::activation_forward(const ActivationFn& act, const float* x, float* y, std::int64_t rows,
+                                  std::int64_t cols, const char* op) {
   const std::int64_t n = rows * cols;
   if (n == 0) return;
   if (act.changes_shape() || (act.along_axis() && act.axis != -1))
-    throw ValueError(fmt::format("{}: {} along axis {} cannot follow a matmul or convolution in place (it works along "
-                                 "the last axis and keeps the shape); apply it with activation_forward",
-                                 op, activation_name(act), act.axis));
+    throw ValueError(
+        fmt::format("{}: {} along axis {} cannot follow a matmul or convolution in place (it works along "
+                    "the last axis and keeps the shape); apply it with activation_forward",
+                    op, activation_name(act), act.axis));
   if (!has_cudnn_mode(act) && !act.along_axis() && act != ActivationKind::linear) {
     // The kinds cuDNN has no activation mode for: kerascpp's kernel (elementwise, in place is fine).
     kern::activation_forward(static_cast<int>(act.kind), act.alpha, act.beta, act.gamma, x, y, n, stream);
@@ -405,8 +406,7 @@ void DnnState::activation_forward(const ActivationFn& act, const float* x, float
       float* out = x == y ? scratch(n) : y;
       const cudnnSoftmaxAlgorithm_t algo =
           act.kind == ActivationKind::log_softmax ? CUDNN_SOFTMAX_LOG : CUDNN_SOFTMAX_ACCURATE;
-      KCPP_CUDNN_CHECK(
-          cudnnSoftmaxForward(dnn, algo, CUDNN_SOFTMAX_MODE_INSTANCE, &kOne, desc, x, &kZero, desc, out));
+      KCPP_CUDNN_CHECK(cudnnSoftmaxForward(dnn, algo, CUDNN_SOFTMAX_MODE_INSTANCE, &kOne, desc, x, &kZero, desc, out));
       if (out != y) copy(out, y, n);
       return;
     }

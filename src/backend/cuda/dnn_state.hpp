@@ -198,7 +198,7 @@ struct DnnState {
   static bool has_cudnn_mode(const ActivationFn& act) {
     return act == ActivationKind::relu || act == ActivationKind::sigmoid || act == ActivationKind::tanh;
   }
-  cudnnOpTensorDescriptor_t op_tensor(cudnnOpTensorOp_t op);        // float compute
+  cudnnOpTensorDescriptor_t op_tensor(cudnnOpTensorOp_t op);  // float compute
 
   // ---- plan caches ----
   std::unordered_map<ConvAlgoKey, ConvAlgoChoice, ConvAlgoKeyHash> conv_algos;

@@ -1,8 +1,8 @@
 // Activations on cuDNN: relu, sigmoid and tanh with cudnnActivation*, softmax and log_softmax
 // over any axis with cudnnSoftmax* (LOG for log_softmax), linear as a copy; every other kind,
-// glu and sparsemax on kerascpp's kernels (kernels/activations.cu), which cuDNN has no mode for. Tensors are viewed flat as NCHW (rows, cols, 1, 1)
-// with cols the last axis (see dnn_state.hpp); for softmax, CUDNN_SOFTMAX_MODE_INSTANCE then
-// normalises each row over its classes.
+// glu and sparsemax on kerascpp's kernels (kernels/activations.cu), which cuDNN has no mode for. Tensors are viewed
+// flat as NCHW (rows, cols, 1, 1) with cols the last axis (see dnn_state.hpp); for softmax, CUDNN_SOFTMAX_MODE_INSTANCE
+// then normalises each row over its classes.
 //
 // Backward from the forward output where the activation allows (ActivationFn::gradient_from_output),
 // from its input otherwise. cudnnActivationBackward takes x, y and dy, but for
@@ -44,8 +44,8 @@ void CudaBackend::activation_forward(const ActivationFn& act, const Tensor& x, T
     Shape out = x.shape();
     if (act.changes_shape()) {
       if (v.classes % 2 != 0)
-        throw ShapeError(fmt::format("{}: glu splits axis {} in two halves, so its size must be even; got shape {}",
-                                     op, act.axis, shape_str(x.shape())));
+        throw ShapeError(fmt::format("{}: glu splits axis {} in two halves, so its size must be even; got shape {}", op,
+                                     act.axis, shape_str(x.shape())));
       out[static_cast<std::size_t>(op_shapes::normalize_axis(act.axis, x.rank(), op, x.shape()))] = v.classes / 2;
     }
     prepare_output_on(y, out, dev, op, "y");

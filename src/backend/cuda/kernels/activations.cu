@@ -117,15 +117,15 @@ __global__ void sparsemax_backward_kernel(const float* x, const float* dy, float
 void activation_forward(int kind, float a, float b, float c, const float* x, float* y, std::int64_t n,
                         cudaStream_t stream) {
   if (n <= 0) return;
-  activation_forward_kernel<<<elementwise_blocks(n), kThreads, 0, stream>>>(static_cast<ActivationKind>(kind), a, b,
-                                                                            c, x, y, n);
+  activation_forward_kernel<<<elementwise_blocks(n), kThreads, 0, stream>>>(static_cast<ActivationKind>(kind), a, b, c,
+                                                                            x, y, n);
 }
 
 void activation_backward(int kind, float a, float b, float c, bool from_output, const float* v, const float* dy,
                          float* dx, std::int64_t n, cudaStream_t stream) {
   if (n <= 0) return;
-  activation_backward_kernel<<<elementwise_blocks(n), kThreads, 0, stream>>>(static_cast<ActivationKind>(kind), a, b,
-                                                                             c, from_output, v, dy, dx, n);
+  activation_backward_kernel<<<elementwise_blocks(n), kThreads, 0, stream>>>(static_cast<ActivationKind>(kind), a, b, c,
+                                                                             from_output, v, dy, dx, n);
 }
 
 void glu_forward(const float* x, float* y, std::int64_t outer, std::int64_t classes, std::int64_t inner,
