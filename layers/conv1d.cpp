@@ -23,7 +23,7 @@ Conv1DLayer::Conv1DLayer(std::int64_t filters, std::int64_t kernel_size, Conv1DO
                  kernel_size_);
   KERASCPP_CHECK(options_.strides > 0, ValueError, "Conv1D '{}': strides must be positive, got {}", name(),
                  options_.strides);
-  activation_ = activation_from_name(options_.activation, "Conv1D");
+  activation_ = detail::kernel_layer_activation(options_.activation, "Conv1D");
   set_input_spec(sequence_spec());
 }
 
@@ -74,14 +74,14 @@ void Conv1DLayer::build(const std::vector<Shape>& in) {
   set_input_spec(std::move(spec));
 }
 
-std::vector<Tensor> Conv1DLayer::forward(ReplicaContext& ctx, const std::vector<Tensor>& in, LayerState&) {
+std::vector<Tensor> Conv1DLayer::forward(ReplicaContext& ctx, const std::vector<Tensor>& in, LayerState& st) {
   const Tensor& x = in[0];
   Tensor y({x.dim(0), output_steps(x.dim(1)), filters_});
   Tensor y2 = as_image(y);
   int r = ctx.replica_id;
   ctx.backend->conv2d_forward(as_image(x), as_kernel_2d(kernel_->value(r)), bias_ ? bias_->value(r) : Tensor(),
-                              geometry_for(x.dim(1)), activation_, y2);
-  return {y};
+                              geometry_for(x.dim(1)), detail::fusable_activation(activation_), y2);
+  return {detail::finish_activation(ctx, activation_, y, st)};
 }
 
 std::vector<Tensor> Conv1DLayer::backward(ReplicaContext& ctx, const std::vector<Tensor>& in,
@@ -94,8 +94,9 @@ std::vector<Tensor> Conv1DLayer::backward(ReplicaContext& ctx, const std::vector
   // dx and its image view share storage; both stay undefined without an input gradient.
   Tensor dx = st.need_input_grads ? Tensor(in[0].shape()) : Tensor();
   Tensor dx2 = dx.defined() ? as_image(dx) : Tensor();
-  ctx.backend->conv2d_backward(activation_, as_image(in[0]), as_image(out[0]), as_image(grads[0]),
-                               as_kernel_2d(kernel_->value(r)), g, dw, db, !first, dx2);
+  const detail::ActivationGrad a = detail::op_activation_grad(ctx, activation_, out[0], grads[0], st);
+  ctx.backend->conv2d_backward(a.act, as_image(in[0]), as_image(a.y), as_image(a.dy), as_kernel_2d(kernel_->value(r)),
+                               g, dw, db, !first, dx2);
   return {dx};
 }
 
@@ -107,7 +108,7 @@ Json Conv1DLayer::get_config() const {
                          {"padding", padding_name(options_.padding)},
                          {"dilation_rate", detail::Json::array({1})},
                          {"groups", 1},
-                         {"activation", activation_name(activation_)},
+                         {"activation", activation_config_name(activation_, name())},
                          {"use_bias", options_.use_bias}};
   detail::add_weight_options(config, "kernel", options_.kernel_regularizer, options_.kernel_constraint);
   detail::add_weight_options(config, "bias", options_.bias_regularizer, options_.bias_constraint);

@@ -21,7 +21,7 @@ Conv2DLayer::Conv2DLayer(std::int64_t filters, Size2D kernel_size, Conv2DOptions
   KERASCPP_CHECK(options_.padding == Padding::valid || options_.padding == Padding::same, ValueError,
                  "Conv2D '{}': padding must be Padding::valid or Padding::same, got {}", name(),
                  static_cast<int>(options_.padding));
-  activation_ = activation_from_name(options_.activation, "Conv2D");
+  activation_ = detail::kernel_layer_activation(options_.activation, "Conv2D");
   set_input_spec(image_spec());
 }
 
@@ -82,9 +82,10 @@ std::vector<Tensor> Conv2DLayer::forward(ReplicaContext& ctx, const std::vector<
            st.output_dtype);
   int r = ctx.replica_id;
   // The max pooling after this layer may apply the ReLU to its output instead.
-  const ActivationKind act = st.output_relu_deferred ? ActivationKind::linear : activation_;
+  const ActivationFn act =
+      st.output_relu_deferred ? ActivationFn(ActivationKind::linear) : detail::fusable_activation(activation_);
   ctx.backend->conv2d_forward(x, kernel_->value(r), bias_ ? bias_->value(r) : Tensor(), g, act, y);
-  return {y};
+  return {detail::finish_activation(ctx, activation_, y, st)};
 }
 
 std::vector<Tensor> Conv2DLayer::backward(ReplicaContext& ctx, const std::vector<Tensor>& in,
@@ -96,14 +97,16 @@ std::vector<Tensor> Conv2DLayer::backward(ReplicaContext& ctx, const std::vector
   // No input gradient for e.g. the first layer (nothing upstream to train): dx stays undefined.
   Tensor dx = st.need_input_grads ? Tensor(in[0].shape(), in[0].dtype()) : Tensor();
   // The max pooling after this layer may have applied the ReLU's backward already.
-  const ActivationKind act = st.output_grad_past_relu ? ActivationKind::linear : activation_;
+  const detail::ActivationGrad a = st.output_grad_past_relu
+                                       ? detail::ActivationGrad{ActivationKind::linear, out[0], grads[0]}
+                                       : detail::op_activation_grad(ctx, activation_, out[0], grads[0], st);
   // And may have summed that gradient per channel, the bias gradient (LayerState); taken only
   // under a float32 compute dtype, where the convolution would sum the same float32 values (a
   // 16-bit one sums the gradient as it rounded it).
   Tensor taken = std::exchange(st.output_grad_channel_sums, Tensor());
   if (ctx.backend->compute_dtype() != DType::float32) taken = Tensor();
   Tensor no_bias;
-  ctx.backend->conv2d_backward(act, in[0], out[0], grads[0], kernel_->value(r), g, kernel_->grad(r),
+  ctx.backend->conv2d_backward(a.act, in[0], a.y, a.dy, kernel_->value(r), g, kernel_->grad(r),
                                taken.defined() ? no_bias : db, !first, dx);
   if (db.defined() && taken.defined()) {
     if (first) ctx.backend->copy(taken, db);
@@ -122,7 +125,7 @@ Json Conv2DLayer::get_config() const {
                          {"kernel_size", detail::json_size2d(kernel_size_)},
                          {"strides", detail::json_size2d(options_.strides)},
                          {"padding", padding_name(options_.padding)},
-                         {"activation", activation_name(activation_)},
+                         {"activation", activation_config_name(activation_, name())},
                          {"use_bias", options_.use_bias}};
   detail::add_weight_options(config, "kernel", options_.kernel_regularizer, options_.kernel_constraint);
   detail::add_weight_options(config, "bias", options_.bias_regularizer, options_.bias_constraint);

@@ -49,7 +49,7 @@ Conv2DTransposeLayer::Conv2DTransposeLayer(std::int64_t filters, Size2D kernel_s
   KERASCPP_CHECK(options_.padding == Padding::valid || options_.padding == Padding::same, ValueError,
                  "Conv2DTranspose '{}': padding must be Padding::valid or Padding::same, got \"{}\"", name(),
                  padding_name(options_.padding));
-  activation_ = activation_from_name(options_.activation, "Conv2DTranspose");
+  activation_ = detail::kernel_layer_activation(options_.activation, "Conv2DTranspose");
   set_input_spec(detail::nhwc_image_spec());
 }
 
@@ -89,7 +89,7 @@ void Conv2DTransposeLayer::build(const std::vector<Shape>& in) {
   set_input_spec(std::move(spec));
 }
 
-std::vector<Tensor> Conv2DTransposeLayer::forward(ReplicaContext& ctx, const std::vector<Tensor>& in, LayerState&) {
+std::vector<Tensor> Conv2DTransposeLayer::forward(ReplicaContext& ctx, const std::vector<Tensor>& in, LayerState& st) {
   const Tensor& x = in[0];
   const bool same = options_.padding == Padding::same;
   const Conv2DGeometry g = geometry_for(x.dim(1), x.dim(2));
@@ -99,6 +99,7 @@ std::vector<Tensor> Conv2DTransposeLayer::forward(ReplicaContext& ctx, const std
   ctx.backend->conv2d_backward_data(x, kernel_->value(r), g, z);
   if (bias_) ctx.backend->bias_add(z, bias_->value(r));
   if (activation_ == ActivationKind::linear) return {z};
+  if (!activation_.gradient_from_output()) return {detail::finish_activation(ctx, activation_, z, st)};
   Tensor y(z.shape());
   ctx.backend->activation_forward(activation_, z, y);
   return {y};
@@ -108,7 +109,7 @@ std::vector<Tensor> Conv2DTransposeLayer::backward(ReplicaContext& ctx, const st
                                                    const std::vector<Tensor>& out, const std::vector<Tensor>& grads,
                                                    LayerState& st) {
   int r = ctx.replica_id;
-  Tensor dz = detail::through_activation(ctx, activation_, out[0], grads[0]);
+  Tensor dz = detail::through_activation(ctx, activation_, out[0], grads[0], st);
   auto [first, db] = detail::take_kernel_bias_grads(where(), *kernel_, bias_, r);
   if (db.defined()) ctx.backend->sum_to_last_axis(dz, db, !first);
   const Conv2DGeometry g = geometry_for(in[0].dim(1), in[0].dim(2));
@@ -129,7 +130,7 @@ Json Conv2DTransposeLayer::get_config() const {
                          {"padding", padding_name(options_.padding)},
                          {"output_padding", nullptr},
                          {"dilation_rate", detail::Json::array({1, 1})},
-                         {"activation", activation_name(activation_)},
+                         {"activation", activation_config_name(activation_, name())},
                          {"use_bias", options_.use_bias}};
   detail::add_weight_options(config, "kernel", options_.kernel_regularizer, options_.kernel_constraint);
   detail::add_weight_options(config, "bias", options_.bias_regularizer, options_.bias_constraint);

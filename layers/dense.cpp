@@ -11,7 +11,7 @@ DenseLayer::DenseLayer(std::int64_t units, DenseOptions options)
   if (!options_.dtype.empty()) set_dtype_policy(options_.dtype);
   if (units_ <= 0)
     throw ValueError(fmt::format("Dense '{}': units must be positive (the number of outputs), got {}", name(), units_));
-  activation_ = activation_from_name(options_.activation, "Dense");
+  activation_ = detail::kernel_layer_activation(options_.activation, "Dense");
   set_input_spec({.min_ndim = 2,
                   .layout = "(batch, ..., features)",
                   .rank_hint = "Dense needs a feature axis; reshape the input, e.g. Input({1})"});
@@ -44,15 +44,15 @@ std::vector<Tensor> DenseLayer::forward(ReplicaContext& ctx, const std::vector<T
   Tensor x2 = x.reshape({-1, x.dim(-1)});
   Tensor y2 = y.reshape({-1, units_});
   ctx.backend->dense_forward(x2, kernel_->value(ctx.replica_id), bias_ ? bias_->value(ctx.replica_id) : Tensor(),
-                             activation_, y2);
-  return {y};
+                             detail::fusable_activation(activation_), y2);
+  return {detail::finish_activation(ctx, activation_, y, st)};
 }
 
 std::vector<Tensor> DenseLayer::backward(ReplicaContext& ctx, const std::vector<Tensor>& in,
                                          const std::vector<Tensor>& out, const std::vector<Tensor>& grads,
                                          LayerState& st) {
   int r = ctx.replica_id;
-  Tensor dz = detail::through_activation(ctx, activation_, out[0], grads[0]);
+  Tensor dz = detail::through_activation(ctx, activation_, out[0], grads[0], st);
   Tensor dz2 = dz.reshape({-1, units_});
   Tensor x2 = in[0].reshape({-1, in[0].dim(-1)});
   bool first = kernel_->take_first_grad(r);
@@ -73,7 +73,7 @@ Layer::LowPrecisionIO DenseLayer::low_precision_io() const { return detail::prod
 Json DenseLayer::get_config() const {
   detail::Json config = {{"name", name()},
                          {"units", units_},
-                         {"activation", activation_name(activation_)},
+                         {"activation", activation_config_name(activation_, name())},
                          {"use_bias", options_.use_bias}};
   detail::add_weight_options(config, "kernel", options_.kernel_regularizer, options_.kernel_constraint);
   detail::add_weight_options(config, "bias", options_.bias_regularizer, options_.bias_constraint);

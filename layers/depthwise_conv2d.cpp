@@ -20,7 +20,7 @@ DepthwiseConv2DLayer::DepthwiseConv2DLayer(Size2D kernel_size, DepthwiseConv2DOp
   KERASCPP_CHECK(options_.padding == Padding::valid || options_.padding == Padding::same, ValueError,
                  "DepthwiseConv2D '{}': padding must be Padding::valid or Padding::same, got \"{}\"", name(),
                  padding_name(options_.padding));
-  activation_ = activation_from_name(options_.activation, "DepthwiseConv2D");
+  activation_ = detail::kernel_layer_activation(options_.activation, "DepthwiseConv2D");
   set_input_spec(detail::nhwc_image_spec());
 }
 
@@ -65,22 +65,23 @@ void DepthwiseConv2DLayer::build(const std::vector<Shape>& in) {
   set_input_spec(std::move(spec));
 }
 
-std::vector<Tensor> DepthwiseConv2DLayer::forward(ReplicaContext& ctx, const std::vector<Tensor>& in, LayerState&) {
+std::vector<Tensor> DepthwiseConv2DLayer::forward(ReplicaContext& ctx, const std::vector<Tensor>& in, LayerState& st) {
   const Tensor& x = in[0];
   const bool same = options_.padding == Padding::same;
   Conv2DGeometry g = geometry_for(x.dim(1), x.dim(2));
   Tensor y({x.dim(0), detail::window_output(x.dim(1), g.kernel_h, g.stride_h, same),
             detail::window_output(x.dim(2), g.kernel_w, g.stride_w, same), x.dim(3) * options_.depth_multiplier});
   int r = ctx.replica_id;
-  ctx.backend->depthwise_conv2d_forward(x, kernel_->value(r), bias_ ? bias_->value(r) : Tensor(), g, activation_, y);
-  return {y};
+  ctx.backend->depthwise_conv2d_forward(x, kernel_->value(r), bias_ ? bias_->value(r) : Tensor(), g,
+                                        detail::fusable_activation(activation_), y);
+  return {detail::finish_activation(ctx, activation_, y, st)};
 }
 
 std::vector<Tensor> DepthwiseConv2DLayer::backward(ReplicaContext& ctx, const std::vector<Tensor>& in,
                                                    const std::vector<Tensor>& out, const std::vector<Tensor>& grads,
                                                    LayerState& st) {
   int r = ctx.replica_id;
-  Tensor dz = detail::through_activation(ctx, activation_, out[0], grads[0]);
+  Tensor dz = detail::through_activation(ctx, activation_, out[0], grads[0], st);
   auto [first, db] = detail::take_kernel_bias_grads(where(), *kernel_, bias_, r);
   Conv2DGeometry g = geometry_for(in[0].dim(1), in[0].dim(2));
   ctx.backend->depthwise_conv2d_backward_weights(in[0], dz, g, kernel_->grad(r), db, !first);
@@ -97,7 +98,7 @@ Json DepthwiseConv2DLayer::get_config() const {
                          {"strides", detail::json_size2d(options_.strides)},
                          {"padding", padding_name(options_.padding)},
                          {"dilation_rate", detail::Json::array({1, 1})},
-                         {"activation", activation_name(activation_)},
+                         {"activation", activation_config_name(activation_, name())},
                          {"use_bias", options_.use_bias}};
   detail::add_weight_options(config, "depthwise", options_.depthwise_regularizer, options_.depthwise_constraint);
   detail::add_weight_options(config, "bias", options_.bias_regularizer, options_.bias_constraint);

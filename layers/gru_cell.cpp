@@ -4,7 +4,7 @@
 
 namespace kerascpp::layers::cells {
 
-void gru_forward(Backend& be, ActivationKind act, ActivationKind ract, const Tensor& xw, const Tensor& rec,
+void gru_forward(Backend& be, const ActivationFn& act, const ActivationFn& ract, const Tensor& xw, const Tensor& rec,
                  const Tensor& h_prev, Tensor& gates, Tensor& h) {
   const std::int64_t B = xw.dim(0), U = xw.dim(1) / 3;
   const Device dev = xw.device();
@@ -29,8 +29,9 @@ void gru_forward(Backend& be, ActivationKind act, ActivationKind ract, const Ten
   be.add({g[2], rh}, h);
 }
 
-void gru_backward(Backend& be, ActivationKind act, ActivationKind ract, const Tensor& gates, const Tensor& rec,
-                  const Tensor& h_prev, const Tensor& dh, Tensor& dxw, Tensor& drec, Tensor& dh_prev) {
+void gru_backward(Backend& be, const ActivationFn& act, const ActivationFn& ract, const Tensor& gates,
+                  const Tensor& rec, const Tensor& h_prev, const Tensor& dh, Tensor& dxw, Tensor& drec,
+                  Tensor& dh_prev) {
   const std::int64_t B = dh.dim(0), U = dh.dim(1);
   const Device dev = dh.device();
   std::vector<Tensor> g = gate_parts(B, U, 3, dev), r = gate_parts(B, U, 3, dev), dx = gate_parts(B, U, 3, dev);

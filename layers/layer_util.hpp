@@ -48,17 +48,71 @@ inline void same_padding(std::int64_t in, std::int64_t k, std::int64_t s, std::i
 
 // Dense's and Conv2D's Layer::low_precision_io: their backends take 16-bit activations with
 // these two activations (relu's backward runs in 16 bits too).
-inline Layer::LowPrecisionIO product_low_precision_io(ActivationKind act) {
+inline Layer::LowPrecisionIO product_low_precision_io(const ActivationFn& act) {
   return act == ActivationKind::relu || act == ActivationKind::linear ? Layer::LowPrecisionIO::any
                                                                       : Layer::LowPrecisionIO::none;
 }
 
-// Gradient before a fused activation, from the layer's output y and dL/dy (no copy for linear).
-inline Tensor through_activation(ReplicaContext& ctx, ActivationKind act, const Tensor& y, const Tensor& dy) {
+// The activation of a layer with a kernel (Dense, the convolutions), from its `activation=`
+// name. glu is refused: it halves the last axis, so the output would not have `units`/`filters`
+// features (Keras' own output shape for it is wrong too).
+inline ActivationFn kernel_layer_activation(const std::string& name, const std::string& where) {
+  ActivationFn act = activation_from_name(name, where);
+  if (act.changes_shape())
+    throw ValueError(
+        fmt::format("{}: activation \"{}\" halves the last axis, so the layer's output would not have its "
+                    "declared size; apply it with a separate Activation(\"{}\") layer",
+                    where, name, name));
+  return act;
+}
+
+// The activation a kernel layer lets its backend op fuse: all of it where the backward needs
+// only the output y, else none (linear): the layer then keeps the product z and applies the
+// activation itself (finish_activation), since the backward needs z.
+inline ActivationFn fusable_activation(const ActivationFn& act) {
+  return act.gradient_from_output() ? act : ActivationFn(ActivationKind::linear);
+}
+
+// After the backend op ran with fusable_activation(act): the layer's output. Where the op did not
+// apply act, keeps z in st.saved for through_activation and returns act(z).
+inline Tensor finish_activation(ReplicaContext& ctx, const ActivationFn& act, const Tensor& z, LayerState& st) {
+  if (act.gradient_from_output()) return z;
+  st.saved = {z};
+  Tensor y(z.shape());
+  ctx.backend->activation_forward(act, z, y);
+  return y;
+}
+
+// The product z that finish_activation kept, or y itself where the activation was fused.
+inline const Tensor& pre_activation(const ActivationFn& act, const Tensor& y, const LayerState& st) {
+  if (act.gradient_from_output()) return y;
+  if (st.saved.empty())
+    throw StateError(fmt::format("backward through {} without its forward's pre-activation; run forward first",
+                                 activation_name(act)));
+  return st.saved[0];
+}
+
+// Gradient before the activation, from the layer's output y and dL/dy (no copy for linear), or
+// from the product z kept by finish_activation.
+inline Tensor through_activation(ReplicaContext& ctx, const ActivationFn& act, const Tensor& y, const Tensor& dy,
+                                 const LayerState& st) {
   if (act == ActivationKind::linear) return dy;
   Tensor dz(dy.shape(), dy.dtype());
-  ctx.backend->activation_backward(act, y, dy, dz);
+  ctx.backend->activation_backward(act, pre_activation(act, y, st), y, dy, dz);
   return dz;
+}
+
+// For backend ops that run the activation's backward themselves from (act, y, dy), such as
+// conv2d_backward: what to pass them. Where the layer applied the activation itself, its backward
+// runs here and the op gets linear, the product z and dL/dz.
+struct ActivationGrad {
+  ActivationFn act;
+  Tensor y, dy;
+};
+inline ActivationGrad op_activation_grad(ReplicaContext& ctx, const ActivationFn& act, const Tensor& y,
+                                         const Tensor& dy, const LayerState& st) {
+  if (act.gradient_from_output()) return {act, y, dy};
+  return {ActivationKind::linear, pre_activation(act, y, st), through_activation(ctx, act, y, dy, st)};
 }
 
 // Starts a kernel+bias layer's weight gradients on replica r: whether this call writes them

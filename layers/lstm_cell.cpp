@@ -3,7 +3,7 @@
 
 namespace kerascpp::layers::cells {
 
-void lstm_forward(Backend& be, ActivationKind act, ActivationKind ract, const Tensor& z, const Tensor& c_prev,
+void lstm_forward(Backend& be, const ActivationFn& act, const ActivationFn& ract, const Tensor& z, const Tensor& c_prev,
                   Tensor& gates, Tensor& c, Tensor& act_c, Tensor& h) {
   const std::int64_t B = z.dim(0), U = z.dim(1) / 4;
   const Device dev = z.device();
@@ -23,8 +23,9 @@ void lstm_forward(Backend& be, ActivationKind act, ActivationKind ract, const Te
   be.multiply(g[3], act_c, h);
 }
 
-void lstm_backward(Backend& be, ActivationKind act, ActivationKind ract, const Tensor& gates, const Tensor& c_prev,
-                   const Tensor& act_c, const Tensor& dh, const Tensor& dc, Tensor& dz, Tensor& dc_prev) {
+void lstm_backward(Backend& be, const ActivationFn& act, const ActivationFn& ract, const Tensor& gates,
+                   const Tensor& c_prev, const Tensor& act_c, const Tensor& dh, const Tensor& dc, Tensor& dz,
+                   Tensor& dc_prev) {
   const std::int64_t B = dh.dim(0), U = dh.dim(1);
   const Device dev = dh.device();
   std::vector<Tensor> g = gate_parts(B, U, 4, dev);

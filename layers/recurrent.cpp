@@ -46,8 +46,16 @@ RecurrentLayer::RecurrentLayer(Cell cell, std::int64_t units, RecurrentOptions o
     throw ValueError(fmt::format("{}: units must be positive (the size of the state), got {}", where(), units_));
   activation_ = activation_from_name(options_.activation, where());
   recurrent_activation_ = activation_from_name(options_.recurrent_activation, where());
-  if (activation_ == ActivationKind::softmax || recurrent_activation_ == ActivationKind::softmax)
-    throw ValueError(fmt::format("{}: softmax is not supported as an RNN activation", where()));
+  // The cells keep post-activation gates and take each activation's backward from them, so an
+  // activation must have a gradient that follows from its output (and work elementwise).
+  for (const ActivationFn* a : {&activation_, &recurrent_activation_})
+    if (a->along_axis() || !a->gradient_from_output())
+      throw ValueError(
+          fmt::format("{}: {} is not supported as an RNN activation here (the recurrent cells take its "
+                      "gradient from its output); use one of linear, relu, sigmoid, tanh, elu, selu, "
+                      "celu, exponential, relu6, hard_tanh, hard_sigmoid, sparse_sigmoid, softplus, "
+                      "log_sigmoid, softsign",
+                      where(), activation_name(*a)));
   set_input_spec({.ndim = 3,
                   .layout = "(batch, steps, features)",
                   .rank_hint = "an RNN reads sequences; add a steps axis, e.g. Reshape({steps, features})"});
@@ -245,7 +253,7 @@ std::vector<Layer::WeightGroup> RecurrentLayer::weight_groups() {
 Json RecurrentLayer::get_config() const {
   detail::Json config = {{"name", name()},
                          {"units", units_},
-                         {"activation", activation_name(activation_)},
+                         {"activation", activation_config_name(activation_, name())},
                          {"recurrent_activation", activation_name(recurrent_activation_)},
                          {"use_bias", options_.use_bias},
                          {"return_sequences", options_.return_sequences},

@@ -15,22 +15,24 @@ namespace kerascpp::layers::cells {
 
 // LSTM, gates in Keras' order i, f, c, o. z = x·W + b + h_prev·U ([B, 4U], already summed).
 // Writes gates = (σ(i), σ(f), act(c̃), σ(o)) [B, 4U], c, tanh_c = act(c) and h = o·act(c).
-void lstm_forward(Backend& be, ActivationKind act, ActivationKind ract, const Tensor& z, const Tensor& c_prev,
+void lstm_forward(Backend& be, const ActivationFn& act, const ActivationFn& ract, const Tensor& z, const Tensor& c_prev,
                   Tensor& gates, Tensor& c, Tensor& act_c, Tensor& h);
 // From dh and dc (dL/dc of this step's c, from the step after) writes dz [B, 4U] (pre-activation
 // gate gradients) and dc_prev (the part through c = f·c_prev + ...; overwritten).
-void lstm_backward(Backend& be, ActivationKind act, ActivationKind ract, const Tensor& gates, const Tensor& c_prev,
-                   const Tensor& act_c, const Tensor& dh, const Tensor& dc, Tensor& dz, Tensor& dc_prev);
+void lstm_backward(Backend& be, const ActivationFn& act, const ActivationFn& ract, const Tensor& gates,
+                   const Tensor& c_prev, const Tensor& act_c, const Tensor& dh, const Tensor& dc, Tensor& dz,
+                   Tensor& dc_prev);
 
 // GRU with reset_after: xw = x·W + b_in, rec = h_prev·U + b_rec (each [B, 3U], gates z, r, h).
 // z = σ(xz + rz), r = σ(xr + rr), hh = act(xh + r·rh), h = z·h_prev + (1 − z)·hh.
 // Writes gates = (z, r, hh) [B, 3U] and h. (rec is kept by the caller: its h part is needed.)
-void gru_forward(Backend& be, ActivationKind act, ActivationKind ract, const Tensor& xw, const Tensor& rec,
+void gru_forward(Backend& be, const ActivationFn& act, const ActivationFn& ract, const Tensor& xw, const Tensor& rec,
                  const Tensor& h_prev, Tensor& gates, Tensor& h);
 // Writes dxw and drec ([B, 3U]: dL/dxw, dL/drec) and dh_prev = dh·z (the direct path; the
 // caller adds drec·Uᵀ).
-void gru_backward(Backend& be, ActivationKind act, ActivationKind ract, const Tensor& gates, const Tensor& rec,
-                  const Tensor& h_prev, const Tensor& dh, Tensor& dxw, Tensor& drec, Tensor& dh_prev);
+void gru_backward(Backend& be, const ActivationFn& act, const ActivationFn& ract, const Tensor& gates,
+                  const Tensor& rec, const Tensor& h_prev, const Tensor& dh, Tensor& dxw, Tensor& drec,
+                  Tensor& dh_prev);
 
 // n float32 tensors [B, U] on dev: one per gate, what the cells above split [B, nU] into.
 inline std::vector<Tensor> gate_parts(std::int64_t B, std::int64_t U, int n, Device dev) {

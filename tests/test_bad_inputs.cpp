@@ -276,7 +276,7 @@ std::vector<Row> layer_and_tensor_rows() {
        {"bn_mnan", "momentum"}},
       {"Dense units 0", [] { Dense(0, {.name = "d0"}); }, Kind::Value, {"d0", "units", "0"}},
       {"Dense units -3", [] { Dense(-3, {.name = "dneg"}); }, Kind::Value, {"dneg", "units", "-3"}},
-      {"Dense unknown activation", [] { Dense(3, {.activation = "relu6", .name = "dact"}); }, Kind::Value, {"relu6"}},
+      {"Dense unknown activation", [] { Dense(3, {.activation = "relu7", .name = "dact"}); }, Kind::Value, {"relu7"}},
       {"Dense on a rank-1 input",
        [] { Dense(3, {.name = "d_scalar"})(K::Input({})); },
        Kind::Shape,

@@ -58,15 +58,11 @@
 #include <string>
 #include <vector>
 
+#include "kerascpp/activations.hpp"
 #include "kerascpp/tensor.hpp"
 #include "kerascpp/training_kernels.hpp"
 
 namespace kerascpp {
-
-enum class ActivationKind : std::uint8_t { linear, relu, sigmoid, tanh, softmax };
-// "relu", "sigmoid", "tanh", "softmax", "linear" or "" (= linear). `where` names the layer for errors.
-ActivationKind activation_from_name(const std::string& name, const std::string& where);
-const char* activation_name(ActivationKind act);
 
 struct Conv2DGeometry {
   std::int64_t kernel_h = 1, kernel_w = 1;
@@ -139,7 +135,7 @@ class Backend : public TrainingKernels {
 
   // ---- dense algebra ----
   // y[N,out] = act(x[N,in] · w[in,out] + b[out]); b may be undefined (no bias).
-  virtual void dense_forward(const Tensor& x, const Tensor& w, const Tensor& b, ActivationKind act, Tensor& y) = 0;
+  virtual void dense_forward(const Tensor& x, const Tensor& w, const Tensor& b, const ActivationFn& act, Tensor& y) = 0;
   // c[M,N] = op(a) · op(b), op = transpose when the flag is set; adds into c when accumulate.
   virtual void matmul(const Tensor& a, bool transpose_a, const Tensor& b, bool transpose_b, Tensor& c,
                       bool accumulate) = 0;
@@ -164,7 +160,7 @@ class Backend : public TrainingKernels {
 
   // ---- convolution, NHWC activations, HWIO kernels ----
   virtual void conv2d_forward(const Tensor& x, const Tensor& w, const Tensor& b, const Conv2DGeometry& g,
-                              ActivationKind act, Tensor& y) = 0;
+                              const ActivationFn& act, Tensor& y) = 0;
   // dx must be preallocated: with stride > 1 several input sizes give the same output size.
   virtual void conv2d_backward_data(const Tensor& dy, const Tensor& w, const Conv2DGeometry& g, Tensor& dx) = 0;
   // dw (+)= ..., db (+)= ... (db may be undefined); accumulate adds instead of overwriting.
@@ -175,8 +171,9 @@ class Backend : public TrainingKernels {
   // conv2d_backward_data(dz, w, g, dx). This default runs those ops one by one; the CPU backend
   // overrides it to fuse the ReLU backward with rounding dz to 16 bits under a 16-bit compute
   // dtype (one pass over dz instead of three, bit-identical results).
-  virtual void conv2d_backward(ActivationKind act, const Tensor& x, const Tensor& y, const Tensor& dy, const Tensor& w,
-                               const Conv2DGeometry& g, Tensor& dw, Tensor& db, bool accumulate, Tensor& dx);
+  virtual void conv2d_backward(const ActivationFn& act, const Tensor& x, const Tensor& y, const Tensor& dy,
+                               const Tensor& w, const Conv2DGeometry& g, Tensor& dw, Tensor& db, bool accumulate,
+                               Tensor& dx);
 
   // ---- depthwise convolution (DepthwiseConv2D), NHWC activations, kernels [kh, kw, C, M] ----
   // Each input channel c is convolved with its own M filters w[:, :, c, :] (a grouped
@@ -184,7 +181,7 @@ class Backend : public TrainingKernels {
   // Keras. b is [C·M] or undefined. The same output, preallocation and accumulate rules as the
   // conv2d_* ops above (dx preallocated; dw (+)= and db (+)=, db may be undefined).
   virtual void depthwise_conv2d_forward(const Tensor& x, const Tensor& w, const Tensor& b, const Conv2DGeometry& g,
-                                        ActivationKind act, Tensor& y) = 0;
+                                        const ActivationFn& act, Tensor& y) = 0;
   virtual void depthwise_conv2d_backward_data(const Tensor& dy, const Tensor& w, const Conv2DGeometry& g,
                                               Tensor& dx) = 0;
   virtual void depthwise_conv2d_backward_weights(const Tensor& x, const Tensor& dy, const Conv2DGeometry& g, Tensor& dw,
@@ -228,10 +225,17 @@ class Backend : public TrainingKernels {
                                             const Tensor& workspace, Tensor& dx, Tensor* dx_channel_sums = nullptr);
 
   // ---- elementwise ----
-  // softmax over the last axis; the CPU also takes relu and linear on 16-bit activations.
-  virtual void activation_forward(ActivationKind act, const Tensor& x, Tensor& y) = 0;
-  // dx = dy * act'(.) computed from the forward output y (x and dx may alias dy).
-  virtual void activation_backward(ActivationKind act, const Tensor& y, const Tensor& dy, Tensor& dx) = 0;
+  // Any activation (activations.hpp): y has x's shape (glu: its axis halved); softmax-like kinds
+  // work along act.axis. The CPU also takes relu and linear on 16-bit activations.
+  virtual void activation_forward(const ActivationFn& act, const Tensor& x, Tensor& y) = 0;
+  // dx = dy * act'(x). Needs the forward output y where act.gradient_from_output() (x may then be
+  // undefined), the input x otherwise (y may then be undefined). dx may alias dy.
+  virtual void activation_backward(const ActivationFn& act, const Tensor& x, const Tensor& y, const Tensor& dy,
+                                   Tensor& dx) = 0;
+  // The same from y alone, for activations with act.gradient_from_output().
+  void activation_backward(const ActivationFn& act, const Tensor& y, const Tensor& dy, Tensor& dx) {
+    activation_backward(act, Tensor(), y, dy, dx);
+  }
   virtual void add(const std::vector<Tensor>& xs, Tensor& y) = 0;  // y = sum of xs, same shapes
   virtual void add_inplace(Tensor& y, const Tensor& x) = 0;        // y += x
   virtual void scale(Tensor& x, float factor) = 0;                 // x *= factor

@@ -4,8 +4,9 @@
 
 namespace kerascpp {
 
-void Backend::conv2d_backward(ActivationKind act, const Tensor& x, const Tensor& y, const Tensor& dy, const Tensor& w,
-                              const Conv2DGeometry& g, Tensor& dw, Tensor& db, bool accumulate, Tensor& dx) {
+void Backend::conv2d_backward(const ActivationFn& act, const Tensor& x, const Tensor& y, const Tensor& dy,
+                              const Tensor& w, const Conv2DGeometry& g, Tensor& dw, Tensor& db, bool accumulate,
+                              Tensor& dx) {
   Tensor dz = dy;
   if (act != ActivationKind::linear) {
     dz = Tensor(dy.shape());

@@ -89,6 +89,20 @@ def _keras_model(kind):
         a, b = keras.layers.Dense(3)(g), keras.layers.Dense(3, activation="tanh")(g)
         d = keras.layers.Dot(axes=1, normalize=True)([a, b])
         return keras.Model(inp, keras.layers.Dense(2)(keras.layers.Concatenate()([d, a])))
+    if kind == "activations":  # Keras-saved only: every keras.activations name, Dense's and Activation's
+        inp = keras.Input((10,))
+        h = keras.layers.Dense(12, activation="gelu")(inp)
+        h = keras.layers.Dense(12, activation="swish")(h)
+        # threshold has no defaults, so Keras cannot apply it by name; glu halves its axis, which
+        # Keras' Activation does not tell its output shape: it goes last.
+        names = [n for n in dir(keras.activations) if not n.startswith("_") and n not in
+                 ("get", "serialize", "deserialize", "threshold", "glu")]
+        branches = [keras.layers.Activation(n)(h) for n in sorted(names)]
+        # The activation layers (ELU with its default: Keras 3.15 does not save ELU's alpha).
+        branches += [keras.layers.ReLU(max_value=1.5, negative_slope=0.1, threshold=0.2)(h),
+                     keras.layers.LeakyReLU(0.15)(h), keras.layers.ELU()(h), keras.layers.PReLU()(h)]
+        x = keras.layers.Dense(4, activation="hard_swish")(keras.layers.Concatenate()(branches))
+        return keras.Model(inp, keras.layers.Activation("glu")(x))
     if kind == "attention":  # Keras-saved only: causal self-attention, then cross-attention with a key
         inp = keras.Input((5, 6))
         a = keras.layers.MultiHeadAttention(2, 3)(inp, inp, use_causal_mask=True)
@@ -107,7 +121,7 @@ def _keras_model(kind):
     return keras.Model(inp, keras.layers.Dense(2)(c))
 
 
-@pytest.mark.parametrize("kind", KINDS + ["sequence", "image_ops", "attention"])
+@pytest.mark.parametrize("kind", KINDS + ["sequence", "image_ops", "attention", "activations"])
 def test_kerascpp_loads_what_keras_saves(tmp_path, kind):
     model = _keras_model(kind)
     rng = np.random.default_rng(5)

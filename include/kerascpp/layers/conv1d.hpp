@@ -43,7 +43,7 @@ class Conv1DLayer : public Layer {
   std::int64_t filters_;
   std::int64_t kernel_size_;
   Conv1DOptions options_;
-  ActivationKind activation_;
+  ActivationFn activation_;
   Variable* kernel_ = nullptr;
   Variable* bias_ = nullptr;
 };

@@ -45,7 +45,7 @@ class Conv2DLayer : public Layer {
   std::int64_t filters_;
   Size2D kernel_size_;
   Conv2DOptions options_;
-  ActivationKind activation_;
+  ActivationFn activation_;
   Variable* kernel_ = nullptr;
   Variable* bias_ = nullptr;
 };

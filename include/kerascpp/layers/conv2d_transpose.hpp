@@ -44,7 +44,7 @@ class Conv2DTransposeLayer : public Layer {
   std::int64_t filters_;
   Size2D kernel_size_;
   Conv2DTransposeOptions options_;
-  ActivationKind activation_;
+  ActivationFn activation_;
   Variable* kernel_ = nullptr;
   Variable* bias_ = nullptr;
 };

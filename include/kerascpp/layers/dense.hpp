@@ -40,7 +40,7 @@ class DenseLayer : public Layer {
  private:
   std::int64_t units_;
   DenseOptions options_;
-  ActivationKind activation_;
+  ActivationFn activation_;
   Variable* kernel_ = nullptr;
   Variable* bias_ = nullptr;
 };

@@ -41,7 +41,7 @@ class DepthwiseConv2DLayer : public Layer {
   Conv2DGeometry geometry_for(std::int64_t height, std::int64_t width) const;
   Size2D kernel_size_;
   DepthwiseConv2DOptions options_;
-  ActivationKind activation_;
+  ActivationFn activation_;
   Variable* kernel_ = nullptr;
   Variable* bias_ = nullptr;
 };

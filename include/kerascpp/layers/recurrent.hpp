@@ -65,7 +65,7 @@ class RecurrentLayer : public Layer {
   Cell cell_;
   std::int64_t units_;
   RecurrentOptions options_;
-  ActivationKind activation_, recurrent_activation_;
+  ActivationFn activation_, recurrent_activation_;
   Variable* kernel_ = nullptr;
   Variable* recurrent_kernel_ = nullptr;
   Variable* bias_ = nullptr;

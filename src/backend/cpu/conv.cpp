@@ -171,17 +171,17 @@ void key_geometry(PrimitiveCache& cache, const ConvShape& s, const Conv2DGeometr
 }  // namespace
 
 void CpuBackend::conv2d_forward(const Tensor& x, const Tensor& w, const Tensor& b, const Conv2DGeometry& g,
-                                ActivationKind act, Tensor& y) {
+                                const ActivationFn& act, Tensor& y) {
   conv_forward_impl(x, w, b, g, act, y, false);
 }
 
 void CpuBackend::depthwise_conv2d_forward(const Tensor& x, const Tensor& w, const Tensor& b, const Conv2DGeometry& g,
-                                          ActivationKind act, Tensor& y) {
+                                          const ActivationFn& act, Tensor& y) {
   conv_forward_impl(x, w, b, g, act, y, true);
 }
 
 void CpuBackend::conv_forward_impl(const Tensor& x, const Tensor& w, const Tensor& b, const Conv2DGeometry& g,
-                                   ActivationKind act, Tensor& y, bool depthwise) {
+                                   const ActivationFn& act, Tensor& y, bool depthwise) {
   enter();
   const char* op = depthwise ? "depthwise_conv2d_forward" : "conv2d_forward";
   require_activation(x, op, "x");
@@ -206,7 +206,7 @@ void CpuBackend::conv_forward_impl(const Tensor& x, const Tensor& w, const Tenso
       auto attr = base_attr();
       if (fused_post_op(act)) {
         dnnl::post_ops po;
-        po.append_eltwise(1.f, eltwise_forward_alg(act), 0.f, 0.f);
+        append_post_op(po, act);
         attr.set_post_ops(po);
       }
       auto pd = forward_pd(d, bias, attr, engine_);
@@ -288,7 +288,7 @@ void CpuBackend::conv2d_backward_weights(const Tensor& x, const Tensor& dy, cons
   conv_backward_weights_impl(x, dy, g, dw, db.defined() ? &db : nullptr, accumulate, false);
 }
 
-void CpuBackend::conv2d_backward(ActivationKind act, const Tensor& x, const Tensor& y, const Tensor& dy,
+void CpuBackend::conv2d_backward(const ActivationFn& act, const Tensor& x, const Tensor& y, const Tensor& dy,
                                  const Tensor& w, const Conv2DGeometry& g, Tensor& dw, Tensor& db, bool accumulate,
                                  Tensor& dx) {
   enter();

@@ -11,6 +11,7 @@
 #include <vector>
 
 #include "backend/cpu/primitive_cache.hpp"
+#include "backend/softmax_axis_view.hpp"
 #include "kerascpp/backend.hpp"
 
 namespace kerascpp::cpu {
@@ -38,7 +39,7 @@ class CpuBackend final : public Backend {
   void set_num_threads(int threads) override;
   int num_threads() const override { return threads_; }
 
-  void dense_forward(const Tensor& x, const Tensor& w, const Tensor& b, ActivationKind act, Tensor& y) override;
+  void dense_forward(const Tensor& x, const Tensor& w, const Tensor& b, const ActivationFn& act, Tensor& y) override;
   void matmul(const Tensor& a, bool transpose_a, const Tensor& b, bool transpose_b, Tensor& c,
               bool accumulate) override;
   void batched_matmul(const Tensor& a, bool transpose_a, const Tensor& b, bool transpose_b, Tensor& c,
@@ -53,15 +54,15 @@ class CpuBackend final : public Backend {
                       Tensor& out) override;
   void sum_to_last_axis(const Tensor& x, Tensor& out, bool accumulate) override;
 
-  void conv2d_forward(const Tensor& x, const Tensor& w, const Tensor& b, const Conv2DGeometry& g, ActivationKind act,
-                      Tensor& y) override;
+  void conv2d_forward(const Tensor& x, const Tensor& w, const Tensor& b, const Conv2DGeometry& g,
+                      const ActivationFn& act, Tensor& y) override;
   void conv2d_backward_data(const Tensor& dy, const Tensor& w, const Conv2DGeometry& g, Tensor& dx) override;
   void conv2d_backward_weights(const Tensor& x, const Tensor& dy, const Conv2DGeometry& g, Tensor& dw, Tensor& db,
                                bool accumulate) override;
-  void conv2d_backward(ActivationKind act, const Tensor& x, const Tensor& y, const Tensor& dy, const Tensor& w,
+  void conv2d_backward(const ActivationFn& act, const Tensor& x, const Tensor& y, const Tensor& dy, const Tensor& w,
                        const Conv2DGeometry& g, Tensor& dw, Tensor& db, bool accumulate, Tensor& dx) override;
   void depthwise_conv2d_forward(const Tensor& x, const Tensor& w, const Tensor& b, const Conv2DGeometry& g,
-                                ActivationKind act, Tensor& y) override;
+                                const ActivationFn& act, Tensor& y) override;
   void depthwise_conv2d_backward_data(const Tensor& dy, const Tensor& w, const Conv2DGeometry& g, Tensor& dx) override;
   void depthwise_conv2d_backward_weights(const Tensor& x, const Tensor& dy, const Conv2DGeometry& g, Tensor& dw,
                                          Tensor& db, bool accumulate) override;
@@ -75,8 +76,10 @@ class CpuBackend final : public Backend {
   void pool2d_backward_through_relu(const Tensor& dy, const Tensor& x, const Tensor& y, const Pool2DGeometry& g,
                                     const Tensor& workspace, Tensor& dx, Tensor* dx_channel_sums) override;
 
-  void activation_forward(ActivationKind act, const Tensor& x, Tensor& y) override;
-  void activation_backward(ActivationKind act, const Tensor& y, const Tensor& dy, Tensor& dx) override;
+  void activation_forward(const ActivationFn& act, const Tensor& x, Tensor& y) override;
+  void activation_backward(const ActivationFn& act, const Tensor& x, const Tensor& y, const Tensor& dy,
+                           Tensor& dx) override;
+  using Backend::activation_backward;
   void add(const std::vector<Tensor>& xs, Tensor& y) override;
   void add_inplace(Tensor& y, const Tensor& x) override;
   void scale(Tensor& x, float factor) override;
@@ -201,11 +204,23 @@ class CpuBackend final : public Backend {
   void pool2d_backward(const Tensor& dy, const Tensor& x, const Pool2DGeometry& g, const Tensor& workspace, Tensor& dx,
                        const Tensor* relu_y, const char* op, Tensor* channel_sums = nullptr);
   // The part of `act` that Dense and Conv2D do not fuse into their primitive, in place on
-  // y[rows, cols]: relu (oneDNN's post-op turns NaN into 0) and softmax (over cols).
-  void unfused_activation(ActivationKind act, float* y, std::int64_t rows, std::int64_t cols);
+  // y[rows, cols]: relu (oneDNN's post-op turns NaN into 0), the axis-wise ones (over cols) and
+  // those oneDNN has no eltwise algorithm for.
+  void unfused_activation(const ActivationFn& act, float* y, std::int64_t rows, std::int64_t cols);
   // The same on a float32 or 16-bit y[rows, cols] (16 bits: relu, or nothing for linear and the
   // fused activations; softmax has no 16-bit output).
-  void unfused_activation(ActivationKind act, Tensor& y, std::int64_t rows, std::int64_t cols, const char* op);
+  void unfused_activation(const ActivationFn& act, Tensor& y, std::int64_t rows, std::int64_t cols, const char* op);
+  // Elementwise activations by activation_formulas.hpp (y may alias x; dx may alias dy; v is y
+  // where act.gradient_from_output(), x otherwise).
+  void eltwise_by_formula(const ActivationFn& act, const float* x, float* y, std::int64_t n);
+  void eltwise_backward_by_formula(const ActivationFn& act, const float* v, const float* dy, float* dx, std::int64_t n);
+  // softmax, log_softmax, glu and sparsemax along act.axis (activation_axis.cpp).
+  void activation_along_axis(const ActivationFn& act, const Tensor& x, Tensor& y);
+  void activation_backward_along_axis(const ActivationFn& act, const Tensor& x, const Tensor& y, const Tensor& dy,
+                                      Tensor& dx);
+  // Over the fibres of an [outer, classes, inner] view (y may alias x).
+  void log_softmax_fibres(const float* x, float* y, const op_shapes::SoftmaxAxisView& v);
+  void sparsemax_fibres(const float* x, float* y, const op_shapes::SoftmaxAxisView& v);
   // The operands of a matmul or convolution as compute_dtype() wants them (low_precision.cpp):
   // float32: the tensors themselves; bfloat16/float16 with native kernels: 16-bit copies (dt
   // says which), else float32 copies rounded to 16 bits, computed with the float32 kernels.
@@ -227,8 +242,8 @@ class CpuBackend final : public Backend {
   // Such an activation as an output: allocated as `dtype` `shape` when undefined.
   void prepare_activation(Tensor& t, const Shape& shape, DType dtype, const char* op, const char* arg);
   // The conv2d_* ops and, with `depthwise`, the depthwise_conv2d_* ops (C groups).
-  void conv_forward_impl(const Tensor& x, const Tensor& w, const Tensor& b, const Conv2DGeometry& g, ActivationKind act,
-                         Tensor& y, bool depthwise);
+  void conv_forward_impl(const Tensor& x, const Tensor& w, const Tensor& b, const Conv2DGeometry& g,
+                         const ActivationFn& act, Tensor& y, bool depthwise);
   // `dy_low`: dy already in the (native) 16-bit compute dtype (conv2d_backward's fused pass);
   // dy is then read for its shape only.
   void conv_backward_data_impl(const Tensor& dy, const Tensor& w, const Conv2DGeometry& g, Tensor& dx, bool depthwise,

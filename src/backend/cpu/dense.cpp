@@ -61,7 +61,7 @@ KERASCPP_SIMD_CLONES void add_rows(const float* __restrict x, std::int64_t r0, s
   }
 }
 
-void CpuBackend::dense_forward(const Tensor& x, const Tensor& w, const Tensor& b, ActivationKind act, Tensor& y) {
+void CpuBackend::dense_forward(const Tensor& x, const Tensor& w, const Tensor& b, const ActivationFn& act, Tensor& y) {
   enter();
   const char* op = "dense_forward";
   require_activation(x, op, "x");
@@ -121,7 +121,7 @@ void CpuBackend::dense_forward(const Tensor& x, const Tensor& w, const Tensor& b
       auto attr = base_attr();
       if (fused_post_op(act)) {
         dnnl::post_ops po;
-        po.append_eltwise(1.f, eltwise_forward_alg(act), 0.f, 0.f);
+        append_post_op(po, act);
         attr.set_post_ops(po);
       }
       auto src = typed_md({rows, in}, operands.dt, tag::ab);

@@ -123,17 +123,17 @@ std::int64_t kernel_rows(const ConvShape& s, const Conv2DGeometry& g, bool depth
 }  // namespace
 
 void CudaBackend::conv2d_forward(const Tensor& x, const Tensor& w, const Tensor& b, const Conv2DGeometry& g,
-                                 ActivationKind act, Tensor& y) {
+                                 const ActivationFn& act, Tensor& y) {
   conv_forward_impl(x, w, b, g, act, y, false);
 }
 
 void CudaBackend::depthwise_conv2d_forward(const Tensor& x, const Tensor& w, const Tensor& b, const Conv2DGeometry& g,
-                                           ActivationKind act, Tensor& y) {
+                                           const ActivationFn& act, Tensor& y) {
   conv_forward_impl(x, w, b, g, act, y, true);
 }
 
 void CudaBackend::conv_forward_impl(const Tensor& x, const Tensor& w, const Tensor& b, const Conv2DGeometry& g,
-                                    ActivationKind act, Tensor& y, bool depthwise) {
+                                    const ActivationFn& act, Tensor& y, bool depthwise) {
   DeviceGuard guard(device_);
   const char* op = depthwise ? "depthwise_conv2d_forward" : "conv2d_forward";
   const Device dev = device();

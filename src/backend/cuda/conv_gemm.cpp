@@ -62,7 +62,7 @@ bool CudaBackend::gemm_conv_fits(const op_shapes::ConvShape& s, const Conv2DGeom
 }
 
 void CudaBackend::gemm_conv_forward(const Tensor& x, const Tensor& w, const Tensor& b, const op_shapes::ConvShape& s,
-                                    const Conv2DGeometry& g, ActivationKind act, Tensor& y) {
+                                    const Conv2DGeometry& g, const ActivationFn& act, Tensor& y) {
   dense_forward(patches(x, s, g, stream_), w.reshape({patch_width(s, g), s.oc}), b, act, y);
 }
 

@@ -80,7 +80,7 @@ bool CudaBackend::nchw_conv_fits(const ConvShape& s, const Conv2DGeometry& g) co
 }
 
 void CudaBackend::nchw_conv_forward(const Tensor& x, const Tensor& w, const Tensor& b, const ConvShape& s,
-                                    const Conv2DGeometry& g, ActivationKind act, Tensor& y) {
+                                    const Conv2DGeometry& g, const ActivationFn& act, Tensor& y) {
   const char* op = "conv2d_forward";
   DnnState& d = *dnn_;
   const NchwDescs l = nchw_descs(d, s, g, op);

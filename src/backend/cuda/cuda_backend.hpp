@@ -49,7 +49,7 @@ class CudaBackend final : public Backend {
   int device_index() const { return device_; }
   void synchronize() const;  // waits for all work queued on this backend's stream
 
-  void dense_forward(const Tensor& x, const Tensor& w, const Tensor& b, ActivationKind act, Tensor& y) override;
+  void dense_forward(const Tensor& x, const Tensor& w, const Tensor& b, const ActivationFn& act, Tensor& y) override;
   void matmul(const Tensor& a, bool transpose_a, const Tensor& b, bool transpose_b, Tensor& c,
               bool accumulate) override;
   void batched_matmul(const Tensor& a, bool transpose_a, const Tensor& b, bool transpose_b, Tensor& c,
@@ -64,13 +64,13 @@ class CudaBackend final : public Backend {
                       Tensor& out) override;
   void sum_to_last_axis(const Tensor& x, Tensor& out, bool accumulate) override;
 
-  void conv2d_forward(const Tensor& x, const Tensor& w, const Tensor& b, const Conv2DGeometry& g, ActivationKind act,
-                      Tensor& y) override;
+  void conv2d_forward(const Tensor& x, const Tensor& w, const Tensor& b, const Conv2DGeometry& g,
+                      const ActivationFn& act, Tensor& y) override;
   void conv2d_backward_data(const Tensor& dy, const Tensor& w, const Conv2DGeometry& g, Tensor& dx) override;
   void conv2d_backward_weights(const Tensor& x, const Tensor& dy, const Conv2DGeometry& g, Tensor& dw, Tensor& db,
                                bool accumulate) override;
   void depthwise_conv2d_forward(const Tensor& x, const Tensor& w, const Tensor& b, const Conv2DGeometry& g,
-                                ActivationKind act, Tensor& y) override;
+                                const ActivationFn& act, Tensor& y) override;
   void depthwise_conv2d_backward_data(const Tensor& dy, const Tensor& w, const Conv2DGeometry& g, Tensor& dx) override;
   void depthwise_conv2d_backward_weights(const Tensor& x, const Tensor& dy, const Conv2DGeometry& g, Tensor& dw,
                                          Tensor& db, bool accumulate) override;
@@ -80,8 +80,10 @@ class CudaBackend final : public Backend {
   void pool2d_backward(const Tensor& dy, const Tensor& x, const Pool2DGeometry& g, const Tensor& workspace,
                        Tensor& dx) override;
 
-  void activation_forward(ActivationKind act, const Tensor& x, Tensor& y) override;
-  void activation_backward(ActivationKind act, const Tensor& y, const Tensor& dy, Tensor& dx) override;
+  void activation_forward(const ActivationFn& act, const Tensor& x, Tensor& y) override;
+  void activation_backward(const ActivationFn& act, const Tensor& x, const Tensor& y, const Tensor& dy,
+                           Tensor& dx) override;
+  using Backend::activation_backward;
   void add(const std::vector<Tensor>& xs, Tensor& y) override;
   void add_inplace(Tensor& y, const Tensor& x) override;
   void scale(Tensor& x, float factor) override;
@@ -179,7 +181,7 @@ class CudaBackend final : public Backend {
   // (int rows, the workspace limit), and the three passes (arguments checked by the conv2d_* op).
   bool gemm_conv_fits(const op_shapes::ConvShape& s, const Conv2DGeometry& g) const;
   void gemm_conv_forward(const Tensor& x, const Tensor& w, const Tensor& b, const op_shapes::ConvShape& s,
-                         const Conv2DGeometry& g, ActivationKind act, Tensor& y);
+                         const Conv2DGeometry& g, const ActivationFn& act, Tensor& y);
   void gemm_conv_backward_data(const Tensor& dy, const Tensor& w, const op_shapes::ConvShape& s,
                                const Conv2DGeometry& g, Tensor& dx);
   void gemm_conv_backward_weights(const Tensor& x, const Tensor& dy, const op_shapes::ConvShape& s,
@@ -188,14 +190,14 @@ class CudaBackend final : public Backend {
   // (float32 compute, symmetric padding), and the three passes.
   bool nchw_conv_fits(const op_shapes::ConvShape& s, const Conv2DGeometry& g) const;
   void nchw_conv_forward(const Tensor& x, const Tensor& w, const Tensor& b, const op_shapes::ConvShape& s,
-                         const Conv2DGeometry& g, ActivationKind act, Tensor& y);
+                         const Conv2DGeometry& g, const ActivationFn& act, Tensor& y);
   void nchw_conv_backward_data(const Tensor& dy, const Tensor& w, const op_shapes::ConvShape& s,
                                const Conv2DGeometry& g, Tensor& dx);
   void nchw_conv_backward_weights(const Tensor& x, const Tensor& dy, const op_shapes::ConvShape& s,
                                   const Conv2DGeometry& g, Tensor& dw, bool accumulate);
   // The conv2d_* ops and, with `depthwise`, the depthwise_conv2d_* ops (C groups); conv.cpp.
-  void conv_forward_impl(const Tensor& x, const Tensor& w, const Tensor& b, const Conv2DGeometry& g, ActivationKind act,
-                         Tensor& y, bool depthwise);
+  void conv_forward_impl(const Tensor& x, const Tensor& w, const Tensor& b, const Conv2DGeometry& g,
+                         const ActivationFn& act, Tensor& y, bool depthwise);
   void conv_backward_data_impl(const Tensor& dy, const Tensor& w, const Conv2DGeometry& g, Tensor& dx, bool depthwise);
   void conv_backward_weights_impl(const Tensor& x, const Tensor& dy, const Conv2DGeometry& g, Tensor& dw, Tensor& db,
                                   bool accumulate, bool depthwise);

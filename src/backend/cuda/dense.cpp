@@ -119,7 +119,7 @@ std::unique_ptr<DensePlan> make_dense_plan(DnnState& d, std::int64_t rows, std::
 
 }  // namespace
 
-void CudaBackend::dense_forward(const Tensor& x, const Tensor& w, const Tensor& b, ActivationKind act, Tensor& y) {
+void CudaBackend::dense_forward(const Tensor& x, const Tensor& w, const Tensor& b, const ActivationFn& act, Tensor& y) {
   DeviceGuard guard(device_);
   const char* op = "dense_forward";
   const Device dev = device();

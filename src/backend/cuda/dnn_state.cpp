@@ -324,13 +324,15 @@ cudnnPoolingDescriptor_t DnnState::pooling(cudnnPoolingMode_t mode, std::int64_t
   return desc;
 }
 
-cudnnActivationDescriptor_t DnnState::activation_desc(ActivationKind act) {
-  const int key = static_cast<int>(act);
+cudnnActivationDescriptor_t DnnState::activation_desc(const ActivationFn& act) {
+  const int key = static_cast<int>(act.kind);
   auto it = activation_descs_.find(key);
   if (it != activation_descs_.end()) return it->second;
   cudnnActivationMode_t mode;
-  switch (act) {
+  switch (act.kind) {
     case ActivationKind::relu:
+      if (act != ActivationKind::relu)
+        throw ValueError("internal error: relu with arguments has no cuDNN activation mode");
       mode = CUDNN_ACTIVATION_RELU;
       break;
     case ActivationKind::sigmoid:
@@ -371,22 +373,40 @@ cudnnOpTensorDescriptor_t DnnState::op_tensor(cudnnOpTensorOp_t op) {
 
 // ---------------------------------------------------------------------------- helpers
 
-void DnnState::activation_forward(ActivationKind act, const float* x, float* y, std::int64_t rows, std::int64_t cols,
-                                  const char* op) {
+void DnnState::activation_forward(const ActivationFn& act, const float* x, float* y, std::int64_t rows,
+                                  std::int64_t cols, const char* op) {
   const std::int64_t n = rows * cols;
   if (n == 0) return;
-  switch (act) {
+  if (act.changes_shape() || (act.along_axis() && act.axis != -1))
+    throw ValueError(
+        fmt::format("{}: {} along axis {} cannot follow a matmul or convolution in place (it works along "
+                    "the last axis and keeps the shape); apply it with activation_forward",
+                    op, activation_name(act), act.axis));
+  if (!has_cudnn_mode(act) && !act.along_axis() && act != ActivationKind::linear) {
+    // The kinds cuDNN has no activation mode for: kerascpp's kernel (elementwise, in place is fine).
+    kern::activation_forward(static_cast<int>(act.kind), act.alpha, act.beta, act.gamma, x, y, n, stream);
+    KCPP_CUDA_CHECK(cudaGetLastError());
+    return;
+  }
+  if (act.kind == ActivationKind::sparsemax) {
+    kern::sparsemax_forward(x, y, rows, cols, 1, stream);  // one fibre per row; in place is fine
+    KCPP_CUDA_CHECK(cudaGetLastError());
+    return;
+  }
+  switch (act.kind) {
     case ActivationKind::linear:
       copy(x, y, n);
       return;
+    case ActivationKind::log_softmax:
     case ActivationKind::softmax: {
       // The tensor viewed as NCHW (rows, classes, 1, 1); MODE_INSTANCE normalises over C*H*W =
       // the classes of each row. ACCURATE subtracts the row maximum first (as oneDNN does).
       // cuDNN does not document in-place softmax, so an aliased output goes through scratch.
       cudnnTensorDescriptor_t desc = rows_view(rows, cols, op);
       float* out = x == y ? scratch(n) : y;
-      KCPP_CUDNN_CHECK(cudnnSoftmaxForward(dnn, CUDNN_SOFTMAX_ACCURATE, CUDNN_SOFTMAX_MODE_INSTANCE, &kOne, desc, x,
-                                           &kZero, desc, out));
+      const cudnnSoftmaxAlgorithm_t algo =
+          act.kind == ActivationKind::log_softmax ? CUDNN_SOFTMAX_LOG : CUDNN_SOFTMAX_ACCURATE;
+      KCPP_CUDNN_CHECK(cudnnSoftmaxForward(dnn, algo, CUDNN_SOFTMAX_MODE_INSTANCE, &kOne, desc, x, &kZero, desc, out));
       if (out != y) copy(out, y, n);
       return;
     }

@@ -192,8 +192,13 @@ struct DnnState {
   cudnnPoolingDescriptor_t pooling(cudnnPoolingMode_t mode, std::int64_t window_h, std::int64_t window_w,
                                    std::int64_t pad_h, std::int64_t pad_w, std::int64_t stride_h, std::int64_t stride_w,
                                    const char* op);
-  cudnnActivationDescriptor_t activation_desc(ActivationKind act);  // relu, sigmoid or tanh
-  cudnnOpTensorDescriptor_t op_tensor(cudnnOpTensorOp_t op);        // float compute
+  cudnnActivationDescriptor_t activation_desc(const ActivationFn& act);  // relu, sigmoid or tanh
+  // The activations cuDNN runs itself (activation_desc): plain relu, sigmoid and tanh. The rest
+  // run on kerascpp's kernels (kernels/activations.cu).
+  static bool has_cudnn_mode(const ActivationFn& act) {
+    return act == ActivationKind::relu || act == ActivationKind::sigmoid || act == ActivationKind::tanh;
+  }
+  cudnnOpTensorDescriptor_t op_tensor(cudnnOpTensorOp_t op);  // float compute
 
   // ---- plan caches ----
   std::unordered_map<ConvAlgoKey, ConvAlgoChoice, ConvAlgoKeyHash> conv_algos;
@@ -205,8 +210,9 @@ struct DnnState {
   bool bn_cudnn = false;  // KERASCPP_GPU_BN=cudnn: cuDNN's batch norm instead of kerascpp's kernels
 
   // ---- shared helpers (device pointers; all queued on the stream) ----
-  // y = act(x) over a row-major [rows, cols] tensor; softmax runs over each row. x == y is fine.
-  void activation_forward(ActivationKind act, const float* x, float* y, std::int64_t rows, std::int64_t cols,
+  // y = act(x) over a row-major [rows, cols] tensor; softmax, log_softmax and sparsemax run over
+  // each row (glu is refused: it halves the row). x == y is fine.
+  void activation_forward(const ActivationFn& act, const float* x, float* y, std::int64_t rows, std::int64_t cols,
                           const char* op);
   // y[r, :] += b for every row r of a row-major [rows, cols] y.
   void add_row_bias(const float* b, float* y, std::int64_t rows, std::int64_t cols, const char* op);

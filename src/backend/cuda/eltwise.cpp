@@ -1,9 +1,11 @@
-// Activations on cuDNN: relu, sigmoid and tanh with cudnnActivation*, softmax over the last
-// axis with cudnnSoftmax*, linear as a copy. Tensors are viewed flat as NCHW (rows, cols, 1, 1)
-// with cols the last axis (see dnn_state.hpp); for softmax, CUDNN_SOFTMAX_MODE_INSTANCE then
-// normalises each row over its classes.
+// Activations on cuDNN: relu, sigmoid and tanh with cudnnActivation*, softmax and log_softmax
+// over any axis with cudnnSoftmax* (LOG for log_softmax), linear as a copy; every other kind,
+// glu and sparsemax on kerascpp's kernels (kernels/activations.cu), which cuDNN has no mode for. Tensors are viewed
+// flat as NCHW (rows, cols, 1, 1) with cols the last axis (see dnn_state.hpp); for softmax, CUDNN_SOFTMAX_MODE_INSTANCE
+// then normalises each row over its classes.
 //
-// Backward from the forward output only. cudnnActivationBackward takes x, y and dy, but for
+// Backward from the forward output where the activation allows (ActivationFn::gradient_from_output),
+// from its input otherwise. cudnnActivationBackward takes x, y and dy, but for
 // sigmoid and tanh the derivative is a function of y: sigmoid' = y(1 - y), tanh' = 1 - y², and
 // cuDNN evaluates them from y (that is why it asks for y). ReLU's gradient is our kernel,
 // dy * [y > 0] as TensorFlow computes it: cuDNN's gives 0 where y <= 0 even for a NaN or Inf dy,
@@ -15,18 +17,13 @@
 #include "backend/cuda/device_runtime.hpp"
 #include "backend/cuda/dnn_state.hpp"
 #include "backend/cuda/kernels/kernels.hpp"
+#include "backend/softmax_axis_view.hpp"
 
 namespace kerascpp::cuda {
 
 namespace {
 
 constexpr float kOne = 1.f, kZero = 0.f;
-
-std::int64_t softmax_classes(const Tensor& t, const char* op) {
-  if (t.rank() < 1)
-    throw ShapeError(fmt::format("{}: softmax needs rank >= 1, got shape {}", op, shape_str(t.shape())));
-  return t.dim(-1);
-}
 
 // The [rows, cols] view of a non-empty tensor: cols = the last axis (1 for a scalar).
 void flat_view(const Tensor& t, std::int64_t& rows, std::int64_t& cols) {
@@ -36,39 +33,94 @@ void flat_view(const Tensor& t, std::int64_t& rows, std::int64_t& cols) {
 
 }  // namespace
 
-void CudaBackend::activation_forward(ActivationKind act, const Tensor& x, Tensor& y) {
+void CudaBackend::activation_forward(const ActivationFn& act, const Tensor& x, Tensor& y) {
   DeviceGuard guard(device_);
   const char* op = "activation_forward";
   const Device dev = device();
   require_float_on(x, dev, op, "x");
+  DnnState& d = *dnn_;
+  if (act.along_axis()) {
+    const auto v = op_shapes::softmax_axis_view(x, act.axis, op);
+    Shape out = x.shape();
+    if (act.changes_shape()) {
+      if (v.classes % 2 != 0)
+        throw ShapeError(fmt::format("{}: glu splits axis {} in two halves, so its size must be even; got shape {}", op,
+                                     act.axis, shape_str(x.shape())));
+      out[static_cast<std::size_t>(op_shapes::normalize_axis(act.axis, x.rank(), op, x.shape()))] = v.classes / 2;
+    }
+    prepare_output_on(y, out, dev, op, "y");
+    if (x.numel() == 0) return;
+    const float* px = x.data<float>();
+    float* py = y.data<float>();
+    switch (act.kind) {
+      case ActivationKind::glu:
+        if (px == py) throw ValueError(fmt::format("{}: glu halves its axis, so y cannot alias x", op));
+        kern::glu_forward(px, py, v.outer, v.classes, v.inner, d.stream);
+        break;
+      case ActivationKind::sparsemax:
+        kern::sparsemax_forward(px, py, v.outer, v.classes, v.inner, d.stream);
+        break;
+      default: {  // softmax, log_softmax: cuDNN's channel mode on (outer, classes, inner, 1)
+        cudnnTensorDescriptor_t desc = d.tensor_nchw(v.outer, v.classes, v.inner, 1, op);
+        float* o = px == py ? d.scratch(x.numel()) : py;
+        const cudnnSoftmaxAlgorithm_t algo =
+            act.kind == ActivationKind::log_softmax ? CUDNN_SOFTMAX_LOG : CUDNN_SOFTMAX_ACCURATE;
+        KCPP_CUDNN_CHECK(
+            cudnnSoftmaxForward(d.dnn, algo, CUDNN_SOFTMAX_MODE_CHANNEL, &kOne, desc, px, &kZero, desc, o));
+        if (o != py) d.copy(o, py, x.numel());
+        return;
+      }
+    }
+    KCPP_CUDA_CHECK(cudaGetLastError());
+    return;
+  }
   prepare_output_on(y, x.shape(), dev, op, "y");
   const std::int64_t n = x.numel();
   if (n == 0) return;
   std::int64_t rows = 0, cols = 0;
-  if (act == ActivationKind::softmax) {
-    cols = softmax_classes(x, op);
-    rows = n / cols;
-  } else {
-    flat_view(x, rows, cols);
-  }
-  // x == y is allowed: cuDNN activations run in place; softmax goes through scratch.
-  dnn_->activation_forward(act, x.data<float>(), y.data<float>(), rows, cols, op);
+  flat_view(x, rows, cols);
+  // x == y is allowed: cuDNN activations and kerascpp's kernels run in place.
+  d.activation_forward(act, x.data<float>(), y.data<float>(), rows, cols, op);
 }
 
-void CudaBackend::activation_backward(ActivationKind act, const Tensor& y, const Tensor& dy, Tensor& dx) {
+void CudaBackend::activation_backward(const ActivationFn& act, const Tensor& x, const Tensor& y, const Tensor& dy,
+                                      Tensor& dx) {
   DeviceGuard guard(device_);
   const char* op = "activation_backward";
   const Device dev = device();
-  require_float_on(y, dev, op, "y");
+  const bool from_y = act.gradient_from_output();
+  const Tensor& v = from_y ? y : x;  // what the derivative is computed from
+  const char* v_name = from_y ? "y" : "x";
+  if (!v.defined())
+    throw ValueError(fmt::format("{}: {} computes its gradient from its {}, which is undefined; pass it", op,
+                                 activation_name(act), from_y ? "output y" : "input x"));
+  if (act.kind == ActivationKind::softmax) return softmax_axis_backward(y, dy, act.axis, dx);
+  require_float_on(v, dev, op, v_name);
   require_float_on(dy, dev, op, "dy");
-  if (dy.shape() != y.shape())
-    throw ShapeError(fmt::format("{}: `dy` has shape {} but `y` has shape {}; they must match", op,
-                                 shape_str(dy.shape()), shape_str(y.shape())));
-  prepare_output_on(dx, y.shape(), dev, op, "dx");
-  const std::int64_t n = y.numel();
-  if (n == 0) return;
   DnnState& d = *dnn_;
-  const float* py = y.data<float>();
+  if (act.kind == ActivationKind::glu) {
+    const auto view = op_shapes::softmax_axis_view(x, act.axis, op);
+    Shape out = x.shape();
+    out[static_cast<std::size_t>(op_shapes::normalize_axis(act.axis, x.rank(), op, x.shape()))] = view.classes / 2;
+    if (dy.shape() != out)
+      throw ShapeError(fmt::format("{}: glu's dy must have shape {} (x {} with axis {} halved), got {}", op,
+                                   shape_str(out), shape_str(x.shape()), act.axis, shape_str(dy.shape())));
+    prepare_output_on(dx, x.shape(), dev, op, "dx");
+    if (x.numel() == 0) return;
+    if (dx.data<float>() == dy.data<float>())
+      throw ValueError(fmt::format("{}: glu halves its axis, so dx cannot alias dy", op));
+    kern::glu_backward(x.data<float>(), dy.data<float>(), dx.data<float>(), view.outer, view.classes, view.inner,
+                       d.stream);
+    KCPP_CUDA_CHECK(cudaGetLastError());
+    return;
+  }
+  if (dy.shape() != v.shape())
+    throw ShapeError(fmt::format("{}: `dy` has shape {} but `{}` has shape {}; they must match", op,
+                                 shape_str(dy.shape()), v_name, shape_str(v.shape())));
+  prepare_output_on(dx, v.shape(), dev, op, "dx");
+  const std::int64_t n = v.numel();
+  if (n == 0) return;
+  const float* pv = v.data<float>();
   const float* pdy = dy.data<float>();
   float* pdx = dx.data<float>();
   if (act == ActivationKind::linear) {
@@ -76,32 +128,40 @@ void CudaBackend::activation_backward(ActivationKind act, const Tensor& y, const
     return;
   }
   if (act == ActivationKind::relu) {
-    kern::relu_backward(py, pdy, pdx, n, d.stream);  // elementwise: dx may alias y or dy
+    kern::relu_backward(pv, pdy, pdx, n, d.stream);  // y > 0 exactly where x > 0; dx may alias y or dy
+    KCPP_CUDA_CHECK(cudaGetLastError());
+    return;
+  }
+  if (act.kind == ActivationKind::sparsemax) {
+    const auto view = op_shapes::softmax_axis_view(x, act.axis, op);
+    kern::sparsemax_backward(pv, pdy, pdx, view.outer, view.classes, view.inner, d.stream);
+    KCPP_CUDA_CHECK(cudaGetLastError());
+    return;
+  }
+  if (act.kind == ActivationKind::log_softmax) {
+    // dx = dy - exp(y) * sum(dy) along the axis; cuDNN's LOG algorithm takes it from y.
+    const auto view = op_shapes::softmax_axis_view(y, act.axis, op);
+    cudnnTensorDescriptor_t desc = d.tensor_nchw(view.outer, view.classes, view.inner, 1, op);
+    float* out = (pdx == pv || pdx == pdy) ? d.scratch(n) : pdx;
+    KCPP_CUDNN_CHECK(cudnnSoftmaxBackward(d.dnn, CUDNN_SOFTMAX_LOG, CUDNN_SOFTMAX_MODE_CHANNEL, &kOne, desc, pv, desc,
+                                          pdy, &kZero, desc, out));
+    if (out != pdx) d.copy(out, pdx, n);
+    return;
+  }
+  if (!DnnState::has_cudnn_mode(act)) {
+    kern::activation_backward(static_cast<int>(act.kind), act.alpha, act.beta, act.gamma, from_y, pv, pdy, pdx, n,
+                              d.stream);
     KCPP_CUDA_CHECK(cudaGetLastError());
     return;
   }
   std::int64_t rows = 0, cols = 0;
-  if (act == ActivationKind::softmax) {
-    cols = softmax_classes(y, op);
-    rows = n / cols;
-  } else {
-    flat_view(y, rows, cols);
-  }
+  flat_view(v, rows, cols);
   cudnnTensorDescriptor_t desc = d.rows_view(rows, cols, op);
-  if (act == ActivationKind::softmax) {
-    // dx = y ⊙ (dy − Σ_row dy ⊙ y). Each row is reduced before it is written, but cuDNN does not
-    // document in-place use, so a dx that aliases y or dy goes through scratch.
-    float* out = (pdx == py || pdx == pdy) ? d.scratch(n) : pdx;
-    KCPP_CUDNN_CHECK(cudnnSoftmaxBackward(d.dnn, CUDNN_SOFTMAX_ACCURATE, CUDNN_SOFTMAX_MODE_INSTANCE, &kOne, desc, py,
-                                          desc, pdy, &kZero, desc, out));
-    if (out != pdx) d.copy(out, pdx, n);
-    return;
-  }
   // cuDNN allows dx == dy (identical descriptors); a dx aliasing only y goes through scratch.
-  float* out = (pdx == py && pdx != pdy) ? d.scratch(n) : pdx;
+  float* out = (pdx == pv && pdx != pdy) ? d.scratch(n) : pdx;
   // y is passed as x too (sigmoid, tanh): see the file comment.
   KCPP_CUDNN_CHECK(
-      cudnnActivationBackward(d.dnn, d.activation_desc(act), &kOne, desc, py, desc, pdy, desc, py, &kZero, desc, out));
+      cudnnActivationBackward(d.dnn, d.activation_desc(act), &kOne, desc, pv, desc, pdy, desc, pv, &kZero, desc, out));
   if (out != pdx) d.copy(out, pdx, n);
 }
 

@@ -37,6 +37,25 @@ enum FloatType : int { kFloat32 = 0, kBfloat16 = 1, kFloat16 = 2 };
 // y[i] = x[i] converted from `from` to `to` (round to nearest even).
 void cast(const void* x, FloatType from, void* y, FloatType to, std::int64_t n, cudaStream_t stream);
 
+// ------------------------------------------------------------------------------ activations
+// activations.cu: the activations cuDNN lacks, by backend/activation_formulas.hpp. `kind` is an
+// ActivationKind, a/b/c its ActivationFn's alpha/beta/gamma. y may alias x, dx may alias dy.
+void activation_forward(int kind, float a, float b, float c, const float* x, float* y, std::int64_t n,
+                        cudaStream_t stream);
+// dx = dy * f'(v), v the output y where from_output (ActivationFn::gradient_from_output), else x.
+void activation_backward(int kind, float a, float b, float c, bool from_output, const float* v, const float* dy,
+                         float* dx, std::int64_t n, cudaStream_t stream);
+// Over the fibres of an [outer, classes, inner] view: glu (y has classes / 2) and Keras 3's
+// sparsemax (y may alias x; dx may alias dy).
+void glu_forward(const float* x, float* y, std::int64_t outer, std::int64_t classes, std::int64_t inner,
+                 cudaStream_t stream);
+void glu_backward(const float* x, const float* dy, float* dx, std::int64_t outer, std::int64_t classes,
+                  std::int64_t inner, cudaStream_t stream);
+void sparsemax_forward(const float* x, float* y, std::int64_t outer, std::int64_t classes, std::int64_t inner,
+                       cudaStream_t stream);
+void sparsemax_backward(const float* x, const float* dy, float* dx, std::int64_t outer, std::int64_t classes,
+                        std::int64_t inner, cudaStream_t stream);
+
 // ------------------------------------------------------------------------------ elementwise
 constexpr int kMaxAddInputs = 8;
 // y = xs[0] + ... + xs[count-1]; xs is a host array of `count` (1..kMaxAddInputs) device
