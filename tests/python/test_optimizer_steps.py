@@ -39,7 +39,8 @@ CASES = {
                                                   gradient_accumulation_steps=2, clipnorm=0.5),
     "adamw_clipvalue_ema": lambda: O.AdamW(learning_rate=0.01, weight_decay=0.1, clipvalue=0.2, use_ema=True),
     "nadam_accumulation": lambda: O.Nadam(learning_rate=0.01, gradient_accumulation_steps=2),
-    "adadelta_ema_overwrite": lambda: O.Adadelta(learning_rate=1.0, use_ema=True, ema_overwrite_frequency=2),
+    "adadelta_ema_overwrite": lambda: O.Adadelta(learning_rate=5.0, use_ema=True, ema_momentum=0.5,
+                                                 ema_overwrite_frequency=2),
 }
 
 

@@ -54,8 +54,8 @@ int run_steps(const std::string& config, int steps) {
   for (K::Variable* v : vars)
     for (float x : v->value(0).to_vector()) std::printf("%.9g ", x);
   std::printf("\n");
-  print_slots(*opt);
-  std::printf("%s\n", K::optimizers::serialize(*opt).c_str());
+  print_slots(*opt.get());
+  std::printf("%s\n", K::optimizers::serialize(*opt.get()).c_str());
   return 0;
 }
 
