@@ -122,8 +122,8 @@ Vec schedule_free_reference(double lr, double b1, double b2, double eps, int war
 
 // Keras' base_optimizer around SGD with momentum: g / loss_scale_factor; accumulated over
 // `accumulate` steps (their mean applied on every accumulate-th); clipped to ±clipvalue; decay
-// w −= w·wd·lr; the step; the EMA (momentum 0 on the first step), copied into w every
-// `overwrite` steps. Returns the weights and the EMA.
+// w −= w·wd·lr; the step; the EMA (momentum 0 until the first update), copied into w when Keras'
+// iteration count (in whole accumulation groups) + 1 is a multiple of `overwrite`. Returns the weights and the EMA.
 struct OptionsResult {
   Vec w, ema;
 };
@@ -145,9 +145,10 @@ OptionsResult sgd_options_reference(double lr, double momentum, double scale, in
     } else {
       for (std::size_t i = 0; i < g.size(); ++i) acc[i] += g[i];
     }
-    const double m = t == 1 ? 0.0 : ema_momentum;
+    const int updates = (t - 1) / accumulate;  // Keras' optimizer.iterations counts whole groups
+    const double m = updates == 0 ? 0.0 : ema_momentum;
     for (std::size_t i = 0; i < w.size(); ++i) ema[i] = m * ema[i] + (1 - m) * w[i];
-    if (t % overwrite == 0) w = ema;
+    if ((updates + 1) % overwrite == 0) w = ema;
   });
   return {w, ema};
 }

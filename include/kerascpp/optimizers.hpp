@@ -177,7 +177,7 @@ class Optimizer {
   virtual void apply(Backend& backend, int replica, std::size_t index, Variable& variable);
   // Call once per step after every replica applied its updates (or skipped the step).
   virtual void finish_step() {
-    if (!accumulating_only()) end_step(iterations_);  // Keras moves Nadam's u_product on update steps only
+    if (!accumulating_only()) end_step(update_step());  // Keras moves Nadam's u_product on update steps only
     ++iterations_;
   }
 
@@ -198,6 +198,10 @@ class Optimizer {
   // Whether this step only accumulates its gradients (gradient_accumulation_steps, not the last
   // step of a group): no variable changes, the EMA still moves.
   bool accumulating_only() const;
+  // Keras' `optimizer.iterations`: the steps taken, counted in whole accumulation groups with
+  // gradient_accumulation_steps (the saved iteration count and a schedule's step count every step).
+  // The bias corrections, Nadam's schedule and the EMA's first step and overwrites use it.
+  std::int64_t update_step() const;
   // State of the whole optimizer rather than of one variable (Nadam's u_product): host tensors
   // saved and restored after the slots. build() calls reset_state(); finish_step() calls
   // end_step(step) once, after every replica applied step `step` (update() is const and runs on

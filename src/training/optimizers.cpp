@@ -156,6 +156,11 @@ void Optimizer::set_common_options(OptimizerOptions o) {
   options_ = o;
 }
 
+std::int64_t Optimizer::update_step() const {
+  const auto steps = options_.gradient_accumulation_steps;
+  return steps ? iterations_ / *steps : iterations_;
+}
+
 bool Optimizer::accumulating_only() const {
   const auto steps = options_.gradient_accumulation_steps;
   return steps && (iterations_ + 1) % *steps != 0;
@@ -247,17 +252,17 @@ void Optimizer::apply(Backend& backend, int replica, std::size_t index, Variable
   if (!accumulating_only()) {
     if (options_.weight_decay)  // Keras' _apply_weight_decay, before the step
       backend.weight_decay_update(w, static_cast<float>(lr), static_cast<float>(*options_.weight_decay));
-    update(backend, w, variable.grad(replica), slots, lr, iterations_);
+    update(backend, w, variable.grad(replica), slots, lr, update_step());
   }
   if (options_.use_ema) {
-    // Keras' _update_model_variables_moving_average: momentum 0 on the very first step (the
-    // average becomes the variable), then ema_momentum; every ema_overwrite_frequency-th step
-    // the variable takes its average.
+    // Keras' _update_model_variables_moving_average: momentum 0 while update_step() is 0 (the
+    // average becomes the variable), then ema_momentum; every ema_overwrite_frequency-th update
+    // step the variable takes its average.
     Tensor& average = averages_.at(static_cast<std::size_t>(replica)).at(index);
     const UpdateParams p{.rule = UpdateRule::moving_average,
-                         .beta_1 = iterations_ == 0 ? 0.f : static_cast<float>(options_.ema_momentum)};
+                         .beta_1 = update_step() == 0 ? 0.f : static_cast<float>(options_.ema_momentum)};
     backend.optimizer_update(p, w, Tensor(), {&average});
-    if (options_.ema_overwrite_frequency && (iterations_ + 1) % *options_.ema_overwrite_frequency == 0)
+    if (options_.ema_overwrite_frequency && (update_step() + 1) % *options_.ema_overwrite_frequency == 0)
       backend.copy(average, w);
   }
 }
