@@ -79,8 +79,10 @@ def test_steps_equal_keras_apply_gradients(case):
     for ours, theirs in zip(ours_slots, keras_slots):
         _close(ours, theirs)
 
-    # kerascpp's serialization rebuilds the same Keras optimizer (name aside).
-    rebuilt = keras.optimizers.deserialize(ours_config).get_config()
+    # kerascpp's serialization rebuilds the same Keras optimizer (name aside). Through the class's
+    # from_config: Keras 3.15's own deserialize does not know every class (it returns "Lamb").
+    assert ours_config["class_name"] == type(opt).__name__
+    rebuilt = type(opt).from_config(ours_config["config"]).get_config()
     original = opt.get_config()
     for key in set(original) | set(rebuilt):
         if key != "name":
@@ -104,12 +106,13 @@ def test_state_file_loads_into_keras_and_back(case, tmp_path):
     keras.backend.clear_session()  # Keras' automatic names (dense) match kerascpp's
     inputs = keras.Input((4,))
     model = keras.Model(inputs, keras.layers.Dense(3)(inputs))
-    model.compile(optimizer=keras.optimizers.deserialize(json.loads(config)), loss="mse")
+    model.compile(optimizer=CASES[case](), loss="mse")
     model.optimizer.build(model.trainable_variables)
     with warnings.catch_warnings():  # Keras reports a mismatch of optimizer variables only as a warning
         warnings.simplefilter("error", UserWarning)
         model.load_weights(str(tmp_path / "model.weights.h5"))
-    assert int(keras.ops.convert_to_numpy(model.optimizer.iterations)) == 4
+    # _iterations: the saved count (Keras' `iterations` counts accumulation groups)
+    assert int(keras.ops.convert_to_numpy(model.optimizer._iterations)) == 4
     theirs = [np.asarray(v.numpy()).ravel() for v in model.optimizer.variables[2:]]
     assert len(theirs) == len(ours)
     for a, b in zip(ours, theirs):
