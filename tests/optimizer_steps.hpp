@@ -1,7 +1,7 @@
 // The fixed problem of the optimizer update-rule tests (test_optimizer_nadam.cpp,
-// test_optimizers_adamw_adagrad.cpp): one variable of kSize elements, kSteps steps of fixed
-// sign-changing gradients, compared with a double-precision reference of Keras' rule; and a small
-// model trained on 1 or 2 replicas.
+// test_optimizers_adamw_adagrad.cpp, test_optimizers_keras_more.cpp): one variable of kSize elements, kSteps steps of
+// fixed sign-changing gradients, compared with a double-precision reference of Keras' rule; and a small model trained
+// on 1 or 2 replicas.
 #pragma once
 #include <doctest/doctest.h>
 
@@ -29,10 +29,13 @@ inline std::vector<float> run_optimizer(K::optimizers::Optimizer& opt) {
   K::Variable w("w", K::Tensor::from_vector(K::Shape{kSize}, init), true);
   opt.build({&w}, 1);
   auto backend = K::make_cpu_backend(1);
+  K::ReplicaContext ctx;
+  ctx.backend = backend.get();
   for (int t = 0; t < kSteps; ++t) {
     float* g = w.grad(0).data<float>();
     for (int i = 0; i < kSize; ++i) g[i] = static_cast<float>(grad_at(i, t));
-    opt.apply(*backend, 0, 0, w);
+    // As a training step: the gradients made ready (clipped, accumulated), then applied.
+    if (opt.prepare_gradients(ctx, {&w})) opt.apply(*backend, 0, 0, w);
     opt.finish_step();
   }
   return w.value(0).to_vector();

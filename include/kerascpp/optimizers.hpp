@@ -1,5 +1,6 @@
-// Optimizers (SGD, Adam, AdamW, RMSprop, Adagrad, Nadam) with Keras 3 defaults and update rules, and learning-rate
-// schedules. Slots are mirrored: one set per replica, updated identically from all-reduced gradients.
+// Optimizers (SGD, Adam, AdamW, RMSprop, Adagrad, Nadam, Adamax, Adadelta, Ftrl, Lion, Lamb, ScheduleFreeAdamW)
+// with Keras 3 defaults and update rules, Keras' options common to all of them, and learning-rate schedules. Slots are
+// mirrored: one set per replica, updated identically from all-reduced gradients.
 #pragma once
 #include <cstdint>
 #include <memory>
@@ -104,12 +105,26 @@ class LearningRate {
   std::shared_ptr<schedules::LearningRateSchedule> schedule_;
 };
 
-// Keras' clipnorm / global_clipnorm (unset: no clipping). Applied to the all-reduced gradients,
-// so every replica clips identically. clipnorm: g ← g·c / max(‖g‖, c) per gradient;
-// global_clipnorm: all gradients scaled by c / max(‖(g₁, g₂, …)‖, c). At most one of the two.
+// Keras' clipnorm / global_clipnorm / clipvalue (unset: no clipping). Applied to the all-reduced
+// gradients, so every replica clips identically. clipnorm: g ← g·c / max(‖g‖, c) per gradient;
+// global_clipnorm: all gradients scaled by c / max(‖(g₁, g₂, …)‖, c); clipvalue: each element
+// clipped to [−c, c]. At most one of the three.
 struct GradientClipping {
   std::optional<double> clipnorm;
   std::optional<double> global_clipnorm;
+  std::optional<double> clipvalue;  ///< each gradient element clipped to [−clipvalue, clipvalue]
+};
+
+/// Keras' options common to every optimizer (base_optimizer.py), applied in Keras' order: the
+/// gradients divided by loss_scale_factor, accumulated (every gradient_accumulation_steps-th step
+/// applies their mean), clipped, then w −= w·weight_decay·lr, the optimizer's step, and the EMA.
+struct OptimizerOptions {
+  std::optional<double> weight_decay;                       ///< decoupled decay w −= w·weight_decay·lr before each step
+  bool use_ema = false;                                     ///< keep an exponential moving average of each variable
+  double ema_momentum = 0.99;                               ///< the EMA's momentum, in [0, 1]
+  std::optional<std::int64_t> ema_overwrite_frequency;      ///< every this many steps the variables take their EMA
+  std::optional<double> loss_scale_factor;                  ///< loss multiplied, gradients divided by this
+  std::optional<std::int64_t> gradient_accumulation_steps;  ///< >= 2: update with the mean of this many steps
 };
 
 // The public calls are virtual so that a wrapper (LossScaleOptimizer) can hand them to the
@@ -133,15 +148,22 @@ class Optimizer {
   virtual std::int64_t iterations() const { return iterations_; }
   virtual void set_iterations(std::int64_t it) { iterations_ = it; }
 
-  // Throws ValueError for a norm that is not finite and > 0, or for both norms set (as Keras does).
+  // Throws ValueError for a bound that is not finite and > 0, or for more than one set (as Keras does).
   virtual void set_gradient_clipping(GradientClipping clipping);
+  /// Sets Keras' common options (weight_decay, EMA, accumulation, loss_scale_factor); before build().
+  virtual void set_common_options(OptimizerOptions options);
+  /// The common options set (all unset by default).
+  virtual const OptimizerOptions& common_options() const { return options_; }
   virtual const GradientClipping& gradient_clipping() const { return clipping_; }
   // Clips replica `replica`'s (all-reduced) gradients of `trainable` in place; call before apply().
   void clip_gradients(Backend& backend, int replica, const std::vector<Variable*>& trainable) const;
 
   // The factor the training step multiplies the loss (and so every gradient) by: the loss scale
-  // of a LossScaleOptimizer, 1 for the others. Fixed during a step (finish_step changes it).
-  virtual float loss_scale() const { return 1.f; }
+  // of a LossScaleOptimizer, Keras' loss_scale_factor (1 when unset) for the others. Fixed during a step (finish_step
+  // changes it).
+  virtual float loss_scale() const {
+    return options_.loss_scale_factor ? static_cast<float>(*options_.loss_scale_factor) : 1.f;
+  }
   // Replica ctx's all-reduced gradients of `trainable`, made ready for apply(): clipped (and
   // first unscaled by a LossScaleOptimizer). Returns false when the step is to be skipped (a
   // LossScaleOptimizer found Inf or NaN): then it does so on every replica of the step, which
@@ -155,12 +177,13 @@ class Optimizer {
   virtual void apply(Backend& backend, int replica, std::size_t index, Variable& variable);
   // Call once per step after every replica applied its updates (or skipped the step).
   virtual void finish_step() {
-    end_step(iterations_);
+    if (!accumulating_only()) end_step(update_step());  // Keras moves Nadam's u_product on update steps only
     ++iterations_;
   }
 
-  // Slots in Keras order (per variable, interleaved), copy of replica `replica`, then the
-  // optimizer-wide state (Nadam's u_product, shared by every replica) as Keras orders its variables.
+  // Keras' order: the EMA averages (use_ema) and gradient accumulators of every variable, then the
+  // slots (per variable, interleaved), copy of replica `replica`, then the optimizer-wide state
+  // (Nadam's u_product, shared by every replica).
   virtual std::vector<Tensor*> slot_tensors(int replica);
   // How many replicas build() made slots for (this process's mirrored copies; 0 before build).
   virtual int slot_replicas() const { return static_cast<int>(slots_.size()); }
@@ -168,8 +191,17 @@ class Optimizer {
  protected:
   virtual void update(Backend& backend, Tensor& w, const Tensor& g, Tensor* slots, double lr,
                       std::int64_t step) const = 0;
-  // Value every slot starts at (Adagrad's initial_accumulator_value; 0 for the others).
-  virtual float slot_initial_value() const { return 0.f; }
+  // Value slot k starts at (Adagrad's and Ftrl's initial_accumulator_value; 0 for the others).
+  virtual float slot_initial_value(int /*k*/) const { return 0.f; }
+  // Whether slot k starts as a copy of its variable (ScheduleFreeAdamW's momentum) rather than a constant.
+  virtual bool slot_copies_variable(int /*k*/) const { return false; }
+  // Whether this step only accumulates its gradients (gradient_accumulation_steps, not the last
+  // step of a group): no variable changes, the EMA still moves.
+  bool accumulating_only() const;
+  // Keras' `optimizer.iterations`: the steps taken, counted in whole accumulation groups with
+  // gradient_accumulation_steps (the saved iteration count and a schedule's step count every step).
+  // The bias corrections, Nadam's schedule and the EMA's first step and overwrites use it.
+  std::int64_t update_step() const;
   // State of the whole optimizer rather than of one variable (Nadam's u_product): host tensors
   // saved and restored after the slots. build() calls reset_state(); finish_step() calls
   // end_step(step) once, after every replica applied step `step` (update() is const and runs on
@@ -181,10 +213,13 @@ class Optimizer {
  private:
   LearningRate lr_;
   GradientClipping clipping_;
+  OptimizerOptions options_;
   std::int64_t iterations_ = 0;
   bool built_empty_ = false;
   // slots_[replica][variable * slots_per_variable + k]
   std::vector<std::vector<Tensor>> slots_;
+  // averages_[replica][variable] (use_ema), accumulators_[replica][variable] (accumulation)
+  std::vector<std::vector<Tensor>> averages_, accumulators_;
 };
 
 struct SGDOptions {
@@ -240,6 +275,8 @@ class AdamW : public Optimizer {
   std::string class_name() const override { return "AdamW"; }
   std::string config_json() const override;
   int slots_per_variable() const override { return 2; }
+  // Refuses OptimizerOptions::weight_decay: AdamW's own (AdamWOptions) is the one Keras saves.
+  void set_common_options(OptimizerOptions options) override;
 
  protected:
   void update(Backend& b, Tensor& w, const Tensor& g, Tensor* slots, double lr, std::int64_t step) const override;
@@ -282,7 +319,7 @@ class Adagrad : public Optimizer {
 
  protected:
   void update(Backend& b, Tensor& w, const Tensor& g, Tensor* slots, double lr, std::int64_t step) const override;
-  float slot_initial_value() const override { return static_cast<float>(o_.initial_accumulator_value); }
+  float slot_initial_value(int) const override { return static_cast<float>(o_.initial_accumulator_value); }
 
  private:
   static AdagradOptions checked(AdagradOptions o);  // throws ValueError for an option outside its range
@@ -321,8 +358,144 @@ class Nadam : public Optimizer {
   Tensor u_product_;  // float32 scalar on the host
 };
 
+/// Keras 3 Adamax's options (Adam with the infinity norm).
+struct AdamaxOptions {
+  double beta_1 = 0.9;
+  double beta_2 = 0.999;
+  double epsilon = 1e-7;
+};
+/// Keras 3 Adamax: m += (g − m)(1 − β1); u = max(β2·u, |g|); w −= lr·m / ((1 − β1^t)(u + ε)).
+/// Slots per variable: momentum, norm.
+class Adamax : public Optimizer {
+ public:
+  explicit Adamax(LearningRate lr = 0.001, AdamaxOptions o = {});
+  std::string class_name() const override { return "Adamax"; }
+  std::string config_json() const override;
+  int slots_per_variable() const override { return 2; }
+
+ protected:
+  void update(Backend& b, Tensor& w, const Tensor& g, Tensor* slots, double lr, std::int64_t step) const override;
+
+ private:
+  AdamaxOptions o_;
+};
+
+/// Keras 3 Adadelta's options.
+struct AdadeltaOptions {
+  double rho = 0.95;
+  double epsilon = 1e-7;
+};
+/// Keras 3 Adadelta (no bias correction). Slots per variable: accumulated_grad, accumulated_delta_var.
+class Adadelta : public Optimizer {
+ public:
+  explicit Adadelta(LearningRate lr = 0.001, AdadeltaOptions o = {});
+  std::string class_name() const override { return "Adadelta"; }
+  std::string config_json() const override;
+  int slots_per_variable() const override { return 2; }
+
+ protected:
+  void update(Backend& b, Tensor& w, const Tensor& g, Tensor* slots, double lr, std::int64_t step) const override;
+
+ private:
+  AdadeltaOptions o_;
+};
+
+/// Keras 3 Ftrl's options (names and defaults as Keras has them).
+struct FtrlOptions {
+  double learning_rate_power = -0.5;
+  double initial_accumulator_value = 0.1;
+  double l1_regularization_strength = 0.0;
+  double l2_regularization_strength = 0.0;
+  double l2_shrinkage_regularization_strength = 0.0;
+  double beta = 0.0;
+};
+/// Keras 3 Ftrl (follow the regularized leader). Slots per variable: accumulator, linear.
+class Ftrl : public Optimizer {
+ public:
+  explicit Ftrl(LearningRate lr = 0.001, FtrlOptions o = {});
+  std::string class_name() const override { return "Ftrl"; }
+  std::string config_json() const override;
+  int slots_per_variable() const override { return 2; }
+
+ protected:
+  void update(Backend& b, Tensor& w, const Tensor& g, Tensor* slots, double lr, std::int64_t step) const override;
+  float slot_initial_value(int k) const override {
+    return k == 0 ? static_cast<float>(o_.initial_accumulator_value) : 0.f;
+  }
+
+ private:
+  FtrlOptions o_;
+};
+
+/// Keras 3 Lion's options.
+struct LionOptions {
+  double beta_1 = 0.9;
+  double beta_2 = 0.99;
+};
+/// Keras 3 Lion: w −= lr·sign(β1·m + (1 − β1)g); m = β2·m + (1 − β2)g. One slot: momentum.
+class Lion : public Optimizer {
+ public:
+  explicit Lion(LearningRate lr = 0.001, LionOptions o = {});
+  std::string class_name() const override { return "Lion"; }
+  std::string config_json() const override;
+  int slots_per_variable() const override { return 1; }
+
+ protected:
+  void update(Backend& b, Tensor& w, const Tensor& g, Tensor* slots, double lr, std::int64_t step) const override;
+
+ private:
+  LionOptions o_;
+};
+
+/// Keras 3 Lamb's options.
+struct LambOptions {
+  double beta_1 = 0.9;
+  double beta_2 = 0.999;
+  double epsilon = 1e-7;
+};
+/// Keras 3 Lamb: Adam's bias-corrected direction d, scaled per variable by the trust ratio
+/// ‖w‖/‖d‖ (1 when either is 0): w −= ratio·lr·d. Slots per variable: momentum, velocity.
+class Lamb : public Optimizer {
+ public:
+  explicit Lamb(LearningRate lr = 0.001, LambOptions o = {});
+  std::string class_name() const override { return "Lamb"; }
+  std::string config_json() const override;
+  int slots_per_variable() const override { return 2; }
+
+ protected:
+  void update(Backend& b, Tensor& w, const Tensor& g, Tensor* slots, double lr, std::int64_t step) const override;
+
+ private:
+  LambOptions o_;
+};
+
+/// Keras 3 ScheduleFreeAdamW's options.
+struct ScheduleFreeAdamWOptions {
+  double beta_1 = 0.9;
+  double beta_2 = 0.999;
+  double epsilon = 1e-8;
+  std::int64_t warmup_steps = 0;  ///< the rate ramps linearly over this many steps
+};
+/// Keras 3 ScheduleFreeAdamW (Defazio et al., "The Road Less Scheduled"): Adam's second moment,
+/// an iterate z (Keras' `momentum`, starting as the variable) and the variable as the interpolation
+/// of z and its running average. Slots per variable: momentum, velocity.
+class ScheduleFreeAdamW : public Optimizer {
+ public:
+  explicit ScheduleFreeAdamW(LearningRate lr = 0.0025, ScheduleFreeAdamWOptions o = {});
+  std::string class_name() const override { return "ScheduleFreeAdamW"; }
+  std::string config_json() const override;
+  int slots_per_variable() const override { return 2; }
+
+ protected:
+  void update(Backend& b, Tensor& w, const Tensor& g, Tensor* slots, double lr, std::int64_t step) const override;
+  bool slot_copies_variable(int k) const override { return k == 0; }
+
+ private:
+  ScheduleFreeAdamWOptions o_;
+};
+
 // Shared handle accepted by compile(): an optimizer object or a Keras name ("adam", "adamw", "sgd",
-// "rmsprop", "adagrad", "nadam").
+// "rmsprop", "adagrad", "nadam", "adamax", "adadelta", "ftrl", "lion", "lamb", "schedule_free_adamw").
 class OptimizerRef {
  public:
   OptimizerRef() = default;
@@ -339,5 +512,13 @@ class OptimizerRef {
  private:
   std::shared_ptr<Optimizer> opt_;
 };
+
+/// Keras' serialization of `optimizer` ({"module": "keras.optimizers", "class_name": ..., "config": ...}) as
+/// JSON, as keras.optimizers.serialize writes it; "" where Keras could not rebuild it (a schedule, a class of
+/// your own).
+std::string serialize(const Optimizer& optimizer);
+/// The optimizer a Keras serialization (keras.optimizers.serialize, a .keras compile_config) describes;
+/// ValueError for a class or option kerascpp does not have.
+OptimizerRef deserialize(const std::string& json);
 
 }  // namespace kerascpp::optimizers

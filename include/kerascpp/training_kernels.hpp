@@ -8,6 +8,7 @@
 #include <functional>
 #include <vector>
 
+#include "kerascpp/optimizer_update.hpp"
 #include "kerascpp/row_loss.hpp"
 #include "kerascpp/tensor.hpp"
 
@@ -85,6 +86,11 @@ class TrainingKernels {
   // u_next (the same at t+1), u_product = Π u up to this step and beta_2_power = β2^t.
   virtual void nadam_update(Tensor& w, const Tensor& g, Tensor& m, Tensor& v, float lr, float beta_1, float beta_2,
                             float eps, float u, float u_next, float u_product, float beta_2_power) = 0;
+  /// Runs one elementwise rule of Keras' optimizers (Adamax, Adadelta, Ftrl, Lion, Lamb's direction,
+  /// clipvalue, gradient accumulation, EMA; see UpdateRule) in place on w and `slots` (float32, w's
+  /// shape, as many as the rule names). For the gradient rules `w` is the gradient; `g` is unused.
+  virtual void optimizer_update(const UpdateParams& params, Tensor& w, const Tensor& g,
+                                const std::vector<Tensor*>& slots) = 0;
   // Σ x² in double (gradient clipping by norm); deterministic for a given x.
   virtual double sum_squares(const Tensor& x) = 0;
   // Whether no element of any of xs (float32, any shapes) is Inf or NaN: LossScaleOptimizer's

@@ -6,6 +6,7 @@
 
 #include <fmt/format.h>
 
+#include "check.hpp"
 #include "kerascpp/error.hpp"
 #include "kerascpp/loss_scale_optimizer.hpp"
 #include "kerascpp/session.hpp"
@@ -132,6 +133,27 @@ std::string Adagrad::config_json() const {
 std::string Nadam::config_json() const {
   return Json{{"beta_1", o_.beta_1}, {"beta_2", o_.beta_2}, {"epsilon", o_.epsilon}}.dump();
 }
+std::string Adamax::config_json() const {
+  return Json{{"beta_1", o_.beta_1}, {"beta_2", o_.beta_2}, {"epsilon", o_.epsilon}}.dump();
+}
+std::string Adadelta::config_json() const { return Json{{"rho", o_.rho}, {"epsilon", o_.epsilon}}.dump(); }
+std::string Ftrl::config_json() const {
+  return Json{{"learning_rate_power", o_.learning_rate_power},
+              {"initial_accumulator_value", o_.initial_accumulator_value},
+              {"l1_regularization_strength", o_.l1_regularization_strength},
+              {"l2_regularization_strength", o_.l2_regularization_strength},
+              {"l2_shrinkage_regularization_strength", o_.l2_shrinkage_regularization_strength},
+              {"beta", o_.beta}}
+      .dump();
+}
+std::string Lion::config_json() const { return Json{{"beta_1", o_.beta_1}, {"beta_2", o_.beta_2}}.dump(); }
+std::string ScheduleFreeAdamW::config_json() const {
+  return Json{{"beta_1", o_.beta_1}, {"beta_2", o_.beta_2}, {"epsilon", o_.epsilon}, {"warmup_steps", o_.warmup_steps}}
+      .dump();
+}
+std::string Lamb::config_json() const {
+  return Json{{"beta_1", o_.beta_1}, {"beta_2", o_.beta_2}, {"epsilon", o_.epsilon}}.dump();
+}
 
 }  // namespace optimizers
 
@@ -155,12 +177,22 @@ std::optional<Json> optimizer_object(const optimizers::Optimizer& opt) {
     const std::string own = opt.config_json();
     if (own.empty() || opt.has_schedule()) return std::nullopt;
     const optimizers::GradientClipping& clip = opt.gradient_clipping();
+    const optimizers::OptimizerOptions& o = opt.common_options();
+    auto optional = [](const auto& v) { return v ? Json(*v) : Json(); };
+    // Keras' base get_config keys, in its order, then the optimizer's own (AdamW's weight_decay
+    // replaces the base one).
     config = {{"name", to_snake_case(opt.class_name())},
               {"learning_rate", static_cast<double>(static_cast<float>(opt.learning_rate()))},
-              {"clipnorm", clip.clipnorm ? Json(*clip.clipnorm) : Json()},
-              {"global_clipnorm", clip.global_clipnorm ? Json(*clip.global_clipnorm) : Json()}};
+              {"weight_decay", optional(o.weight_decay)},
+              {"clipnorm", optional(clip.clipnorm)},
+              {"global_clipnorm", optional(clip.global_clipnorm)},
+              {"clipvalue", optional(clip.clipvalue)},
+              {"use_ema", o.use_ema},
+              {"ema_momentum", o.ema_momentum},
+              {"ema_overwrite_frequency", optional(o.ema_overwrite_frequency)},
+              {"loss_scale_factor", optional(o.loss_scale_factor)},
+              {"gradient_accumulation_steps", optional(o.gradient_accumulation_steps)}};
     config.update(Json::parse(own));
-    if (!config.contains("weight_decay")) config["weight_decay"] = nullptr;
   }
   return Json{{"module", "keras.optimizers"},
               {"class_name", opt.class_name()},
@@ -202,19 +234,27 @@ optimizers::OptimizerRef with_optimizer(const Json& j, Use&& use) {
   auto num = [&](const char* key, double fallback) {
     return c.contains(key) && c[key].is_number() ? c[key].get<double>() : fallback;
   };
-  for (const char* unsupported : {"clipvalue", "ema_overwrite_frequency", "gradient_accumulation_steps"})
-    if (c.contains(unsupported) && !c[unsupported].is_null())
-      throw ValueError(fmt::format("the {} optimizer sets '{}', which kerascpp does not have", cls, unsupported));
-  if (c.value("use_ema", false) || c.value("amsgrad", false) || c.value("centered", false))
-    throw ValueError(fmt::format("the {} optimizer uses EMA, AMSGrad or centering, which kerascpp does not have", cls));
-  if ((cls != "AdamW") && c.contains("weight_decay") && !c["weight_decay"].is_null() && num("weight_decay", 0) != 0)
-    throw ValueError(fmt::format("the {} optimizer sets weight_decay, which kerascpp has on AdamW only", cls));
-  optimizers::GradientClipping clip;
-  if (c.contains("clipnorm") && c["clipnorm"].is_number()) clip.clipnorm = c["clipnorm"].get<double>();
-  if (c.contains("global_clipnorm") && c["global_clipnorm"].is_number())
-    clip.global_clipnorm = c["global_clipnorm"].get<double>();
+  if (c.value("amsgrad", false) || c.value("centered", false))
+    throw ValueError(fmt::format("the {} optimizer uses AMSGrad or centering, which kerascpp does not have", cls));
+  auto optional_num = [&](const char* key) {
+    return c.contains(key) && c[key].is_number() ? std::optional<double>(c[key].get<double>()) : std::nullopt;
+  };
+  auto optional_int = [&](const char* key) {
+    return c.contains(key) && c[key].is_number_integer() ? std::optional<std::int64_t>(c[key].get<std::int64_t>())
+                                                         : std::nullopt;
+  };
+  optimizers::GradientClipping clip{.clipnorm = optional_num("clipnorm"),
+                                    .global_clipnorm = optional_num("global_clipnorm"),
+                                    .clipvalue = optional_num("clipvalue")};
+  optimizers::OptimizerOptions options{.weight_decay = cls == "AdamW" ? std::nullopt : optional_num("weight_decay"),
+                                       .use_ema = c.value("use_ema", false),
+                                       .ema_momentum = num("ema_momentum", 0.99),
+                                       .ema_overwrite_frequency = optional_int("ema_overwrite_frequency"),
+                                       .loss_scale_factor = optional_num("loss_scale_factor"),
+                                       .gradient_accumulation_steps = optional_int("gradient_accumulation_steps")};
   auto finish = [&](auto opt) {
-    if (clip.clipnorm || clip.global_clipnorm) opt.set_gradient_clipping(clip);
+    if (clip.clipnorm || clip.global_clipnorm || clip.clipvalue) opt.set_gradient_clipping(clip);
+    opt.set_common_options(options);
     return use(std::move(opt));
   };
   if (cls == "SGD")
@@ -238,8 +278,32 @@ optimizers::OptimizerRef with_optimizer(const Json& j, Use&& use) {
   if (cls == "Nadam")
     return finish(optimizers::Nadam(
         lr, {.beta_1 = num("beta_1", 0.9), .beta_2 = num("beta_2", 0.999), .epsilon = num("epsilon", 1e-7)}));
-  throw ValueError(fmt::format(
-      "optimizer '{}' is not one kerascpp has (SGD, Adam, AdamW, RMSprop, Adagrad, Nadam, LossScaleOptimizer)", cls));
+  if (cls == "Adamax")
+    return finish(optimizers::Adamax(
+        lr, {.beta_1 = num("beta_1", 0.9), .beta_2 = num("beta_2", 0.999), .epsilon = num("epsilon", 1e-7)}));
+  if (cls == "Adadelta")
+    return finish(optimizers::Adadelta(lr, {.rho = num("rho", 0.95), .epsilon = num("epsilon", 1e-7)}));
+  if (cls == "Ftrl")
+    return finish(
+        optimizers::Ftrl(lr, {.learning_rate_power = num("learning_rate_power", -0.5),
+                              .initial_accumulator_value = num("initial_accumulator_value", 0.1),
+                              .l1_regularization_strength = num("l1_regularization_strength", 0),
+                              .l2_regularization_strength = num("l2_regularization_strength", 0),
+                              .l2_shrinkage_regularization_strength = num("l2_shrinkage_regularization_strength", 0),
+                              .beta = num("beta", 0)}));
+  if (cls == "Lion") return finish(optimizers::Lion(lr, {.beta_1 = num("beta_1", 0.9), .beta_2 = num("beta_2", 0.99)}));
+  if (cls == "Lamb")
+    return finish(optimizers::Lamb(
+        lr, {.beta_1 = num("beta_1", 0.9), .beta_2 = num("beta_2", 0.999), .epsilon = num("epsilon", 1e-7)}));
+  if (cls == "ScheduleFreeAdamW")
+    return finish(optimizers::ScheduleFreeAdamW(lr, {.beta_1 = num("beta_1", 0.9),
+                                                     .beta_2 = num("beta_2", 0.999),
+                                                     .epsilon = num("epsilon", 1e-8),
+                                                     .warmup_steps = c.value("warmup_steps", std::int64_t{0})}));
+  throw ValueError(
+      fmt::format("optimizer '{}' is not one kerascpp has (SGD, Adam, AdamW, RMSprop, Adagrad, Nadam, Adamax, "
+                  "Adadelta, Ftrl, Lion, Lamb, ScheduleFreeAdamW, LossScaleOptimizer)",
+                  cls));
 }
 
 optimizers::OptimizerRef optimizer_from(const Json& j) {
@@ -339,3 +403,26 @@ void compile_from_config(Model& model, const nlohmann::ordered_json& config, con
 
 }  // namespace detail
 }  // namespace kerascpp
+
+namespace kerascpp::optimizers {
+
+std::string serialize(const Optimizer& optimizer) {
+  const auto j = detail::optimizer_object(optimizer);
+  return j ? j->dump() : std::string();
+}
+
+OptimizerRef deserialize(const std::string& json) {
+  Json j;
+  try {
+    j = Json::parse(json);
+  } catch (const nlohmann::json::exception& e) {
+    throw ValueError(
+        fmt::format("optimizers::deserialize: not JSON ({}); pass keras.optimizers.serialize's output", e.what()));
+  }
+  KERASCPP_CHECK(j.is_object() && j.contains("class_name"), ValueError,
+                 "optimizers::deserialize: expected an object with class_name and config, got {}",
+                 j.dump().substr(0, 80));
+  return detail::optimizer_from(j);
+}
+
+}  // namespace kerascpp::optimizers

@@ -8,6 +8,7 @@
 #include <utility>
 
 #include "check.hpp"
+#include "training/optimizer_checks.hpp"
 
 namespace kerascpp::optimizers {
 
@@ -19,8 +20,7 @@ double checked_learning_rate(double value, const char* what) {
   return value;
 }
 
-namespace {
-// `name` in [lo, hi) (or [lo, hi] with hi_inclusive), NaN refused.
+namespace checks {
 void check_range(double v, double lo, double hi, bool hi_inclusive, const char* optimizer, const char* name,
                  const char* hint) {
   const bool ok = v >= lo && (hi_inclusive ? v <= hi : v < hi);
@@ -33,7 +33,9 @@ void check_epsilon(double v, const char* optimizer) {
                  "the Keras default is 1e-7",
                  optimizer, v);
 }
-}  // namespace
+}  // namespace checks
+using checks::check_epsilon;
+using checks::check_range;
 
 SGDOptions SGD::checked(SGDOptions o) {
   check_range(o.momentum, 0, 1, true, "SGD", "momentum", "Keras' default is 0, a typical value 0.9");
@@ -118,13 +120,50 @@ double PiecewiseConstantDecay::operator()(std::int64_t step) const {
 }  // namespace schedules
 
 void Optimizer::set_gradient_clipping(GradientClipping c) {
-  for (auto [value, name] : {std::pair{c.clipnorm, "clipnorm"}, std::pair{c.global_clipnorm, "global_clipnorm"}})
+  for (auto [value, name] : {std::pair{c.clipnorm, "clipnorm"}, std::pair{c.global_clipnorm, "global_clipnorm"},
+                             std::pair{c.clipvalue, "clipvalue"}})
     KERASCPP_CHECK(!value || (std::isfinite(*value) && *value > 0), ValueError,
                    "{}: {} must be a finite number > 0, got {}; leave it unset for no clipping", class_name(), name,
                    value.value_or(0));
-  KERASCPP_CHECK(!(c.clipnorm && c.global_clipnorm), ValueError,
-                 "{}: only one of clipnorm and global_clipnorm can be set (as in Keras); drop one", class_name());
+  const int set = int(c.clipnorm.has_value()) + int(c.global_clipnorm.has_value()) + int(c.clipvalue.has_value());
+  KERASCPP_CHECK(set <= 1, ValueError,
+                 "{}: only one of clipnorm, clipvalue and global_clipnorm can be set (as in Keras); keep one",
+                 class_name());
   clipping_ = c;
+}
+
+void Optimizer::set_common_options(OptimizerOptions o) {
+  const std::string name = class_name();
+  KERASCPP_CHECK(
+      !built(), ValueError,
+      "{}: set_common_options after the optimizer was built (its EMA and accumulator slots are made then); set "
+      "the options before compile()",
+      name);
+  KERASCPP_CHECK(!o.weight_decay || (std::isfinite(*o.weight_decay) && *o.weight_decay >= 0), ValueError,
+                 "{}: weight_decay must be a finite number >= 0, got {}; leave it unset for none", name,
+                 o.weight_decay.value_or(0));
+  KERASCPP_CHECK(!o.use_ema || (o.ema_momentum >= 0 && o.ema_momentum <= 1), ValueError,
+                 "{}: ema_momentum must be in [0, 1], got {}; the Keras default is 0.99", name, o.ema_momentum);
+  KERASCPP_CHECK(!o.use_ema || !o.ema_overwrite_frequency || *o.ema_overwrite_frequency >= 1, ValueError,
+                 "{}: ema_overwrite_frequency must be an integer >= 1 or unset, got {}", name,
+                 o.ema_overwrite_frequency.value_or(0));
+  KERASCPP_CHECK(!o.loss_scale_factor || (std::isfinite(*o.loss_scale_factor) && *o.loss_scale_factor > 0), ValueError,
+                 "{}: loss_scale_factor must be a finite number > 0, got {}; leave it unset for none", name,
+                 o.loss_scale_factor.value_or(0));
+  KERASCPP_CHECK(!o.gradient_accumulation_steps || *o.gradient_accumulation_steps >= 2, ValueError,
+                 "{}: gradient_accumulation_steps must be an integer >= 2, got {}; leave it unset to update every step",
+                 name, o.gradient_accumulation_steps.value_or(0));
+  options_ = o;
+}
+
+std::int64_t Optimizer::update_step() const {
+  const auto steps = options_.gradient_accumulation_steps;
+  return steps ? iterations_ / *steps : iterations_;
+}
+
+bool Optimizer::accumulating_only() const {
+  const auto steps = options_.gradient_accumulation_steps;
+  return steps && (iterations_ + 1) % *steps != 0;
 }
 
 void Optimizer::clip_gradients(Backend& backend, int replica, const std::vector<Variable*>& trainable) const {
@@ -146,26 +185,54 @@ void Optimizer::clip_gradients(Backend& backend, int replica, const std::vector<
     const double factor = std::isfinite(norm) ? c * std::min(1.0 / norm, 1.0 / c) : std::nan("");
     if (factor != 1.0)
       for (Variable* v : trainable) backend.scale(v->grad(replica), static_cast<float>(factor));
+  } else if (clipping_.clipvalue) {
+    const UpdateParams p{.rule = UpdateRule::clip_value, .value = static_cast<float>(*clipping_.clipvalue)};
+    for (Variable* v : trainable) backend.optimizer_update(p, v->grad(replica), Tensor(), {});
   }
 }
 
 bool Optimizer::prepare_gradients(ReplicaContext& ctx, const std::vector<Variable*>& trainable) {
-  clip_gradients(*ctx.backend, ctx.replica_id, trainable);
+  Backend& backend = *ctx.backend;
+  const int r = ctx.replica_id;
+  if (options_.loss_scale_factor) {  // Keras' apply(): g / loss_scale_factor, before anything else
+    const UpdateParams p{.rule = UpdateRule::divide, .value = static_cast<float>(*options_.loss_scale_factor)};
+    for (Variable* v : trainable) backend.optimizer_update(p, v->grad(r), Tensor(), {});
+  }
+  if (options_.gradient_accumulation_steps && !accumulators_.empty()) {
+    auto& acc = accumulators_.at(static_cast<std::size_t>(r));
+    const bool only = accumulating_only();
+    const UpdateParams p{.rule = only ? UpdateRule::accumulate_gradient : UpdateRule::average_accumulated,
+                         .value = static_cast<float>(*options_.gradient_accumulation_steps)};
+    for (std::size_t i = 0; i < trainable.size(); ++i)
+      backend.optimizer_update(p, trainable[i]->grad(r), Tensor(), {&acc.at(i)});
+    if (only) return true;  // apply() moves only the EMA; Keras clips the mean alone
+  }
+  clip_gradients(backend, r, trainable);
   return true;
 }
 
 void Optimizer::build(const std::vector<Variable*>& trainable, int replicas) {
   reset_state();
   slots_.assign(static_cast<std::size_t>(replicas), {});
+  averages_.assign(options_.use_ema ? static_cast<std::size_t>(replicas) : 0, {});
+  accumulators_.assign(options_.gradient_accumulation_steps ? static_cast<std::size_t>(replicas) : 0, {});
   int k = slots_per_variable();
   built_empty_ = k == 0 || trainable.empty();
-  const float initial = slot_initial_value();
   for (int r = 0; r < replicas; ++r)
-    for (Variable* v : trainable)  // each slot lives beside its replica's copy of the variable
-      for (int s = 0; s < k; ++s) {
-        slots_[static_cast<std::size_t>(r)].push_back(Tensor::zeros(v->shape(), DType::float32, v->value(r).device()));
-        if (initial != 0.f) slots_[static_cast<std::size_t>(r)].back().fill(initial);
+    for (Variable* v : trainable) {  // each slot lives beside its replica's copy of the variable
+      const Device device = v->value(r).device();
+      if (options_.use_ema) {  // Keras' EMA starts at zeros; its first step copies the variable
+        averages_[static_cast<std::size_t>(r)].push_back(Tensor::zeros(v->shape(), DType::float32, device));
       }
+      if (options_.gradient_accumulation_steps)
+        accumulators_[static_cast<std::size_t>(r)].push_back(Tensor::zeros(v->shape(), DType::float32, device));
+      for (int s = 0; s < k; ++s) {
+        slots_[static_cast<std::size_t>(r)].push_back(Tensor::zeros(v->shape(), DType::float32, device));
+        Tensor& slot = slots_[static_cast<std::size_t>(r)].back();
+        if (slot_copies_variable(s)) slot.copy_from(v->value(r));
+        else if (const float initial = slot_initial_value(s); initial != 0.f) slot.fill(initial);
+      }
+    }
 }
 
 void Optimizer::apply(Backend& backend, int replica, std::size_t index, Variable& variable) {
@@ -176,11 +243,35 @@ void Optimizer::apply(Backend& backend, int replica, std::size_t index, Variable
   KERASCPP_CHECK(std::isfinite(lr) && lr >= 0, ValueError,
                  "{}: the learning-rate schedule returned {} at step {}; a schedule must return a finite rate >= 0",
                  class_name(), lr, iterations_);
-  update(backend, variable.value(replica), variable.grad(replica), slots, lr, iterations_);
+  Tensor& w = variable.value(replica);
+  // Keras builds an optimizer at its first step: a slot that starts as its variable copies the
+  // variable as it is then (after any load_weights or set_weights that followed compile()).
+  if (iterations_ == 0)
+    for (int s = 0; s < k; ++s)
+      if (slot_copies_variable(s)) backend.copy(w, slots[s]);
+  if (!accumulating_only()) {
+    if (options_.weight_decay)  // Keras' _apply_weight_decay, before the step
+      backend.weight_decay_update(w, static_cast<float>(lr), static_cast<float>(*options_.weight_decay));
+    update(backend, w, variable.grad(replica), slots, lr, update_step());
+  }
+  if (options_.use_ema) {
+    // Keras' _update_model_variables_moving_average: momentum 0 while update_step() is 0 (the
+    // average becomes the variable), then ema_momentum; every ema_overwrite_frequency-th update
+    // step the variable takes its average.
+    Tensor& average = averages_.at(static_cast<std::size_t>(replica)).at(index);
+    const UpdateParams p{.rule = UpdateRule::moving_average,
+                         .beta_1 = update_step() == 0 ? 0.f : static_cast<float>(options_.ema_momentum)};
+    backend.optimizer_update(p, w, Tensor(), {&average});
+    if (options_.ema_overwrite_frequency && (update_step() + 1) % *options_.ema_overwrite_frequency == 0)
+      backend.copy(average, w);
+  }
 }
 
 std::vector<Tensor*> Optimizer::slot_tensors(int replica) {
   std::vector<Tensor*> out;
+  for (auto* group : {&averages_, &accumulators_})
+    if (!group->empty())
+      for (auto& t : group->at(static_cast<std::size_t>(replica))) out.push_back(&t);
   if (!slots_.empty())
     for (auto& t : slots_.at(static_cast<std::size_t>(replica))) out.push_back(&t);
   if (built())
@@ -199,6 +290,12 @@ void Adam::update(Backend& b, Tensor& w, const Tensor& g, Tensor* slots, double 
   double lr_t = lr * std::sqrt(1 - std::pow(o_.beta_2, t)) / (1 - std::pow(o_.beta_1, t));
   b.adam_update(w, g, slots[0], slots[1], static_cast<float>(lr_t), static_cast<float>(o_.beta_1),
                 static_cast<float>(o_.beta_2), static_cast<float>(o_.epsilon));
+}
+
+void AdamW::set_common_options(OptimizerOptions o) {
+  KERASCPP_CHECK(!o.weight_decay, ValueError,
+                 "AdamW: set weight_decay in AdamWOptions (it is AdamW's own, default 0.004), not in OptimizerOptions");
+  Optimizer::set_common_options(o);
 }
 
 void AdamW::update(Backend& b, Tensor& w, const Tensor& g, Tensor* slots, double lr, std::int64_t step) const {
@@ -265,9 +362,17 @@ OptimizerRef::OptimizerRef(const std::string& name) {
   else if (name == "rmsprop") opt_ = std::make_shared<RMSprop>();
   else if (name == "adagrad") opt_ = std::make_shared<Adagrad>();
   else if (name == "nadam") opt_ = std::make_shared<Nadam>();
+  else if (name == "adamax") opt_ = std::make_shared<Adamax>();
+  else if (name == "adadelta") opt_ = std::make_shared<Adadelta>();
+  else if (name == "ftrl") opt_ = std::make_shared<Ftrl>();
+  else if (name == "lion") opt_ = std::make_shared<Lion>();
+  else if (name == "lamb") opt_ = std::make_shared<Lamb>();
+  else if (name == "schedule_free_adamw") opt_ = std::make_shared<ScheduleFreeAdamW>();
   else
-    throw ValueError(fmt::format(
-        "unknown optimizer '{}'; use \"adam\", \"adamw\", \"sgd\", \"rmsprop\", \"adagrad\" or \"nadam\"", name));
+    throw ValueError(
+        fmt::format("unknown optimizer '{}'; use \"adam\", \"adamw\", \"sgd\", \"rmsprop\", \"adagrad\", "
+                    "\"nadam\", \"adamax\", \"adadelta\", \"ftrl\", \"lion\", \"lamb\" or \"schedule_free_adamw\"",
+                    name));
 }
 
 }  // namespace kerascpp::optimizers

@@ -968,6 +968,62 @@ TEST_CASE("gpu backend: sgd (plain, momentum, nesterov), adam and rmsprop over s
   }
 }
 
+TEST_CASE("gpu backend: optimizer_update, every rule, agrees with the CPU over several steps") {
+  auto be = make_backends();
+  const int steps = 4;
+  const double tol = 1e-5;  // powf (Ftrl's other powers) may differ by an ulp between the two
+  std::uint32_t seed = 1450;
+  // Rules with the scalars their optimizers pass (lamb_direction's third slot is its output).
+  const std::vector<K::UpdateParams> rules = {
+      {.rule = K::UpdateRule::adamax,
+       .lr = 0.02f,
+       .beta_1 = 0.9f,
+       .beta_2 = 0.999f,
+       .epsilon = 1e-7f,
+       .one_minus_beta_1_power = 0.1f},
+      {.rule = K::UpdateRule::adadelta, .lr = 1.f, .beta_1 = 0.95f, .epsilon = 1e-7f},
+      {.rule = K::UpdateRule::ftrl, .lr = 0.1f, .l1 = 0.01f, .l2 = 0.02f, .l2_shrinkage = 0.01f, .lr_power = -0.5f},
+      {.rule = K::UpdateRule::ftrl, .lr = 0.1f, .lr_power = -0.3f},
+      {.rule = K::UpdateRule::lion, .lr = 0.01f, .beta_1 = 0.9f, .beta_2 = 0.99f},
+      {.rule = K::UpdateRule::lamb_direction,
+       .beta_1 = 0.9f,
+       .beta_2 = 0.999f,
+       .epsilon = 1e-7f,
+       .one_minus_beta_1_power = 0.1f,
+       .one_minus_beta_2_power = 0.001f},
+      {.rule = K::UpdateRule::schedule_free_adamw,
+       .lr = 0.01f,
+       .beta_1 = 0.9f,
+       .beta_2 = 0.999f,
+       .epsilon = 1e-8f,
+       .one_minus_beta_2_power = 0.001f,
+       .value = 0.5f},
+      {.rule = K::UpdateRule::clip_value, .value = 0.3f},
+      {.rule = K::UpdateRule::accumulate_gradient},
+      {.rule = K::UpdateRule::average_accumulated, .value = 3.f},
+      {.rule = K::UpdateRule::divide, .value = 8.f},
+      {.rule = K::UpdateRule::moving_average, .beta_1 = 0.99f},
+  };
+  for (std::int64_t n : {std::int64_t(1), std::int64_t(4097)}) {
+    for (const K::UpdateParams& p : rules) {
+      const std::string what = "rule " + std::to_string(static_cast<int>(p.rule)) + " n=" + std::to_string(n);
+      K::Tensor wc = random_tensor({n}, seed++), wg = on_gpu(wc);
+      std::vector<K::Tensor> sc, sg;
+      for (int k = 0; k < 3; ++k) {  // slots start positive (Ftrl's accumulator must)
+        sc.push_back(random_tensor({n}, seed++, 0.1f, 1.f));
+        sg.push_back(on_gpu(sc.back()));
+      }
+      for (int s = 0; s < steps; ++s) {
+        auto g = random_tensor({n}, seed++);
+        be.cpu->optimizer_update(p, wc, g, {&sc[0], &sc[1], &sc[2]});
+        be.gpu->optimizer_update(p, wg, on_gpu(g), {&sg[0], &sg[1], &sg[2]});
+        check_close(wg, wc, what + " w after step " + std::to_string(s + 1), tol);
+        for (int k = 0; k < 3; ++k) check_close(sg[k], sc[k], what + " slot " + std::to_string(k), tol);
+      }
+    }
+  }
+}
+
 TEST_CASE("gpu backend: all_finite (LossScaleOptimizer's check) agrees with the CPU, scaled weight penalty too") {
   auto be = make_backends();
   const float inf = std::numeric_limits<float>::infinity(), nan = std::numeric_limits<float>::quiet_NaN();

@@ -18,6 +18,7 @@
 #include "backend/cpu/checks.hpp"
 #include "backend/cpu/cpu_backend.hpp"
 #include "backend/cpu/parallel.hpp"
+#include "backend/optimizer_rules.hpp"
 #include "simd_clones.hpp"
 
 namespace kerascpp::cpu {
@@ -174,6 +175,32 @@ void CpuBackend::adagrad_update(Tensor& w, const Tensor& g, Tensor& accumulator,
       pa[i] = ai;
       pw[i] -= (lr * gi) / std::sqrt(ai + eps);
     }
+  });
+}
+
+void CpuBackend::optimizer_update(const UpdateParams& params, Tensor& w, const Tensor& g,
+                                  const std::vector<Tensor*>& slots) {
+  enter();
+  const char* op = "optimizer_update";
+  require_float(w, op, "w");
+  const bool reads_gradient = optimizer_rules::reads_gradient(params.rule);
+  if (reads_gradient) require_slot(g, w, op, "gradient");
+  const int needed = optimizer_rules::slot_count(params.rule);
+  if (static_cast<int>(slots.size()) < needed)
+    throw ValueError(fmt::format("{}: rule {} updates {} slots but {} were passed", op, static_cast<int>(params.rule),
+                                 needed, slots.size()));
+  float* s[3] = {nullptr, nullptr, nullptr};
+  for (int k = 0; k < needed; ++k) {
+    require_slot(*slots[static_cast<std::size_t>(k)], w, op, "slot");
+    s[k] = slots[static_cast<std::size_t>(k)]->data<float>();
+  }
+  float* pw = w.data<float>();
+  const float* pg = reads_gradient ? g.data<float>() : nullptr;
+  optimizer_rules::dispatch_rule(params.rule, [&](auto tag) {
+    parallel_for(w.numel(), kElementGrain, [&](std::int64_t b, std::int64_t e) {
+      for (std::int64_t i = b; i < e; ++i)
+        optimizer_rules::apply_rule<decltype(tag)::value>(params, i, pw, pg, s[0], s[1], s[2]);
+    });
   });
 }
 

@@ -142,6 +142,8 @@ class CudaBackend final : public Backend {
                    float eps) override;
   void rmsprop_update(Tensor& w, const Tensor& g, Tensor& v, float lr, float rho, float eps) override;
   void weight_decay_update(Tensor& w, float lr, float weight_decay) override;
+  void optimizer_update(const UpdateParams& params, Tensor& w, const Tensor& g,
+                        const std::vector<Tensor*>& slots) override;
   void adagrad_update(Tensor& w, const Tensor& g, Tensor& accumulator, float lr, float eps) override;
   void nadam_update(Tensor& w, const Tensor& g, Tensor& m, Tensor& v, float lr, float beta_1, float beta_2, float eps,
                     float u, float u_next, float u_product, float beta_2_power) override;

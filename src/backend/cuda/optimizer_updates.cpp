@@ -4,6 +4,7 @@
 #include <utility>
 
 #include "backend/cuda/kernel_common.hpp"
+#include "backend/optimizer_rules.hpp"
 
 namespace kerascpp::cuda {
 
@@ -84,6 +85,27 @@ void CudaBackend::nadam_update(Tensor& w, const Tensor& g, Tensor& m, Tensor& v,
   require_slot(v, w, device(), op, "v");
   kern::nadam_update(w.data<float>(), g.data<float>(), m.data<float>(), v.data<float>(), w.numel(), lr, beta_1, beta_2,
                      eps, u, u_next, u_product, beta_2_power, stream_);
+  KCPP_CUDA_CHECK(cudaGetLastError());
+}
+
+void CudaBackend::optimizer_update(const UpdateParams& params, Tensor& w, const Tensor& g,
+                                   const std::vector<Tensor*>& slots) {
+  DeviceGuard guard(device_);
+  const char* op = "optimizer_update";
+  require_float_on(w, device(), op, "w");
+  const bool reads_gradient = optimizer_rules::reads_gradient(params.rule);
+  if (reads_gradient) require_slot(g, w, device(), op, "gradient");
+  const int needed = optimizer_rules::slot_count(params.rule);
+  if (static_cast<int>(slots.size()) < needed)
+    throw ValueError(fmt::format("{}: rule {} updates {} slots but {} were passed", op, static_cast<int>(params.rule),
+                                 needed, slots.size()));
+  float* s[3] = {nullptr, nullptr, nullptr};
+  for (int k = 0; k < needed; ++k) {
+    require_slot(*slots[static_cast<std::size_t>(k)], w, device(), op, "slot");
+    s[k] = slots[static_cast<std::size_t>(k)]->data<float>();
+  }
+  kern::optimizer_update(params, w.data<float>(), reads_gradient ? g.data<float>() : nullptr, s[0], s[1], s[2],
+                         w.numel(), stream_);
   KCPP_CUDA_CHECK(cudaGetLastError());
 }
 

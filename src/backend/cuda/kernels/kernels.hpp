@@ -12,6 +12,7 @@
 #include <cstdint>
 
 #include "backend/cuda/kernels/im2col_index.hpp"
+#include "kerascpp/optimizer_update.hpp"
 #include "kerascpp/row_loss.hpp"
 
 namespace kerascpp::cuda::kern {
@@ -286,6 +287,9 @@ void adagrad_update(float* w, const float* g, float* accumulator, std::int64_t n
                     cudaStream_t stream);
 void nadam_update(float* w, const float* g, float* m, float* v, std::int64_t n, float lr, float beta_1, float beta_2,
                   float eps, float u, float u_next, float u_product, float beta_2_power, cudaStream_t stream);
+// One elementwise optimizer rule (backend/optimizer_rules.hpp) over n elements; unused slots null.
+void optimizer_update(const UpdateParams& params, float* w, const float* g, float* s0, float* s1, float* s2,
+                      std::int64_t n, cudaStream_t stream);
 
 // -------------------------------------------------------------------------- l2_normalize.cu
 // Backend::l2_normalize_rows and its backward on x, y, dy [rows, cols] and inv [rows].

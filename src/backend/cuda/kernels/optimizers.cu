@@ -2,6 +2,7 @@
 // them into FMAs: every operation rounds as in the CPU backend's loops
 // (backend/cpu/optimizer_updates.cpp), and results are the same bits.
 #include "backend/cuda/kernels/common.cuh"
+#include "backend/optimizer_rules.hpp"
 
 namespace kerascpp::cuda::kern {
 
@@ -113,6 +114,62 @@ void adagrad_update(float* w, const float* g, float* accumulator, std::int64_t n
                     cudaStream_t stream) {
   if (n <= 0) return;
   adagrad_kernel<<<elementwise_blocks(n), kThreads, 0, stream>>>(w, g, accumulator, n, lr, eps);
+}
+
+namespace {
+
+template <UpdateRule R>
+__global__ void rule_kernel(UpdateParams p, float* w, const float* g, float* s0, float* s1, float* s2, std::int64_t n) {
+  for (std::int64_t i = global_thread(); i < n; i += grid_threads())
+    optimizer_rules::apply_rule<R>(p, i, w, g, s0, s1, s2);
+}
+
+template <UpdateRule R>
+void launch_rule(const UpdateParams& p, float* w, const float* g, float* s0, float* s1, float* s2, std::int64_t n,
+                 cudaStream_t stream) {
+  rule_kernel<R><<<elementwise_blocks(n), kThreads, 0, stream>>>(p, w, g, s0, s1, s2, n);
+}
+
+}  // namespace
+
+void optimizer_update(const UpdateParams& p, float* w, const float* g, float* s0, float* s1, float* s2, std::int64_t n,
+                      cudaStream_t stream) {
+  if (n <= 0) return;
+  switch (p.rule) {
+    case UpdateRule::adamax:
+      launch_rule<UpdateRule::adamax>(p, w, g, s0, s1, s2, n, stream);
+      break;
+    case UpdateRule::adadelta:
+      launch_rule<UpdateRule::adadelta>(p, w, g, s0, s1, s2, n, stream);
+      break;
+    case UpdateRule::ftrl:
+      launch_rule<UpdateRule::ftrl>(p, w, g, s0, s1, s2, n, stream);
+      break;
+    case UpdateRule::lion:
+      launch_rule<UpdateRule::lion>(p, w, g, s0, s1, s2, n, stream);
+      break;
+    case UpdateRule::lamb_direction:
+      launch_rule<UpdateRule::lamb_direction>(p, w, g, s0, s1, s2, n, stream);
+      break;
+    case UpdateRule::schedule_free_adamw:
+      launch_rule<UpdateRule::schedule_free_adamw>(p, w, g, s0, s1, s2, n, stream);
+      break;
+    case UpdateRule::clip_value:
+      launch_rule<UpdateRule::clip_value>(p, w, g, s0, s1, s2, n, stream);
+      break;
+    case UpdateRule::accumulate_gradient:
+      launch_rule<UpdateRule::accumulate_gradient>(p, w, g, s0, s1, s2, n, stream);
+      break;
+    case UpdateRule::average_accumulated:
+      launch_rule<UpdateRule::average_accumulated>(p, w, g, s0, s1, s2, n, stream);
+      break;
+    case UpdateRule::divide:
+      launch_rule<UpdateRule::divide>(p, w, g, s0, s1, s2, n, stream);
+      break;
+    case UpdateRule::moving_average:
+      launch_rule<UpdateRule::moving_average>(p, w, g, s0, s1, s2, n, stream);
+      break;
+  }
 }
 
 }  // namespace kerascpp::cuda::kern
