@@ -88,7 +88,8 @@ class ProgbarLogger : public Callback {
   int epochs_ = 1;
   std::int64_t steps_ = -1, test_steps_ = -1;
   double start_ = 0, last_render_ = 0;
-  std::int64_t seen_ = 0;     // batches run in the current epoch
+  std::int64_t seen_ = 0;       // batches run in the current epoch
+  std::int64_t test_seen_ = 0;  // batches run in the current evaluate() (its length may be unknown)
   bool interactive_ = false;  // redraw in place: the output sink is a terminal (looked up per epoch)
 };
 
