@@ -316,6 +316,12 @@ TEST_CASE("bucket_by_sequence_length batches similar lengths together") {
   CHECK_THROWS_WITH_AS(values(sequences(10).bucket_by_sequence_length(
                            length, {3, 6}, {2, 2, 3}, {.padded_shapes = {{-1}}, .pad_to_bucket_boundary = true})),
                        doctest::Contains("not below the last bucket boundary 6"), K::ValueError);
+  // no_padding: batch() within each bucket, refusing elements of different shapes.
+  auto same = range(6).bucket_by_sequence_length([](const K::Example&) { return std::int64_t{1}; }, {3}, {4, 2},
+                                                 {.no_padding = true});
+  CHECK(values(same) == iota_f(6));
+  CHECK_THROWS_AS(values(sequences(4).bucket_by_sequence_length(length, {100}, {2, 2}, {.no_padding = true})),
+                  K::ShapeError);
   CHECK_THROWS_AS(sequences(3).bucket_by_sequence_length(length, {3, 6}, {2, 2}), K::ValueError);
   CHECK_THROWS_AS(sequences(3).bucket_by_sequence_length(length, {6, 3}, {2, 2, 2}), K::ValueError);
 }
@@ -329,21 +335,18 @@ K::Dataset tf_doc_interleave(K::InterleaveOptions options) {
   return range(5)
       .map([](const K::Example& e) { return K::Example{K::Tensor::from_vector({}, {e[0].to_vector()[0] + 1.f})}; })
       .interleave(
-          [](const K::Example& e) {
-            return K::Dataset::from_tensor_slices(K::Tensor::full({6}, e[0].to_vector()[0]));
-          },
+          [](const K::Example& e) { return K::Dataset::from_tensor_slices(K::Tensor::full({6}, e[0].to_vector()[0])); },
           options);
 }
-const std::vector<float> kTfDocInterleave = {1, 1, 1, 1, 2, 2, 2, 2, 1, 1, 2, 2, 3, 3, 3, 3,
-                                             4, 4, 4, 4, 3, 3, 4, 4, 5, 5, 5, 5, 5, 5};
+const std::vector<float> kTfDocInterleave = {1, 1, 1, 1, 2, 2, 2, 2, 1, 1, 2, 2, 3, 3, 3,
+                                             3, 4, 4, 4, 4, 3, 3, 4, 4, 5, 5, 5, 5, 5, 5};
 }  // namespace
 
 TEST_CASE("interleave: tf.data's order, sequential and parallel") {
   CHECK(values(tf_doc_interleave({.cycle_length = 2, .block_length = 4})) == kTfDocInterleave);
-  CHECK(values(tf_doc_interleave({.cycle_length = 2, .block_length = 4, .num_parallel_calls = 2})) ==
-        kTfDocInterleave);
-  auto any_order =
-      values(tf_doc_interleave({.cycle_length = 2, .block_length = 4, .num_parallel_calls = 2, .deterministic = false}));
+  CHECK(values(tf_doc_interleave({.cycle_length = 2, .block_length = 4, .num_parallel_calls = 2})) == kTfDocInterleave);
+  auto any_order = values(
+      tf_doc_interleave({.cycle_length = 2, .block_length = 4, .num_parallel_calls = 2, .deterministic = false}));
   std::sort(any_order.begin(), any_order.end());
   auto sorted = kTfDocInterleave;
   std::sort(sorted.begin(), sorted.end());
@@ -360,9 +363,11 @@ TEST_CASE("interleave over parallel maps does not deadlock the shared pool") {
   auto ds = range(6).interleave(
       [](const K::Example& e) {
         const float base = e[0].to_vector()[0] * 100.f;
-        return range(5)
-            .map([base](const K::Example& x) { return K::Example{K::Tensor::from_vector({}, {base + x[0].to_vector()[0]})}; },
-                 {.num_parallel_calls = 3});
+        return range(5).map(
+            [base](const K::Example& x) {
+              return K::Example{K::Tensor::from_vector({}, {base + x[0].to_vector()[0]})};
+            },
+            {.num_parallel_calls = 3});
       },
       {.cycle_length = 6, .block_length = 5, .num_parallel_calls = K::AUTOTUNE});
   std::vector<float> want;
@@ -393,7 +398,7 @@ TEST_CASE("cache(): the second pass reads memory, not the input") {
     CHECK(it->next(e));
   }
   CHECK(values(partial).size() == 20);  // 5 scalars and 1 + 2 + 3 + 4 + 5 values
-  CHECK(*partial_starts == 2);           // the abandoned pass cached nothing: this one read the input
+  CHECK(*partial_starts == 2);          // the abandoned pass cached nothing: this one read the input
   CHECK(values(partial).size() == 20);
   CHECK(*partial_starts == 2);  // and this one read the cache
 }

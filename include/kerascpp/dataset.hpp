@@ -31,7 +31,7 @@ enum class AutoShardPolicy { AUTO, FILE, DATA, OFF };
 
 /// tf.data.Options: settings for a whole pipeline, attached with Dataset::with_options.
 struct Options {
-  std::optional<bool> deterministic{};                      ///< unset: true (tf's default)
+  std::optional<bool> deterministic{};                        ///< unset: true (tf's default)
   AutoShardPolicy auto_shard_policy = AutoShardPolicy::AUTO;  ///< tf's distribute_options.auto_shard_policy
 };
 
@@ -51,17 +51,17 @@ struct InterleaveOptions {
 
 /// Dataset::padded_batch's keyword arguments.
 struct PaddedBatchOptions {
-  std::vector<Shape> padded_shapes{};  ///< per component; -1 dims (or none given) pad to the batch's longest
-  std::vector<double> padding_values{};///< per component; none given: 0
+  std::vector<Shape> padded_shapes{};    ///< per component; -1 dims (or none given) pad to the batch's longest
+  std::vector<double> padding_values{};  ///< per component; none given: 0
   bool drop_remainder = false;
 };
 
 /// Dataset::bucket_by_sequence_length's keyword arguments.
 struct BucketOptions {
-  std::vector<Shape> padded_shapes{};  ///< as PaddedBatchOptions
-  std::vector<double> padding_values{};///< as PaddedBatchOptions
-  bool pad_to_bucket_boundary = false;  ///< pad -1 dims to the bucket's boundary - 1, not the batch's longest
-  bool no_padding = false;              ///< elements already have equal shapes: batch() them
+  std::vector<Shape> padded_shapes{};    ///< as PaddedBatchOptions
+  std::vector<double> padding_values{};  ///< as PaddedBatchOptions
+  bool pad_to_bucket_boundary = false;   ///< pad -1 dims to the bucket's boundary - 1, not the batch's longest
+  bool no_padding = false;               ///< elements already have equal shapes: batch() them
   bool drop_remainder = false;
 };
 
@@ -76,8 +76,8 @@ Dataset make_dataset(std::shared_ptr<const DatasetNode> node);
 // new Dataset. Elements are produced only when an Iterator pulls them.
 class Dataset {
  public:
-  static constexpr std::int64_t kInfinite = -1;  // cardinality() of an endless dataset
-  static constexpr std::int64_t kUnknown = -2;   // cardinality() that cannot be known up front
+  static constexpr std::int64_t kInfinite = -1;        // cardinality() of an endless dataset
+  static constexpr std::int64_t kUnknown = -2;         // cardinality() that cannot be known up front
   static constexpr std::int64_t kAutotune = AUTOTUNE;  // prefetch(kAutotune) picks the buffer size
 
   // Default-constructed: no pipeline at all (defined() is false); every other call throws.

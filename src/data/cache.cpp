@@ -149,9 +149,10 @@ class Decoder {
     pos_ += n;
   }
   [[noreturn]] void fail(const std::string& what) const {
-    throw IOError(fmt::format("Dataset.cache: '{}' element {} does not decode ({} at byte {} of its record); "
-                              "the file was not written by this kerascpp's cache(): delete it to rebuild it",
-                              path_, index_, what, pos_));
+    throw IOError(
+        fmt::format("Dataset.cache: '{}' element {} does not decode ({} at byte {} of its record); "
+                    "the file was not written by this kerascpp's cache(): delete it to rebuild it",
+                    path_, index_, what, pos_));
   }
   const std::string& r_;
   const std::string& path_;
@@ -166,9 +167,10 @@ class FileReadIterator final : public Dataset::Iterator {
   bool next(Example& out) override {
     if (done_) return false;
     if (!reader_.next(record_))
-      throw IOError(fmt::format("Dataset.cache: '{}' ends after {} elements without its end record; it is not a "
-                                "complete cache file: delete it to rebuild it",
-                                path_, index_));
+      throw IOError(
+          fmt::format("Dataset.cache: '{}' ends after {} elements without its end record; it is not a "
+                      "complete cache file: delete it to rebuild it",
+                      path_, index_));
     if (record_.rfind(kEndMarker, 0) == 0) {
       done_ = true;
       return false;
@@ -190,8 +192,7 @@ class FileReadIterator final : public Dataset::Iterator {
 std::string partial_name(const std::filesystem::path& target) {
   static std::atomic<unsigned> counter{0};
   const std::filesystem::path dir = target.has_parent_path() ? target.parent_path() : ".";
-  return (dir / fmt::format(".{}.partial.{}.{}", target.filename().string(), static_cast<long>(::getpid()),
-                            counter++))
+  return (dir / fmt::format(".{}.partial.{}.{}", target.filename().string(), static_cast<long>(::getpid()), counter++))
       .string();
 }
 
@@ -201,7 +202,9 @@ std::string partial_name(const std::filesystem::path& target) {
 class FileWriteIterator final : public Dataset::Iterator {
  public:
   FileWriteIterator(std::unique_ptr<Dataset::Iterator> input, std::string path)
-      : input_(std::move(input)), path_(std::move(path)), partial_(partial_name(path_)),
+      : input_(std::move(input)),
+        path_(std::move(path)),
+        partial_(partial_name(path_)),
         writer_(std::make_unique<data::TFRecordWriter>(partial_)) {}
   ~FileWriteIterator() override {
     if (!writer_) return;

@@ -12,7 +12,10 @@ using Node = std::shared_ptr<const detail::DatasetNode>;
 class ConcatenateIterator final : public Dataset::Iterator {
  public:
   ConcatenateIterator(std::unique_ptr<Dataset::Iterator> first, Node second, std::uint64_t epoch)
-      : current_(std::move(first)), second_(std::move(second)), epoch_(epoch), options_(detail::current_options_handle()) {}
+      : current_(std::move(first)),
+        second_(std::move(second)),
+        epoch_(epoch),
+        options_(detail::current_options_handle()) {}
 
   bool next(Example& out) override {
     for (;;) {
@@ -40,9 +43,10 @@ class ConcatenateIterator final : public Dataset::Iterator {
       std::string got, want;
       for (const auto& t : e) got += std::string(got.empty() ? "" : ", ") + dtype_name(t.dtype());
       for (auto d : first_) want += std::string(want.empty() ? "" : ", ") + dtype_name(d);
-      throw ValueError(fmt::format("Dataset.concatenate: element {} has components ({}) but the first "
-                                   "element had ({}); both datasets need the same component count and dtypes",
-                                   index_, got, want));
+      throw ValueError(
+          fmt::format("Dataset.concatenate: element {} has components ({}) but the first "
+                      "element had ({}); both datasets need the same component count and dtypes",
+                      index_, got, want));
     }
   }
 

@@ -38,19 +38,21 @@ class GeneratorIterator final : public Dataset::Iterator {
   void check(const Example& e) const {
     const auto& spec = *spec_;
     if (e.size() != spec.size())
-      throw ValueError(fmt::format("Dataset.from_generator: element {} has {} components but output_signature "
-                                   "has {}; yield one tensor per TensorSpec",
-                                   index_, e.size(), spec.size()));
+      throw ValueError(
+          fmt::format("Dataset.from_generator: element {} has {} components but output_signature "
+                      "has {}; yield one tensor per TensorSpec",
+                      index_, e.size(), spec.size()));
     for (std::size_t c = 0; c < spec.size(); ++c) {
       if (e[c].dtype() != spec[c].dtype)
-        throw ValueError(fmt::format("Dataset.from_generator: element {}, component {} is {} {} but "
-                                     "output_signature says {}; cast it in the generator",
-                                     index_, c, shape_str(e[c].shape()), dtype_name(e[c].dtype()),
-                                     describe(spec[c])));
+        throw ValueError(
+            fmt::format("Dataset.from_generator: element {}, component {} is {} {} but "
+                        "output_signature says {}; cast it in the generator",
+                        index_, c, shape_str(e[c].shape()), dtype_name(e[c].dtype()), describe(spec[c])));
       if (!shape_matches(spec[c].shape, e[c].shape()))
-        throw ShapeError(fmt::format("Dataset.from_generator: element {}, component {} has shape {} but "
-                                     "output_signature says {} (-1 matches any size)",
-                                     index_, c, shape_str(e[c].shape()), describe(spec[c])));
+        throw ShapeError(
+            fmt::format("Dataset.from_generator: element {}, component {} has shape {} but "
+                        "output_signature says {} (-1 matches any size)",
+                        index_, c, shape_str(e[c].shape()), describe(spec[c])));
     }
   }
 
@@ -69,8 +71,9 @@ class GeneratorNode final : public detail::DatasetNode {
   std::unique_ptr<Dataset::Iterator> make_iterator(std::uint64_t) const override {
     Dataset::Generator g = make_();
     if (!g)
-      throw ValueError("Dataset.from_generator: make_generator returned an empty function; return a callable "
-                       "that yields std::optional<Example>");
+      throw ValueError(
+          "Dataset.from_generator: make_generator returned an empty function; return a callable "
+          "that yields std::optional<Example>");
     return std::make_unique<GeneratorIterator>(std::move(g), spec_);
   }
 
@@ -89,9 +92,10 @@ Dataset Dataset::from_generator(std::function<Generator()> make_generator, std::
   for (std::size_t c = 0; c < output_signature.size(); ++c)
     for (std::int64_t d : output_signature[c].shape)
       if (d < -1)
-        throw ValueError(fmt::format("Dataset.from_generator: output_signature[{}] has shape {}; dims are "
-                                     ">= 0, or -1 for any size",
-                                     c, shape_str(output_signature[c].shape)));
+        throw ValueError(
+            fmt::format("Dataset.from_generator: output_signature[{}] has shape {}; dims are "
+                        ">= 0, or -1 for any size",
+                        c, shape_str(output_signature[c].shape)));
   return detail::make_dataset(std::make_shared<GeneratorNode>(std::move(make_generator), std::move(output_signature)));
 }
 

@@ -24,8 +24,8 @@ using InterleaveFn = std::function<Dataset(const Example&)>;
 class Source {
  public:
   virtual ~Source() = default;
-  virtual bool next(Example& out) = 0;                  // blocks; false at its end
-  virtual bool ready() { return true; }                 // next() would not block
+  virtual bool next(Example& out) = 0;   // blocks; false at its end
+  virtual bool ready() { return true; }  // next() would not block
 };
 
 class DirectSource final : public Source {
@@ -94,9 +94,7 @@ class ReadAheadSource final : public Source {
         std::exception_ptr error;
         try {
           got = s->it->next(e);
-        } catch (...) {
-          error = std::current_exception();
-        }
+        } catch (...) { error = std::current_exception(); }
         lock.lock();
         if (got) s->buffer.push_back(std::move(e));
         else {
@@ -124,7 +122,10 @@ class InterleaveIterator final : public Dataset::Iterator {
  public:
   InterleaveIterator(std::unique_ptr<Dataset::Iterator> input, std::shared_ptr<const InterleaveConfig> config,
                      bool deterministic, std::uint64_t epoch)
-      : input_(std::move(input)), config_(std::move(config)), deterministic_(deterministic), epoch_(epoch),
+      : input_(std::move(input)),
+        config_(std::move(config)),
+        deterministic_(deterministic),
+        epoch_(epoch),
         cycle_(static_cast<std::size_t>(config_->cycle_length)) {}
 
   bool next(Example& out) override {
@@ -162,9 +163,10 @@ class InterleaveIterator final : public Dataset::Iterator {
     }
     Dataset ds = config_->fn(e);
     if (!ds.defined())
-      throw ValueError(fmt::format("Dataset.interleave: the function returned a default-constructed Dataset "
-                                   "for input element {}; return a Dataset",
-                                   opened_));
+      throw ValueError(
+          fmt::format("Dataset.interleave: the function returned a default-constructed Dataset "
+                      "for input element {}; return a Dataset",
+                      opened_));
     ++opened_;
     auto it = ds.make_iterator(epoch_);
     if (config_->parallel)
@@ -200,7 +202,8 @@ class InterleaveNode final : public detail::DatasetNode {
  public:
   InterleaveNode(std::shared_ptr<const detail::DatasetNode> input, InterleaveConfig config,
                  std::optional<bool> deterministic)
-      : input_(std::move(input)), config_(std::make_shared<const InterleaveConfig>(std::move(config))),
+      : input_(std::move(input)),
+        config_(std::make_shared<const InterleaveConfig>(std::move(config))),
         deterministic_(deterministic) {}
   std::int64_t cardinality() const override {
     const std::int64_t n = input_->cardinality();
@@ -224,8 +227,8 @@ Dataset Dataset::interleave(std::function<Dataset(const Example&)> fn, Interleav
   node("interleave");  // throws for a default-constructed Dataset
   if (!fn) throw ValueError("Dataset.interleave: the function is empty; pass a callable returning a Dataset");
   if (options.cycle_length == 0 || options.cycle_length < AUTOTUNE)
-    throw ValueError(fmt::format("Dataset.interleave: cycle_length must be >= 1 or AUTOTUNE (-1), got {}",
-                                 options.cycle_length));
+    throw ValueError(
+        fmt::format("Dataset.interleave: cycle_length must be >= 1 or AUTOTUNE (-1), got {}", options.cycle_length));
   if (options.block_length < 1)
     throw ValueError(fmt::format("Dataset.interleave: block_length must be >= 1, got {}", options.block_length));
   if (options.num_parallel_calls < AUTOTUNE)

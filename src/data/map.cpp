@@ -123,9 +123,7 @@ class ParallelMapIterator final : public Dataset::Iterator {
         std::exception_ptr error;
         try {
           result = (*fn)(in);
-        } catch (...) {
-          error = std::current_exception();
-        }
+        } catch (...) { error = std::current_exception(); }
         in.clear();
         {
           std::lock_guard lock(state->mu);

@@ -10,7 +10,9 @@ class PaddedBatchIterator final : public Dataset::Iterator {
  public:
   PaddedBatchIterator(std::unique_ptr<Dataset::Iterator> input, std::int64_t batch_size, bool drop_remainder,
                       std::shared_ptr<const detail::PadSpec> spec)
-      : input_(std::move(input)), batch_size_(static_cast<std::size_t>(batch_size)), drop_remainder_(drop_remainder),
+      : input_(std::move(input)),
+        batch_size_(static_cast<std::size_t>(batch_size)),
+        drop_remainder_(drop_remainder),
         spec_(std::move(spec)) {}
   bool next(Example& out) override {
     std::vector<Example> pending;
@@ -32,7 +34,9 @@ class PaddedBatchNode final : public detail::DatasetNode {
  public:
   PaddedBatchNode(std::shared_ptr<const detail::DatasetNode> input, std::int64_t batch_size, bool drop_remainder,
                   detail::PadSpec spec)
-      : input_(std::move(input)), batch_size_(batch_size), drop_remainder_(drop_remainder),
+      : input_(std::move(input)),
+        batch_size_(batch_size),
+        drop_remainder_(drop_remainder),
         spec_(std::make_shared<const detail::PadSpec>(std::move(spec))) {}
   std::int64_t cardinality() const override {
     const std::int64_t n = input_->cardinality();

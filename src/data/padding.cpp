@@ -15,14 +15,19 @@ void fill_as(Tensor& t, double value) {
 
 void fill(Tensor& t, double value, const char* op, std::size_t c) {
   switch (t.dtype()) {
-    case DType::float32: return fill_as<float>(t, value);
-    case DType::int32: return fill_as<std::int32_t>(t, value);
-    case DType::int64: return fill_as<std::int64_t>(t, value);
-    case DType::uint8: return fill_as<std::uint8_t>(t, value);
+    case DType::float32:
+      return fill_as<float>(t, value);
+    case DType::int32:
+      return fill_as<std::int32_t>(t, value);
+    case DType::int64:
+      return fill_as<std::int64_t>(t, value);
+    case DType::uint8:
+      return fill_as<std::uint8_t>(t, value);
     default:
-      throw ValueError(fmt::format("Dataset.{}: component {} is {}; padding supports float32, int32, int64 and "
-                                   "uint8 — cast it with map() first",
-                                   op, c, dtype_name(t.dtype())));
+      throw ValueError(
+          fmt::format("Dataset.{}: component {} is {}; padding supports float32, int32, int64 and "
+                      "uint8 — cast it with map() first",
+                      op, c, dtype_name(t.dtype())));
   }
 }
 
@@ -60,13 +65,14 @@ void check_pad_spec(const PadSpec& spec, const char* op) {
   for (std::size_t c = 0; c < spec.padded_shapes.size(); ++c)
     for (std::int64_t d : spec.padded_shapes[c])
       if (d < -1)
-        throw ValueError(fmt::format("Dataset.{}: padded_shapes[{}] is {}; dims are >= 0, or -1 for the "
-                                     "longest in the batch",
-                                     op, c, shape_str(spec.padded_shapes[c])));
+        throw ValueError(
+            fmt::format("Dataset.{}: padded_shapes[{}] is {}; dims are >= 0, or -1 for the "
+                        "longest in the batch",
+                        op, c, shape_str(spec.padded_shapes[c])));
   if (!spec.padded_shapes.empty() && !spec.padding_values.empty() &&
       spec.padded_shapes.size() != spec.padding_values.size())
-    throw ValueError(fmt::format("Dataset.{}: {} padded_shapes but {} padding_values; give one per component",
-                                 op, spec.padded_shapes.size(), spec.padding_values.size()));
+    throw ValueError(fmt::format("Dataset.{}: {} padded_shapes but {} padding_values; give one per component", op,
+                                 spec.padded_shapes.size(), spec.padding_values.size()));
 }
 
 Example pad_and_stack(const std::vector<Example>& elements, const PadSpec& spec, const char* op) {
@@ -87,28 +93,29 @@ Example pad_and_stack(const std::vector<Example>& elements, const PadSpec& spec,
     Shape target(r, 0);
     for (std::size_t e = 0; e < elements.size(); ++e) {
       if (elements[e].size() != comps)
-        throw ShapeError(fmt::format("Dataset.{}: element 0 of a batch has {} components but element {} has {}",
-                                     op, comps, e, elements[e].size()));
+        throw ShapeError(fmt::format("Dataset.{}: element 0 of a batch has {} components but element {} has {}", op,
+                                     comps, e, elements[e].size()));
       const Tensor& t = elements[e][c];
       if (t.dtype() != f.dtype() || static_cast<std::size_t>(t.rank()) != r)
-        throw ShapeError(fmt::format("Dataset.{}: component {} of element 0 of a batch is {} {} but element {} "
-                                     "is {} {}; padding needs the same rank and dtype",
-                                     op, c, shape_str(f.shape()), dtype_name(f.dtype()), e, shape_str(t.shape()),
-                                     dtype_name(t.dtype())));
+        throw ShapeError(fmt::format(
+            "Dataset.{}: component {} of element 0 of a batch is {} {} but element {} "
+            "is {} {}; padding needs the same rank and dtype",
+            op, c, shape_str(f.shape()), dtype_name(f.dtype()), e, shape_str(t.shape()), dtype_name(t.dtype())));
       for (std::size_t d = 0; d < r; ++d) target[d] = std::max(target[d], t.shape()[d]);
     }
     if (!spec.padded_shapes.empty()) {
       const Shape& want = spec.padded_shapes[c];
       if (want.size() != r)
-        throw ShapeError(fmt::format("Dataset.{}: padded_shapes[{}] is {} but the component has rank {} ({})", op,
-                                     c, shape_str(want), r, shape_str(f.shape())));
+        throw ShapeError(fmt::format("Dataset.{}: padded_shapes[{}] is {} but the component has rank {} ({})", op, c,
+                                     shape_str(want), r, shape_str(f.shape())));
       for (std::size_t d = 0; d < r; ++d) {
         const std::int64_t to = want[d] >= 0 ? want[d] : spec.unknown_dim_fill;
         if (to < 0) continue;  // -1: the longest in the batch
         if (target[d] > to)
-          throw ShapeError(fmt::format("Dataset.{}: component {} has size {} on axis {}, more than the {} it "
-                                       "is padded to; raise padded_shapes[{}] or cut the element with map()",
-                                       op, c, target[d], d, to, c));
+          throw ShapeError(
+              fmt::format("Dataset.{}: component {} has size {} on axis {}, more than the {} it "
+                          "is padded to; raise padded_shapes[{}] or cut the element with map()",
+                          op, c, target[d], d, to, c));
         target[d] = to;
       }
     }

@@ -83,9 +83,9 @@ class PrefetchIterator final : public Dataset::Iterator {
   }
 
   std::unique_ptr<Dataset::Iterator> input_;  // used by the producer thread only
-  detail::BufferTuner capacity_;     // under mu_
-  bool filled_since_starved_ = false;  // under mu_
-  std::size_t last_bytes_ = 0;         // under mu_
+  detail::BufferTuner capacity_;              // under mu_
+  bool filled_since_starved_ = false;         // under mu_
+  std::size_t last_bytes_ = 0;                // under mu_
   std::mutex mu_;
   std::condition_variable not_full_, not_empty_;
   std::deque<Example> queue_;

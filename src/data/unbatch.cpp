@@ -34,13 +34,15 @@ class UnbatchIterator final : public Dataset::Iterator {
     if (e.empty()) return 0;
     for (std::size_t c = 0; c < e.size(); ++c) {
       if (e[c].rank() == 0)
-        throw ShapeError(fmt::format("Dataset.unbatch: element {}, component {} is a scalar; every component "
-                                     "needs a leading axis to split",
-                                     index_ - 1, c));
+        throw ShapeError(
+            fmt::format("Dataset.unbatch: element {}, component {} is a scalar; every component "
+                        "needs a leading axis to split",
+                        index_ - 1, c));
       if (e[c].dim(0) != e[0].dim(0))
-        throw ShapeError(fmt::format("Dataset.unbatch: element {} has components of {} and {} rows "
-                                     "(components 0 and {}); they must have the same leading dimension",
-                                     index_ - 1, e[0].dim(0), e[c].dim(0), c));
+        throw ShapeError(
+            fmt::format("Dataset.unbatch: element {} has components of {} and {} rows "
+                        "(components 0 and {}); they must have the same leading dimension",
+                        index_ - 1, e[0].dim(0), e[c].dim(0), c));
     }
     return e[0].dim(0);
   }

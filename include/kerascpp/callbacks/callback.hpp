@@ -90,7 +90,7 @@ class ProgbarLogger : public Callback {
   double start_ = 0, last_render_ = 0;
   std::int64_t seen_ = 0;       // batches run in the current epoch
   std::int64_t test_seen_ = 0;  // batches run in the current evaluate() (its length may be unknown)
-  bool interactive_ = false;  // redraw in place: the output sink is a terminal (looked up per epoch)
+  bool interactive_ = false;    // redraw in place: the output sink is a terminal (looked up per epoch)
 };
 
 }  // namespace kerascpp::callbacks
