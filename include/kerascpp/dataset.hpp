@@ -26,7 +26,8 @@ struct TensorSpec {
   DType dtype = DType::float32;
 };
 
-/// tf.data.experimental.AutoShardPolicy: how a multi-worker strategy splits a dataset.
+/// tf.data.experimental.AutoShardPolicy: how a multi-worker strategy should split a dataset
+/// (recorded in Options; the strategies do not apply it yet, see docs/data.md).
 enum class AutoShardPolicy { AUTO, FILE, DATA, OFF };
 
 /// tf.data.Options: settings for a whole pipeline, attached with Dataset::with_options.
