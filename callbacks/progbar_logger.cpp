@@ -88,18 +88,22 @@ void ProgbarLogger::on_epoch_end(int, const Logs& logs) {
 }
 
 void ProgbarLogger::on_test_begin(const Logs&) {
+  test_seen_ = 0;
   style_ = verbose_ > 0 ? progress_style() : ProgressStyle::lines;
   drawn_width_ = 0;
   start_ = now_seconds();
 }
 
 void ProgbarLogger::on_test_batch_end(std::int64_t batch, const Logs& logs) {
+  test_seen_ = batch + 1;
   if (verbose_ == 1) render(batch + 1, test_steps_, logs, false);
 }
 
 void ProgbarLogger::on_test_end(const Logs& logs) {
   if (verbose_ <= 0) return;
-  if (verbose_ == 1) render(test_steps_ > 0 ? test_steps_ : 0, test_steps_, logs, true);
+  // As on_epoch_end: the batches actually run, so a dataset of unknown length ends on "N/N"
+  // (Keras' final count) instead of the "0/Unknown" an unknown step count gave.
+  if (verbose_ == 1) render(test_seen_, test_steps_ > 0 ? std::max(test_steps_, test_seen_) : test_seen_, logs, true);
   else output() << format_duration(now_seconds() - start_) << format_logs(logs) << "\n" << std::flush;
 }
 

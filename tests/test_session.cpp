@@ -183,6 +183,19 @@ TEST_CASE("session: set_output sends progress, summaries and callback messages t
   CHECK(&K::output() == &std::cout);
 }
 
+TEST_CASE("session: evaluate on a dataset of unknown length ends its bar on the step count, as Keras") {
+  SessionReset reset;
+  K::Sequential model = toy_model();
+  std::ostringstream sink;
+  K::set_output(sink);
+  auto unknown_length = toy_data().filter([](const K::Example&) { return true; });
+  REQUIRE(unknown_length.cardinality() == K::Dataset::kUnknown);
+  model.evaluate(unknown_length, {.verbose = 1});
+  const std::string text = sink.str();
+  CHECK(text.find("4/4 [") != std::string::npos);  // Keras: the target becomes the steps seen
+  CHECK(text.find("/Unknown") == std::string::npos);
+}
+
 // ---- default verbosity ----
 
 TEST_CASE("session: set_default_verbose applies where the call leaves verbose unset") {

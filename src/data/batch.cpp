@@ -177,7 +177,7 @@ Dataset Dataset::batch(std::int64_t batch_size, bool drop_remainder) const {
         fmt::format("Dataset.batch: batch_size must be >= 1, got {}; pass the number of examples "
                     "per step, e.g. batch(128)",
                     batch_size));
-  return Dataset(std::make_shared<BatchNode>(node_, batch_size, drop_remainder));
+  return derive(std::make_shared<BatchNode>(node_, batch_size, drop_remainder));
 }
 
 }  // namespace kerascpp

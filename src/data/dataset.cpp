@@ -18,12 +18,54 @@ const detail::DatasetNode& Dataset::node(const char* op) const {
 std::int64_t Dataset::cardinality() const { return node("cardinality").cardinality(); }
 
 std::unique_ptr<Dataset::Iterator> Dataset::make_iterator(std::uint64_t epoch) const {
-  return node("make_iterator").make_iterator(epoch);
+  const auto& root = node("make_iterator");
+  detail::OptionsScope scope(options_);
+  return root.make_iterator(epoch);
+}
+
+Dataset Dataset::derive(std::shared_ptr<const detail::DatasetNode> node) const {
+  Dataset out(std::move(node));
+  out.options_ = options_;
+  return out;
+}
+
+Dataset Dataset::with_options(const Options& options) const {
+  node("with_options");  // throws for a default-constructed Dataset
+  // tf.data merges: a field set here wins, one left unset keeps the earlier value.
+  Options merged = options_ ? *options_ : Options{};
+  if (options.deterministic) merged.deterministic = options.deterministic;
+  if (options.auto_shard_policy != AutoShardPolicy::AUTO) merged.auto_shard_policy = options.auto_shard_policy;
+  Dataset out(node_);
+  out.options_ = std::make_shared<const Options>(merged);
+  return out;
+}
+
+Options Dataset::options() const {
+  node("options");
+  return options_ ? *options_ : Options{};
 }
 
 bool Dataset::is_batched() const { return node("is_batched").is_batched(); }
 
 namespace detail {
+
+namespace {
+thread_local std::shared_ptr<const Options> t_current_options;
+}
+
+const Options& current_options() {
+  static const Options defaults;
+  return t_current_options ? *t_current_options : defaults;
+}
+
+std::shared_ptr<const Options> current_options_handle() { return t_current_options; }
+
+OptionsScope::OptionsScope(std::shared_ptr<const Options> options)
+    : held_(std::move(options)), previous_(t_current_options) {
+  t_current_options = held_;
+}
+
+OptionsScope::~OptionsScope() { t_current_options = previous_; }
 
 Dataset make_dataset(std::shared_ptr<const DatasetNode> node) { return Dataset(std::move(node)); }
 

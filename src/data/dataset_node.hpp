@@ -53,6 +53,28 @@ std::unique_ptr<Dataset::Iterator> make_row_iterator(const RowSource& rows, std:
 // so the batches are bit-identical to a float32 source).
 void decode_uint8(const std::uint8_t* src, float* dst, std::size_t n, float divisor);
 
+// The Options of the Dataset whose iterator is being made on this thread (Dataset::make_iterator
+// sets them; defaults otherwise). Nodes read them in make_iterator(), where tf.data applies a
+// pipeline's options to every op whatever its position; a node that opens an input later (repeat,
+// concatenate) captures them and reinstates them with an OptionsScope.
+const Options& current_options();
+class OptionsScope {
+ public:
+  explicit OptionsScope(std::shared_ptr<const Options> options);
+  ~OptionsScope();
+  OptionsScope(const OptionsScope&) = delete;
+  OptionsScope& operator=(const OptionsScope&) = delete;
+
+ private:
+  std::shared_ptr<const Options> held_, previous_;
+};
+std::shared_ptr<const Options> current_options_handle();
+
+// A deterministic argument resolved as tf.data does: the op's own when set, else the options'.
+inline bool resolve_deterministic(const std::optional<bool>& op_value) {
+  return op_value.value_or(current_options().deterministic.value_or(true));
+}
+
 // Well-mixed 64-bit hash (splitmix64 finaliser) for deriving per-epoch seeds.
 std::uint64_t mix64(std::uint64_t x);
 

@@ -29,7 +29,11 @@ class IndexOpNode : public DatasetNode {
   std::unique_ptr<Dataset::Iterator> make_iterator(std::uint64_t epoch) const override {
     auto input = input_;  // captured by value: iterators may outlive the Dataset
     return self().template wrap<Dataset::Iterator, Example>(
-        [input](std::uint64_t e) { return input->make_iterator(e); }, epoch);
+        [input, options = current_options_handle()](std::uint64_t e) {
+          OptionsScope scope(options);  // repeat() opens its passes later, from next()
+          return input->make_iterator(e);
+        },
+        epoch);
   }
 
   std::unique_ptr<IndexStream> make_index_stream(std::uint64_t epoch) const override {

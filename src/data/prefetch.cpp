@@ -9,19 +9,16 @@
 #include <thread>
 #include <utility>
 
+#include "data/autotune.hpp"
 #include "data/dataset_node.hpp"
 
 namespace kerascpp {
 namespace {
 
-// What kAutotune resolves to: two elements hide one step's worth of input latency, which is
-// all a single consumer needs; more only holds memory.
-constexpr std::size_t kAutotuneBuffer = 2;
-
 class PrefetchIterator final : public Dataset::Iterator {
  public:
-  PrefetchIterator(std::unique_ptr<Dataset::Iterator> input, std::size_t capacity)
-      : input_(std::move(input)), capacity_(capacity) {
+  PrefetchIterator(std::unique_ptr<Dataset::Iterator> input, std::int64_t buffer_size)
+      : input_(std::move(input)), capacity_(buffer_size) {
     producer_ = std::thread([this] { produce(); });
   }
 
@@ -38,8 +35,13 @@ class PrefetchIterator final : public Dataset::Iterator {
 
   bool next(Example& out) override {
     std::unique_lock lock(mu_);
+    if (queue_.empty() && !done_) {
+      capacity_.starved(filled_since_starved_, last_bytes_);
+      filled_since_starved_ = false;
+    }
     not_empty_.wait(lock, [this] { return !queue_.empty() || done_; });
     if (!queue_.empty()) {
+      last_bytes_ = detail::example_bytes(queue_.front());
       out = std::move(queue_.front());
       queue_.pop_front();
       lock.unlock();
@@ -62,9 +64,10 @@ class PrefetchIterator final : public Dataset::Iterator {
         Example e;
         if (!input_->next(e)) break;
         std::unique_lock lock(mu_);
-        not_full_.wait(lock, [this] { return stop_ || queue_.size() < capacity_; });
+        not_full_.wait(lock, [this] { return stop_ || queue_.size() < capacity_.value(); });
         if (stop_) break;
         queue_.push_back(std::move(e));
+        if (queue_.size() >= capacity_.value()) filled_since_starved_ = true;
         lock.unlock();
         not_empty_.notify_one();
       }
@@ -80,7 +83,9 @@ class PrefetchIterator final : public Dataset::Iterator {
   }
 
   std::unique_ptr<Dataset::Iterator> input_;  // used by the producer thread only
-  std::size_t capacity_;
+  detail::BufferTuner capacity_;              // under mu_
+  bool filled_since_starved_ = false;         // under mu_
+  std::size_t last_bytes_ = 0;                // under mu_
   std::mutex mu_;
   std::condition_variable not_full_, not_empty_;
   std::deque<Example> queue_;
@@ -91,17 +96,17 @@ class PrefetchIterator final : public Dataset::Iterator {
 
 class PrefetchNode final : public detail::DatasetNode {
  public:
-  PrefetchNode(std::shared_ptr<const detail::DatasetNode> input, std::size_t capacity)
-      : input_(std::move(input)), capacity_(capacity) {}
+  PrefetchNode(std::shared_ptr<const detail::DatasetNode> input, std::int64_t buffer_size)
+      : input_(std::move(input)), buffer_size_(buffer_size) {}
   std::int64_t cardinality() const override { return input_->cardinality(); }
   bool is_batched() const override { return input_->is_batched(); }
   std::unique_ptr<Dataset::Iterator> make_iterator(std::uint64_t epoch) const override {
-    return std::make_unique<PrefetchIterator>(input_->make_iterator(epoch), capacity_);
+    return std::make_unique<PrefetchIterator>(input_->make_iterator(epoch), buffer_size_);
   }
 
  private:
   std::shared_ptr<const detail::DatasetNode> input_;
-  std::size_t capacity_;
+  std::int64_t buffer_size_;  // > 0 or AUTOTUNE
 };
 
 }  // namespace
@@ -112,8 +117,7 @@ Dataset Dataset::prefetch(std::int64_t buffer_size) const {
     throw ValueError(
         fmt::format("Dataset.prefetch: buffer_size must be >= 0 or Dataset::kAutotune (-1), got {}", buffer_size));
   if (buffer_size == 0) return *this;  // tf.data: no prefetching
-  std::size_t capacity = buffer_size == kAutotune ? kAutotuneBuffer : static_cast<std::size_t>(buffer_size);
-  return Dataset(std::make_shared<PrefetchNode>(node_, capacity));
+  return derive(std::make_shared<PrefetchNode>(node_, buffer_size));
 }
 
 }  // namespace kerascpp

@@ -71,7 +71,7 @@ Dataset Dataset::repeat(std::int64_t count) const {
   node("repeat");  // throws for a default-constructed Dataset
   if (count < -1)
     throw ValueError(fmt::format("Dataset.repeat: count must be >= 0, or -1 to repeat forever; got {}", count));
-  return Dataset(std::make_shared<RepeatNode>(node_, count));
+  return derive(std::make_shared<RepeatNode>(node_, count));
 }
 
 }  // namespace kerascpp

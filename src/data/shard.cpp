@@ -54,7 +54,7 @@ Dataset Dataset::shard(std::int64_t num_shards, std::int64_t index) const {
   if (index < 0 || index >= num_shards)
     throw ValueError(
         fmt::format("Dataset.shard: index must be in [0, {}), got {}; pass this worker's rank", num_shards, index));
-  return Dataset(std::make_shared<ShardNode>(node_, num_shards, index));
+  return derive(std::make_shared<ShardNode>(node_, num_shards, index));
 }
 
 }  // namespace kerascpp

@@ -95,7 +95,7 @@ Dataset Dataset::shuffle(std::int64_t buffer_size, std::optional<std::uint64_t> 
                     "(e.g. 60000) for a full shuffle",
                     buffer_size));
   std::uint64_t s = seed ? *seed : next_random_seed();
-  return Dataset(std::make_shared<ShuffleNode>(node_, buffer_size, s, reshuffle_each_iteration));
+  return derive(std::make_shared<ShuffleNode>(node_, buffer_size, s, reshuffle_each_iteration));
 }
 
 }  // namespace kerascpp

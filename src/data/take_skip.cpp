@@ -83,7 +83,7 @@ class SkipNode final : public detail::IndexOpNode<SkipNode> {
 Dataset Dataset::take(std::int64_t n) const {
   node("take");  // throws for a default-constructed Dataset
   if (n < -1) throw ValueError(fmt::format("Dataset.take: n must be >= 0, or -1 for all elements; got {}", n));
-  return Dataset(std::make_shared<TakeNode>(node_, n));
+  return derive(std::make_shared<TakeNode>(node_, n));
 }
 
 Dataset Dataset::skip(std::int64_t n) const {
@@ -93,7 +93,7 @@ Dataset Dataset::skip(std::int64_t n) const {
     throw ValueError(
         "Dataset.skip(-1) on an endless dataset would never return; skip a finite number, or "
         "apply take() before repeat()");
-  return Dataset(std::make_shared<SkipNode>(node_, n));
+  return derive(std::make_shared<SkipNode>(node_, n));
 }
 
 }  // namespace kerascpp

@@ -119,6 +119,7 @@ class ProgbarLogger : public Callback {
   std::int64_t steps_ = -1, test_steps_ = -1;
   double start_ = 0, last_render_ = 0;
   std::int64_t seen_ = 0;                       // batches run in the current epoch
+  std::int64_t test_seen_ = 0;                  // batches run in the current evaluate() (its length may be unknown)
   ProgressStyle style_ = ProgressStyle::lines;  // how the bar redraws (progress_style(), looked up per epoch)
   std::size_t drawn_width_ = 0;                 // the length of the line last redrawn in place
 };
