@@ -1,6 +1,7 @@
 #include "kerascpp/layers/activation.hpp"
 #include "kerascpp/layer_config.hpp"
 
+#include "check.hpp"
 #include "layer_util.hpp"
 
 namespace kerascpp::layers {
@@ -15,15 +16,15 @@ std::vector<Shape> ActivationLayer::compute_output_shapes(const std::vector<Shap
   // The axis-wise ones need it (batch axis included); glu halves it.
   const int rank = static_cast<int>(in[0].size()) + 1;
   const int axis = activation_.axis < 0 ? activation_.axis + rank : activation_.axis;
-  if (axis < 1 || axis >= rank)
-    throw ShapeError(fmt::format("{}: {} along axis {} needs an input with that non-batch axis; got shape {}", where(),
-                                 activation_name(activation_), activation_.axis, shape_str(in[0])));
+  KERASCPP_CHECK_SHAPE(axis >= 1 && axis < rank,
+                       "{}: {} along axis {} needs an input with that non-batch axis; got shape {}", where(),
+                       activation_name(activation_), activation_.axis, shape_str(in[0]));
   Shape out = in[0];
   if (activation_.changes_shape()) {
     std::int64_t& d = out[static_cast<std::size_t>(axis - 1)];
-    if (d >= 0 && d % 2 != 0)
-      throw ShapeError(fmt::format("{}: glu splits axis {} into two halves, so its size must be even; got shape {}",
-                                   where(), activation_.axis, shape_str(in[0])));
+    KERASCPP_CHECK_SHAPE(d < 0 || d % 2 == 0,
+                         "{}: glu splits axis {} into two halves, so its size must be even; got shape {}", where(),
+                         activation_.axis, shape_str(in[0]));
     if (d >= 0) d /= 2;
   }
   return {out};

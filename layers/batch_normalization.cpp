@@ -15,10 +15,11 @@ namespace kerascpp::layers {
 
 BatchNormalizationLayer::BatchNormalizationLayer(BatchNormalizationOptions options)
     : Layer(options.name), options_(std::move(options)) {
-  KERASCPP_CHECK(options_.epsilon > 0.f && std::isfinite(options_.epsilon), ValueError,
-                 "BatchNormalization '{}': epsilon must be a positive finite number, got {}", name(), options_.epsilon);
-  KERASCPP_CHECK(options_.momentum >= 0.f && options_.momentum <= 1.f, ValueError,
-                 "BatchNormalization '{}': momentum must be in [0, 1], got {}", name(), options_.momentum);
+  KERASCPP_CHECK_VALUE(options_.epsilon > 0.f && std::isfinite(options_.epsilon),
+                       "BatchNormalization '{}': epsilon must be a positive finite number, got {}", name(),
+                       options_.epsilon);
+  KERASCPP_CHECK_VALUE(options_.momentum >= 0.f && options_.momentum <= 1.f,
+                       "BatchNormalization '{}': momentum must be in [0, 1], got {}", name(), options_.momentum);
   set_input_spec({.min_ndim = 2,
                   .layout = "(batch, ..., channels)",
                   .rank_hint = "BatchNormalization normalises the last (channel) axis"});

@@ -18,11 +18,9 @@ Tensor as_kernel_2d(const Tensor& w) { return w.reshape({1, w.dim(0), w.dim(1), 
 
 Conv1DLayer::Conv1DLayer(std::int64_t filters, std::int64_t kernel_size, Conv1DOptions options)
     : Layer(options.name), filters_(filters), kernel_size_(kernel_size), options_(std::move(options)) {
-  KERASCPP_CHECK(filters_ > 0, ValueError, "Conv1D '{}': filters must be positive, got {}", name(), filters_);
-  KERASCPP_CHECK(kernel_size_ > 0, ValueError, "Conv1D '{}': kernel_size must be positive, got {}", name(),
-                 kernel_size_);
-  KERASCPP_CHECK(options_.strides > 0, ValueError, "Conv1D '{}': strides must be positive, got {}", name(),
-                 options_.strides);
+  KERASCPP_CHECK_VALUE(filters_ > 0, "Conv1D '{}': filters must be positive, got {}", name(), filters_);
+  KERASCPP_CHECK_VALUE(kernel_size_ > 0, "Conv1D '{}': kernel_size must be positive, got {}", name(), kernel_size_);
+  KERASCPP_CHECK_VALUE(options_.strides > 0, "Conv1D '{}': strides must be positive, got {}", name(), options_.strides);
   activation_ = detail::kernel_layer_activation(options_.activation, "Conv1D");
   set_input_spec(sequence_spec());
 }
@@ -41,12 +39,10 @@ std::int64_t Conv1DLayer::output_steps(std::int64_t steps) const {
 
 std::vector<Shape> Conv1DLayer::compute_output_shapes(const std::vector<Shape>& in) {
   const Shape& s = in[0];  // (steps, channels): the input spec holds
-  if (options_.padding == Padding::valid && s[0] < kernel_size_) {
-    throw ShapeError(
-        fmt::format("{}: kernel_size {} is larger than the input {} ({} steps) with padding=\"valid\"; use "
-                    "Padding::same, Padding::causal or a smaller kernel",
-                    where(), kernel_size_, shape_str(detail::with_batch(-1, s)), s[0]));
-  }
+  KERASCPP_CHECK_SHAPE(options_.padding != Padding::valid || s[0] >= kernel_size_,
+                       "{}: kernel_size {} is larger than the input {} ({} steps) with padding=\"valid\"; use "
+                       "Padding::same, Padding::causal or a smaller kernel",
+                       where(), kernel_size_, shape_str(detail::with_batch(-1, s)), s[0]);
   return {{output_steps(s[0]), filters_}};
 }
 

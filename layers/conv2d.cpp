@@ -12,15 +12,15 @@ namespace kerascpp::layers {
 Conv2DLayer::Conv2DLayer(std::int64_t filters, Size2D kernel_size, Conv2DOptions options)
     : Layer(options.name), filters_(filters), kernel_size_(kernel_size), options_(std::move(options)) {
   if (!options_.dtype.empty()) set_dtype_policy(options_.dtype);
-  KERASCPP_CHECK(filters_ > 0, ValueError, "Conv2D '{}': filters must be positive, got {}", name(), filters_);
-  KERASCPP_CHECK(kernel_size_.positive(), ValueError,
-                 "Conv2D '{}': kernel_size must be positive, e.g. 3 or {{3, 5}}, got {{{}, {}}}", name(),
-                 kernel_size_.height, kernel_size_.width);
-  KERASCPP_CHECK(options_.strides.positive(), ValueError, "Conv2D '{}': strides must be positive, got {{{}, {}}}",
-                 name(), options_.strides.height, options_.strides.width);
-  KERASCPP_CHECK(options_.padding == Padding::valid || options_.padding == Padding::same, ValueError,
-                 "Conv2D '{}': padding must be Padding::valid or Padding::same, got {}", name(),
-                 static_cast<int>(options_.padding));
+  KERASCPP_CHECK_VALUE(filters_ > 0, "Conv2D '{}': filters must be positive, got {}", name(), filters_);
+  KERASCPP_CHECK_VALUE(kernel_size_.positive(),
+                       "Conv2D '{}': kernel_size must be positive, e.g. 3 or {{3, 5}}, got {{{}, {}}}", name(),
+                       kernel_size_.height, kernel_size_.width);
+  KERASCPP_CHECK_VALUE(options_.strides.positive(), "Conv2D '{}': strides must be positive, got {{{}, {}}}", name(),
+                       options_.strides.height, options_.strides.width);
+  KERASCPP_CHECK_VALUE(options_.padding == Padding::valid || options_.padding == Padding::same,
+                       "Conv2D '{}': padding must be Padding::valid or Padding::same, got {}", name(),
+                       static_cast<int>(options_.padding));
   activation_ = detail::kernel_layer_activation(options_.activation, "Conv2D");
   set_input_spec(image_spec());
 }
@@ -35,12 +35,10 @@ std::vector<Shape> Conv2DLayer::compute_output_shapes(const std::vector<Shape>& 
   const Shape& s = in[0];  // (height, width, channels): the input spec holds
   const bool same = options_.padding == Padding::same;
   const std::int64_t kh = kernel_size_.height, kw = kernel_size_.width;
-  if (!same && (s[0] < kh || s[1] < kw)) {
-    throw ShapeError(
-        fmt::format("{}: kernel {}x{} is larger than the input {} with padding=\"valid\"; use "
-                    "Padding::same or a smaller kernel",
-                    where(), kh, kw, shape_str(detail::with_batch(-1, s))));
-  }
+  KERASCPP_CHECK_SHAPE(same || (s[0] >= kh && s[1] >= kw),
+                       "{}: kernel {}x{} is larger than the input {} with padding=\"valid\"; use "
+                       "Padding::same or a smaller kernel",
+                       where(), kh, kw, shape_str(detail::with_batch(-1, s)));
   return {{detail::window_output(s[0], kh, options_.strides.height, same),
            detail::window_output(s[1], kw, options_.strides.width, same), filters_}};
 }

@@ -39,16 +39,15 @@ void transpose_padding(std::int64_t in, std::int64_t out, std::int64_t k, std::i
 
 Conv2DTransposeLayer::Conv2DTransposeLayer(std::int64_t filters, Size2D kernel_size, Conv2DTransposeOptions options)
     : Layer(options.name), filters_(filters), kernel_size_(kernel_size), options_(std::move(options)) {
-  KERASCPP_CHECK(filters_ > 0, ValueError, "Conv2DTranspose '{}': filters must be positive, got {}", name(), filters_);
-  KERASCPP_CHECK(kernel_size_.positive(), ValueError,
-                 "Conv2DTranspose '{}': kernel_size must be positive, e.g. 3 or {{3, 5}}, got {{{}, {}}}", name(),
-                 kernel_size_.height, kernel_size_.width);
-  KERASCPP_CHECK(options_.strides.positive(), ValueError,
-                 "Conv2DTranspose '{}': strides must be positive, got {{{}, {}}}", name(), options_.strides.height,
-                 options_.strides.width);
-  KERASCPP_CHECK(options_.padding == Padding::valid || options_.padding == Padding::same, ValueError,
-                 "Conv2DTranspose '{}': padding must be Padding::valid or Padding::same, got \"{}\"", name(),
-                 padding_name(options_.padding));
+  KERASCPP_CHECK_VALUE(filters_ > 0, "Conv2DTranspose '{}': filters must be positive, got {}", name(), filters_);
+  KERASCPP_CHECK_VALUE(kernel_size_.positive(),
+                       "Conv2DTranspose '{}': kernel_size must be positive, e.g. 3 or {{3, 5}}, got {{{}, {}}}", name(),
+                       kernel_size_.height, kernel_size_.width);
+  KERASCPP_CHECK_VALUE(options_.strides.positive(), "Conv2DTranspose '{}': strides must be positive, got {{{}, {}}}",
+                       name(), options_.strides.height, options_.strides.width);
+  KERASCPP_CHECK_VALUE(options_.padding == Padding::valid || options_.padding == Padding::same,
+                       "Conv2DTranspose '{}': padding must be Padding::valid or Padding::same, got \"{}\"", name(),
+                       padding_name(options_.padding));
   activation_ = detail::kernel_layer_activation(options_.activation, "Conv2DTranspose");
   set_input_spec(detail::nhwc_image_spec());
 }

@@ -1,6 +1,7 @@
 #include "kerascpp/layers/dense.hpp"
 #include "kerascpp/layer_config.hpp"
 
+#include "check.hpp"
 #include "kerascpp/random.hpp"
 #include "layer_util.hpp"
 
@@ -9,8 +10,8 @@ namespace kerascpp::layers {
 DenseLayer::DenseLayer(std::int64_t units, DenseOptions options)
     : Layer(options.name), units_(units), options_(std::move(options)) {
   if (!options_.dtype.empty()) set_dtype_policy(options_.dtype);
-  if (units_ <= 0)
-    throw ValueError(fmt::format("Dense '{}': units must be positive (the number of outputs), got {}", name(), units_));
+  KERASCPP_CHECK_VALUE(units_ > 0, "Dense '{}': units must be positive (the number of outputs), got {}", name(),
+                       units_);
   activation_ = detail::kernel_layer_activation(options_.activation, "Dense");
   set_input_spec({.min_ndim = 2,
                   .layout = "(batch, ..., features)",

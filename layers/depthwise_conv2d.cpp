@@ -9,17 +9,16 @@ namespace kerascpp::layers {
 
 DepthwiseConv2DLayer::DepthwiseConv2DLayer(Size2D kernel_size, DepthwiseConv2DOptions options)
     : Layer(options.name), kernel_size_(kernel_size), options_(std::move(options)) {
-  KERASCPP_CHECK(kernel_size_.positive(), ValueError,
-                 "DepthwiseConv2D '{}': kernel_size must be positive, e.g. 3 or {{3, 5}}, got {{{}, {}}}", name(),
-                 kernel_size_.height, kernel_size_.width);
-  KERASCPP_CHECK(options_.strides.positive(), ValueError,
-                 "DepthwiseConv2D '{}': strides must be positive, got {{{}, {}}}", name(), options_.strides.height,
-                 options_.strides.width);
-  KERASCPP_CHECK(options_.depth_multiplier > 0, ValueError,
-                 "DepthwiseConv2D '{}': depth_multiplier must be positive, got {}", name(), options_.depth_multiplier);
-  KERASCPP_CHECK(options_.padding == Padding::valid || options_.padding == Padding::same, ValueError,
-                 "DepthwiseConv2D '{}': padding must be Padding::valid or Padding::same, got \"{}\"", name(),
-                 padding_name(options_.padding));
+  KERASCPP_CHECK_VALUE(kernel_size_.positive(),
+                       "DepthwiseConv2D '{}': kernel_size must be positive, e.g. 3 or {{3, 5}}, got {{{}, {}}}", name(),
+                       kernel_size_.height, kernel_size_.width);
+  KERASCPP_CHECK_VALUE(options_.strides.positive(), "DepthwiseConv2D '{}': strides must be positive, got {{{}, {}}}",
+                       name(), options_.strides.height, options_.strides.width);
+  KERASCPP_CHECK_VALUE(options_.depth_multiplier > 0, "DepthwiseConv2D '{}': depth_multiplier must be positive, got {}",
+                       name(), options_.depth_multiplier);
+  KERASCPP_CHECK_VALUE(options_.padding == Padding::valid || options_.padding == Padding::same,
+                       "DepthwiseConv2D '{}': padding must be Padding::valid or Padding::same, got \"{}\"", name(),
+                       padding_name(options_.padding));
   activation_ = detail::kernel_layer_activation(options_.activation, "DepthwiseConv2D");
   set_input_spec(detail::nhwc_image_spec());
 }
@@ -28,12 +27,10 @@ std::vector<Shape> DepthwiseConv2DLayer::compute_output_shapes(const std::vector
   const Shape& s = in[0];
   const bool same = options_.padding == Padding::same;
   const std::int64_t kh = kernel_size_.height, kw = kernel_size_.width;
-  if (!same && (s[0] < kh || s[1] < kw)) {
-    throw ShapeError(
-        fmt::format("{}: kernel {}x{} is larger than the input {} with padding=\"valid\"; use "
-                    "Padding::same or a smaller kernel",
-                    where(), kh, kw, shape_str(detail::with_batch(-1, s))));
-  }
+  KERASCPP_CHECK_SHAPE(same || (s[0] >= kh && s[1] >= kw),
+                       "{}: kernel {}x{} is larger than the input {} with padding=\"valid\"; use "
+                       "Padding::same or a smaller kernel",
+                       where(), kh, kw, shape_str(detail::with_batch(-1, s)));
   return {{detail::window_output(s[0], kh, options_.strides.height, same),
            detail::window_output(s[1], kw, options_.strides.width, same), s[2] * options_.depth_multiplier}};
 }

@@ -75,32 +75,33 @@ DotLayer::DotLayer(int axes_a, int axes_b, bool single_int, DotOptions options)
 std::pair<int, int> DotLayer::resolve_axes(std::size_t rank_a, std::size_t rank_b) const {
   const std::size_t ranks[2] = {rank_a, rank_b};
   for (std::size_t r : ranks)
-    KERASCPP_CHECK(r == 2 || r == 3, ShapeError,
-                   "{}: supports 2-D and 3-D inputs (batch axis included), got inputs of rank {} and {}; reshape "
-                   "the inputs to (batch, features) or (batch, steps, features)",
-                   where(), rank_a, rank_b);
+    KERASCPP_CHECK_SHAPE(r == 2 || r == 3,
+                         "{}: supports 2-D and 3-D inputs (batch axis included), got inputs of rank {} and {}; reshape "
+                         "the inputs to (batch, features) or (batch, steps, features)",
+                         where(), rank_a, rank_b);
   int a[2];
   for (int i = 0; i < 2; ++i) {
     const int n = static_cast<int>(ranks[i]);
     a[i] = axes_[i] < 0 ? py_mod(axes_[i], n) : axes_[i];
-    KERASCPP_CHECK(a[i] >= 1 && a[i] < n, ValueError,
-                   "{}: axes {} is out of range for input {} of rank {}; give an axis in 1..{} or -{}..-1 (axis 0 is "
-                   "the batch axis and cannot be summed over)",
-                   where(), axes_[i], i, n, n - 1, n - 1);
+    KERASCPP_CHECK_VALUE(
+        a[i] >= 1 && a[i] < n,
+        "{}: axes {} is out of range for input {} of rank {}; give an axis in 1..{} or -{}..-1 (axis 0 is "
+        "the batch axis and cannot be summed over)",
+        where(), axes_[i], i, n, n - 1, n - 1);
   }
   return {a[0], a[1]};
 }
 
 std::vector<Shape> DotLayer::compute_output_shapes(const std::vector<Shape>& in) {
-  KERASCPP_CHECK(in.size() == 2, ValueError, "{}: a Dot layer should be called on a list of 2 inputs, got {}", where(),
-                 in.size());
+  KERASCPP_CHECK_VALUE(in.size() == 2, "{}: a Dot layer should be called on a list of 2 inputs, got {}", where(),
+                       in.size());
   auto [a0, a1] = resolve_axes(in[0].size() + 1, in[1].size() + 1);
   const std::int64_t d0 = in[0][static_cast<std::size_t>(a0 - 1)], d1 = in[1][static_cast<std::size_t>(a1 - 1)];
-  KERASCPP_CHECK(d0 == d1, ShapeError,
-                 "{}: incompatible input shapes: axis values {} (at axis {}) != {} (at axis {}); full input shapes: "
-                 "{}, {}",
-                 where(), d0, a0, d1, a1, shape_str(detail::with_batch(-1, in[0])),
-                 shape_str(detail::with_batch(-1, in[1])));
+  KERASCPP_CHECK_SHAPE(
+      d0 == d1,
+      "{}: incompatible input shapes: axis values {} (at axis {}) != {} (at axis {}); full input shapes: "
+      "{}, {}",
+      where(), d0, a0, d1, a1, shape_str(detail::with_batch(-1, in[0])), shape_str(detail::with_batch(-1, in[1])));
   // Keras: the first shape less its dot axis, then the second less its batch and dot axes.
   Shape out;
   for (std::size_t d = 0; d < in[0].size(); ++d)

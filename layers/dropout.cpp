@@ -1,6 +1,7 @@
 #include "kerascpp/layers/dropout.hpp"
 #include "kerascpp/layer_config.hpp"
 
+#include "check.hpp"
 #include "kerascpp/random.hpp"
 #include "layer_util.hpp"
 
@@ -8,9 +9,8 @@ namespace kerascpp::layers {
 
 DropoutLayer::DropoutLayer(float rate, DropoutOptions options)
     : Layer(options.name), rate_(rate), seed_(options.seed ? *options.seed : next_random_seed()) {
-  if (!(rate_ >= 0.f && rate_ < 1.f))
-    throw ValueError(
-        fmt::format("Dropout '{}': rate must be in [0, 1) (the fraction of inputs dropped), got {}", name(), rate_));
+  KERASCPP_CHECK_VALUE(rate_ >= 0.f && rate_ < 1.f,
+                       "Dropout '{}': rate must be in [0, 1) (the fraction of inputs dropped), got {}", name(), rate_);
   set_input_spec({});  // one float32 input of any shape
 }
 

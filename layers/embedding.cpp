@@ -12,12 +12,12 @@ namespace kerascpp::layers {
 
 EmbeddingLayer::EmbeddingLayer(std::int64_t input_dim, std::int64_t output_dim, EmbeddingOptions options)
     : Layer(options.name), input_dim_(input_dim), output_dim_(output_dim), options_(std::move(options)) {
-  KERASCPP_CHECK(input_dim_ > 0, ValueError,
-                 "Embedding '{}': input_dim must be positive (the vocabulary size, largest id + 1), got {}", name(),
-                 input_dim_);
-  KERASCPP_CHECK(output_dim_ > 0, ValueError,
-                 "Embedding '{}': output_dim must be positive (the width of one embedding), got {}", name(),
-                 output_dim_);
+  KERASCPP_CHECK_VALUE(input_dim_ > 0,
+                       "Embedding '{}': input_dim must be positive (the vocabulary size, largest id + 1), got {}",
+                       name(), input_dim_);
+  KERASCPP_CHECK_VALUE(output_dim_ > 0,
+                       "Embedding '{}': output_dim must be positive (the width of one embedding), got {}", name(),
+                       output_dim_);
   // Ids of any rank and any of the id dtypes: the dtype is checked by the Backend op.
   set_input_spec({.min_ndim = 1, .dtype = std::nullopt, .layout = "(batch, ...) integer ids"});
 }

@@ -12,8 +12,8 @@ namespace kerascpp::layers {
 
 GlobalPoolingLayer::GlobalPoolingLayer(PoolKind kind, int spatial_rank, GlobalPoolingOptions options)
     : Layer(std::move(options.name)), kind_(kind), spatial_rank_(spatial_rank), keepdims_(options.keepdims) {
-  KERASCPP_CHECK(spatial_rank_ >= 1 && spatial_rank_ <= 3, ValueError,
-                 "Global pooling '{}': 1 to 3 spatial axes, got {}", name(), spatial_rank_);
+  KERASCPP_CHECK_VALUE(spatial_rank_ >= 1 && spatial_rank_ <= 3, "Global pooling '{}': 1 to 3 spatial axes, got {}",
+                       name(), spatial_rank_);
   set_input_spec(detail::spatial_spec(static_cast<std::size_t>(spatial_rank_)));
 }
 
@@ -51,9 +51,9 @@ Tensor as_image(const Tensor& x) {
 // Masked steps are also zeroed, so a wholly masked sequence gives 0 (Keras divides 0 by 0: NaN).
 // st.saved[0] keeps w for the backward, dx[b, t] = w[b, t]·dy[b] (0 at masked steps).
 Tensor masked_step_weights(Backend& be, const Tensor& x, const Tensor& mask, const std::string& where) {
-  KERASCPP_CHECK(mask.rank() == 2 && mask.dim(0) == x.dim(0) && mask.dim(1) == x.dim(1), ValueError,
-                 "{}: the input's mask {} does not match its (batch, steps) {}", where, shape_str(mask.shape()),
-                 shape_str({x.dim(0), x.dim(1)}));
+  KERASCPP_CHECK_VALUE(mask.rank() == 2 && mask.dim(0) == x.dim(0) && mask.dim(1) == x.dim(1),
+                       "{}: the input's mask {} does not match its (batch, steps) {}", where, shape_str(mask.shape()),
+                       shape_str({x.dim(0), x.dim(1)}));
   Tensor logits = Tensor::zeros({x.dim(0), x.dim(1)});
   be.masked_fill(logits, mask, -1e9f);
   Tensor w;

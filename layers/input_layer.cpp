@@ -1,5 +1,6 @@
 #include "kerascpp/layers/input_layer.hpp"
 
+#include "check.hpp"
 #include "layer_util.hpp"
 
 namespace kerascpp::layers {
@@ -7,11 +8,10 @@ namespace kerascpp::layers {
 InputLayerImpl::InputLayerImpl(Shape shape, InputLayerOptions options)
     : Layer(std::move(options.name)), shape_(std::move(shape)), dtype_(options.dtype) {
   for (auto d : shape_)
-    if (d <= 0)
-      throw ValueError(
-          fmt::format("Input: every dimension of the per-example shape must be positive, got {}; the batch "
-                      "axis is implicit and must not be given",
-                      shape_str(shape_)));
+    KERASCPP_CHECK_VALUE(d > 0,
+                         "Input: every dimension of the per-example shape must be positive, got {}; the batch "
+                         "axis is implicit and must not be given",
+                         shape_str(shape_));
   set_input_specs({});  // a source: it is never called on inputs
 }
 

@@ -12,8 +12,9 @@ namespace kerascpp::layers {
 
 LayerNormalizationLayer::LayerNormalizationLayer(LayerNormalizationOptions options)
     : Layer(options.name), options_(std::move(options)) {
-  KERASCPP_CHECK(options_.epsilon > 0.f && std::isfinite(options_.epsilon), ValueError,
-                 "LayerNormalization '{}': epsilon must be a positive finite number, got {}", name(), options_.epsilon);
+  KERASCPP_CHECK_VALUE(options_.epsilon > 0.f && std::isfinite(options_.epsilon),
+                       "LayerNormalization '{}': epsilon must be a positive finite number, got {}", name(),
+                       options_.epsilon);
   set_input_spec({.min_ndim = 2,
                   .layout = "(batch, ..., features)",
                   .rank_hint = "LayerNormalization normalises the last (feature) axis"});

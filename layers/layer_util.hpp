@@ -6,6 +6,7 @@
 #include <nlohmann/json.hpp>
 #include <string>
 
+#include "check.hpp"
 #include "kerascpp/layer.hpp"
 #include "kerascpp/layer_config.hpp"
 #include "kerascpp/layers/window_args.hpp"
@@ -58,11 +59,10 @@ inline Layer::LowPrecisionIO product_low_precision_io(const ActivationFn& act) {
 // features (Keras' own output shape for it is wrong too).
 inline ActivationFn kernel_layer_activation(const std::string& name, const std::string& where) {
   ActivationFn act = activation_from_name(name, where);
-  if (act.changes_shape())
-    throw ValueError(
-        fmt::format("{}: activation \"{}\" halves the last axis, so the layer's output would not have its "
-                    "declared size; apply it with a separate Activation(\"{}\") layer",
-                    where, name, name));
+  KERASCPP_CHECK_VALUE(!act.changes_shape(),
+                       "{}: activation \"{}\" halves the last axis, so the layer's output would not have its "
+                       "declared size; apply it with a separate Activation(\"{}\") layer",
+                       where, name, name);
   return act;
 }
 
@@ -86,9 +86,8 @@ inline Tensor finish_activation(ReplicaContext& ctx, const ActivationFn& act, co
 // The product z that finish_activation kept, or y itself where the activation was fused.
 inline const Tensor& pre_activation(const ActivationFn& act, const Tensor& y, const LayerState& st) {
   if (act.gradient_from_output()) return y;
-  if (st.saved.empty())
-    throw StateError(fmt::format("backward through {} without its forward's pre-activation; run forward first",
-                                 activation_name(act)));
+  KERASCPP_CHECK_STATE(!st.saved.empty(), "backward through {} without its forward's pre-activation; run forward first",
+                       activation_name(act));
   return st.saved[0];
 }
 
@@ -124,8 +123,7 @@ struct KernelBiasGrads {
 inline KernelBiasGrads take_kernel_bias_grads(const std::string& where, Variable& kernel, Variable* bias, int r) {
   KernelBiasGrads g{kernel.take_first_grad(r), Tensor()};
   if (bias) {
-    if (bias->take_first_grad(r) != g.first)
-      throw StateError(fmt::format("{}: kernel and bias gradients out of step", where));
+    KERASCPP_CHECK_STATE(bias->take_first_grad(r) == g.first, "{}: kernel and bias gradients out of step", where);
     g.bias = bias->grad(r);
   }
   return g;

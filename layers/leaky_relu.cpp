@@ -1,6 +1,7 @@
 #include "kerascpp/layers/leaky_relu.hpp"
 #include "kerascpp/layer_config.hpp"
 
+#include "check.hpp"
 #include "layer_util.hpp"
 
 namespace kerascpp::layers {
@@ -8,9 +9,8 @@ namespace kerascpp::layers {
 namespace {
 
 float checked_slope(const LeakyReLUOptions& o) {
-  if (!(o.negative_slope >= 0.f))
-    throw ValueError(
-        fmt::format("LeakyReLU '{}': negative_slope cannot be negative, got {}", o.name, o.negative_slope));
+  KERASCPP_CHECK_VALUE(o.negative_slope >= 0.f, "LeakyReLU '{}': negative_slope cannot be negative, got {}", o.name,
+                       o.negative_slope);
   return o.negative_slope;
 }
 

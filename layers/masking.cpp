@@ -9,8 +9,8 @@
 namespace kerascpp::layers {
 
 MaskingLayer::MaskingLayer(MaskingOptions options) : Layer(std::move(options.name)), mask_value_(options.mask_value) {
-  KERASCPP_CHECK(!std::isnan(mask_value_), ValueError,
-                 "Masking '{}': mask_value is NaN, which no value equals, so nothing would be masked", name());
+  KERASCPP_CHECK_VALUE(!std::isnan(mask_value_),
+                       "Masking '{}': mask_value is NaN, which no value equals, so nothing would be masked", name());
   set_input_spec({.min_ndim = 2, .layout = "(batch, ..., features)"});
 }
 

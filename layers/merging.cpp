@@ -1,6 +1,7 @@
 #include "kerascpp/layers/merging.hpp"
 #include "kerascpp/layer_config.hpp"
 
+#include "check.hpp"
 #include "layer_util.hpp"
 
 namespace kerascpp::layers {
@@ -24,14 +25,13 @@ std::string ElementwiseMergeLayer::class_name() const {
 }
 
 std::vector<Shape> ElementwiseMergeLayer::compute_output_shapes(const std::vector<Shape>& in) {
-  if (in.size() < 2) throw ValueError(fmt::format("{}: needs at least 2 inputs, got {}", where(), in.size()));
-  if (op_ == MergeOp::subtract && in.size() != 2)
-    throw ValueError(fmt::format("{}: needs exactly 2 inputs (it computes a - b), got {}", where(), in.size()));
+  KERASCPP_CHECK_VALUE(in.size() >= 2, "{}: needs at least 2 inputs, got {}", where(), in.size());
+  KERASCPP_CHECK_VALUE(op_ != MergeOp::subtract || in.size() == 2,
+                       "{}: needs exactly 2 inputs (it computes a - b), got {}", where(), in.size());
   for (std::size_t i = 1; i < in.size(); ++i)
-    if (in[i] != in[0])
-      throw ShapeError(fmt::format("{}: inputs must have equal shapes, but input 0 is {} and input {} is {}", where(),
-                                   shape_str(detail::with_batch(-1, in[0])), i,
-                                   shape_str(detail::with_batch(-1, in[i]))));
+    KERASCPP_CHECK_SHAPE(in[i] == in[0], "{}: inputs must have equal shapes, but input 0 is {} and input {} is {}",
+                         where(), shape_str(detail::with_batch(-1, in[0])), i,
+                         shape_str(detail::with_batch(-1, in[i])));
   return {in[0]};
 }
 
@@ -205,28 +205,27 @@ namespace {
 int normalise_axis(int axis, std::size_t rank_with_batch, const std::string& where) {
   int r = static_cast<int>(rank_with_batch);
   int a = axis < 0 ? axis + r : axis;
-  if (a <= 0 || a >= r)
-    throw ValueError(
-        fmt::format("{}: axis {} is out of range for inputs of rank {} (the batch axis 0 cannot be "
-                    "concatenated)",
-                    where, axis, r));
+  KERASCPP_CHECK_VALUE(a > 0 && a < r,
+                       "{}: axis {} is out of range for inputs of rank {} (the batch axis 0 cannot be "
+                       "concatenated)",
+                       where, axis, r);
   return a;
 }
 }  // namespace
 
 std::vector<Shape> ConcatenateLayer::compute_output_shapes(const std::vector<Shape>& in) {
-  if (in.size() < 2) throw ValueError(fmt::format("{}: needs at least 2 inputs, got {}", where(), in.size()));
+  KERASCPP_CHECK_VALUE(in.size() >= 2, "{}: needs at least 2 inputs, got {}", where(), in.size());
   int a = normalise_axis(axis_, in[0].size() + 1, where()) - 1;  // per-example axis
   Shape out = in[0];
   for (std::size_t i = 1; i < in.size(); ++i) {
     bool ok = in[i].size() == in[0].size();
     for (std::size_t d = 0; ok && d < in[0].size(); ++d)
       if (static_cast<int>(d) != a && in[i][d] != in[0][d]) ok = false;
-    if (!ok)
-      throw ShapeError(fmt::format(
-          "{}: inputs must match on every axis except axis {}, but input 0 is {} and input {} "
-          "is {}",
-          where(), axis_, shape_str(detail::with_batch(-1, in[0])), i, shape_str(detail::with_batch(-1, in[i]))));
+    KERASCPP_CHECK_SHAPE(ok,
+                         "{}: inputs must match on every axis except axis {}, but input 0 is {} and input {} "
+                         "is {}",
+                         where(), axis_, shape_str(detail::with_batch(-1, in[0])), i,
+                         shape_str(detail::with_batch(-1, in[i])));
     out[static_cast<std::size_t>(a)] += in[i][static_cast<std::size_t>(a)];
   }
   return {out};
@@ -256,12 +255,11 @@ std::vector<Tensor> ConcatenateLayer::compute_output_masks(ReplicaContext& ctx, 
   if (st.input_masks.empty()) return {Tensor()};
   // Keras concatenates the masks along the axis and reduces over the last: for the feature axis
   // that is the AND of the step masks. Concatenating along a step axis would join the masks.
-  if (normalise_axis(axis_, static_cast<std::size_t>(in[0].rank()), where()) != in[0].rank() - 1)
-    throw ValueError(
-        fmt::format("{}: concatenating masked inputs along axis {} (a step axis) is not "
-                    "supported yet; concatenate along the last axis, or drop the mask "
-                    "(mask_zero = false) before this layer",
-                    where(), axis_));
+  KERASCPP_CHECK_VALUE(normalise_axis(axis_, static_cast<std::size_t>(in[0].rank()), where()) == in[0].rank() - 1,
+                       "{}: concatenating masked inputs along axis {} (a step axis) is not "
+                       "supported yet; concatenate along the last axis, or drop the mask "
+                       "(mask_zero = false) before this layer",
+                       where(), axis_);
   return {and_of_masks(ctx, st.input_masks)};
 }
 

@@ -3,6 +3,7 @@
 
 #include <cmath>
 
+#include "check.hpp"
 #include "kerascpp/random.hpp"
 #include "layer_util.hpp"
 
@@ -31,23 +32,23 @@ MultiHeadAttentionLayer::MultiHeadAttentionLayer(std::int64_t num_heads, std::in
       value_dim_(options.value_dim.value_or(key_dim)),
       options_(std::move(options)),
       seed_(options_.seed ? *options_.seed : next_random_seed()) {
-  if (num_heads_ <= 0 || key_dim_ <= 0 || value_dim_ <= 0)
-    throw ValueError(fmt::format("{}: num_heads ({}), key_dim ({}) and value_dim ({}) must be positive", where(),
-                                 num_heads_, key_dim_, value_dim_));
-  if (!(options_.dropout >= 0.0 && options_.dropout < 1.0))
-    throw ValueError(fmt::format("{}: dropout must be in [0, 1), got {}", where(), options_.dropout));
-  if (options_.output_shape && *options_.output_shape <= 0)
-    throw ValueError(fmt::format("{}: output_shape must be positive, got {}", where(), *options_.output_shape));
+  KERASCPP_CHECK_VALUE(num_heads_ > 0 && key_dim_ > 0 && value_dim_ > 0,
+                       "{}: num_heads ({}), key_dim ({}) and value_dim ({}) must be positive", where(), num_heads_,
+                       key_dim_, value_dim_);
+  KERASCPP_CHECK_VALUE(options_.dropout >= 0.0 && options_.dropout < 1.0, "{}: dropout must be in [0, 1), got {}",
+                       where(), options_.dropout);
+  KERASCPP_CHECK_VALUE(!options_.output_shape || *options_.output_shape > 0,
+                       "{}: output_shape must be positive, got {}", where(), *options_.output_shape);
 }
 
 KerasTensor MultiHeadAttentionLayer::call(const KerasTensor& query, const KerasTensor& value,
                                           const MultiHeadAttentionCall& c) {
   CallForm form{true, c.key.defined(), c.attention_mask.defined(), c.use_causal_mask};
-  if (form_.set && (form.has_key != form_.has_key || form.has_mask != form_.has_mask || form.causal != form_.causal))
-    throw ValueError(
-        fmt::format("{}: every call of one layer must pass the same arguments (key, attention_mask, "
-                    "use_causal_mask) as its first call; make another MultiHeadAttention for this one",
-                    where()));
+  KERASCPP_CHECK_VALUE(
+      !form_.set || (form.has_key == form_.has_key && form.has_mask == form_.has_mask && form.causal == form_.causal),
+      "{}: every call of one layer must pass the same arguments (key, attention_mask, "
+      "use_causal_mask) as its first call; make another MultiHeadAttention for this one",
+      where());
   form_ = form;
   if (!built()) set_input_specs(input_specs({}));
   std::vector<KerasTensor> inputs{query, value};
@@ -59,26 +60,23 @@ KerasTensor MultiHeadAttentionLayer::call(const KerasTensor& query, const KerasT
 std::vector<Shape> MultiHeadAttentionLayer::compute_output_shapes(const std::vector<Shape>& in) {
   if (!form_.set) form_ = {true, in.size() == 3, false, false};  // called as a plain layer: {q, v[, k]}
   const std::size_t want = 2 + (form_.has_key ? 1 : 0) + (form_.has_mask ? 1 : 0);
-  if (in.size() != want)
-    throw ValueError(fmt::format("{}: expected {} inputs (query, value{}{}), got {}", where(), want,
-                                 form_.has_key ? ", key" : "", form_.has_mask ? ", attention_mask" : "", in.size()));
+  KERASCPP_CHECK_VALUE(in.size() == want, "{}: expected {} inputs (query, value{}{}), got {}", where(), want,
+                       form_.has_key ? ", key" : "", form_.has_mask ? ", attention_mask" : "", in.size());
   auto full = [](const Shape& s) { return shape_str(detail::with_batch(-1, s)); };
   for (std::size_t i = 0; i < 2 + (form_.has_key ? 1u : 0u); ++i)
-    if (in[i].size() != 2)
-      throw ShapeError(
-          fmt::format("{}: query, value and key must be (batch, steps, features), got {}; attention "
-                      "over more axes is not supported",
-                      where(), full(in[i])));
+    KERASCPP_CHECK_SHAPE(in[i].size() == 2,
+                         "{}: query, value and key must be (batch, steps, features), got {}; attention "
+                         "over more axes is not supported",
+                         where(), full(in[i]));
   const Shape& q = in[0];
   const Shape& v = in[1];
-  if (form_.has_key && in[2][0] != v[0])
-    throw ShapeError(
-        fmt::format("{}: key {} and value {} must have the same number of steps", where(), full(in[2]), full(v)));
+  KERASCPP_CHECK_SHAPE(!form_.has_key || in[2][0] == v[0], "{}: key {} and value {} must have the same number of steps",
+                       where(), full(in[2]), full(v));
   if (form_.has_mask) {
     const Shape& m = in.back();
-    if (m != Shape{q[0], v[0]})
-      throw ShapeError(fmt::format("{}: attention_mask must be (batch, {}, {}) for query {} and value {}, got {}",
-                                   where(), q[0], v[0], full(q), full(v), full(m)));
+    KERASCPP_CHECK_SHAPE(m == Shape{q[0], v[0]},
+                         "{}: attention_mask must be (batch, {}, {}) for query {} and value {}, got {}", where(), q[0],
+                         v[0], full(q), full(v), full(m));
   }
   return {{q[0], options_.output_shape.value_or(q[1])}};
 }

@@ -26,12 +26,13 @@ PermuteLayer::PermuteLayer(std::vector<int> dims, PermuteOptions options)
   bool is_permutation = !sorted.empty();
   for (std::size_t i = 0; i < sorted.size(); ++i)
     is_permutation = is_permutation && sorted[i] == static_cast<int>(i) + 1;
-  KERASCPP_CHECK(is_permutation, ValueError,
-                 "Permute '{}': dims must be a permutation of 1..n over the per-example axes (the batch axis is not "
-                 "counted), e.g. Permute({{2, 1}}); got [{}]",
-                 name(), fmt::join(dims_, ", "));
-  KERASCPP_CHECK(dims_.size() <= 5, ValueError, "Permute '{}': at most 5 per-example axes are supported, got {}",
-                 name(), dims_.size());
+  KERASCPP_CHECK_VALUE(
+      is_permutation,
+      "Permute '{}': dims must be a permutation of 1..n over the per-example axes (the batch axis is not "
+      "counted), e.g. Permute({{2, 1}}); got [{}]",
+      name(), fmt::join(dims_, ", "));
+  KERASCPP_CHECK_VALUE(dims_.size() <= 5, "Permute '{}': at most 5 per-example axes are supported, got {}", name(),
+                       dims_.size());
   set_input_spec({.ndim = static_cast<int>(dims_.size()) + 1,
                   .layout = "(batch, " + std::to_string(dims_.size()) + " axes to permute)"});
 }

@@ -13,14 +13,14 @@ Pooling2DLayer::Pooling2DLayer(PoolKind kind, Size2D pool_size, Pooling2DOptions
       pool_size_(pool_size),
       strides_(options.strides.value_or(pool_size)),
       padding_(options.padding) {
-  KERASCPP_CHECK(pool_size_.positive(), ValueError, "{} '{}': pool_size must be positive, got {{{}, {}}}", class_name(),
-                 name(), pool_size_.height, pool_size_.width);
-  KERASCPP_CHECK(strides_.positive(), ValueError,
-                 "{} '{}': strides must be positive (or left unset for the pool size), got {{{}, {}}}", class_name(),
-                 name(), strides_.height, strides_.width);
-  KERASCPP_CHECK(padding_ == Padding::valid || padding_ == Padding::same, ValueError,
-                 "{} '{}': padding must be Padding::valid or Padding::same, got {}", class_name(), name(),
-                 static_cast<int>(padding_));
+  KERASCPP_CHECK_VALUE(pool_size_.positive(), "{} '{}': pool_size must be positive, got {{{}, {}}}", class_name(),
+                       name(), pool_size_.height, pool_size_.width);
+  KERASCPP_CHECK_VALUE(strides_.positive(),
+                       "{} '{}': strides must be positive (or left unset for the pool size), got {{{}, {}}}",
+                       class_name(), name(), strides_.height, strides_.width);
+  KERASCPP_CHECK_VALUE(padding_ == Padding::valid || padding_ == Padding::same,
+                       "{} '{}': padding must be Padding::valid or Padding::same, got {}", class_name(), name(),
+                       static_cast<int>(padding_));
   set_input_spec(detail::nhwc_image_spec());
 }
 
@@ -41,9 +41,9 @@ Pool2DGeometry Pooling2DLayer::geometry_for(std::int64_t h, std::int64_t w) cons
 std::vector<Shape> Pooling2DLayer::compute_output_shapes(const std::vector<Shape>& in) {
   const Shape& s = in[0];  // (height, width, channels): the input spec holds
   const bool same = padding_ == Padding::same;
-  if (!same && (s[0] < pool_size_.height || s[1] < pool_size_.width))
-    throw ShapeError(fmt::format("{}: pool {}x{} is larger than the input {}", where(), pool_size_.height,
-                                 pool_size_.width, shape_str(detail::with_batch(-1, s))));
+  KERASCPP_CHECK_SHAPE(same || (s[0] >= pool_size_.height && s[1] >= pool_size_.width),
+                       "{}: pool {}x{} is larger than the input {}", where(), pool_size_.height, pool_size_.width,
+                       shape_str(detail::with_batch(-1, s)));
   return {{detail::window_output(s[0], pool_size_.height, strides_.height, same),
            detail::window_output(s[1], pool_size_.width, strides_.width, same), s[2]}};
 }

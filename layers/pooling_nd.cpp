@@ -24,19 +24,19 @@ PoolingNDLayer::PoolingNDLayer(PoolKind kind, std::vector<std::int64_t> pool_siz
       pool_size_(std::move(pool_size)),
       strides_(std::move(strides)),
       padding_(padding) {
-  KERASCPP_CHECK((pool_size_.size() == 1 || pool_size_.size() == 3) && strides_.size() == pool_size_.size(), ValueError,
-                 "Pooling '{}': one pool size and one stride per spatial axis (1 or 3 axes)", Layer::name());
+  KERASCPP_CHECK_VALUE((pool_size_.size() == 1 || pool_size_.size() == 3) && strides_.size() == pool_size_.size(),
+                       "Pooling '{}': one pool size and one stride per spatial axis (1 or 3 axes)", Layer::name());
   auto positive = [](const std::vector<std::int64_t>& v) {
     return std::all_of(v.begin(), v.end(), [](std::int64_t s) { return s > 0; });
   };
-  KERASCPP_CHECK(positive(pool_size_), ValueError, "{} '{}': pool_size must be positive on every axis", class_name(),
-                 Layer::name());
-  KERASCPP_CHECK(positive(strides_), ValueError,
-                 "{} '{}': strides must be positive on every axis (or left unset for the pool size)", class_name(),
-                 Layer::name());
-  KERASCPP_CHECK(padding_ == Padding::valid || padding_ == Padding::same, ValueError,
-                 "{} '{}': padding must be Padding::valid or Padding::same, got {}", class_name(), Layer::name(),
-                 padding_name(padding_));
+  KERASCPP_CHECK_VALUE(positive(pool_size_), "{} '{}': pool_size must be positive on every axis", class_name(),
+                       Layer::name());
+  KERASCPP_CHECK_VALUE(positive(strides_),
+                       "{} '{}': strides must be positive on every axis (or left unset for the pool size)",
+                       class_name(), Layer::name());
+  KERASCPP_CHECK_VALUE(padding_ == Padding::valid || padding_ == Padding::same,
+                       "{} '{}': padding must be Padding::valid or Padding::same, got {}", class_name(), Layer::name(),
+                       padding_name(padding_));
   set_input_spec(detail::spatial_spec(pool_size_.size()));
 }
 
@@ -48,9 +48,9 @@ std::vector<Shape> PoolingNDLayer::compute_output_shapes(const std::vector<Shape
   Shape out = in[0];
   const bool same = padding_ == Padding::same;
   for (std::size_t i = 0; i < pool_size_.size(); ++i) {
-    if (!same && out[i] < pool_size_[i])
-      throw ShapeError(fmt::format("{}: pool size {} is larger than spatial axis {} (size {}) of the input {}", where(),
-                                   pool_size_[i], i + 1, out[i], shape_str(detail::with_batch(-1, in[0]))));
+    KERASCPP_CHECK_SHAPE(same || out[i] >= pool_size_[i],
+                         "{}: pool size {} is larger than spatial axis {} (size {}) of the input {}", where(),
+                         pool_size_[i], i + 1, out[i], shape_str(detail::with_batch(-1, in[0])));
     out[i] = detail::window_output(out[i], pool_size_[i], strides_[i], same);
   }
   return {out};

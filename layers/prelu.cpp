@@ -6,6 +6,7 @@
 
 #include "kerascpp/layer_config.hpp"
 
+#include "check.hpp"
 #include "kerascpp/random.hpp"
 #include "layer_util.hpp"
 
@@ -41,11 +42,10 @@ PReLULayer::PReLULayer(PReLUOptions options) : Layer(options.name), options_(std
 void PReLULayer::build(const std::vector<Shape>& in) {
   Shape param = in[0];
   for (int a : options_.shared_axes) {
-    if (a < 1 || a > static_cast<int>(param.size()))
-      throw ValueError(
-          fmt::format("{}: shared_axes holds {}, but the input has axes 1..{} after the batch axis "
-                      "(shape {})",
-                      where(), a, param.size(), shape_str(in[0])));
+    KERASCPP_CHECK_VALUE(a >= 1 && a <= static_cast<int>(param.size()),
+                         "{}: shared_axes holds {}, but the input has axes 1..{} after the batch axis "
+                         "(shape {})",
+                         where(), a, param.size(), shape_str(in[0]));
     param[static_cast<std::size_t>(a - 1)] = 1;
   }
   alpha_ = &add_weight("alpha", param, options_.alpha_initializer, true, next_random_seed(), options_.alpha_regularizer,

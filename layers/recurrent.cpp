@@ -9,6 +9,7 @@
 #include "kerascpp/layers/recurrent.hpp"
 #include "kerascpp/layer_config.hpp"
 
+#include "check.hpp"
 #include "kerascpp/random.hpp"
 #include "layer_util.hpp"
 #include "recurrent_cells.hpp"
@@ -42,20 +43,18 @@ Tensor scaled_rows(Backend& be, const Tensor& x, const Tensor& w) {
 
 RecurrentLayer::RecurrentLayer(Cell cell, std::int64_t units, RecurrentOptions options)
     : Layer(options.name), cell_(cell), units_(units), options_(std::move(options)) {
-  if (units_ <= 0)
-    throw ValueError(fmt::format("{}: units must be positive (the size of the state), got {}", where(), units_));
+  KERASCPP_CHECK_VALUE(units_ > 0, "{}: units must be positive (the size of the state), got {}", where(), units_);
   activation_ = activation_from_name(options_.activation, where());
   recurrent_activation_ = activation_from_name(options_.recurrent_activation, where());
   // The cells keep post-activation gates and take each activation's backward from them, so an
   // activation must have a gradient that follows from its output (and work elementwise).
   for (const ActivationFn* a : {&activation_, &recurrent_activation_})
-    if (a->along_axis() || !a->gradient_from_output())
-      throw ValueError(
-          fmt::format("{}: {} is not supported as an RNN activation here (the recurrent cells take its "
-                      "gradient from its output); use one of linear, relu, sigmoid, tanh, elu, selu, "
-                      "celu, exponential, relu6, hard_tanh, hard_sigmoid, sparse_sigmoid, softplus, "
-                      "log_sigmoid, softsign",
-                      where(), activation_name(*a)));
+    KERASCPP_CHECK_VALUE(!a->along_axis() && a->gradient_from_output(),
+                         "{}: {} is not supported as an RNN activation here (the recurrent cells take its "
+                         "gradient from its output); use one of linear, relu, sigmoid, tanh, elu, selu, "
+                         "celu, exponential, relu6, hard_tanh, hard_sigmoid, sparse_sigmoid, softplus, "
+                         "log_sigmoid, softsign",
+                         where(), activation_name(*a));
   set_input_spec({.ndim = 3,
                   .layout = "(batch, steps, features)",
                   .rank_hint = "an RNN reads sequences; add a steps axis, e.g. Reshape({steps, features})"});

@@ -34,15 +34,15 @@ NoiseLayer::NoiseLayer(NoiseKind kind, float amount, int spatial_rank, DropoutOp
       config_seed_(options.seed),
       seed_(options.seed ? *options.seed : next_random_seed()) {
   if (kind_ == NoiseKind::gaussian_noise)
-    KERASCPP_CHECK(amount_ >= 0.f && std::isfinite(amount_), ValueError,
-                   "GaussianNoise '{}': stddev must be a finite number >= 0, got {}", name(), amount_);
+    KERASCPP_CHECK_VALUE(amount_ >= 0.f && std::isfinite(amount_),
+                         "GaussianNoise '{}': stddev must be a finite number >= 0, got {}", name(), amount_);
   else
-    KERASCPP_CHECK(amount_ >= 0.f && amount_ < 1.f, ValueError,
-                   "{} '{}': rate must be in [0, 1) (the fraction of inputs dropped), got {}", class_name(), name(),
-                   amount_);
+    KERASCPP_CHECK_VALUE(amount_ >= 0.f && amount_ < 1.f,
+                         "{} '{}': rate must be in [0, 1) (the fraction of inputs dropped), got {}", class_name(),
+                         name(), amount_);
   if (kind_ == NoiseKind::spatial_dropout) {
-    KERASCPP_CHECK(spatial_rank_ >= 1 && spatial_rank_ <= 3, ValueError,
-                   "SpatialDropout '{}': 1 to 3 spatial axes, got {}", name(), spatial_rank_);
+    KERASCPP_CHECK_VALUE(spatial_rank_ >= 1 && spatial_rank_ <= 3, "SpatialDropout '{}': 1 to 3 spatial axes, got {}",
+                         name(), spatial_rank_);
     set_input_spec(detail::spatial_spec(static_cast<std::size_t>(spatial_rank_)));
   } else {
     set_input_spec({});  // one float32 input of any shape

@@ -1,6 +1,7 @@
 #include "kerascpp/layers/relu.hpp"
 #include "kerascpp/layer_config.hpp"
 
+#include "check.hpp"
 #include "layer_util.hpp"
 
 namespace kerascpp::layers {
@@ -10,13 +11,12 @@ namespace {
 // Keras' checks (keras/src/layers/activations/relu.py), before the activation is made.
 const ReLUOptions& checked(const ReLUOptions& o) {
   const std::string where = fmt::format("ReLU '{}'", o.name);
-  if (o.max_value && !(*o.max_value >= 0.f))
-    throw ValueError(fmt::format("{}: max_value cannot be negative, got {}; pass None (std::nullopt) for no cap", where,
-                                 *o.max_value));
-  if (!(o.negative_slope >= 0.f))
-    throw ValueError(fmt::format("{}: negative_slope cannot be negative, got {}", where, o.negative_slope));
-  if (!(o.threshold >= 0.f))
-    throw ValueError(fmt::format("{}: threshold cannot be negative, got {}", where, o.threshold));
+  KERASCPP_CHECK_VALUE(!o.max_value || *o.max_value >= 0.f,
+                       "{}: max_value cannot be negative, got {}; pass None (std::nullopt) for no cap", where,
+                       *o.max_value);
+  KERASCPP_CHECK_VALUE(o.negative_slope >= 0.f, "{}: negative_slope cannot be negative, got {}", where,
+                       o.negative_slope);
+  KERASCPP_CHECK_VALUE(o.threshold >= 0.f, "{}: threshold cannot be negative, got {}", where, o.threshold);
   return o;
 }
 

@@ -9,7 +9,7 @@ namespace kerascpp::layers {
 
 RepeatVectorLayer::RepeatVectorLayer(std::int64_t n, RepeatVectorOptions options)
     : Layer(std::move(options.name)), n_(n) {
-  KERASCPP_CHECK(n_ >= 1, ValueError, "RepeatVector '{}': n (the number of copies) must be >= 1, got {}", name(), n_);
+  KERASCPP_CHECK_VALUE(n_ >= 1, "RepeatVector '{}': n (the number of copies) must be >= 1, got {}", name(), n_);
   set_input_spec({.ndim = 2,
                   .layout = "(batch, features)",
                   .rank_hint = "RepeatVector repeats a vector per example; Flatten first"});

@@ -17,10 +17,11 @@ ReshapeLayer::ReshapeLayer(Shape target, bool flatten, std::string name)
   const bool sizes_ok = std::all_of(target_.begin(), target_.end(), [](std::int64_t d) { return d > 0 || d == -1; });
   std::string dims;
   for (std::size_t i = 0; i < target_.size(); ++i) dims += (i ? ", " : "") + std::to_string(target_[i]);
-  KERASCPP_CHECK(!target_.empty() && sizes_ok && unknowns <= 1, ValueError,
-                 "Reshape '{}': target_shape ({}) must list the per-example sizes (no batch axis), each positive, with "
-                 "at most one -1 to infer; e.g. Reshape({{28, 28, 1}}) or Reshape({{-1}})",
-                 Layer::name(), dims);
+  KERASCPP_CHECK_VALUE(
+      !target_.empty() && sizes_ok && unknowns <= 1,
+      "Reshape '{}': target_shape ({}) must list the per-example sizes (no batch axis), each positive, with "
+      "at most one -1 to infer; e.g. Reshape({{28, 28, 1}}) or Reshape({{-1}})",
+      Layer::name(), dims);
 }
 
 // The output shape for one example of shape `per_example` (a shared layer may see several).
@@ -38,9 +39,8 @@ Shape ReshapeLayer::resolve(const Shape& per_example) const {
     else known *= out[i];
   }
   if (infer >= 0 && known > 0 && n % known == 0) out[static_cast<std::size_t>(infer)] = n / known;
-  if (shape_numel(out) != n)
-    throw ShapeError(fmt::format("{}: cannot reshape input {} ({} values per example) to target shape {}", where(),
-                                 shape_str(detail::with_batch(-1, per_example)), n, shape_str(target_)));
+  KERASCPP_CHECK_SHAPE(shape_numel(out) == n, "{}: cannot reshape input {} ({} values per example) to target shape {}",
+                       where(), shape_str(detail::with_batch(-1, per_example)), n, shape_str(target_));
   return out;
 }
 

@@ -13,10 +13,11 @@ SoftmaxLayer::SoftmaxLayer(SoftmaxOptions options) : Layer(options.name), option
 std::vector<Shape> SoftmaxLayer::compute_output_shapes(const std::vector<Shape>& in) {
   // `in` has no batch axis; the layer's axis counts it, as in Keras.
   const int rank = static_cast<int>(in[0].size()) + 1;
-  KERASCPP_CHECK(options_.axis >= -rank && options_.axis < rank, ValueError,
-                 "Softmax '{}': axis {} is out of range for an input of rank {} (batch axis included); use an axis "
-                 "in -{}..{}",
-                 name(), options_.axis, rank, rank, rank - 1);
+  KERASCPP_CHECK_VALUE(
+      options_.axis >= -rank && options_.axis < rank,
+      "Softmax '{}': axis {} is out of range for an input of rank {} (batch axis included); use an axis "
+      "in -{}..{}",
+      name(), options_.axis, rank, rank, rank - 1);
   return {in[0]};
 }
 
@@ -30,11 +31,12 @@ Tensor mask_of(const LayerState& st, const Tensor& x, const std::string& where) 
   const Tensor& m = st.input_masks[0];
   bool fits = m.rank() <= x.rank() && m.rank() >= 1;
   for (int i = 1; fits && i < m.rank(); ++i) fits = m.dim(i) == x.dim(x.rank() - m.rank() + i);
-  KERASCPP_CHECK(fits, ValueError,
-                 "{}: the input's mask {} does not cover the input {}; Keras' Softmax needs a mask that broadcasts "
-                 "to its input (e.g. a (batch, steps) mask on (batch, steps) scores); drop the mask before this "
-                 "layer or apply the softmax to the masked axis only",
-                 where, shape_str(m.shape()), shape_str(x.shape()));
+  KERASCPP_CHECK_VALUE(
+      fits,
+      "{}: the input's mask {} does not cover the input {}; Keras' Softmax needs a mask that broadcasts "
+      "to its input (e.g. a (batch, steps) mask on (batch, steps) scores); drop the mask before this "
+      "layer or apply the softmax to the masked axis only",
+      where, shape_str(m.shape()), shape_str(x.shape()));
   return m;
 }
 

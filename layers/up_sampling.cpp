@@ -17,14 +17,15 @@ namespace kerascpp::layers {
 
 UpSamplingLayer::UpSamplingLayer(std::vector<std::int64_t> size, UpSamplingOptions options)
     : Layer(std::move(options.name)), size_(std::move(size)), interpolation_(std::move(options.interpolation)) {
-  KERASCPP_CHECK(!size_.empty() && size_.size() <= 3, ValueError, "UpSampling '{}': 1 to 3 spatial axes, got {}",
-                 name(), size_.size());
-  KERASCPP_CHECK(std::all_of(size_.begin(), size_.end(), [](std::int64_t s) { return s >= 1; }), ValueError,
-                 "{} '{}': size must be >= 1 on every axis, got ({})", class_name(), name(), fmt::join(size_, ", "));
-  KERASCPP_CHECK(interpolation_ == "nearest" || (interpolation_ == "bilinear" && size_.size() == 2), ValueError,
-                 "{} '{}': interpolation '{}' is not supported; use \"nearest\" (UpSampling2D also takes "
-                 "\"bilinear\")",
-                 class_name(), name(), interpolation_);
+  KERASCPP_CHECK_VALUE(!size_.empty() && size_.size() <= 3, "UpSampling '{}': 1 to 3 spatial axes, got {}", name(),
+                       size_.size());
+  KERASCPP_CHECK_VALUE(std::all_of(size_.begin(), size_.end(), [](std::int64_t s) { return s >= 1; }),
+                       "{} '{}': size must be >= 1 on every axis, got ({})", class_name(), name(),
+                       fmt::join(size_, ", "));
+  KERASCPP_CHECK_VALUE(interpolation_ == "nearest" || (interpolation_ == "bilinear" && size_.size() == 2),
+                       "{} '{}': interpolation '{}' is not supported; use \"nearest\" (UpSampling2D also takes "
+                       "\"bilinear\")",
+                       class_name(), name(), interpolation_);
   set_input_spec(detail::spatial_spec(size_.size()));
 }
 

@@ -11,11 +11,11 @@ namespace kerascpp::layers {
 
 ZeroPaddingLayer::ZeroPaddingLayer(std::vector<AxisPadding> amounts, bool pad, std::string name)
     : Layer(std::move(name)), amounts_(std::move(amounts)), pad_(pad) {
-  KERASCPP_CHECK(!amounts_.empty() && amounts_.size() <= 3, ValueError, "{} '{}': 1 to 3 spatial axes, got {}",
-                 pad_ ? "ZeroPadding" : "Cropping", Layer::name(), amounts_.size());
+  KERASCPP_CHECK_VALUE(!amounts_.empty() && amounts_.size() <= 3, "{} '{}': 1 to 3 spatial axes, got {}",
+                       pad_ ? "ZeroPadding" : "Cropping", Layer::name(), amounts_.size());
   for (const AxisPadding& a : amounts_)
-    KERASCPP_CHECK(a.before >= 0 && a.after >= 0, ValueError, "{} '{}': {} must be >= 0, got ({}, {})", class_name(),
-                   Layer::name(), pad_ ? "padding" : "cropping", a.before, a.after);
+    KERASCPP_CHECK_VALUE(a.before >= 0 && a.after >= 0, "{} '{}': {} must be >= 0, got ({}, {})", class_name(),
+                         Layer::name(), pad_ ? "padding" : "cropping", a.before, a.after);
   set_input_spec(detail::spatial_spec(amounts_.size()));
 }
 
@@ -27,10 +27,9 @@ std::vector<Shape> ZeroPaddingLayer::compute_output_shapes(const std::vector<Sha
   Shape s = in[0];
   for (std::size_t i = 0; i < amounts_.size(); ++i) {
     const std::int64_t change = amounts_[i].before + amounts_[i].after;
-    if (!pad_ && s[i] >= 0 && s[i] <= change)
-      throw ShapeError(fmt::format("{}: cropping ({}, {}) leaves nothing of spatial axis {} (size {}) of the input {}",
-                                   where(), amounts_[i].before, amounts_[i].after, i + 1, s[i],
-                                   shape_str(detail::with_batch(-1, in[0]))));
+    KERASCPP_CHECK_SHAPE(pad_ || s[i] < 0 || s[i] > change,
+                         "{}: cropping ({}, {}) leaves nothing of spatial axis {} (size {}) of the input {}", where(),
+                         amounts_[i].before, amounts_[i].after, i + 1, s[i], shape_str(detail::with_batch(-1, in[0])));
     if (s[i] >= 0) s[i] += pad_ ? change : -change;
   }
   return {s};

@@ -45,7 +45,7 @@ documented=$(grep -oE '^\| `KERASCPP_[A-Z0-9_]+`' docs/environment.md | tr -d '|
 report "src/core/knobs.cpp's table and docs/environment.md list different variables (< table only, > docs only)" \
   "$(diff <(echo "$table") <(echo "$documented") | grep '^[<>]')"
 report "a throw outside the library's idiom" \
-  "$(find src/io src/distribute src/tensor src/core src/notebook src/testing callbacks -name '*.cpp' -o -name '*.hpp' |
+  "$(find src layers callbacks -name '*.cpp' -o -name '*.hpp' -o -name '*.cu' |
      xargs python3 scripts/throw_idiom.py --check 2>&1)"
 # Virtual functions declared in `class NAME` of a header (to the class's closing "};").
 virtuals() { awk -v cls="$2" '$0 ~ "^class "cls" " {inside=1} inside && /virtual / {n++} inside && /^};/ {inside=0} END {print n+0}' "$1"; }

@@ -27,5 +27,3 @@
 #define KERASCPP_CHECK_IO(condition, ...) KERASCPP_DETAIL_CHECK(condition, IOError, __VA_ARGS__)
 #define KERASCPP_CHECK_DEVICE(condition, ...) KERASCPP_DETAIL_CHECK(condition, DeviceError, __VA_ARGS__)
 #define KERASCPP_CHECK_STATE(condition, ...) KERASCPP_DETAIL_CHECK(condition, StateError, __VA_ARGS__)
-// The former spelling, until the remaining folders move to the macros above.
-#define KERASCPP_CHECK(condition, ErrorType, ...) KERASCPP_DETAIL_CHECK(condition, ErrorType, __VA_ARGS__)

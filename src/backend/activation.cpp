@@ -7,6 +7,7 @@
 #include <cmath>
 #include <utility>
 
+#include "check.hpp"
 #include "kerascpp/activations.hpp"
 #include "kerascpp/error.hpp"
 
@@ -135,11 +136,10 @@ const std::vector<std::string>& activation_names() {
 
 ActivationFn activation_from_name(const std::string& name, const std::string& where) {
   if (name.empty()) return K::linear;
-  if (name == "threshold")
-    throw ValueError(
-        fmt::format("{}: the activation \"threshold\" has no defaults for its threshold and "
-                    "default_value (as in Keras); pass kerascpp::activations::threshold(t, v)",
-                    where));
+  KERASCPP_CHECK_VALUE(name != "threshold",
+                       "{}: the activation \"threshold\" has no defaults for its threshold and "
+                       "default_value (as in Keras); pass kerascpp::activations::threshold(t, v)",
+                       where);
   for (const auto& [n, kind] : kNames)
     if (name == n) return kind;
   throw ValueError(fmt::format("{}: unknown activation \"{}\"; use one of {} (or \"\" for linear)", where, name,
@@ -167,14 +167,14 @@ ActivationFn relu(float negative_slope, float max_value, float threshold) {
 ActivationFn leaky_relu(float negative_slope) { return with(K::leaky_relu, negative_slope); }
 ActivationFn elu(float alpha) { return with(K::elu, alpha); }
 ActivationFn celu(float alpha) {
-  if (!(alpha != 0.f)) throw ValueError("activations::celu: alpha must be non-zero (it divides x)");
+  KERASCPP_CHECK_VALUE(alpha != 0.f, "activations::celu: alpha must be non-zero (it divides x)");
   return with(K::celu, alpha);
 }
 ActivationFn gelu(bool approximate) { return with(K::gelu, approximate ? 1.f : 0.f); }
 ActivationFn hard_shrink(float threshold) { return with(K::hard_shrink, threshold); }
 ActivationFn soft_shrink(float threshold) { return with(K::soft_shrink, threshold); }
 ActivationFn squareplus(float b) {
-  if (!(b >= 0.f)) throw ValueError(fmt::format("activations::squareplus: b must be >= 0, got {}", b));
+  KERASCPP_CHECK_VALUE(b >= 0.f, "activations::squareplus: b must be >= 0, got {}", b);
   return with(K::squareplus, b);
 }
 ActivationFn threshold(float threshold, float default_value) { return with(K::threshold, threshold, default_value); }

@@ -14,18 +14,20 @@ namespace kerascpp::confusion {
 std::int64_t check_elements(const Tensor& pred, const Tensor& target, std::int64_t stride, std::int64_t offset,
                             const char* op) {
   op_shapes::check_target_shape(target, pred, op);
-  KERASCPP_CHECK(stride >= 1 && offset >= 0 && offset < stride, ValueError,
-                 "{}: stride {} and offset {} must satisfy stride >= 1 and 0 <= offset < stride", op, stride, offset);
-  KERASCPP_CHECK(pred.numel() % stride == 0, ShapeError,
-                 "{}: pred has shape {} ({} values), not a multiple of stride {}; pass the size of the class axis", op,
-                 shape_str(pred.shape()), pred.numel(), stride);
+  KERASCPP_CHECK_VALUE(stride >= 1 && offset >= 0 && offset < stride,
+                       "{}: stride {} and offset {} must satisfy stride >= 1 and 0 <= offset < stride", op, stride,
+                       offset);
+  KERASCPP_CHECK_SHAPE(
+      pred.numel() % stride == 0,
+      "{}: pred has shape {} ({} values), not a multiple of stride {}; pass the size of the class axis", op,
+      shape_str(pred.shape()), pred.numel(), stride);
   return pred.numel() / stride;
 }
 
 SortedThresholds sort_thresholds(const std::vector<float>& thresholds, const char* op) {
-  KERASCPP_CHECK(!thresholds.empty(), ValueError, "{}: no thresholds given; pass at least one", op);
+  KERASCPP_CHECK_VALUE(!thresholds.empty(), "{}: no thresholds given; pass at least one", op);
   for (float t : thresholds)
-    KERASCPP_CHECK(!std::isnan(t), ValueError, "{}: a threshold is NaN; thresholds must be numbers", op);
+    KERASCPP_CHECK_VALUE(!std::isnan(t), "{}: a threshold is NaN; thresholds must be numbers", op);
   SortedThresholds s;
   s.order.resize(thresholds.size());
   std::iota(s.order.begin(), s.order.end(), std::size_t{0});

@@ -10,6 +10,7 @@
 #include <string>
 
 #include "backend/gpu_support.hpp"
+#include "check.hpp"
 
 namespace kerascpp::detail {
 namespace {
@@ -64,17 +65,16 @@ const Loaded& load_cuda_backend() {
 // The CUDA backend, or a DeviceError saying why there is none (`what` names the caller's object).
 const GpuSeam& seam(const std::string& what) {
   const Loaded& l = load_cuda_backend();
-  if (!l.seam) throw DeviceError(what + ": " + l.error);
+  KERASCPP_CHECK_DEVICE(l.seam, "{}", what + ": " + l.error);
   return *l.seam;
 }
 
 void require_gpu(int device) {
   const GpuAvailability& a = gpu_availability();
-  if (device < 0 || device >= a.device_count)
-    throw DeviceError(fmt::format("gpu:{} does not exist: {}", device,
-                                  a.device_count == 0 ? a.reason
-                                                      : fmt::format("this machine has {} GPU(s), gpu:0..gpu:{}",
-                                                                    a.device_count, a.device_count - 1)));
+  KERASCPP_CHECK_DEVICE(device >= 0 && device < a.device_count, "gpu:{} does not exist: {}", device,
+                        a.device_count == 0 ? a.reason
+                                            : fmt::format("this machine has {} GPU(s), gpu:0..gpu:{}", a.device_count,
+                                                          a.device_count - 1));
 }
 
 // Tensor's memory operations: a GPU tensor exists only once require_gpu has passed for its device.

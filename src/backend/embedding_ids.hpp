@@ -9,20 +9,20 @@
 #include <cstdint>
 
 #include "backend/op_shapes.hpp"
+#include "check.hpp"
 
 namespace kerascpp::op_shapes {
 
 inline void check_embedding_ids(const Tensor& ids, const char* op) {
   const DType t = ids.dtype();
-  if (t != DType::int32 && t != DType::int64 && t != DType::uint8 && t != DType::float32)
-    throw ValueError(
-        fmt::format("{}: ids are {} but must be int32, int64, uint8 or float32 holding integers", op, dtype_name(t)));
+  KERASCPP_CHECK_VALUE(!(t != DType::int32 && t != DType::int64 && t != DType::uint8 && t != DType::float32),
+                       "{}: ids are {} but must be int32, int64, uint8 or float32 holding integers", op, dtype_name(t));
 }
 
 inline void check_embedding_table(const Tensor& table, const char* op, const char* arg) {
-  if (table.dtype() != DType::float32 || table.rank() != 2)
-    throw ShapeError(fmt::format("{}: {} must be a float32 (input_dim, output_dim) table, got {} {}", op, arg,
-                                 dtype_name(table.dtype()), shape_str(table.shape())));
+  KERASCPP_CHECK_SHAPE(table.dtype() == DType::float32 && table.rank() == 2,
+                       "{}: {} must be a float32 (input_dim, output_dim) table, got {} {}", op, arg,
+                       dtype_name(table.dtype()), shape_str(table.shape()));
 }
 
 // The shape of the looked-up rows: ids' shape with the row width appended.

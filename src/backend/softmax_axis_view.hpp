@@ -8,6 +8,7 @@
 #include <cstdint>
 
 #include "backend/op_shapes.hpp"
+#include "check.hpp"
 
 namespace kerascpp::op_shapes {
 
@@ -17,8 +18,7 @@ struct SoftmaxAxisView {
 
 inline SoftmaxAxisView softmax_axis_view(const Tensor& x, int axis, const char* op) {
   // A plain throw, not KERASCPP_CHECK: this header is shared with the CUDA library.
-  if (x.rank() < 1)
-    throw ShapeError(fmt::format("{}: softmax needs rank >= 1, got shape {}", op, shape_str(x.shape())));
+  KERASCPP_CHECK_SHAPE(x.rank() >= 1, "{}: softmax needs rank >= 1, got shape {}", op, shape_str(x.shape()));
   const int a = normalize_axis(axis, x.rank(), op, x.shape());
   SoftmaxAxisView v;
   for (int i = 0; i < x.rank(); ++i) {

@@ -10,20 +10,21 @@
 #include <vector>
 
 #include "backend/embedding_ids.hpp"
+#include "check.hpp"
 
 namespace kerascpp::op_shapes {
 
 // Checks unique_row_sums' arguments; returns the row width D.
 inline std::int64_t check_unique_row_sums(const Tensor& ids, const Tensor& dy, std::int64_t rows, const char* op) {
   check_embedding_ids(ids, op);
-  if (rows <= 0) throw ValueError(fmt::format("{}: the table must have at least one row, got rows = {}", op, rows));
-  if (dy.dtype() != DType::float32 || dy.rank() != ids.rank() + 1)
-    throw ShapeError(fmt::format("{}: dy must be float32 [ids..., D] for ids {}, got {} {}", op, shape_str(ids.shape()),
-                                 dtype_name(dy.dtype()), shape_str(dy.shape())));
+  KERASCPP_CHECK_VALUE(rows > 0, "{}: the table must have at least one row, got rows = {}", op, rows);
+  KERASCPP_CHECK_SHAPE(dy.dtype() == DType::float32 && dy.rank() == ids.rank() + 1,
+                       "{}: dy must be float32 [ids..., D] for ids {}, got {} {}", op, shape_str(ids.shape()),
+                       dtype_name(dy.dtype()), shape_str(dy.shape()));
   const std::int64_t D = dy.shape().back();
-  if (dy.shape() != embedding_rows_shape(ids, D))
-    throw ShapeError(fmt::format("{}: dy has shape {} but ids {} with rows of {} need {}", op, shape_str(dy.shape()),
-                                 shape_str(ids.shape()), D, shape_str(embedding_rows_shape(ids, D))));
+  KERASCPP_CHECK_SHAPE(dy.shape() == embedding_rows_shape(ids, D),
+                       "{}: dy has shape {} but ids {} with rows of {} need {}", op, shape_str(dy.shape()),
+                       shape_str(ids.shape()), D, shape_str(embedding_rows_shape(ids, D)));
   return D;
 }
 

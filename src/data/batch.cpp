@@ -6,6 +6,7 @@
 #include <algorithm>
 #include <cstring>
 
+#include "check.hpp"
 #include "data/dataset_node.hpp"
 
 namespace kerascpp {
@@ -39,18 +40,16 @@ Example stack(const std::vector<Example>& elements) {
   const Example& first = elements.front();
   for (std::size_t e = 1; e < elements.size(); ++e) {
     const Example& other = elements[e];
-    if (other.size() != first.size())
-      throw ShapeError(
-          fmt::format("Dataset.batch: element 0 of a batch has {} components but element {} has {}; "
-                      "every element must have the same structure (check your map() function)",
-                      first.size(), e, other.size()));
+    KERASCPP_CHECK_SHAPE(other.size() == first.size(),
+                         "Dataset.batch: element 0 of a batch has {} components but element {} has {}; "
+                         "every element must have the same structure (check your map() function)",
+                         first.size(), e, other.size());
     for (std::size_t c = 0; c < first.size(); ++c)
-      if (other[c].shape() != first[c].shape() || other[c].dtype() != first[c].dtype())
-        throw ShapeError(
-            fmt::format("Dataset.batch: component {} of element 0 of a batch is {} but element {} "
-                        "is {}; all elements of a batch need the same shape and dtype — resize or "
-                        "pad them with map() before batch()",
-                        c, describe(first[c]), e, describe(other[c])));
+      KERASCPP_CHECK_SHAPE(other[c].shape() == first[c].shape() && other[c].dtype() == first[c].dtype(),
+                           "Dataset.batch: component {} of element 0 of a batch is {} but element {} "
+                           "is {}; all elements of a batch need the same shape and dtype — resize or "
+                           "pad them with map() before batch()",
+                           c, describe(first[c]), e, describe(other[c]));
   }
   const auto n = static_cast<std::int64_t>(elements.size());
   Example out;
@@ -172,11 +171,10 @@ class BatchNode final : public detail::DatasetNode {
 
 Dataset Dataset::batch(std::int64_t batch_size, bool drop_remainder) const {
   node("batch");  // throws for a default-constructed Dataset
-  if (batch_size < 1)
-    throw ValueError(
-        fmt::format("Dataset.batch: batch_size must be >= 1, got {}; pass the number of examples "
-                    "per step, e.g. batch(128)",
-                    batch_size));
+  KERASCPP_CHECK_VALUE(batch_size >= 1,
+                       "Dataset.batch: batch_size must be >= 1, got {}; pass the number of examples "
+                       "per step, e.g. batch(128)",
+                       batch_size);
   return derive(std::make_shared<BatchNode>(node_, batch_size, drop_remainder));
 }
 

@@ -7,6 +7,7 @@
 
 #include <algorithm>
 
+#include "check.hpp"
 #include "data/padding.hpp"
 
 namespace kerascpp {
@@ -45,12 +46,11 @@ class BucketIterator final : public Dataset::Iterator {
   std::size_t bucket_of(const Example& e) {
     const std::int64_t len = config_->length(e);
     const auto& bounds = config_->boundaries;
-    if (config_->options.pad_to_bucket_boundary && len >= bounds.back())
-      throw ValueError(
-          fmt::format("Dataset.bucket_by_sequence_length: element {} has length {}, not below the "
-                      "last bucket boundary {}; with pad_to_bucket_boundary every length must be "
-                      "(filter longer ones out or add a boundary)",
-                      index_, len, bounds.back()));
+    KERASCPP_CHECK_VALUE(!config_->options.pad_to_bucket_boundary || len < bounds.back(),
+                         "Dataset.bucket_by_sequence_length: element {} has length {}, not below the "
+                         "last bucket boundary {}; with pad_to_bucket_boundary every length must be "
+                         "(filter longer ones out or add a boundary)",
+                         index_, len, bounds.back());
     ++index_;
     return static_cast<std::size_t>(std::upper_bound(bounds.begin(), bounds.end(), len) - bounds.begin());
   }
@@ -62,12 +62,11 @@ class BucketIterator final : public Dataset::Iterator {
     if (o.no_padding)  // as batch(): equal shapes or an error, never silent padding
       for (std::size_t e = 1; e < batch.size(); ++e)
         for (std::size_t c = 0; c < batch[e].size() && c < batch[0].size(); ++c)
-          if (batch[e][c].shape() != batch[0][c].shape())
-            throw ShapeError(
-                fmt::format("Dataset.bucket_by_sequence_length: with no_padding every element of a "
-                            "batch needs the same shape, but component {} is {} in one and {} in "
-                            "another; drop no_padding to pad them",
-                            c, shape_str(batch[0][c].shape()), shape_str(batch[e][c].shape())));
+          KERASCPP_CHECK_SHAPE(batch[e][c].shape() == batch[0][c].shape(),
+                               "Dataset.bucket_by_sequence_length: with no_padding every element of a "
+                               "batch needs the same shape, but component {} is {} in one and {} in "
+                               "another; drop no_padding to pad them",
+                               c, shape_str(batch[0][c].shape()), shape_str(batch[e][c].shape()));
     detail::PadSpec spec{o.no_padding ? std::vector<Shape>{} : o.padded_shapes, o.padding_values, -1};
     if (o.pad_to_bucket_boundary) spec.unknown_dim_fill = config_->boundaries[b] - 1;
     out = detail::pad_and_stack(batch, spec, "bucket_by_sequence_length");
@@ -107,31 +106,27 @@ Dataset Dataset::bucket_by_sequence_length(std::function<std::int64_t(const Exam
                                            std::vector<std::int64_t> bucket_batch_sizes, BucketOptions options) const {
   node("bucket_by_sequence_length");  // throws for a default-constructed Dataset
   const char* op = "bucket_by_sequence_length";
-  if (!element_length_func)
-    throw ValueError(
-        "Dataset.bucket_by_sequence_length: element_length_func is empty; pass a callable "
-        "returning an element's length");
-  if (bucket_boundaries.empty())
-    throw ValueError("Dataset.bucket_by_sequence_length: bucket_boundaries is empty; give at least one boundary");
-  if (!std::is_sorted(bucket_boundaries.begin(), bucket_boundaries.end()) ||
-      std::adjacent_find(bucket_boundaries.begin(), bucket_boundaries.end()) != bucket_boundaries.end())
-    throw ValueError("Dataset.bucket_by_sequence_length: bucket_boundaries must be strictly increasing");
-  if (bucket_batch_sizes.size() != bucket_boundaries.size() + 1)
-    throw ValueError(
-        fmt::format("Dataset.bucket_by_sequence_length: {} bucket_batch_sizes for {} boundaries; "
-                    "give one more batch size than boundaries (the last bucket is open-ended)",
-                    bucket_batch_sizes.size(), bucket_boundaries.size()));
+  KERASCPP_CHECK_VALUE(element_length_func,
+                       "Dataset.bucket_by_sequence_length: element_length_func is empty; pass a callable "
+                       "returning an element's length");
+  KERASCPP_CHECK_VALUE(!bucket_boundaries.empty(),
+                       "Dataset.bucket_by_sequence_length: bucket_boundaries is empty; give at least one boundary");
+  KERASCPP_CHECK_VALUE(
+      std::is_sorted(bucket_boundaries.begin(), bucket_boundaries.end()) &&
+          std::adjacent_find(bucket_boundaries.begin(), bucket_boundaries.end()) == bucket_boundaries.end(),
+      "Dataset.bucket_by_sequence_length: bucket_boundaries must be strictly increasing");
+  KERASCPP_CHECK_VALUE(bucket_batch_sizes.size() == bucket_boundaries.size() + 1,
+                       "Dataset.bucket_by_sequence_length: {} bucket_batch_sizes for {} boundaries; "
+                       "give one more batch size than boundaries (the last bucket is open-ended)",
+                       bucket_batch_sizes.size(), bucket_boundaries.size());
   for (std::int64_t b : bucket_batch_sizes)
-    if (b < 1)
-      throw ValueError(fmt::format("Dataset.bucket_by_sequence_length: a batch size of {}; each must be >= 1", b));
-  if (options.pad_to_bucket_boundary && options.padded_shapes.empty())
-    throw ValueError(
-        "Dataset.bucket_by_sequence_length: pad_to_bucket_boundary needs padded_shapes, with -1 on "
-        "the axes padded to the bucket's boundary, e.g. {{-1}} for 1-D token ids");
-  if (options.no_padding && (options.pad_to_bucket_boundary || !options.padded_shapes.empty()))
-    throw ValueError(
-        "Dataset.bucket_by_sequence_length: no_padding excludes padded_shapes and "
-        "pad_to_bucket_boundary");
+    KERASCPP_CHECK_VALUE(b >= 1, "Dataset.bucket_by_sequence_length: a batch size of {}; each must be >= 1", b);
+  KERASCPP_CHECK_VALUE(!options.pad_to_bucket_boundary || !options.padded_shapes.empty(), "{}",
+                       "Dataset.bucket_by_sequence_length: pad_to_bucket_boundary needs padded_shapes, with -1 on "
+                       "the axes padded to the bucket's boundary, e.g. {{-1}} for 1-D token ids");
+  KERASCPP_CHECK_VALUE(!options.no_padding || (!options.pad_to_bucket_boundary && options.padded_shapes.empty()),
+                       "Dataset.bucket_by_sequence_length: no_padding excludes padded_shapes and "
+                       "pad_to_bucket_boundary");
   detail::check_pad_spec({options.padded_shapes, options.padding_values, -1}, op);
   BucketConfig config{std::move(element_length_func), std::move(bucket_boundaries), std::move(bucket_batch_sizes),
                       std::move(options)};

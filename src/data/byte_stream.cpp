@@ -9,6 +9,7 @@
 #include <cstring>
 #include <filesystem>
 
+#include "check.hpp"
 #include "kerascpp/error.hpp"
 
 namespace kerascpp::detail {
@@ -18,13 +19,11 @@ class FileStream final : public ByteStream {
  public:
   FileStream(const std::string& path, const char* op) : path_(path), op_(op) {
     std::error_code ec;
-    if (std::filesystem::is_directory(path, ec))
-      throw IOError(
-          fmt::format("{}: '{}' is a directory; pass the files in it (list_files(\"{}/*\"))", op, path, path));
+    KERASCPP_CHECK_IO(!std::filesystem::is_directory(path, ec),
+                      "{}: '{}' is a directory; pass the files in it (list_files(\"{}/*\"))", op, path, path);
     file_ = std::fopen(path.c_str(), "rb");
-    if (!file_)
-      throw IOError(
-          fmt::format("{}: cannot open '{}': {}; check the path and its permissions", op, path, std::strerror(errno)));
+    KERASCPP_CHECK_IO(file_, "{}: cannot open '{}': {}; check the path and its permissions", op, path,
+                      std::strerror(errno));
   }
   ~FileStream() override { std::fclose(file_); }
   FileStream(const FileStream&) = delete;
@@ -32,8 +31,8 @@ class FileStream final : public ByteStream {
 
   std::size_t read(char* dst, std::size_t n) override {
     const std::size_t got = std::fread(dst, 1, n, file_);
-    if (got < n && std::ferror(file_))
-      throw IOError(fmt::format("{}: reading '{}' failed: {}; check the disk", op_, path_, std::strerror(errno)));
+    KERASCPP_CHECK_IO(got >= n || !std::ferror(file_), "{}: reading '{}' failed: {}; check the disk", op_, path_,
+                      std::strerror(errno));
     return got;
   }
 
@@ -50,8 +49,8 @@ class InflateStream final : public ByteStream {
   InflateStream(std::unique_ptr<ByteStream> file, Compression c, std::string path, const char* op)
       : file_(std::move(file)), compression_(c), path_(std::move(path)), op_(op), in_(std::size_t{1} << 16) {
     // windowBits 15: a zlib header and trailer; +16: a gzip one instead.
-    if (inflateInit2(&z_, c == Compression::gzip ? 15 + 16 : 15) != Z_OK)
-      throw IOError(fmt::format("{}: zlib could not start decompressing '{}' (out of memory?)", op, path_));
+    KERASCPP_CHECK_IO(inflateInit2(&z_, c == Compression::gzip ? 15 + 16 : 15) == Z_OK,
+                      "{}: zlib could not start decompressing '{}' (out of memory?)", op, path_);
   }
   ~InflateStream() override { inflateEnd(&z_); }
   InflateStream(const InflateStream&) = delete;

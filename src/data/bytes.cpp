@@ -1,4 +1,5 @@
 #include "kerascpp/data/bytes.hpp"
+#include "check.hpp"
 
 #include <fmt/format.h>
 
@@ -13,11 +14,10 @@ Tensor bytes_tensor(std::string_view bytes) {
 }
 
 std::string tensor_bytes(const Tensor& t) {
-  if (t.dtype() != DType::uint8)
-    throw ShapeError(
-        fmt::format("tensor_bytes: the tensor holds {}, not uint8 bytes; byte strings are uint8 tensors "
-                    "(bytes_tensor makes one)",
-                    dtype_name(t.dtype())));
+  KERASCPP_CHECK_SHAPE(t.dtype() == DType::uint8,
+                       "tensor_bytes: the tensor holds {}, not uint8 bytes; byte strings are uint8 tensors "
+                       "(bytes_tensor makes one)",
+                       dtype_name(t.dtype()));
   const Tensor host = t.to(Device{});
   return std::string(static_cast<const char*>(host.raw()), host.nbytes());
 }

@@ -14,6 +14,7 @@
 #include <filesystem>
 #include <mutex>
 
+#include "check.hpp"
 #include "data/dataset_node.hpp"
 #include "data/tfrecord_reader.hpp"
 #include "kerascpp/data/tfrecord.hpp"
@@ -166,11 +167,10 @@ class FileReadIterator final : public Dataset::Iterator {
       : path_(std::move(path)), reader_(path_, detail::Compression::none, "Dataset.cache") {}
   bool next(Example& out) override {
     if (done_) return false;
-    if (!reader_.next(record_))
-      throw IOError(
-          fmt::format("Dataset.cache: '{}' ends after {} elements without its end record; it is not a "
+    KERASCPP_CHECK_IO(reader_.next(record_),
+                      "Dataset.cache: '{}' ends after {} elements without its end record; it is not a "
                       "complete cache file: delete it to rebuild it",
-                      path_, index_));
+                      path_, index_);
     if (record_.rfind(kEndMarker, 0) == 0) {
       done_ = true;
       return false;

@@ -6,6 +6,7 @@
 #include <cstring>
 #include <memory>
 
+#include "check.hpp"
 #include "data/byte_stream.hpp"
 #include "data/file_source.hpp"
 #include "kerascpp/data/cifar.hpp"
@@ -25,12 +26,11 @@ struct Layout {
 };
 
 Layout layout_of(const CifarOptions& o, const char* op) {
-  if (o.dtype != DType::uint8 && o.dtype != DType::float32)
-    throw ValueError(fmt::format("{}: dtype must be uint8 or float32, got {}", op, dtype_name(o.dtype)));
+  KERASCPP_CHECK_VALUE(o.dtype == DType::uint8 || o.dtype == DType::float32,
+                       "{}: dtype must be uint8 or float32, got {}", op, dtype_name(o.dtype));
   if (o.num_classes == 10) return {1, 0, 10};
-  if (o.num_classes != 100)
-    throw ValueError(
-        fmt::format("{}: num_classes must be 10 (CIFAR-10) or 100 (CIFAR-100), got {}", op, o.num_classes));
+  KERASCPP_CHECK_VALUE(o.num_classes == 100, "{}: num_classes must be 10 (CIFAR-10) or 100 (CIFAR-100), got {}", op,
+                       o.num_classes);
   if (o.label_mode == "fine") return {2, 1, 100};
   if (o.label_mode == "coarse") return {2, 0, 20};
   throw ValueError(fmt::format("{}: label_mode must be \"fine\" or \"coarse\", got \"{}\"", op, o.label_mode));
@@ -39,18 +39,17 @@ Layout layout_of(const CifarOptions& o, const char* op) {
 // The number of records in `path`, or an IOError when its size is not a multiple of the record.
 std::int64_t record_count(const std::string& path, const Layout& l, const char* op) {
   struct stat st{};
-  if (::stat(path.c_str(), &st) != 0 || !S_ISREG(st.st_mode))
-    throw IOError(fmt::format("{}: cannot read '{}': {}", op, path,
-                              S_ISDIR(st.st_mode) ? "it is a folder" : std::strerror(errno)));
+  KERASCPP_CHECK_IO(::stat(path.c_str(), &st) == 0 && S_ISREG(st.st_mode), "{}: cannot read '{}': {}", op, path,
+                    S_ISDIR(st.st_mode) ? "it is a folder" : std::strerror(errno));
   const std::int64_t size = st.st_size;
-  if (size == 0 || size % l.record_bytes() != 0)
-    throw IOError(fmt::format(
-        "{}: '{}' has {} bytes, not a whole number of {}-byte records ({} label byte{} + 3072 "
-        "pixels); is it a CIFAR-{} binary file{}?",
-        op, path, size, l.record_bytes(), l.label_bytes, l.label_bytes == 1 ? "" : "s", l.label_bytes == 1 ? 10 : 100,
-        size % (l.label_bytes == 1 ? 3074 : 3073) == 0 && size > 0
-            ? fmt::format(" (its size fits CIFAR-{}: set num_classes)", l.label_bytes == 1 ? 100 : 10)
-            : ""));
+  KERASCPP_CHECK_IO(size != 0 && size % l.record_bytes() == 0,
+                    "{}: '{}' has {} bytes, not a whole number of {}-byte records ({} label byte{} + 3072 "
+                    "pixels); is it a CIFAR-{} binary file{}?",
+                    op, path, size, l.record_bytes(), l.label_bytes, l.label_bytes == 1 ? "" : "s",
+                    l.label_bytes == 1 ? 10 : 100,
+                    size % (l.label_bytes == 1 ? 3074 : 3073) == 0 && size > 0
+                        ? fmt::format(" (its size fits CIFAR-{}: set num_classes)", l.label_bytes == 1 ? 100 : 10)
+                        : "");
   return size / l.record_bytes();
 }
 
@@ -59,11 +58,10 @@ template <class T>
 std::int32_t unpack_record(const unsigned char* rec, const Layout& l, T* image, const std::string& path,
                            std::int64_t index) {
   const int label = rec[l.label_index];
-  if (label >= l.num_labels)
-    throw IOError(
-        fmt::format("CIFAR: '{}' record {} (byte offset {}): label {} is outside [0, {}); the file is "
+  KERASCPP_CHECK_IO(label < l.num_labels,
+                    "CIFAR: '{}' record {} (byte offset {}): label {} is outside [0, {}); the file is "
                     "corrupt or not CIFAR-{}",
-                    path, index, index * l.record_bytes(), label, l.num_labels, l.label_bytes == 1 ? 10 : 100));
+                    path, index, index * l.record_bytes(), label, l.num_labels, l.label_bytes == 1 ? 10 : 100);
   const unsigned char* px = rec + l.label_bytes;
   for (std::int64_t p = 0; p < kPixels; ++p)
     for (std::int64_t c = 0; c < 3; ++c) image[p * 3 + c] = static_cast<T>(px[c * kPixels + p]);
@@ -112,7 +110,7 @@ class CifarReader final : public detail::ElementReader {
 
 Dataset CifarBinaryDataset(std::vector<std::string> filenames, CifarOptions options) {
   const Layout l = layout_of(options, kOp);
-  if (filenames.empty()) throw ValueError(fmt::format("{}: no files given", kOp));
+  KERASCPP_CHECK_VALUE(!filenames.empty(), "{}: no files given", kOp);
   const DType dtype = options.dtype;
   return detail::make_file_source(std::move(filenames), [l, dtype](const std::string& path) {
     return std::make_unique<CifarReader>(path, l, dtype);
@@ -122,7 +120,7 @@ Dataset CifarBinaryDataset(std::vector<std::string> filenames, CifarOptions opti
 CifarArrays read_cifar_binary(const std::vector<std::string>& filenames, CifarOptions options) {
   constexpr const char* op = "read_cifar_binary";
   const Layout l = layout_of(options, op);
-  if (filenames.empty()) throw ValueError(fmt::format("{}: no files given", op));
+  KERASCPP_CHECK_VALUE(!filenames.empty(), "{}: no files given", op);
   std::int64_t total = 0;
   for (const std::string& f : filenames) total += record_count(f, l, op);
   CifarArrays a{Tensor({total, kSide, kSide, 3}, options.dtype, Device{}), Tensor({total}, DType::int32, Device{})};
@@ -133,8 +131,8 @@ CifarArrays read_cifar_binary(const std::vector<std::string>& filenames, CifarOp
     detail::BufferedInput in(detail::open_byte_stream(f, detail::Compression::none, op));
     const std::int64_t count = record_count(f, l, op);
     for (std::int64_t i = 0; i < count; ++i, ++n) {
-      if (in.read(reinterpret_cast<char*>(record.data()), record.size()) != record.size())
-        throw IOError(fmt::format("{}: '{}' ends inside record {}", op, f, i));
+      KERASCPP_CHECK_IO(in.read(reinterpret_cast<char*>(record.data()), record.size()) == record.size(),
+                        "{}: '{}' ends inside record {}", op, f, i);
       a.labels.data<std::int32_t>()[n] =
           options.dtype == DType::uint8
               ? unpack_record(record.data(), l, static_cast<std::uint8_t*>(a.images.raw()) + n * image_elems, f, i)

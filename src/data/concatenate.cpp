@@ -2,6 +2,7 @@
 // relaxes them to the most specific common shape), component counts and dtypes may not.
 #include <fmt/format.h>
 
+#include "check.hpp"
 #include "data/dataset_node.hpp"
 
 namespace kerascpp {
@@ -80,8 +81,8 @@ class ConcatenateNode final : public detail::DatasetNode {
 
 Dataset Dataset::concatenate(const Dataset& other) const {
   node("concatenate");  // throws for a default-constructed Dataset
-  if (!other.defined())
-    throw StateError("Dataset.concatenate: the other dataset is default-constructed and holds no pipeline");
+  KERASCPP_CHECK_STATE(other.defined(),
+                       "Dataset.concatenate: the other dataset is default-constructed and holds no pipeline");
   return derive(std::make_shared<ConcatenateNode>(node_, other.node_));
 }
 

@@ -6,6 +6,7 @@
 
 #include <algorithm>
 
+#include "check.hpp"
 #include "data/csv_dataset_config.hpp"
 #include "data/csv_record.hpp"
 #include "data/csv_values.hpp"
@@ -123,9 +124,8 @@ class CsvReader final : public detail::ElementReader {
 
 void check_increasing(const std::vector<int>& cols, const char* name) {
   for (std::size_t i = 0; i < cols.size(); ++i)
-    if (cols[i] < 0 || (i > 0 && cols[i] <= cols[i - 1]))
-      throw ValueError(
-          fmt::format("{}: {} must be increasing column indices from 0; got [{}]", kOp, name, fmt::join(cols, ", ")));
+    KERASCPP_CHECK_VALUE(cols[i] >= 0 && (i <= 0 || cols[i] > cols[i - 1]),
+                         "{}: {} must be increasing column indices from 0; got [{}]", kOp, name, fmt::join(cols, ", "));
 }
 
 }  // namespace
@@ -145,27 +145,25 @@ Dataset make_csv_dataset_from(std::vector<std::string> filenames, std::shared_pt
 namespace kerascpp::data {
 
 Dataset CsvDataset(std::vector<std::string> filenames, std::vector<CsvColumn> record_defaults, CsvOptions options) {
-  if (record_defaults.empty()) throw ValueError(fmt::format("{}: record_defaults is empty; give one per column", kOp));
+  KERASCPP_CHECK_VALUE(!record_defaults.empty(), "{}: record_defaults is empty; give one per column", kOp);
   for (std::size_t k = 0; k < record_defaults.size(); ++k) {
     const DType d = record_defaults[k].dtype;
-    if (d != DType::float32 && d != DType::int32 && d != DType::int64 && d != DType::uint8)
-      throw ValueError(
-          fmt::format("{}: record default {} has dtype {}; CSV columns are float32, int32, int64 or uint8 "
-                      "(bytes)",
-                      kOp, k, dtype_name(d)));
+    KERASCPP_CHECK_VALUE(!(d != DType::float32 && d != DType::int32 && d != DType::int64 && d != DType::uint8),
+                         "{}: record default {} has dtype {}; CSV columns are float32, int32, int64 or uint8 "
+                         "(bytes)",
+                         kOp, k, dtype_name(d));
   }
   check_increasing(options.select_cols, "select_cols");
   check_increasing(options.exclude_cols, "exclude_cols");
-  if (!options.select_cols.empty() && !options.exclude_cols.empty())
-    throw ValueError(fmt::format("{}: give select_cols or exclude_cols, not both", kOp));
-  if (!options.select_cols.empty() && options.select_cols.size() != record_defaults.size())
-    throw ValueError(
-        fmt::format("{}: select_cols names {} columns but record_defaults has {}; give one default per "
-                    "selected column",
-                    kOp, options.select_cols.size(), record_defaults.size()));
+  KERASCPP_CHECK_VALUE(options.select_cols.empty() || options.exclude_cols.empty(),
+                       "{}: give select_cols or exclude_cols, not both", kOp);
+  KERASCPP_CHECK_VALUE(options.select_cols.empty() || options.select_cols.size() == record_defaults.size(),
+                       "{}: select_cols names {} columns but record_defaults has {}; give one default per "
+                       "selected column",
+                       kOp, options.select_cols.size(), record_defaults.size());
   const char d = options.field_delim;
-  if (d == '\n' || d == '\r' || (options.use_quote_delim && d == '"'))
-    throw ValueError(fmt::format("{}: field_delim cannot be a line break or, with use_quote_delim, a quote", kOp));
+  KERASCPP_CHECK_VALUE(d != '\n' && d != '\r' && (!options.use_quote_delim || d != '"'),
+                       "{}: field_delim cannot be a line break or, with use_quote_delim, a quote", kOp);
   auto config = std::make_shared<detail::CsvConfig>();
   config->compression = detail::parse_compression(options.compression_type, kOp);
   config->columns = std::move(record_defaults);

@@ -1,5 +1,6 @@
 #include <fmt/format.h>
 
+#include "check.hpp"
 #include "data/dataset_node.hpp"
 
 namespace kerascpp {
@@ -7,11 +8,10 @@ namespace kerascpp {
 Dataset::Iterator::~Iterator() = default;
 
 const detail::DatasetNode& Dataset::node(const char* op) const {
-  if (!node_)
-    throw StateError(
-        fmt::format("Dataset.{}: this Dataset is default-constructed and holds no pipeline; "
-                    "create one with Dataset::from_tensor_slices or a datasets:: loader",
-                    op));
+  KERASCPP_CHECK_STATE(node_,
+                       "Dataset.{}: this Dataset is default-constructed and holds no pipeline; "
+                       "create one with Dataset::from_tensor_slices or a datasets:: loader",
+                       op);
   return *node_;
 }
 

@@ -7,6 +7,7 @@
 #include <map>
 #include <mutex>
 
+#include "check.hpp"
 #include "core/knobs.hpp"
 #include "core/session_state.hpp"
 #include "data/idx_reader.hpp"
@@ -30,39 +31,35 @@ std::string find_file(const std::string& dir, const std::string& base) {
 
 std::string require_file(const std::string& dir, const std::string& base) {
   std::string path = find_file(dir, base);
-  if (path.empty())
-    throw IOError(
-        fmt::format("fashion_mnist: '{}' not found in '{}' (looked for {}.gz and {}); install the "
+  KERASCPP_CHECK_IO(!path.empty(),
+                    "fashion_mnist: '{}' not found in '{}' (looked for {}.gz and {}); install the "
                     "Debian package dataset-fashion-mnist (it puts the files in {}), or set "
                     "KERASCPP_DATA (or pass --data_dir / load(dir)) to a directory holding them",
-                    base, dir, base, base, kDefaultDir));
+                    base, dir, base, base, kDefaultDir);
   return path;
 }
 
 void check_pair(const Tensor& images, const std::string& images_path, const Tensor& labels,
                 const std::string& labels_path) {
-  if (images.dtype() != DType::uint8 || images.rank() != 3 || images.dim(1) != kSide || images.dim(2) != kSide)
-    throw IOError(
-        fmt::format("fashion_mnist: '{}' holds {} {}, expected uint8 images of shape (N, 28, 28); "
-                    "is it the right file?",
-                    images_path, dtype_name(images.dtype()), shape_str(images.shape())));
-  if (labels.dtype() != DType::uint8 || labels.rank() != 1)
-    throw IOError(
-        fmt::format("fashion_mnist: '{}' holds {} {}, expected uint8 labels of shape (N,); is it the "
+  KERASCPP_CHECK_IO(
+      !(images.dtype() != DType::uint8 || images.rank() != 3 || images.dim(1) != kSide || images.dim(2) != kSide),
+      "fashion_mnist: '{}' holds {} {}, expected uint8 images of shape (N, 28, 28); "
+      "is it the right file?",
+      images_path, dtype_name(images.dtype()), shape_str(images.shape()));
+  KERASCPP_CHECK_IO(labels.dtype() == DType::uint8 && labels.rank() == 1,
+                    "fashion_mnist: '{}' holds {} {}, expected uint8 labels of shape (N,); is it the "
                     "right file?",
-                    labels_path, dtype_name(labels.dtype()), shape_str(labels.shape())));
-  if (images.dim(0) != labels.dim(0))
-    throw IOError(
-        fmt::format("fashion_mnist: '{}' has {} images but '{}' has {} labels; the files come from "
+                    labels_path, dtype_name(labels.dtype()), shape_str(labels.shape()));
+  KERASCPP_CHECK_IO(images.dim(0) == labels.dim(0),
+                    "fashion_mnist: '{}' has {} images but '{}' has {} labels; the files come from "
                     "different sets, reinstall them",
-                    images_path, images.dim(0), labels_path, labels.dim(0)));
+                    images_path, images.dim(0), labels_path, labels.dim(0));
   const auto* y = labels.data<std::uint8_t>();
   for (std::int64_t i = 0; i < labels.dim(0); ++i)
-    if (y[i] >= kNumClasses)
-      throw IOError(
-          fmt::format("fashion_mnist: '{}' has label {} at index {}; labels must be 0..9, the file is "
+    KERASCPP_CHECK_IO(y[i] < kNumClasses,
+                      "fashion_mnist: '{}' has label {} at index {}; labels must be 0..9, the file is "
                       "corrupt",
-                      labels_path, int{y[i]}, i));
+                      labels_path, int{y[i]}, i);
 }
 
 // The IDX reader reports a missing, unreadable or corrupt file as a plain kerascpp::Error; here
@@ -101,11 +98,10 @@ std::string resolve_dir(const std::string& dir) {
   if (!dir.empty()) return dir;
   if (const char* env = ::kerascpp::detail::knob("KERASCPP_DATA"); env && *env) {
     std::error_code ec;
-    if (!fs::is_directory(env, ec))
-      throw IOError(
-          fmt::format("fashion_mnist: environment variable KERASCPP_DATA='{}' is not a directory; set it "
+    KERASCPP_CHECK_IO(fs::is_directory(env, ec),
+                      "fashion_mnist: environment variable KERASCPP_DATA='{}' is not a directory; set it "
                       "to the directory holding the Fashion-MNIST IDX files, or unset it to use {}",
-                      env, kDefaultDir));
+                      env, kDefaultDir);
     std::string nested = (fs::path(env) / "fashion-mnist").string();
     if (find_file(env, "train-images-idx3-ubyte").empty() && !find_file(nested, "train-images-idx3-ubyte").empty())
       return nested;

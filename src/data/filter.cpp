@@ -1,4 +1,5 @@
 // Dataset::filter: the elements for which a predicate holds.
+#include "check.hpp"
 #include "data/dataset_node.hpp"
 
 namespace kerascpp {
@@ -44,7 +45,7 @@ class FilterNode final : public detail::DatasetNode {
 
 Dataset Dataset::filter(std::function<bool(const Example&)> predicate) const {
   node("filter");  // throws for a default-constructed Dataset
-  if (!predicate) throw ValueError("Dataset.filter: the predicate is empty; pass a callable returning bool");
+  KERASCPP_CHECK_VALUE(predicate, "Dataset.filter: the predicate is empty; pass a callable returning bool");
   return derive(std::make_shared<FilterNode>(node_, std::move(predicate)));
 }
 

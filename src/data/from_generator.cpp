@@ -2,6 +2,7 @@
 // tf.data checks a Python generator's output against its output_signature.
 #include <fmt/format.h>
 
+#include "check.hpp"
 #include "data/dataset_node.hpp"
 
 namespace kerascpp {
@@ -37,22 +38,19 @@ class GeneratorIterator final : public Dataset::Iterator {
  private:
   void check(const Example& e) const {
     const auto& spec = *spec_;
-    if (e.size() != spec.size())
-      throw ValueError(
-          fmt::format("Dataset.from_generator: element {} has {} components but output_signature "
-                      "has {}; yield one tensor per TensorSpec",
-                      index_, e.size(), spec.size()));
+    KERASCPP_CHECK_VALUE(e.size() == spec.size(),
+                         "Dataset.from_generator: element {} has {} components but output_signature "
+                         "has {}; yield one tensor per TensorSpec",
+                         index_, e.size(), spec.size());
     for (std::size_t c = 0; c < spec.size(); ++c) {
-      if (e[c].dtype() != spec[c].dtype)
-        throw ValueError(
-            fmt::format("Dataset.from_generator: element {}, component {} is {} {} but "
-                        "output_signature says {}; cast it in the generator",
-                        index_, c, shape_str(e[c].shape()), dtype_name(e[c].dtype()), describe(spec[c])));
-      if (!shape_matches(spec[c].shape, e[c].shape()))
-        throw ShapeError(
-            fmt::format("Dataset.from_generator: element {}, component {} has shape {} but "
-                        "output_signature says {} (-1 matches any size)",
-                        index_, c, shape_str(e[c].shape()), describe(spec[c])));
+      KERASCPP_CHECK_VALUE(e[c].dtype() == spec[c].dtype,
+                           "Dataset.from_generator: element {}, component {} is {} {} but "
+                           "output_signature says {}; cast it in the generator",
+                           index_, c, shape_str(e[c].shape()), dtype_name(e[c].dtype()), describe(spec[c]));
+      KERASCPP_CHECK_SHAPE(shape_matches(spec[c].shape, e[c].shape()),
+                           "Dataset.from_generator: element {}, component {} has shape {} but "
+                           "output_signature says {} (-1 matches any size)",
+                           index_, c, shape_str(e[c].shape()), describe(spec[c]));
     }
   }
 
@@ -70,10 +68,9 @@ class GeneratorNode final : public detail::DatasetNode {
   bool is_batched() const override { return false; }
   std::unique_ptr<Dataset::Iterator> make_iterator(std::uint64_t) const override {
     Dataset::Generator g = make_();
-    if (!g)
-      throw ValueError(
-          "Dataset.from_generator: make_generator returned an empty function; return a callable "
-          "that yields std::optional<Example>");
+    KERASCPP_CHECK_VALUE(g,
+                         "Dataset.from_generator: make_generator returned an empty function; return a callable "
+                         "that yields std::optional<Example>");
     return std::make_unique<GeneratorIterator>(std::move(g), spec_);
   }
 
@@ -85,17 +82,16 @@ class GeneratorNode final : public detail::DatasetNode {
 }  // namespace
 
 Dataset Dataset::from_generator(std::function<Generator()> make_generator, std::vector<TensorSpec> output_signature) {
-  if (!make_generator)
-    throw ValueError("Dataset.from_generator: make_generator is empty; pass a callable returning a Generator");
-  if (output_signature.empty())
-    throw ValueError("Dataset.from_generator: output_signature is empty; give one TensorSpec per component");
+  KERASCPP_CHECK_VALUE(make_generator,
+                       "Dataset.from_generator: make_generator is empty; pass a callable returning a Generator");
+  KERASCPP_CHECK_VALUE(!output_signature.empty(),
+                       "Dataset.from_generator: output_signature is empty; give one TensorSpec per component");
   for (std::size_t c = 0; c < output_signature.size(); ++c)
     for (std::int64_t d : output_signature[c].shape)
-      if (d < -1)
-        throw ValueError(
-            fmt::format("Dataset.from_generator: output_signature[{}] has shape {}; dims are "
-                        ">= 0, or -1 for any size",
-                        c, shape_str(output_signature[c].shape)));
+      KERASCPP_CHECK_VALUE(d >= -1,
+                           "Dataset.from_generator: output_signature[{}] has shape {}; dims are "
+                           ">= 0, or -1 for any size",
+                           c, shape_str(output_signature[c].shape));
   return detail::make_dataset(std::make_shared<GeneratorNode>(std::move(make_generator), std::move(output_signature)));
 }
 

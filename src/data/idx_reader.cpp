@@ -1,4 +1,5 @@
 #include "data/idx_reader.hpp"
+#include "check.hpp"
 
 #include <fmt/format.h>
 #include <zlib.h>
@@ -23,14 +24,12 @@ class GzReader {
  public:
   explicit GzReader(const std::string& path) : path_(path) {
     std::error_code ec;
-    if (!std::filesystem::exists(path, ec))
-      throw IOError(fmt::format("read_idx: file '{}' does not exist; {}", path, kInstallHint));
-    if (std::filesystem::is_directory(path, ec))
-      throw IOError(fmt::format("read_idx: '{}' is a directory, not an IDX file; pass the file's path", path));
+    KERASCPP_CHECK_IO(std::filesystem::exists(path, ec), "read_idx: file '{}' does not exist; {}", path, kInstallHint);
+    KERASCPP_CHECK_IO(!std::filesystem::is_directory(path, ec),
+                      "read_idx: '{}' is a directory, not an IDX file; pass the file's path", path);
     file_ = gzopen(path.c_str(), "rb");
-    if (!file_)
-      throw IOError(
-          fmt::format("read_idx: cannot open '{}': {}; check the file's permissions", path, std::strerror(errno)));
+    KERASCPP_CHECK_IO(file_, "read_idx: cannot open '{}': {}; check the file's permissions", path,
+                      std::strerror(errno));
     gzbuffer(file_, 1 << 17);
   }
   ~GzReader() { gzclose(file_); }
@@ -86,37 +85,33 @@ Tensor read_idx(const std::string& path) {
   GzReader in(path);
   std::array<unsigned char, 4> magic{};
   std::size_t got = in.read(magic.data(), magic.size());
-  if (got < magic.size())
-    throw IOError(
-        fmt::format("read_idx: '{}' is truncated: {} bytes, too short for an IDX header; "
+  KERASCPP_CHECK_IO(got >= magic.size(),
+                    "read_idx: '{}' is truncated: {} bytes, too short for an IDX header; "
                     "re-download or reinstall it",
-                    path, got));
-  if (magic[0] != 0 || magic[1] != 0 || magic[3] == 0)
-    throw IOError(
-        fmt::format("read_idx: '{}' is not an IDX file (magic bytes {:02X} {:02X} {:02X} {:02X}, "
+                    path, got);
+  KERASCPP_CHECK_IO(magic[0] == 0 && magic[1] == 0 && magic[3] != 0,
+                    "read_idx: '{}' is not an IDX file (magic bytes {:02X} {:02X} {:02X} {:02X}, "
                     "expected 00 00 08 0N); check that the path names an *-idx*-ubyte file",
-                    path, magic[0], magic[1], magic[2], magic[3]));
+                    path, magic[0], magic[1], magic[2], magic[3]);
   const DType dtype = idx_dtype(magic[2], path);
   const int ndims = magic[3];
 
   std::vector<unsigned char> dims_raw(static_cast<std::size_t>(ndims) * 4);
   got = in.read(dims_raw.data(), dims_raw.size());
-  if (got < dims_raw.size())
-    throw IOError(
-        fmt::format("read_idx: '{}' is truncated inside its header (expected {} dimension bytes, "
+  KERASCPP_CHECK_IO(got >= dims_raw.size(),
+                    "read_idx: '{}' is truncated inside its header (expected {} dimension bytes, "
                     "found {}); re-download or reinstall it",
-                    path, dims_raw.size(), got));
+                    path, dims_raw.size(), got);
   Shape shape;
   std::uint64_t count = 1;
   for (int i = 0; i < ndims; ++i) {
     std::uint32_t d = load_be32(&dims_raw[static_cast<std::size_t>(i) * 4]);
     shape.push_back(d);
     // Guard the product: a corrupt header must give an error, not a wrapped size.
-    if (d != 0 && count > (std::uint64_t{1} << 46) / d)
-      throw IOError(
-          fmt::format("read_idx: '{}' has an implausible header (dimensions {}...); the file is "
+    KERASCPP_CHECK_IO(d == 0 || count <= (std::uint64_t{1} << 46) / d,
+                      "read_idx: '{}' has an implausible header (dimensions {}...); the file is "
                       "corrupt, re-download or reinstall it",
-                      path, shape_str(shape)));
+                      path, shape_str(shape));
     count *= d;
   }
 
@@ -125,20 +120,18 @@ Tensor read_idx(const std::string& path) {
   std::error_code ec;
   const std::uint64_t file_bytes = std::filesystem::file_size(path, ec);
   // For a raw file the size is known: report truncation before allocating what the header claims.
-  if (in.is_raw() && !ec && file_bytes < header_bytes + data_bytes)
-    throw IOError(
-        fmt::format("read_idx: '{}' is truncated: its header declares shape {} {} ({} data bytes) "
+  KERASCPP_CHECK_IO(!in.is_raw() || ec || file_bytes >= header_bytes + data_bytes,
+                    "read_idx: '{}' is truncated: its header declares shape {} {} ({} data bytes) "
                     "but only {} bytes follow; re-download or reinstall it",
-                    path, shape_str(shape), dtype_name(dtype), data_bytes, file_bytes - header_bytes));
+                    path, shape_str(shape), dtype_name(dtype), data_bytes, file_bytes - header_bytes);
   // A gzip file's data size is known only after decompressing it all; deflate packs at most about
   // 1032:1, so a header that declares more than that is corrupt (or a "zip bomb"): refuse it before
   // allocating what it claims, which could be gigabytes for a file of a few bytes.
   constexpr std::uint64_t kMaxDeflateRatio = 1100;
-  if (!in.is_raw() && !ec && data_bytes / kMaxDeflateRatio > file_bytes)
-    throw IOError(
-        fmt::format("read_idx: '{}' is corrupt: its header declares shape {} {} ({} data bytes), more "
+  KERASCPP_CHECK_IO(in.is_raw() || ec || data_bytes / kMaxDeflateRatio <= file_bytes,
+                    "read_idx: '{}' is corrupt: its header declares shape {} {} ({} data bytes), more "
                     "than its {} compressed bytes can hold; re-download or reinstall it",
-                    path, shape_str(shape), dtype_name(dtype), data_bytes, file_bytes));
+                    path, shape_str(shape), dtype_name(dtype), data_bytes, file_bytes);
   Tensor t;
   try {
     t = Tensor(shape, dtype);
@@ -149,11 +142,10 @@ Tensor read_idx(const std::string& path) {
                     path, shape_str(shape), dtype_name(dtype)));
   }
   got = in.read(t.raw(), t.nbytes());
-  if (got < t.nbytes())
-    throw IOError(
-        fmt::format("read_idx: '{}' is truncated: its header declares shape {} {} ({} data bytes) "
+  KERASCPP_CHECK_IO(got >= t.nbytes(),
+                    "read_idx: '{}' is truncated: its header declares shape {} {} ({} data bytes) "
                     "but only {} bytes follow; re-download or reinstall it",
-                    path, shape_str(shape), dtype_name(dtype), t.nbytes(), got));
+                    path, shape_str(shape), dtype_name(dtype), t.nbytes(), got);
   if (dtype_size(dtype) == 4) {  // stored big-endian
     auto* p = static_cast<unsigned char*>(t.raw());
     for (std::size_t i = 0; i < t.nbytes(); i += 4) {

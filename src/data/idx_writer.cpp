@@ -8,6 +8,7 @@
 #include <cstring>
 #include <vector>
 
+#include "check.hpp"
 #include "data/idx_reader.hpp"
 
 namespace kerascpp {
@@ -39,17 +40,17 @@ void store_be32(unsigned char* p, std::uint32_t v) {
 }  // namespace
 
 void write_idx(const std::string& path, const Tensor& t, bool gzip) {
-  if (!t.defined()) throw StateError(fmt::format("write_idx: '{}': the tensor is undefined", path));
-  if (t.rank() < 1 || t.rank() > 255)
-    throw ShapeError(fmt::format("write_idx: '{}': IDX needs 1 to 255 dimensions, the tensor has shape {}", path,
-                                 shape_str(t.shape())));
+  KERASCPP_CHECK_STATE(t.defined(), "write_idx: '{}': the tensor is undefined", path);
+  KERASCPP_CHECK_SHAPE(t.rank() >= 1 && t.rank() <= 255,
+                       "write_idx: '{}': IDX needs 1 to 255 dimensions, the tensor has shape {}", path,
+                       shape_str(t.shape()));
   std::vector<unsigned char> bytes(4 + 4 * static_cast<std::size_t>(t.rank()) + t.nbytes());
   bytes[2] = idx_code(t.dtype(), path);
   bytes[3] = static_cast<unsigned char>(t.rank());
   for (int i = 0; i < t.rank(); ++i) {
-    if (t.dim(i) > 0xFFFFFFFFll)
-      throw ShapeError(fmt::format("write_idx: '{}': dimension {} of shape {} exceeds IDX's uint32 limit", path, i,
-                                   shape_str(t.shape())));
+    KERASCPP_CHECK_SHAPE(t.dim(i) <= 0xFFFFFFFFll,
+                         "write_idx: '{}': dimension {} of shape {} exceeds IDX's uint32 limit", path, i,
+                         shape_str(t.shape()));
     store_be32(&bytes[4 + 4 * static_cast<std::size_t>(i)], static_cast<std::uint32_t>(t.dim(i)));
   }
   unsigned char* data = bytes.data() + 4 + 4 * static_cast<std::size_t>(t.rank());
@@ -64,7 +65,7 @@ void write_idx(const std::string& path, const Tensor& t, bool gzip) {
   // Temporary file + rename: a crash never leaves a half-written file under the real name.
   const std::string tmp = path + ".tmp";
   gzFile f = gzopen(tmp.c_str(), gzip ? "wb" : "wbT");  // "T": plain, uncompressed output
-  if (!f) throw IOError(fmt::format("write_idx: cannot create '{}': {}", tmp, std::strerror(errno)));
+  KERASCPP_CHECK_IO(f, "write_idx: cannot create '{}': {}", tmp, std::strerror(errno));
   std::size_t done = 0;
   bool ok = true;
   while (ok && done < bytes.size()) {

@@ -6,6 +6,7 @@
 #include <algorithm>
 #include <memory>
 
+#include "check.hpp"
 #include "data/image_resize.hpp"
 #include "kerascpp/data/image_dataset.hpp"
 #include "kerascpp/data/images.hpp"
@@ -53,10 +54,9 @@ Tensor load_image(const LoadSpec& spec, std::int64_t index) {
 Tensor label_tensor(const std::vector<std::int64_t>& labels, const std::string& mode, std::int64_t num_classes) {
   const auto n = static_cast<std::int64_t>(labels.size());
   for (std::size_t i = 0; i < labels.size(); ++i)
-    if (labels[i] < 0 || (mode != "int" && labels[i] >= num_classes))
-      throw ValueError(
-          fmt::format("{}: label {} (of file {} in listing order) is outside [0, {}) for label_mode \"{}\"", kOp,
-                      labels[i], i, num_classes, mode));
+    KERASCPP_CHECK_VALUE(labels[i] >= 0 && (mode == "int" || labels[i] < num_classes),
+                         "{}: label {} (of file {} in listing order) is outside [0, {}) for label_mode \"{}\"", kOp,
+                         labels[i], i, num_classes, mode);
   if (mode == "int") {
     Tensor t({n}, DType::int32, Device{});
     for (std::int64_t i = 0; i < n; ++i)
@@ -101,48 +101,46 @@ Dataset make_dataset(std::vector<std::string> paths, const std::vector<std::int6
 }  // namespace
 
 ImageDirectoryDataset image_dataset_from_directory(const std::string& directory, ImageDatasetOptions o) {
-  if (o.labels && std::holds_alternative<std::vector<std::int64_t>>(*o.labels) && !o.class_names.empty())
-    throw ValueError(fmt::format("{}: class_names can only be given with labels \"inferred\"", kOp));
-  if (o.label_mode && *o.label_mode != "int" && *o.label_mode != "categorical" && *o.label_mode != "binary")
-    throw ValueError(fmt::format(
-        "{}: label_mode must be \"int\", \"categorical\", \"binary\" or std::nullopt, got \"{}\"", kOp, *o.label_mode));
+  KERASCPP_CHECK_VALUE(
+      !(o.labels && std::holds_alternative<std::vector<std::int64_t>>(*o.labels) && !o.class_names.empty()),
+      "{}: class_names can only be given with labels \"inferred\"", kOp);
+  KERASCPP_CHECK_VALUE(
+      !(o.label_mode && *o.label_mode != "int" && *o.label_mode != "categorical" && *o.label_mode != "binary"),
+      "{}: label_mode must be \"int\", \"categorical\", \"binary\" or std::nullopt, got \"{}\"", kOp, *o.label_mode);
   if (!o.labels || !o.label_mode) o.labels.reset(), o.label_mode.reset();  // either None makes both None, as Keras
   const std::int64_t channels = o.color_mode == "rgb"         ? 3
                                 : o.color_mode == "rgba"      ? 4
                                 : o.color_mode == "grayscale" ? 1
                                                               : 0;
-  if (channels == 0)
-    throw ValueError(
-        fmt::format("{}: color_mode must be \"rgb\", \"rgba\" or \"grayscale\", got \"{}\"", kOp, o.color_mode));
-  if (o.image_size[0] <= 0 || o.image_size[1] <= 0)
-    throw ValueError(fmt::format("{}: image_size must be two positive integers, got ({}, {})", kOp, o.image_size[0],
-                                 o.image_size[1]));
-  if (o.batch_size && *o.batch_size <= 0)
-    throw ValueError(fmt::format("{}: batch_size must be positive or std::nullopt, got {}", kOp, *o.batch_size));
+  KERASCPP_CHECK_VALUE(channels != 0, "{}: color_mode must be \"rgb\", \"rgba\" or \"grayscale\", got \"{}\"", kOp,
+                       o.color_mode);
+  KERASCPP_CHECK_VALUE(o.image_size[0] > 0 && o.image_size[1] > 0,
+                       "{}: image_size must be two positive integers, got ({}, {})", kOp, o.image_size[0],
+                       o.image_size[1]);
+  KERASCPP_CHECK_VALUE(!o.batch_size || *o.batch_size > 0, "{}: batch_size must be positive or std::nullopt, got {}",
+                       kOp, *o.batch_size);
   detail::parse_interpolation(o.interpolation, kOp);
-  if (o.crop_to_aspect_ratio && o.pad_to_aspect_ratio)
-    throw ValueError(fmt::format("{}: set only one of crop_to_aspect_ratio and pad_to_aspect_ratio", kOp));
+  KERASCPP_CHECK_VALUE(!o.crop_to_aspect_ratio || !o.pad_to_aspect_ratio,
+                       "{}: set only one of crop_to_aspect_ratio and pad_to_aspect_ratio", kOp);
   // Keras' check_validation_split_arg.
   const bool split = o.validation_split != 0.0;
-  if (split && !(o.validation_split > 0.0 && o.validation_split < 1.0))
-    throw ValueError(fmt::format("{}: validation_split must be between 0 and 1, got {}", kOp, o.validation_split));
-  if (split != !o.subset.empty())
-    throw ValueError(fmt::format("{}: subset and validation_split go together: set both or neither", kOp));
-  if (!o.subset.empty() && o.subset != "training" && o.subset != "validation" && o.subset != "both")
-    throw ValueError(
-        fmt::format("{}: subset must be \"training\", \"validation\" or \"both\", got \"{}\"", kOp, o.subset));
-  if (split && o.shuffle && !o.seed)
-    throw ValueError(
-        fmt::format("{}: with validation_split and shuffle, give a seed, so that the training and "
-                    "validation subsets do not overlap",
-                    kOp));
+  KERASCPP_CHECK_VALUE(!split || (o.validation_split > 0.0 && o.validation_split < 1.0),
+                       "{}: validation_split must be between 0 and 1, got {}", kOp, o.validation_split);
+  KERASCPP_CHECK_VALUE(split == !o.subset.empty(), "{}: subset and validation_split go together: set both or neither",
+                       kOp);
+  KERASCPP_CHECK_VALUE(!(!o.subset.empty() && o.subset != "training" && o.subset != "validation" && o.subset != "both"),
+                       "{}: subset must be \"training\", \"validation\" or \"both\", got \"{}\"", kOp, o.subset);
+  KERASCPP_CHECK_VALUE(!split || !o.shuffle || o.seed,
+                       "{}: with validation_split and shuffle, give a seed, so that the training and "
+                       "validation subsets do not overlap",
+                       kOp);
   const std::uint64_t seed = o.seed ? *o.seed : next_random_seed() % 1000000;
 
   ImageDirectoryIndex index =
       index_image_directory(directory, o.labels, o.class_names, o.shuffle, seed, o.follow_links);
-  if (o.label_mode && *o.label_mode == "binary" && index.class_names.size() != 2)
-    throw ValueError(fmt::format("{}: label_mode \"binary\" needs exactly 2 classes, '{}' has {}", kOp, directory,
-                                 index.class_names.size()));
+  KERASCPP_CHECK_VALUE(!o.label_mode || *o.label_mode != "binary" || index.class_names.size() == 2,
+                       "{}: label_mode \"binary\" needs exactly 2 classes, '{}' has {}", kOp, directory,
+                       index.class_names.size());
   const auto num_classes = static_cast<std::int64_t>(index.class_names.size());
 
   // Keras' get_training_or_validation_split: the last int(split * n) files are the validation set.
@@ -153,15 +151,14 @@ ImageDirectoryDataset image_dataset_from_directory(const std::string& directory,
     std::vector<std::string> p(index.file_paths.begin() + begin, index.file_paths.begin() + end);
     std::vector<std::int64_t> l;
     if (!index.labels.empty()) l.assign(index.labels.begin() + begin, index.labels.begin() + end);
-    if (p.empty())
-      throw IOError(
-          fmt::format("{}: no {}images found in '{}' (allowed formats: .bmp, .gif, .jpeg, .jpg, .png; "
+    KERASCPP_CHECK_IO(!p.empty(),
+                      "{}: no {}images found in '{}' (allowed formats: .bmp, .gif, .jpeg, .jpg, .png; "
                       "class folders are its sub-folders)",
                       kOp,
                       !split       ? ""
                       : validation ? "validation "
                                    : "training ",
-                      directory));
+                      directory);
     return std::make_pair(std::move(p), std::move(l));
   };
   ImageDirectoryDataset result;

@@ -8,6 +8,7 @@
 #include <cerrno>
 #include <cstdio>
 
+#include "check.hpp"
 #include "data/image_codec.hpp"
 #include "kerascpp/data/images.hpp"
 #include "kerascpp/error.hpp"
@@ -16,14 +17,12 @@ namespace kerascpp::data {
 namespace detail {
 
 EncodedBytes encoded_bytes(const Tensor& contents, const char* op) {
-  if (contents.dtype() != DType::uint8 || contents.rank() != 1)
-    throw ShapeError(
-        fmt::format("{}: the encoded image must be a 1-D uint8 tensor of the file's bytes "
-                    "(data::read_file or data::bytes_tensor makes one), got {} of shape {}",
-                    op, dtype_name(contents.dtype()), shape_str(contents.shape())));
-  if (contents.device() != Device{})
-    throw DeviceError(
-        fmt::format("{}: the encoded image is on {}; decode from host memory", op, contents.device().str()));
+  KERASCPP_CHECK_SHAPE(contents.dtype() == DType::uint8 && contents.rank() == 1,
+                       "{}: the encoded image must be a 1-D uint8 tensor of the file's bytes "
+                       "(data::read_file or data::bytes_tensor makes one), got {} of shape {}",
+                       op, dtype_name(contents.dtype()), shape_str(contents.shape()));
+  KERASCPP_CHECK_DEVICE(contents.device() == Device{}, "{}: the encoded image is on {}; decode from host memory", op,
+                        contents.device().str());
   return {static_cast<const unsigned char*>(contents.raw()), contents.nbytes()};
 }
 
@@ -33,14 +32,12 @@ std::string image_error_prefix(const char* op, const std::string& source) {
 
 void check_decoded_size(std::int64_t height, std::int64_t width, std::int64_t channels, const char* op,
                         const std::string& source) {
-  if (height <= 0 || width <= 0)
-    throw IOError(fmt::format("{}the image header declares an empty {} x {} image", image_error_prefix(op, source),
-                              height, width));
-  if (height * width * channels > kMaxDecodedBytes)
-    throw IOError(
-        fmt::format("{}the image header declares {} x {} x {}, over the {} MiB a decoded image may take "
+  KERASCPP_CHECK_IO(height > 0 && width > 0, "{}the image header declares an empty {} x {} image",
+                    image_error_prefix(op, source), height, width);
+  KERASCPP_CHECK_IO(height * width * channels <= kMaxDecodedBytes,
+                    "{}the image header declares {} x {} x {}, over the {} MiB a decoded image may take "
                     "(a corrupt header, or an image to downscale before training)",
-                    image_error_prefix(op, source), height, width, channels, kMaxDecodedBytes >> 20));
+                    image_error_prefix(op, source), height, width, channels, kMaxDecodedBytes >> 20);
 }
 
 }  // namespace detail
@@ -59,8 +56,8 @@ std::string sniff_image_format(const Tensor& contents) {
 
 Tensor decode_image(const Tensor& contents, const DecodeImageOptions& options) {
   const std::string prefix = detail::image_error_prefix("decode_image", options.source);
-  if (options.channels < 0 || options.channels > 4 || options.channels == 2)
-    throw ValueError(fmt::format("{}channels must be 0, 1, 3 or 4, got {}", prefix, options.channels));
+  KERASCPP_CHECK_VALUE(options.channels >= 0 && options.channels <= 4 && options.channels != 2,
+                       "{}channels must be 0, 1, 3 or 4, got {}", prefix, options.channels);
   const std::string format = sniff_image_format(contents);
   if (format == "png") return decode_png(contents, {.channels = options.channels, .source = options.source});
   if (format == "jpeg") {
@@ -78,9 +75,9 @@ Tensor decode_image(const Tensor& contents, const DecodeImageOptions& options) {
     }
     return rgba;
   }
-  if (format == "gif" || format == "bmp")
-    throw IOError(fmt::format("{}{} images are not supported (JPEG and PNG are); convert the file to PNG", prefix,
-                              format == "gif" ? "GIF" : "BMP"));
+  KERASCPP_CHECK_IO(format != "gif" && format != "bmp",
+                    "{}{} images are not supported (JPEG and PNG are); convert the file to PNG", prefix,
+                    format == "gif" ? "GIF" : "BMP");
   throw IOError(fmt::format("{}unknown image format: the data is neither JPEG nor PNG ({} bytes{})", prefix,
                             contents.nbytes(), contents.nbytes() == 0 ? ", empty" : ""));
 }
@@ -88,7 +85,7 @@ Tensor decode_image(const Tensor& contents, const DecodeImageOptions& options) {
 Tensor read_file(const std::string& path) {
   // Straight into the tensor, in one read: images are read once per element per epoch.
   std::FILE* f = std::fopen(path.c_str(), "rb");
-  if (!f) throw IOError(fmt::format("read_file: cannot open '{}': {}", path, std::strerror(errno)));
+  KERASCPP_CHECK_IO(f, "read_file: cannot open '{}': {}", path, std::strerror(errno));
   struct stat st{};
   if (::fstat(::fileno(f), &st) != 0 || !S_ISREG(st.st_mode)) {
     std::fclose(f);
@@ -98,8 +95,8 @@ Tensor read_file(const std::string& path) {
   const std::size_t got = st.st_size > 0 ? std::fread(t.raw(), 1, t.nbytes(), f) : 0;
   const bool failed = std::ferror(f) != 0;
   std::fclose(f);
-  if (failed || got != t.nbytes())
-    throw IOError(fmt::format("read_file: reading '{}' failed after {} of {} bytes", path, got, t.nbytes()));
+  KERASCPP_CHECK_IO(!failed && got == t.nbytes(), "read_file: reading '{}' failed after {} of {} bytes", path, got,
+                    t.nbytes());
   return t;
 }
 

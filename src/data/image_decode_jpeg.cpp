@@ -11,6 +11,7 @@
 #include <jerror.h>
 #include <jpeglib.h>
 
+#include "check.hpp"
 #include "data/image_codec.hpp"
 #include "kerascpp/data/images.hpp"
 #include "kerascpp/error.hpp"
@@ -116,21 +117,21 @@ bool decode_rows(Decoder& d, const detail::EncodedBytes& in, const DecodeJpegOpt
 
 Tensor decode_jpeg(const Tensor& contents, const DecodeJpegOptions& options) {
   const std::string prefix = detail::image_error_prefix(kOp, options.source);
-  if (options.channels != 0 && options.channels != 1 && options.channels != 3)
-    throw ValueError(fmt::format("{}channels must be 0, 1 or 3, got {}", prefix, options.channels));
-  if (options.ratio != 1 && options.ratio != 2 && options.ratio != 4 && options.ratio != 8)
-    throw ValueError(fmt::format("{}ratio must be 1, 2, 4 or 8, got {}", prefix, options.ratio));
-  if (!options.dct_method.empty() && options.dct_method != "INTEGER_FAST" && options.dct_method != "INTEGER_ACCURATE")
-    throw ValueError(fmt::format("{}dct_method must be \"\", \"INTEGER_FAST\" or \"INTEGER_ACCURATE\", got \"{}\"",
-                                 prefix, options.dct_method));
+  KERASCPP_CHECK_VALUE(options.channels == 0 || options.channels == 1 || options.channels == 3,
+                       "{}channels must be 0, 1 or 3, got {}", prefix, options.channels);
+  KERASCPP_CHECK_VALUE(!(options.ratio != 1 && options.ratio != 2 && options.ratio != 4 && options.ratio != 8),
+                       "{}ratio must be 1, 2, 4 or 8, got {}", prefix, options.ratio);
+  KERASCPP_CHECK_VALUE(
+      options.dct_method.empty() || options.dct_method == "INTEGER_FAST" || options.dct_method == "INTEGER_ACCURATE",
+      "{}dct_method must be \"\", \"INTEGER_FAST\" or \"INTEGER_ACCURATE\", got \"{}\"", prefix, options.dct_method);
   const detail::EncodedBytes in = detail::encoded_bytes(contents, kOp);
-  if (in.size == 0) throw IOError(fmt::format("{}the data is empty, not a JPEG image", prefix));
+  KERASCPP_CHECK_IO(in.size != 0, "{}the data is empty, not a JPEG image", prefix);
   Decoder d;
   Tensor out;
   std::vector<JSAMPLE> cmyk;
   if (!decode_rows(d, in, options, options.source, out, cmyk)) {
-    if (d.err.truncated)
-      throw IOError(fmt::format("{}the JPEG data is truncated ({} bytes end before the image does)", prefix, in.size));
+    KERASCPP_CHECK_IO(!d.err.truncated, "{}the JPEG data is truncated ({} bytes end before the image does)", prefix,
+                      in.size);
     throw IOError(fmt::format("{}not a valid JPEG image: {}", prefix, d.err.message));
   }
   return out;

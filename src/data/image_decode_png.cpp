@@ -8,6 +8,7 @@
 #include <cstring>
 #include <vector>
 
+#include "check.hpp"
 #include "data/image_codec.hpp"
 #include "kerascpp/data/images.hpp"
 #include "kerascpp/error.hpp"
@@ -93,24 +94,24 @@ bool decode_rows(Reader& r, std::int64_t want, const std::string& source, Tensor
 
 Tensor decode_png(const Tensor& contents, const DecodePngOptions& options) {
   const std::string prefix = detail::image_error_prefix(kOp, options.source);
-  if (options.channels < 0 || options.channels > 4 || options.channels == 2)
-    throw ValueError(fmt::format("{}channels must be 0, 1, 3 or 4, got {}", prefix, options.channels));
+  KERASCPP_CHECK_VALUE(options.channels >= 0 && options.channels <= 4 && options.channels != 2,
+                       "{}channels must be 0, 1, 3 or 4, got {}", prefix, options.channels);
   const detail::EncodedBytes in = detail::encoded_bytes(contents, kOp);
-  if (in.size < 8 || png_sig_cmp(in.data, 0, 8) != 0)
-    throw IOError(fmt::format("{}not a PNG image (the data does not start with PNG's 8-byte signature)", prefix));
+  KERASCPP_CHECK_IO(in.size >= 8 && png_sig_cmp(in.data, 0, 8) == 0,
+                    "{}not a PNG image (the data does not start with PNG's 8-byte signature)", prefix);
   Reader r;
   r.data = in.data;
   r.size = in.size;
   r.png = png_create_read_struct(PNG_LIBPNG_VER_STRING, &r, on_error, on_warning);
   if (r.png) r.info = png_create_info_struct(r.png);
-  if (!r.png || !r.info) throw IOError(fmt::format("{}libpng could not allocate its reader", prefix));
+  KERASCPP_CHECK_IO(r.png && r.info, "{}libpng could not allocate its reader", prefix);
   // A corrupt chunk length must not make libpng allocate gigabytes before it fails.
   png_set_chunk_malloc_max(r.png, 64u << 20);
   Tensor out;
   std::vector<png_bytep> rows;
   if (!decode_rows(r, options.channels, options.source, out, rows)) {
-    if (r.truncated)
-      throw IOError(fmt::format("{}the PNG data is truncated ({} bytes end before the image does)", prefix, in.size));
+    KERASCPP_CHECK_IO(!r.truncated, "{}the PNG data is truncated ({} bytes end before the image does)", prefix,
+                      in.size);
     throw IOError(fmt::format("{}not a valid PNG image: {}", prefix, r.message));
   }
   return out;

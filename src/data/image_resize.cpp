@@ -7,6 +7,7 @@
 #include <cmath>
 #include <vector>
 
+#include "check.hpp"
 #include "data/image_resize.hpp"
 #include "kerascpp/data/images.hpp"
 #include "kerascpp/error.hpp"
@@ -94,17 +95,15 @@ Tensor resize_image(const Tensor& images, std::array<std::int64_t, 2> size, cons
   constexpr const char* kOp = "resize_image";
   const detail::Interpolation method = detail::parse_interpolation(interpolation, kOp);
   const bool batched = images.rank() == 4;
-  if ((images.rank() != 3 && !batched) || (images.dtype() != DType::uint8 && images.dtype() != DType::float32))
-    throw ShapeError(
-        fmt::format("{}: expected uint8 or float32 images (height, width, channels) or (batch, height, "
-                    "width, channels), got {} of shape {}",
-                    kOp, dtype_name(images.dtype()), shape_str(images.shape())));
-  if (size[0] <= 0 || size[1] <= 0)
-    throw ValueError(fmt::format("{}: size must be positive, got ({}, {})", kOp, size[0], size[1]));
+  KERASCPP_CHECK_SHAPE(
+      (images.rank() == 3 || batched) && (images.dtype() == DType::uint8 || images.dtype() == DType::float32),
+      "{}: expected uint8 or float32 images (height, width, channels) or (batch, height, "
+      "width, channels), got {} of shape {}",
+      kOp, dtype_name(images.dtype()), shape_str(images.shape()));
+  KERASCPP_CHECK_VALUE(size[0] > 0 && size[1] > 0, "{}: size must be positive, got ({}, {})", kOp, size[0], size[1]);
   const Tensor host = images.to(Device{});
   const std::int64_t n = batched ? host.dim(0) : 1, h = host.dim(-3), w = host.dim(-2), c = host.dim(-1);
-  if (h <= 0 || w <= 0)
-    throw ShapeError(fmt::format("{}: cannot resize an empty image of shape {}", kOp, shape_str(host.shape())));
+  KERASCPP_CHECK_SHAPE(h > 0 && w > 0, "{}: cannot resize an empty image of shape {}", kOp, shape_str(host.shape()));
   Shape out_shape{size[0], size[1], c};
   if (batched) out_shape.insert(out_shape.begin(), n);
   Tensor out(out_shape, DType::float32, Device{});

@@ -12,6 +12,7 @@
 #include <mutex>
 #include <utility>
 
+#include "check.hpp"
 #include "core/task_pool.hpp"
 #include "data/dataset_node.hpp"
 
@@ -162,11 +163,10 @@ class InterleaveIterator final : public Dataset::Iterator {
       return;
     }
     Dataset ds = config_->fn(e);
-    if (!ds.defined())
-      throw ValueError(
-          fmt::format("Dataset.interleave: the function returned a default-constructed Dataset "
-                      "for input element {}; return a Dataset",
-                      opened_));
+    KERASCPP_CHECK_VALUE(ds.defined(),
+                         "Dataset.interleave: the function returned a default-constructed Dataset "
+                         "for input element {}; return a Dataset",
+                         opened_);
     ++opened_;
     auto it = ds.make_iterator(epoch_);
     if (config_->parallel)
@@ -225,15 +225,14 @@ class InterleaveNode final : public detail::DatasetNode {
 
 Dataset Dataset::interleave(std::function<Dataset(const Example&)> fn, InterleaveOptions options) const {
   node("interleave");  // throws for a default-constructed Dataset
-  if (!fn) throw ValueError("Dataset.interleave: the function is empty; pass a callable returning a Dataset");
-  if (options.cycle_length == 0 || options.cycle_length < AUTOTUNE)
-    throw ValueError(
-        fmt::format("Dataset.interleave: cycle_length must be >= 1 or AUTOTUNE (-1), got {}", options.cycle_length));
-  if (options.block_length < 1)
-    throw ValueError(fmt::format("Dataset.interleave: block_length must be >= 1, got {}", options.block_length));
-  if (options.num_parallel_calls < AUTOTUNE)
-    throw ValueError(fmt::format("Dataset.interleave: num_parallel_calls must be >= 0 or AUTOTUNE (-1), got {}",
-                                 options.num_parallel_calls));
+  KERASCPP_CHECK_VALUE(fn, "Dataset.interleave: the function is empty; pass a callable returning a Dataset");
+  KERASCPP_CHECK_VALUE(options.cycle_length != 0 && options.cycle_length >= AUTOTUNE,
+                       "Dataset.interleave: cycle_length must be >= 1 or AUTOTUNE (-1), got {}", options.cycle_length);
+  KERASCPP_CHECK_VALUE(options.block_length >= 1, "Dataset.interleave: block_length must be >= 1, got {}",
+                       options.block_length);
+  KERASCPP_CHECK_VALUE(options.num_parallel_calls >= AUTOTUNE,
+                       "Dataset.interleave: num_parallel_calls must be >= 0 or AUTOTUNE (-1), got {}",
+                       options.num_parallel_calls);
   // tf.data: AUTOTUNE cycle_length is the number of schedulable cores.
   const std::int64_t cycle = options.cycle_length == AUTOTUNE ? detail::available_cores() : options.cycle_length;
   InterleaveConfig config{std::move(fn), cycle, options.block_length, options.num_parallel_calls != 0};

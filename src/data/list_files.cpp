@@ -8,6 +8,7 @@
 #include <algorithm>
 #include <random>
 
+#include "check.hpp"
 #include "kerascpp/error.hpp"
 #include "kerascpp/random.hpp"
 
@@ -20,8 +21,8 @@ void glob_into(const std::string& pattern, std::vector<std::string>& out) {
   if (rc == 0)
     for (std::size_t i = 0; i < g.gl_pathc; ++i) out.emplace_back(g.gl_pathv[i]);
   ::globfree(&g);
-  if (rc == GLOB_NOSPACE) throw IOError(fmt::format("list_files: out of memory matching '{}'", pattern));
-  if (rc == GLOB_ABORTED) throw IOError(fmt::format("list_files: a directory in '{}' could not be read", pattern));
+  KERASCPP_CHECK_IO(rc != GLOB_NOSPACE, "list_files: out of memory matching '{}'", pattern);
+  KERASCPP_CHECK_IO(rc != GLOB_ABORTED, "list_files: a directory in '{}' could not be read", pattern);
 }
 
 }  // namespace
@@ -29,10 +30,9 @@ void glob_into(const std::string& pattern, std::vector<std::string>& out) {
 std::vector<std::string> list_files(const std::vector<std::string>& patterns, ListFilesOptions options) {
   std::vector<std::string> files;
   for (const std::string& p : patterns) glob_into(p, files);
-  if (files.empty())
-    throw IOError(fmt::format("list_files: no files match {}; check the pattern and the current directory",
-                              patterns.size() == 1 ? fmt::format("'{}'", patterns[0])
-                                                   : fmt::format("any of ['{}']", fmt::join(patterns, "', '"))));
+  KERASCPP_CHECK_IO(!files.empty(), "list_files: no files match {}; check the pattern and the current directory",
+                    patterns.size() == 1 ? fmt::format("'{}'", patterns[0])
+                                         : fmt::format("any of ['{}']", fmt::join(patterns, "', '")));
   // Byte order, not glob's locale collation: the same list on every machine.
   std::sort(files.begin(), files.end());
   files.erase(std::unique(files.begin(), files.end()), files.end());

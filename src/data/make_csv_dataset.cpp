@@ -5,6 +5,7 @@
 #include <algorithm>
 #include <optional>
 
+#include "check.hpp"
 #include "data/csv_dataset_config.hpp"
 #include "data/csv_record.hpp"
 #include "data/csv_values.hpp"
@@ -18,9 +19,8 @@ constexpr const char* kOp = "make_csv_dataset";
 
 std::size_t column_of(const std::vector<std::string>& header, const std::string& name, const std::string& file) {
   const auto it = std::find(header.begin(), header.end(), name);
-  if (it == header.end())
-    throw ValueError(fmt::format("{}: no column '{}' in the header of '{}'; its columns are [{}]", kOp, name, file,
-                                 fmt::join(header, ", ")));
+  KERASCPP_CHECK_VALUE(it != header.end(), "{}: no column '{}' in the header of '{}'; its columns are [{}]", kOp, name,
+                       file, fmt::join(header, ", "));
   return static_cast<std::size_t>(it - header.begin());
 }
 
@@ -40,12 +40,12 @@ DType infer_label_dtype(detail::CsvRecordReader& records, std::size_t label, std
 }  // namespace
 
 Dataset make_csv_dataset(const std::string& file_pattern, std::int64_t batch_size, MakeCsvOptions options) {
-  if (batch_size <= 0) throw ValueError(fmt::format("{}: batch_size must be positive; got {}", kOp, batch_size));
+  KERASCPP_CHECK_VALUE(batch_size > 0, "{}: batch_size must be positive; got {}", kOp, batch_size);
   std::vector<std::string> files = list_files(file_pattern, {options.shuffle, options.shuffle_seed});
   const detail::Compression compression = detail::parse_compression(options.compression_type, kOp);
   detail::CsvRecordReader first(files[0], compression, {options.field_delim, options.use_quote_delim}, kOp);
   std::vector<std::string> header;
-  if (!first.next(header)) throw ValueError(fmt::format("{}: '{}' is empty; it needs a header line", kOp, files[0]));
+  KERASCPP_CHECK_VALUE(first.next(header), "{}: '{}' is empty; it needs a header line", kOp, files[0]);
 
   std::vector<std::size_t> columns;  // the columns read, increasing
   if (options.select_columns.empty()) {
@@ -60,8 +60,8 @@ Dataset make_csv_dataset(const std::string& file_pattern, std::int64_t batch_siz
   }
   std::sort(columns.begin(), columns.end());
   columns.erase(std::unique(columns.begin(), columns.end()), columns.end());
-  if (columns.size() == (label ? 1u : 0u))
-    throw ValueError(fmt::format("{}: no feature columns are left besides the label '{}'", kOp, options.label_name));
+  KERASCPP_CHECK_VALUE(columns.size() != (label ? 1u : 0u), "{}: no feature columns are left besides the label '{}'",
+                       kOp, options.label_name);
 
   const DType label_dtype = label ? infer_label_dtype(first, *label, options.num_rows_for_inference) : DType::float32;
   auto config = std::make_shared<detail::CsvConfig>();

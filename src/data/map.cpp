@@ -8,6 +8,7 @@
 #include <exception>
 #include <mutex>
 
+#include "check.hpp"
 #include "core/task_pool.hpp"
 #include "data/autotune.hpp"
 #include "data/dataset_node.hpp"
@@ -170,10 +171,10 @@ Dataset Dataset::map(std::function<Example(const Example&)> fn) const { return m
 
 Dataset Dataset::map(std::function<Example(const Example&)> fn, MapOptions options) const {
   node("map");  // throws for a default-constructed Dataset
-  if (!fn) throw ValueError("Dataset.map: the function is empty; pass a callable taking and returning an Example");
-  if (options.num_parallel_calls < AUTOTUNE)
-    throw ValueError(fmt::format("Dataset.map: num_parallel_calls must be >= 0 or AUTOTUNE (-1), got {}",
-                                 options.num_parallel_calls));
+  KERASCPP_CHECK_VALUE(fn, "Dataset.map: the function is empty; pass a callable taking and returning an Example");
+  KERASCPP_CHECK_VALUE(options.num_parallel_calls >= AUTOTUNE,
+                       "Dataset.map: num_parallel_calls must be >= 0 or AUTOTUNE (-1), got {}",
+                       options.num_parallel_calls);
   return derive(std::make_shared<MapNode>(node_, std::move(fn), options));
 }
 

@@ -8,6 +8,7 @@
 #include <string_view>
 #include <unordered_map>
 
+#include "check.hpp"
 #include "data/byte_stream.hpp"
 #include "data/csv_values.hpp"
 #include "kerascpp/error.hpp"
@@ -48,24 +49,22 @@ MovieLensRatings read_movielens_ratings(const std::string& path) {
     }
     if (line.empty()) continue;  // a blank last line
     std::string_view f[4];
-    if (!split4(line, sep, f))
-      throw IOError(fmt::format("{}: '{}' line {}: expected 4 fields separated by \"{}\" ({}), got \"{}\"", kOp, path,
-                                line_no, sep, sep == "," ? kCsvHeader : "user::movie::rating::timestamp", line));
+    KERASCPP_CHECK_IO(split4(line, sep, f), "{}: '{}' line {}: expected 4 fields separated by \"{}\" ({}), got \"{}\"",
+                      kOp, path, line_no, sep, sep == "," ? kCsvHeader : "user::movie::rating::timestamp", line);
     std::int64_t user = 0, item = 0, time = 0;
     float rating = 0;
     const bool ok[4] = {detail::parse_csv_int64(f[0], user), detail::parse_csv_int64(f[1], item),
                         detail::parse_csv_float(f[2], rating) && rating >= 0.f && rating <= 5.f,
                         detail::parse_csv_int64(f[3], time)};
     for (int i = 0; i < 4; ++i)
-      if (!ok[i])
-        throw IOError(fmt::format("{}: '{}' line {}: the {} \"{}\" is not {}", kOp, path, line_no, kNames[i], f[i],
-                                  i == 2 ? "a number from 0 to 5" : "an integer"));
+      KERASCPP_CHECK_IO(ok[i], "{}: '{}' line {}: the {} \"{}\" is not {}", kOp, path, line_no, kNames[i], f[i],
+                        i == 2 ? "a number from 0 to 5" : "an integer");
     users.push_back(user);
     items.push_back(item);
     ratings.push_back(rating);
     times.push_back(time);
   }
-  if (users.empty()) throw IOError(fmt::format("{}: '{}' holds no ratings", kOp, path));
+  KERASCPP_CHECK_IO(!users.empty(), "{}: '{}' holds no ratings", kOp, path);
   const auto n = static_cast<std::int64_t>(users.size());
   return {Tensor::from_vector({n}, users), Tensor::from_vector({n}, items), Tensor::from_vector({n}, ratings),
           Tensor::from_vector({n}, times)};
@@ -73,13 +72,11 @@ MovieLensRatings read_movielens_ratings(const std::string& path) {
 
 LeaveOneOutSplit leave_one_out_split(const MovieLensRatings& r, std::int64_t min_ratings) {
   const std::int64_t n = r.user_id.numel();
-  if (r.item_id.numel() != n || r.timestamp.numel() != n)
-    throw ShapeError(
-        fmt::format("leave_one_out_split: user_id, item_id and timestamp must have one entry per rating, "
-                    "got {}, {} and {}",
-                    n, r.item_id.numel(), r.timestamp.numel()));
-  if (min_ratings < 1)
-    throw ValueError(fmt::format("leave_one_out_split: min_ratings must be >= 1, got {}", min_ratings));
+  KERASCPP_CHECK_SHAPE(r.item_id.numel() == n && r.timestamp.numel() == n,
+                       "leave_one_out_split: user_id, item_id and timestamp must have one entry per rating, "
+                       "got {}, {} and {}",
+                       n, r.item_id.numel(), r.timestamp.numel());
+  KERASCPP_CHECK_VALUE(min_ratings >= 1, "leave_one_out_split: min_ratings must be >= 1, got {}", min_ratings);
   const auto* user = r.user_id.data<std::int64_t>();
   const auto* item = r.item_id.data<std::int64_t>();
   const auto* time = r.timestamp.data<std::int64_t>();
@@ -97,8 +94,7 @@ LeaveOneOutSplit leave_one_out_split(const MovieLensRatings& r, std::int64_t min
       s.item_ids.push_back(item[i]);
     rows[static_cast<std::size_t>(u->second)].push_back(i);
   }
-  if (s.user_ids.empty())
-    throw ValueError(fmt::format("leave_one_out_split: no user has {} or more ratings", min_ratings));
+  KERASCPP_CHECK_VALUE(!s.user_ids.empty(), "leave_one_out_split: no user has {} or more ratings", min_ratings);
   s.num_users = static_cast<std::int64_t>(s.user_ids.size());
   s.num_items = static_cast<std::int64_t>(s.item_ids.size());
   s.train_items.resize(rows.size());

@@ -1,6 +1,7 @@
 // Dataset::padded_batch: batch() for elements whose shapes differ, each padded to a common shape.
 #include <fmt/format.h>
 
+#include "check.hpp"
 #include "data/padding.hpp"
 
 namespace kerascpp {
@@ -59,8 +60,7 @@ class PaddedBatchNode final : public detail::DatasetNode {
 
 Dataset Dataset::padded_batch(std::int64_t batch_size, PaddedBatchOptions options) const {
   node("padded_batch");  // throws for a default-constructed Dataset
-  if (batch_size < 1)
-    throw ValueError(fmt::format("Dataset.padded_batch: batch_size must be >= 1, got {}", batch_size));
+  KERASCPP_CHECK_VALUE(batch_size >= 1, "Dataset.padded_batch: batch_size must be >= 1, got {}", batch_size);
   detail::PadSpec spec{std::move(options.padded_shapes), std::move(options.padding_values), -1};
   detail::check_pad_spec(spec, "padded_batch");
   return derive(std::make_shared<PaddedBatchNode>(node_, batch_size, options.drop_remainder, std::move(spec)));

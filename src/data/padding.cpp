@@ -1,4 +1,5 @@
 #include "data/padding.hpp"
+#include "check.hpp"
 
 #include <fmt/format.h>
 
@@ -64,26 +65,25 @@ void copy_into(const Tensor& src, char* dst, const Shape& target) {
 void check_pad_spec(const PadSpec& spec, const char* op) {
   for (std::size_t c = 0; c < spec.padded_shapes.size(); ++c)
     for (std::int64_t d : spec.padded_shapes[c])
-      if (d < -1)
-        throw ValueError(
-            fmt::format("Dataset.{}: padded_shapes[{}] is {}; dims are >= 0, or -1 for the "
-                        "longest in the batch",
-                        op, c, shape_str(spec.padded_shapes[c])));
-  if (!spec.padded_shapes.empty() && !spec.padding_values.empty() &&
-      spec.padded_shapes.size() != spec.padding_values.size())
-    throw ValueError(fmt::format("Dataset.{}: {} padded_shapes but {} padding_values; give one per component", op,
-                                 spec.padded_shapes.size(), spec.padding_values.size()));
+      KERASCPP_CHECK_VALUE(d >= -1,
+                           "Dataset.{}: padded_shapes[{}] is {}; dims are >= 0, or -1 for the "
+                           "longest in the batch",
+                           op, c, shape_str(spec.padded_shapes[c]));
+  KERASCPP_CHECK_VALUE(spec.padded_shapes.empty() || spec.padding_values.empty() ||
+                           spec.padded_shapes.size() == spec.padding_values.size(),
+                       "Dataset.{}: {} padded_shapes but {} padding_values; give one per component", op,
+                       spec.padded_shapes.size(), spec.padding_values.size());
 }
 
 Example pad_and_stack(const std::vector<Example>& elements, const PadSpec& spec, const char* op) {
   const Example& first = elements.front();
   const std::size_t comps = first.size();
-  if (!spec.padded_shapes.empty() && spec.padded_shapes.size() != comps)
-    throw ValueError(fmt::format("Dataset.{}: elements have {} components but padded_shapes has {}", op, comps,
-                                 spec.padded_shapes.size()));
-  if (!spec.padding_values.empty() && spec.padding_values.size() != comps)
-    throw ValueError(fmt::format("Dataset.{}: elements have {} components but padding_values has {}", op, comps,
-                                 spec.padding_values.size()));
+  KERASCPP_CHECK_VALUE(spec.padded_shapes.empty() || spec.padded_shapes.size() == comps,
+                       "Dataset.{}: elements have {} components but padded_shapes has {}", op, comps,
+                       spec.padded_shapes.size());
+  KERASCPP_CHECK_VALUE(spec.padding_values.empty() || spec.padding_values.size() == comps,
+                       "Dataset.{}: elements have {} components but padding_values has {}", op, comps,
+                       spec.padding_values.size());
   const auto n = static_cast<std::int64_t>(elements.size());
   Example out;
   out.reserve(comps);
@@ -92,30 +92,28 @@ Example pad_and_stack(const std::vector<Example>& elements, const PadSpec& spec,
     const std::size_t r = static_cast<std::size_t>(f.rank());
     Shape target(r, 0);
     for (std::size_t e = 0; e < elements.size(); ++e) {
-      if (elements[e].size() != comps)
-        throw ShapeError(fmt::format("Dataset.{}: element 0 of a batch has {} components but element {} has {}", op,
-                                     comps, e, elements[e].size()));
+      KERASCPP_CHECK_SHAPE(elements[e].size() == comps,
+                           "Dataset.{}: element 0 of a batch has {} components but element {} has {}", op, comps, e,
+                           elements[e].size());
       const Tensor& t = elements[e][c];
-      if (t.dtype() != f.dtype() || static_cast<std::size_t>(t.rank()) != r)
-        throw ShapeError(fmt::format(
-            "Dataset.{}: component {} of element 0 of a batch is {} {} but element {} "
-            "is {} {}; padding needs the same rank and dtype",
-            op, c, shape_str(f.shape()), dtype_name(f.dtype()), e, shape_str(t.shape()), dtype_name(t.dtype())));
+      KERASCPP_CHECK_SHAPE(t.dtype() == f.dtype() && static_cast<std::size_t>(t.rank()) == r,
+                           "Dataset.{}: component {} of element 0 of a batch is {} {} but element {} "
+                           "is {} {}; padding needs the same rank and dtype",
+                           op, c, shape_str(f.shape()), dtype_name(f.dtype()), e, shape_str(t.shape()),
+                           dtype_name(t.dtype()));
       for (std::size_t d = 0; d < r; ++d) target[d] = std::max(target[d], t.shape()[d]);
     }
     if (!spec.padded_shapes.empty()) {
       const Shape& want = spec.padded_shapes[c];
-      if (want.size() != r)
-        throw ShapeError(fmt::format("Dataset.{}: padded_shapes[{}] is {} but the component has rank {} ({})", op, c,
-                                     shape_str(want), r, shape_str(f.shape())));
+      KERASCPP_CHECK_SHAPE(want.size() == r, "Dataset.{}: padded_shapes[{}] is {} but the component has rank {} ({})",
+                           op, c, shape_str(want), r, shape_str(f.shape()));
       for (std::size_t d = 0; d < r; ++d) {
         const std::int64_t to = want[d] >= 0 ? want[d] : spec.unknown_dim_fill;
         if (to < 0) continue;  // -1: the longest in the batch
-        if (target[d] > to)
-          throw ShapeError(
-              fmt::format("Dataset.{}: component {} has size {} on axis {}, more than the {} it "
-                          "is padded to; raise padded_shapes[{}] or cut the element with map()",
-                          op, c, target[d], d, to, c));
+        KERASCPP_CHECK_SHAPE(target[d] <= to,
+                             "Dataset.{}: component {} has size {} on axis {}, more than the {} it "
+                             "is padded to; raise padded_shapes[{}] or cut the element with map()",
+                             op, c, target[d], d, to, c);
         target[d] = to;
       }
     }

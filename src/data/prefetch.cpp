@@ -9,6 +9,7 @@
 #include <thread>
 #include <utility>
 
+#include "check.hpp"
 #include "data/autotune.hpp"
 #include "data/dataset_node.hpp"
 
@@ -113,9 +114,8 @@ class PrefetchNode final : public detail::DatasetNode {
 
 Dataset Dataset::prefetch(std::int64_t buffer_size) const {
   node("prefetch");  // throws for a default-constructed Dataset
-  if (buffer_size < kAutotune)
-    throw ValueError(
-        fmt::format("Dataset.prefetch: buffer_size must be >= 0 or Dataset::kAutotune (-1), got {}", buffer_size));
+  KERASCPP_CHECK_VALUE(buffer_size >= kAutotune,
+                       "Dataset.prefetch: buffer_size must be >= 0 or Dataset::kAutotune (-1), got {}", buffer_size);
   if (buffer_size == 0) return *this;  // tf.data: no prefetching
   return derive(std::make_shared<PrefetchNode>(node_, buffer_size));
 }

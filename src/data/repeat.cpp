@@ -2,6 +2,7 @@
 // pass with its own epoch key, so a shuffle before repeat() reshuffles every pass.
 #include <fmt/format.h>
 
+#include "check.hpp"
 #include "data/index_op.hpp"
 
 namespace kerascpp {
@@ -69,8 +70,7 @@ class RepeatNode final : public detail::IndexOpNode<RepeatNode> {
 
 Dataset Dataset::repeat(std::int64_t count) const {
   node("repeat");  // throws for a default-constructed Dataset
-  if (count < -1)
-    throw ValueError(fmt::format("Dataset.repeat: count must be >= 0, or -1 to repeat forever; got {}", count));
+  KERASCPP_CHECK_VALUE(count >= -1, "Dataset.repeat: count must be >= 0, or -1 to repeat forever; got {}", count);
   return derive(std::make_shared<RepeatNode>(node_, count));
 }
 

@@ -2,6 +2,7 @@
 // a disjoint part of the data (MultiWorkerMirroredStrategy's auto-sharding by data).
 #include <fmt/format.h>
 
+#include "check.hpp"
 #include "data/index_op.hpp"
 
 namespace kerascpp {
@@ -48,12 +49,10 @@ class ShardNode final : public detail::IndexOpNode<ShardNode> {
 
 Dataset Dataset::shard(std::int64_t num_shards, std::int64_t index) const {
   node("shard");  // throws for a default-constructed Dataset
-  if (num_shards < 1)
-    throw ValueError(
-        fmt::format("Dataset.shard: num_shards must be >= 1, got {}; pass the number of workers", num_shards));
-  if (index < 0 || index >= num_shards)
-    throw ValueError(
-        fmt::format("Dataset.shard: index must be in [0, {}), got {}; pass this worker's rank", num_shards, index));
+  KERASCPP_CHECK_VALUE(num_shards >= 1, "Dataset.shard: num_shards must be >= 1, got {}; pass the number of workers",
+                       num_shards);
+  KERASCPP_CHECK_VALUE(index >= 0 && index < num_shards,
+                       "Dataset.shard: index must be in [0, {}), got {}; pass this worker's rank", num_shards, index);
   return derive(std::make_shared<ShardNode>(node_, num_shards, index));
 }
 

@@ -5,6 +5,7 @@
 
 #include <algorithm>
 
+#include "check.hpp"
 #include "data/index_op.hpp"
 #include "kerascpp/random.hpp"
 
@@ -89,11 +90,10 @@ class ShuffleNode final : public detail::IndexOpNode<ShuffleNode> {
 Dataset Dataset::shuffle(std::int64_t buffer_size, std::optional<std::uint64_t> seed,
                          bool reshuffle_each_iteration) const {
   node("shuffle");  // throws for a default-constructed Dataset
-  if (buffer_size < 1)
-    throw ValueError(
-        fmt::format("Dataset.shuffle: buffer_size must be >= 1, got {}; use the dataset size "
-                    "(e.g. 60000) for a full shuffle",
-                    buffer_size));
+  KERASCPP_CHECK_VALUE(buffer_size >= 1,
+                       "Dataset.shuffle: buffer_size must be >= 1, got {}; use the dataset size "
+                       "(e.g. 60000) for a full shuffle",
+                       buffer_size);
   std::uint64_t s = seed ? *seed : next_random_seed();
   return derive(std::make_shared<ShuffleNode>(node_, buffer_size, s, reshuffle_each_iteration));
 }

@@ -4,6 +4,7 @@
 
 #include <limits>
 
+#include "check.hpp"
 #include "data/dataset_node.hpp"
 #include "kerascpp/random.hpp"
 
@@ -45,11 +46,10 @@ class SyntheticNode final : public detail::DatasetNode {
 
 void check_shape(const Shape& shape, const char* what) {
   for (auto d : shape)
-    if (d < 0)
-      throw ValueError(
-          fmt::format("Dataset.synthetic: {} shape {} has a negative or unknown dimension; give "
-                      "every dimension, e.g. {{28, 28, 1}}",
-                      what, shape_str(shape)));
+    KERASCPP_CHECK_VALUE(d >= 0,
+                         "Dataset.synthetic: {} shape {} has a negative or unknown dimension; give "
+                         "every dimension, e.g. {{28, 28, 1}}",
+                         what, shape_str(shape));
 }
 
 }  // namespace
@@ -57,8 +57,8 @@ void check_shape(const Shape& shape, const char* what) {
 Dataset Dataset::synthetic(Shape feature_shape, Shape label_shape, std::int64_t count) {
   check_shape(feature_shape, "feature");
   check_shape(label_shape, "label");
-  if (count < kInfinite)
-    throw ValueError(fmt::format("Dataset.synthetic: count must be >= 0 or Dataset::kInfinite (-1), got {}", count));
+  KERASCPP_CHECK_VALUE(count >= kInfinite, "Dataset.synthetic: count must be >= 0 or Dataset::kInfinite (-1), got {}",
+                       count);
   Shape x_shape{1};
   x_shape.insert(x_shape.end(), feature_shape.begin(), feature_shape.end());
   Shape y_shape{1};

@@ -3,6 +3,7 @@
 
 #include <algorithm>
 
+#include "check.hpp"
 #include "data/index_op.hpp"
 
 namespace kerascpp {
@@ -82,17 +83,16 @@ class SkipNode final : public detail::IndexOpNode<SkipNode> {
 
 Dataset Dataset::take(std::int64_t n) const {
   node("take");  // throws for a default-constructed Dataset
-  if (n < -1) throw ValueError(fmt::format("Dataset.take: n must be >= 0, or -1 for all elements; got {}", n));
+  KERASCPP_CHECK_VALUE(n >= -1, "Dataset.take: n must be >= 0, or -1 for all elements; got {}", n);
   return derive(std::make_shared<TakeNode>(node_, n));
 }
 
 Dataset Dataset::skip(std::int64_t n) const {
   const auto& input = node("skip");
-  if (n < -1) throw ValueError(fmt::format("Dataset.skip: n must be >= 0, or -1 for all elements; got {}", n));
-  if (n == -1 && input.cardinality() == kInfinite)
-    throw ValueError(
-        "Dataset.skip(-1) on an endless dataset would never return; skip a finite number, or "
-        "apply take() before repeat()");
+  KERASCPP_CHECK_VALUE(n >= -1, "Dataset.skip: n must be >= 0, or -1 for all elements; got {}", n);
+  KERASCPP_CHECK_VALUE(n != -1 || input.cardinality() != kInfinite,
+                       "Dataset.skip(-1) on an endless dataset would never return; skip a finite number, or "
+                       "apply take() before repeat()");
   return derive(std::make_shared<SkipNode>(node_, n));
 }
 

@@ -3,6 +3,7 @@
 
 #include <cmath>
 
+#include "check.hpp"
 #include "data/dataset_node.hpp"
 
 namespace kerascpp {
@@ -41,26 +42,22 @@ class SlicesNode final : public detail::DatasetNode {
 
 // What both from_tensor_slices variants require of their tensors (`what` names the call).
 void check_components(const std::vector<Tensor>& components, const char* what) {
-  if (components.empty())
-    throw ValueError(fmt::format("{}: no tensors given; pass at least one tensor (e.g. x, y)", what));
+  KERASCPP_CHECK_VALUE(!components.empty(), "{}: no tensors given; pass at least one tensor (e.g. x, y)", what);
   for (std::size_t i = 0; i < components.size(); ++i) {
     const Tensor& t = components[i];
-    if (!t.defined())
-      throw StateError(
-          fmt::format("{}: tensor {} is undefined (default-constructed); "
-                      "pass tensors that hold data",
-                      what, i));
-    if (t.rank() == 0)
-      throw ShapeError(
-          fmt::format("{}: tensor {} is a scalar (shape ()); it needs a "
-                      "leading axis to slice along, e.g. reshape it to (1,)",
-                      what, i));
-    if (t.dim(0) != components[0].dim(0))
-      throw ShapeError(
-          fmt::format("{}: tensor 0 has shape {} but tensor {} has shape {}; "
-                      "all tensors need the same number of rows (axis 0), e.g. as many labels "
-                      "as images",
-                      what, shape_str(components[0].shape()), i, shape_str(t.shape())));
+    KERASCPP_CHECK_STATE(t.defined(),
+                         "{}: tensor {} is undefined (default-constructed); "
+                         "pass tensors that hold data",
+                         what, i);
+    KERASCPP_CHECK_SHAPE(t.rank() != 0,
+                         "{}: tensor {} is a scalar (shape ()); it needs a "
+                         "leading axis to slice along, e.g. reshape it to (1,)",
+                         what, i);
+    KERASCPP_CHECK_SHAPE(t.dim(0) == components[0].dim(0),
+                         "{}: tensor 0 has shape {} but tensor {} has shape {}; "
+                         "all tensors need the same number of rows (axis 0), e.g. as many labels "
+                         "as images",
+                         what, shape_str(components[0].shape()), i, shape_str(t.shape()));
   }
 }
 
@@ -80,22 +77,19 @@ Dataset Dataset::from_tensor_slices(Tensor x, Tensor y) {
 Dataset Dataset::from_tensor_slices_scaled(std::vector<Tensor> components, std::vector<float> divisors) {
   const std::size_t n = components.size();
   check_components(components, "Dataset.from_tensor_slices_scaled");
-  if (divisors.size() != n)
-    throw ValueError(
-        fmt::format("Dataset.from_tensor_slices_scaled: {} tensors but {} divisors; give one divisor "
-                    "per tensor (0 leaves it as it is)",
-                    n, divisors.size()));
+  KERASCPP_CHECK_VALUE(divisors.size() == n,
+                       "Dataset.from_tensor_slices_scaled: {} tensors but {} divisors; give one divisor "
+                       "per tensor (0 leaves it as it is)",
+                       n, divisors.size());
   for (std::size_t c = 0; c < n; ++c) {
-    if (!(divisors[c] >= 0.f) || std::isinf(divisors[c]))
-      throw ValueError(
-          fmt::format("Dataset.from_tensor_slices_scaled: divisor {} is {}; it must be a finite "
-                      "number > 0 (or 0 to leave tensor {} as it is)",
-                      c, divisors[c], c));
-    if (divisors[c] > 0.f && components[c].dtype() != DType::uint8)
-      throw ValueError(
-          fmt::format("Dataset.from_tensor_slices_scaled: tensor {} holds {}, but only uint8 tensors "
-                      "are scaled; give it divisor 0, or pass its uint8 values",
-                      c, dtype_name(components[c].dtype())));
+    KERASCPP_CHECK_VALUE(divisors[c] >= 0.f && !std::isinf(divisors[c]),
+                         "Dataset.from_tensor_slices_scaled: divisor {} is {}; it must be a finite "
+                         "number > 0 (or 0 to leave tensor {} as it is)",
+                         c, divisors[c], c);
+    KERASCPP_CHECK_VALUE(divisors[c] <= 0.f || components[c].dtype() == DType::uint8,
+                         "Dataset.from_tensor_slices_scaled: tensor {} holds {}, but only uint8 tensors "
+                         "are scaled; give it divisor 0, or pass its uint8 values",
+                         c, dtype_name(components[c].dtype()));
   }
   return Dataset(std::make_shared<SlicesNode>(detail::RowSource{std::move(components), std::move(divisors)}));
 }

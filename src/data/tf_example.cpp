@@ -7,6 +7,7 @@
 #include <climits>
 #include <cstring>
 
+#include "check.hpp"
 #include "example.pb.h"
 #include "kerascpp/data/bytes.hpp"
 
@@ -46,11 +47,10 @@ struct Where {
 
 void check_dtype(const std::string& name, DType dtype, bool var_len) {
   if (dtype == DType::float32 || dtype == DType::int64 || (dtype == DType::uint8 && !var_len)) return;
-  if (dtype == DType::uint8)
-    throw ValueError(
-        fmt::format("feature spec '{}': a VarLenFeature of bytes would be several strings, which a kerascpp "
-                    "tensor cannot hold; use FixedLenFeature({{}}, DType::uint8) for one string",
-                    name));
+  KERASCPP_CHECK_VALUE(dtype != DType::uint8,
+                       "feature spec '{}': a VarLenFeature of bytes would be several strings, which a kerascpp "
+                       "tensor cannot hold; use FixedLenFeature({{}}, DType::uint8) for one string",
+                       name);
   throw ValueError(
       fmt::format("feature spec '{}': dtype {} is not one a tf.train.Example holds; use float32, int64 "
                   "or uint8 (bytes)",
@@ -59,20 +59,18 @@ void check_dtype(const std::string& name, DType dtype, bool var_len) {
 
 void check_spec(const std::string& name, const FixedLenFeature& spec) {
   check_dtype(name, spec.dtype, false);
-  if (spec.dtype == DType::uint8 && shape_numel(spec.shape) != 1)
-    throw ValueError(
-        fmt::format("feature spec '{}': a bytes FixedLenFeature holds one string (shape () or (1)), not "
-                    "shape {}; kerascpp has no tensor of several strings",
-                    name, shape_str(spec.shape)));
+  KERASCPP_CHECK_VALUE(spec.dtype != DType::uint8 || shape_numel(spec.shape) == 1,
+                       "feature spec '{}': a bytes FixedLenFeature holds one string (shape () or (1)), not "
+                       "shape {}; kerascpp has no tensor of several strings",
+                       name, shape_str(spec.shape));
   if (!spec.default_value.defined()) return;
   const Tensor& d = spec.default_value;
   const bool dtype_ok = d.dtype() == spec.dtype || (spec.dtype == DType::int64 && d.dtype() == DType::int32);
-  if (!dtype_ok)
-    throw ValueError(fmt::format("feature spec '{}': default_value is {} but the feature is {}", name,
-                                 dtype_name(d.dtype()), dtype_name(spec.dtype)));
-  if (spec.dtype != DType::uint8 && d.numel() != 1 && d.numel() != shape_numel(spec.shape))
-    throw ValueError(fmt::format("feature spec '{}': default_value has {} values; shape {} needs {} (or give one)",
-                                 name, d.numel(), shape_str(spec.shape), shape_numel(spec.shape)));
+  KERASCPP_CHECK_VALUE(dtype_ok, "feature spec '{}': default_value is {} but the feature is {}", name,
+                       dtype_name(d.dtype()), dtype_name(spec.dtype));
+  KERASCPP_CHECK_VALUE(spec.dtype == DType::uint8 || d.numel() == 1 || d.numel() == shape_numel(spec.shape),
+                       "feature spec '{}': default_value has {} values; shape {} needs {} (or give one)", name,
+                       d.numel(), shape_str(spec.shape), shape_numel(spec.shape));
 }
 
 Tensor default_of(const FixedLenFeature& spec) {
@@ -116,26 +114,24 @@ std::int64_t value_count(const pb::Feature& f) {
 }
 
 void check_kind(const pb::Feature& f, DType dtype, const std::string& name, const Where& where) {
-  if (f.kind_case() != kind_for(dtype))
-    throw ValueError(fmt::format("{} holds a {} but its spec asks for {} (a {}); fix the spec's dtype", where(name),
-                                 kind_name(f.kind_case()), dtype_name(dtype), kind_name(kind_for(dtype))));
+  KERASCPP_CHECK_VALUE(f.kind_case() == kind_for(dtype),
+                       "{} holds a {} but its spec asks for {} (a {}); fix the spec's dtype", where(name),
+                       kind_name(f.kind_case()), dtype_name(dtype), kind_name(kind_for(dtype)));
 }
 
 Tensor fixed_len(const std::string& name, const FixedLenFeature& spec, const pb::Feature* f, const Where& where) {
   // A feature without any list counts as missing, as in TensorFlow's parser.
   if (!f || f->kind_case() == Kind::KIND_NOT_SET) {
-    if (!spec.default_value.defined())
-      throw ValueError(
-          fmt::format("{} is missing and its FixedLenFeature has no default_value; give it a default or "
-                      "fix the data",
-                      where(name)));
+    KERASCPP_CHECK_VALUE(spec.default_value.defined(),
+                         "{} is missing and its FixedLenFeature has no default_value; give it a default or "
+                         "fix the data",
+                         where(name));
     return default_of(spec);
   }
   check_kind(*f, spec.dtype, name, where);
   const std::int64_t expected = shape_numel(spec.shape);
-  if (value_count(*f) != expected)
-    throw ValueError(fmt::format("{} holds {} values but its FixedLenFeature of shape {} needs {}", where(name),
-                                 value_count(*f), shape_str(spec.shape), expected));
+  KERASCPP_CHECK_VALUE(value_count(*f) == expected, "{} holds {} values but its FixedLenFeature of shape {} needs {}",
+                       where(name), value_count(*f), shape_str(spec.shape), expected);
   if (spec.dtype == DType::uint8) return bytes_tensor(f->bytes_list().value(0));
   return numeric(*f, spec.dtype, spec.shape);
 }
@@ -149,11 +145,10 @@ Tensor var_len(const std::string& name, const VarLenFeature& spec, const pb::Fea
 ParsedFeatures parse_one(std::string_view bytes, const FeatureSpecs& features, const Where& where) {
   pb::Example example;
   const bool parsed = bytes.size() <= INT_MAX && example.ParseFromArray(bytes.data(), static_cast<int>(bytes.size()));
-  if (!parsed)
-    throw IOError(
-        fmt::format("{}{}: the {} bytes are not a serialized tf.train.Example (protobuf parsing failed); is "
+  KERASCPP_CHECK_IO(parsed,
+                    "{}{}: the {} bytes are not a serialized tf.train.Example (protobuf parsing failed); is "
                     "the record an Example, and was its file read with the right compression_type?",
-                    where.op, where.example < 0 ? "" : fmt::format(": example {}", where.example), bytes.size()));
+                    where.op, where.example < 0 ? "" : fmt::format(": example {}", where.example), bytes.size());
   const auto& present = example.features().feature();
   ParsedFeatures out;
   for (const auto& [name, spec] : features) {
@@ -214,7 +209,7 @@ ParsedFeatures parse_single_example(const Tensor& serialized, const FeatureSpecs
 
 ParsedFeatures parse_example(const std::vector<Tensor>& serialized, const FeatureSpecs& features) {
   check_specs(features);
-  if (serialized.empty()) throw ValueError("parse_example: the batch is empty; pass at least one serialized Example");
+  KERASCPP_CHECK_VALUE(!serialized.empty(), "parse_example: the batch is empty; pass at least one serialized Example");
   std::vector<ParsedFeatures> examples;
   examples.reserve(serialized.size());
   for (std::size_t i = 0; i < serialized.size(); ++i)

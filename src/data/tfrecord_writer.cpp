@@ -13,6 +13,7 @@
 #include <exception>
 #include <filesystem>
 
+#include "check.hpp"
 #include "core/crc32c.hpp"
 #include "data/byte_stream.hpp"
 #include "kerascpp/data/bytes.hpp"
@@ -91,11 +92,10 @@ TFRecordWriter::TFRecordWriter(std::string path, TFRecordOptions options) : impl
   w.tmp = temporary_name(w.path);
   // O_EXCL: the temporary name is this writer's alone, even with several writers in one directory.
   const int fd = ::open(w.tmp.c_str(), O_WRONLY | O_CREAT | O_EXCL | O_CLOEXEC, 0666);
-  if (fd < 0)
-    throw IOError(
-        fmt::format("{}: cannot create a file beside '{}': {}; check that the directory exists and is "
+  KERASCPP_CHECK_IO(fd >= 0,
+                    "{}: cannot create a file beside '{}': {}; check that the directory exists and is "
                     "writable",
-                    kOp, w.path, std::strerror(errno)));
+                    kOp, w.path, std::strerror(errno));
   w.file = ::fdopen(fd, "wb");
   if (!w.file) {
     ::close(fd);
@@ -125,7 +125,7 @@ TFRecordWriter::~TFRecordWriter() {
 
 void TFRecordWriter::write(std::string_view record) {
   Impl& w = *impl_;
-  if (!w.file) throw StateError(fmt::format("{}: '{}' is closed; open a new writer to write more", kOp, w.path));
+  KERASCPP_CHECK_STATE(w.file, "{}: '{}' is closed; open a new writer to write more", kOp, w.path);
   w.frame.clear();
   append_le(w.frame, record.size(), 8);
   append_le(w.frame, detail::masked_crc32c(w.frame.data(), 8), 4);

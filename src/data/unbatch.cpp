@@ -1,6 +1,7 @@
 // Dataset::unbatch: each element's rows along axis 0 become elements of their own.
 #include <fmt/format.h>
 
+#include "check.hpp"
 #include "data/dataset_node.hpp"
 
 namespace kerascpp {
@@ -33,16 +34,14 @@ class UnbatchIterator final : public Dataset::Iterator {
   std::int64_t rows_of(const Example& e) const {
     if (e.empty()) return 0;
     for (std::size_t c = 0; c < e.size(); ++c) {
-      if (e[c].rank() == 0)
-        throw ShapeError(
-            fmt::format("Dataset.unbatch: element {}, component {} is a scalar; every component "
-                        "needs a leading axis to split",
-                        index_ - 1, c));
-      if (e[c].dim(0) != e[0].dim(0))
-        throw ShapeError(
-            fmt::format("Dataset.unbatch: element {} has components of {} and {} rows "
-                        "(components 0 and {}); they must have the same leading dimension",
-                        index_ - 1, e[0].dim(0), e[c].dim(0), c));
+      KERASCPP_CHECK_SHAPE(e[c].rank() != 0,
+                           "Dataset.unbatch: element {}, component {} is a scalar; every component "
+                           "needs a leading axis to split",
+                           index_ - 1, c);
+      KERASCPP_CHECK_SHAPE(e[c].dim(0) == e[0].dim(0),
+                           "Dataset.unbatch: element {} has components of {} and {} rows "
+                           "(components 0 and {}); they must have the same leading dimension",
+                           index_ - 1, e[0].dim(0), e[c].dim(0), c);
     }
     return e[0].dim(0);
   }

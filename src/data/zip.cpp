@@ -4,6 +4,7 @@
 
 #include <algorithm>
 
+#include "check.hpp"
 #include "data/dataset_node.hpp"
 
 namespace kerascpp {
@@ -57,11 +58,11 @@ class ZipNode final : public detail::DatasetNode {
 }  // namespace
 
 Dataset Dataset::zip(const std::vector<Dataset>& datasets) {
-  if (datasets.empty()) throw ValueError("Dataset.zip: no datasets given; pass at least one");
+  KERASCPP_CHECK_VALUE(!datasets.empty(), "Dataset.zip: no datasets given; pass at least one");
   Nodes nodes;
   for (std::size_t i = 0; i < datasets.size(); ++i) {
-    if (!datasets[i].defined())
-      throw StateError(fmt::format("Dataset.zip: dataset {} is default-constructed and holds no pipeline", i));
+    KERASCPP_CHECK_STATE(datasets[i].defined(), "Dataset.zip: dataset {} is default-constructed and holds no pipeline",
+                         i);
     nodes.push_back(datasets[i].node_);
   }
   // The first input's options carry over (tf.data merges every input's; later ones win there).

@@ -15,17 +15,18 @@ namespace kerascpp::losses {
 
 Circle::Circle(double gamma, double margin, bool remove_diagonal)
     : gamma_(gamma), margin_(margin), remove_diagonal_(remove_diagonal) {
-  KERASCPP_CHECK(std::isfinite(gamma) && gamma > 0 && std::isfinite(margin), ValueError,
-                 "Circle: gamma must be finite and > 0 and margin finite (Keras' defaults 80.0 and 0.4), got gamma={} "
-                 "margin={}",
-                 gamma, margin);
+  KERASCPP_CHECK_VALUE(
+      std::isfinite(gamma) && gamma > 0 && std::isfinite(margin),
+      "Circle: gamma must be finite and > 0 and margin finite (Keras' defaults 80.0 and 0.4), got gamma={} "
+      "margin={}",
+      gamma, margin);
 }
 
 void Circle::compute(Backend&, const Tensor& pred, const Tensor& target, Tensor& loss, Tensor& grad,
                      float grad_scale) const {
-  KERASCPP_CHECK(pred.rank() == 2 && target.numel() == pred.dim(0), ShapeError,
-                 "circle: pred {} must be [batch, embedding] and target {} one class id per example",
-                 shape_str(pred.shape()), shape_str(target.shape()));
+  KERASCPP_CHECK_SHAPE(pred.rank() == 2 && target.numel() == pred.dim(0),
+                       "circle: pred {} must be [batch, embedding] and target {} one class id per example",
+                       shape_str(pred.shape()), shape_str(target.shape()));
   const std::int64_t n = pred.dim(0), e = pred.dim(1);
   const std::vector<float> p = pred.to_vector(), ids = target.to_vector();
   const double m = margin_, g = gamma_, inf = std::numeric_limits<double>::infinity();

@@ -227,15 +227,15 @@ template <class Use>
 optimizers::OptimizerRef with_optimizer(const Json& j, Use&& use) {
   const std::string cls = j.value("class_name", "");
   const Json c = j.value("config", Json::object());
-  if (!c.contains("learning_rate") || !c["learning_rate"].is_number())
-    throw ValueError(fmt::format("the {} optimizer's learning_rate is {}; kerascpp rebuilds constant rates only", cls,
-                                 c.value("learning_rate", Json()).dump()));
+  KERASCPP_CHECK_VALUE(c.contains("learning_rate") && c["learning_rate"].is_number(),
+                       "the {} optimizer's learning_rate is {}; kerascpp rebuilds constant rates only", cls,
+                       c.value("learning_rate", Json()).dump());
   const double lr = c["learning_rate"].get<double>();
   auto num = [&](const char* key, double fallback) {
     return c.contains(key) && c[key].is_number() ? c[key].get<double>() : fallback;
   };
-  if (c.value("amsgrad", false) || c.value("centered", false))
-    throw ValueError(fmt::format("the {} optimizer uses AMSGrad or centering, which kerascpp does not have", cls));
+  KERASCPP_CHECK_VALUE(!c.value("amsgrad", false) && !c.value("centered", false),
+                       "the {} optimizer uses AMSGrad or centering, which kerascpp does not have", cls);
   auto optional_num = [&](const char* key) {
     return c.contains(key) && c[key].is_number() ? std::optional<double>(c[key].get<double>()) : std::nullopt;
   };
@@ -268,8 +268,8 @@ optimizers::OptimizerRef with_optimizer(const Json& j, Use&& use) {
                                          .beta_2 = num("beta_2", 0.999),
                                          .epsilon = num("epsilon", 1e-7)}));
   if (cls == "RMSprop") {
-    if (num("momentum", 0) != 0)
-      throw ValueError("the RMSprop optimizer uses momentum, which kerascpp's does not have");
+    KERASCPP_CHECK_VALUE(num("momentum", 0) == 0,
+                         "the RMSprop optimizer uses momentum, which kerascpp's does not have");
     return finish(optimizers::RMSprop(lr, {.rho = num("rho", 0.9), .epsilon = num("epsilon", 1e-7)}));
   }
   if (cls == "Adagrad")
@@ -311,8 +311,8 @@ optimizers::OptimizerRef optimizer_from(const Json& j) {
     return with_optimizer(j, [](auto opt) { return optimizers::OptimizerRef(std::move(opt)); });
   // Keras 3's LossScaleOptimizer config: the inner optimizer, initial_scale, dynamic_growth_steps.
   const Json c = j.value("config", Json::object());
-  if (!c.contains("inner_optimizer") || !c["inner_optimizer"].is_object())
-    throw ValueError("the LossScaleOptimizer config has no inner_optimizer");
+  KERASCPP_CHECK_VALUE(c.contains("inner_optimizer") && c["inner_optimizer"].is_object(),
+                       "the LossScaleOptimizer config has no inner_optimizer");
   const optimizers::LossScaleOptions options{
       .dynamic = true,
       .initial_scale = c.value("initial_scale", 32768.0),
@@ -330,8 +330,8 @@ losses::LossRef loss_from(const Json& j) {
   const Json c = j.value("config", Json::object());
   const losses::CrossentropyOptions x{.from_logits = c.value("from_logits", false),
                                       .label_smoothing = c.value("label_smoothing", 0.0)};
-  if (c.contains("ignore_class") && !c["ignore_class"].is_null())
-    throw ValueError("the loss sets ignore_class, which kerascpp does not have");
+  KERASCPP_CHECK_VALUE(!c.contains("ignore_class") || c["ignore_class"].is_null(),
+                       "the loss sets ignore_class, which kerascpp does not have");
   if (cls == "SparseCategoricalCrossentropy") return losses::SparseCategoricalCrossentropy(x);
   if (cls == "CategoricalCrossentropy") return losses::CategoricalCrossentropy(x);
   if (cls == "BinaryCrossentropy") return losses::BinaryCrossentropy(x);
@@ -346,10 +346,10 @@ losses::LossRef row_loss_from(const std::string& cls, const Json& c, const Json&
     return c.contains(key) && c[key].is_number() ? c[key].get<double>() : fallback;
   };
   const bool last_axis = !c.contains("axis") || c["axis"] == Json(-1);
-  if ((cls == "Tversky" || cls == "Dice") && c.contains("axis") && !c["axis"].is_null())
-    throw ValueError(fmt::format("the {} loss sets axis {}; kerascpp has axis=None only", cls, c["axis"].dump()));
-  if (!last_axis && cls != "Tversky" && cls != "Dice")
-    throw ValueError(fmt::format("the {} loss sets axis {}; kerascpp has axis=-1 only", cls, c["axis"].dump()));
+  KERASCPP_CHECK_VALUE((cls != "Tversky" && cls != "Dice") || !c.contains("axis") || c["axis"].is_null(),
+                       "the {} loss sets axis {}; kerascpp has axis=None only", cls, c["axis"].dump());
+  KERASCPP_CHECK_VALUE(last_axis || cls == "Tversky" || cls == "Dice",
+                       "the {} loss sets axis {}; kerascpp has axis=-1 only", cls, c["axis"].dump());
   const losses::FocalOptions focal{.apply_class_balancing = c.value("apply_class_balancing", false),
                                    .alpha = num("alpha", 0.25),
                                    .gamma = num("gamma", 2.0),
@@ -379,7 +379,7 @@ std::vector<metrics::MetricRef> metrics_from(const Json& j) {
   std::vector<metrics::MetricRef> out;
   if (j.is_null()) return out;
   for (const Json& m : j) {
-    if (!m.is_string()) throw ValueError("metric " + m.dump().substr(0, 120) + " is not given by name");
+    KERASCPP_CHECK_VALUE(m.is_string(), "{}", "metric " + m.dump().substr(0, 120) + " is not given by name");
     out.emplace_back(m.get<std::string>());
   }
   return out;
@@ -419,9 +419,9 @@ OptimizerRef deserialize(const std::string& json) {
     throw ValueError(
         fmt::format("optimizers::deserialize: not JSON ({}); pass keras.optimizers.serialize's output", e.what()));
   }
-  KERASCPP_CHECK(j.is_object() && j.contains("class_name"), ValueError,
-                 "optimizers::deserialize: expected an object with class_name and config, got {}",
-                 j.dump().substr(0, 80));
+  KERASCPP_CHECK_VALUE(j.is_object() && j.contains("class_name"),
+                       "optimizers::deserialize: expected an object with class_name and config, got {}",
+                       j.dump().substr(0, 80));
   return detail::optimizer_from(j);
 }
 

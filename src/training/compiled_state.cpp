@@ -1,4 +1,5 @@
 #include "training/compiled_state.hpp"
+#include "check.hpp"
 
 #include <fmt/format.h>
 
@@ -68,10 +69,9 @@ StepTotals CompiledState::masked_shard_totals(Backend& backend, const Tensor& pr
   const Tensor pred_rows = pred.reshape({rows, classes});
   const Tensor y_here = y.to(backend.device());
   const bool sparse = loss_->accuracy_kind() == losses::Loss::AccuracyKind::sparse_categorical;
-  if (y_here.numel() != (sparse ? rows : rows * classes))
-    throw ShapeError(fmt::format("the targets' shape {} does not fit the masked output {}: {} expected",
-                                 shape_str(y.shape()), shape_str(pred.shape()),
-                                 sparse ? "one label per step" : "the output's shape"));
+  KERASCPP_CHECK_SHAPE(y_here.numel() == (sparse ? rows : rows * classes),
+                       "the targets' shape {} does not fit the masked output {}: {} expected", shape_str(y.shape()),
+                       shape_str(pred.shape()), sparse ? "one label per step" : "the output's shape");
   const Tensor y_rows = sparse ? y_here.reshape({rows}) : y_here.reshape({rows, classes});
   Tensor per_row({rows});
   Tensor grad_rows = grad ? grad->reshape({rows, classes}) : Tensor();

@@ -23,10 +23,11 @@ std::string lower(std::string s) {
 }
 
 void check_options(const PrecisionRecallOptions& o, const char* metric) {
-  KERASCPP_CHECK(o.thresholds >= 0.f && o.thresholds <= 1.f, ValueError,
-                 "{}: thresholds must be in [0, 1] (as in Keras), got {}; the default is 0.5", metric, o.thresholds);
-  KERASCPP_CHECK(o.class_id >= -1, ValueError,
-                 "{}: class_id must be a class index >= 0, or -1 for every element, got {}", metric, o.class_id);
+  KERASCPP_CHECK_VALUE(o.thresholds >= 0.f && o.thresholds <= 1.f,
+                       "{}: thresholds must be in [0, 1] (as in Keras), got {}; the default is 0.5", metric,
+                       o.thresholds);
+  KERASCPP_CHECK_VALUE(o.class_id >= -1, "{}: class_id must be a class index >= 0, or -1 for every element, got {}",
+                       metric, o.class_id);
 }
 
 // (TP, FP, TN, FN) of one shard at the metric's threshold.
@@ -34,10 +35,11 @@ std::vector<double> counts_at_threshold(Backend& backend, const Tensor& pred, co
                                         const PrecisionRecallOptions& o, const std::string& metric) {
   std::int64_t stride = 1, offset = 0;
   if (o.class_id >= 0) {
-    KERASCPP_CHECK(pred.rank() >= 2 && o.class_id < pred.dim(-1), ValueError,
-                   "metric '{}': class_id {} needs predictions of shape [N, classes] with more than {} classes, got "
-                   "{}; pass a class index that exists",
-                   metric, o.class_id, o.class_id, shape_str(pred.shape()));
+    KERASCPP_CHECK_VALUE(
+        pred.rank() >= 2 && o.class_id < pred.dim(-1),
+        "metric '{}': class_id {} needs predictions of shape [N, classes] with more than {} classes, got "
+        "{}; pass a class index that exists",
+        metric, o.class_id, o.class_id, shape_str(pred.shape()));
     stride = pred.dim(-1);
     offset = o.class_id;
   }
@@ -77,9 +79,10 @@ double Recall::result(const std::vector<double>& t) const { return divide_no_nan
 
 AUC::AUC(AUCOptions o, std::string name) : o_(std::move(o)), name_(std::move(name)) {
   // The upper bound keeps the 4·T totals (which cross workers every step) reasonable.
-  KERASCPP_CHECK(o_.num_thresholds >= 2 && o_.num_thresholds <= (1 << 20), ValueError,
-                 "AUC: num_thresholds must be an integer > 1 (and at most 2^20), got {}; the Keras default is 200",
-                 o_.num_thresholds);
+  KERASCPP_CHECK_VALUE(
+      o_.num_thresholds >= 2 && o_.num_thresholds <= (1 << 20),
+      "AUC: num_thresholds must be an integer > 1 (and at most 2^20), got {}; the Keras default is 200",
+      o_.num_thresholds);
   const std::string curve = lower(o_.curve);
   if (curve == "roc") curve_ = Curve::roc;
   else if (curve == "pr") curve_ = Curve::pr;
@@ -156,10 +159,10 @@ RateAtRate::RateAtRate(Rate dependent, Rate constrained, double value, int num_t
       num_thresholds_(num_thresholds),
       class_id_(class_id),
       name_(std::move(name)) {
-  KERASCPP_CHECK(value >= 0 && value <= 1, ValueError, "{}: the rate to reach must be in [0, 1], got {}", name_, value);
-  KERASCPP_CHECK(num_thresholds >= 1 && num_thresholds <= (1 << 20), ValueError,
-                 "{}: num_thresholds must be an integer > 0 (and at most 2^20), got {}; the Keras default is 200",
-                 name_, num_thresholds);
+  KERASCPP_CHECK_VALUE(value >= 0 && value <= 1, "{}: the rate to reach must be in [0, 1], got {}", name_, value);
+  KERASCPP_CHECK_VALUE(num_thresholds >= 1 && num_thresholds <= (1 << 20),
+                       "{}: num_thresholds must be an integer > 0 (and at most 2^20), got {}; the Keras default is 200",
+                       name_, num_thresholds);
   check_options({.class_id = class_id}, name_.c_str());
 }
 
@@ -171,10 +174,11 @@ std::vector<double> RateAtRate::shard_totals(Backend& backend, const Tensor& pre
       thresholds[static_cast<std::size_t>(i)] = static_cast<float>(static_cast<double>(i) / (num_thresholds_ - 1));
   std::int64_t stride = 1, offset = 0;
   if (class_id_ >= 0) {
-    KERASCPP_CHECK(pred.rank() >= 2 && class_id_ < pred.dim(-1), ValueError,
-                   "metric '{}': class_id {} needs predictions of shape [N, classes] with more than {} classes, got "
-                   "{}; pass a class index that exists",
-                   name_, class_id_, class_id_, shape_str(pred.shape()));
+    KERASCPP_CHECK_VALUE(
+        pred.rank() >= 2 && class_id_ < pred.dim(-1),
+        "metric '{}': class_id {} needs predictions of shape [N, classes] with more than {} classes, got "
+        "{}; pass a class index that exists",
+        name_, class_id_, class_id_, shape_str(pred.shape()));
     stride = pred.dim(-1);
     offset = class_id_;
   }

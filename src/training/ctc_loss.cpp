@@ -28,11 +28,11 @@ double log_add(double a, double b) {
 
 void CTC::compute(Backend&, const Tensor& pred, const Tensor& target, Tensor& loss, Tensor& grad,
                   float grad_scale) const {
-  KERASCPP_CHECK(pred.rank() == 3, ShapeError, "ctc: y_pred {} must be (batch_size, max_length, num_classes) logits",
-                 shape_str(pred.shape()));
-  KERASCPP_CHECK(target.rank() == 2 && target.dim(0) == pred.dim(0), ShapeError,
-                 "ctc: y_true {} must be (batch_size, max_label_length) class ids for y_pred {}",
-                 shape_str(target.shape()), shape_str(pred.shape()));
+  KERASCPP_CHECK_SHAPE(pred.rank() == 3, "ctc: y_pred {} must be (batch_size, max_length, num_classes) logits",
+                       shape_str(pred.shape()));
+  KERASCPP_CHECK_SHAPE(target.rank() == 2 && target.dim(0) == pred.dim(0),
+                       "ctc: y_true {} must be (batch_size, max_label_length) class ids for y_pred {}",
+                       shape_str(target.shape()), shape_str(pred.shape()));
   const std::int64_t n = pred.dim(0), steps = pred.dim(1), classes = pred.dim(2), max_len = target.dim(1);
   const std::vector<float> z = pred.to_vector(), ids = target.to_vector();
   Tensor host_loss({n}, DType::float32, Device{});
@@ -45,8 +45,8 @@ void CTC::compute(Backend&, const Tensor& pred, const Tensor& target, Tensor& lo
     std::vector<std::int64_t> ext(static_cast<std::size_t>(2 * length + 1), 0);  // blank, l1, blank, l2, ..., blank
     for (std::int64_t i = 0; i < length; ++i) {
       const float id = ids[b * max_len + i];
-      KERASCPP_CHECK(id >= 0 && id < classes && id == std::floor(id), ValueError,
-                     "ctc: label {} of example {} is not a class id in [0, {})", id, b, classes);
+      KERASCPP_CHECK_VALUE(id >= 0 && id < classes && id == std::floor(id),
+                           "ctc: label {} of example {} is not a class id in [0, {})", id, b, classes);
       ext[static_cast<std::size_t>(2 * i + 1)] = static_cast<std::int64_t>(id);
     }
     const std::size_t S = ext.size();

@@ -1,6 +1,7 @@
 // The public per-replica step API for custom training loops (Model::forward/backward/apply_gradients).
 #include <fmt/format.h>
 
+#include "check.hpp"
 #include "distribute/strategy_impl.hpp"
 #include "training/model_impl.hpp"
 
@@ -10,14 +11,13 @@ namespace {
 // A model only runs on the replicas of the strategy it was compiled under: its variables are
 // mirrored for that strategy's replica count and devices.
 void check_context(const ModelImpl& m, const ReplicaContext& ctx) {
-  if (!m.is_compiled())
-    throw StateError(fmt::format("Model '{}': call compile() before running it on a replica", m.name));
+  KERASCPP_CHECK_STATE(m.is_compiled(), "Model '{}': call compile() before running it on a replica", m.name);
   auto& impl = *detail::strategy_impl(m.strategy());
-  if (ctx.replica_id < 0 || ctx.replica_id >= impl.num_replicas() || &impl.context(ctx.replica_id) != &ctx)
-    throw StateError(
-        fmt::format("Model '{}' was compiled under {} but is being run on a replica of another strategy; "
-                    "compile it again with .distribute set to the strategy that runs it",
-                    m.name, m.strategy().describe()));
+  KERASCPP_CHECK_STATE(
+      !(ctx.replica_id < 0 || ctx.replica_id >= impl.num_replicas() || &impl.context(ctx.replica_id) != &ctx),
+      "Model '{}' was compiled under {} but is being run on a replica of another strategy; "
+      "compile it again with .distribute set to the strategy that runs it",
+      m.name, m.strategy().describe());
 }
 
 }  // namespace

@@ -5,6 +5,7 @@
 #include <iostream>
 #include <string>
 
+#include "check.hpp"
 #include "distribute/strategy_impl.hpp"
 
 namespace kerascpp::detail {
@@ -16,25 +17,23 @@ const char* loop_name(LoopKind kind) {
 }
 
 Batch unpack(const Example& e, bool need_y, const ModelImpl& m) {
-  if (e.empty()) throw ValueError(fmt::format("Model '{}': the dataset yielded an empty element", m.name));
+  KERASCPP_CHECK_VALUE(!e.empty(), "Model '{}': the dataset yielded an empty element", m.name);
   const std::size_t n = m.num_inputs();
   if (e.size() < n + (need_y ? 1 : 0)) {
-    if (n == 1)
-      throw ShapeError(
-          fmt::format("Model '{}': the dataset yields only inputs; fit/evaluate need (x, y) elements — use "
-                      "Dataset::from_tensor_slices(x, y)",
-                      m.name));
+    KERASCPP_CHECK_SHAPE(n != 1,
+                         "Model '{}': the dataset yields only inputs; fit/evaluate need (x, y) elements — use "
+                         "Dataset::from_tensor_slices(x, y)",
+                         m.name);
     throw ShapeError(
         fmt::format("Model '{}' has {} inputs, so its dataset elements must be (input_1, ..., "
                     "input_{}{}), but an element has {} tensors; use "
                     "Dataset::from_tensor_slices({{x_1, ..., x_{}{}}})",
                     m.name, n, n, need_y ? ", y" : "", e.size(), n, need_y ? ", y" : ""));
   }
-  if (e.size() > n + 2)
-    throw ShapeError(
-        fmt::format("Model '{}': the dataset yields elements of {} tensors; give the model's {} input(s), "
-                    "then y, then optionally sample_weight (Keras' (x, y, sample_weight))",
-                    m.name, e.size(), n));
+  KERASCPP_CHECK_SHAPE(e.size() <= n + 2,
+                       "Model '{}': the dataset yields elements of {} tensors; give the model's {} input(s), "
+                       "then y, then optionally sample_weight (Keras' (x, y, sample_weight))",
+                       m.name, e.size(), n);
   Batch b;
   b.x.assign(e.begin(), e.begin() + static_cast<std::ptrdiff_t>(n));
   if (e.size() > n) b.y = e[n];

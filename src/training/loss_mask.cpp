@@ -4,6 +4,7 @@
 
 #include <vector>
 
+#include "check.hpp"
 #include "kerascpp/error.hpp"
 
 namespace kerascpp::detail {
@@ -16,13 +17,13 @@ LossMask make_loss_mask(ReplicaContext& ctx, const Tensor& mask, const Tensor& p
   if (mask.defined() && pred.dim(0) > 0) {
     const Shape& ps = pred.shape();
     const Shape expected(ps.begin(), ps.end() - 1);
-    if (mask.shape() != expected)
-      throw ValueError(fmt::format(
-          "Model '{}': the output's mask has shape {} but the loss needs one of the output's shape {} less its "
-          "last axis ({}); a layer between Embedding(mask_zero) and the output changed the step axes without "
-          "dropping the mask. Drop it (e.g. with a layer that does not support masking) or pass "
-          "sample_weight instead",
-          model, shape_str(mask.shape()), shape_str(ps), shape_str(expected)));
+    KERASCPP_CHECK_VALUE(
+        mask.shape() == expected,
+        "Model '{}': the output's mask has shape {} but the loss needs one of the output's shape {} less its "
+        "last axis ({}); a layer between Embedding(mask_zero) and the output changed the step axes without "
+        "dropping the mask. Drop it (e.g. with a layer that does not support masking) or pass "
+        "sample_weight instead",
+        model, shape_str(mask.shape()), shape_str(ps), shape_str(expected));
     m.active = true;
     m.rows = mask.numel();
     const Tensor host = mask.to(Device{});

@@ -35,19 +35,19 @@ LossScaleOptimizer::LossScaleOptimizer(std::shared_ptr<Optimizer> inner, CopyInn
       own_learning_rate_(host_scalar(DType::float32)),
       step_counter_(host_scalar(DType::int32)),
       dynamic_scale_(host_scalar(DType::float32)) {
-  KERASCPP_CHECK(
+  KERASCPP_CHECK_VALUE(
       std::isfinite(o.initial_scale) && o.initial_scale > 0 && o.initial_scale <= std::numeric_limits<float>::max(),
-      ValueError,
       "LossScaleOptimizer: initial_scale must be a finite number > 0 (float32), got {}; Keras' default "
       "is 32768 (2^15), and a power of two keeps the unscaled gradients exact",
       o.initial_scale);
-  KERASCPP_CHECK(o.dynamic_growth_steps >= 1, ValueError,
-                 "LossScaleOptimizer: dynamic_growth_steps must be >= 1 (finite steps before the scale doubles), "
-                 "got {}; Keras' default is 2000",
-                 o.dynamic_growth_steps);
-  KERASCPP_CHECK(dynamic_cast<LossScaleOptimizer*>(inner_.get()) == nullptr, ValueError,
-                 "LossScaleOptimizer: the inner optimizer is a LossScaleOptimizer too, which would scale the loss "
-                 "twice; wrap the plain optimizer (e.g. Adam) once");
+  KERASCPP_CHECK_VALUE(o.dynamic_growth_steps >= 1,
+                       "LossScaleOptimizer: dynamic_growth_steps must be >= 1 (finite steps before the scale doubles), "
+                       "got {}; Keras' default is 2000",
+                       o.dynamic_growth_steps);
+  KERASCPP_CHECK_VALUE(
+      dynamic_cast<LossScaleOptimizer*>(inner_.get()) == nullptr,
+      "LossScaleOptimizer: the inner optimizer is a LossScaleOptimizer too, which would scale the loss "
+      "twice; wrap the plain optimizer (e.g. Adam) once");
   reset_scale();
 }
 
@@ -58,10 +58,9 @@ OptimizerRef LossScaleOptimizer::around(std::shared_ptr<Optimizer> inner, LossSc
 
 namespace {
 std::shared_ptr<Optimizer> copied_inner(const Optimizer& inner, std::shared_ptr<Optimizer> (*copy)(const Optimizer&)) {
-  if (!copy)
-    throw StateError(
-        "LossScaleOptimizer: this one was made by compile() around the model's optimizer and cannot be "
-        "copied; make your own with optimizers::LossScaleOptimizer(optimizers::Adam(...)) to copy it");
+  KERASCPP_CHECK_STATE(copy,
+                       "LossScaleOptimizer: this one was made by compile() around the model's optimizer and cannot be "
+                       "copied; make your own with optimizers::LossScaleOptimizer(optimizers::Adam(...)) to copy it");
   return copy(inner);
 }
 }  // namespace

@@ -51,8 +51,9 @@ LossRef::LossRef(const std::string& name) {
 namespace {
 
 CrossentropyOptions checked(CrossentropyOptions o, const char* loss, bool smoothing_allowed) {
-  KERASCPP_CHECK(smoothing_allowed || o.label_smoothing == 0.0, ValueError,
-                 "{}: label_smoothing needs one-hot targets; use CategoricalCrossentropy with one-hot labels", loss);
+  KERASCPP_CHECK_VALUE(smoothing_allowed || o.label_smoothing == 0.0,
+                       "{}: label_smoothing needs one-hot targets; use CategoricalCrossentropy with one-hot labels",
+                       loss);
   detail::check_label_smoothing(o.label_smoothing, loss);
   return o;
 }
@@ -93,10 +94,11 @@ void BinaryCrossentropy::compute(Backend& backend, const Tensor& pred, const Ten
 }
 
 Huber::Huber(double delta) : delta_(delta) {
-  KERASCPP_CHECK(std::isfinite(delta) && delta > 0, ValueError,
-                 "Huber: delta must be a finite number > 0 (where the loss turns from quadratic to linear; Keras' "
-                 "default 1.0), got {}",
-                 delta);
+  KERASCPP_CHECK_VALUE(
+      std::isfinite(delta) && delta > 0,
+      "Huber: delta must be a finite number > 0 (where the loss turns from quadratic to linear; Keras' "
+      "default 1.0), got {}",
+      delta);
 }
 
 }  // namespace kerascpp::losses

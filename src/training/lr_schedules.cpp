@@ -12,14 +12,15 @@ namespace kerascpp::optimizers::schedules {
 
 CosineDecay::CosineDecay(double initial, std::int64_t decay_steps, CosineDecayOptions o)
     : initial_(checked_learning_rate(initial, "CosineDecay: initial_learning_rate")), decay_steps_(decay_steps), o_(o) {
-  KERASCPP_CHECK(decay_steps > 0, ValueError, "CosineDecay: decay_steps must be positive, got {}", decay_steps);
-  KERASCPP_CHECK(std::isfinite(o.alpha) && o.alpha >= 0 && o.alpha <= 1, ValueError,
-                 "CosineDecay: alpha must be in [0, 1] (the final rate as a fraction; Keras' default 0), got {}",
-                 o.alpha);
-  KERASCPP_CHECK(o.warmup_steps >= 0, ValueError, "CosineDecay: warmup_steps must be >= 0, got {}", o.warmup_steps);
+  KERASCPP_CHECK_VALUE(decay_steps > 0, "CosineDecay: decay_steps must be positive, got {}", decay_steps);
+  KERASCPP_CHECK_VALUE(std::isfinite(o.alpha) && o.alpha >= 0 && o.alpha <= 1,
+                       "CosineDecay: alpha must be in [0, 1] (the final rate as a fraction; Keras' default 0), got {}",
+                       o.alpha);
+  KERASCPP_CHECK_VALUE(o.warmup_steps >= 0, "CosineDecay: warmup_steps must be >= 0, got {}", o.warmup_steps);
   if (o.warmup_target) checked_learning_rate(*o.warmup_target, "CosineDecay: warmup_target");
-  KERASCPP_CHECK(!o.warmup_target || o.warmup_steps > 0, ValueError,
-                 "CosineDecay: warmup_target is set but warmup_steps is 0; give the warmup a length (e.g. 1000 steps)");
+  KERASCPP_CHECK_VALUE(
+      !o.warmup_target || o.warmup_steps > 0,
+      "CosineDecay: warmup_target is set but warmup_steps is 0; give the warmup a length (e.g. 1000 steps)");
 }
 
 double CosineDecay::operator()(std::int64_t step) const {
@@ -40,11 +41,13 @@ TransformerSchedule::TransformerSchedule(double initial, std::int64_t hidden_siz
     : initial_(checked_learning_rate(initial, "TransformerSchedule: initial_learning_rate")),
       hidden_size_(hidden_size),
       warmup_steps_(warmup_steps) {
-  KERASCPP_CHECK(hidden_size > 0, ValueError,
-                 "TransformerSchedule: hidden_size must be positive (the model width, 512 for the base model), got {}",
-                 hidden_size);
-  KERASCPP_CHECK(warmup_steps > 0, ValueError,
-                 "TransformerSchedule: warmup_steps must be positive (16000 for the base model), got {}", warmup_steps);
+  KERASCPP_CHECK_VALUE(
+      hidden_size > 0,
+      "TransformerSchedule: hidden_size must be positive (the model width, 512 for the base model), got {}",
+      hidden_size);
+  KERASCPP_CHECK_VALUE(warmup_steps > 0,
+                       "TransformerSchedule: warmup_steps must be positive (16000 for the base model), got {}",
+                       warmup_steps);
 }
 
 double TransformerSchedule::operator()(std::int64_t step) const {

@@ -22,21 +22,21 @@ MeanMetricWrapper::Fn row_formula(RowLoss kind, RowLossParams params = {}, float
 }  // namespace
 
 MeanMetricWrapper::MeanMetricWrapper(Fn fn, std::string name) : fn_(std::move(fn)), name_(std::move(name)) {
-  KERASCPP_CHECK(fn_, ValueError, "MeanMetricWrapper '{}': the function is empty; pass a callable", name_);
-  KERASCPP_CHECK(!name_.empty(), ValueError, "MeanMetricWrapper: the name is empty; give the key for the logs");
+  KERASCPP_CHECK_VALUE(fn_, "MeanMetricWrapper '{}': the function is empty; pass a callable", name_);
+  KERASCPP_CHECK_VALUE(!name_.empty(), "MeanMetricWrapper: the name is empty; give the key for the logs");
 }
 
 MeanMetricWrapper::MeanMetricWrapper(const losses::LossRef& loss, std::string name)
     : MeanMetricWrapper(
           [loss](Backend& backend, const Tensor& pred, const Tensor& target, Tensor& values) {
-            KERASCPP_CHECK(static_cast<bool>(loss), ValueError, "MeanMetricWrapper: the loss is empty");
+            KERASCPP_CHECK_VALUE(static_cast<bool>(loss), "MeanMetricWrapper: the loss is empty");
             Tensor no_grad;
             loss->compute(backend, pred, target, values, no_grad, 1.f);
           },
           std::move(name)) {}
 
 MetricSums MeanMetricWrapper::shard_sums(Backend& backend, const Tensor& pred, const Tensor& target) const {
-  KERASCPP_CHECK(pred.rank() >= 1, ShapeError, "metric '{}': pred is a scalar but must have a batch axis", name_);
+  KERASCPP_CHECK_SHAPE(pred.rank() >= 1, "metric '{}': pred is a scalar but must have a batch axis", name_);
   Tensor values({pred.dim(0)}, DType::float32, pred.device());
   fn_(backend, pred, target, values);
   return {backend.sum(values), static_cast<double>(pred.dim(0))};
@@ -46,7 +46,7 @@ Accuracy::Accuracy(std::string name) : MeanMetricWrapper(row_formula(RowLoss::eq
 
 namespace {
 int checked_k(int k) {
-  KERASCPP_CHECK(k >= 1, ValueError, "TopKCategoricalAccuracy: k must be >= 1 (Keras' default 5), got {}", k);
+  KERASCPP_CHECK_VALUE(k >= 1, "TopKCategoricalAccuracy: k must be >= 1 (Keras' default 5), got {}", k);
   return k;
 }
 }  // namespace

@@ -15,7 +15,7 @@ MetricSums SparseCategoricalAccuracy::shard_sums(Backend& backend, const Tensor&
 }
 
 SparseTopKCategoricalAccuracy::SparseTopKCategoricalAccuracy(int k, std::string name) : k_(k), name_(std::move(name)) {
-  KERASCPP_CHECK(k >= 1, ValueError, "SparseTopKCategoricalAccuracy: k must be >= 1 (Keras' default 5), got {}", k);
+  KERASCPP_CHECK_VALUE(k >= 1, "SparseTopKCategoricalAccuracy: k must be >= 1 (Keras' default 5), got {}", k);
 }
 
 MetricSums SparseTopKCategoricalAccuracy::shard_sums(Backend& backend, const Tensor& pred, const Tensor& target) const {
@@ -106,21 +106,21 @@ std::shared_ptr<const metrics::Metric> metric_for_name(const std::string& name, 
 MetricSpec resolve_metric(const metrics::MetricRef& ref, const losses::Loss* loss) {
   if (ref.metric()) {
     std::string name = ref.metric()->name();
-    KERASCPP_CHECK(!name.empty(), ValueError,
-                   "compile(): a custom metric's name() is empty; return the key it should have in the logs");
+    KERASCPP_CHECK_VALUE(!name.empty(),
+                         "compile(): a custom metric's name() is empty; return the key it should have in the logs");
     return {name, ref.metric()};
   }
-  KERASCPP_CHECK(!ref.name().empty(), ValueError,
-                 "compile(): an empty metric in CompileOptions::metrics; give a Keras name (\"accuracy\") or a "
-                 "kerascpp::metrics::Metric object");
+  KERASCPP_CHECK_VALUE(!ref.name().empty(),
+                       "compile(): an empty metric in CompileOptions::metrics; give a Keras name (\"accuracy\") or a "
+                       "kerascpp::metrics::Metric object");
   return {ref.name(), metric_for_name(ref.name(), loss)};
 }
 
 std::vector<double> metric_totals(Backend& backend, const MetricSpec& spec, const Tensor& pred, const Tensor& target) {
   std::vector<double> t = spec.metric->shard_totals(backend, pred, target);
-  KERASCPP_CHECK(t.size() == spec.metric->num_totals(), ValueError,
-                 "metric '{}': shard_totals() returned {} values but num_totals() is {}; make them agree", spec.name,
-                 t.size(), spec.metric->num_totals());
+  KERASCPP_CHECK_VALUE(t.size() == spec.metric->num_totals(),
+                       "metric '{}': shard_totals() returned {} values but num_totals() is {}; make them agree",
+                       spec.name, t.size(), spec.metric->num_totals());
   return t;
 }
 

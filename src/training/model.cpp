@@ -15,23 +15,20 @@
 namespace kerascpp {
 
 const detail::Graph& ModelImpl::require_graph(const char* what) const {
-  if (!graph)
-    throw StateError(
-        fmt::format("Model '{}': cannot {} before the model is built; give the Sequential model an "
-                    "input shape with layers::InputLayer(shape) or call fit/predict on data first",
-                    name, what));
+  KERASCPP_CHECK_STATE(graph,
+                       "Model '{}': cannot {} before the model is built; give the Sequential model an "
+                       "input shape with layers::InputLayer(shape) or call fit/predict on data first",
+                       name, what);
   return *graph;
 }
 
 void ModelImpl::ensure_built(const Inputs& xs) {
   if (graph) return;
-  if (!sequential) throw StateError(fmt::format("Model '{}' has no graph", name));
-  if (sequential_layers.empty())
-    throw StateError(fmt::format("Sequential model '{}' has no layers; add some first", name));
-  if (xs.size() != 1) throw ValueError(fmt::format("Sequential model '{}' takes one input, got {}", name, xs.size()));
+  KERASCPP_CHECK_STATE(sequential, "Model '{}' has no graph", name);
+  KERASCPP_CHECK_STATE(!sequential_layers.empty(), "Sequential model '{}' has no layers; add some first", name);
+  KERASCPP_CHECK_VALUE(xs.size() == 1, "Sequential model '{}' takes one input, got {}", name, xs.size());
   const Tensor& x = xs[0];
-  if (x.rank() < 1)
-    throw ShapeError(fmt::format("Sequential model '{}': the input batch must have a batch axis", name));
+  KERASCPP_CHECK_SHAPE(x.rank() >= 1, "Sequential model '{}': the input batch must have a batch axis", name);
   Shape per_example(x.shape().begin() + 1, x.shape().end());
   KerasTensor in = Input(per_example, x.dtype());
   KerasTensor t = in;
@@ -40,7 +37,7 @@ void ModelImpl::ensure_built(const Inputs& xs) {
 }
 
 const detail::CompiledState& ModelImpl::require_compiled(const char* what) const {
-  if (!compiled_) throw StateError(fmt::format("Model '{}': call compile() before {}()", name, what));
+  KERASCPP_CHECK_STATE(compiled_, "Model '{}': call compile() before {}()", name, what);
   return *compiled_;
 }
 
@@ -121,9 +118,9 @@ std::shared_ptr<Layer> Model::get_layer(const std::string& name) const {
 
 std::shared_ptr<Layer> Model::get_layer(int index) const {
   std::vector<std::shared_ptr<Layer>> all = layers();
-  KERASCPP_CHECK(index >= 0 && static_cast<std::size_t>(index) < all.size(), ValueError,
-                 "Model '{}': get_layer({}) is out of range; the model has {} layers (indices 0 to {})", impl_->name,
-                 index, all.size(), static_cast<std::int64_t>(all.size()) - 1);
+  KERASCPP_CHECK_VALUE(index >= 0 && static_cast<std::size_t>(index) < all.size(),
+                       "Model '{}': get_layer({}) is out of range; the model has {} layers (indices 0 to {})",
+                       impl_->name, index, all.size(), static_cast<std::int64_t>(all.size()) - 1);
   return all[static_cast<std::size_t>(index)];
 }
 
@@ -195,10 +192,10 @@ void Model::summary(std::ostream& out) const {
 }
 
 void Model::compile(CompileOptions options) {
-  if (!options.optimizer) throw ValueError(fmt::format("Model '{}': compile() needs an optimizer", impl_->name));
-  if (!options.loss)
-    throw ValueError(fmt::format(
-        "Model '{}': compile() needs a loss, e.g. .loss = losses::SparseCategoricalCrossentropy()", impl_->name));
+  KERASCPP_CHECK_VALUE(options.optimizer, "Model '{}': compile() needs an optimizer", impl_->name);
+  KERASCPP_CHECK_VALUE(options.loss,
+                       "Model '{}': compile() needs a loss, e.g. .loss = losses::SparseCategoricalCrossentropy()",
+                       impl_->name);
   std::vector<detail::MetricSpec> metrics;
   for (auto& m : options.metrics) metrics.push_back(detail::resolve_metric(m, options.loss.get()));
   for (auto& m : options.weighted_metrics) {
@@ -232,8 +229,7 @@ std::vector<std::string> Model::metrics_names() const {
 }
 
 optimizers::Optimizer& Model::optimizer() const {
-  if (!impl_->is_compiled())
-    throw StateError(fmt::format("Model '{}' has no optimizer: call compile() first", impl_->name));
+  KERASCPP_CHECK_STATE(impl_->is_compiled(), "Model '{}' has no optimizer: call compile() first", impl_->name);
   return impl_->require_compiled("get the optimizer").optimizer();
 }
 
@@ -250,13 +246,13 @@ std::vector<Tensor> Model::get_weights() const {
 
 void Model::set_weights(const std::vector<Tensor>& weights) {
   auto vars = variables();
-  if (weights.size() != vars.size())
-    throw ValueError(fmt::format("Model '{}': set_weights got {} tensors but the model has {} variables", impl_->name,
-                                 weights.size(), vars.size()));
+  KERASCPP_CHECK_VALUE(weights.size() == vars.size(),
+                       "Model '{}': set_weights got {} tensors but the model has {} variables", impl_->name,
+                       weights.size(), vars.size());
   for (std::size_t i = 0; i < vars.size(); ++i)
-    if (weights[i].shape() != vars[i]->shape())
-      throw ShapeError(fmt::format("Model '{}': weight {} ({}) expects shape {} but got {}", impl_->name, i,
-                                   vars[i]->path(), shape_str(vars[i]->shape()), shape_str(weights[i].shape())));
+    KERASCPP_CHECK_SHAPE(weights[i].shape() == vars[i]->shape(),
+                         "Model '{}': weight {} ({}) expects shape {} but got {}", impl_->name, i, vars[i]->path(),
+                         shape_str(vars[i]->shape()), shape_str(weights[i].shape()));
   for (std::size_t i = 0; i < vars.size(); ++i) vars[i]->assign(weights[i]);
 }
 
@@ -272,10 +268,10 @@ Sequential::Sequential(std::vector<LayerRef> layers, std::string name) : Model()
 }
 
 void Sequential::add(LayerRef layer) {
-  if (impl_->is_compiled()) throw StateError(fmt::format("Sequential '{}': add layers before compile()", impl_->name));
+  KERASCPP_CHECK_STATE(!impl_->is_compiled(), "Sequential '{}': add layers before compile()", impl_->name);
   if (auto* input = dynamic_cast<layers::InputLayerImpl*>(layer.get().get())) {
-    if (!impl_->sequential_layers.empty() || impl_->graph)
-      throw ValueError(fmt::format("Sequential '{}': an InputLayer may only be the first layer", impl_->name));
+    KERASCPP_CHECK_VALUE(impl_->sequential_layers.empty() && !impl_->graph,
+                         "Sequential '{}': an InputLayer may only be the first layer", impl_->name);
     KerasTensor in = input->output();
     impl_->graph = std::make_unique<detail::Graph>(std::vector<KerasTensor>{in}, std::vector<KerasTensor>{in});
     impl_->sequential_layers.clear();

@@ -7,6 +7,7 @@
 #include <nlohmann/json.hpp>
 #include <unordered_map>
 
+#include "check.hpp"
 #include "core/layer_registry.hpp"
 #include "kerascpp/layers/input_layer.hpp"
 #include "training/model_impl.hpp"
@@ -28,9 +29,8 @@ Json batch_shape(const Shape& per_example) {
 // how Keras refers to a built-in layer.
 Json layer_entry(const Layer& layer) {
   Json config = layer.get_config();
-  if (!config.is_object())
-    throw ValueError(fmt::format("Layer '{}' ({}): get_config() must return a JSON object, got {}", layer.name(),
-                                 layer.class_name(), config.dump(-1, ' ', false, Json::error_handler_t::replace)));
+  KERASCPP_CHECK_VALUE(config.is_object(), "Layer '{}' ({}): get_config() must return a JSON object, got {}",
+                       layer.name(), layer.class_name(), config.dump(-1, ' ', false, Json::error_handler_t::replace));
   if (!config.contains("name")) {  // Keras names the rebuilt layer from its config
     Json named{{"name", layer.name()}};
     named.update(config);

@@ -52,25 +52,24 @@ void Adadelta::update(Backend& b, Tensor& w, const Tensor& g, Tensor* slots, dou
 Ftrl::Ftrl(LearningRate lr, FtrlOptions o) : Optimizer(std::move(lr)), o_(o) {
   // Keras' own checks (ftrl.py), with NaN refused too.
   auto non_negative = [](double v, const char* name) {
-    KERASCPP_CHECK(std::isfinite(v) && v >= 0, ValueError,
-                   "Ftrl: {} must be a finite number >= 0, got {}; the Keras default is {}", name, v,
-                   std::string(name) == "initial_accumulator_value" ? "0.1" : "0");
+    KERASCPP_CHECK_VALUE(std::isfinite(v) && v >= 0,
+                         "Ftrl: {} must be a finite number >= 0, got {}; the Keras default is {}", name, v,
+                         std::string(name) == "initial_accumulator_value" ? "0.1" : "0");
   };
   non_negative(o.initial_accumulator_value, "initial_accumulator_value");
   non_negative(o.l1_regularization_strength, "l1_regularization_strength");
   non_negative(o.l2_regularization_strength, "l2_regularization_strength");
   non_negative(o.l2_shrinkage_regularization_strength, "l2_shrinkage_regularization_strength");
-  KERASCPP_CHECK(std::isfinite(o.learning_rate_power) && o.learning_rate_power <= 0, ValueError,
-                 "Ftrl: learning_rate_power must be a finite number <= 0, got {}; the Keras default is -0.5",
-                 o.learning_rate_power);
-  KERASCPP_CHECK(std::isfinite(o.beta), ValueError,
-                 "Ftrl: beta must be a finite number, got {}; the Keras default is 0", o.beta);
+  KERASCPP_CHECK_VALUE(std::isfinite(o.learning_rate_power) && o.learning_rate_power <= 0,
+                       "Ftrl: learning_rate_power must be a finite number <= 0, got {}; the Keras default is -0.5",
+                       o.learning_rate_power);
+  KERASCPP_CHECK_VALUE(std::isfinite(o.beta), "Ftrl: beta must be a finite number, got {}; the Keras default is 0",
+                       o.beta);
 }
 
 void Ftrl::update(Backend& b, Tensor& w, const Tensor& g, Tensor* slots, double lr, std::int64_t step) const {
   // Ftrl divides by the rate (Keras would write Inf and NaN into the weights).
-  KERASCPP_CHECK(lr > 0, ValueError, "Ftrl: the learning rate is 0 at step {}; Ftrl divides by it, so it must be > 0",
-                 step);
+  KERASCPP_CHECK_VALUE(lr > 0, "Ftrl: the learning rate is 0 at step {}; Ftrl divides by it, so it must be > 0", step);
   const float lr_f = static_cast<float>(lr);
   // Keras: l2 + beta / (2·lr), with lr a float32 tensor.
   const float l2 = static_cast<float>(o_.l2_regularization_strength) + static_cast<float>(o_.beta) / (2.f * lr_f);
@@ -85,8 +84,8 @@ void Ftrl::update(Backend& b, Tensor& w, const Tensor& g, Tensor* slots, double 
 
 Lion::Lion(LearningRate lr, LionOptions o) : Optimizer(std::move(lr)), o_(o) {
   // Keras refuses beta_1 <= 0 (the optimizer degenerates to sign SGD) and beta_1 > 1.
-  KERASCPP_CHECK(o.beta_1 > 0 && o.beta_1 <= 1, ValueError,
-                 "Lion: beta_1 must be in (0, 1], got {}; the Keras default is 0.9", o.beta_1);
+  KERASCPP_CHECK_VALUE(o.beta_1 > 0 && o.beta_1 <= 1,
+                       "Lion: beta_1 must be in (0, 1], got {}; the Keras default is 0.9", o.beta_1);
   check_range(o.beta_2, 0, 1, true, "Lion", "beta_2", "the Keras default is 0.99");
 }
 
@@ -124,12 +123,12 @@ void Lamb::update(Backend& b, Tensor& w, const Tensor& g, Tensor* slots, double 
 
 ScheduleFreeAdamW::ScheduleFreeAdamW(LearningRate lr, ScheduleFreeAdamWOptions o) : Optimizer(std::move(lr)), o_(o) {
   // beta_1 = 0 would divide by zero when the average is recovered from the variable.
-  KERASCPP_CHECK(o.beta_1 > 0 && o.beta_1 < 1, ValueError,
-                 "ScheduleFreeAdamW: beta_1 must be in (0, 1), got {}; the Keras default is 0.9", o.beta_1);
+  KERASCPP_CHECK_VALUE(o.beta_1 > 0 && o.beta_1 < 1,
+                       "ScheduleFreeAdamW: beta_1 must be in (0, 1), got {}; the Keras default is 0.9", o.beta_1);
   check_range(o.beta_2, 0, 1, false, "ScheduleFreeAdamW", "beta_2", "the Keras default is 0.999");
   check_epsilon(o.epsilon, "ScheduleFreeAdamW");
-  KERASCPP_CHECK(o.warmup_steps >= 0, ValueError,
-                 "ScheduleFreeAdamW: warmup_steps must be >= 0, got {}; the Keras default is 0", o.warmup_steps);
+  KERASCPP_CHECK_VALUE(o.warmup_steps >= 0,
+                       "ScheduleFreeAdamW: warmup_steps must be >= 0, got {}; the Keras default is 0", o.warmup_steps);
 }
 
 void ScheduleFreeAdamW::update(Backend& b, Tensor& w, const Tensor& g, Tensor* slots, double lr,

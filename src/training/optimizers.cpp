@@ -15,8 +15,8 @@ namespace kerascpp::optimizers {
 double checked_learning_rate(double value, const char* what) {
   // A NaN or negative rate trains to garbage without any error (the examples used to exit 0 and
   // overwrite their final weights); float32 is what the update kernels and checkpoints use.
-  KERASCPP_CHECK(std::isfinite(value) && value >= 0 && value <= std::numeric_limits<float>::max(), ValueError,
-                 "{} must be a finite number >= 0, got {}; pass a rate such as 1e-3", what, value);
+  KERASCPP_CHECK_VALUE(std::isfinite(value) && value >= 0 && value <= std::numeric_limits<float>::max(),
+                       "{} must be a finite number >= 0, got {}; pass a rate such as 1e-3", what, value);
   return value;
 }
 
@@ -24,14 +24,14 @@ namespace checks {
 void check_range(double v, double lo, double hi, bool hi_inclusive, const char* optimizer, const char* name,
                  const char* hint) {
   const bool ok = v >= lo && (hi_inclusive ? v <= hi : v < hi);
-  KERASCPP_CHECK(ok, ValueError, "{}: {} must be in [{}, {}{}, got {}; {}", optimizer, name, lo, hi,
-                 hi_inclusive ? "]" : ")", v, hint);
+  KERASCPP_CHECK_VALUE(ok, "{}: {} must be in [{}, {}{}, got {}; {}", optimizer, name, lo, hi, hi_inclusive ? "]" : ")",
+                       v, hint);
 }
 void check_epsilon(double v, const char* optimizer) {
-  KERASCPP_CHECK(std::isfinite(v) && v > 0, ValueError,
-                 "{}: epsilon must be a finite number > 0 (it keeps the update from dividing by zero), got {}; "
-                 "the Keras default is 1e-7",
-                 optimizer, v);
+  KERASCPP_CHECK_VALUE(std::isfinite(v) && v > 0,
+                       "{}: epsilon must be a finite number > 0 (it keeps the update from dividing by zero), got {}; "
+                       "the Keras default is 1e-7",
+                       optimizer, v);
 }
 }  // namespace checks
 using checks::check_epsilon;
@@ -50,9 +50,9 @@ AdamOptions Adam::checked(AdamOptions o) {
 }
 
 AdamWOptions AdamW::checked(AdamWOptions o) {
-  KERASCPP_CHECK(std::isfinite(o.weight_decay) && o.weight_decay >= 0, ValueError,
-                 "AdamW: weight_decay must be a finite number >= 0, got {}; the Keras default is 0.004",
-                 o.weight_decay);
+  KERASCPP_CHECK_VALUE(std::isfinite(o.weight_decay) && o.weight_decay >= 0,
+                       "AdamW: weight_decay must be a finite number >= 0, got {}; the Keras default is 0.004",
+                       o.weight_decay);
   check_range(o.beta_1, 0, 1, false, "AdamW", "beta_1", "the Keras default is 0.9");
   check_range(o.beta_2, 0, 1, false, "AdamW", "beta_2", "the Keras default is 0.999");
   check_epsilon(o.epsilon, "AdamW");
@@ -61,11 +61,11 @@ AdamWOptions AdamW::checked(AdamWOptions o) {
 
 AdagradOptions Adagrad::checked(AdagradOptions o) {
   // A negative accumulator makes sqrt(accumulator + eps) NaN on the first step.
-  KERASCPP_CHECK(std::isfinite(o.initial_accumulator_value) && o.initial_accumulator_value >= 0 &&
-                     o.initial_accumulator_value <= std::numeric_limits<float>::max(),
-                 ValueError,
-                 "Adagrad: initial_accumulator_value must be a finite number >= 0, got {}; the Keras default is 0.1",
-                 o.initial_accumulator_value);
+  KERASCPP_CHECK_VALUE(
+      std::isfinite(o.initial_accumulator_value) && o.initial_accumulator_value >= 0 &&
+          o.initial_accumulator_value <= std::numeric_limits<float>::max(),
+      "Adagrad: initial_accumulator_value must be a finite number >= 0, got {}; the Keras default is 0.1",
+      o.initial_accumulator_value);
   check_epsilon(o.epsilon, "Adagrad");
   return o;
 }
@@ -82,12 +82,12 @@ ExponentialDecay::ExponentialDecay(double initial, std::int64_t steps, double ra
       decay_steps_(steps),
       rate_(rate),
       staircase_(o.staircase) {
-  if (steps <= 0) throw ValueError(fmt::format("ExponentialDecay: decay_steps must be positive, got {}", steps));
+  KERASCPP_CHECK_VALUE(steps > 0, "ExponentialDecay: decay_steps must be positive, got {}", steps);
   // A negative rate raised to a fractional power is NaN; 0 would zero the rate after one step.
-  KERASCPP_CHECK(std::isfinite(rate) && rate > 0, ValueError,
-                 "ExponentialDecay: decay_rate must be a finite number > 0, got {}; e.g. 0.96 decays by 4% every "
-                 "decay_steps",
-                 rate);
+  KERASCPP_CHECK_VALUE(std::isfinite(rate) && rate > 0,
+                       "ExponentialDecay: decay_rate must be a finite number > 0, got {}; e.g. 0.96 decays by 4% every "
+                       "decay_steps",
+                       rate);
 }
 
 double ExponentialDecay::operator()(std::int64_t step) const {
@@ -98,16 +98,16 @@ double ExponentialDecay::operator()(std::int64_t step) const {
 
 PiecewiseConstantDecay::PiecewiseConstantDecay(std::vector<std::int64_t> b, std::vector<double> v)
     : boundaries_(std::move(b)), values_(std::move(v)) {
-  if (values_.size() != boundaries_.size() + 1)
-    throw ValueError(
-        fmt::format("PiecewiseConstantDecay: values needs one more entry than boundaries ({} boundaries, "
-                    "{} values)",
-                    boundaries_.size(), values_.size()));
+  KERASCPP_CHECK_VALUE(values_.size() == boundaries_.size() + 1,
+                       "PiecewiseConstantDecay: values needs one more entry than boundaries ({} boundaries, "
+                       "{} values)",
+                       boundaries_.size(), values_.size());
   for (std::size_t i = 1; i < boundaries_.size(); ++i)
-    KERASCPP_CHECK(boundaries_[i] > boundaries_[i - 1], ValueError,
-                   "PiecewiseConstantDecay: boundaries must be strictly increasing, but boundaries[{}] = {} follows "
-                   "{}; sort them",
-                   i, boundaries_[i], boundaries_[i - 1]);
+    KERASCPP_CHECK_VALUE(
+        boundaries_[i] > boundaries_[i - 1],
+        "PiecewiseConstantDecay: boundaries must be strictly increasing, but boundaries[{}] = {} follows "
+        "{}; sort them",
+        i, boundaries_[i], boundaries_[i - 1]);
   for (std::size_t i = 0; i < values_.size(); ++i)
     checked_learning_rate(values_[i], fmt::format("PiecewiseConstantDecay: values[{}]", i).c_str());
 }
@@ -122,37 +122,38 @@ double PiecewiseConstantDecay::operator()(std::int64_t step) const {
 void Optimizer::set_gradient_clipping(GradientClipping c) {
   for (auto [value, name] : {std::pair{c.clipnorm, "clipnorm"}, std::pair{c.global_clipnorm, "global_clipnorm"},
                              std::pair{c.clipvalue, "clipvalue"}})
-    KERASCPP_CHECK(!value || (std::isfinite(*value) && *value > 0), ValueError,
-                   "{}: {} must be a finite number > 0, got {}; leave it unset for no clipping", class_name(), name,
-                   value.value_or(0));
+    KERASCPP_CHECK_VALUE(!value || (std::isfinite(*value) && *value > 0),
+                         "{}: {} must be a finite number > 0, got {}; leave it unset for no clipping", class_name(),
+                         name, value.value_or(0));
   const int set = int(c.clipnorm.has_value()) + int(c.global_clipnorm.has_value()) + int(c.clipvalue.has_value());
-  KERASCPP_CHECK(set <= 1, ValueError,
-                 "{}: only one of clipnorm, clipvalue and global_clipnorm can be set (as in Keras); keep one",
-                 class_name());
+  KERASCPP_CHECK_VALUE(set <= 1,
+                       "{}: only one of clipnorm, clipvalue and global_clipnorm can be set (as in Keras); keep one",
+                       class_name());
   clipping_ = c;
 }
 
 void Optimizer::set_common_options(OptimizerOptions o) {
   const std::string name = class_name();
-  KERASCPP_CHECK(
-      !built(), ValueError,
+  KERASCPP_CHECK_VALUE(
+      !built(),
       "{}: set_common_options after the optimizer was built (its EMA and accumulator slots are made then); set "
       "the options before compile()",
       name);
-  KERASCPP_CHECK(!o.weight_decay || (std::isfinite(*o.weight_decay) && *o.weight_decay >= 0), ValueError,
-                 "{}: weight_decay must be a finite number >= 0, got {}; leave it unset for none", name,
-                 o.weight_decay.value_or(0));
-  KERASCPP_CHECK(!o.use_ema || (o.ema_momentum >= 0 && o.ema_momentum <= 1), ValueError,
-                 "{}: ema_momentum must be in [0, 1], got {}; the Keras default is 0.99", name, o.ema_momentum);
-  KERASCPP_CHECK(!o.use_ema || !o.ema_overwrite_frequency || *o.ema_overwrite_frequency >= 1, ValueError,
-                 "{}: ema_overwrite_frequency must be an integer >= 1 or unset, got {}", name,
-                 o.ema_overwrite_frequency.value_or(0));
-  KERASCPP_CHECK(!o.loss_scale_factor || (std::isfinite(*o.loss_scale_factor) && *o.loss_scale_factor > 0), ValueError,
-                 "{}: loss_scale_factor must be a finite number > 0, got {}; leave it unset for none", name,
-                 o.loss_scale_factor.value_or(0));
-  KERASCPP_CHECK(!o.gradient_accumulation_steps || *o.gradient_accumulation_steps >= 2, ValueError,
-                 "{}: gradient_accumulation_steps must be an integer >= 2, got {}; leave it unset to update every step",
-                 name, o.gradient_accumulation_steps.value_or(0));
+  KERASCPP_CHECK_VALUE(!o.weight_decay || (std::isfinite(*o.weight_decay) && *o.weight_decay >= 0),
+                       "{}: weight_decay must be a finite number >= 0, got {}; leave it unset for none", name,
+                       o.weight_decay.value_or(0));
+  KERASCPP_CHECK_VALUE(!o.use_ema || (o.ema_momentum >= 0 && o.ema_momentum <= 1),
+                       "{}: ema_momentum must be in [0, 1], got {}; the Keras default is 0.99", name, o.ema_momentum);
+  KERASCPP_CHECK_VALUE(!o.use_ema || !o.ema_overwrite_frequency || *o.ema_overwrite_frequency >= 1,
+                       "{}: ema_overwrite_frequency must be an integer >= 1 or unset, got {}", name,
+                       o.ema_overwrite_frequency.value_or(0));
+  KERASCPP_CHECK_VALUE(!o.loss_scale_factor || (std::isfinite(*o.loss_scale_factor) && *o.loss_scale_factor > 0),
+                       "{}: loss_scale_factor must be a finite number > 0, got {}; leave it unset for none", name,
+                       o.loss_scale_factor.value_or(0));
+  KERASCPP_CHECK_VALUE(
+      !o.gradient_accumulation_steps || *o.gradient_accumulation_steps >= 2,
+      "{}: gradient_accumulation_steps must be an integer >= 2, got {}; leave it unset to update every step", name,
+      o.gradient_accumulation_steps.value_or(0));
   options_ = o;
 }
 
@@ -240,9 +241,10 @@ void Optimizer::apply(Backend& backend, int replica, std::size_t index, Variable
   Tensor* slots = k ? &slots_.at(static_cast<std::size_t>(replica)).at(index * static_cast<std::size_t>(k)) : nullptr;
   const double lr = learning_rate();
   // A user-written schedule is only seen through its values: refuse a bad one before it is applied.
-  KERASCPP_CHECK(std::isfinite(lr) && lr >= 0, ValueError,
-                 "{}: the learning-rate schedule returned {} at step {}; a schedule must return a finite rate >= 0",
-                 class_name(), lr, iterations_);
+  KERASCPP_CHECK_VALUE(
+      std::isfinite(lr) && lr >= 0,
+      "{}: the learning-rate schedule returned {} at step {}; a schedule must return a finite rate >= 0", class_name(),
+      lr, iterations_);
   Tensor& w = variable.value(replica);
   // Keras builds an optimizer at its first step: a slot that starts as its variable copies the
   // variable as it is then (after any load_weights or set_weights that followed compile()).
@@ -293,8 +295,9 @@ void Adam::update(Backend& b, Tensor& w, const Tensor& g, Tensor* slots, double 
 }
 
 void AdamW::set_common_options(OptimizerOptions o) {
-  KERASCPP_CHECK(!o.weight_decay, ValueError,
-                 "AdamW: set weight_decay in AdamWOptions (it is AdamW's own, default 0.004), not in OptimizerOptions");
+  KERASCPP_CHECK_VALUE(
+      !o.weight_decay,
+      "AdamW: set weight_decay in AdamWOptions (it is AdamW's own, default 0.004), not in OptimizerOptions");
   Optimizer::set_common_options(o);
 }
 

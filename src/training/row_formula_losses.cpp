@@ -9,10 +9,10 @@
 namespace kerascpp::losses {
 
 CosineSimilarity::CosineSimilarity(int axis) : RowFormulaLoss(RowLoss::cosine_similarity) {
-  KERASCPP_CHECK(axis == -1, ValueError,
-                 "CosineSimilarity: axis {} is not supported; kerascpp computes it over the last axis (axis=-1, "
-                 "Keras' default): move the compared axis last",
-                 axis);
+  KERASCPP_CHECK_VALUE(axis == -1,
+                       "CosineSimilarity: axis {} is not supported; kerascpp computes it over the last axis (axis=-1, "
+                       "Keras' default): move the compared axis last",
+                       axis);
 }
 
 void Hinge::compute(Backend& backend, const Tensor& pred, const Tensor& target, Tensor& loss, Tensor& grad,
@@ -23,10 +23,11 @@ void Hinge::compute(Backend& backend, const Tensor& pred, const Tensor& target, 
 namespace {
 
 RowLossParams focal_params(const FocalOptions& o, const char* loss) {
-  KERASCPP_CHECK(std::isfinite(o.alpha) && std::isfinite(o.gamma) && o.gamma >= 0, ValueError,
-                 "{}: alpha must be finite and gamma finite and >= 0 (Keras' defaults 0.25 and 2.0), got alpha={} "
-                 "gamma={}",
-                 loss, o.alpha, o.gamma);
+  KERASCPP_CHECK_VALUE(
+      std::isfinite(o.alpha) && std::isfinite(o.gamma) && o.gamma >= 0,
+      "{}: alpha must be finite and gamma finite and >= 0 (Keras' defaults 0.25 and 2.0), got alpha={} "
+      "gamma={}",
+      loss, o.alpha, o.gamma);
   detail::check_label_smoothing(o.label_smoothing, loss);
   return RowLossParams{.alpha = static_cast<float>(o.alpha),
                        .gamma = static_cast<float>(o.gamma),
@@ -49,9 +50,9 @@ void BinaryFocalCrossentropy::compute(Backend& backend, const Tensor& pred, cons
 CategoricalFocalCrossentropy::CategoricalFocalCrossentropy(FocalOptions o)
     : RowFormulaLoss(RowLoss::categorical_focal_crossentropy, focal_params(o, "CategoricalFocalCrossentropy")),
       options_(o) {
-  KERASCPP_CHECK(!o.apply_class_balancing, ValueError,
-                 "CategoricalFocalCrossentropy has no apply_class_balancing (BinaryFocalCrossentropy has); alpha "
-                 "weights every class alike");
+  KERASCPP_CHECK_VALUE(!o.apply_class_balancing,
+                       "CategoricalFocalCrossentropy has no apply_class_balancing (BinaryFocalCrossentropy has); alpha "
+                       "weights every class alike");
 }
 
 void CategoricalFocalCrossentropy::compute(Backend& backend, const Tensor& pred, const Tensor& target, Tensor& loss,
@@ -65,9 +66,9 @@ void CategoricalFocalCrossentropy::compute(Backend& backend, const Tensor& pred,
 
 CategoricalGeneralizedCrossEntropy::CategoricalGeneralizedCrossEntropy(double q)
     : RowFormulaLoss(RowLoss::categorical_generalized_cross_entropy, RowLossParams{.q = static_cast<float>(q)}) {
-  KERASCPP_CHECK(q > 0 && q < 1, ValueError,
-                 "CategoricalGeneralizedCrossEntropy: q must be in the interval (0, 1) (Keras' default 0.5), got {}",
-                 q);
+  KERASCPP_CHECK_VALUE(
+      q > 0 && q < 1,
+      "CategoricalGeneralizedCrossEntropy: q must be in the interval (0, 1) (Keras' default 0.5), got {}", q);
 }
 
 namespace {
@@ -78,9 +79,9 @@ namespace {
 // N·grad_scale·dL/dp = N·grad_scale·(t·(−c·(D − a·I)/D²) + c·I·d/D²), is a·t + b in one pass.
 void overlap_loss(Backend& backend, const Tensor& pred, const Tensor& target, double c, double a, double b, double d,
                   Tensor& loss, Tensor& grad, float grad_scale, const char* name) {
-  KERASCPP_CHECK(target.dtype() == DType::float32 && target.numel() == pred.numel() && pred.rank() >= 1, ShapeError,
-                 "{}: target {} ({}) must be float32 with pred's {} values (a mask per prediction)", name,
-                 shape_str(target.shape()), dtype_name(target.dtype()), shape_str(pred.shape()));
+  KERASCPP_CHECK_SHAPE(target.dtype() == DType::float32 && target.numel() == pred.numel() && pred.rank() >= 1,
+                       "{}: target {} ({}) must be float32 with pred's {} values (a mask per prediction)", name,
+                       shape_str(target.shape()), dtype_name(target.dtype()), shape_str(pred.shape()));
   const Tensor t = target.reshape(pred.shape());
   Tensor product;
   backend.multiply(t, pred, product);
@@ -99,8 +100,8 @@ void overlap_loss(Backend& backend, const Tensor& pred, const Tensor& target, do
 }  // namespace
 
 Tversky::Tversky(double alpha, double beta) : alpha_(alpha), beta_(beta) {
-  KERASCPP_CHECK(std::isfinite(alpha) && std::isfinite(beta), ValueError,
-                 "Tversky: alpha and beta must be finite (Keras' defaults 0.5, 0.5), got {} and {}", alpha, beta);
+  KERASCPP_CHECK_VALUE(std::isfinite(alpha) && std::isfinite(beta),
+                       "Tversky: alpha and beta must be finite (Keras' defaults 0.5, 0.5), got {} and {}", alpha, beta);
 }
 
 void Tversky::compute(Backend& backend, const Tensor& pred, const Tensor& target, Tensor& loss, Tensor& grad,

@@ -9,40 +9,41 @@ namespace kerascpp::detail {
 
 Tensor checked_sample_weight(const Tensor& sw, std::int64_t rows, const std::string& model) {
   const bool samplewise = sw.rank() == 1 || (sw.rank() == 2 && sw.dim(1) == 1);
-  KERASCPP_CHECK(samplewise && sw.dim(0) == rows, ShapeError,
-                 "Model '{}': sample_weight has shape {} but the batch has {} examples; give one weight per example, "
-                 "shape ({},) or ({}, 1) (the dataset's third component)",
-                 model, shape_str(sw.shape()), rows, rows, rows);
-  KERASCPP_CHECK(sw.dtype() == DType::float32, ValueError, "Model '{}': sample_weight is {}; give float32 weights",
-                 model, dtype_name(sw.dtype()));
+  KERASCPP_CHECK_SHAPE(
+      samplewise && sw.dim(0) == rows,
+      "Model '{}': sample_weight has shape {} but the batch has {} examples; give one weight per example, "
+      "shape ({},) or ({}, 1) (the dataset's third component)",
+      model, shape_str(sw.shape()), rows, rows, rows);
+  KERASCPP_CHECK_VALUE(sw.dtype() == DType::float32, "Model '{}': sample_weight is {}; give float32 weights", model,
+                       dtype_name(sw.dtype()));
   Tensor flat = sw.to(Device{}).reshape({rows});
   const float* w = flat.data<float>();
   for (std::int64_t i = 0; i < rows; ++i)
-    KERASCPP_CHECK(std::isfinite(w[i]), ValueError,
-                   "Model '{}': sample_weight of example {} in the batch is {}; weights must be finite numbers", model,
-                   i, w[i]);
+    KERASCPP_CHECK_VALUE(std::isfinite(w[i]),
+                         "Model '{}': sample_weight of example {} in the batch is {}; weights must be finite numbers",
+                         model, i, w[i]);
   return flat;
 }
 
 void check_class_weight(const std::map<int, double>& class_weight, std::size_t num_outputs, std::int64_t classes,
                         const std::string& loss_name, const std::string& model) {
   // Same message as Keras' data adapters.
-  KERASCPP_CHECK(num_outputs == 1, ValueError,
-                 "Model '{}': `class_weight` is only supported for Models with a single output; this one has {}. "
-                 "Pass per-example weights as the dataset's third component instead",
-                 model, num_outputs);
-  KERASCPP_CHECK(loss_name != "mean_squared_error" && loss_name != "huber", ValueError,
-                 "Model '{}': class_weight needs class targets, but the loss is {} (a regression loss); use "
-                 "per-example weights (the dataset's third component) to weight regression targets",
-                 model, loss_name);
+  KERASCPP_CHECK_VALUE(num_outputs == 1,
+                       "Model '{}': `class_weight` is only supported for Models with a single output; this one has {}. "
+                       "Pass per-example weights as the dataset's third component instead",
+                       model, num_outputs);
+  KERASCPP_CHECK_VALUE(loss_name != "mean_squared_error" && loss_name != "huber",
+                       "Model '{}': class_weight needs class targets, but the loss is {} (a regression loss); use "
+                       "per-example weights (the dataset's third component) to weight regression targets",
+                       model, loss_name);
   const std::int64_t n = classes == 1 ? 2 : classes;  // one sigmoid unit: classes 0 and 1
   for (const auto& [id, weight] : class_weight) {
-    KERASCPP_CHECK(id >= 0 && id < n, ValueError,
-                   "Model '{}': class_weight has class {} but the model's output has {} classes (0..{}); remove "
-                   "it or fix the class id",
-                   model, id, n, n - 1);
-    KERASCPP_CHECK(std::isfinite(weight), ValueError,
-                   "Model '{}': class_weight for class {} is {}; give a finite weight", model, id, weight);
+    KERASCPP_CHECK_VALUE(id >= 0 && id < n,
+                         "Model '{}': class_weight has class {} but the model's output has {} classes (0..{}); remove "
+                         "it or fix the class id",
+                         model, id, n, n - 1);
+    KERASCPP_CHECK_VALUE(std::isfinite(weight), "Model '{}': class_weight for class {} is {}; give a finite weight",
+                         model, id, weight);
   }
 }
 
@@ -76,18 +77,20 @@ Tensor class_weight_to_sample_weight(const Tensor& y_any, const std::map<int, do
     std::int64_t cls = 0;
     if (one_hot) {
       const std::int64_t per_row = y.dim(-1);
-      KERASCPP_CHECK(width == per_row, ShapeError,
-                     "Model '{}': class_weight needs targets of shape (N,), (N, 1) or one-hot (N, classes); got {}",
-                     model, shape_str(y.shape()));
+      KERASCPP_CHECK_SHAPE(
+          width == per_row,
+          "Model '{}': class_weight needs targets of shape (N,), (N, 1) or one-hot (N, classes); got {}", model,
+          shape_str(y.shape()));
       for (std::int64_t c = 1; c < per_row; ++c)
         if (value(r * per_row + c) > value(r * per_row + cls)) cls = c;
     } else {
       const double label = value(r * width);
       // Keras rounds; a label far from an integer means regression targets, a mistake here.
-      KERASCPP_CHECK(std::abs(label - std::round(label)) < 1e-3, ValueError,
-                     "Model '{}': class_weight: target {} of example {} is not a class id; class_weight needs integer "
-                     "labels or one-hot targets",
-                     model, label, r);
+      KERASCPP_CHECK_VALUE(
+          std::abs(label - std::round(label)) < 1e-3,
+          "Model '{}': class_weight: target {} of example {} is not a class id; class_weight needs integer "
+          "labels or one-hot targets",
+          model, label, r);
       cls = static_cast<std::int64_t>(std::llround(label));
     }
     auto it = class_weight.find(static_cast<int>(cls));

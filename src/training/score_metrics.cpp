@@ -27,9 +27,9 @@ struct HostRows {
 };
 
 HostRows host_rows(const Tensor& pred, const Tensor& target, const std::string& metric) {
-  KERASCPP_CHECK(pred.rank() >= 1 && target.numel() == pred.numel(), ShapeError,
-                 "metric '{}': target {} must have pred {}'s values (one per prediction)", metric,
-                 shape_str(target.shape()), shape_str(pred.shape()));
+  KERASCPP_CHECK_SHAPE(pred.rank() >= 1 && target.numel() == pred.numel(),
+                       "metric '{}': target {} must have pred {}'s values (one per prediction)", metric,
+                       shape_str(target.shape()), shape_str(pred.shape()));
   HostRows h;
   h.cols = pred.rank() >= 2 ? pred.dim(-1) : 1;
   h.rows = h.cols ? pred.numel() / h.cols : 0;
@@ -47,13 +47,13 @@ std::int64_t argmax(const float* v, std::int64_t n) {
 // ------------------------------------------------------------------------------------ R2Score
 
 R2Score::R2Score(R2ScoreOptions o, std::string name) : o_(std::move(o)), name_(std::move(name)) {
-  KERASCPP_CHECK(o_.class_aggregation == "uniform_average" || o_.class_aggregation == "variance_weighted_average",
-                 ValueError,
-                 "R2Score: class_aggregation must be \"uniform_average\" or \"variance_weighted_average\" (None, one "
-                 "value per output, is not supported: logs hold one number per metric), got \"{}\"",
-                 o_.class_aggregation);
-  KERASCPP_CHECK(o_.num_regressors >= 0, ValueError, "R2Score: num_regressors must be >= 0, got {}", o_.num_regressors);
-  KERASCPP_CHECK(o_.num_outputs >= 1, ValueError, "R2Score: num_outputs must be >= 1, got {}", o_.num_outputs);
+  KERASCPP_CHECK_VALUE(
+      o_.class_aggregation == "uniform_average" || o_.class_aggregation == "variance_weighted_average",
+      "R2Score: class_aggregation must be \"uniform_average\" or \"variance_weighted_average\" (None, one "
+      "value per output, is not supported: logs hold one number per metric), got \"{}\"",
+      o_.class_aggregation);
+  KERASCPP_CHECK_VALUE(o_.num_regressors >= 0, "R2Score: num_regressors must be >= 0, got {}", o_.num_regressors);
+  KERASCPP_CHECK_VALUE(o_.num_outputs >= 1, "R2Score: num_outputs must be >= 1, got {}", o_.num_outputs);
 }
 
 MetricSums R2Score::shard_sums(Backend&, const Tensor&, const Tensor&) const {
@@ -62,9 +62,10 @@ MetricSums R2Score::shard_sums(Backend&, const Tensor&, const Tensor&) const {
 
 std::vector<double> R2Score::shard_totals(Backend&, const Tensor& pred, const Tensor& target) const {
   const HostRows h = host_rows(pred, target, name_);
-  KERASCPP_CHECK(h.cols == o_.num_outputs, ShapeError,
-                 "metric '{}': predictions {} have {} outputs but R2ScoreOptions::num_outputs is {}; set it to {}",
-                 name_, shape_str(pred.shape()), h.cols, o_.num_outputs, h.cols);
+  KERASCPP_CHECK_SHAPE(
+      h.cols == o_.num_outputs,
+      "metric '{}': predictions {} have {} outputs but R2ScoreOptions::num_outputs is {}; set it to {}", name_,
+      shape_str(pred.shape()), h.cols, o_.num_outputs, h.cols);
   const std::size_t C = static_cast<std::size_t>(h.cols);
   std::vector<double> t(num_totals(), 0.0);
   for (std::int64_t r = 0; r < h.rows; ++r)
@@ -102,24 +103,25 @@ double R2Score::result(const std::vector<double>& t) const {
 // -------------------------------------------------------------------------------- FBetaScore
 
 FBetaScore::FBetaScore(FBetaOptions o, std::string name) : o_(std::move(o)), name_(std::move(name)) {
-  KERASCPP_CHECK(o_.average == "micro" || o_.average == "macro" || o_.average == "weighted", ValueError,
-                 "{}: average must be \"micro\", \"macro\" or \"weighted\" (None, one value per class, is not "
-                 "supported: logs hold one number per metric), got \"{}\"",
-                 name_, o_.average);
-  KERASCPP_CHECK(o_.beta > 0, ValueError, "{}: beta must be > 0, got {}", name_, o_.beta);
-  KERASCPP_CHECK(!o_.threshold || (*o_.threshold > 0 && *o_.threshold <= 1), ValueError,
-                 "{}: threshold must verify 0 < threshold <= 1, got {}", name_, o_.threshold.value_or(0));
-  KERASCPP_CHECK(o_.num_classes >= 1, ValueError, "{}: num_classes must be >= 1, got {}", name_, o_.num_classes);
+  KERASCPP_CHECK_VALUE(o_.average == "micro" || o_.average == "macro" || o_.average == "weighted",
+                       "{}: average must be \"micro\", \"macro\" or \"weighted\" (None, one value per class, is not "
+                       "supported: logs hold one number per metric), got \"{}\"",
+                       name_, o_.average);
+  KERASCPP_CHECK_VALUE(o_.beta > 0, "{}: beta must be > 0, got {}", name_, o_.beta);
+  KERASCPP_CHECK_VALUE(!o_.threshold || (*o_.threshold > 0 && *o_.threshold <= 1),
+                       "{}: threshold must verify 0 < threshold <= 1, got {}", name_, o_.threshold.value_or(0));
+  KERASCPP_CHECK_VALUE(o_.num_classes >= 1, "{}: num_classes must be >= 1, got {}", name_, o_.num_classes);
 }
 
 std::vector<double> FBetaScore::shard_totals(Backend&, const Tensor& pred, const Tensor& target) const {
-  KERASCPP_CHECK(pred.rank() == 2 && target.shape() == pred.shape(), ShapeError,
-                 "metric '{}': expects 2D inputs (batch_size, output_dim) of one shape, got pred {} and target {}",
-                 name_, shape_str(pred.shape()), shape_str(target.shape()));
+  KERASCPP_CHECK_SHAPE(
+      pred.rank() == 2 && target.shape() == pred.shape(),
+      "metric '{}': expects 2D inputs (batch_size, output_dim) of one shape, got pred {} and target {}", name_,
+      shape_str(pred.shape()), shape_str(target.shape()));
   const HostRows h = host_rows(pred, target, name_);
-  KERASCPP_CHECK(h.cols == o_.num_classes, ShapeError,
-                 "metric '{}': predictions {} have {} classes but FBetaOptions::num_classes is {}; set it to {}", name_,
-                 shape_str(pred.shape()), h.cols, o_.num_classes, h.cols);
+  KERASCPP_CHECK_SHAPE(h.cols == o_.num_classes,
+                       "metric '{}': predictions {} have {} classes but FBetaOptions::num_classes is {}; set it to {}",
+                       name_, shape_str(pred.shape()), h.cols, o_.num_classes, h.cols);
   const std::size_t C = static_cast<std::size_t>(h.cols);
   std::vector<double> t(3 * C, 0.0);
   for (std::int64_t r = 0; r < h.rows; ++r) {
@@ -165,8 +167,7 @@ double FBetaScore::result(const std::vector<double>& t) const {
 F1Score::F1Score(FBetaOptions o, std::string name)
     : FBetaScore(
           [&] {
-            KERASCPP_CHECK(o.beta == 1.0, ValueError, "F1Score: beta is 1 by definition (use FBetaScore), got {}",
-                           o.beta);
+            KERASCPP_CHECK_VALUE(o.beta == 1.0, "F1Score: beta is 1 by definition (use FBetaScore), got {}", o.beta);
             return o;
           }(),
           std::move(name)) {}
@@ -176,28 +177,27 @@ F1Score::F1Score(FBetaOptions o, std::string name)
 IoU::IoU(int num_classes, std::vector<int> target_class_ids, IoUOptions o, std::string name)
     : num_classes_(num_classes), target_class_ids_(std::move(target_class_ids)), o_(o), name_(std::move(name)) {
   // The upper bound keeps the C² totals (which cross workers every step) reasonable.
-  KERASCPP_CHECK(num_classes_ >= 1 && num_classes_ <= 4096, ValueError, "{}: num_classes must be in [1, 4096], got {}",
-                 name_, num_classes_);
-  KERASCPP_CHECK(!target_class_ids_.empty(), ValueError, "{}: target_class_ids is empty; name the classes to average",
-                 name_);
+  KERASCPP_CHECK_VALUE(num_classes_ >= 1 && num_classes_ <= 4096, "{}: num_classes must be in [1, 4096], got {}", name_,
+                       num_classes_);
+  KERASCPP_CHECK_VALUE(!target_class_ids_.empty(), "{}: target_class_ids is empty; name the classes to average", name_);
   for (int id : target_class_ids_)
-    KERASCPP_CHECK(id >= 0 && id < num_classes_, ValueError, "{}: target class id {} is out of range, which is [0, {})",
-                   name_, id, num_classes_);
+    KERASCPP_CHECK_VALUE(id >= 0 && id < num_classes_, "{}: target class id {} is out of range, which is [0, {})",
+                         name_, id, num_classes_);
 }
 
 std::vector<double> IoU::shard_totals(Backend&, const Tensor& pred, const Tensor& target) const {
   const std::int64_t C = num_classes_;
   auto rows_of = [&](const Tensor& t, bool sparse, const char* arg) {
     if (sparse) return t.numel();
-    KERASCPP_CHECK(t.rank() >= 2, ShapeError, "metric '{}': {} {} must be (batch, ..., classes) scores or one-hot",
-                   name_, arg, shape_str(t.shape()));
+    KERASCPP_CHECK_SHAPE(t.rank() >= 2, "metric '{}': {} {} must be (batch, ..., classes) scores or one-hot", name_,
+                         arg, shape_str(t.shape()));
     return t.numel() / t.dim(-1);
   };
   const std::int64_t n_true = rows_of(target, o_.sparse_y_true, "target");
   const std::int64_t n_pred = rows_of(pred, o_.sparse_y_pred, "pred");
-  KERASCPP_CHECK(n_true == n_pred, ShapeError,
-                 "metric '{}': target {} gives {} class ids but pred {} gives {}; they must match", name_,
-                 shape_str(target.shape()), n_true, shape_str(pred.shape()), n_pred);
+  KERASCPP_CHECK_SHAPE(n_true == n_pred,
+                       "metric '{}': target {} gives {} class ids but pred {} gives {}; they must match", name_,
+                       shape_str(target.shape()), n_true, shape_str(pred.shape()), n_pred);
   const std::vector<float> p = pred.to_vector(), y = target.to_vector();
   // Keras' class ids: argmax of one-hot rows and scores, else the values cast to int.
   auto ids = [](const std::vector<float>& v, std::int64_t n, bool sparse, float threshold) {
@@ -254,8 +254,8 @@ MeanIoU::MeanIoU(int num_classes, IoUOptions o, std::string name)
 
 BinaryIoU::BinaryIoU(std::vector<int> target_class_ids, float threshold, std::string name)
     : IoU(2, std::move(target_class_ids), {}, std::move(name)) {
-  KERASCPP_CHECK(threshold >= 0.f && threshold <= 1.f, ValueError, "{}: threshold must be in [0, 1], got {}", name_,
-                 threshold);
+  KERASCPP_CHECK_VALUE(threshold >= 0.f && threshold <= 1.f, "{}: threshold must be in [0, 1], got {}", name_,
+                       threshold);
   threshold_ = threshold;
 }
 

@@ -11,27 +11,23 @@ namespace kerascpp {
 namespace {
 
 void check_batch(const Inputs& xs, const Tensor& y, const std::string& model) {
-  if (xs.empty()) throw ValueError(fmt::format("Model '{}': the batch has no inputs", model));
+  KERASCPP_CHECK_VALUE(!xs.empty(), "Model '{}': the batch has no inputs", model);
   for (const Tensor& x : xs)
-    if (!x.defined() || x.rank() == 0)
-      throw ShapeError(
-          fmt::format("Model '{}': batches need a leading batch axis; batch the dataset with .batch(n)", model));
-  if (y.defined() && y.rank() == 0)
-    throw ShapeError(
-        fmt::format("Model '{}': batches need a leading batch axis; batch the dataset with .batch(n)", model));
+    KERASCPP_CHECK_SHAPE(x.defined() && x.rank() != 0,
+                         "Model '{}': batches need a leading batch axis; batch the dataset with .batch(n)", model);
+  KERASCPP_CHECK_SHAPE(!y.defined() || y.rank() != 0,
+                       "Model '{}': batches need a leading batch axis; batch the dataset with .batch(n)", model);
   const std::int64_t rows = xs[0].dim(0);
   for (std::size_t i = 1; i < xs.size(); ++i)
-    if (xs[i].dim(0) != rows)
-      throw ShapeError(
-          fmt::format("Model '{}': input {} of the batch has {} rows but input 0 has {}; every input "
-                      "must have the same number of rows",
-                      model, i, xs[i].dim(0), rows));
-  if (y.defined() && rows != y.dim(0))
-    throw ShapeError(
-        fmt::format("Model '{}': the batch has {} inputs but {} targets; x and y must have the same number "
-                    "of rows",
-                    model, rows, y.dim(0)));
-  if (rows == 0) throw ValueError(fmt::format("Model '{}': got an empty batch", model));
+    KERASCPP_CHECK_SHAPE(xs[i].dim(0) == rows,
+                         "Model '{}': input {} of the batch has {} rows but input 0 has {}; every input "
+                         "must have the same number of rows",
+                         model, i, xs[i].dim(0), rows);
+  KERASCPP_CHECK_SHAPE(!y.defined() || rows == y.dim(0),
+                       "Model '{}': the batch has {} inputs but {} targets; x and y must have the same number "
+                       "of rows",
+                       model, rows, y.dim(0));
+  KERASCPP_CHECK_VALUE(rows != 0, "Model '{}': got an empty batch", model);
 }
 
 // The prologue of every step, on the global batch before it is sharded: its shapes and rows, its
@@ -106,8 +102,9 @@ StepTotals run_sharded(const distribute::Strategy& strategy, StepTotals zero, st
 
 detail::ReplicaBinding& ModelImpl::bound(const char* what) {
   require_graph(what);
-  KERASCPP_CHECK(replicas_.has_value(), StateError,
-                 "Model '{}': cannot {} before the model is compiled and built; call compile() first", name, what);
+  KERASCPP_CHECK_STATE(replicas_.has_value(),
+                       "Model '{}': cannot {} before the model is compiled and built; call compile() first", name,
+                       what);
   return *replicas_;
 }
 

@@ -13,9 +13,8 @@ namespace kerascpp {
 namespace {
 
 void require_batched(const Dataset& data, const ModelImpl& m, const char* what) {
-  if (!data.is_batched())
-    throw ShapeError(
-        fmt::format("Model '{}': {}() needs a batched dataset; call .batch(batch_size) on it", m.name, what));
+  KERASCPP_CHECK_SHAPE(data.is_batched(), "Model '{}': {}() needs a batched dataset; call .batch(batch_size) on it",
+                       m.name, what);
 }
 
 // Rethrows the exception in flight with `context` in front of its message, as the same
@@ -34,19 +33,20 @@ template <class Category, class... Others>
 // A count of batches: -1 means "all of the data"; 0 and other negatives are mistakes (Keras
 // quietly treats 0 as None, which hides a bug in the caller's arithmetic).
 void check_steps(std::int64_t steps, const ModelImpl& m, const char* what, const char* option) {
-  KERASCPP_CHECK(steps > 0 || steps == -1, ValueError,
-                 "Model '{}': {}() {} must be a positive number of batches, or -1 (the default) for all of the "
-                 "data; got {}",
-                 m.name, what, option, steps);
+  KERASCPP_CHECK_VALUE(steps > 0 || steps == -1,
+                       "Model '{}': {}() {} must be a positive number of batches, or -1 (the default) for all of the "
+                       "data; got {}",
+                       m.name, what, option, steps);
 }
 
 // The verbose level a call runs with: its option, else set_default_verbose()'s, else Keras'
 // default for the call (`keras_default`).
 int resolve_verbose(const std::optional<int>& option, int keras_default, const ModelImpl& m, const char* what) {
   const int verbose = option ? *option : default_verbose().value_or(keras_default);
-  KERASCPP_CHECK(verbose >= 0 && verbose <= 2, ValueError,
-                 "Model '{}': {}() verbose must be 0 (silent), 1 (progress bar) or 2 (one line per epoch); got {}",
-                 m.name, what, verbose);
+  KERASCPP_CHECK_VALUE(
+      verbose >= 0 && verbose <= 2,
+      "Model '{}': {}() verbose must be 0 (silent), 1 (progress bar) or 2 (one line per epoch); got {}", m.name, what,
+      verbose);
   return verbose;
 }
 
@@ -72,28 +72,25 @@ callbacks::History Model::fit(const Dataset& data, FitOptions options) {
     // Checked before training starts, so a bad validation set does not cost an epoch first.
     require_batched(*options.validation_data, m, "fit (validation_data)");
     const std::int64_t val_card = options.validation_data->cardinality();
-    if (val_card == 0)
-      throw ValueError(
-          fmt::format("Model '{}': fit() got an empty validation_data dataset; pass a dataset with at "
-                      "least one batch, or leave validation_data unset",
-                      m.name));
-    if (val_card == Dataset::kInfinite)
-      throw ValueError(
-          fmt::format("Model '{}': fit()'s validation_data repeats forever, so validation would never "
-                      "end; apply take(n) to it or remove repeat()",
-                      m.name));
+    KERASCPP_CHECK_VALUE(val_card != 0,
+                         "Model '{}': fit() got an empty validation_data dataset; pass a dataset with at "
+                         "least one batch, or leave validation_data unset",
+                         m.name);
+    KERASCPP_CHECK_VALUE(val_card != Dataset::kInfinite,
+                         "Model '{}': fit()'s validation_data repeats forever, so validation would never "
+                         "end; apply take(n) to it or remove repeat()",
+                         m.name);
   }
-  if (options.epochs < 0 || options.initial_epoch < 0)
-    throw ValueError(fmt::format("Model '{}': epochs ({}) and initial_epoch ({}) must not be negative", m.name,
-                                 options.epochs, options.initial_epoch));
-  if (options.validation_freq < 1)
-    throw ValueError(
-        fmt::format("Model '{}': fit() validation_freq must be at least 1 (validate every N epochs), got {}", m.name,
-                    options.validation_freq));
+  KERASCPP_CHECK_VALUE(options.epochs >= 0 && options.initial_epoch >= 0,
+                       "Model '{}': epochs ({}) and initial_epoch ({}) must not be negative", m.name, options.epochs,
+                       options.initial_epoch);
+  KERASCPP_CHECK_VALUE(options.validation_freq >= 1,
+                       "Model '{}': fit() validation_freq must be at least 1 (validate every N epochs), got {}", m.name,
+                       options.validation_freq);
   std::int64_t card = data.cardinality();
-  if (card == 0) throw ValueError(fmt::format("Model '{}': fit() got an empty dataset", m.name));
-  if (card == Dataset::kInfinite && options.steps_per_epoch <= 0)
-    throw ValueError(fmt::format("Model '{}': the dataset repeats forever; pass steps_per_epoch to fit()", m.name));
+  KERASCPP_CHECK_VALUE(card != 0, "Model '{}': fit() got an empty dataset", m.name);
+  KERASCPP_CHECK_VALUE(card != Dataset::kInfinite || options.steps_per_epoch > 0,
+                       "Model '{}': the dataset repeats forever; pass steps_per_epoch to fit()", m.name);
   std::int64_t steps = options.steps_per_epoch > 0 ? options.steps_per_epoch : (card >= 0 ? card : -1);
 
   auto history = std::make_shared<callbacks::History>();
@@ -125,10 +122,10 @@ callbacks::History Model::fit(const Dataset& data, FitOptions options) {
     while (!stop_training && epochs.next(batch)) {
       auto& [x, y, sw] = batch;
       if (!options.class_weight.empty()) {
-        KERASCPP_CHECK(!sw.defined(), ValueError,
-                       "Model '{}': You cannot `class_weight` and `sample_weight` at the same time; the dataset "
-                       "yields (x, y, sample_weight), so drop class_weight or the weights",
-                       m.name);
+        KERASCPP_CHECK_VALUE(!sw.defined(),
+                             "Model '{}': You cannot `class_weight` and `sample_weight` at the same time; the dataset "
+                             "yields (x, y, sample_weight), so drop class_weight or the weights",
+                             m.name);
         if (!class_weight_checked) {  // needs the built graph (a Sequential builds on its first batch)
           const auto& outputs = m.require_graph("fit").outputs();
           const Shape& out = outputs.at(0).shape();
@@ -146,8 +143,7 @@ callbacks::History Model::fit(const Dataset& data, FitOptions options) {
       cbs.on_train_batch_end(step, logs);
       epochs.batch_done();
     }
-    if (epochs.step() == 0)
-      throw ValueError(fmt::format("Model '{}': the training dataset produced no batches", m.name));
+    KERASCPP_CHECK_VALUE(epochs.step() != 0, "Model '{}': the training dataset produced no batches", m.name);
     Logs logs = c.logs_from(epoch_totals);
     // A stopped epoch skips validation: it would stop after one batch anyway, and the user asked to stop.
     bool validate = options.validation_data && (epoch + 1) % options.validation_freq == 0 && !epochs.interrupted();
@@ -180,9 +176,9 @@ Logs Model::evaluate(const Dataset& data, EvaluateOptions options) {
   require_batched(data, m, "evaluate");
   check_steps(options.steps, m, "evaluate", "steps");
   const int verbose = resolve_verbose(options.verbose, 1, m, "evaluate");
-  if (data.cardinality() == 0) throw ValueError(fmt::format("Model '{}': evaluate() got an empty dataset", m.name));
-  if (data.cardinality() == Dataset::kInfinite && options.steps <= 0)
-    throw ValueError(fmt::format("Model '{}': the dataset repeats forever; pass steps to evaluate()", m.name));
+  KERASCPP_CHECK_VALUE(data.cardinality() != 0, "Model '{}': evaluate() got an empty dataset", m.name);
+  KERASCPP_CHECK_VALUE(data.cardinality() != Dataset::kInfinite || options.steps > 0,
+                       "Model '{}': the dataset repeats forever; pass steps to evaluate()", m.name);
   detail::EpochIterator pass(m, data, detail::LoopKind::evaluate, options.steps > 0 ? options.steps : -1,
                              options.steps > 0);
   auto progbar = std::make_shared<callbacks::ProgbarLogger>(verbose);
@@ -202,7 +198,7 @@ Logs Model::evaluate(const Dataset& data, EvaluateOptions options) {
     cbs.on_test_batch_end(step, logs);
     pass.batch_done();
   }
-  if (pass.step() == 0) throw ValueError(fmt::format("Model '{}': the evaluation dataset produced no batches", m.name));
+  KERASCPP_CHECK_VALUE(pass.step() != 0, "Model '{}': the evaluation dataset produced no batches", m.name);
   Logs logs = c.logs_from(totals);
   cbs.on_test_end(logs);
   return logs;
@@ -213,8 +209,8 @@ Tensor Model::predict(const Dataset& data, PredictOptions options) {
   require_batched(data, m, "predict");
   check_steps(options.steps, m, "predict", "steps");
   resolve_verbose(options.verbose, 0, m, "predict");  // checked; predict prints no progress
-  if (data.cardinality() == Dataset::kInfinite && options.steps <= 0)
-    throw ValueError(fmt::format("Model '{}': the dataset repeats forever; pass steps to predict()", m.name));
+  KERASCPP_CHECK_VALUE(data.cardinality() != Dataset::kInfinite || options.steps > 0,
+                       "Model '{}': the dataset repeats forever; pass steps to predict()", m.name);
   detail::EpochIterator pass(m, data, detail::LoopKind::predict, options.steps > 0 ? options.steps : -1,
                              options.steps > 0);
   detail::CallbackList cbs(*this, options.callbacks);
@@ -232,7 +228,7 @@ Tensor Model::predict(const Dataset& data, PredictOptions options) {
     cbs.on_predict_batch_end(step, empty);
     pass.batch_done();
   }
-  if (parts.empty()) throw ValueError(fmt::format("Model '{}': predict() got an empty dataset", m.name));
+  KERASCPP_CHECK_VALUE(!parts.empty(), "Model '{}': predict() got an empty dataset", m.name);
   Shape shape = parts[0].shape();
   shape[0] = rows;
   Tensor out(shape);

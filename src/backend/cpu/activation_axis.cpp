@@ -12,6 +12,7 @@
 #include "backend/cpu/cpu_backend.hpp"
 #include "backend/cpu/dnnl_util.hpp"
 #include "backend/cpu/parallel.hpp"
+#include "check.hpp"
 
 namespace kerascpp::cpu {
 
@@ -103,13 +104,13 @@ void CpuBackend::activation_along_axis(const ActivationFn& act, const Tensor& x,
     return softmax_rows(x.data<float>(), y.data<float>(), v.outer, v.classes);
   }
   if (act.kind == ActivationKind::glu) {
-    if (v.classes % 2 != 0)
-      throw ShapeError(fmt::format("{}: glu splits axis {} in two halves, so its size must be even; got shape {}", op,
-                                   act.axis, shape_str(x.shape())));
+    KERASCPP_CHECK_SHAPE(v.classes % 2 == 0,
+                         "{}: glu splits axis {} in two halves, so its size must be even; got shape {}", op, act.axis,
+                         shape_str(x.shape()));
     Shape out = x.shape();
     out[static_cast<std::size_t>(op_shapes::normalize_axis(act.axis, x.rank(), op, x.shape()))] = v.classes / 2;
     prepare_output(y, out, op, "y");
-    if (y.raw() == x.raw()) throw ValueError(fmt::format("{}: glu halves its axis, so y cannot alias x", op));
+    KERASCPP_CHECK_VALUE(y.raw() != x.raw(), "{}: glu halves its axis, so y cannot alias x", op);
     const float* px = x.data<float>();
     float* py = y.data<float>();
     const std::int64_t half = v.classes / 2;
@@ -161,11 +162,10 @@ void CpuBackend::activation_backward_along_axis(const ActivationFn& act, const T
   if (act.kind == ActivationKind::glu) {
     Shape out = x.shape();
     out[static_cast<std::size_t>(op_shapes::normalize_axis(act.axis, x.rank(), op, x.shape()))] = v.classes / 2;
-    if (dy.shape() != out)
-      throw ShapeError(fmt::format("{}: glu's dy must have shape {} (x {} with axis {} halved), got {}", op,
-                                   shape_str(out), shape_str(x.shape()), act.axis, shape_str(dy.shape())));
+    KERASCPP_CHECK_SHAPE(dy.shape() == out, "{}: glu's dy must have shape {} (x {} with axis {} halved), got {}", op,
+                         shape_str(out), shape_str(x.shape()), act.axis, shape_str(dy.shape()));
     prepare_output(dx, x.shape(), op, "dx");
-    if (dx.raw() == dy.raw()) throw ValueError(fmt::format("{}: glu halves its axis, so dx cannot alias dy", op));
+    KERASCPP_CHECK_VALUE(dx.raw() != dy.raw(), "{}: glu halves its axis, so dx cannot alias dy", op);
     const float* px = x.data<float>();
     const float* pdy = dy.data<float>();
     float* pdx = dx.data<float>();

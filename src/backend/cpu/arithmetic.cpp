@@ -8,6 +8,7 @@
 #include "backend/cpu/cpu_backend.hpp"
 #include "backend/cpu/dnnl_util.hpp"
 #include "backend/cpu/parallel.hpp"
+#include "check.hpp"
 
 namespace kerascpp::cpu {
 
@@ -22,12 +23,12 @@ struct ArithmeticEntry : CacheEntry {
 void CpuBackend::add(const std::vector<Tensor>& xs, Tensor& y) {
   enter();
   const char* op = "add";
-  if (xs.empty()) throw ValueError("add: no inputs given; pass at least one tensor");
+  KERASCPP_CHECK_VALUE(!xs.empty(), "add: no inputs given; pass at least one tensor");
   for (std::size_t i = 0; i < xs.size(); ++i) {
     require_float(xs[i], op, "xs[i]");
-    if (xs[i].shape() != xs[0].shape())
-      throw ShapeError(fmt::format("add: input {} has shape {} but input 0 has shape {}; all inputs must match", i,
-                                   shape_str(xs[i].shape()), shape_str(xs[0].shape())));
+    KERASCPP_CHECK_SHAPE(xs[i].shape() == xs[0].shape(),
+                         "add: input {} has shape {} but input 0 has shape {}; all inputs must match", i,
+                         shape_str(xs[i].shape()), shape_str(xs[0].shape()));
   }
   prepare_output(y, xs[0].shape(), op, "y");
   const std::int64_t n = y.numel();
@@ -91,9 +92,8 @@ void CpuBackend::bias_add(Tensor& y, const Tensor& b) {
   require_float(b, op, "b");
   require_rank_at_least(y, 1, op, "y");
   const std::int64_t c = y.dim(-1), rows = op_shapes::leading(y);
-  if (!has_shape(b, {c}))
-    throw ShapeError(fmt::format("bias_add: b has shape {} but y {} has {} channels; b must be ({},)",
-                                 shape_str(b.shape()), shape_str(y.shape()), c, c));
+  KERASCPP_CHECK_SHAPE(has_shape(b, {c}), "bias_add: b has shape {} but y {} has {} channels; b must be ({},)",
+                       shape_str(b.shape()), shape_str(y.shape()), c, c);
   if (y.numel() == 0) return;
   cache_.key("bias_add");
   cache_.append(rows, c);
@@ -157,8 +157,8 @@ void CpuBackend::scale_rows(Tensor& x, const Tensor& w) {
   require_float(x, op, "x");
   require_float(w, op, "w");
   const std::int64_t rows = w.numel();
-  if (rows == 0 || x.numel() % rows != 0)
-    throw ShapeError(fmt::format("{}: x {} has no rows of w's {} examples", op, shape_str(x.shape()), rows));
+  KERASCPP_CHECK_SHAPE(rows != 0 && x.numel() % rows == 0, "{}: x {} has no rows of w's {} examples", op,
+                       shape_str(x.shape()), rows);
   const std::int64_t cols = x.numel() / rows;
   float* p = x.data<float>();
   const float* wp = w.data<float>();
@@ -169,16 +169,16 @@ void CpuBackend::scale_rows(Tensor& x, const Tensor& w) {
 
 void CpuBackend::copy(const Tensor& src, Tensor& dst) {
   enter();
-  if (!src.defined()) throw StateError("copy: src is an undefined tensor");
+  KERASCPP_CHECK_STATE(src.defined(), "copy: src is an undefined tensor");
   if (!dst.defined()) dst = Tensor(src.shape(), src.dtype(), Device{});
-  if (src.numel() != dst.numel() || src.dtype() != dst.dtype())
-    throw ShapeError(
-        fmt::format("copy: src {} {} and dst {} {} differ in size or dtype; they need the same number of "
-                    "elements and the same dtype",
-                    shape_str(src.shape()), dtype_name(src.dtype()), shape_str(dst.shape()), dtype_name(dst.dtype())));
-  if (src.device().kind != Device::Kind::cpu || dst.device().kind != Device::Kind::cpu)
-    throw DeviceError(fmt::format("copy: src on {} and dst on {}; the CPU backend copies host tensors only",
-                                  src.device().str(), dst.device().str()));
+  KERASCPP_CHECK_SHAPE(src.numel() == dst.numel() && src.dtype() == dst.dtype(),
+                       "copy: src {} {} and dst {} {} differ in size or dtype; they need the same number of "
+                       "elements and the same dtype",
+                       shape_str(src.shape()), dtype_name(src.dtype()), shape_str(dst.shape()),
+                       dtype_name(dst.dtype()));
+  KERASCPP_CHECK_DEVICE(src.device().kind == Device::Kind::cpu && dst.device().kind == Device::Kind::cpu,
+                        "copy: src on {} and dst on {}; the CPU backend copies host tensors only", src.device().str(),
+                        dst.device().str());
   if (src.raw() == dst.raw() || src.nbytes() == 0) return;
   const char* s = static_cast<const char*>(src.raw());
   char* d = static_cast<char*>(dst.raw());

@@ -8,6 +8,7 @@
 #include "backend/cpu/cpu_backend.hpp"
 #include "backend/cpu/dnnl_util.hpp"
 #include "backend/cpu/parallel.hpp"
+#include "check.hpp"
 
 namespace kerascpp::cpu {
 
@@ -115,8 +116,8 @@ void CpuBackend::masked_fill(Tensor& x, const Tensor& mask, float value) {
   enter();
   const char* op = "masked_fill";
   require_float(x, op, "x");
-  if (mask.device() != Device{})
-    throw DeviceError(fmt::format("{}: mask is on {} but this backend computes on the host", op, mask.device().str()));
+  KERASCPP_CHECK_DEVICE(mask.device() == Device{}, "{}: mask is on {} but this backend computes on the host", op,
+                        mask.device().str());
   const op_shapes::MaskedFillDims d = op_shapes::masked_fill_dims(x, mask, op);
   float* px = x.data<float>();
   const auto* pm = static_cast<const std::uint8_t*>(mask.raw());
@@ -133,8 +134,8 @@ void CpuBackend::masked_fill(Tensor& x, const Tensor& mask, float value) {
 void CpuBackend::mask_and(const Tensor& a, const Tensor& b, Tensor& out) {
   enter();
   const char* op = "mask_and";
-  if (a.device() != Device{} || b.device() != Device{})
-    throw DeviceError(fmt::format("{}: masks must be on the host for this backend", op));
+  KERASCPP_CHECK_DEVICE(a.device() == Device{} && b.device() == Device{},
+                        "{}: masks must be on the host for this backend", op);
   op_shapes::check_mask_pair(a, b, op);
   if (!out.defined()) out = Tensor(a.shape(), DType::uint8, Device{});
   op_shapes::check_mask_pair(a, out, op);
@@ -166,8 +167,8 @@ void CpuBackend::attention_mask(const Tensor& query_mask, const Tensor& value_ma
   enter();
   const char* op = "attention_mask";
   for (const Tensor* m : {&query_mask, &value_mask, &explicit_mask, static_cast<const Tensor*>(&out)})
-    if (m->defined() && m->device() != Device{})
-      throw DeviceError(fmt::format("{}: masks must be on the host for this backend", op));
+    KERASCPP_CHECK_DEVICE(!m->defined() || m->device() == Device{}, "{}: masks must be on the host for this backend",
+                          op);
   op_shapes::check_attention_masks(query_mask, value_mask, explicit_mask, out, op);
   const std::int64_t B = out.dim(0), T = out.dim(1), S = out.dim(2);
   auto u8 = [](const Tensor& t) { return t.defined() ? static_cast<const std::uint8_t*>(t.raw()) : nullptr; };

@@ -62,8 +62,8 @@ void CpuBackend::batchnorm_forward_training(const Tensor& x, const Tensor& gamma
   // The statistics come from moments (bn::moments: double, fixed order), not from oneDNN's
   // fused training primitive, whose float sums lose accuracy and change with the thread count;
   // normalising with given statistics is then oneDNN's elementwise inference kernel.
-  KERASCPP_CHECK(C == 0 || M > 0, ShapeError, "{}: x {} holds no rows; batch statistics need at least one", op,
-                 shape_str(x.shape()));
+  KERASCPP_CHECK_SHAPE(C == 0 || M > 0, "{}: x {} holds no rows; batch statistics need at least one", op,
+                       shape_str(x.shape()));
   moments(x, mean, var);
   if (C == 0) return;
   batchnorm_forward_inference(x, gamma, beta, mean, var, eps, y);

@@ -69,14 +69,14 @@ void CpuBackend::batchnorm_backward_apply(const Tensor& dy, const Tensor& x, con
   require_vector(mean, C, x, op, "mean");
   require_vector(var, C, x, op, "var");
   require_float(sums, op, "sums");
-  KERASCPP_CHECK(sums.rank() == 1 && sums.numel() == batchnorm_grad_sums_size(C), ShapeError,
-                 "{}: sums {} for x {} must be ({},): Σdy, Σdy·(x − mean) and the row count, as "
-                 "batchnorm_backward_reduce makes them",
-                 op, shape_str(sums.shape()), shape_str(x.shape()), batchnorm_grad_sums_size(C));
+  KERASCPP_CHECK_SHAPE(sums.rank() == 1 && sums.numel() == batchnorm_grad_sums_size(C),
+                       "{}: sums {} for x {} must be ({},): Σdy, Σdy·(x − mean) and the row count, as "
+                       "batchnorm_backward_reduce makes them",
+                       op, shape_str(sums.shape()), shape_str(x.shape()), batchnorm_grad_sums_size(C));
   const float* ps = sums.data<float>();
   const double count = ps[2 * C];
-  KERASCPP_CHECK(count > 0, ValueError,
-                 "{}: the row count in sums is {} but must be the (global) number of rows summed, > 0", op, count);
+  KERASCPP_CHECK_VALUE(count > 0, "{}: the row count in sums is {} but must be the (global) number of rows summed, > 0",
+                       op, count);
   prepare_output(dx, x.shape(), op, "dx");
   // The all-reduced sums arrive as float; the coefficients are formed in double as in the fused op.
   sums_.resize(static_cast<std::size_t>(2 * C));

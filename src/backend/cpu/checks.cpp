@@ -1,4 +1,5 @@
 #include "backend/cpu/checks.hpp"
+#include "check.hpp"
 
 #include <fmt/format.h>
 
@@ -7,20 +8,18 @@
 namespace kerascpp::cpu {
 
 void require_float(const Tensor& t, const char* op, const char* arg) {
-  if (!t.defined()) throw StateError(fmt::format("{}: `{}` is an undefined tensor; allocate it first", op, arg));
-  if (t.device().kind != Device::Kind::cpu)
-    throw DeviceError(fmt::format("{}: `{}` lives on {} but this is the CPU backend; copy it to the host first", op,
-                                  arg, t.device().str()));
-  if (t.dtype() != DType::float32)
-    throw ShapeError(fmt::format("{}: `{}` {} is {}, expected float32; cast it first", op, arg, shape_str(t.shape()),
-                                 dtype_name(t.dtype())));
+  KERASCPP_CHECK_STATE(t.defined(), "{}: `{}` is an undefined tensor; allocate it first", op, arg);
+  KERASCPP_CHECK_DEVICE(t.device().kind == Device::Kind::cpu,
+                        "{}: `{}` lives on {} but this is the CPU backend; copy it to the host first", op, arg,
+                        t.device().str());
+  KERASCPP_CHECK_SHAPE(t.dtype() == DType::float32, "{}: `{}` {} is {}, expected float32; cast it first", op, arg,
+                       shape_str(t.shape()), dtype_name(t.dtype()));
 }
 
 void require_same_dtype(const Tensor& a, const char* a_name, const Tensor& b, const char* b_name, const char* op,
                         const char* what) {
-  if (a.dtype() != b.dtype())
-    throw ShapeError(fmt::format("{}: `{}` is {} but `{}` is {}; {}", op, a_name, dtype_name(a.dtype()), b_name,
-                                 dtype_name(b.dtype()), what));
+  KERASCPP_CHECK_SHAPE(a.dtype() == b.dtype(), "{}: `{}` is {} but `{}` is {}; {}", op, a_name, dtype_name(a.dtype()),
+                       b_name, dtype_name(b.dtype()), what);
 }
 
 void prepare_output(Tensor& t, const Shape& shape, const char* op, const char* arg) {
@@ -49,9 +48,9 @@ void prepare_output_last(Tensor& t, const Shape& like, std::int64_t last, const 
 }
 
 void require_labels(const Tensor& labels, const Tensor& pred, std::int64_t rows, const char* op) {
-  if (!labels.defined()) throw StateError(fmt::format("{}: `labels` is an undefined tensor", op));
-  if (labels.device().kind != Device::Kind::cpu)
-    throw DeviceError(fmt::format("{}: `labels` live on {}; copy them to the host first", op, labels.device().str()));
+  KERASCPP_CHECK_STATE(labels.defined(), "{}: `labels` is an undefined tensor", op);
+  KERASCPP_CHECK_DEVICE(labels.device().kind == Device::Kind::cpu,
+                        "{}: `labels` live on {}; copy them to the host first", op, labels.device().str());
   op_shapes::check_labels(labels, pred, rows, op);
 }
 

@@ -7,6 +7,7 @@
 #include "backend/cpu/checks.hpp"
 #include "backend/cpu/cpu_backend.hpp"
 #include "backend/cpu/parallel.hpp"
+#include "check.hpp"
 
 namespace kerascpp::cpu {
 
@@ -41,7 +42,7 @@ void move_rows(Parts& parts, float* whole, std::int64_t outer, std::int64_t whol
 void CpuBackend::concat(const std::vector<Tensor>& xs, int axis, Tensor& y) {
   enter();
   const char* op = "concat";
-  if (xs.empty()) throw ValueError("concat: no inputs given; pass at least one tensor");
+  KERASCPP_CHECK_VALUE(!xs.empty(), "concat: no inputs given; pass at least one tensor");
   for (const auto& x : xs) require_float(x, op, "xs[i]");
   int a = normalize_axis(axis, xs[0].rank(), op, xs[0].shape());
   Shape shape = xs[0].shape();
@@ -58,7 +59,7 @@ void CpuBackend::split(const Tensor& y, int axis, std::vector<Tensor>& xs) {
   enter();
   const char* op = "split";
   require_float(y, op, "y");
-  if (xs.empty()) throw ValueError("split: no outputs given; preallocate xs with the part shapes");
+  KERASCPP_CHECK_VALUE(!xs.empty(), "split: no outputs given; preallocate xs with the part shapes");
   for (const auto& x : xs) require_float(x, op, "xs[i] (preallocate every part)");
   int a = normalize_axis(axis, y.rank(), op, y.shape());
   check_parts(xs, y, a, op);

@@ -49,7 +49,7 @@ std::vector<double> CpuBackend::even_confusion_counts(const Tensor& pred, const 
   const char* op = "even_confusion_counts";
   require_float(pred, op, "pred");
   require_float(target, op, "target");
-  KERASCPP_CHECK(num_thresholds >= 2, ValueError, "{}: num_thresholds must be >= 2, got {}", op, num_thresholds);
+  KERASCPP_CHECK_VALUE(num_thresholds >= 2, "{}: num_thresholds must be >= 2, got {}", op, num_thresholds);
   const std::int64_t count = confusion::check_elements(pred, target, 1, 0, op);
   return tally(pred, target, count, 1, 0, static_cast<std::size_t>(num_thresholds) + 1, {},
                [&](float p) { return confusion::even_bucket(p, num_thresholds); });

@@ -13,6 +13,7 @@
 #include "backend/cpu/dnnl_util.hpp"
 #include "backend/cpu/nan_propagation.hpp"
 #include "backend/cpu/parallel.hpp"
+#include "check.hpp"
 
 namespace kerascpp::cpu {
 
@@ -243,9 +244,8 @@ void CpuBackend::conv_backward_data_impl(const Tensor& dy, const Tensor& w, cons
   require_activation(dy, op, "dy");
   require_float(w, op, "w");
   // With strides > 1 several input sizes give the same output size, so dx fixes the input shape.
-  if (!dx.defined())
-    throw StateError(fmt::format("{}: dx is undefined; allocate it with the forward input's shape (N, H, W, {})", op,
-                                 w.rank() == 4 ? w.dim(2) : 0));
+  KERASCPP_CHECK_STATE(dx.defined(), "{}: dx is undefined; allocate it with the forward input's shape (N, H, W, {})",
+                       op, w.rank() == 4 ? w.dim(2) : 0);
   require_activation(dx, op, "dx");
   ConvShape s = depthwise ? op_shapes::depthwise_conv_shape(dx, w, g, op, "dx") : conv_shape(dx, w, g, op, "dx");
   op_shapes::check_conv_dy(dy, s, op);

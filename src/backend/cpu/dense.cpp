@@ -12,6 +12,7 @@
 #include "backend/cpu/low_precision_conversions.hpp"
 #include "backend/cpu/nan_propagation.hpp"
 #include "backend/cpu/parallel.hpp"
+#include "check.hpp"
 #include "simd_clones.hpp"
 
 namespace kerascpp::cpu {
@@ -30,9 +31,8 @@ void sgemm(bool ta, bool tb, std::int64_t m, std::int64_t n, std::int64_t k, con
            float* c, const char* op) {
   const dnnl_status_t status =
       dnnl_sgemm(ta ? 'T' : 'N', tb ? 'T' : 'N', m, n, k, 1.f, a, ta ? m : k, b, tb ? k : n, beta, c, n);
-  if (status != dnnl_success)
-    throw Error(
-        fmt::format("{}: oneDNN's sgemm failed (status {}) on {}x{}x{}", op, static_cast<int>(status), m, n, k));
+  KERASCPP_CHECK_DEVICE(status == dnnl_success, "{}: oneDNN's sgemm failed (status {}) on {}x{}x{}", op,
+                        static_cast<int>(status), m, n, k);
 }
 
 // Rows [r0, r1) of y (width `out`) get the bias added after the product, as oneDNN's matmul adds

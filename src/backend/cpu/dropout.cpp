@@ -6,6 +6,7 @@
 #include "backend/cpu/cpu_backend.hpp"
 #include "backend/cpu/parallel.hpp"
 #include "backend/normal_draws.hpp"
+#include "check.hpp"
 #include "simd_clones.hpp"
 
 namespace kerascpp::cpu {
@@ -40,9 +41,8 @@ void CpuBackend::dropout_forward(const Tensor& x, float rate, std::uint64_t seed
   enter();
   const char* op = "dropout_forward";
   require_float(x, op, "x");
-  if (!(rate >= 0.f && rate < 1.f))
-    throw ValueError(
-        fmt::format("{}: rate {} is outside [0, 1); Dropout's rate is the fraction of inputs to drop", op, rate));
+  KERASCPP_CHECK_VALUE(rate >= 0.f && rate < 1.f,
+                       "{}: rate {} is outside [0, 1); Dropout's rate is the fraction of inputs to drop", op, rate);
   prepare_output(y, x.shape(), op, "y");
   prepare_output(mask, x.shape(), op, "mask");
   const float keep_scale = 1.f / (1.f - rate);
@@ -59,7 +59,7 @@ void CpuBackend::dropout_forward(const Tensor& x, float rate, std::uint64_t seed
 void CpuBackend::random_normal(std::uint64_t seed, float mean, float stddev, Tensor& y) {
   enter();
   const char* op = "random_normal";
-  if (!y.defined()) throw ValueError(fmt::format("{}: y must be allocated with the shape of the draws", op));
+  KERASCPP_CHECK_VALUE(y.defined(), "{}: y must be allocated with the shape of the draws", op);
   require_float(y, op, "y");
   const std::uint64_t base = op_shapes::normal_base(seed);
   float* py = y.data<float>();

@@ -13,6 +13,7 @@
 #include "backend/cpu/nan_propagation.hpp"
 #include "backend/cpu/parallel.hpp"
 #include "backend/softmax_axis_view.hpp"
+#include "check.hpp"
 
 namespace kerascpp::cpu {
 
@@ -63,11 +64,10 @@ void CpuBackend::unfused_activation(const ActivationFn& act, float* y, std::int6
 
 void CpuBackend::unfused_activation(const ActivationFn& act, Tensor& y, std::int64_t rows, std::int64_t cols,
                                     const char* op) {
-  if (act.changes_shape() || (act.along_axis() && act.axis != -1 && act.axis != y.rank() - 1))
-    throw ValueError(
-        fmt::format("{}: {} along axis {} cannot follow a matmul or convolution in place (it works along "
-                    "the last axis and keeps the shape); apply it with activation_forward",
-                    op, activation_name(act), act.axis));
+  KERASCPP_CHECK_VALUE(!act.changes_shape() && (!act.along_axis() || act.axis == -1 || act.axis == y.rank() - 1),
+                       "{}: {} along axis {} cannot follow a matmul or convolution in place (it works along "
+                       "the last axis and keeps the shape); apply it with activation_forward",
+                       op, activation_name(act), act.axis);
   if (y.dtype() == DType::float32) return unfused_activation(act, y.data<float>(), rows, cols);
   if (act == ActivationKind::relu) return relu_keep_nan(static_cast<std::uint16_t*>(y.raw()), y.dtype(), rows * cols);
   if (act == ActivationKind::linear || fused_post_op(act)) return;
@@ -144,9 +144,9 @@ void CpuBackend::activation_backward(const ActivationFn& act, const Tensor& x, c
   enter();
   const char* op = "activation_backward";
   const bool from_y = act.gradient_from_output();
-  if (!(from_y ? y : x).defined())
-    throw ValueError(fmt::format("{}: {} computes its gradient from its {}, which is undefined; pass it", op,
-                                 activation_name(act), from_y ? "output y" : "input x"));
+  KERASCPP_CHECK_VALUE((from_y ? y : x).defined(),
+                       "{}: {} computes its gradient from its {}, which is undefined; pass it", op,
+                       activation_name(act), from_y ? "output y" : "input x");
   if (act.along_axis()) return activation_backward_along_axis(act, x, y, dy, dx);
   const Tensor& v = from_y ? y : x;  // what the derivative is computed from
   const char* v_name = from_y ? "y" : "x";

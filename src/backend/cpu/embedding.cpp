@@ -71,9 +71,9 @@ void CpuBackend::scatter_add_rows(const Tensor& ids, const Tensor& dy, Tensor& d
   op_shapes::check_embedding_table(dtable, op, "dtable");
   require_float(dy, op, "dy");
   const std::int64_t V = dtable.dim(0), D = dtable.dim(1), n = ids.numel();
-  KERASCPP_CHECK(dy.shape() == op_shapes::embedding_rows_shape(ids, D), ShapeError,
-                 "{}: dy has shape {} but ids {} with rows of {} need {}", op, shape_str(dy.shape()),
-                 shape_str(ids.shape()), D, shape_str(op_shapes::embedding_rows_shape(ids, D)));
+  KERASCPP_CHECK_SHAPE(dy.shape() == op_shapes::embedding_rows_shape(ids, D),
+                       "{}: dy has shape {} but ids {} with rows of {} need {}", op, shape_str(dy.shape()),
+                       shape_str(ids.shape()), D, shape_str(op_shapes::embedding_rows_shape(ids, D)));
   const std::vector<std::int64_t> rows = checked_ids(ids, V, op);
   float* pt = dtable.data<float>();
   if (!accumulate) std::memset(pt, 0, static_cast<std::size_t>(dtable.numel()) * sizeof(float));

@@ -8,6 +8,7 @@
 #include "backend/cpu/cpu_backend.hpp"
 #include "backend/cpu/parallel.hpp"
 #include "backend/l2_normalize_rows.hpp"
+#include "check.hpp"
 
 namespace kerascpp::cpu {
 
@@ -15,7 +16,7 @@ void CpuBackend::l2_normalize_rows(const Tensor& x, Tensor& y, Tensor& inv) {
   enter();
   const char* op = "l2_normalize_rows";
   require_float(x, op, "x");
-  if (x.rank() != 2) throw ShapeError(fmt::format("{}: x must be [rows, features], got {}", op, shape_str(x.shape())));
+  KERASCPP_CHECK_SHAPE(x.rank() == 2, "{}: x must be [rows, features], got {}", op, shape_str(x.shape()));
   const std::int64_t rows = x.dim(0), cols = x.dim(1);
   prepare_output(y, x.shape(), op, "y");
   prepare_output(inv, {rows}, op, "inv");
@@ -40,9 +41,9 @@ void CpuBackend::l2_normalize_rows_backward(const Tensor& y, const Tensor& dy, c
   require_float(y, op, "y");
   require_float(dy, op, "dy");
   require_float(inv, op, "inv");
-  if (y.rank() != 2 || dy.shape() != y.shape() || inv.numel() != y.dim(0))
-    throw ShapeError(fmt::format("{}: y {} and dy {} must be the same [rows, features], inv [rows], got inv {}", op,
-                                 shape_str(y.shape()), shape_str(dy.shape()), shape_str(inv.shape())));
+  KERASCPP_CHECK_SHAPE(y.rank() == 2 && dy.shape() == y.shape() && inv.numel() == y.dim(0),
+                       "{}: y {} and dy {} must be the same [rows, features], inv [rows], got inv {}", op,
+                       shape_str(y.shape()), shape_str(dy.shape()), shape_str(inv.shape()));
   const std::int64_t rows = y.dim(0), cols = y.dim(1);
   prepare_output(dx, y.shape(), op, "dx");
   const float* py = y.data<float>();

@@ -20,10 +20,10 @@ constexpr std::int64_t kRowsPerChunk = 64;  // rows per partial of the dgamma/db
 
 void require_row_vector(const Tensor& t, std::int64_t rows, const Tensor& x, const char* op, const char* arg) {
   require_float(t, op, arg);
-  KERASCPP_CHECK(t.rank() == 1 && t.numel() == rows, ShapeError,
-                 "{}: {} has shape {} but x {} has {} rows; pass the ({},) row statistics that "
-                 "layer_norm_forward returned for this x",
-                 op, arg, shape_str(t.shape()), shape_str(x.shape()), rows, rows);
+  KERASCPP_CHECK_SHAPE(t.rank() == 1 && t.numel() == rows,
+                       "{}: {} has shape {} but x {} has {} rows; pass the ({},) row statistics that "
+                       "layer_norm_forward returned for this x",
+                       op, arg, shape_str(t.shape()), shape_str(x.shape()), rows, rows);
 }
 
 }  // namespace
@@ -43,7 +43,7 @@ void CpuBackend::layer_norm_forward(const Tensor& x, const Tensor& gamma, const 
     require_float(beta, op, "beta");
     op_shapes::check_channel_vector(beta, C, x, op, "beta");
   }
-  KERASCPP_CHECK(eps > 0.f, ValueError, "{}: eps must be > 0, got {}", op, eps);
+  KERASCPP_CHECK_VALUE(eps > 0.f, "{}: eps must be > 0, got {}", op, eps);
   prepare_output(y, x.shape(), op, "y");
   prepare_output(mean, {M}, op, "mean");
   prepare_output(rstd, {M}, op, "rstd");

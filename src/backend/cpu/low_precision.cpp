@@ -18,6 +18,7 @@
 #include "backend/cpu/dnnl_util.hpp"
 #include "backend/cpu/low_precision_conversions.hpp"
 #include "backend/cpu/parallel.hpp"
+#include "check.hpp"
 #include "core/knobs.hpp"
 
 namespace kerascpp::cpu {
@@ -103,13 +104,13 @@ bool native_activation_kernels(dnnl::memory::data_type dt, const dnnl::engine& e
 void CpuBackend::cast(const Tensor& x, DType dtype, Tensor& y) {
   enter();
   const char* op = "cast";
-  if (!x.defined() || !x.on_host() || !is_float(x.dtype()) || !is_float(dtype))
-    throw ValueError(fmt::format("{}: casts a host float32/bfloat16/float16 tensor to one of those; got {} to {}", op,
-                                 x.defined() ? dtype_name(x.dtype()) : "an undefined tensor", dtype_name(dtype)));
+  KERASCPP_CHECK_VALUE(!(!x.defined() || !x.on_host() || !is_float(x.dtype()) || !is_float(dtype)),
+                       "{}: casts a host float32/bfloat16/float16 tensor to one of those; got {} to {}", op,
+                       x.defined() ? dtype_name(x.dtype()) : "an undefined tensor", dtype_name(dtype));
   if (!y.defined()) y = Tensor(x.shape(), dtype, Device{});
-  if (y.dtype() != dtype || y.shape() != x.shape() || !y.on_host())
-    throw ShapeError(fmt::format("{}: y must be a host {} tensor of shape {}, got {} {}", op, dtype_name(dtype),
-                                 shape_str(x.shape()), dtype_name(y.dtype()), shape_str(y.shape())));
+  KERASCPP_CHECK_SHAPE(y.dtype() == dtype && y.shape() == x.shape() && y.on_host(),
+                       "{}: y must be a host {} tensor of shape {}, got {} {}", op, dtype_name(dtype),
+                       shape_str(x.shape()), dtype_name(y.dtype()), shape_str(y.shape()));
   fit_threads(x.numel(), kSerialElements);
   convert(x.raw(), x.dtype(), y.raw(), dtype, x.numel());
 }
@@ -154,9 +155,8 @@ bool CpuBackend::native_compute(DType dtype) {
 std::string CpuBackend::compute_path(DType dtype) {
   enter();
   if (dtype == DType::float32) return "float32";
-  if (!is_low_precision(dtype))
-    throw ValueError(
-        fmt::format("compute_path: {} is not a compute dtype (float32, bfloat16, float16)", dtype_name(dtype)));
+  KERASCPP_CHECK_VALUE(is_low_precision(dtype), "compute_path: {} is not a compute dtype (float32, bfloat16, float16)",
+                       dtype_name(dtype));
   const bool native = native_compute(dtype);
   return fmt::format("{} ({})", native ? "native" : "emulated",
                      dtype == DType::bfloat16 ? native_bf16_kernel_ : native_f16_kernel_);
@@ -178,15 +178,14 @@ bool CpuBackend::low_precision_activations(DType dtype) {
 
 void CpuBackend::require_activation(const Tensor& t, const char* op, const char* arg) {
   if (!t.defined() || t.dtype() == DType::float32) return require_float(t, op, arg);
-  if (t.dtype() != compute_dtype_ || !low_precision_activations(t.dtype()))
-    throw ShapeError(fmt::format("{}: `{}` {} is {}; this op takes float32{}; cast it first", op, arg,
-                                 shape_str(t.shape()), dtype_name(t.dtype()),
-                                 is_low_precision(compute_dtype_) && low_precision_activations(compute_dtype_)
-                                     ? fmt::format(" or {} (the compute dtype)", dtype_name(compute_dtype_))
-                                     : std::string()));
-  if (!t.on_host())
-    throw DeviceError(fmt::format("{}: `{}` lives on {} but this is the CPU backend; copy it to the host first", op,
-                                  arg, t.device().str()));
+  KERASCPP_CHECK_SHAPE(t.dtype() == compute_dtype_ && low_precision_activations(t.dtype()),
+                       "{}: `{}` {} is {}; this op takes float32{}; cast it first", op, arg, shape_str(t.shape()),
+                       dtype_name(t.dtype()),
+                       is_low_precision(compute_dtype_) && low_precision_activations(compute_dtype_)
+                           ? fmt::format(" or {} (the compute dtype)", dtype_name(compute_dtype_))
+                           : std::string());
+  KERASCPP_CHECK_DEVICE(t.on_host(), "{}: `{}` lives on {} but this is the CPU backend; copy it to the host first", op,
+                        arg, t.device().str());
 }
 
 void CpuBackend::prepare_activation(Tensor& t, const Shape& shape, DType dtype, const char* op, const char* arg) {

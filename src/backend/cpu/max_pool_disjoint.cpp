@@ -9,6 +9,7 @@
 #include "backend/cpu/add_rows.hpp"
 #include "backend/cpu/nan_propagation.hpp"
 #include "backend/cpu/parallel.hpp"
+#include "check.hpp"
 #include "simd_clones.hpp"
 
 namespace kerascpp::cpu {
@@ -227,8 +228,8 @@ void max_pool_disjoint_forward(const void* x, const PoolShape& s, const Pool2DGe
 
 void max_pool_disjoint_backward(const void* dy, const std::uint8_t* argmax, const PoolShape& s, const Pool2DGeometry& g,
                                 DType dtype, void* dx, const void* relu_y, const ChannelSums* channel_sums) {
-  if (channel_sums && (dtype != DType::float32 || !relu_y))
-    throw StateError("max_pool_disjoint_backward: channel sums are taken on float32 through a ReLU only");
+  KERASCPP_CHECK_STATE(!channel_sums || (dtype == DType::float32 && relu_y),
+                       "max_pool_disjoint_backward: channel sums are taken on float32 through a ReLU only");
   auto run = [&]<class E, std::int64_t C>() {
     using T = typename E::T;
     backward<E, C>(static_cast<const T*>(dy), argmax, s, g, static_cast<const T*>(relu_y), dtype, static_cast<T*>(dx),

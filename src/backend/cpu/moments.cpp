@@ -23,12 +23,12 @@ void require_vector(const Tensor& t, std::int64_t channels, const Tensor& x, con
 // Channels of a packed tensor of `num_replicas` slots of (count, mean[C], var[C]).
 std::int64_t packed_channels(const Tensor& packed, int num_replicas, const char* op) {
   require_float(packed, op, "packed");
-  KERASCPP_CHECK(num_replicas > 0, ValueError, "{}: num_replicas is {}; it must be at least 1", op, num_replicas);
+  KERASCPP_CHECK_VALUE(num_replicas > 0, "{}: num_replicas is {}; it must be at least 1", op, num_replicas);
   const std::int64_t slot = packed.numel() / num_replicas;
-  KERASCPP_CHECK(packed.rank() == 1 && packed.numel() % num_replicas == 0 && slot % 2 == 1, ShapeError,
-                 "{}: packed {} is not {} slots of (count, mean[C], var[C]); make it with pack_moments "
-                 "(moments_packed_size floats)",
-                 op, shape_str(packed.shape()), num_replicas);
+  KERASCPP_CHECK_SHAPE(packed.rank() == 1 && packed.numel() % num_replicas == 0 && slot % 2 == 1,
+                       "{}: packed {} is not {} slots of (count, mean[C], var[C]); make it with pack_moments "
+                       "(moments_packed_size floats)",
+                       op, shape_str(packed.shape()), num_replicas);
   return (slot - 1) / 2;
 }
 
@@ -42,8 +42,7 @@ void CpuBackend::moments(const Tensor& x, Tensor& mean, Tensor& var) {
   prepare_output(mean, {C}, op, "mean");
   prepare_output(var, {C}, op, "var");
   if (C == 0) return;
-  KERASCPP_CHECK(M > 0, ShapeError, "{}: x {} holds no rows; batch statistics need at least one", op,
-                 shape_str(x.shape()));
+  KERASCPP_CHECK_SHAPE(M > 0, "{}: x {} holds no rows; batch statistics need at least one", op, shape_str(x.shape()));
   sums_.resize(static_cast<std::size_t>(2 * C));
   bn::moments(x.data<float>(), M, C, partials_, sums_.data(), sums_.data() + C);
   float* pm = mean.data<float>();
@@ -63,9 +62,10 @@ void CpuBackend::pack_moments(const Tensor& mean, const Tensor& var, std::int64_
   const std::int64_t C = mean.dim(-1);
   require_vector(mean, C, mean, op, "mean");
   require_vector(var, C, mean, op, "var");
-  KERASCPP_CHECK(replica >= 0 && replica < num_replicas, ValueError,
-                 "{}: replica {} is not one of the {} replicas (0 to num_replicas − 1)", op, replica, num_replicas);
-  KERASCPP_CHECK(count >= 0, ValueError, "{}: count is {}; it is this replica's number of rows, >= 0", op, count);
+  KERASCPP_CHECK_VALUE(replica >= 0 && replica < num_replicas,
+                       "{}: replica {} is not one of the {} replicas (0 to num_replicas − 1)", op, replica,
+                       num_replicas);
+  KERASCPP_CHECK_VALUE(count >= 0, "{}: count is {}; it is this replica's number of rows, >= 0", op, count);
   prepare_output(packed, {moments_packed_size(C, num_replicas)}, op, "packed");
   float* p = packed.data<float>();
   std::fill_n(p, packed.numel(), 0.f);

@@ -19,6 +19,7 @@
 #include "backend/cpu/cpu_backend.hpp"
 #include "backend/cpu/parallel.hpp"
 #include "backend/optimizer_rules.hpp"
+#include "check.hpp"
 #include "simd_clones.hpp"
 
 namespace kerascpp::cpu {
@@ -27,11 +28,10 @@ namespace {
 
 void require_slot(const Tensor& slot, const Tensor& w, const char* op, const char* arg) {
   require_float(slot, op, arg);
-  if (slot.shape() != w.shape())
-    throw ShapeError(
-        fmt::format("{}: {} has shape {} but the variable has shape {}; optimizer slots must match their "
-                    "variable",
-                    op, arg, shape_str(slot.shape()), shape_str(w.shape())));
+  KERASCPP_CHECK_SHAPE(slot.shape() == w.shape(),
+                       "{}: {} has shape {} but the variable has shape {}; optimizer slots must match their "
+                       "variable",
+                       op, arg, shape_str(slot.shape()), shape_str(w.shape()));
 }
 
 // A slot value below FLT_MIN in magnitude becomes 0 (see the top of the file); exact, and a
@@ -186,9 +186,8 @@ void CpuBackend::optimizer_update(const UpdateParams& params, Tensor& w, const T
   const bool reads_gradient = optimizer_rules::reads_gradient(params.rule);
   if (reads_gradient) require_slot(g, w, op, "gradient");
   const int needed = optimizer_rules::slot_count(params.rule);
-  if (static_cast<int>(slots.size()) < needed)
-    throw ValueError(fmt::format("{}: rule {} updates {} slots but {} were passed", op, static_cast<int>(params.rule),
-                                 needed, slots.size()));
+  KERASCPP_CHECK_VALUE(static_cast<int>(slots.size()) >= needed, "{}: rule {} updates {} slots but {} were passed", op,
+                       static_cast<int>(params.rule), needed, slots.size());
   float* s[3] = {nullptr, nullptr, nullptr};
   for (int k = 0; k < needed; ++k) {
     require_slot(*slots[static_cast<std::size_t>(k)], w, op, "slot");

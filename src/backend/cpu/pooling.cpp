@@ -13,6 +13,7 @@
 #include "backend/cpu/dnnl_util.hpp"
 #include "backend/cpu/max_pool_disjoint.hpp"
 #include "backend/cpu/nan_propagation.hpp"
+#include "check.hpp"
 
 namespace kerascpp::cpu {
 
@@ -160,11 +161,10 @@ void CpuBackend::pool2d_backward(const Tensor& dy, const Tensor& x, const Pool2D
     return;
   }
   if (max_pool_disjoint_applies(g, x.dtype())) {
-    if (!workspace.defined() || workspace.dtype() != DType::uint8 || workspace.numel() < dy.numel())
-      throw StateError(
-          fmt::format("{}: max pooling needs the workspace ({} bytes) filled by pool2d_forward on the "
-                      "same input; got {}",
-                      op, dy.numel(), workspace_str(workspace)));
+    KERASCPP_CHECK_STATE(workspace.defined() && workspace.dtype() == DType::uint8 && workspace.numel() >= dy.numel(),
+                         "{}: max pooling needs the workspace ({} bytes) filled by pool2d_forward on the "
+                         "same input; got {}",
+                         op, dy.numel(), workspace_str(workspace));
     // Only where the producer's own sums would be over float32 values: under a 16-bit compute
     // dtype its convolution reads the gradient rounded, and its bias gradient is that one's.
     const bool sums = channel_sums && relu_y && x.dtype() == DType::float32 && compute_dtype() == DType::float32;
@@ -201,11 +201,11 @@ void CpuBackend::pool2d_backward(const Tensor& dy, const Tensor& x, const Pool2D
     });
   });
   if (g.kind == PoolKind::max) {
-    if (!workspace.defined() || workspace.dtype() != DType::uint8 || workspace.nbytes() < e.workspace_bytes)
-      throw StateError(
-          fmt::format("{}: max pooling needs the workspace ({} bytes) filled by pool2d_forward on the same "
-                      "input; got {}",
-                      op, e.workspace_bytes, workspace_str(workspace)));
+    KERASCPP_CHECK_STATE(
+        workspace.defined() && workspace.dtype() == DType::uint8 && workspace.nbytes() >= e.workspace_bytes,
+        "{}: max pooling needs the workspace ({} bytes) filled by pool2d_forward on the same "
+        "input; got {}",
+        op, e.workspace_bytes, workspace_str(workspace));
     e.pool.bind(DNNL_ARG_WORKSPACE, workspace.raw());
   }
   e.pool.bind(DNNL_ARG_DIFF_DST, dy.raw());

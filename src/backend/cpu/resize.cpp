@@ -8,13 +8,14 @@
 #include "backend/cpu/parallel.hpp"
 #include "backend/linear_resize_taps.hpp"
 #include "backend/op_shapes.hpp"
+#include "check.hpp"
 
 namespace kerascpp::cpu {
 
 void CpuBackend::upsample_linear(const Tensor& x, int axis, std::int64_t times, Tensor& y) {
   enter();
   const char* op = "upsample_linear";
-  if (x.device() != Device{}) throw DeviceError(fmt::format("{}: x is on {}, not the host", op, x.device().str()));
+  KERASCPP_CHECK_DEVICE(x.device() == Device{}, "{}: x is on {}, not the host", op, x.device().str());
   if (!y.defined()) {
     Shape s = x.shape();
     if (axis >= 0 && axis < x.rank()) s[static_cast<std::size_t>(axis)] *= times;
@@ -40,7 +41,7 @@ void CpuBackend::upsample_linear(const Tensor& x, int axis, std::int64_t times, 
 void CpuBackend::upsample_linear_backward(const Tensor& dy, int axis, std::int64_t times, Tensor& dx) {
   enter();
   const char* op = "upsample_linear_backward";
-  if (dy.device() != Device{}) throw DeviceError(fmt::format("{}: dy is on {}, not the host", op, dy.device().str()));
+  KERASCPP_CHECK_DEVICE(dy.device() == Device{}, "{}: dy is on {}, not the host", op, dy.device().str());
   if (!dx.defined()) {
     Shape s = dy.shape();
     if (axis >= 0 && axis < dy.rank() && times >= 1) s[static_cast<std::size_t>(axis)] /= times;

@@ -8,6 +8,7 @@
 #include "backend/cpu/checks.hpp"
 #include "backend/cpu/cpu_backend.hpp"
 #include "backend/cpu/parallel.hpp"
+#include "check.hpp"
 
 namespace kerascpp::cpu {
 
@@ -45,9 +46,9 @@ double CpuBackend::weight_penalty(const Tensor& w, float l1, float l2, Tensor& g
 void CpuBackend::max_norm(Tensor& w, std::int64_t rows, float max_value) {
   enter();
   require_float(w, "max_norm", "w");
-  if (rows <= 0 || w.numel() % rows != 0)
-    throw ShapeError(fmt::format("max_norm: {} rows do not divide the {} elements of a {} tensor", rows, w.numel(),
-                                 shape_str(w.shape())));
+  KERASCPP_CHECK_SHAPE(rows > 0 && w.numel() % rows == 0,
+                       "max_norm: {} rows do not divide the {} elements of a {} tensor", rows, w.numel(),
+                       shape_str(w.shape()));
   const std::int64_t cols = w.numel() / rows;
   float* p = w.data<float>();
   parallel_for(cols, 64, [&](std::int64_t c0, std::int64_t c1) {

@@ -6,6 +6,7 @@
 #include <vector>
 
 #include "backend/cuda/kernel_common.hpp"
+#include "check.hpp"
 
 namespace kerascpp::cuda {
 
@@ -68,12 +69,12 @@ void CudaBackend::sum_to_last_axis(const Tensor& x, Tensor& out, bool accumulate
 void CudaBackend::add(const std::vector<Tensor>& xs, Tensor& y) {
   DeviceGuard guard(device_);
   const char* op = "add";
-  if (xs.empty()) throw ValueError("add: no inputs given; pass at least one tensor");
+  KERASCPP_CHECK_VALUE(!xs.empty(), "add: no inputs given; pass at least one tensor");
   for (std::size_t i = 0; i < xs.size(); ++i) {
     require_float_on(xs[i], device(), op, "xs[i]");
-    if (xs[i].shape() != xs[0].shape())
-      throw ShapeError(fmt::format("add: input {} has shape {} but input 0 has shape {}; all inputs must match", i,
-                                   shape_str(xs[i].shape()), shape_str(xs[0].shape())));
+    KERASCPP_CHECK_SHAPE(xs[i].shape() == xs[0].shape(),
+                         "add: input {} has shape {} but input 0 has shape {}; all inputs must match", i,
+                         shape_str(xs[i].shape()), shape_str(xs[0].shape()));
   }
   prepare_output_on(y, xs[0].shape(), device(), op, "y");
   const std::int64_t n = y.numel();
@@ -132,14 +133,13 @@ kern::FloatType float_type(DType d) {
 void CudaBackend::cast(const Tensor& x, DType dtype, Tensor& y) {
   DeviceGuard guard(device_);
   const char* op = "cast";
-  if (!x.defined() || x.device() != device() || !is_float(x.dtype()) || !is_float(dtype))
-    throw ValueError(fmt::format("{}: casts a {} float32/bfloat16/float16 tensor to one of those; got {} to {}", op,
-                                 device().str(), x.defined() ? dtype_name(x.dtype()) : "an undefined tensor",
-                                 dtype_name(dtype)));
+  KERASCPP_CHECK_VALUE(!(!x.defined() || x.device() != device() || !is_float(x.dtype()) || !is_float(dtype)),
+                       "{}: casts a {} float32/bfloat16/float16 tensor to one of those; got {} to {}", op,
+                       device().str(), x.defined() ? dtype_name(x.dtype()) : "an undefined tensor", dtype_name(dtype));
   if (!y.defined()) y = Tensor(x.shape(), dtype, device());
-  if (y.dtype() != dtype || y.shape() != x.shape() || y.device() != device())
-    throw ShapeError(fmt::format("{}: y must be a {} {} tensor of shape {}, got {} {}", op, device().str(),
-                                 dtype_name(dtype), shape_str(x.shape()), dtype_name(y.dtype()), shape_str(y.shape())));
+  KERASCPP_CHECK_SHAPE(y.dtype() == dtype && y.shape() == x.shape() && y.device() == device(),
+                       "{}: y must be a {} {} tensor of shape {}, got {} {}", op, device().str(), dtype_name(dtype),
+                       shape_str(x.shape()), dtype_name(y.dtype()), shape_str(y.shape()));
   kern::cast(x.raw(), float_type(x.dtype()), y.raw(), float_type(dtype), x.numel(), stream_);
   KCPP_CUDA_CHECK(cudaGetLastError());
 }
@@ -168,8 +168,8 @@ void CudaBackend::scale_rows(Tensor& x, const Tensor& w) {
   require_float_on(x, device(), op, "x");
   require_float_on(w, device(), op, "w");
   const std::int64_t rows = w.numel();
-  if (rows == 0 || x.numel() % rows != 0)
-    throw ShapeError(fmt::format("{}: x {} has no rows of w's {} examples", op, shape_str(x.shape()), rows));
+  KERASCPP_CHECK_SHAPE(rows != 0 && x.numel() % rows == 0, "{}: x {} has no rows of w's {} examples", op,
+                       shape_str(x.shape()), rows);
   kern::scale_rows(x.data<float>(), w.data<float>(), rows, x.numel() / rows, stream_);
   KCPP_CUDA_CHECK(cudaGetLastError());
 }
@@ -178,7 +178,7 @@ void CudaBackend::l2_normalize_rows(const Tensor& x, Tensor& y, Tensor& inv) {
   DeviceGuard guard(device_);
   const char* op = "l2_normalize_rows";
   require_float_on(x, device(), op, "x");
-  if (x.rank() != 2) throw ShapeError(fmt::format("{}: x must be [rows, features], got {}", op, shape_str(x.shape())));
+  KERASCPP_CHECK_SHAPE(x.rank() == 2, "{}: x must be [rows, features], got {}", op, shape_str(x.shape()));
   prepare_output_on(y, x.shape(), device(), op, "y");
   prepare_output_on(inv, {x.dim(0)}, device(), op, "inv");
   kern::l2_normalize_rows(x.data<float>(), x.dim(0), x.dim(1), y.data<float>(), inv.data<float>(), stream_);
@@ -191,9 +191,9 @@ void CudaBackend::l2_normalize_rows_backward(const Tensor& y, const Tensor& dy, 
   require_float_on(y, device(), op, "y");
   require_float_on(dy, device(), op, "dy");
   require_float_on(inv, device(), op, "inv");
-  if (y.rank() != 2 || dy.shape() != y.shape() || inv.numel() != y.dim(0))
-    throw ShapeError(fmt::format("{}: y {} and dy {} must be the same [rows, features], inv [rows], got inv {}", op,
-                                 shape_str(y.shape()), shape_str(dy.shape()), shape_str(inv.shape())));
+  KERASCPP_CHECK_SHAPE(y.rank() == 2 && dy.shape() == y.shape() && inv.numel() == y.dim(0),
+                       "{}: y {} and dy {} must be the same [rows, features], inv [rows], got inv {}", op,
+                       shape_str(y.shape()), shape_str(dy.shape()), shape_str(inv.shape()));
   prepare_output_on(dx, y.shape(), device(), op, "dx");
   kern::l2_normalize_rows_backward(y.data<float>(), dy.data<float>(), inv.data<float>(), y.dim(0), y.dim(1),
                                    dx.data<float>(), stream_);
@@ -205,18 +205,18 @@ void CudaBackend::l2_normalize_rows_backward(const Tensor& y, const Tensor& dy, 
 void CudaBackend::copy(const Tensor& src, Tensor& dst) {
   DeviceGuard guard(device_);
   const char* op = "copy";
-  if (!src.defined()) throw StateError("copy: src is an undefined tensor");
+  KERASCPP_CHECK_STATE(src.defined(), "copy: src is an undefined tensor");
   if (!dst.defined()) dst = Tensor(src.shape(), src.dtype(), device());
-  if (src.numel() != dst.numel() || src.dtype() != dst.dtype())
-    throw ShapeError(
-        fmt::format("copy: src {} {} and dst {} {} differ in size or dtype; they need the same number of "
-                    "elements and the same dtype",
-                    shape_str(src.shape()), dtype_name(src.dtype()), shape_str(dst.shape()), dtype_name(dst.dtype())));
+  KERASCPP_CHECK_SHAPE(src.numel() == dst.numel() && src.dtype() == dst.dtype(),
+                       "copy: src {} {} and dst {} {} differ in size or dtype; they need the same number of "
+                       "elements and the same dtype",
+                       shape_str(src.shape()), dtype_name(src.dtype()), shape_str(dst.shape()),
+                       dtype_name(dst.dtype()));
   for (const Tensor* t : {&src, static_cast<const Tensor*>(&dst)}) {
     const Device d = t->device();
-    if (d.kind != Device::Kind::cpu && d != device())
-      throw DeviceError(fmt::format("{}: {} is on {} but this backend runs on {}; copy between GPUs with tensor.to()",
-                                    op, t == &src ? "src" : "dst", d.str(), device().str()));
+    KERASCPP_CHECK_DEVICE(d.kind == Device::Kind::cpu || d == device(),
+                          "{}: {} is on {} but this backend runs on {}; copy between GPUs with tensor.to()", op,
+                          t == &src ? "src" : "dst", d.str(), device().str());
   }
   const std::size_t bytes = src.nbytes();
   if (bytes == 0 || src.raw() == dst.raw()) return;
@@ -242,7 +242,7 @@ void CudaBackend::copy(const Tensor& src, Tensor& dst) {
 void CudaBackend::concat(const std::vector<Tensor>& xs, int axis, Tensor& y) {
   DeviceGuard guard(device_);
   const char* op = "concat";
-  if (xs.empty()) throw ValueError("concat: no inputs given; pass at least one tensor");
+  KERASCPP_CHECK_VALUE(!xs.empty(), "concat: no inputs given; pass at least one tensor");
   for (const auto& x : xs) require_float_on(x, device(), op, "xs[i]");
   const int a = normalize_axis(axis, xs[0].rank(), op, xs[0].shape());
   Shape shape = xs[0].shape();
@@ -259,7 +259,7 @@ void CudaBackend::split(const Tensor& y, int axis, std::vector<Tensor>& xs) {
   DeviceGuard guard(device_);
   const char* op = "split";
   require_float_on(y, device(), op, "y");
-  if (xs.empty()) throw ValueError("split: no outputs given; preallocate xs with the part shapes");
+  KERASCPP_CHECK_VALUE(!xs.empty(), "split: no outputs given; preallocate xs with the part shapes");
   for (const auto& x : xs) require_float_on(x, device(), op, "xs[i] (preallocate every part)");
   const int a = normalize_axis(axis, y.rank(), op, y.shape());
   check_parts(xs, y, a, op);
@@ -274,9 +274,8 @@ void CudaBackend::dropout_forward(const Tensor& x, float rate, std::uint64_t see
   DeviceGuard guard(device_);
   const char* op = "dropout_forward";
   require_float_on(x, device(), op, "x");
-  if (!(rate >= 0.f && rate < 1.f))
-    throw ValueError(
-        fmt::format("{}: rate {} is outside [0, 1); Dropout's rate is the fraction of inputs to drop", op, rate));
+  KERASCPP_CHECK_VALUE(rate >= 0.f && rate < 1.f,
+                       "{}: rate {} is outside [0, 1); Dropout's rate is the fraction of inputs to drop", op, rate);
   prepare_output_on(y, x.shape(), device(), op, "y");
   prepare_output_on(mask, x.shape(), device(), op, "mask");
   // Same constants as backend/cpu/dropout.cpp: the masks are equal bit for bit.
@@ -293,7 +292,7 @@ void CudaBackend::dropout_forward(const Tensor& x, float rate, std::uint64_t see
 void CudaBackend::random_normal(std::uint64_t seed, float mean, float stddev, Tensor& y) {
   DeviceGuard guard(device_);
   const char* op = "random_normal";
-  if (!y.defined()) throw ValueError(fmt::format("{}: y must be allocated with the shape of the draws", op));
+  KERASCPP_CHECK_VALUE(y.defined(), "{}: y must be allocated with the shape of the draws", op);
   require_float_on(y, device(), op, "y");
   kern::random_normal(y.data<float>(), y.numel(), seed, mean, stddev, stream_);
   KCPP_CUDA_CHECK(cudaGetLastError());

@@ -4,6 +4,7 @@
 // kernels/attention.cu.
 #include "backend/cuda/dnn_state.hpp"
 #include "backend/cuda/kernel_common.hpp"
+#include "check.hpp"
 
 namespace kerascpp::cuda {
 
@@ -79,9 +80,8 @@ void CudaBackend::masked_fill(Tensor& x, const Tensor& mask, float value) {
   DeviceGuard guard(device_);
   const char* op = "masked_fill";
   require_float_on(x, device(), op, "x");
-  if (mask.device() != device())
-    throw DeviceError(
-        fmt::format("{}: mask is on {} but this backend computes on {}", op, mask.device().str(), device().str()));
+  KERASCPP_CHECK_DEVICE(mask.device() == device(), "{}: mask is on {} but this backend computes on {}", op,
+                        mask.device().str(), device().str());
   const op_shapes::MaskedFillDims d = op_shapes::masked_fill_dims(x, mask, op);
   kern::masked_fill(x.data<float>(), static_cast<const std::uint8_t*>(mask.raw()), d.B, d.G, d.L, value, stream_);
   KCPP_CUDA_CHECK(cudaGetLastError());
@@ -90,8 +90,8 @@ void CudaBackend::masked_fill(Tensor& x, const Tensor& mask, float value) {
 void CudaBackend::mask_and(const Tensor& a, const Tensor& b, Tensor& out) {
   DeviceGuard guard(device_);
   const char* op = "mask_and";
-  if (a.device() != device() || b.device() != device())
-    throw DeviceError(fmt::format("{}: masks must be on {}", op, device().str()));
+  KERASCPP_CHECK_DEVICE(a.device() == device() && b.device() == device(), "{}: masks must be on {}", op,
+                        device().str());
   op_shapes::check_mask_pair(a, b, op);
   if (!out.defined()) out = Tensor(a.shape(), DType::uint8, device());
   op_shapes::check_mask_pair(a, out, op);
@@ -114,8 +114,7 @@ void CudaBackend::attention_mask(const Tensor& query_mask, const Tensor& value_m
   DeviceGuard guard(device_);
   const char* op = "attention_mask";
   for (const Tensor* m : {&query_mask, &value_mask, &explicit_mask, static_cast<const Tensor*>(&out)})
-    if (m->defined() && m->device() != device())
-      throw DeviceError(fmt::format("{}: masks must be on {}", op, device().str()));
+    KERASCPP_CHECK_DEVICE(!m->defined() || m->device() == device(), "{}: masks must be on {}", op, device().str());
   op_shapes::check_attention_masks(query_mask, value_mask, explicit_mask, out, op);
   auto u8 = [](const Tensor& t) { return t.defined() ? static_cast<const std::uint8_t*>(t.raw()) : nullptr; };
   kern::attention_mask(u8(query_mask), u8(value_mask), u8(explicit_mask), causal, static_cast<std::uint8_t*>(out.raw()),

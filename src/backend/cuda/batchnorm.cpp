@@ -2,6 +2,7 @@
 // batch-norm backward of synchronized BN, on the kernels of kernels/moments.cu and
 // kernels/reduce.cu. Everything is queued on the backend's stream: no host synchronisation.
 #include "backend/cuda/kernel_common.hpp"
+#include "check.hpp"
 
 namespace kerascpp::cuda {
 
@@ -19,14 +20,12 @@ void require_vector(const Tensor& t, std::int64_t channels, const Tensor& x, Dev
 // Channels of a packed tensor of `num_replicas` slots of (count, mean[C], var[C]).
 std::int64_t packed_channels(const Tensor& packed, int num_replicas, Device device, const char* op) {
   require_float_on(packed, device, op, "packed");
-  if (num_replicas <= 0)
-    throw ValueError(fmt::format("{}: num_replicas is {}; it must be at least 1", op, num_replicas));
+  KERASCPP_CHECK_VALUE(num_replicas > 0, "{}: num_replicas is {}; it must be at least 1", op, num_replicas);
   const std::int64_t slot = packed.numel() / num_replicas;
-  if (packed.rank() != 1 || packed.numel() % num_replicas != 0 || slot % 2 != 1)
-    throw ShapeError(
-        fmt::format("{}: packed {} is not {} slots of (count, mean[C], var[C]); make it with "
-                    "pack_moments (moments_packed_size floats)",
-                    op, shape_str(packed.shape()), num_replicas));
+  KERASCPP_CHECK_SHAPE(packed.rank() == 1 && packed.numel() % num_replicas == 0 && slot % 2 == 1,
+                       "{}: packed {} is not {} slots of (count, mean[C], var[C]); make it with "
+                       "pack_moments (moments_packed_size floats)",
+                       op, shape_str(packed.shape()), num_replicas);
   return (slot - 1) / 2;
 }
 
@@ -51,9 +50,7 @@ void CudaBackend::moments(const Tensor& x, Tensor& mean, Tensor& var) {
   prepare_output_on(mean, {C}, device(), op, "mean");
   prepare_output_on(var, {C}, device(), op, "var");
   if (C == 0) return;
-  if (M == 0)
-    throw ShapeError(
-        fmt::format("{}: x {} holds no rows; batch statistics need at least one", op, shape_str(x.shape())));
+  KERASCPP_CHECK_SHAPE(M != 0, "{}: x {} holds no rows; batch statistics need at least one", op, shape_str(x.shape()));
   double* partials = kernels_->scratch_doubles(kern::column_sums_scratch(M, C, kern::kColumnShifted));
   kern::column_moments(x.data<float>(), M, C, partials, mean.data<float>(), var.data<float>(), stream_);
   KCPP_CUDA_CHECK(cudaGetLastError());
@@ -68,10 +65,10 @@ void CudaBackend::pack_moments(const Tensor& mean, const Tensor& var, std::int64
   const std::int64_t C = mean.dim(-1);
   require_vector(mean, C, mean, device(), op, "mean");
   require_vector(var, C, mean, device(), op, "var");
-  if (replica < 0 || replica >= num_replicas)
-    throw ValueError(
-        fmt::format("{}: replica {} is not one of the {} replicas (0 to num_replicas − 1)", op, replica, num_replicas));
-  if (count < 0) throw ValueError(fmt::format("{}: count is {}; it is this replica's number of rows, >= 0", op, count));
+  KERASCPP_CHECK_VALUE(replica >= 0 && replica < num_replicas,
+                       "{}: replica {} is not one of the {} replicas (0 to num_replicas − 1)", op, replica,
+                       num_replicas);
+  KERASCPP_CHECK_VALUE(count >= 0, "{}: count is {}; it is this replica's number of rows, >= 0", op, count);
   prepare_output_on(packed, {moments_packed_size(C, num_replicas)}, device(), op, "packed");
   kern::pack_moments(mean.data<float>(), var.data<float>(), static_cast<float>(count), C, replica, num_replicas,
                      packed.data<float>(), stream_);
@@ -138,11 +135,10 @@ void CudaBackend::batchnorm_backward_apply(const Tensor& dy, const Tensor& x, co
   require_vector(mean, C, x, device(), op, "mean");
   require_vector(var, C, x, device(), op, "var");
   require_float_on(sums, device(), op, "sums");
-  if (sums.rank() != 1 || sums.numel() != batchnorm_grad_sums_size(C))
-    throw ShapeError(
-        fmt::format("{}: sums {} for x {} must be ({},): Σdy, Σdy·(x − mean) and the row count, as "
-                    "batchnorm_backward_reduce makes them",
-                    op, shape_str(sums.shape()), shape_str(x.shape()), batchnorm_grad_sums_size(C)));
+  KERASCPP_CHECK_SHAPE(sums.rank() == 1 && sums.numel() == batchnorm_grad_sums_size(C),
+                       "{}: sums {} for x {} must be ({},): Σdy, Σdy·(x − mean) and the row count, as "
+                       "batchnorm_backward_reduce makes them",
+                       op, shape_str(sums.shape()), shape_str(x.shape()), batchnorm_grad_sums_size(C));
   // The row count lives on the GPU with the sums; it is not read back (a zero count, which the
   // CPU backend refuses, gives non-finite dx here).
   prepare_output_on(dx, x.shape(), device(), op, "dx");

@@ -42,6 +42,7 @@
 #include "backend/cuda/dnn_state.hpp"
 #include "backend/cuda/kernel_state.hpp"
 #include "backend/op_shapes.hpp"
+#include "check.hpp"
 
 namespace kerascpp::cuda {
 
@@ -127,9 +128,7 @@ void CudaBackend::batchnorm_forward_training(const Tensor& x, const Tensor& gamm
   prepare_output_on(mean, {C}, dev, op, "mean");
   prepare_output_on(var, {C}, dev, op, "var");
   if (C == 0) return;
-  if (M == 0)
-    throw ShapeError(
-        fmt::format("{}: x {} holds no rows; batch statistics need at least one", op, shape_str(x.shape())));
+  KERASCPP_CHECK_SHAPE(M != 0, "{}: x {} holds no rows; batch statistics need at least one", op, shape_str(x.shape()));
   DnnState& d = *dnn_;
   if (!d.bn_cudnn) {
     moments(x, mean, var);  // batchnorm.cpp; then y = γ·inv·(x − mean) + β

@@ -3,21 +3,21 @@
 #include <fmt/format.h>
 
 #include "backend/op_shapes.hpp"
+#include "check.hpp"
 
 namespace kerascpp::cuda {
 
 void require_on(const Tensor& t, Device device, const char* op, const char* arg) {
-  if (!t.defined()) throw StateError(fmt::format("{}: `{}` is undefined", op, arg));
-  if (t.device() != device)
-    throw DeviceError(
-        fmt::format("{}: `{}` is on {} but this backend runs on {}; move it with tensor.to(Device::parse(\"{}\"))", op,
-                    arg, t.device().str(), device.str(), device.str()));
+  KERASCPP_CHECK_STATE(t.defined(), "{}: `{}` is undefined", op, arg);
+  KERASCPP_CHECK_DEVICE(t.device() == device,
+                        "{}: `{}` is on {} but this backend runs on {}; move it with tensor.to(Device::parse(\"{}\"))",
+                        op, arg, t.device().str(), device.str(), device.str());
 }
 
 void require_float_on(const Tensor& t, Device device, const char* op, const char* arg) {
   require_on(t, device, op, arg);
-  if (t.dtype() != DType::float32)
-    throw ShapeError(fmt::format("{}: `{}` is {} but must be float32", op, arg, dtype_name(t.dtype())));
+  KERASCPP_CHECK_SHAPE(t.dtype() == DType::float32, "{}: `{}` is {} but must be float32", op, arg,
+                       dtype_name(t.dtype()));
 }
 
 void prepare_output_on(Tensor& t, const Shape& shape, Device device, const char* op, const char* arg) {

@@ -56,7 +56,7 @@ std::vector<double> CudaBackend::even_confusion_counts(const Tensor& pred, const
   const char* op = "even_confusion_counts";
   require_float_on(pred, device(), op, "pred");
   require_float_on(target, device(), op, "target");
-  KERASCPP_CHECK(num_thresholds >= 2, ValueError, "{}: num_thresholds must be >= 2, got {}", op, num_thresholds);
+  KERASCPP_CHECK_VALUE(num_thresholds >= 2, "{}: num_thresholds must be >= 2, got {}", op, num_thresholds);
   const std::int64_t count = confusion::check_elements(pred, target, 1, 0, op);
   return histogram_counts(*kernels_, stream_, pred, target, count, 1, 0, {}, num_thresholds, true, {});
 }

@@ -52,6 +52,7 @@
 #include "backend/cuda/device_runtime.hpp"
 #include "backend/cuda/dnn_state.hpp"
 #include "backend/op_shapes.hpp"
+#include "check.hpp"
 
 namespace kerascpp::cuda {
 
@@ -234,9 +235,8 @@ void CudaBackend::conv_backward_data_impl(const Tensor& dy, const Tensor& w, con
   require_float_on(dy, dev, op, "dy");
   require_float_on(w, dev, op, "w");
   // With strides > 1 several input sizes give the same output size, so dx fixes the input shape.
-  if (!dx.defined())
-    throw StateError(fmt::format("{}: dx is undefined; allocate it with the forward input's shape (N, H, W, {})", op,
-                                 w.rank() == 4 ? w.dim(2) : 0));
+  KERASCPP_CHECK_STATE(dx.defined(), "{}: dx is undefined; allocate it with the forward input's shape (N, H, W, {})",
+                       op, w.rank() == 4 ? w.dim(2) : 0);
   require_float_on(dx, dev, op, "dx");
   ConvShape s = depthwise ? op_shapes::depthwise_conv_shape(dx, w, g, op, "dx") : conv_shape(dx, w, g, op, "dx");
   op_shapes::check_conv_dy(dy, s, op);
@@ -435,9 +435,9 @@ void CudaBackend::bias_add(Tensor& y, const Tensor& b) {
   require_float_on(b, dev, op, "b");
   op_shapes::require_rank_at_least(y, 1, op, "y");
   const std::int64_t c = y.dim(-1);
-  if (!op_shapes::has_shape(b, {c}))
-    throw ShapeError(fmt::format("bias_add: b has shape {} but y {} has {} channels; b must be ({},)",
-                                 shape_str(b.shape()), shape_str(y.shape()), c, c));
+  KERASCPP_CHECK_SHAPE(op_shapes::has_shape(b, {c}),
+                       "bias_add: b has shape {} but y {} has {} channels; b must be ({},)", shape_str(b.shape()),
+                       shape_str(y.shape()), c, c);
   if (y.numel() == 0) return;
   dnn_->add_row_bias(b.data<float>(), y.data<float>(), op_shapes::leading(y), c, op);
 }

@@ -5,6 +5,7 @@
 #include <string>
 
 #include "backend/cuda/device_runtime.hpp"
+#include "check.hpp"
 
 namespace kerascpp::cuda {
 
@@ -84,11 +85,10 @@ ConvAlgoChoice choose_algo(DnnState& d, const ConvAlgoKey& key, const ConvDescs&
   // Sanity check, once per problem: cuDNN's output size for these descriptors is ours.
   int on = 0, oc = 0, oh = 0, ow = 0;
   KCPP_CUDNN_CHECK(cudnnGetConvolution2dForwardOutputDim(cd.conv, cd.x, cd.w, &on, &oc, &oh, &ow));
-  if (on != s.n || oc != s.oc || oh != s.oh || ow != s.ow)
-    throw DeviceError(
-        fmt::format("{}: internal error: cuDNN computes a ({}, {}, {}, {}) output for {} but the geometry "
-                    "gives ({}, {}, {}, {})",
-                    op, on, oh, ow, oc, key.describe(), s.n, s.oh, s.ow, s.oc));
+  KERASCPP_CHECK_DEVICE(!(on != s.n || oc != s.oc || oh != s.oh || ow != s.ow),
+                        "{}: internal error: cuDNN computes a ({}, {}, {}, {}) output for {} but the geometry "
+                        "gives ({}, {}, {}, {})",
+                        op, on, oh, ow, oc, key.describe(), s.n, s.oh, s.ow, s.oc);
 
   ConvAlgoChoice choice;
   bool found = false;
@@ -193,11 +193,10 @@ ConvAlgoChoice choose_algo(DnnState& d, const ConvAlgoKey& key, const ConvDescs&
     d.conv_algos[key] = choice;
     return choice;
   }
-  if (!found)
-    throw DeviceError(
-        fmt::format("{}: cuDNN offers no float32 (non-TF32) algorithm for the convolution {} within the {} "
-                    "MiB workspace limit{}{}; set KERASCPP_GPU_WORKSPACE_MB higher or use a smaller batch",
-                    op, key.describe(), d.workspace_limit >> 20, rejected.empty() ? "" : "; rejected:", rejected));
+  KERASCPP_CHECK_DEVICE(found,
+                        "{}: cuDNN offers no float32 (non-TF32) algorithm for the convolution {} within the {} "
+                        "MiB workspace limit{}{}; set KERASCPP_GPU_WORKSPACE_MB higher or use a smaller batch",
+                        op, key.describe(), d.workspace_limit >> 20, rejected.empty() ? "" : "; rejected:", rejected);
   d.conv_algos[key] = choice;
   return choice;
 }

@@ -28,6 +28,7 @@
 #include "backend/cuda/device_runtime.hpp"
 #include "backend/cuda/dnn_state.hpp"
 #include "backend/op_shapes.hpp"
+#include "check.hpp"
 
 namespace kerascpp::cuda {
 
@@ -240,9 +241,8 @@ void CudaBackend::matmul(const Tensor& a, bool transpose_a, const Tensor& b, boo
 // bfloat16 before compute capability 8.0 computes in float32, and the string says so.
 std::string CudaBackend::compute_path(DType dtype) {
   if (dtype == DType::float32) return "float32";
-  if (!is_low_precision(dtype))
-    throw ValueError(
-        fmt::format("compute_path: {} is not a compute dtype (float32, bfloat16, float16)", dtype_name(dtype)));
+  KERASCPP_CHECK_VALUE(is_low_precision(dtype), "compute_path: {} is not a compute dtype (float32, bfloat16, float16)",
+                       dtype_name(dtype));
   DeviceGuard guard(device_);
   const DnnState& d = *dnn_;
   if (d.gemm_dtype(dtype) == DType::float32)

@@ -12,6 +12,7 @@
 
 #include "backend/cuda/device_runtime.hpp"
 #include "backend/cuda/kernels/kernels.hpp"
+#include "check.hpp"
 #include "core/knobs.hpp"
 
 namespace kerascpp::cuda {
@@ -23,20 +24,18 @@ constexpr float kOne = 1.f, kZero = 0.f;
 }  // namespace
 
 int cudnn_int(std::int64_t value, const char* op, const char* what) {
-  if (value < 0 || value > std::numeric_limits<int>::max())
-    throw ShapeError(
-        fmt::format("{}: {} is {}, beyond the int range cuDNN accepts (at most {}); split the work, "
-                    "e.g. use a smaller batch",
-                    op, what, value, std::numeric_limits<int>::max()));
+  KERASCPP_CHECK_SHAPE(value >= 0 && value <= std::numeric_limits<int>::max(),
+                       "{}: {} is {}, beyond the int range cuDNN accepts (at most {}); split the work, "
+                       "e.g. use a smaller batch",
+                       op, what, value, std::numeric_limits<int>::max());
   return static_cast<int>(value);
 }
 
 void check_cudnn_elements(std::int64_t count, const char* op, const char* what) {
-  if (count > std::numeric_limits<int>::max())
-    throw ShapeError(
-        fmt::format("{}: {} holds {} elements; cuDNN indexes tensors with 32 bits (at most {}); use a "
-                    "smaller batch",
-                    op, what, count, std::numeric_limits<int>::max()));
+  KERASCPP_CHECK_SHAPE(count <= std::numeric_limits<int>::max(),
+                       "{}: {} holds {} elements; cuDNN indexes tensors with 32 bits (at most {}); use a "
+                       "smaller batch",
+                       op, what, count, std::numeric_limits<int>::max());
 }
 
 // ---------------------------------------------------------------------------- DeviceBuffer
@@ -135,11 +134,10 @@ DnnState::~DnnState() {
 
 void* DnnState::workspace(std::size_t bytes, const char* op, const char* what) {
   if (bytes == 0) return nullptr;
-  if (bytes > workspace_limit)
-    throw DeviceError(
-        fmt::format("{}: {} needs {:.1f} MiB of GPU workspace but the limit is {} MiB; set "
-                    "KERASCPP_GPU_WORKSPACE_MB higher or use a smaller batch",
-                    op, what, static_cast<double>(bytes) / (1 << 20), workspace_limit >> 20));
+  KERASCPP_CHECK_DEVICE(bytes <= workspace_limit,
+                        "{}: {} needs {:.1f} MiB of GPU workspace but the limit is {} MiB; set "
+                        "KERASCPP_GPU_WORKSPACE_MB higher or use a smaller batch",
+                        op, what, static_cast<double>(bytes) / (1 << 20), workspace_limit >> 20);
   return workspace_.get(device, bytes);
 }
 
@@ -331,8 +329,8 @@ cudnnActivationDescriptor_t DnnState::activation_desc(const ActivationFn& act) {
   cudnnActivationMode_t mode;
   switch (act.kind) {
     case ActivationKind::relu:
-      if (act != ActivationKind::relu)
-        throw ValueError("internal error: relu with arguments has no cuDNN activation mode");
+      KERASCPP_CHECK_VALUE(act == ActivationKind::relu,
+                           "internal error: relu with arguments has no cuDNN activation mode");
       mode = CUDNN_ACTIVATION_RELU;
       break;
     case ActivationKind::sigmoid:
@@ -377,11 +375,10 @@ void DnnState::activation_forward(const ActivationFn& act, const float* x, float
                                   std::int64_t cols, const char* op) {
   const std::int64_t n = rows * cols;
   if (n == 0) return;
-  if (act.changes_shape() || (act.along_axis() && act.axis != -1))
-    throw ValueError(
-        fmt::format("{}: {} along axis {} cannot follow a matmul or convolution in place (it works along "
-                    "the last axis and keeps the shape); apply it with activation_forward",
-                    op, activation_name(act), act.axis));
+  KERASCPP_CHECK_VALUE(!act.changes_shape() && (!act.along_axis() || act.axis == -1),
+                       "{}: {} along axis {} cannot follow a matmul or convolution in place (it works along "
+                       "the last axis and keeps the shape); apply it with activation_forward",
+                       op, activation_name(act), act.axis);
   if (!has_cudnn_mode(act) && !act.along_axis() && act != ActivationKind::linear) {
     // The kinds cuDNN has no activation mode for: kerascpp's kernel (elementwise, in place is fine).
     kern::activation_forward(static_cast<int>(act.kind), act.alpha, act.beta, act.gamma, x, y, n, stream);

@@ -18,6 +18,7 @@
 #include "backend/cuda/dnn_state.hpp"
 #include "backend/cuda/kernels/kernels.hpp"
 #include "backend/softmax_axis_view.hpp"
+#include "check.hpp"
 
 namespace kerascpp::cuda {
 
@@ -43,9 +44,9 @@ void CudaBackend::activation_forward(const ActivationFn& act, const Tensor& x, T
     const auto v = op_shapes::softmax_axis_view(x, act.axis, op);
     Shape out = x.shape();
     if (act.changes_shape()) {
-      if (v.classes % 2 != 0)
-        throw ShapeError(fmt::format("{}: glu splits axis {} in two halves, so its size must be even; got shape {}", op,
-                                     act.axis, shape_str(x.shape())));
+      KERASCPP_CHECK_SHAPE(v.classes % 2 == 0,
+                           "{}: glu splits axis {} in two halves, so its size must be even; got shape {}", op, act.axis,
+                           shape_str(x.shape()));
       out[static_cast<std::size_t>(op_shapes::normalize_axis(act.axis, x.rank(), op, x.shape()))] = v.classes / 2;
     }
     prepare_output_on(y, out, dev, op, "y");
@@ -54,7 +55,7 @@ void CudaBackend::activation_forward(const ActivationFn& act, const Tensor& x, T
     float* py = y.data<float>();
     switch (act.kind) {
       case ActivationKind::glu:
-        if (px == py) throw ValueError(fmt::format("{}: glu halves its axis, so y cannot alias x", op));
+        KERASCPP_CHECK_VALUE(px != py, "{}: glu halves its axis, so y cannot alias x", op);
         kern::glu_forward(px, py, v.outer, v.classes, v.inner, d.stream);
         break;
       case ActivationKind::sparsemax:
@@ -91,9 +92,8 @@ void CudaBackend::activation_backward(const ActivationFn& act, const Tensor& x, 
   const bool from_y = act.gradient_from_output();
   const Tensor& v = from_y ? y : x;  // what the derivative is computed from
   const char* v_name = from_y ? "y" : "x";
-  if (!v.defined())
-    throw ValueError(fmt::format("{}: {} computes its gradient from its {}, which is undefined; pass it", op,
-                                 activation_name(act), from_y ? "output y" : "input x"));
+  KERASCPP_CHECK_VALUE(v.defined(), "{}: {} computes its gradient from its {}, which is undefined; pass it", op,
+                       activation_name(act), from_y ? "output y" : "input x");
   if (act.kind == ActivationKind::softmax) return softmax_axis_backward(y, dy, act.axis, dx);
   require_float_on(v, dev, op, v_name);
   require_float_on(dy, dev, op, "dy");
@@ -102,21 +102,18 @@ void CudaBackend::activation_backward(const ActivationFn& act, const Tensor& x, 
     const auto view = op_shapes::softmax_axis_view(x, act.axis, op);
     Shape out = x.shape();
     out[static_cast<std::size_t>(op_shapes::normalize_axis(act.axis, x.rank(), op, x.shape()))] = view.classes / 2;
-    if (dy.shape() != out)
-      throw ShapeError(fmt::format("{}: glu's dy must have shape {} (x {} with axis {} halved), got {}", op,
-                                   shape_str(out), shape_str(x.shape()), act.axis, shape_str(dy.shape())));
+    KERASCPP_CHECK_SHAPE(dy.shape() == out, "{}: glu's dy must have shape {} (x {} with axis {} halved), got {}", op,
+                         shape_str(out), shape_str(x.shape()), act.axis, shape_str(dy.shape()));
     prepare_output_on(dx, x.shape(), dev, op, "dx");
     if (x.numel() == 0) return;
-    if (dx.data<float>() == dy.data<float>())
-      throw ValueError(fmt::format("{}: glu halves its axis, so dx cannot alias dy", op));
+    KERASCPP_CHECK_VALUE(dx.data<float>() != dy.data<float>(), "{}: glu halves its axis, so dx cannot alias dy", op);
     kern::glu_backward(x.data<float>(), dy.data<float>(), dx.data<float>(), view.outer, view.classes, view.inner,
                        d.stream);
     KCPP_CUDA_CHECK(cudaGetLastError());
     return;
   }
-  if (dy.shape() != v.shape())
-    throw ShapeError(fmt::format("{}: `dy` has shape {} but `{}` has shape {}; they must match", op,
-                                 shape_str(dy.shape()), v_name, shape_str(v.shape())));
+  KERASCPP_CHECK_SHAPE(dy.shape() == v.shape(), "{}: `dy` has shape {} but `{}` has shape {}; they must match", op,
+                       shape_str(dy.shape()), v_name, shape_str(v.shape()));
   prepare_output_on(dx, v.shape(), dev, op, "dx");
   const std::int64_t n = v.numel();
   if (n == 0) return;

@@ -4,6 +4,7 @@
 #include "backend/cuda/kernel_common.hpp"
 #include "backend/embedding_ids.hpp"
 #include "backend/unique_rows.hpp"
+#include "check.hpp"
 
 namespace kerascpp::cuda {
 
@@ -88,9 +89,9 @@ void CudaBackend::scatter_add_rows(const Tensor& ids, const Tensor& dy, Tensor& 
   op_shapes::check_embedding_table(dtable, op, "dtable");
   require_float_on(dy, device(), op, "dy");
   const std::int64_t V = dtable.dim(0), D = dtable.dim(1), n = ids.numel();
-  if (dy.shape() != op_shapes::embedding_rows_shape(ids, D))
-    throw ShapeError(fmt::format("{}: dy has shape {} but ids {} with rows of {} need {}", op, shape_str(dy.shape()),
-                                 shape_str(ids.shape()), D, shape_str(op_shapes::embedding_rows_shape(ids, D))));
+  KERASCPP_CHECK_SHAPE(dy.shape() == op_shapes::embedding_rows_shape(ids, D),
+                       "{}: dy has shape {} but ids {} with rows of {} need {}", op, shape_str(dy.shape()),
+                       shape_str(ids.shape()), D, shape_str(op_shapes::embedding_rows_shape(ids, D)));
   if (!accumulate)
     KCPP_CUDA_CHECK(cudaMemsetAsync(dtable.raw(), 0, static_cast<std::size_t>(dtable.nbytes()), stream_));
   kernels_->reset_status();

@@ -1,6 +1,7 @@
 #include "backend/cuda/kernel_state.hpp"
 
 #include "backend/cuda/device_runtime.hpp"
+#include "check.hpp"
 #include "kerascpp/error.hpp"
 
 namespace kerascpp::cuda {
@@ -85,8 +86,8 @@ void KernelState::queue_results() {
 }
 
 const kern::Status* KernelState::wait_results(std::uint64_t generation) {
-  if (generation != generation_)
-    throw StateError("a GPU's weight penalties were read after the next step's were queued (kerascpp bug)");
+  KERASCPP_CHECK_STATE(generation == generation_,
+                       "a GPU's weight penalties were read after the next step's were queued (kerascpp bug)");
   KCPP_CUDA_CHECK(cudaEventSynchronize(results_ready_));
   return host_slots_;
 }

@@ -1,6 +1,7 @@
 // CudaBackend's layer normalization, on the kernels of kernels/layer_norm.cu (the same
 // arithmetic as the CPU backend's backend/cpu/layer_norm.cpp). Queued on the backend's stream.
 #include "backend/cuda/kernel_common.hpp"
+#include "check.hpp"
 
 namespace kerascpp::cuda {
 
@@ -18,11 +19,10 @@ void require_channel_vector(const Tensor& t, std::int64_t channels, const Tensor
 void require_row_vector(const Tensor& t, std::int64_t rows, const Tensor& x, Device device, const char* op,
                         const char* arg) {
   require_float_on(t, device, op, arg);
-  if (t.rank() != 1 || t.numel() != rows)
-    throw ShapeError(
-        fmt::format("{}: {} has shape {} but x {} has {} rows; pass the ({},) row statistics that "
-                    "layer_norm_forward returned for this x",
-                    op, arg, shape_str(t.shape()), shape_str(x.shape()), rows, rows));
+  KERASCPP_CHECK_SHAPE(t.rank() == 1 && t.numel() == rows,
+                       "{}: {} has shape {} but x {} has {} rows; pass the ({},) row statistics that "
+                       "layer_norm_forward returned for this x",
+                       op, arg, shape_str(t.shape()), shape_str(x.shape()), rows, rows);
 }
 
 }  // namespace
@@ -36,7 +36,7 @@ void CudaBackend::layer_norm_forward(const Tensor& x, const Tensor& gamma, const
   const std::int64_t C = x.dim(-1), M = C == 0 ? 0 : x.numel() / C;
   if (gamma.defined()) require_channel_vector(gamma, C, x, device(), op, "gamma");
   if (beta.defined()) require_channel_vector(beta, C, x, device(), op, "beta");
-  if (!(eps > 0.f)) throw ValueError(fmt::format("{}: eps must be > 0, got {}", op, eps));
+  KERASCPP_CHECK_VALUE(eps > 0.f, "{}: eps must be > 0, got {}", op, eps);
   prepare_output_on(y, x.shape(), device(), op, "y");
   prepare_output_on(mean, {M}, device(), op, "mean");
   prepare_output_on(rstd, {M}, device(), op, "rstd");

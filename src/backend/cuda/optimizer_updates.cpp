@@ -5,6 +5,7 @@
 
 #include "backend/cuda/kernel_common.hpp"
 #include "backend/optimizer_rules.hpp"
+#include "check.hpp"
 
 namespace kerascpp::cuda {
 
@@ -12,11 +13,10 @@ namespace {
 
 void require_slot(const Tensor& slot, const Tensor& w, Device device, const char* op, const char* arg) {
   require_float_on(slot, device, op, arg);
-  if (slot.shape() != w.shape())
-    throw ShapeError(
-        fmt::format("{}: {} has shape {} but the variable has shape {}; optimizer slots must match their "
-                    "variable",
-                    op, arg, shape_str(slot.shape()), shape_str(w.shape())));
+  KERASCPP_CHECK_SHAPE(slot.shape() == w.shape(),
+                       "{}: {} has shape {} but the variable has shape {}; optimizer slots must match their "
+                       "variable",
+                       op, arg, shape_str(slot.shape()), shape_str(w.shape()));
 }
 
 }  // namespace
@@ -96,9 +96,8 @@ void CudaBackend::optimizer_update(const UpdateParams& params, Tensor& w, const 
   const bool reads_gradient = optimizer_rules::reads_gradient(params.rule);
   if (reads_gradient) require_slot(g, w, device(), op, "gradient");
   const int needed = optimizer_rules::slot_count(params.rule);
-  if (static_cast<int>(slots.size()) < needed)
-    throw ValueError(fmt::format("{}: rule {} updates {} slots but {} were passed", op, static_cast<int>(params.rule),
-                                 needed, slots.size()));
+  KERASCPP_CHECK_VALUE(static_cast<int>(slots.size()) >= needed, "{}: rule {} updates {} slots but {} were passed", op,
+                       static_cast<int>(params.rule), needed, slots.size());
   float* s[3] = {nullptr, nullptr, nullptr};
   for (int k = 0; k < needed; ++k) {
     require_slot(*slots[static_cast<std::size_t>(k)], w, device(), op, "slot");
@@ -179,9 +178,9 @@ std::function<double()> CudaBackend::weight_penalties(const std::vector<PenaltyT
 void CudaBackend::max_norm(Tensor& w, std::int64_t rows, float max_value) {
   DeviceGuard guard(device_);
   require_float_on(w, device(), "max_norm", "w");
-  if (rows <= 0 || w.numel() % rows != 0)
-    throw ShapeError(fmt::format("max_norm: {} rows do not divide the {} elements of a {} tensor", rows, w.numel(),
-                                 shape_str(w.shape())));
+  KERASCPP_CHECK_SHAPE(rows > 0 && w.numel() % rows == 0,
+                       "max_norm: {} rows do not divide the {} elements of a {} tensor", rows, w.numel(),
+                       shape_str(w.shape()));
   kern::max_norm(w.data<float>(), rows, w.numel() / rows, max_value, stream_);
   KCPP_CUDA_CHECK(cudaGetLastError());
 }

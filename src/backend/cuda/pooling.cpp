@@ -34,6 +34,7 @@
 #include "backend/cuda/device_runtime.hpp"
 #include "backend/cuda/dnn_state.hpp"
 #include "backend/op_shapes.hpp"
+#include "check.hpp"
 
 namespace kerascpp::cuda {
 
@@ -85,11 +86,10 @@ PoolDescs pool_descs(DnnState& d, const PoolShape& s, const PoolProblem& p, cons
   // cuDNN's output size for these descriptors must be ours (host-side arithmetic, no GPU work).
   int on = 0, oc = 0, oh = 0, ow = 0;
   KCPP_CUDNN_CHECK(cudnnGetPooling2dForwardOutputDim(pd.pool, pd.x, &on, &oc, &oh, &ow));
-  if (on != s.n || oc != s.c || oh != s.oh || ow != s.ow)
-    throw DeviceError(
-        fmt::format("{}: internal error: cuDNN pools the ({}, {}, {}, {}) input into ({}, {}, {}, {}) but the "
-                    "geometry gives ({}, {}, {}, {})",
-                    op, s.n, p.h, p.w, s.c, on, oh, ow, oc, s.n, s.oh, s.ow, s.c));
+  KERASCPP_CHECK_DEVICE(!(on != s.n || oc != s.c || oh != s.oh || ow != s.ow),
+                        "{}: internal error: cuDNN pools the ({}, {}, {}, {}) input into ({}, {}, {}, {}) but the "
+                        "geometry gives ({}, {}, {}, {})",
+                        op, s.n, p.h, p.w, s.c, on, oh, ow, oc, s.n, s.oh, s.ow, s.c);
   return pd;
 }
 
@@ -190,15 +190,15 @@ void CudaBackend::pool2d_backward(const Tensor& dy, const Tensor& x, const Pool2
     return;
   }
   const bool max = g.kind == PoolKind::max;
-  if (max && (!workspace.defined() || workspace.dtype() != DType::float32 || workspace.device() != dev ||
-              !has_shape(workspace, {s.n, s.oh, s.ow, s.c})))
-    throw StateError(fmt::format(
-        "{}: max pooling needs the workspace (the forward output, float32 {} on {}) filled by pool2d_forward on the "
-        "same input; got {}",
-        op, shape_str({s.n, s.oh, s.ow, s.c}), dev.str(),
-        workspace.defined() ? fmt::format("{} {} on {}", dtype_name(workspace.dtype()), shape_str(workspace.shape()),
-                                          workspace.device().str())
-                            : std::string("an undefined tensor")));
+  KERASCPP_CHECK_STATE(
+      !(max && (!workspace.defined() || workspace.dtype() != DType::float32 || workspace.device() != dev ||
+                !has_shape(workspace, {s.n, s.oh, s.ow, s.c}))),
+      "{}: max pooling needs the workspace (the forward output, float32 {} on {}) filled by pool2d_forward on the "
+      "same input; got {}",
+      op, shape_str({s.n, s.oh, s.ow, s.c}), dev.str(),
+      workspace.defined() ? fmt::format("{} {} on {}", dtype_name(workspace.dtype()), shape_str(workspace.shape()),
+                                        workspace.device().str())
+                          : std::string("an undefined tensor"));
 
   const PoolProblem p = pool_problem(s, g);
   const PoolDescs pd = pool_descs(d, s, p, g, op);

@@ -9,6 +9,7 @@
 #include "backend/cuda/device_runtime.hpp"
 #include "backend/cuda/dnn_state.hpp"
 #include "backend/softmax_axis_view.hpp"
+#include "check.hpp"
 
 namespace kerascpp::cuda {
 
@@ -41,9 +42,8 @@ void CudaBackend::softmax_axis_backward(const Tensor& y, const Tensor& dy, int a
   const Device dev = device();
   require_float_on(y, dev, op, "y");
   require_float_on(dy, dev, op, "dy");
-  if (dy.shape() != y.shape())
-    throw ShapeError(fmt::format("{}: `dy` has shape {} but `y` has shape {}; they must match", op,
-                                 shape_str(dy.shape()), shape_str(y.shape())));
+  KERASCPP_CHECK_SHAPE(dy.shape() == y.shape(), "{}: `dy` has shape {} but `y` has shape {}; they must match", op,
+                       shape_str(dy.shape()), shape_str(y.shape()));
   const auto v = op_shapes::softmax_axis_view(y, axis, op);
   prepare_output_on(dx, y.shape(), dev, op, "dx");
   const std::int64_t n = y.numel();

@@ -20,6 +20,7 @@
 #include "backend/cuda/cuda_check.hpp"
 #include "backend/cuda/device_runtime.hpp"
 #include "backend/cuda/gpu_seam.hpp"
+#include "check.hpp"
 #include "core/knobs.hpp"
 
 namespace kerascpp::detail {
@@ -39,7 +40,7 @@ cudaStream_t copy_stream(int device) {
 
 cuda::CudaBackend& as_cuda(Backend& backend) {
   auto* b = dynamic_cast<cuda::CudaBackend*>(&backend);
-  if (!b) throw DeviceError("upload to a GPU: the replica's backend is " + backend.name() + ", not a GPU backend");
+  KERASCPP_CHECK_DEVICE(b, "{}", "upload to a GPU: the replica's backend is " + backend.name() + ", not a GPU backend");
   return *b;
 }
 
@@ -110,7 +111,8 @@ struct UploadState {
 
 PendingUpload cuda_upload_async(const Tensor& host, Backend& backend) {
   cuda::CudaBackend& b = as_cuda(backend);
-  if (!host.on_host()) throw DeviceError("upload_async: the source is on " + host.device().str() + ", not the host");
+  KERASCPP_CHECK_DEVICE(host.on_host(), "{}",
+                        "upload_async: the source is on " + host.device().str() + ", not the host");
   cuda::DeviceGuard guard(b.device_index());
   auto state = std::make_shared<UploadState>();
   state->device = b.device_index();
