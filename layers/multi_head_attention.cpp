@@ -74,7 +74,7 @@ std::vector<Shape> MultiHeadAttentionLayer::compute_output_shapes(const std::vec
                        where(), full(in[2]), full(v));
   if (form_.has_mask) {
     const Shape& m = in.back();
-    KERASCPP_CHECK_SHAPE(m == Shape{q[0], v[0]},
+    KERASCPP_CHECK_SHAPE((m == Shape{q[0], v[0]}),
                          "{}: attention_mask must be (batch, {}, {}) for query {} and value {}, got {}", where(), q[0],
                          v[0], full(q), full(v), full(m));
   }

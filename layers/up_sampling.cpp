@@ -23,9 +23,8 @@ UpSamplingLayer::UpSamplingLayer(std::vector<std::int64_t> size, UpSamplingOptio
                        "{} '{}': size must be >= 1 on every axis, got ({})", class_name(), name(),
                        fmt::join(size_, ", "));
   KERASCPP_CHECK_VALUE(interpolation_ == "nearest" || (interpolation_ == "bilinear" && size_.size() == 2),
-                       "{} '{}': interpolation '{}' is not supported; use \"nearest\" (UpSampling2D also takes "
-                       "\"bilinear\")",
-                       class_name(), name(), interpolation_);
+                       "{} '{}': interpolation '{}' is not supported; use {}", class_name(), name(), interpolation_,
+                       size_.size() == 2 ? "\"nearest\" or \"bilinear\"" : "\"nearest\" (the only one it has)");
   set_input_spec(detail::spatial_spec(size_.size()));
 }
 

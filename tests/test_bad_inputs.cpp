@@ -369,7 +369,7 @@ std::vector<Row> optimizer_rows() {
        Kind::Value,
        {"PiecewiseConstantDecay", "one more"}},
       {"set_learning_rate(NaN)", [] { (void)O::SGD().set_learning_rate(kNaN); }, Kind::Value, {"learning_rate", "nan"}},
-      {"unknown optimizer name", [] { K::optimizers::OptimizerRef("adamax"); }, Kind::Value, {"adamax"}},
+      {"unknown optimizer name", [] { K::optimizers::OptimizerRef("adamaxx"); }, Kind::Value, {"adamaxx"}},
   };
 }
 
