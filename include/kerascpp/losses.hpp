@@ -279,7 +279,7 @@ class CategoricalFocalCrossentropy : public RowFormulaLoss {
 /// Keras' CategoricalGeneralizedCrossEntropy over integer labels: (1 − p[label]^q)/q, q in (0, 1).
 class CategoricalGeneralizedCrossEntropy : public RowFormulaLoss {
  public:
-  /// `q` in (0, 1): near 0 the crossentropy, at 1 the mean absolute error.
+  /// `q` in (0, 1): towards 0 it nears the crossentropy, towards 1 the mean absolute error.
   explicit CategoricalGeneralizedCrossEntropy(double q = 0.5);
   std::string name() const override { return "categorical_generalized_cross_entropy"; }
   std::string config_json() const override;

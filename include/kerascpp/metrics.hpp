@@ -442,7 +442,7 @@ class FBetaScore : public ConfusionMatrixMetric {
 /// Keras' F1Score: FBetaScore with beta = 1.
 class F1Score : public FBetaScore {
  public:
-  /// `o.beta` is ignored (always 1).
+  /// `o.beta` must stay 1 (ValueError otherwise; FBetaScore takes others).
   explicit F1Score(FBetaOptions o = {}, std::string name = "f1_score");
 };
 
