@@ -14,6 +14,7 @@
 
 namespace kerascpp {
 
+/// The activations of keras.activations; ActivationFn adds their arguments.
 enum class ActivationKind : std::uint8_t {
   linear,
   relu,
@@ -47,44 +48,54 @@ enum class ActivationKind : std::uint8_t {
   threshold,
 };
 
-// An activation and its arguments. What alpha/beta/gamma mean depends on the kind (Keras' names):
-//   relu: alpha = negative_slope, beta = max_value (+inf: None), gamma = threshold
-//   leaky_relu: alpha = negative_slope          elu, celu: alpha = alpha
-//   gelu: alpha = approximate (1) or not (0)    hard_shrink, soft_shrink: alpha = threshold
-//   squareplus: alpha = b                       threshold: alpha = threshold, beta = default_value
-// softmax, log_softmax, glu and sparsemax work along `axis` (negative counts from the end).
+/// An activation and its arguments. What alpha/beta/gamma mean depends on the kind (Keras' names):
+///   relu: alpha = negative_slope, beta = max_value (+inf: None), gamma = threshold
+///   leaky_relu: alpha = negative_slope          elu, celu: alpha = alpha
+///   gelu: alpha = approximate (1) or not (0)    hard_shrink, soft_shrink: alpha = threshold
+///   squareplus: alpha = b                       threshold: alpha = threshold, beta = default_value
+/// softmax, log_softmax, glu and sparsemax work along `axis` (negative counts from the end).
 struct ActivationFn {
+  /// Which activation.
   ActivationKind kind = ActivationKind::linear;
+  /// @{
+  /// The kind's arguments (see above).
   float alpha = 0.f, beta = 0.f, gamma = 0.f;
+  /// @}
+  /// The axis of softmax, log_softmax, glu and sparsemax (negative: from the end).
   int axis = -1;
 
+  /// The identity (linear).
   ActivationFn() = default;
+  /// `k` with Keras' default arguments; implicit by design.
   ActivationFn(ActivationKind k);  // NOLINT(google-explicit-constructor): Keras' defaults for k
 
+  /// Same kind and arguments.
   bool operator==(const ActivationFn& o) const {
     return kind == o.kind && alpha == o.alpha && beta == o.beta && gamma == o.gamma && axis == o.axis;
   }
+  /// Another kind or other arguments.
   bool operator!=(const ActivationFn& o) const { return !(*this == o); }
 
-  // True when dL/dx follows from the output y alone (sigmoid' = y(1 - y), ...): a layer that
-  // fuses the activation then keeps only y. Otherwise the backward needs the input x.
+  /// True when dL/dx follows from the output y alone (sigmoid' = y(1 - y), ...): a layer that
+  /// fuses the activation then keeps only y. Otherwise the backward needs the input x.
   bool gradient_from_output() const;
-  // softmax, log_softmax, glu, sparsemax: each output depends on a whole fibre along `axis`.
+  /// softmax, log_softmax, glu, sparsemax: each output depends on a whole fibre along `axis`.
   bool along_axis() const;
-  // glu halves its axis; every other activation keeps the shape.
+  /// glu halves its axis; every other activation keeps the shape.
   bool changes_shape() const { return kind == ActivationKind::glu; }
 };
 
-// "gelu", "swish" (= silu), "hard_swish" (= hard_silu), ... or "" (= linear), with Keras'
-// defaults. `where` names the layer for errors; an unknown name is a ValueError listing them all.
+/// "gelu", "swish" (= silu), "hard_swish" (= hard_silu), ... or "" (= linear), with Keras'
+/// defaults. `where` names the layer for errors; an unknown name is a ValueError listing them all.
 ActivationFn activation_from_name(const std::string& name, const std::string& where);
-// Keras' canonical name ("silu" for swish), as get_config writes it.
+/// Keras' canonical name ("silu" for swish), as get_config writes it.
 const char* activation_name(ActivationKind act);
+/// The canonical name of `act`'s kind (its arguments are not part of it).
 inline const char* activation_name(const ActivationFn& act) { return activation_name(act.kind); }
-// The name as a layer config saves it. Keras saves an activation by name only, so arguments other
-// than the defaults cannot be written: a ValueError naming `where` and the layer that keeps them.
+/// The name as a layer config saves it. Keras saves an activation by name only, so arguments other
+/// than the defaults cannot be written: a ValueError naming `where` and the layer that keeps them.
 std::string activation_config_name(const ActivationFn& act, const std::string& where);
-// Every name activation_from_name takes, aliases included.
+/// Every name activation_from_name takes, aliases included.
 const std::vector<std::string>& activation_names();
 
 // Constructors with arguments, named and defaulted as in keras.activations.

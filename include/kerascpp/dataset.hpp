@@ -14,7 +14,7 @@
 
 namespace kerascpp {
 
-// One element of a dataset: its components, normally {x, y}.
+/// One element of a dataset: its components, normally {x, y}.
 using Example = std::vector<Tensor>;
 
 /// tf.data.AUTOTUNE: let the pipeline pick a parallelism or buffer size from measured throughput.
@@ -22,7 +22,9 @@ inline constexpr std::int64_t AUTOTUNE = -1;
 
 /// tf.TensorSpec: the shape (-1 = any size) and dtype one component of every element must have.
 struct TensorSpec {
+  /// The shape; -1 matches any size along that axis.
   Shape shape{};
+  /// The element type.
   DType dtype = DType::float32;
 };
 
@@ -54,6 +56,7 @@ struct InterleaveOptions {
 struct PaddedBatchOptions {
   std::vector<Shape> padded_shapes{};    ///< per component; -1 dims (or none given) pad to the batch's longest
   std::vector<double> padding_values{};  ///< per component; none given: 0
+  /// Drop a last batch smaller than batch_size.
   bool drop_remainder = false;
 };
 
@@ -63,6 +66,7 @@ struct BucketOptions {
   std::vector<double> padding_values{};  ///< as PaddedBatchOptions
   bool pad_to_bucket_boundary = false;   ///< pad -1 dims to the bucket's boundary - 1, not the batch's longest
   bool no_padding = false;               ///< elements already have equal shapes: batch() them
+  /// Drop a bucket's last batch when smaller than its batch size.
   bool drop_remainder = false;
 };
 
@@ -73,29 +77,32 @@ struct DatasetNode;
 Dataset make_dataset(std::shared_ptr<const DatasetNode> node);
 }  // namespace detail
 
-// A Dataset is an immutable description of a pipeline; copies share it and every op returns a
-// new Dataset. Elements are produced only when an Iterator pulls them.
+/// A Dataset is an immutable description of a pipeline; copies share it and every op returns a
+/// new Dataset. Elements are produced only when an Iterator pulls them.
 class Dataset {
  public:
-  static constexpr std::int64_t kInfinite = -1;        // cardinality() of an endless dataset
-  static constexpr std::int64_t kUnknown = -2;         // cardinality() that cannot be known up front
-  static constexpr std::int64_t kAutotune = AUTOTUNE;  // prefetch(kAutotune) picks the buffer size
+  static constexpr std::int64_t kInfinite = -1;        ///< cardinality() of an endless dataset
+  static constexpr std::int64_t kUnknown = -2;         ///< cardinality() that cannot be known up front
+  static constexpr std::int64_t kAutotune = AUTOTUNE;  ///< prefetch(kAutotune) picks the buffer size
 
-  // Default-constructed: no pipeline at all (defined() is false); every other call throws.
-  // Lets option structs hold an optional dataset, e.g. fit's validation_data.
+  /// Default-constructed: no pipeline at all (defined() is false); every other call throws.
+  /// Lets option structs hold an optional dataset, e.g. fit's validation_data.
   Dataset() = default;
 
-  // Elements are row views of the given tensors along axis 0 (no copy is made).
+  /// @{
+  /// Elements are row views of the given tensors along axis 0 (no copy is made); every
+  /// component must have the same number of rows (x.dim(0) == y.dim(0)).
   static Dataset from_tensor_slices(Tensor x);
-  static Dataset from_tensor_slices(Tensor x, Tensor y);  // x.dim(0) must equal y.dim(0)
+  static Dataset from_tensor_slices(Tensor x, Tensor y);
   static Dataset from_tensor_slices(std::vector<Tensor> components);
-  // Like from_tensor_slices, but each component with a divisor > 0 must be uint8 and comes out
-  // as float32 value / divisor: images stay the bytes their file holds (a quarter of their
-  // float32 size) and are scaled as each element or batch is made, e.g. divisors {255, 0} for
-  // (pixels, labels). One divisor per component; 0 leaves a component as it is.
+  /// @}
+  /// Like from_tensor_slices, but each component with a divisor > 0 must be uint8 and comes out
+  /// as float32 value / divisor: images stay the bytes their file holds (a quarter of their
+  /// float32 size) and are scaled as each element or batch is made, e.g. divisors {255, 0} for
+  /// (pixels, labels). One divisor per component; 0 leaves a component as it is.
   static Dataset from_tensor_slices_scaled(std::vector<Tensor> components, std::vector<float> divisors);
-  // `count` copies (kInfinite: endless) of one constant example, like the official models'
-  // --use_synthetic_data: float32 features of a fixed pseudo-random pattern, int32 label 0.
+  /// `count` copies (kInfinite: endless) of one constant example, like the official models'
+  /// --use_synthetic_data: float32 features of a fixed pseudo-random pattern, int32 label 0.
   static Dataset synthetic(Shape feature_shape, Shape label_shape, std::int64_t count);
 
   /// One call of a generator: the next element, or std::nullopt at the end.
@@ -106,14 +113,15 @@ class Dataset {
   /// tf.data.Dataset.zip: element k of every input, their components concatenated in order.
   static Dataset zip(const std::vector<Dataset>& datasets);
 
-  // tf.data's shuffle buffer: buffer_size >= cardinality gives a uniform shuffle. The order is
-  // a function of (seed, epoch) only; without a seed one is drawn from next_random_seed()
-  // (so set_random_seed makes it reproducible).
+  /// tf.data's shuffle buffer: buffer_size >= cardinality gives a uniform shuffle. The order is
+  /// a function of (seed, epoch) only; without a seed one is drawn from next_random_seed()
+  /// (so set_random_seed makes it reproducible).
   Dataset shuffle(std::int64_t buffer_size, std::optional<std::uint64_t> seed = std::nullopt,
                   bool reshuffle_each_iteration = true) const;
-  // Stacks batch_size consecutive examples into tensors with a new leading axis.
+  /// Stacks batch_size consecutive examples into tensors with a new leading axis.
   Dataset batch(std::int64_t batch_size, bool drop_remainder = false) const;
-  Dataset repeat(std::int64_t count = -1) const;  // -1: forever
+  Dataset repeat(std::int64_t count = -1) const;  ///< -1: forever
+  /// Each element replaced by fn(element), computed as the iterator pulls it.
   Dataset map(std::function<Example(const Example&)> fn) const;
   /// map with num_parallel_calls / deterministic: fn runs on the library's data pool.
   Dataset map(std::function<Example(const Example&)> fn, MapOptions options) const;
@@ -140,27 +148,31 @@ class Dataset {
   Dataset with_options(const Options& options) const;
   /// The options in force: set fields of every with_options() so far, later ones winning.
   Options options() const;
-  Dataset take(std::int64_t n) const;  // -1: all
-  Dataset skip(std::int64_t n) const;  // -1: all
+  Dataset take(std::int64_t n) const;  ///< -1: all
+  Dataset skip(std::int64_t n) const;  ///< -1: all
+  /// Every num_shards-th element, starting at `index`.
   Dataset shard(std::int64_t num_shards, std::int64_t index) const;
-  // Produces elements on a background thread into a queue of at most buffer_size elements
-  // (AUTOTUNE: grown while the consumer finds it empty, see docs/data.md).
+  /// Produces elements on a background thread into a queue of at most buffer_size elements
+  /// (AUTOTUNE: grown while the consumer finds it empty, see docs/data.md).
   Dataset prefetch(std::int64_t buffer_size) const;
 
-  // Number of elements, or kInfinite / kUnknown (tf.data rules).
+  /// Number of elements, or kInfinite / kUnknown (tf.data rules).
   std::int64_t cardinality() const;
 
+  /// Pulls the elements of one pass over the dataset.
   class Iterator {
    public:
+    /// Stops the pass (and any prefetch thread).
     virtual ~Iterator();
-    // Fills `out` with the next element and returns true, or returns false at the end.
+    /// Fills `out` with the next element and returns true, or returns false at the end.
     virtual bool next(Example& out) = 0;
   };
-  // `epoch` feeds reshuffle_each_iteration: the same (seed, epoch) always gives the same
-  // order, so a resumed run re-creates the data order of any epoch.
+  /// `epoch` feeds reshuffle_each_iteration: the same (seed, epoch) always gives the same
+  /// order, so a resumed run re-creates the data order of any epoch.
   std::unique_ptr<Iterator> make_iterator(std::uint64_t epoch = 0) const;
 
-  bool is_batched() const;  // true once batch() was applied (the fit loop requires it)
+  bool is_batched() const;  ///< true once batch() was applied (the fit loop requires it)
+  /// False for a default-constructed Dataset.
   bool defined() const { return static_cast<bool>(node_); }
 
  private:

@@ -25,34 +25,42 @@
 #include "kerascpp/backend.hpp"
 #include "kerascpp/row_loss.hpp"
 
+/// Keras' losses (keras.losses), and the Loss interface for your own.
 namespace kerascpp::losses {
 
+/// A loss: per-example losses and their gradient w.r.t. the predictions (contract above).
 class Loss {
  public:
+  /// Destroys the loss.
   virtual ~Loss() = default;
-  virtual std::string name() const = 0;  // Keras function name, e.g. "sparse_categorical_crossentropy"
-  // Keras' serialization of this loss ({"module": "keras.losses", "class_name": ..., "config": ...})
-  // for Model::save's compile_config; "" for a loss Keras does not have (no compile_config is then
-  // written).
+  virtual std::string name() const = 0;  ///< Keras function name, e.g. "sparse_categorical_crossentropy"
+  /// Keras' serialization of this loss ({"module": "keras.losses", "class_name": ..., "config": ...})
+  /// for Model::save's compile_config; "" for a loss Keras does not have (no compile_config is then
+  /// written).
   virtual std::string config_json() const { return ""; }
-  // Writes loss[n] for every example and, when grad is defined, grad = d(loss_n)/d(pred) * grad_scale
-  // (see the contract at the top of this file).
+  /// Writes loss[n] for every example and, when grad is defined, grad = d(loss_n)/d(pred) * grad_scale
+  /// (see the contract at the top of this file).
   virtual void compute(Backend& backend, const Tensor& pred, const Tensor& target, Tensor& loss, Tensor& grad,
                        float grad_scale) const = 0;
-  // Which accuracy "accuracy" means with this loss (Keras picks by loss and target shape).
+  /// Which accuracy "accuracy" means with this loss (Keras picks by loss and target shape).
   enum class AccuracyKind { sparse_categorical, categorical, binary };
+  /// The kind of "accuracy" metric that goes with this loss (categorical by default).
   virtual AccuracyKind accuracy_kind() const { return AccuracyKind::categorical; }
 };
 
+/// The crossentropies' settings, with Keras' names and defaults.
 struct CrossentropyOptions {
+  /// The predictions are logits (softmax/sigmoid applied inside the loss), not probabilities.
   bool from_logits = false;
-  // Keras' label_smoothing (Categorical and Binary crossentropy only), in [0, 1]: targets become
-  // t·(1 − s) + s/classes (categorical) or t·(1 − s) + s/2 (binary) before the loss.
+  /// Keras' label_smoothing (Categorical and Binary crossentropy only), in [0, 1]: targets become
+  /// t·(1 − s) + s/classes (categorical) or t·(1 − s) + s/2 (binary) before the loss.
   double label_smoothing = 0.0;
 };
 
+/// Keras' SparseCategoricalCrossentropy: integer class targets against class scores.
 class SparseCategoricalCrossentropy : public Loss {
  public:
+  /// A loss with these settings; label_smoothing must be 0 (it needs one-hot targets).
   explicit SparseCategoricalCrossentropy(CrossentropyOptions options = {});
   std::string name() const override { return "sparse_categorical_crossentropy"; }
   std::string config_json() const override;
@@ -66,8 +74,10 @@ class SparseCategoricalCrossentropy : public Loss {
   CrossentropyOptions options_;
 };
 
+/// Keras' CategoricalCrossentropy: one-hot (or probability) targets against class scores.
 class CategoricalCrossentropy : public Loss {
  public:
+  /// A loss with these settings.
   explicit CategoricalCrossentropy(CrossentropyOptions options = {});
   std::string name() const override { return "categorical_crossentropy"; }
   std::string config_json() const override;
@@ -78,8 +88,10 @@ class CategoricalCrossentropy : public Loss {
   CrossentropyOptions options_;
 };
 
+/// Keras' BinaryCrossentropy: 0/1 targets against probabilities (or logits).
 class BinaryCrossentropy : public Loss {
  public:
+  /// A loss with these settings.
   explicit BinaryCrossentropy(CrossentropyOptions options = {});
   std::string name() const override { return "binary_crossentropy"; }
   std::string config_json() const override;
@@ -91,6 +103,7 @@ class BinaryCrossentropy : public Loss {
   CrossentropyOptions options_;
 };
 
+/// Keras' MeanSquaredError: the mean of (pred - target)² over each example's values.
 class MeanSquaredError : public Loss {
  public:
   std::string name() const override { return "mean_squared_error"; }
@@ -101,9 +114,10 @@ class MeanSquaredError : public Loss {
   }
 };
 
-// Keras' Huber (delta = 1): quadratic within delta of the target, linear beyond; robust to outliers.
+/// Keras' Huber (delta = 1): quadratic within delta of the target, linear beyond; robust to outliers.
 class Huber : public Loss {
  public:
+  /// The quadratic-to-linear switch at |pred - target| = `delta`.
   explicit Huber(double delta = 1.0);
   std::string name() const override { return "huber"; }
   std::string config_json() const override;
@@ -130,8 +144,11 @@ class RowFormulaLoss : public Loss {
   }
 
  protected:
+  /// A loss computing formula `kind` with `params`.
   explicit RowFormulaLoss(RowLoss kind, RowLossParams params = {}) : kind_(kind), params_(params) {}
+  /// The formula.
   RowLoss kind_;
+  /// The formula's parameters.
   RowLossParams params_;
 };
 
@@ -220,16 +237,20 @@ class CategoricalHinge : public RowFormulaLoss {
 
 /// Options of the focal crossentropies (Keras' arguments and defaults).
 struct FocalOptions {
-  bool apply_class_balancing = false;  // BinaryFocalCrossentropy only
+  bool apply_class_balancing = false;  ///< BinaryFocalCrossentropy only
+  /// The weight of the positive class (of every class, categorical).
   double alpha = 0.25;
+  /// The focusing exponent on (1 − p_t).
   double gamma = 2.0;
+  /// pred holds logits (sigmoid / softmax applied first).
   bool from_logits = false;
-  double label_smoothing = 0.0;  // in [0, 1], as the crossentropies'
+  double label_smoothing = 0.0;  ///< in [0, 1], as the crossentropies'
 };
 
 /// Keras' BinaryFocalCrossentropy: mean (1 − p_t)^γ·bce (α-weighted with apply_class_balancing).
 class BinaryFocalCrossentropy : public RowFormulaLoss {
  public:
+  /// With Keras' defaults; `options.apply_class_balancing` turns on the α weighting.
   explicit BinaryFocalCrossentropy(FocalOptions options = {});
   std::string name() const override { return "binary_focal_crossentropy"; }
   std::string config_json() const override;
@@ -244,6 +265,7 @@ class BinaryFocalCrossentropy : public RowFormulaLoss {
 /// Keras' CategoricalFocalCrossentropy over one-hot targets: Σ −α·t·(1 − p)^γ·log(p).
 class CategoricalFocalCrossentropy : public RowFormulaLoss {
  public:
+  /// With Keras' defaults (`apply_class_balancing` does not apply).
   explicit CategoricalFocalCrossentropy(FocalOptions options = {});
   std::string name() const override { return "categorical_focal_crossentropy"; }
   std::string config_json() const override;
@@ -257,6 +279,7 @@ class CategoricalFocalCrossentropy : public RowFormulaLoss {
 /// Keras' CategoricalGeneralizedCrossEntropy over integer labels: (1 − p[label]^q)/q, q in (0, 1).
 class CategoricalGeneralizedCrossEntropy : public RowFormulaLoss {
  public:
+  /// `q` in (0, 1): towards 0 it nears the crossentropy, towards 1 the mean absolute error.
   explicit CategoricalGeneralizedCrossEntropy(double q = 0.5);
   std::string name() const override { return "categorical_generalized_cross_entropy"; }
   std::string config_json() const override;
@@ -267,6 +290,7 @@ class CategoricalGeneralizedCrossEntropy : public RowFormulaLoss {
 /// (each example's loss is the shard's, as Keras computes one value per batch on each replica).
 class Tversky : public Loss {
  public:
+  /// `alpha` weighs false positives, `beta` false negatives.
   explicit Tversky(double alpha = 0.5, double beta = 0.5);
   std::string name() const override { return "tversky"; }
   std::string config_json() const override;
@@ -293,6 +317,7 @@ class Dice : public Loss {
 /// left out of the mean, as Keras masks them.
 class Circle : public Loss {
  public:
+  /// `gamma` scales the similarities, `margin` separates positives from negatives.
   explicit Circle(double gamma = 80.0, double margin = 0.4, bool remove_diagonal = true);
   std::string name() const override { return "circle"; }
   std::string config_json() const override;
@@ -314,20 +339,29 @@ class CTC : public Loss {
                float grad_scale) const override;
 };
 
-// Shared handle accepted by compile(): a Loss object or a Keras name ("mse", "sparse_categorical_crossentropy");
-// every name and alias is listed in docs/training_and_evaluation.md.
+/// Shared handle accepted by compile(): a Loss object or a Keras name ("mse", "sparse_categorical_crossentropy");
+/// every name and alias is listed in docs/training_and_evaluation.md.
 class LossRef {
  public:
+  /// No loss.
   LossRef() = default;
+  /// @{
+  /// The loss with this Keras name or alias ("mse", "sparse_categorical_crossentropy", ...); ValueError otherwise.
   LossRef(const char* name);         // NOLINT: implicit by design, like Keras strings
   LossRef(const std::string& name);  // NOLINT
+  /// @}
   template <class L, class = std::enable_if_t<std::is_base_of_v<Loss, L>>>
+  /// Holds a copy of `loss`.
   LossRef(L loss) : loss_(std::make_shared<L>(std::move(loss))) {}  // NOLINT
-  LossRef(std::shared_ptr<Loss> loss) : loss_(std::move(loss)) {}   // NOLINT
+  /// Shares `loss`.
+  LossRef(std::shared_ptr<Loss> loss) : loss_(std::move(loss)) {}  // NOLINT
   template <class L, class = std::enable_if_t<std::is_base_of_v<Loss, L>>>
-  LossRef(std::shared_ptr<L> loss) : loss_(std::move(loss)) {}  // NOLINT: a shared_ptr to a subclass
+  LossRef(std::shared_ptr<L> loss) : loss_(std::move(loss)) {}  ///< NOLINT: a shared_ptr to a subclass
+  /// The loss held (nullptr for none).
   Loss* get() const { return loss_.get(); }
+  /// The loss's members.
   Loss* operator->() const { return loss_.get(); }
+  /// Whether a loss is held.
   explicit operator bool() const { return static_cast<bool>(loss_); }
 
  private:

@@ -36,11 +36,21 @@ enum class UpdateRule : int {
 
 /// The scalars of an UpdateRule (float32, as Keras rounds them); each rule reads the ones it names.
 struct UpdateParams {
+  /// The rule to run.
   UpdateRule rule = UpdateRule::adamax;
+  /// @{
+  /// The learning rate and Keras' beta_1, beta_2 and epsilon.
   float lr = 0, beta_1 = 0, beta_2 = 0, epsilon = 0;
-  float one_minus_beta_1_power = 1, one_minus_beta_2_power = 1;  // bias corrections 1 − β^t
-  float l1 = 0, l2 = 0, l2_shrinkage = 0, lr_power = 0;          // Ftrl
-  float value = 0;                                               // clip_value's bound, the accumulation steps
+  /// @}
+  /// @{
+  /// The bias corrections 1 − β^t.
+  float one_minus_beta_1_power = 1, one_minus_beta_2_power = 1;
+  /// @}
+  /// @{
+  /// Ftrl's regularization strengths and learning_rate_power.
+  float l1 = 0, l2 = 0, l2_shrinkage = 0, lr_power = 0;
+  /// @}
+  float value = 0;  ///< clip_value's bound, the accumulation steps
 };
 
 }  // namespace kerascpp

@@ -32,12 +32,12 @@ enum class RowLoss : std::uint8_t {
 
 /// The parameters some row formulas take (Keras' argument names and defaults).
 struct RowLossParams {
-  float alpha = 0.25f;                 // focal losses' weighting factor
-  float gamma = 2.f;                   // focal losses' focusing exponent
-  float q = 0.5f;                      // categorical_generalized_cross_entropy's exponent, in (0, 1)
-  int k = 5;                           // top_k_categorical_hit's k
-  bool from_logits = false;            // focal losses: pred holds logits (sigmoid / softmax first)
-  bool apply_class_balancing = false;  // binary focal: weight by α (positives) and 1 − α (negatives)
+  float alpha = 0.25f;                 ///< focal losses' weighting factor
+  float gamma = 2.f;                   ///< focal losses' focusing exponent
+  float q = 0.5f;                      ///< categorical_generalized_cross_entropy's exponent, in (0, 1)
+  int k = 5;                           ///< top_k_categorical_hit's k
+  bool from_logits = false;            ///< focal losses: pred holds logits (sigmoid / softmax first)
+  bool apply_class_balancing = false;  ///< binary focal: weight by α (positives) and 1 − α (negatives)
 };
 
 }  // namespace kerascpp

@@ -23,8 +23,8 @@ bool output_is_terminal();
 /// How fit()'s progress bar (verbose=1) draws, chosen at each epoch's start.
 enum class ProgressStyle {
   lines,     ///< one final line per epoch: a log file, a pipe, CI
-  terminal,  ///< redrawn in place with '\r' and the erase-line escape
-  notebook,  ///< redrawn in place with '\r' alone, the line padded with spaces: Jupyter's output
+  terminal,  ///< redrawn in place with a carriage return ('\\r') and the erase-line escape
+  notebook,  ///< redrawn in place with a carriage return alone, the line padded with spaces: Jupyter's output
              ///< area honours carriage returns, not terminal escapes
 };
 /// KERASCPP_PROGRESS=live or lines forces it (live: `terminal` on a terminal, `notebook`

@@ -7,13 +7,14 @@
 
 #include "kerascpp/tensor.hpp"
 
+/// Datasets over files (tf.data's TextLineDataset, TFRecordDataset, CsvDataset) and tf.train.Example records.
 namespace kerascpp::data {
 
-// A new uint8 tensor of shape (bytes.size(),) on the host holding a copy of the bytes.
+/// A new uint8 tensor of shape (bytes.size(),) on the host holding a copy of the bytes.
 Tensor bytes_tensor(std::string_view bytes);
 
-// The bytes a uint8 tensor holds, row-major (a GPU tensor is copied to the host first). Throws
-// ShapeError for any other dtype.
+/// The bytes a uint8 tensor holds, row-major (a GPU tensor is copied to the host first). Throws
+/// ShapeError for any other dtype.
 std::string tensor_bytes(const Tensor& t);
 
 }  // namespace kerascpp::data

@@ -12,9 +12,9 @@ namespace kerascpp::data {
 
 /// Which CIFAR files, which label, and the image dtype.
 struct CifarOptions {
-  std::int64_t num_classes = 10;    // 10 (CIFAR-10) or 100 (CIFAR-100, two label bytes per record)
-  std::string label_mode = "fine";  // CIFAR-100: "fine" (100 classes) or "coarse" (20 superclasses)
-  DType dtype = DType::uint8;       // images as uint8, or float32 of the same values (0-255)
+  std::int64_t num_classes = 10;    ///< 10 (CIFAR-10) or 100 (CIFAR-100, two label bytes per record)
+  std::string label_mode = "fine";  ///< CIFAR-100: "fine" (100 classes) or "coarse" (20 superclasses)
+  DType dtype = DType::uint8;       ///< images as uint8, or float32 of the same values (0-255)
 };
 
 /// A streaming Dataset of (image (32, 32, 3) HWC, int32 label), records read as the iterator
@@ -23,7 +23,9 @@ Dataset CifarBinaryDataset(std::vector<std::string> filenames, CifarOptions opti
 
 /// All records of the files in memory: images uint8 (N, 32, 32, 3), labels int32 (N,).
 struct CifarArrays {
+  /// uint8 (N, 32, 32, 3).
   Tensor images;
+  /// int32 (N,).
   Tensor labels;
 };
 /// Reads whole CIFAR binary files (e.g. for Dataset::from_tensor_slices_scaled); IOError as above.

@@ -12,31 +12,33 @@ namespace kerascpp::data {
 
 /// tf.io.decode_jpeg's arguments, plus the file name that error messages cite.
 struct DecodeJpegOptions {
-  // 0: as the file has it (1 for grey, else 3); 1: grey; 3: RGB. A CMYK file is converted to RGB.
+  /// 0: as the file has it (1 for grey, else 3); 1: grey; 3: RGB. A CMYK file is converted to RGB.
   std::int64_t channels = 0;
-  // 1, 2, 4 or 8: libjpeg-turbo's scaled decoding, each side ceil(side / ratio), much faster than
-  // decoding whole and resizing.
+  /// 1, 2, 4 or 8: libjpeg-turbo's scaled decoding, each side ceil(side / ratio), much faster than
+  /// decoding whole and resizing.
   std::int64_t ratio = 1;
-  // "" (TensorFlow's default, "INTEGER_FAST"), "INTEGER_FAST" or "INTEGER_ACCURATE" (libjpeg's
-  // slow integer IDCT, what Pillow uses).
+  /// "" (TensorFlow's default, "INTEGER_FAST"), "INTEGER_FAST" or "INTEGER_ACCURATE" (libjpeg's
+  /// slow integer IDCT, what Pillow uses).
   std::string dct_method{};
-  std::string source{};  // named in error messages, e.g. the file the bytes came from
+  std::string source{};  ///< named in error messages, e.g. the file the bytes came from
 };
 
 /// tf.io.decode_png's arguments (uint8 output only), plus the file name that errors cite.
 struct DecodePngOptions {
-  // 0: as the file has it (1 grey, 2 grey + alpha, 3 RGB, 4 RGBA; a palette gives 3, or 4 with a
-  // transparency chunk); 1, 3 or 4 convert (RGB to grey with libpng's ITU-R BT.709 weights, a
-  // missing alpha is 255, an unwanted alpha is dropped). 16-bit samples keep their high byte.
+  /// 0: as the file has it (1 grey, 2 grey + alpha, 3 RGB, 4 RGBA; a palette gives 3, or 4 with a
+  /// transparency chunk); 1, 3 or 4 convert (RGB to grey with libpng's ITU-R BT.709 weights, a
+  /// missing alpha is 255, an unwanted alpha is dropped). 16-bit samples keep their high byte.
   std::int64_t channels = 0;
+  /// Named in error messages, e.g. the file the bytes came from.
   std::string source{};
 };
 
 /// tf.io.decode_image's arguments (expand_animations is moot: GIF is not supported).
 struct DecodeImageOptions {
-  // 0, 1, 3 or 4. A JPEG asked for 4 channels gets an opaque alpha (255).
+  /// 0, 1, 3 or 4. A JPEG asked for 4 channels gets an opaque alpha (255).
   std::int64_t channels = 0;
-  std::string dct_method{};  // for JPEG, as DecodeJpegOptions::dct_method
+  std::string dct_method{};  ///< for JPEG, as DecodeJpegOptions::dct_method
+  /// Named in error messages, e.g. the file the bytes came from.
   std::string source{};
 };
 

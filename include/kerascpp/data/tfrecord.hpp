@@ -13,34 +13,38 @@
 
 namespace kerascpp::data {
 
+/// TFRecordDataset's and TFRecordWriter's settings.
 struct TFRecordOptions {
-  // "" (plain), "GZIP" or "ZLIB", as tf.data's and tf.io.TFRecordOptions' compression_type.
+  /// "" (plain), "GZIP" or "ZLIB", as tf.data's and tf.io.TFRecordOptions' compression_type.
   std::string compression_type{};
 };
 
-// One element per record, files in the given order, each record a 1-D uint8 tensor of its bytes
-// (kerascpp/data/bytes.hpp); parse tf.train.Example records with parse_single_example
-// (kerascpp/data/tf_example.hpp) in a map(). Files are opened and read as the iterator reaches them
-// (a record at a time, in bounded memory). Every bad record is an IOError from next() naming the
-// file, the record's index in it (from 0) and its byte offset (in the uncompressed stream for
-// GZIP/ZLIB), and what was expected: a length header cut short, data cut short, or a length or
-// data CRC that does not match. cardinality() is Dataset::kUnknown.
+/// One element per record, files in the given order, each record a 1-D uint8 tensor of its bytes
+/// (kerascpp/data/bytes.hpp); parse tf.train.Example records with parse_single_example
+/// (kerascpp/data/tf_example.hpp) in a map(). Files are opened and read as the iterator reaches them
+/// (a record at a time, in bounded memory). Every bad record is an IOError from next() naming the
+/// file, the record's index in it (from 0) and its byte offset (in the uncompressed stream for
+/// GZIP/ZLIB), and what was expected: a length header cut short, data cut short, or a length or
+/// data CRC that does not match. cardinality() is Dataset::kUnknown.
 Dataset TFRecordDataset(std::vector<std::string> filenames, TFRecordOptions options = {});
 
-// Writes records to `path`. As every kerascpp writer, it writes a temporary file beside `path`
-// and renames it into place on close(), so `path` never holds half a file; the destructor closes
-// too, unless it runs during stack unwinding, where the temporary file is removed instead.
+/// Writes records to `path`. As every kerascpp writer, it writes a temporary file beside `path`
+/// and renames it into place on close(), so `path` never holds half a file; the destructor closes
+/// too, unless it runs during stack unwinding, where the temporary file is removed instead.
 class TFRecordWriter {
  public:
+  /// Starts the temporary file beside `path`.
   explicit TFRecordWriter(std::string path, TFRecordOptions options = {});
+  /// close(), or during stack unwinding removes the temporary file.
   ~TFRecordWriter();
   TFRecordWriter(const TFRecordWriter&) = delete;
   TFRecordWriter& operator=(const TFRecordWriter&) = delete;
 
+  /// Appends one record.
   void write(std::string_view record);
-  void write(const Tensor& record);  // a uint8 tensor's bytes (kerascpp/data/bytes.hpp)
-  void flush();                      // what was written so far reaches the temporary file
-  void close();                      // finishes the file and moves it to `path`; idempotent
+  void write(const Tensor& record);  ///< a uint8 tensor's bytes (kerascpp/data/bytes.hpp)
+  void flush();                      ///< what was written so far reaches the temporary file
+  void close();                      ///< finishes the file and moves it to `path`; idempotent
 
  private:
   struct Impl;

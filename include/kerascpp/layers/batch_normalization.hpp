@@ -5,15 +5,22 @@
 
 namespace kerascpp::layers {
 
+/// BatchNormalization's settings, with Keras' names and defaults.
 struct BatchNormalizationOptions {
+  /// Weight of the old moving statistics in each update.
   float momentum = 0.99f;
+  /// Added to the variance before its square root.
   float epsilon = 1e-3f;
+  /// All-reduce the batch statistics across replicas (synchronized batch normalization).
   bool synchronized = false;
+  /// The layer's name; "" gives it an automatic one from its class ("conv2d", "conv2d_1", ...).
   std::string name{};
 };
 
+/// Keras' BatchNormalization over the last axis (make it with BatchNormalization()).
 class BatchNormalizationLayer : public Layer {
  public:
+  /// A layer with these settings; gamma, beta and the moving statistics are made in build().
   explicit BatchNormalizationLayer(BatchNormalizationOptions options);
   std::string class_name() const override { return "BatchNormalization"; }
   bool supports_masking() const override { return true; }  // the mask passes through, as in Keras
@@ -33,6 +40,7 @@ class BatchNormalizationLayer : public Layer {
   Variable *gamma_ = nullptr, *beta_ = nullptr, *moving_mean_ = nullptr, *moving_variance_ = nullptr;
 };
 
+/// Keras' BatchNormalization(): normalises each channel with batch statistics in training, moving ones in inference.
 LayerRef BatchNormalization(BatchNormalizationOptions options = {});
 
 }  // namespace kerascpp::layers

@@ -8,26 +8,37 @@
 
 namespace kerascpp::layers {
 
+/// Conv2D's settings, with Keras' names and defaults.
 struct Conv2DOptions {
-  Size2D strides = 1;  // 2 or {2, 1}
+  Size2D strides = 1;  ///< 2 or {2, 1}
+  /// Padding::valid (none) or Padding::same (ceil(input / stride) outputs).
   Padding padding = Padding::valid;
+  /// Applied to the output; "linear" applies none.
   std::string activation = "linear";
+  /// Whether the layer adds a bias.
   bool use_bias = true;
-  initializers::Initializer kernel_initializer = "glorot_uniform";  // a name or initializers::Constant(v)
+  initializers::Initializer kernel_initializer = "glorot_uniform";  ///< a name or initializers::Constant(v)
+  /// How the bias starts.
   initializers::Initializer bias_initializer = "zeros";
-  regularizers::Regularizer kernel_regularizer{};  // e.g. regularizers::L2(1e-4) or "l2"
+  regularizers::Regularizer kernel_regularizer{};  ///< e.g. regularizers::L2(1e-4) or "l2"
+  /// Penalty on the bias added to the loss (none by default).
   regularizers::Regularizer bias_regularizer{};
-  constraints::Constraint kernel_constraint{};  // e.g. constraints::MaxNorm(3)
+  constraints::Constraint kernel_constraint{};  ///< e.g. constraints::MaxNorm(3)
+  /// Projection of the bias after each optimizer update (none by default).
   constraints::Constraint bias_constraint{};
+  /// Initializer seed; unset draws one from set_random_seed's stream.
   std::optional<std::uint64_t> seed{};
+  /// The layer's name; "" gives it an automatic one from its class ("conv2d", "conv2d_1", ...).
   std::string name{};
-  // Keras' dtype: this layer's dtype policy ("float32", "mixed_bfloat16", "mixed_float16");
-  // "" takes the global policy (mixed_precision::set_global_policy).
+  /// Keras' dtype: this layer's dtype policy ("float32", "mixed_bfloat16", "mixed_float16");
+  /// "" takes the global policy (mixed_precision::set_global_policy).
   std::string dtype{};
 };
 
+/// Keras' Conv2D (make it with Conv2D()).
 class Conv2DLayer : public Layer {
  public:
+  /// `filters` output channels from windows of `kernel_size`.
   Conv2DLayer(std::int64_t filters, Size2D kernel_size, Conv2DOptions options);
   std::string class_name() const override { return "Conv2D"; }
   std::vector<Shape> compute_output_shapes(const std::vector<Shape>& in) override;
@@ -50,7 +61,7 @@ class Conv2DLayer : public Layer {
   Variable* bias_ = nullptr;
 };
 
-// kernel_size: 3 (3x3) or {height, width}.
+/// kernel_size: 3 (3x3) or {height, width}.
 LayerRef Conv2D(std::int64_t filters, Size2D kernel_size, Conv2DOptions options = {});
 /// Keras' alias of Conv2D (a .keras file names Conv2D).
 inline LayerRef Convolution2D(std::int64_t filters, Size2D kernel_size, Conv2DOptions options = {}) {

@@ -11,23 +11,36 @@
 
 namespace kerascpp::layers {
 
+/// Conv2DTranspose's settings, with Keras' names and defaults.
 struct Conv2DTransposeOptions {
+  /// How far the window moves between outputs, along height and width.
   Size2D strides = 1;
+  /// Padding::valid (none) or Padding::same (ceil(input / stride) outputs).
   Padding padding = Padding::valid;
+  /// Applied to the output; "linear" applies none.
   std::string activation = "linear";
+  /// Whether the layer adds a bias.
   bool use_bias = true;
+  /// How the kernel starts: an initializer name or initializers::Constant(v).
   initializers::Initializer kernel_initializer = "glorot_uniform";
+  /// How the bias starts.
   initializers::Initializer bias_initializer = "zeros";
-  regularizers::Regularizer kernel_regularizer{};  // e.g. regularizers::L2(1e-4)
+  regularizers::Regularizer kernel_regularizer{};  ///< e.g. regularizers::L2(1e-4)
+  /// Penalty on the bias added to the loss (none by default).
   regularizers::Regularizer bias_regularizer{};
-  constraints::Constraint kernel_constraint{};  // e.g. constraints::MaxNorm(3)
+  constraints::Constraint kernel_constraint{};  ///< e.g. constraints::MaxNorm(3)
+  /// Projection of the bias after each optimizer update (none by default).
   constraints::Constraint bias_constraint{};
+  /// Initializer seed; unset draws one from set_random_seed's stream.
   std::optional<std::uint64_t> seed{};
+  /// The layer's name; "" gives it an automatic one from its class ("conv2d", "conv2d_1", ...).
   std::string name{};
 };
 
+/// Keras' Conv2DTranspose (make it with Conv2DTranspose()).
 class Conv2DTransposeLayer : public Layer {
  public:
+  /// `filters` output channels from windows of `kernel_size`.
   Conv2DTransposeLayer(std::int64_t filters, Size2D kernel_size, Conv2DTransposeOptions options);
   std::string class_name() const override { return "Conv2DTranspose"; }
   std::vector<Shape> compute_output_shapes(const std::vector<Shape>& in) override;
@@ -49,7 +62,7 @@ class Conv2DTransposeLayer : public Layer {
   Variable* bias_ = nullptr;
 };
 
-// kernel_size: 3 (3x3) or {height, width}.
+/// kernel_size: 3 (3x3) or {height, width}.
 LayerRef Conv2DTranspose(std::int64_t filters, Size2D kernel_size, Conv2DTransposeOptions options = {});
 /// Keras' alias of Conv2DTranspose (a .keras file names Conv2DTranspose).
 inline LayerRef Convolution2DTranspose(std::int64_t filters, Size2D kernel_size, Conv2DTransposeOptions options = {}) {

@@ -10,24 +10,38 @@
 
 namespace kerascpp::layers {
 
+/// DepthwiseConv2D's settings, with Keras' names and defaults.
 struct DepthwiseConv2DOptions {
+  /// How far the window moves between outputs, along height and width.
   Size2D strides = 1;
+  /// Padding::valid (none) or Padding::same (ceil(input / stride) outputs).
   Padding padding = Padding::valid;
+  /// Output channels per input channel.
   std::int64_t depth_multiplier = 1;
+  /// Applied to the output; "linear" applies none.
   std::string activation = "linear";
+  /// Whether the layer adds a bias.
   bool use_bias = true;
+  /// How the depthwise kernel starts: an initializer name or initializers::Constant(v).
   initializers::Initializer depthwise_initializer = "glorot_uniform";
+  /// How the bias starts.
   initializers::Initializer bias_initializer = "zeros";
-  regularizers::Regularizer depthwise_regularizer{};  // e.g. regularizers::L2(1e-4)
+  regularizers::Regularizer depthwise_regularizer{};  ///< e.g. regularizers::L2(1e-4)
+  /// Penalty on the bias added to the loss (none by default).
   regularizers::Regularizer bias_regularizer{};
-  constraints::Constraint depthwise_constraint{};  // e.g. constraints::MaxNorm(3)
+  constraints::Constraint depthwise_constraint{};  ///< e.g. constraints::MaxNorm(3)
+  /// Projection of the bias after each optimizer update (none by default).
   constraints::Constraint bias_constraint{};
+  /// Initializer seed; unset draws one from set_random_seed's stream.
   std::optional<std::uint64_t> seed{};
+  /// The layer's name; "" gives it an automatic one from its class ("conv2d", "conv2d_1", ...).
   std::string name{};
 };
 
+/// Keras' DepthwiseConv2D (make it with DepthwiseConv2D()).
 class DepthwiseConv2DLayer : public Layer {
  public:
+  /// Windows of `kernel_size`, each channel on its own.
   DepthwiseConv2DLayer(Size2D kernel_size, DepthwiseConv2DOptions options);
   std::string class_name() const override { return "DepthwiseConv2D"; }
   std::vector<Shape> compute_output_shapes(const std::vector<Shape>& in) override;
@@ -46,7 +60,7 @@ class DepthwiseConv2DLayer : public Layer {
   Variable* bias_ = nullptr;
 };
 
-// kernel_size: 3 (3x3) or {height, width}.
+/// kernel_size: 3 (3x3) or {height, width}.
 LayerRef DepthwiseConv2D(Size2D kernel_size, DepthwiseConv2DOptions options = {});
 
 }  // namespace kerascpp::layers

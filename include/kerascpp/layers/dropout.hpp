@@ -6,13 +6,18 @@
 
 namespace kerascpp::layers {
 
+/// Dropout's settings.
 struct DropoutOptions {
+  /// Seed of the dropout masks; unset draws one from set_random_seed's stream.
   std::optional<std::uint64_t> seed{};
+  /// The layer's name; "" gives it an automatic one from its class ("conv2d", "conv2d_1", ...).
   std::string name{};
 };
 
+/// Keras' Dropout (make it with Dropout()).
 class DropoutLayer : public Layer {
  public:
+  /// Drops a fraction `rate` (in [0, 1)) of the inputs in training.
   DropoutLayer(float rate, DropoutOptions options);
   std::string class_name() const override { return "Dropout"; }
   bool supports_masking() const override { return true; }  // the mask passes through, as in Keras
@@ -27,6 +32,8 @@ class DropoutLayer : public Layer {
   std::uint64_t seed_;
 };
 
+/// Keras' Dropout(rate): in training zeroes a fraction `rate` of the inputs and scales the rest by 1/(1-rate); identity
+/// in inference.
 LayerRef Dropout(float rate, DropoutOptions options = {});
 
 }  // namespace kerascpp::layers

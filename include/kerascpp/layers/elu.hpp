@@ -4,13 +4,18 @@
 
 namespace kerascpp::layers {
 
+/// ELU's settings, with Keras' defaults.
 struct ELUOptions {
+  /// The scale of the negative part: alpha * (exp(x) - 1) for x < 0.
   float alpha = 1.f;
+  /// The layer's name; "" gives it an automatic one from its class ("conv2d", "conv2d_1", ...).
   std::string name{};
 };
 
+/// Keras' ELU layer (make it with ELU()).
 class ELULayer : public ActivationLayer {
  public:
+  /// An ELU with `options.alpha`.
   explicit ELULayer(ELUOptions options);
   std::string class_name() const override { return "ELU"; }
   Json get_config() const override;
@@ -19,7 +24,7 @@ class ELULayer : public ActivationLayer {
   ELUOptions options_;
 };
 
-// ELU(), ELU({.alpha = 0.5f}).
+/// ELU(), ELU({.alpha = 0.5f}).
 LayerRef ELU(ELUOptions options = {});
 
 }  // namespace kerascpp::layers

@@ -6,12 +6,14 @@ namespace kerascpp::layers {
 
 /// Options of Identity: only the layer's name.
 struct IdentityOptions {
+  /// The layer's name; "" gives it an automatic one from its class ("conv2d", "conv2d_1", ...).
   std::string name{};
 };
 
 /// Keras' Identity layer: returns its input as it is.
 class IdentityLayer : public Layer {
  public:
+  /// An Identity named by `options`.
   explicit IdentityLayer(IdentityOptions options);
   std::string class_name() const override { return "Identity"; }
   bool supports_masking() const override { return true; }

@@ -4,17 +4,22 @@
 
 namespace kerascpp {
 
+/// Keras' layers (keras.layers): a factory function per layer class, returning a LayerRef.
 namespace layers {
 
+/// InputLayer's settings.
 struct InputLayerOptions {
+  /// The dtype of the input tensors.
   DType dtype = DType::float32;
+  /// The layer's name; "" gives it an automatic one from its class ("conv2d", "conv2d_1", ...).
   std::string name{};
 };
 
-// The layer behind Input() and layers::InputLayer() (Keras' keras.layers.InputLayer class; named
-// InputLayerImpl so that layers::InputLayer is, like layers::Dense, the factory a user calls).
+/// The layer behind Input() and layers::InputLayer() (Keras' keras.layers.InputLayer class; named
+/// InputLayerImpl so that layers::InputLayer is, like layers::Dense, the factory a user calls).
 class InputLayerImpl : public Layer {
  public:
+  /// An input of per-example shape `shape` (no batch axis).
   InputLayerImpl(Shape shape, InputLayerOptions options);
   std::string class_name() const override { return "InputLayer"; }
   std::vector<Shape> compute_output_shapes(const std::vector<Shape>&) override { return {shape_}; }
@@ -24,9 +29,11 @@ class InputLayerImpl : public Layer {
     return grads;
   }
   Json get_config() const override;
+  /// The per-example shape.
   const Shape& shape() const { return shape_; }
+  /// The dtype of the input.
   DType dtype() const { return dtype_; }
-  // The symbolic tensor this layer produces.
+  /// The symbolic tensor this layer produces.
   KerasTensor output();
 
  private:
@@ -38,14 +45,14 @@ class InputLayerImpl : public Layer {
   std::weak_ptr<Node> output_node_;
 };
 
-// For Sequential models: Sequential({layers::InputLayer({784}), layers::Dense(10)}).
+/// For Sequential models: Sequential({layers::InputLayer({784}), layers::Dense(10)}).
 LayerRef InputLayer(Shape shape, InputLayerOptions options = {});
 
 }  // namespace layers
 
-// A model input of per-example shape `shape` (no batch axis). Unlike the layer factories, dtype
-// and name are positional: Input returns a tensor rather than a layer, and its arguments follow
-// the order of Keras' keras.Input(shape, ..., dtype, ..., name), the one call every model makes.
+/// A model input of per-example shape `shape` (no batch axis). Unlike the layer factories, dtype
+/// and name are positional: Input returns a tensor rather than a layer, and its arguments follow
+/// the order of Keras' keras.Input(shape, ..., dtype, ..., name), the one call every model makes.
 KerasTensor Input(Shape shape, DType dtype = DType::float32, std::string name = "");
 
 }  // namespace kerascpp

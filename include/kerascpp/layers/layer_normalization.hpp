@@ -6,15 +6,20 @@
 
 namespace kerascpp::layers {
 
+/// LayerNormalization's settings, with Keras' names and defaults.
 struct LayerNormalizationOptions {
+  /// Added to the variance before its square root.
   float epsilon = 1e-3f;
-  bool center = true;  // learn beta (shift)
-  bool scale = true;   // learn gamma (scale)
+  bool center = true;  ///< learn beta (shift)
+  bool scale = true;   ///< learn gamma (scale)
+  /// The layer's name; "" gives it an automatic one from its class ("conv2d", "conv2d_1", ...).
   std::string name{};
 };
 
+/// Keras' LayerNormalization over the last axis (make it with LayerNormalization()).
 class LayerNormalizationLayer : public Layer {
  public:
+  /// A layer with these settings; gamma and beta are made in build().
   explicit LayerNormalizationLayer(LayerNormalizationOptions options);
   std::string class_name() const override { return "LayerNormalization"; }
   bool supports_masking() const override { return true; }  // the mask passes through, as in Keras
@@ -31,6 +36,7 @@ class LayerNormalizationLayer : public Layer {
   Variable *gamma_ = nullptr, *beta_ = nullptr;  // null when scale / center is off
 };
 
+/// Keras' LayerNormalization(): each example's features normalised by their own mean and variance.
 LayerRef LayerNormalization(LayerNormalizationOptions options = {});
 
 }  // namespace kerascpp::layers

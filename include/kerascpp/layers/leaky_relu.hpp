@@ -4,13 +4,17 @@
 
 namespace kerascpp::layers {
 
+/// LeakyReLU's settings, with Keras' defaults.
 struct LeakyReLUOptions {
-  float negative_slope = 0.3f;  // the layer's default (the activation leaky_relu's is 0.2)
+  float negative_slope = 0.3f;  ///< the layer's default (the activation leaky_relu's is 0.2)
+  /// The layer's name; "" gives it an automatic one from its class ("conv2d", "conv2d_1", ...).
   std::string name{};
 };
 
+/// Keras' LeakyReLU layer (make it with LeakyReLU()).
 class LeakyReLULayer : public ActivationLayer {
  public:
+  /// A LeakyReLU with `options.negative_slope`.
   explicit LeakyReLULayer(LeakyReLUOptions options);
   std::string class_name() const override { return "LeakyReLU"; }
   Json get_config() const override;
@@ -19,7 +23,7 @@ class LeakyReLULayer : public ActivationLayer {
   LeakyReLUOptions options_;
 };
 
-// LeakyReLU(), LeakyReLU({.negative_slope = 0.2f}).
+/// LeakyReLU(), LeakyReLU({.negative_slope = 0.2f}).
 LayerRef LeakyReLU(LeakyReLUOptions options = {});
 
 }  // namespace kerascpp::layers

@@ -10,12 +10,14 @@ namespace kerascpp::layers {
 /// Options of Masking, with Keras' defaults.
 struct MaskingOptions {
   float mask_value = 0.f;  ///< a step whose features all equal this is masked
+  /// The layer's name; "" gives it an automatic one from its class ("conv2d", "conv2d_1", ...).
   std::string name{};
 };
 
 /// Keras' Masking: masks (and zeroes) the steps whose features all equal mask_value.
 class MaskingLayer : public Layer {
  public:
+  /// Masks the steps whose features all equal `options.mask_value`.
   explicit MaskingLayer(MaskingOptions options);
   std::string class_name() const override { return "Masking"; }
   bool creates_masks() const override { return true; }

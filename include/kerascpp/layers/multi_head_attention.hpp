@@ -21,30 +21,42 @@
 
 namespace kerascpp::layers {
 
+/// MultiHeadAttention's settings, with Keras' names and defaults.
 struct MultiHeadAttentionOptions {
-  std::optional<std::int64_t> value_dim{};  // default key_dim
-  double dropout = 0.0;                     // on the attention probabilities, in training
+  std::optional<std::int64_t> value_dim{};  ///< default key_dim
+  double dropout = 0.0;                     ///< on the attention probabilities, in training
+  /// Whether the layer adds a bias.
   bool use_bias = true;
-  std::optional<std::int64_t> output_shape{};  // the last axis of the output; default the query's
+  std::optional<std::int64_t> output_shape{};  ///< the last axis of the output; default the query's
+  /// How the kernel starts: an initializer name or initializers::Constant(v).
   initializers::Initializer kernel_initializer = "glorot_uniform";
+  /// How the bias starts.
   initializers::Initializer bias_initializer = "zeros";
+  /// Penalty on the kernel added to the loss (none by default).
   regularizers::Regularizer kernel_regularizer{};
+  /// Penalty on the bias added to the loss (none by default).
   regularizers::Regularizer bias_regularizer{};
+  /// Projection of the kernel after each optimizer update (none by default).
   constraints::Constraint kernel_constraint{};
+  /// Projection of the bias after each optimizer update (none by default).
   constraints::Constraint bias_constraint{};
-  std::optional<std::uint64_t> seed{};  // initializer and dropout seed
+  std::optional<std::uint64_t> seed{};  ///< initializer and dropout seed
+  /// The layer's name; "" gives it an automatic one from its class ("conv2d", "conv2d_1", ...).
   std::string name{};
 };
 
-// What a call passes besides query and value (Keras' call arguments).
+/// What a call passes besides query and value (Keras' call arguments).
 struct MultiHeadAttentionCall {
-  KerasTensor key{};             // default: the value
-  KerasTensor attention_mask{};  // uint8 [T, S] per example, 1 keeps a position
+  KerasTensor key{};             ///< default: the value
+  KerasTensor attention_mask{};  ///< uint8 [T, S] per example, 1 keeps a position
+  /// Position t attends only to positions s <= t.
   bool use_causal_mask = false;
 };
 
+/// Keras' MultiHeadAttention (make it with MultiHeadAttention()).
 class MultiHeadAttentionLayer : public Layer {
  public:
+  /// `num_heads` heads of size `key_dim` for queries and keys.
   MultiHeadAttentionLayer(std::int64_t num_heads, std::int64_t key_dim, MultiHeadAttentionOptions options);
   std::string class_name() const override { return "MultiHeadAttention"; }
   bool supports_masking() const override { return true; }
@@ -59,8 +71,9 @@ class MultiHeadAttentionLayer : public Layer {
   Json get_config() const override;
   CallArguments call_arguments(std::size_t num_inputs) const override;
 
-  // Applies the layer to query and value (and what `call` adds), fixing the layer's call form.
+  /// Applies the layer to query and value (and what `call` adds), fixing the layer's call form.
   KerasTensor call(const KerasTensor& query, const KerasTensor& value, const MultiHeadAttentionCall& call = {});
+  /// Whether the call form applies the causal mask.
   bool use_causal_mask() const { return form_.causal; }
 
  private:
@@ -89,13 +102,15 @@ class MultiHeadAttentionLayer : public Layer {
   Projection query_, key_, value_, output_;
 };
 
-// The handle MultiHeadAttention() returns: a LayerRef that can also be called as Keras' layer is,
-// mha(query, value) or mha(query, value, {.key = k, .use_causal_mask = true}).
+/// The handle MultiHeadAttention() returns: a LayerRef that can also be called as Keras' layer is,
+/// mha(query, value) or mha(query, value, {.key = k, .use_causal_mask = true}).
 class MultiHeadAttentionRef : public LayerRef {
  public:
+  /// A handle to `layer`.
   explicit MultiHeadAttentionRef(std::shared_ptr<MultiHeadAttentionLayer> layer)
       : LayerRef(layer), mha_(std::move(layer)) {}
   using LayerRef::operator();
+  /// Applies the layer to query and value (MultiHeadAttentionLayer::call).
   KerasTensor operator()(const KerasTensor& query, const KerasTensor& value,
                          const MultiHeadAttentionCall& call = {}) const {
     return mha_->call(query, value, call);
@@ -105,7 +120,8 @@ class MultiHeadAttentionRef : public LayerRef {
   std::shared_ptr<MultiHeadAttentionLayer> mha_;
 };
 
-// MultiHeadAttention(8, 64), MultiHeadAttention(4, 32, {.dropout = 0.1}).
+/// Keras' MultiHeadAttention(num_heads, key_dim): MultiHeadAttention(8, 64),
+/// MultiHeadAttention(4, 32, {.dropout = 0.1}).
 MultiHeadAttentionRef MultiHeadAttention(std::int64_t num_heads, std::int64_t key_dim,
                                          MultiHeadAttentionOptions options = {});
 

@@ -9,12 +9,14 @@ namespace kerascpp::layers {
 
 /// Options of Permute: only the layer's name.
 struct PermuteOptions {
+  /// The layer's name; "" gives it an automatic one from its class ("conv2d", "conv2d_1", ...).
   std::string name{};
 };
 
 /// Keras' Permute: output axis i is input axis dims[i] (1-based, the batch axis not counted).
 class PermuteLayer : public Layer {
  public:
+  /// Reorders the per-example axes as `dims` (1-based); ValueError unless a permutation.
   PermuteLayer(std::vector<int> dims, PermuteOptions options);
   std::string class_name() const override { return "Permute"; }
   std::vector<Shape> compute_output_shapes(const std::vector<Shape>& in) override;

@@ -13,44 +13,59 @@ namespace kerascpp::layers {
 
 /// Options of MaxPooling2D and AveragePooling2D.
 struct Pooling2DOptions {
-  OptionalSize2D strides{};  // 2 or {2, 1}; unset: the pool size (Keras' strides=None)
+  OptionalSize2D strides{};  ///< 2 or {2, 1}; unset: the pool size (Keras' strides=None)
+  /// Padding::valid (none) or Padding::same (ceil(input / stride) outputs).
   Padding padding = Padding::valid;
+  /// The layer's name; "" gives it an automatic one from its class ("conv2d", "conv2d_1", ...).
   std::string name{};
 };
 
 /// Options of MaxPooling1D and AveragePooling1D.
 struct Pooling1DOptions {
   std::optional<std::int64_t> strides{};  ///< unset: the pool size (Keras' strides=None)
+  /// Padding::valid (none) or Padding::same (ceil(input / stride) outputs).
   Padding padding = Padding::valid;
+  /// The layer's name; "" gives it an automatic one from its class ("conv2d", "conv2d_1", ...).
   std::string name{};
 };
 
 /// Options of MaxPooling3D and AveragePooling3D.
 struct Pooling3DOptions {
   OptionalSize3D strides{};  ///< 2 or {1, 2, 2}; unset: the pool size (Keras' strides=None)
+  /// Padding::valid (none) or Padding::same (ceil(input / stride) outputs).
   Padding padding = Padding::valid;
+  /// The layer's name; "" gives it an automatic one from its class ("conv2d", "conv2d_1", ...).
   std::string name{};
 };
 
 /// Options of the global poolings.
 struct GlobalPoolingOptions {
   bool keepdims = false;  ///< keep the pooled axes with size 1, as Keras' keepdims=True
+  /// The layer's name; "" gives it an automatic one from its class ("conv2d", "conv2d_1", ...).
   std::string name{};
 };
+/// GlobalAveragePooling2D's settings (its earlier name).
 using GlobalAveragePooling2DOptions = GlobalPoolingOptions;
+/// GlobalMaxPooling2D's settings (its earlier name).
 using GlobalMaxPooling2DOptions = GlobalPoolingOptions;
 
+/// Keras' MaxPooling2D and AveragePooling2D (make them with MaxPooling2D() and AveragePooling2D()).
 class Pooling2DLayer : public Layer {
  public:
+  /// Max or average over windows of `pool_size`.
   Pooling2DLayer(PoolKind kind, Size2D pool_size, Pooling2DOptions options);
+  /// "MaxPooling2D" or "AveragePooling2D".
   std::string class_name() const override { return kind_ == PoolKind::max ? "MaxPooling2D" : "AveragePooling2D"; }
   std::vector<Shape> compute_output_shapes(const std::vector<Shape>& in) override;
   std::vector<Tensor> forward(ReplicaContext& ctx, const std::vector<Tensor>& in, LayerState& st) override;
   std::vector<Tensor> backward(ReplicaContext& ctx, const std::vector<Tensor>& in, const std::vector<Tensor>& out,
                                const std::vector<Tensor>& grads, LayerState& st) override;
   Json get_config() const override;
+  /// 16-bit activations pass through in the output's dtype.
   LowPrecisionIO low_precision_io() const override { return LowPrecisionIO::same_as_output; }
+  /// True for max pooling (see Layer::ends_in_relu).
   bool absorbs_input_relu_backward() const override { return kind_ == PoolKind::max; }
+  /// True for max pooling (see Layer::ends_in_relu).
   bool absorbs_input_relu_forward() const override { return kind_ == PoolKind::max; }
 
  private:
@@ -91,6 +106,7 @@ class PoolingNDLayer : public Layer {
 /// only the unmasked steps of a masked input, as Keras does (0 for a wholly masked sequence).
 class GlobalPoolingLayer : public Layer {
  public:
+  /// Average or max over the `spatial_rank` (1, 2 or 3) spatial axes.
   GlobalPoolingLayer(PoolKind kind, int spatial_rank, GlobalPoolingOptions options);
   std::string class_name() const override;
   std::vector<Shape> compute_output_shapes(const std::vector<Shape>& in) override;
@@ -105,11 +121,14 @@ class GlobalPoolingLayer : public Layer {
   int spatial_rank_;
   bool keepdims_;
 };
-using GlobalPooling2DLayer = GlobalPoolingLayer;  // earlier names
+using GlobalPooling2DLayer = GlobalPoolingLayer;  ///< earlier names
+/// The global poolings' class under another earlier name.
 using GlobalAveragePooling2DLayer = GlobalPoolingLayer;
 
 // pool_size: 2 (2x2) or {height, width}.
+/// Keras' MaxPooling2D(pool_size): the maximum of each window, per channel.
 LayerRef MaxPooling2D(Size2D pool_size = 2, Pooling2DOptions options = {});
+/// Keras' AveragePooling2D(pool_size): the mean of each window, per channel.
 LayerRef AveragePooling2D(Size2D pool_size = 2, Pooling2DOptions options = {});
 /// MaxPooling1D(2) over (batch, steps, features).
 LayerRef MaxPooling1D(std::int64_t pool_size = 2, Pooling1DOptions options = {});
@@ -119,7 +138,9 @@ LayerRef AveragePooling1D(std::int64_t pool_size, Pooling1DOptions options = {})
 LayerRef MaxPooling3D(Size3D pool_size = 2, Pooling3DOptions options = {});
 /// AveragePooling3D(2) over (batch, depth, height, width, channels), padding excluded from the means.
 LayerRef AveragePooling3D(Size3D pool_size, Pooling3DOptions options = {});
+/// GlobalAveragePooling2D(): (batch, height, width, channels) -> (batch, channels), the mean.
 LayerRef GlobalAveragePooling2D(GlobalPoolingOptions options = {});
+/// GlobalMaxPooling2D(): (batch, height, width, channels) -> (batch, channels), the maximum.
 LayerRef GlobalMaxPooling2D(GlobalPoolingOptions options = {});
 /// GlobalAveragePooling1D(): (batch, steps, features) -> (batch, features), the mean over unmasked steps.
 LayerRef GlobalAveragePooling1D(GlobalPoolingOptions options = {});

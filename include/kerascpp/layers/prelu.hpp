@@ -7,16 +7,24 @@
 
 namespace kerascpp::layers {
 
+/// PReLU's settings, with Keras' names and defaults.
 struct PReLUOptions {
+  /// The slopes' initial values.
   initializers::Initializer alpha_initializer = "zeros";
+  /// A penalty on the slopes added to the loss; none by default.
   regularizers::Regularizer alpha_regularizer{};
+  /// A projection applied to the slopes after each update; none by default.
   constraints::Constraint alpha_constraint{};
+  /// Axes (1 = the first after the batch) sharing one slope; empty is Keras' None.
   std::vector<int> shared_axes{};  // Keras' None: empty
+  /// The layer's name; "" gives it an automatic one from its class ("conv2d", "conv2d_1", ...).
   std::string name{};
 };
 
+/// Keras' PReLU layer (make it with PReLU()).
 class PReLULayer : public Layer {
  public:
+  /// A PReLU whose slope weight is made by build().
   explicit PReLULayer(PReLUOptions options);
   std::string class_name() const override { return "PReLU"; }
   bool supports_masking() const override { return true; }
@@ -32,7 +40,7 @@ class PReLULayer : public Layer {
   Variable* alpha_ = nullptr;
 };
 
-// PReLU(), PReLU({.shared_axes = {1, 2}}).
+/// PReLU(), PReLU({.shared_axes = {1, 2}}).
 LayerRef PReLU(PReLUOptions options = {});
 
 }  // namespace kerascpp::layers

@@ -20,33 +20,53 @@
 
 namespace kerascpp::layers {
 
+/// The settings of LSTM and GRU, with Keras' names and defaults.
 struct RecurrentOptions {
+  /// Applied to the output; "linear" applies none.
   std::string activation = "tanh";
+  /// The gates' activation.
   std::string recurrent_activation = "sigmoid";
+  /// Whether the layer adds a bias.
   bool use_bias = true;
+  /// How the kernel starts: an initializer name or initializers::Constant(v).
   initializers::Initializer kernel_initializer = "glorot_uniform";
+  /// How the recurrent kernel starts.
   initializers::Initializer recurrent_initializer = "orthogonal";
+  /// How the bias starts.
   initializers::Initializer bias_initializer = "zeros";
-  bool unit_forget_bias = true;  // LSTM only: the forget gate's bias starts at 1
+  bool unit_forget_bias = true;  ///< LSTM only: the forget gate's bias starts at 1
+  /// Penalty on the kernel added to the loss (none by default).
   regularizers::Regularizer kernel_regularizer{};
+  /// Penalty on the recurrent kernel added to the loss (none by default).
   regularizers::Regularizer recurrent_regularizer{};
+  /// Penalty on the bias added to the loss (none by default).
   regularizers::Regularizer bias_regularizer{};
+  /// Projection of the kernel after each optimizer update (none by default).
   constraints::Constraint kernel_constraint{};
+  /// Projection of the recurrent kernel after each optimizer update (none by default).
   constraints::Constraint recurrent_constraint{};
+  /// Projection of the bias after each optimizer update (none by default).
   constraints::Constraint bias_constraint{};
+  /// Output every step's output (batch, steps, units), not only the last (batch, units).
   bool return_sequences = false;
+  /// Read the steps last to first (the output sequence is then reversed too, as in Keras).
   bool go_backwards = false;
+  /// Initializer seed; unset draws one from set_random_seed's stream.
   std::optional<std::uint64_t> seed{};
+  /// The layer's name; "" gives it an automatic one from its class ("conv2d", "conv2d_1", ...).
   std::string name{};
 };
 
-// LSTM and GRU share this class: the input projection of all steps as one matmul, the time
-// loop over Backend ops with Keras' masking, and the weight gradients of all steps as single
-// matmuls; only the cell (layers/lstm_cell.cpp, layers/gru_cell.cpp) differs.
+/// LSTM and GRU share this class: the input projection of all steps as one matmul, the time
+/// loop over Backend ops with Keras' masking, and the weight gradients of all steps as single
+/// matmuls; only the cell (layers/lstm_cell.cpp, layers/gru_cell.cpp) differs.
 class RecurrentLayer : public Layer {
  public:
+  /// Which recurrent cell.
   enum class Cell : std::uint8_t { lstm, gru };
+  /// A `cell` layer of `units` units.
   RecurrentLayer(Cell cell, std::int64_t units, RecurrentOptions options);
+  /// "LSTM" or "GRU".
   std::string class_name() const override { return cell_ == Cell::lstm ? "LSTM" : "GRU"; }
   bool supports_masking() const override { return true; }
   std::vector<Shape> compute_output_shapes(const std::vector<Shape>& in) override;
@@ -58,6 +78,7 @@ class RecurrentLayer : public Layer {
                                            const std::vector<Tensor>& out, const LayerState& st) override;
   std::vector<WeightGroup> weight_groups() override;
   Json get_config() const override;
+  /// The size of the state and the output.
   std::int64_t units() const { return units_; }
 
  private:
@@ -72,7 +93,9 @@ class RecurrentLayer : public Layer {
 };
 
 // LSTM(32), LSTM(16, {.return_sequences = true}); GRU(32), ...
+/// Keras' LSTM(units) over (batch, steps, features).
 LayerRef LSTM(std::int64_t units, RecurrentOptions options = {});
+/// Keras 3's GRU(units) (reset_after=True) over (batch, steps, features).
 LayerRef GRU(std::int64_t units, RecurrentOptions options = {});
 
 }  // namespace kerascpp::layers

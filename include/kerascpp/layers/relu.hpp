@@ -8,15 +8,21 @@
 
 namespace kerascpp::layers {
 
+/// ReLU's settings, with Keras' names and defaults.
 struct ReLUOptions {
-  std::optional<float> max_value = std::nullopt;  // None: no cap
+  std::optional<float> max_value = std::nullopt;  ///< None: no cap
+  /// The slope below the threshold.
   float negative_slope = 0.f;
+  /// Inputs at or below it take the negative slope.
   float threshold = 0.f;
+  /// The layer's name; "" gives it an automatic one from its class ("conv2d", "conv2d_1", ...).
   std::string name{};
 };
 
+/// Keras' ReLU layer (make it with ReLU()).
 class ReLULayer : public ActivationLayer {
  public:
+  /// A ReLU with the cap, slope and threshold of `options`.
   explicit ReLULayer(ReLUOptions options);
   std::string class_name() const override { return "ReLU"; }
   Json get_config() const override;
@@ -25,7 +31,7 @@ class ReLULayer : public ActivationLayer {
   ReLUOptions options_;
 };
 
-// ReLU(), ReLU({.max_value = 6.f}), ReLU({.negative_slope = 0.1f, .threshold = 0.5f}).
+/// ReLU(), ReLU({.max_value = 6.f}), ReLU({.negative_slope = 0.1f, .threshold = 0.5f}).
 LayerRef ReLU(ReLUOptions options = {});
 
 }  // namespace kerascpp::layers

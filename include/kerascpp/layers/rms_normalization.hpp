@@ -8,13 +8,16 @@ namespace kerascpp::layers {
 
 /// Options of RMSNormalization, with Keras' defaults.
 struct RMSNormalizationOptions {
+  /// Added to the mean square before the square root.
   float epsilon = 1e-6f;
+  /// The layer's name; "" gives it an automatic one from its class ("conv2d", "conv2d_1", ...).
   std::string name{};
 };
 
 /// Keras' RMSNormalization over the last axis.
 class RMSNormalizationLayer : public Layer {
  public:
+  /// The `scale` weight is made by build().
   explicit RMSNormalizationLayer(RMSNormalizationOptions options);
   std::string class_name() const override { return "RMSNormalization"; }
   bool supports_masking() const override { return true; }

@@ -6,13 +6,18 @@
 
 namespace kerascpp::layers {
 
+/// Softmax's settings, with Keras' names and defaults.
 struct SoftmaxOptions {
+  /// The axis normalised (batch axis included; negative counts from the end).
   int axis = -1;
+  /// The layer's name; "" gives it an automatic one from its class ("conv2d", "conv2d_1", ...).
   std::string name{};
 };
 
+/// Keras' Softmax layer (make it with Softmax()).
 class SoftmaxLayer : public Layer {
  public:
+  /// A softmax along options.axis.
   explicit SoftmaxLayer(SoftmaxOptions options);
   std::string class_name() const override { return "Softmax"; }
   bool supports_masking() const override { return true; }  // the mask passes through, as in Keras
@@ -26,7 +31,7 @@ class SoftmaxLayer : public Layer {
   SoftmaxOptions options_;
 };
 
-// Softmax(), Softmax({.axis = 1}).
+/// Keras' Softmax(axis=-1): Softmax(), Softmax({.axis = 1}).
 LayerRef Softmax(SoftmaxOptions options = {});
 
 }  // namespace kerascpp::layers

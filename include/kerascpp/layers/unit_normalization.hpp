@@ -7,12 +7,14 @@ namespace kerascpp::layers {
 
 /// Options of UnitNormalization (Keras' axis is the last one here).
 struct UnitNormalizationOptions {
+  /// The layer's name; "" gives it an automatic one from its class ("conv2d", "conv2d_1", ...).
   std::string name{};
 };
 
 /// Keras' UnitNormalization over the last axis.
 class UnitNormalizationLayer : public Layer {
  public:
+  /// A UnitNormalization named by `options`.
   explicit UnitNormalizationLayer(UnitNormalizationOptions options);
   std::string class_name() const override { return "UnitNormalization"; }
   bool supports_masking() const override { return true; }
