@@ -182,7 +182,10 @@ def convert(text):
             continue
         msg = message_args(text[args_open + 1:args_close - 1])
         out.append(text[i:m.start()])
-        out.append(f"KERASCPP_CHECK_{MACRO[t.group(2)]}({negate(cond)}, {msg});")
+        check = negate(cond)
+        if "{" in check and "," in check:  # braces do not protect commas from the preprocessor
+            check = f"({check})"
+        out.append(f"KERASCPP_CHECK_{MACRO[t.group(2)]}({check}, {msg});")
         i = end
         count += 1
     text = "".join(out)

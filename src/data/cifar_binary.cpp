@@ -15,7 +15,7 @@
 namespace kerascpp::data {
 namespace {
 
-constexpr const char* kOp = "CifarBinaryDataset";
+constexpr const char* kCifarBinaryOp = "CifarBinaryDataset";
 constexpr std::int64_t kSide = 32, kPixels = kSide * kSide, kImageBytes = 3 * kPixels;
 
 struct Layout {
@@ -82,14 +82,14 @@ class CifarReader final : public detail::ElementReader {
       : path_(path),
         layout_(l),
         dtype_(dtype),
-        count_(record_count(path, l, kOp)),
-        in_(detail::open_byte_stream(path, detail::Compression::none, kOp)),
+        count_(record_count(path, l, kCifarBinaryOp)),
+        in_(detail::open_byte_stream(path, detail::Compression::none, kCifarBinaryOp)),
         record_(static_cast<std::size_t>(l.record_bytes())) {}
   bool next(Example& out) override {
     if (index_ == count_) return false;
     const std::size_t got = in_.read(reinterpret_cast<char*>(record_.data()), record_.size());
     if (got != record_.size())  // the file shrank after it was opened
-      throw IOError(fmt::format("{}: '{}' ends inside record {} (byte offset {})", kOp, path_, index_,
+      throw IOError(fmt::format("{}: '{}' ends inside record {} (byte offset {})", kCifarBinaryOp, path_, index_,
                                 index_ * layout_.record_bytes() + static_cast<std::int64_t>(got)));
     std::int32_t label = 0;
     Tensor image = unpack_image(record_.data(), layout_, dtype_, label, path_, index_++);
@@ -109,8 +109,8 @@ class CifarReader final : public detail::ElementReader {
 }  // namespace
 
 Dataset CifarBinaryDataset(std::vector<std::string> filenames, CifarOptions options) {
-  const Layout l = layout_of(options, kOp);
-  KERASCPP_CHECK_VALUE(!filenames.empty(), "{}: no files given", kOp);
+  const Layout l = layout_of(options, kCifarBinaryOp);
+  KERASCPP_CHECK_VALUE(!filenames.empty(), "{}: no files given", kCifarBinaryOp);
   const DType dtype = options.dtype;
   return detail::make_file_source(std::move(filenames), [l, dtype](const std::string& path) {
     return std::make_unique<CifarReader>(path, l, dtype);

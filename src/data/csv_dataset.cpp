@@ -26,7 +26,7 @@ CsvColumn::CsvColumn(std::string default_value)
 
 namespace {
 
-constexpr const char* kOp = "CsvDataset";
+constexpr const char* kCsvDatasetOp = "CsvDataset";
 
 template <class T>
 Tensor scalar(DType dtype, T value) {
@@ -39,7 +39,8 @@ class CsvReader final : public detail::ElementReader {
  public:
   CsvReader(const std::string& path, std::shared_ptr<const detail::CsvConfig> config)
       : config_(std::move(config)),
-        records_(path, config_->compression, {config_->options.field_delim, config_->options.use_quote_delim}, kOp) {
+        records_(path, config_->compression, {config_->options.field_delim, config_->options.use_quote_delim},
+                 kCsvDatasetOp) {
     if (config_->options.header && records_.next(fields_) && !config_->expected_header.empty() &&
         fields_ != config_->expected_header)
       records_.fail(1, 1,
@@ -125,7 +126,8 @@ class CsvReader final : public detail::ElementReader {
 void check_increasing(const std::vector<int>& cols, const char* name) {
   for (std::size_t i = 0; i < cols.size(); ++i)
     KERASCPP_CHECK_VALUE(cols[i] >= 0 && (i <= 0 || cols[i] > cols[i - 1]),
-                         "{}: {} must be increasing column indices from 0; got [{}]", kOp, name, fmt::join(cols, ", "));
+                         "{}: {} must be increasing column indices from 0; got [{}]", kCsvDatasetOp, name,
+                         fmt::join(cols, ", "));
 }
 
 }  // namespace
@@ -145,27 +147,27 @@ Dataset make_csv_dataset_from(std::vector<std::string> filenames, std::shared_pt
 namespace kerascpp::data {
 
 Dataset CsvDataset(std::vector<std::string> filenames, std::vector<CsvColumn> record_defaults, CsvOptions options) {
-  KERASCPP_CHECK_VALUE(!record_defaults.empty(), "{}: record_defaults is empty; give one per column", kOp);
+  KERASCPP_CHECK_VALUE(!record_defaults.empty(), "{}: record_defaults is empty; give one per column", kCsvDatasetOp);
   for (std::size_t k = 0; k < record_defaults.size(); ++k) {
     const DType d = record_defaults[k].dtype;
     KERASCPP_CHECK_VALUE(!(d != DType::float32 && d != DType::int32 && d != DType::int64 && d != DType::uint8),
                          "{}: record default {} has dtype {}; CSV columns are float32, int32, int64 or uint8 "
                          "(bytes)",
-                         kOp, k, dtype_name(d));
+                         kCsvDatasetOp, k, dtype_name(d));
   }
   check_increasing(options.select_cols, "select_cols");
   check_increasing(options.exclude_cols, "exclude_cols");
   KERASCPP_CHECK_VALUE(options.select_cols.empty() || options.exclude_cols.empty(),
-                       "{}: give select_cols or exclude_cols, not both", kOp);
+                       "{}: give select_cols or exclude_cols, not both", kCsvDatasetOp);
   KERASCPP_CHECK_VALUE(options.select_cols.empty() || options.select_cols.size() == record_defaults.size(),
                        "{}: select_cols names {} columns but record_defaults has {}; give one default per "
                        "selected column",
-                       kOp, options.select_cols.size(), record_defaults.size());
+                       kCsvDatasetOp, options.select_cols.size(), record_defaults.size());
   const char d = options.field_delim;
   KERASCPP_CHECK_VALUE(d != '\n' && d != '\r' && (!options.use_quote_delim || d != '"'),
-                       "{}: field_delim cannot be a line break or, with use_quote_delim, a quote", kOp);
+                       "{}: field_delim cannot be a line break or, with use_quote_delim, a quote", kCsvDatasetOp);
   auto config = std::make_shared<detail::CsvConfig>();
-  config->compression = detail::parse_compression(options.compression_type, kOp);
+  config->compression = detail::parse_compression(options.compression_type, kCsvDatasetOp);
   config->columns = std::move(record_defaults);
   config->options = std::move(options);
   return detail::make_csv_dataset_from(std::move(filenames), std::move(config));

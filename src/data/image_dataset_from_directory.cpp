@@ -16,7 +16,7 @@
 namespace kerascpp::data {
 namespace {
 
-constexpr const char* kOp = "image_dataset_from_directory";
+constexpr const char* kImageDatasetFromDirectoryOp = "image_dataset_from_directory";
 
 struct LoadSpec {
   std::shared_ptr<const std::vector<std::string>> paths;
@@ -55,8 +55,8 @@ Tensor label_tensor(const std::vector<std::int64_t>& labels, const std::string& 
   const auto n = static_cast<std::int64_t>(labels.size());
   for (std::size_t i = 0; i < labels.size(); ++i)
     KERASCPP_CHECK_VALUE(labels[i] >= 0 && (mode == "int" || labels[i] < num_classes),
-                         "{}: label {} (of file {} in listing order) is outside [0, {}) for label_mode \"{}\"", kOp,
-                         labels[i], i, num_classes, mode);
+                         "{}: label {} (of file {} in listing order) is outside [0, {}) for label_mode \"{}\"",
+                         kImageDatasetFromDirectoryOp, labels[i], i, num_classes, mode);
   if (mode == "int") {
     Tensor t({n}, DType::int32, Device{});
     for (std::int64_t i = 0; i < n; ++i)
@@ -86,7 +86,7 @@ Dataset make_dataset(std::vector<std::string> paths, const std::vector<std::int6
   LoadSpec spec{std::make_shared<const std::vector<std::string>>(std::move(paths)),
                 o.image_size,
                 channels,
-                detail::parse_interpolation(o.interpolation, kOp),
+                detail::parse_interpolation(o.interpolation, kImageDatasetFromDirectoryOp),
                 o.crop_to_aspect_ratio,
                 o.pad_to_aspect_ratio};
   ds = ds.map([spec](const Example& e) {
@@ -103,44 +103,48 @@ Dataset make_dataset(std::vector<std::string> paths, const std::vector<std::int6
 ImageDirectoryDataset image_dataset_from_directory(const std::string& directory, ImageDatasetOptions o) {
   KERASCPP_CHECK_VALUE(
       !(o.labels && std::holds_alternative<std::vector<std::int64_t>>(*o.labels) && !o.class_names.empty()),
-      "{}: class_names can only be given with labels \"inferred\"", kOp);
+      "{}: class_names can only be given with labels \"inferred\"", kImageDatasetFromDirectoryOp);
   KERASCPP_CHECK_VALUE(
       !(o.label_mode && *o.label_mode != "int" && *o.label_mode != "categorical" && *o.label_mode != "binary"),
-      "{}: label_mode must be \"int\", \"categorical\", \"binary\" or std::nullopt, got \"{}\"", kOp, *o.label_mode);
+      "{}: label_mode must be \"int\", \"categorical\", \"binary\" or std::nullopt, got \"{}\"",
+      kImageDatasetFromDirectoryOp, *o.label_mode);
   if (!o.labels || !o.label_mode) o.labels.reset(), o.label_mode.reset();  // either None makes both None, as Keras
   const std::int64_t channels = o.color_mode == "rgb"         ? 3
                                 : o.color_mode == "rgba"      ? 4
                                 : o.color_mode == "grayscale" ? 1
                                                               : 0;
-  KERASCPP_CHECK_VALUE(channels != 0, "{}: color_mode must be \"rgb\", \"rgba\" or \"grayscale\", got \"{}\"", kOp,
-                       o.color_mode);
+  KERASCPP_CHECK_VALUE(channels != 0, "{}: color_mode must be \"rgb\", \"rgba\" or \"grayscale\", got \"{}\"",
+                       kImageDatasetFromDirectoryOp, o.color_mode);
   KERASCPP_CHECK_VALUE(o.image_size[0] > 0 && o.image_size[1] > 0,
-                       "{}: image_size must be two positive integers, got ({}, {})", kOp, o.image_size[0],
-                       o.image_size[1]);
+                       "{}: image_size must be two positive integers, got ({}, {})", kImageDatasetFromDirectoryOp,
+                       o.image_size[0], o.image_size[1]);
   KERASCPP_CHECK_VALUE(!o.batch_size || *o.batch_size > 0, "{}: batch_size must be positive or std::nullopt, got {}",
-                       kOp, *o.batch_size);
-  detail::parse_interpolation(o.interpolation, kOp);
+                       kImageDatasetFromDirectoryOp, *o.batch_size);
+  detail::parse_interpolation(o.interpolation, kImageDatasetFromDirectoryOp);
   KERASCPP_CHECK_VALUE(!o.crop_to_aspect_ratio || !o.pad_to_aspect_ratio,
-                       "{}: set only one of crop_to_aspect_ratio and pad_to_aspect_ratio", kOp);
+                       "{}: set only one of crop_to_aspect_ratio and pad_to_aspect_ratio",
+                       kImageDatasetFromDirectoryOp);
   // Keras' check_validation_split_arg.
   const bool split = o.validation_split != 0.0;
   KERASCPP_CHECK_VALUE(!split || (o.validation_split > 0.0 && o.validation_split < 1.0),
-                       "{}: validation_split must be between 0 and 1, got {}", kOp, o.validation_split);
+                       "{}: validation_split must be between 0 and 1, got {}", kImageDatasetFromDirectoryOp,
+                       o.validation_split);
   KERASCPP_CHECK_VALUE(split == !o.subset.empty(), "{}: subset and validation_split go together: set both or neither",
-                       kOp);
+                       kImageDatasetFromDirectoryOp);
   KERASCPP_CHECK_VALUE(!(!o.subset.empty() && o.subset != "training" && o.subset != "validation" && o.subset != "both"),
-                       "{}: subset must be \"training\", \"validation\" or \"both\", got \"{}\"", kOp, o.subset);
+                       "{}: subset must be \"training\", \"validation\" or \"both\", got \"{}\"",
+                       kImageDatasetFromDirectoryOp, o.subset);
   KERASCPP_CHECK_VALUE(!split || !o.shuffle || o.seed,
                        "{}: with validation_split and shuffle, give a seed, so that the training and "
                        "validation subsets do not overlap",
-                       kOp);
+                       kImageDatasetFromDirectoryOp);
   const std::uint64_t seed = o.seed ? *o.seed : next_random_seed() % 1000000;
 
   ImageDirectoryIndex index =
       index_image_directory(directory, o.labels, o.class_names, o.shuffle, seed, o.follow_links);
   KERASCPP_CHECK_VALUE(!o.label_mode || *o.label_mode != "binary" || index.class_names.size() == 2,
-                       "{}: label_mode \"binary\" needs exactly 2 classes, '{}' has {}", kOp, directory,
-                       index.class_names.size());
+                       "{}: label_mode \"binary\" needs exactly 2 classes, '{}' has {}", kImageDatasetFromDirectoryOp,
+                       directory, index.class_names.size());
   const auto num_classes = static_cast<std::int64_t>(index.class_names.size());
 
   // Keras' get_training_or_validation_split: the last int(split * n) files are the validation set.
@@ -154,7 +158,7 @@ ImageDirectoryDataset image_dataset_from_directory(const std::string& directory,
     KERASCPP_CHECK_IO(!p.empty(),
                       "{}: no {}images found in '{}' (allowed formats: .bmp, .gif, .jpeg, .jpg, .png; "
                       "class folders are its sub-folders)",
-                      kOp,
+                      kImageDatasetFromDirectoryOp,
                       !split       ? ""
                       : validation ? "validation "
                                    : "training ",

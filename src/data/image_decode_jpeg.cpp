@@ -19,7 +19,7 @@
 namespace kerascpp::data {
 namespace {
 
-constexpr const char* kOp = "decode_jpeg";
+constexpr const char* kImageDecodeJpegOp = "decode_jpeg";
 
 struct ErrorManager {
   jpeg_error_mgr pub;  // first: libjpeg hands back a pointer to it
@@ -86,7 +86,7 @@ bool decode_rows(Decoder& d, const detail::EncodedBytes& in, const DecodeJpegOpt
   c.scale_denom = static_cast<unsigned>(o.ratio);
   c.dct_method = o.dct_method == "INTEGER_ACCURATE" ? JDCT_ISLOW : JDCT_IFAST;
   jpeg_calc_output_dimensions(&c);
-  detail::check_decoded_size(c.output_height, c.output_width, channels, kOp, source);
+  detail::check_decoded_size(c.output_height, c.output_width, channels, kImageDecodeJpegOp, source);
   jpeg_start_decompress(&c);
   out = Tensor({c.output_height, c.output_width, channels}, DType::uint8, Device{});
   auto* dst = static_cast<JSAMPLE*>(out.raw());
@@ -116,7 +116,7 @@ bool decode_rows(Decoder& d, const detail::EncodedBytes& in, const DecodeJpegOpt
 }  // namespace
 
 Tensor decode_jpeg(const Tensor& contents, const DecodeJpegOptions& options) {
-  const std::string prefix = detail::image_error_prefix(kOp, options.source);
+  const std::string prefix = detail::image_error_prefix(kImageDecodeJpegOp, options.source);
   KERASCPP_CHECK_VALUE(options.channels == 0 || options.channels == 1 || options.channels == 3,
                        "{}channels must be 0, 1 or 3, got {}", prefix, options.channels);
   KERASCPP_CHECK_VALUE(!(options.ratio != 1 && options.ratio != 2 && options.ratio != 4 && options.ratio != 8),
@@ -124,7 +124,7 @@ Tensor decode_jpeg(const Tensor& contents, const DecodeJpegOptions& options) {
   KERASCPP_CHECK_VALUE(
       options.dct_method.empty() || options.dct_method == "INTEGER_FAST" || options.dct_method == "INTEGER_ACCURATE",
       "{}dct_method must be \"\", \"INTEGER_FAST\" or \"INTEGER_ACCURATE\", got \"{}\"", prefix, options.dct_method);
-  const detail::EncodedBytes in = detail::encoded_bytes(contents, kOp);
+  const detail::EncodedBytes in = detail::encoded_bytes(contents, kImageDecodeJpegOp);
   KERASCPP_CHECK_IO(in.size != 0, "{}the data is empty, not a JPEG image", prefix);
   Decoder d;
   Tensor out;

@@ -19,7 +19,7 @@ namespace kerascpp::data {
 namespace {
 
 namespace fs = std::filesystem;
-constexpr const char* kOp = "image_dataset_from_directory";
+constexpr const char* kImageDirectoryIndexOp = "image_dataset_from_directory";
 
 // Keras' ALLOWLIST_FORMATS, compared with the name lower-cased.
 bool has_image_extension(std::string name) {
@@ -48,7 +48,7 @@ void walk(const std::string& root, bool follow_links,
           std::vector<std::pair<std::string, std::vector<std::string>>>& out) {
   std::error_code ec;
   fs::directory_iterator it(root, ec);
-  KERASCPP_CHECK_IO(!ec, "{}: cannot read the folder '{}': {}", kOp, root, ec.message());
+  KERASCPP_CHECK_IO(!ec, "{}: cannot read the folder '{}': {}", kImageDirectoryIndexOp, root, ec.message());
   std::vector<std::string> files, dirs;
   for (const fs::directory_entry& e : it) {
     const std::string name = e.path().filename().string();
@@ -100,15 +100,15 @@ ImageDirectoryIndex index_image_directory(const std::string& directory, const st
                                           const std::vector<std::string>& class_names, bool shuffle, std::uint64_t seed,
                                           bool follow_links) {
   std::error_code ec;
-  KERASCPP_CHECK_IO(fs::is_directory(directory, ec), "{}: '{}' is not a folder{}", kOp, directory,
+  KERASCPP_CHECK_IO(fs::is_directory(directory, ec), "{}: '{}' is not a folder{}", kImageDirectoryIndexOp, directory,
                     fs::exists(directory, ec) ? "" : " (it does not exist)");
-  KERASCPP_CHECK_VALUE(seed <= 0xffffffffu, "{}: seed must be between 0 and 2**32 - 1 (numpy's limit), got {}", kOp,
-                       seed);
+  KERASCPP_CHECK_VALUE(seed <= 0xffffffffu, "{}: seed must be between 0 and 2**32 - 1 (numpy's limit), got {}",
+                       kImageDirectoryIndexOp, seed);
   const bool inferred = labels && std::holds_alternative<std::string>(*labels);
   KERASCPP_CHECK_VALUE(!inferred || std::get<std::string>(*labels) == "inferred",
                        "{}: labels must be \"inferred\", a list of integer labels (one per file) or "
                        "std::nullopt (no labels), got \"{}\"",
-                       kOp, std::get<std::string>(*labels));
+                       kImageDirectoryIndexOp, std::get<std::string>(*labels));
   ImageDirectoryIndex index;
   std::vector<std::string> subdirs;
   if (inferred) {
@@ -116,14 +116,14 @@ ImageDirectoryIndex index_image_directory(const std::string& directory, const st
       const std::string name = e.path().filename().string();
       if (is_dir(e) && name.front() != '.') subdirs.push_back(name);
     }
-    KERASCPP_CHECK_IO(!ec, "{}: cannot read the folder '{}': {}", kOp, directory, ec.message());
+    KERASCPP_CHECK_IO(!ec, "{}: cannot read the folder '{}': {}", kImageDirectoryIndexOp, directory, ec.message());
     std::sort(subdirs.begin(), subdirs.end());
     if (!class_names.empty()) {
       const std::set<std::string> present(subdirs.begin(), subdirs.end());
       for (const std::string& c : class_names)
         KERASCPP_CHECK_VALUE(present.count(c),
-                             "{}: class_names must name sub-folders of '{}'; '{}' is not one (found: [{}])", kOp,
-                             directory, c, fmt::join(subdirs, ", "));
+                             "{}: class_names must name sub-folders of '{}'; '{}' is not one (found: [{}])",
+                             kImageDirectoryIndexOp, directory, c, fmt::join(subdirs, ", "));
       subdirs = class_names;  // the order given
     }
     index.class_names = subdirs;
@@ -136,14 +136,14 @@ ImageDirectoryIndex index_image_directory(const std::string& directory, const st
     KERASCPP_CHECK_VALUE(class_names.empty(),
                          "{}: class_names can only be given with labels \"inferred\"; with a list of labels "
                          "the class names are the sorted labels",
-                         kOp);
+                         kImageDirectoryIndexOp);
     index.file_paths = image_files_under(directory, "", follow_links);
     if (labels) {
       index.labels = std::get<std::vector<std::int64_t>>(*labels);
       KERASCPP_CHECK_VALUE(index.labels.size() == index.file_paths.size(),
                            "{}: {} labels were given for the {} image files in '{}'; give one per file, in "
                            "alphanumeric order of their paths",
-                           kOp, index.labels.size(), index.file_paths.size(), directory);
+                           kImageDirectoryIndexOp, index.labels.size(), index.file_paths.size(), directory);
       const std::set<std::int64_t> distinct(index.labels.begin(), index.labels.end());
       for (std::int64_t l : distinct) index.class_names.push_back(std::to_string(l));
     }

@@ -92,18 +92,20 @@ template void resize_window<float>(const float*, std::int64_t, std::int64_t, std
 }  // namespace detail
 
 Tensor resize_image(const Tensor& images, std::array<std::int64_t, 2> size, const std::string& interpolation) {
-  constexpr const char* kOp = "resize_image";
-  const detail::Interpolation method = detail::parse_interpolation(interpolation, kOp);
+  constexpr const char* kImageResizeOp = "resize_image";
+  const detail::Interpolation method = detail::parse_interpolation(interpolation, kImageResizeOp);
   const bool batched = images.rank() == 4;
   KERASCPP_CHECK_SHAPE(
       (images.rank() == 3 || batched) && (images.dtype() == DType::uint8 || images.dtype() == DType::float32),
       "{}: expected uint8 or float32 images (height, width, channels) or (batch, height, "
       "width, channels), got {} of shape {}",
-      kOp, dtype_name(images.dtype()), shape_str(images.shape()));
-  KERASCPP_CHECK_VALUE(size[0] > 0 && size[1] > 0, "{}: size must be positive, got ({}, {})", kOp, size[0], size[1]);
+      kImageResizeOp, dtype_name(images.dtype()), shape_str(images.shape()));
+  KERASCPP_CHECK_VALUE(size[0] > 0 && size[1] > 0, "{}: size must be positive, got ({}, {})", kImageResizeOp, size[0],
+                       size[1]);
   const Tensor host = images.to(Device{});
   const std::int64_t n = batched ? host.dim(0) : 1, h = host.dim(-3), w = host.dim(-2), c = host.dim(-1);
-  KERASCPP_CHECK_SHAPE(h > 0 && w > 0, "{}: cannot resize an empty image of shape {}", kOp, shape_str(host.shape()));
+  KERASCPP_CHECK_SHAPE(h > 0 && w > 0, "{}: cannot resize an empty image of shape {}", kImageResizeOp,
+                       shape_str(host.shape()));
   Shape out_shape{size[0], size[1], c};
   if (batched) out_shape.insert(out_shape.begin(), n);
   Tensor out(out_shape, DType::float32, Device{});

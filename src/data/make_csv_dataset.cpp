@@ -15,23 +15,23 @@
 namespace kerascpp::data {
 namespace {
 
-constexpr const char* kOp = "make_csv_dataset";
+constexpr const char* kMakeCsvDatasetOp = "make_csv_dataset";
 
 std::size_t column_of(const std::vector<std::string>& header, const std::string& name, const std::string& file) {
   const auto it = std::find(header.begin(), header.end(), name);
-  KERASCPP_CHECK_VALUE(it != header.end(), "{}: no column '{}' in the header of '{}'; its columns are [{}]", kOp, name,
-                       file, fmt::join(header, ", "));
+  KERASCPP_CHECK_VALUE(it != header.end(), "{}: no column '{}' in the header of '{}'; its columns are [{}]",
+                       kMakeCsvDatasetOp, name, file, fmt::join(header, ", "));
   return static_cast<std::size_t>(it - header.begin());
 }
 
 // int32 when the label's first `rows` values all are integers in range, else float32 (tf.data
 // infers a column's type from its first rows the same way).
-DType infer_label_dtype(detail::CsvRecordReader& records, std::size_t label, std::int64_t rows) {
+DType infer_label_dtype(kerascpp::detail::CsvRecordReader& records, std::size_t label, std::int64_t rows) {
   std::vector<std::string> fields;
   for (std::int64_t r = 0; r < rows && records.next(fields);) {
     if (label >= fields.size()) continue;  // CsvDataset reports the short record when it reads it
     std::int32_t v = 0;
-    if (!detail::parse_csv_int32(fields[label], v)) return DType::float32;
+    if (!kerascpp::detail::parse_csv_int32(fields[label], v)) return DType::float32;
     ++r;
   }
   return DType::int32;
@@ -40,12 +40,14 @@ DType infer_label_dtype(detail::CsvRecordReader& records, std::size_t label, std
 }  // namespace
 
 Dataset make_csv_dataset(const std::string& file_pattern, std::int64_t batch_size, MakeCsvOptions options) {
-  KERASCPP_CHECK_VALUE(batch_size > 0, "{}: batch_size must be positive; got {}", kOp, batch_size);
+  KERASCPP_CHECK_VALUE(batch_size > 0, "{}: batch_size must be positive; got {}", kMakeCsvDatasetOp, batch_size);
   std::vector<std::string> files = list_files(file_pattern, {options.shuffle, options.shuffle_seed});
-  const detail::Compression compression = detail::parse_compression(options.compression_type, kOp);
-  detail::CsvRecordReader first(files[0], compression, {options.field_delim, options.use_quote_delim}, kOp);
+  const kerascpp::detail::Compression compression =
+      kerascpp::detail::parse_compression(options.compression_type, kMakeCsvDatasetOp);
+  kerascpp::detail::CsvRecordReader first(files[0], compression, {options.field_delim, options.use_quote_delim},
+                                          kMakeCsvDatasetOp);
   std::vector<std::string> header;
-  KERASCPP_CHECK_VALUE(first.next(header), "{}: '{}' is empty; it needs a header line", kOp, files[0]);
+  KERASCPP_CHECK_VALUE(first.next(header), "{}: '{}' is empty; it needs a header line", kMakeCsvDatasetOp, files[0]);
 
   std::vector<std::size_t> columns;  // the columns read, increasing
   if (options.select_columns.empty()) {
@@ -61,10 +63,10 @@ Dataset make_csv_dataset(const std::string& file_pattern, std::int64_t batch_siz
   std::sort(columns.begin(), columns.end());
   columns.erase(std::unique(columns.begin(), columns.end()), columns.end());
   KERASCPP_CHECK_VALUE(columns.size() != (label ? 1u : 0u), "{}: no feature columns are left besides the label '{}'",
-                       kOp, options.label_name);
+                       kMakeCsvDatasetOp, options.label_name);
 
   const DType label_dtype = label ? infer_label_dtype(first, *label, options.num_rows_for_inference) : DType::float32;
-  auto config = std::make_shared<detail::CsvConfig>();
+  auto config = std::make_shared<kerascpp::detail::CsvConfig>();
   config->compression = compression;
   config->options.header = true;
   config->options.field_delim = options.field_delim;
@@ -78,7 +80,7 @@ Dataset make_csv_dataset(const std::string& file_pattern, std::int64_t batch_siz
     if (is_label) label_slot = k;
     config->columns.emplace_back(is_label ? label_dtype : DType::float32);  // required: no defaults
   }
-  Dataset ds = detail::make_csv_dataset_from(std::move(files), std::move(config));
+  Dataset ds = kerascpp::detail::make_csv_dataset_from(std::move(files), std::move(config));
 
   const bool has_label = label.has_value();
   ds = ds.map([has_label, label_slot](const Example& e) {

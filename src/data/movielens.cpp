@@ -16,7 +16,7 @@
 namespace kerascpp::data {
 namespace {
 
-constexpr const char* kOp = "read_movielens_ratings";
+constexpr const char* kMovielensOp = "read_movielens_ratings";
 constexpr std::string_view kCsvHeader = "userId,movieId,rating,timestamp";
 
 // The line's four fields, split at `sep`; false when there are not exactly four.
@@ -33,7 +33,7 @@ bool split4(std::string_view line, std::string_view sep, std::string_view (&fiel
 }  // namespace
 
 MovieLensRatings read_movielens_ratings(const std::string& path) {
-  detail::BufferedInput in(detail::open_byte_stream(path, detail::Compression::none, kOp));
+  detail::BufferedInput in(detail::open_byte_stream(path, detail::Compression::none, kMovielensOp));
   std::vector<std::int64_t> users, items, times;
   std::vector<float> ratings;
   std::string line;
@@ -50,21 +50,22 @@ MovieLensRatings read_movielens_ratings(const std::string& path) {
     if (line.empty()) continue;  // a blank last line
     std::string_view f[4];
     KERASCPP_CHECK_IO(split4(line, sep, f), "{}: '{}' line {}: expected 4 fields separated by \"{}\" ({}), got \"{}\"",
-                      kOp, path, line_no, sep, sep == "," ? kCsvHeader : "user::movie::rating::timestamp", line);
+                      kMovielensOp, path, line_no, sep, sep == "," ? kCsvHeader : "user::movie::rating::timestamp",
+                      line);
     std::int64_t user = 0, item = 0, time = 0;
     float rating = 0;
     const bool ok[4] = {detail::parse_csv_int64(f[0], user), detail::parse_csv_int64(f[1], item),
                         detail::parse_csv_float(f[2], rating) && rating >= 0.f && rating <= 5.f,
                         detail::parse_csv_int64(f[3], time)};
     for (int i = 0; i < 4; ++i)
-      KERASCPP_CHECK_IO(ok[i], "{}: '{}' line {}: the {} \"{}\" is not {}", kOp, path, line_no, kNames[i], f[i],
-                        i == 2 ? "a number from 0 to 5" : "an integer");
+      KERASCPP_CHECK_IO(ok[i], "{}: '{}' line {}: the {} \"{}\" is not {}", kMovielensOp, path, line_no, kNames[i],
+                        f[i], i == 2 ? "a number from 0 to 5" : "an integer");
     users.push_back(user);
     items.push_back(item);
     ratings.push_back(rating);
     times.push_back(time);
   }
-  KERASCPP_CHECK_IO(!users.empty(), "{}: '{}' holds no ratings", kOp, path);
+  KERASCPP_CHECK_IO(!users.empty(), "{}: '{}' holds no ratings", kMovielensOp, path);
   const auto n = static_cast<std::int64_t>(users.size());
   return {Tensor::from_vector({n}, users), Tensor::from_vector({n}, items), Tensor::from_vector({n}, ratings),
           Tensor::from_vector({n}, times)};

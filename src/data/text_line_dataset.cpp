@@ -8,11 +8,12 @@
 namespace kerascpp::data {
 namespace {
 
-constexpr const char* kOp = "TextLineDataset";
+constexpr const char* kTextLineDatasetOp = "TextLineDataset";
 
 class LineReader final : public detail::ElementReader {
  public:
-  LineReader(const std::string& path, detail::Compression c) : in_(detail::open_byte_stream(path, c, kOp)) {}
+  LineReader(const std::string& path, detail::Compression c)
+      : in_(detail::open_byte_stream(path, c, kTextLineDatasetOp)) {}
   bool next(Example& out) override {
     if (!in_.read_line(line_)) return false;
     if (!line_.empty() && line_.back() == '\r') line_.pop_back();  // "\r\n" endings, as tf.data
@@ -28,7 +29,7 @@ class LineReader final : public detail::ElementReader {
 }  // namespace
 
 Dataset TextLineDataset(std::vector<std::string> filenames, TextLineOptions options) {
-  const detail::Compression c = detail::parse_compression(options.compression_type, kOp);
+  const detail::Compression c = detail::parse_compression(options.compression_type, kTextLineDatasetOp);
   return detail::make_file_source(std::move(filenames),
                                   [c](const std::string& path) { return std::make_unique<LineReader>(path, c); });
 }

@@ -22,7 +22,7 @@
 namespace kerascpp::data {
 namespace {
 
-constexpr const char* kOp = "TFRecordWriter";
+constexpr const char* kTfrecordWriterOp = "TFRecordWriter";
 
 void append_le(std::string& out, std::uint64_t v, int bytes) {
   for (int i = 0; i < bytes; ++i) out.push_back(static_cast<char>((v >> (8 * i)) & 0xFF));
@@ -46,7 +46,7 @@ struct TFRecordWriter::Impl {
   std::string frame;  // one framed record, reused
 
   [[noreturn]] void fail(const std::string& what) {
-    const std::string message = fmt::format("{}: writing '{}' failed: {}", kOp, path, what);
+    const std::string message = fmt::format("{}: writing '{}' failed: {}", kTfrecordWriterOp, path, what);
     discard();
     throw IOError(message);
   }
@@ -88,19 +88,19 @@ struct TFRecordWriter::Impl {
 TFRecordWriter::TFRecordWriter(std::string path, TFRecordOptions options) : impl_(std::make_unique<Impl>()) {
   Impl& w = *impl_;
   w.path = std::move(path);
-  const detail::Compression c = detail::parse_compression(options.compression_type, kOp);
+  const detail::Compression c = detail::parse_compression(options.compression_type, kTfrecordWriterOp);
   w.tmp = temporary_name(w.path);
   // O_EXCL: the temporary name is this writer's alone, even with several writers in one directory.
   const int fd = ::open(w.tmp.c_str(), O_WRONLY | O_CREAT | O_EXCL | O_CLOEXEC, 0666);
   KERASCPP_CHECK_IO(fd >= 0,
                     "{}: cannot create a file beside '{}': {}; check that the directory exists and is "
                     "writable",
-                    kOp, w.path, std::strerror(errno));
+                    kTfrecordWriterOp, w.path, std::strerror(errno));
   w.file = ::fdopen(fd, "wb");
   if (!w.file) {
     ::close(fd);
     std::remove(w.tmp.c_str());
-    throw IOError(fmt::format("{}: cannot write '{}': {}", kOp, w.tmp, std::strerror(errno)));
+    throw IOError(fmt::format("{}: cannot write '{}': {}", kTfrecordWriterOp, w.tmp, std::strerror(errno)));
   }
   if (c != detail::Compression::none) {
     if (deflateInit2(&w.z, Z_DEFAULT_COMPRESSION, Z_DEFLATED, c == detail::Compression::gzip ? 15 + 16 : 15, 8,
@@ -125,7 +125,7 @@ TFRecordWriter::~TFRecordWriter() {
 
 void TFRecordWriter::write(std::string_view record) {
   Impl& w = *impl_;
-  KERASCPP_CHECK_STATE(w.file, "{}: '{}' is closed; open a new writer to write more", kOp, w.path);
+  KERASCPP_CHECK_STATE(w.file, "{}: '{}' is closed; open a new writer to write more", kTfrecordWriterOp, w.path);
   w.frame.clear();
   append_le(w.frame, record.size(), 8);
   append_le(w.frame, detail::masked_crc32c(w.frame.data(), 8), 4);
