@@ -4,13 +4,7 @@
 #pragma once
 #include <cmath>
 
-#ifndef KERASCPP_HOST_DEVICE
-#ifdef __CUDACC__
-#define KERASCPP_HOST_DEVICE __host__ __device__
-#else
-#define KERASCPP_HOST_DEVICE
-#endif
-#endif
+#include "backend/host_device.hpp"
 
 namespace kerascpp::op_shapes {
 

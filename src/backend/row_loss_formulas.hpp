@@ -10,13 +10,7 @@
 
 #include "kerascpp/row_loss.hpp"
 
-#ifndef KERASCPP_HOST_DEVICE
-#ifdef __CUDACC__
-#define KERASCPP_HOST_DEVICE __host__ __device__
-#else
-#define KERASCPP_HOST_DEVICE
-#endif
-#endif
+#include "backend/host_device.hpp"
 
 namespace kerascpp::row_losses {
 

@@ -7,7 +7,7 @@
 
 #include "kerascpp/tensor.hpp"
 
-namespace kerascpp::data::detail {
+namespace kerascpp::data::image_detail {
 
 // A corrupt header can declare a 65535 x 65535 image in a few bytes; decoding refuses more than
 // this many output bytes (1 GiB) before allocating them.
@@ -28,4 +28,4 @@ std::string image_error_prefix(const char* op, const std::string& source);
 void check_decoded_size(std::int64_t height, std::int64_t width, std::int64_t channels, const char* op,
                         const std::string& source);
 
-}  // namespace kerascpp::data::detail
+}  // namespace kerascpp::data::image_detail

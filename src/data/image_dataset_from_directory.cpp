@@ -22,7 +22,7 @@ struct LoadSpec {
   std::shared_ptr<const std::vector<std::string>> paths;
   std::array<std::int64_t, 2> size;
   std::int64_t channels;
-  detail::Interpolation interpolation;
+  image_detail::Interpolation interpolation;
   bool crop_to_aspect_ratio;
   bool pad_to_aspect_ratio;
 };
@@ -36,7 +36,7 @@ Tensor load_image(const LoadSpec& spec, std::int64_t index) {
   if (spec.pad_to_aspect_ratio) {
     const auto [top, left, rh, rw] = aspect_ratio_pad_box(h, w, spec.size);
     Tensor resized({rh, rw, c}, DType::float32, Device{});
-    detail::resize_window(pixels, w, c, {0, 0, h, w}, rh, rw, spec.interpolation, resized.data<float>());
+    image_detail::resize_window(pixels, w, c, {0, 0, h, w}, rh, rw, spec.interpolation, resized.data<float>());
     Tensor out = Tensor::zeros({spec.size[0], spec.size[1], c}, DType::float32, Device{});
     for (std::int64_t y = 0; y < rh && top + y < spec.size[0]; ++y)
       std::copy_n(resized.data<float>() + y * rw * c, std::min(rw, spec.size[1] - left) * c,
@@ -46,7 +46,7 @@ Tensor load_image(const LoadSpec& spec, std::int64_t index) {
   const std::array<std::int64_t, 4> box =
       spec.crop_to_aspect_ratio ? aspect_ratio_crop_box(h, w, spec.size) : std::array<std::int64_t, 4>{0, 0, h, w};
   Tensor out({spec.size[0], spec.size[1], c}, DType::float32, Device{});
-  detail::resize_window(pixels, w, c, box, spec.size[0], spec.size[1], spec.interpolation, out.data<float>());
+  image_detail::resize_window(pixels, w, c, box, spec.size[0], spec.size[1], spec.interpolation, out.data<float>());
   return out;
 }
 
@@ -86,7 +86,7 @@ Dataset make_dataset(std::vector<std::string> paths, const std::vector<std::int6
   LoadSpec spec{std::make_shared<const std::vector<std::string>>(std::move(paths)),
                 o.image_size,
                 channels,
-                detail::parse_interpolation(o.interpolation, kImageDatasetFromDirectoryOp),
+                image_detail::parse_interpolation(o.interpolation, kImageDatasetFromDirectoryOp),
                 o.crop_to_aspect_ratio,
                 o.pad_to_aspect_ratio};
   ds = ds.map([spec](const Example& e) {
@@ -120,7 +120,7 @@ ImageDirectoryDataset image_dataset_from_directory(const std::string& directory,
                        o.image_size[0], o.image_size[1]);
   KERASCPP_CHECK_VALUE(!o.batch_size || *o.batch_size > 0, "{}: batch_size must be positive or std::nullopt, got {}",
                        kImageDatasetFromDirectoryOp, *o.batch_size);
-  detail::parse_interpolation(o.interpolation, kImageDatasetFromDirectoryOp);
+  image_detail::parse_interpolation(o.interpolation, kImageDatasetFromDirectoryOp);
   KERASCPP_CHECK_VALUE(!o.crop_to_aspect_ratio || !o.pad_to_aspect_ratio,
                        "{}: set only one of crop_to_aspect_ratio and pad_to_aspect_ratio",
                        kImageDatasetFromDirectoryOp);

@@ -14,7 +14,7 @@
 #include "kerascpp/error.hpp"
 
 namespace kerascpp::data {
-namespace detail {
+namespace image_detail {
 
 EncodedBytes encoded_bytes(const Tensor& contents, const char* op) {
   KERASCPP_CHECK_SHAPE(contents.dtype() == DType::uint8 && contents.rank() == 1,
@@ -40,10 +40,10 @@ void check_decoded_size(std::int64_t height, std::int64_t width, std::int64_t ch
                     image_error_prefix(op, source), height, width, channels, kMaxDecodedBytes >> 20);
 }
 
-}  // namespace detail
+}  // namespace image_detail
 
 std::string sniff_image_format(const Tensor& contents) {
-  const detail::EncodedBytes in = detail::encoded_bytes(contents, "sniff_image_format");
+  const image_detail::EncodedBytes in = image_detail::encoded_bytes(contents, "sniff_image_format");
   const auto starts_with = [&](const char* sig, std::size_t n) {
     return in.size >= n && std::memcmp(in.data, sig, n) == 0;
   };
@@ -55,7 +55,7 @@ std::string sniff_image_format(const Tensor& contents) {
 }
 
 Tensor decode_image(const Tensor& contents, const DecodeImageOptions& options) {
-  const std::string prefix = detail::image_error_prefix("decode_image", options.source);
+  const std::string prefix = image_detail::image_error_prefix("decode_image", options.source);
   KERASCPP_CHECK_VALUE(options.channels >= 0 && options.channels <= 4 && options.channels != 2,
                        "{}channels must be 0, 1, 3 or 4, got {}", prefix, options.channels);
   const std::string format = sniff_image_format(contents);

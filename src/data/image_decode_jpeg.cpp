@@ -68,8 +68,8 @@ void rgb_to_grey(JSAMPLE* row, JDIMENSION width) {  // in place; libjpeg's own w
 // Everything between setjmp and the last libjpeg call. Returns false after a libjpeg error (its
 // text in d.err.message) or a truncated stream. `out` and `cmyk` live in the caller, so a longjmp
 // skips no destructor.
-bool decode_rows(Decoder& d, const detail::EncodedBytes& in, const DecodeJpegOptions& o, const std::string& source,
-                 Tensor& out, std::vector<JSAMPLE>& cmyk) {
+bool decode_rows(Decoder& d, const image_detail::EncodedBytes& in, const DecodeJpegOptions& o,
+                 const std::string& source, Tensor& out, std::vector<JSAMPLE>& cmyk) {
   jpeg_decompress_struct& c = d.cinfo;
   c.err = jpeg_std_error(&d.err.pub);
   d.err.pub.error_exit = on_error;
@@ -86,7 +86,7 @@ bool decode_rows(Decoder& d, const detail::EncodedBytes& in, const DecodeJpegOpt
   c.scale_denom = static_cast<unsigned>(o.ratio);
   c.dct_method = o.dct_method == "INTEGER_ACCURATE" ? JDCT_ISLOW : JDCT_IFAST;
   jpeg_calc_output_dimensions(&c);
-  detail::check_decoded_size(c.output_height, c.output_width, channels, kImageDecodeJpegOp, source);
+  image_detail::check_decoded_size(c.output_height, c.output_width, channels, kImageDecodeJpegOp, source);
   jpeg_start_decompress(&c);
   out = Tensor({c.output_height, c.output_width, channels}, DType::uint8, Device{});
   auto* dst = static_cast<JSAMPLE*>(out.raw());
@@ -116,7 +116,7 @@ bool decode_rows(Decoder& d, const detail::EncodedBytes& in, const DecodeJpegOpt
 }  // namespace
 
 Tensor decode_jpeg(const Tensor& contents, const DecodeJpegOptions& options) {
-  const std::string prefix = detail::image_error_prefix(kImageDecodeJpegOp, options.source);
+  const std::string prefix = image_detail::image_error_prefix(kImageDecodeJpegOp, options.source);
   KERASCPP_CHECK_VALUE(options.channels == 0 || options.channels == 1 || options.channels == 3,
                        "{}channels must be 0, 1 or 3, got {}", prefix, options.channels);
   KERASCPP_CHECK_VALUE(!(options.ratio != 1 && options.ratio != 2 && options.ratio != 4 && options.ratio != 8),
@@ -124,7 +124,7 @@ Tensor decode_jpeg(const Tensor& contents, const DecodeJpegOptions& options) {
   KERASCPP_CHECK_VALUE(
       options.dct_method.empty() || options.dct_method == "INTEGER_FAST" || options.dct_method == "INTEGER_ACCURATE",
       "{}dct_method must be \"\", \"INTEGER_FAST\" or \"INTEGER_ACCURATE\", got \"{}\"", prefix, options.dct_method);
-  const detail::EncodedBytes in = detail::encoded_bytes(contents, kImageDecodeJpegOp);
+  const image_detail::EncodedBytes in = image_detail::encoded_bytes(contents, kImageDecodeJpegOp);
   KERASCPP_CHECK_IO(in.size != 0, "{}the data is empty, not a JPEG image", prefix);
   Decoder d;
   Tensor out;

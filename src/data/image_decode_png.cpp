@@ -64,7 +64,7 @@ bool decode_rows(Reader& r, std::int64_t want, const std::string& source, Tensor
   const int have = (color & PNG_COLOR_MASK_COLOR) ? 3 : 1;
   const bool alpha = (color & PNG_COLOR_MASK_ALPHA) != 0 || has_trns;
   const int channels = want != 0 ? static_cast<int>(want) : have + (alpha ? 1 : 0);
-  detail::check_decoded_size(height, width, channels, kImageDecodePngOp, source);
+  image_detail::check_decoded_size(height, width, channels, kImageDecodePngOp, source);
 
   png_set_strip_16(png);
   png_set_packing(png);  // 1, 2 and 4-bit samples one per byte
@@ -93,10 +93,10 @@ bool decode_rows(Reader& r, std::int64_t want, const std::string& source, Tensor
 }  // namespace
 
 Tensor decode_png(const Tensor& contents, const DecodePngOptions& options) {
-  const std::string prefix = detail::image_error_prefix(kImageDecodePngOp, options.source);
+  const std::string prefix = image_detail::image_error_prefix(kImageDecodePngOp, options.source);
   KERASCPP_CHECK_VALUE(options.channels >= 0 && options.channels <= 4 && options.channels != 2,
                        "{}channels must be 0, 1, 3 or 4, got {}", prefix, options.channels);
-  const detail::EncodedBytes in = detail::encoded_bytes(contents, kImageDecodePngOp);
+  const image_detail::EncodedBytes in = image_detail::encoded_bytes(contents, kImageDecodePngOp);
   KERASCPP_CHECK_IO(in.size >= 8 && png_sig_cmp(in.data, 0, 8) == 0,
                     "{}not a PNG image (the data does not start with PNG's 8-byte signature)", prefix);
   Reader r;

@@ -13,7 +13,7 @@
 #include "kerascpp/error.hpp"
 
 namespace kerascpp::data {
-namespace detail {
+namespace image_detail {
 namespace {
 
 // One output coordinate's two source indices and the weight of the second, as TensorFlow's
@@ -89,11 +89,11 @@ template void resize_window<std::uint8_t>(const std::uint8_t*, std::int64_t, std
 template void resize_window<float>(const float*, std::int64_t, std::int64_t, std::array<std::int64_t, 4>, std::int64_t,
                                    std::int64_t, Interpolation, float*);
 
-}  // namespace detail
+}  // namespace image_detail
 
 Tensor resize_image(const Tensor& images, std::array<std::int64_t, 2> size, const std::string& interpolation) {
   constexpr const char* kImageResizeOp = "resize_image";
-  const detail::Interpolation method = detail::parse_interpolation(interpolation, kImageResizeOp);
+  const image_detail::Interpolation method = image_detail::parse_interpolation(interpolation, kImageResizeOp);
   const bool batched = images.rank() == 4;
   KERASCPP_CHECK_SHAPE(
       (images.rank() == 3 || batched) && (images.dtype() == DType::uint8 || images.dtype() == DType::float32),
@@ -113,9 +113,10 @@ Tensor resize_image(const Tensor& images, std::array<std::int64_t, 2> size, cons
   for (std::int64_t i = 0; i < n; ++i) {
     float* dst = out.data<float>() + i * out_step;
     if (host.dtype() == DType::uint8)
-      detail::resize_window(static_cast<const std::uint8_t*>(host.raw()) + i * in_step, w, c, {0, 0, h, w}, size[0],
-                            size[1], method, dst);
-    else detail::resize_window(host.data<float>() + i * in_step, w, c, {0, 0, h, w}, size[0], size[1], method, dst);
+      image_detail::resize_window(static_cast<const std::uint8_t*>(host.raw()) + i * in_step, w, c, {0, 0, h, w},
+                                  size[0], size[1], method, dst);
+    else
+      image_detail::resize_window(host.data<float>() + i * in_step, w, c, {0, 0, h, w}, size[0], size[1], method, dst);
   }
   return out;
 }

@@ -5,7 +5,7 @@
 #include <cstdint>
 #include <string>
 
-namespace kerascpp::data::detail {
+namespace kerascpp::data::image_detail {
 
 enum class Interpolation { bilinear, nearest };
 
@@ -19,4 +19,4 @@ template <class T>
 void resize_window(const T* image, std::int64_t width, std::int64_t channels, std::array<std::int64_t, 4> box,
                    std::int64_t out_h, std::int64_t out_w, Interpolation method, float* out);
 
-}  // namespace kerascpp::data::detail
+}  // namespace kerascpp::data::image_detail

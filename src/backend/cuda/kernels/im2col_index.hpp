@@ -7,11 +7,7 @@
 #pragma once
 #include <cstdint>
 
-#if defined(__CUDACC__)
-#define KERASCPP_HOST_DEVICE __host__ __device__
-#else
-#define KERASCPP_HOST_DEVICE
-#endif
+#include "backend/host_device.hpp"
 
 namespace kerascpp::cuda::kern {
 
