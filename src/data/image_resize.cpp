@@ -59,7 +59,9 @@ Interpolation parse_interpolation(const std::string& name, const char* op) {
 template <class T>
 void resize_window(const T* image, std::int64_t width, std::int64_t channels, std::array<std::int64_t, 4> box,
                    std::int64_t out_h, std::int64_t out_w, Interpolation method, float* out) {
-  const auto [top, left, rows, cols] = box;
+  // Plain variables, not a structured binding: the lambda below captures them, which clang 14
+  // (the fuzz build's compiler) does not allow for bindings.
+  const std::int64_t top = box[0], left = box[1], rows = box[2], cols = box[3];
   const auto pixel = [&](std::int64_t y, std::int64_t x) { return image + ((top + y) * width + left + x) * channels; };
   if (method == Interpolation::nearest) {
     const auto ys = nearest_taps(rows, out_h), xs = nearest_taps(cols, out_w);
