@@ -8,7 +8,7 @@
 
 #include "check.hpp"
 #include "io/model_weights.hpp"
-#include "kerascpp/session.hpp"
+#include "kerascpp/core/session.hpp"
 #include "training/training_position.hpp"
 
 namespace kerascpp::callbacks {

@@ -8,7 +8,7 @@
 
 #include "check.hpp"
 #include "io/atomic_file.hpp"
-#include "kerascpp/model.hpp"
+#include "kerascpp/training/model.hpp"
 #include "path_checks.hpp"
 
 namespace kerascpp::callbacks {

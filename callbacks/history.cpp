@@ -1,6 +1,6 @@
 #include "check.hpp"
 #include "kerascpp/callbacks/callback.hpp"
-#include "kerascpp/model.hpp"
+#include "kerascpp/training/model.hpp"
 
 namespace kerascpp::callbacks {
 

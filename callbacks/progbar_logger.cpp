@@ -5,7 +5,7 @@
 #include <ostream>
 
 #include "kerascpp/callbacks/callback.hpp"
-#include "kerascpp/session.hpp"
+#include "kerascpp/core/session.hpp"
 
 namespace kerascpp::callbacks {
 namespace {

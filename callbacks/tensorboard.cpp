@@ -4,7 +4,7 @@
 
 #include "check.hpp"
 #include "io/event_file_writer.hpp"
-#include "kerascpp/model.hpp"
+#include "kerascpp/training/model.hpp"
 #include "path_checks.hpp"
 
 namespace kerascpp::callbacks {

@@ -2,7 +2,7 @@
 // the Backend's concat, split and add (no op of their own): padding is a concatenation with zero
 // blocks, cropping a split keeping the middle part, nearest upsampling a concatenation of copies.
 #pragma once
-#include "kerascpp/backend.hpp"
+#include "kerascpp/backend/backend.hpp"
 
 namespace kerascpp::detail {
 

@@ -1,5 +1,5 @@
 #include "kerascpp/layers/batch_normalization.hpp"
-#include "kerascpp/layer_config.hpp"
+#include "kerascpp/core/layer_config.hpp"
 
 #include <cmath>
 

@@ -1,8 +1,8 @@
 #include "kerascpp/layers/dense.hpp"
-#include "kerascpp/layer_config.hpp"
+#include "kerascpp/core/layer_config.hpp"
 
 #include "check.hpp"
-#include "kerascpp/random.hpp"
+#include "kerascpp/core/random.hpp"
 #include "layer_util.hpp"
 
 namespace kerascpp::layers {

@@ -2,7 +2,7 @@
 // [B, K, N] product of the inputs viewed as rank 3 (a 2-D input is one row or one column), with
 // a transpose flag where an input's dot axis is not already in place, so no copy is made.
 #include "kerascpp/layers/dot.hpp"
-#include "kerascpp/layer_config.hpp"
+#include "kerascpp/core/layer_config.hpp"
 
 #include <algorithm>
 #include <cmath>

@@ -1,7 +1,7 @@
 // GlobalMax/GlobalAveragePooling1D/2D/3D: one 2-D pooling whose window is the whole input, viewed
 // as the image (B, P, W, C) with W the last spatial axis and P the product of the others.
 // GlobalAveragePooling1D over a masked sequence is a weighted sum instead (below).
-#include "kerascpp/layer_config.hpp"
+#include "kerascpp/core/layer_config.hpp"
 #include "kerascpp/layers/pooling.hpp"
 
 #include "check.hpp"

@@ -1,5 +1,5 @@
 #include "kerascpp/layers/identity.hpp"
-#include "kerascpp/layer_config.hpp"
+#include "kerascpp/core/layer_config.hpp"
 
 #include "layer_util.hpp"
 

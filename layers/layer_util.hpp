@@ -7,8 +7,8 @@
 #include <string>
 
 #include "check.hpp"
-#include "kerascpp/layer.hpp"
-#include "kerascpp/layer_config.hpp"
+#include "kerascpp/core/layer.hpp"
+#include "kerascpp/core/layer_config.hpp"
 #include "kerascpp/layers/window_args.hpp"
 
 namespace kerascpp::detail {

@@ -8,8 +8,8 @@
 // output is (1 - |d_p|) x[i] + |d_p| x[i +- 1] (the neighbour clamped at the edges); the taps are
 // src/backend/linear_resize_taps.hpp, shared by the CPU loops and the CUDA kernels.
 #pragma once
-#include "kerascpp/backend.hpp"
-#include "kerascpp/tensor.hpp"
+#include "kerascpp/backend/backend.hpp"
+#include "kerascpp/tensor/tensor.hpp"
 
 namespace kerascpp::detail {
 

@@ -1,10 +1,10 @@
 #include "kerascpp/layers/multi_head_attention.hpp"
-#include "kerascpp/layer_config.hpp"
+#include "kerascpp/core/layer_config.hpp"
 
 #include <cmath>
 
 #include "check.hpp"
-#include "kerascpp/random.hpp"
+#include "kerascpp/core/random.hpp"
 #include "layer_util.hpp"
 
 namespace kerascpp::layers {

@@ -1,9 +1,9 @@
 // The pooling layers' calls of the Backend's 2-D pooling ops, with the workspace a backward needs
 // kept in LayerState::saved (pooling.cpp, pooling_nd.cpp).
 #pragma once
-#include "kerascpp/backend.hpp"
-#include "kerascpp/context.hpp"
-#include "kerascpp/layer.hpp"
+#include "kerascpp/backend/backend.hpp"
+#include "kerascpp/distribute/context.hpp"
+#include "kerascpp/core/layer.hpp"
 
 namespace kerascpp::detail {
 

@@ -6,7 +6,7 @@
 //    over depth of the max over each slice; the mean with padding excluded is likewise the mean
 //    over the valid depths of each slice's mean over its valid pixels (every slice of one window
 //    has the same number of them), so both split exactly (the mean up to float rounding).
-#include "kerascpp/layer_config.hpp"
+#include "kerascpp/core/layer_config.hpp"
 #include "kerascpp/layers/pooling.hpp"
 
 #include <algorithm>

@@ -7,10 +7,10 @@
 // of all steps at once: dW = Xᵀ·dXW, dU = H[0..T-1]ᵀ·dREC, db = Σ dXW (and Σ dREC for GRU's
 // recurrent bias).
 #include "kerascpp/layers/recurrent.hpp"
-#include "kerascpp/layer_config.hpp"
+#include "kerascpp/core/layer_config.hpp"
 
 #include "check.hpp"
-#include "kerascpp/random.hpp"
+#include "kerascpp/core/random.hpp"
 #include "layer_util.hpp"
 #include "recurrent_cells.hpp"
 

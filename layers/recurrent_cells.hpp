@@ -9,7 +9,7 @@
 #pragma once
 #include <vector>
 
-#include "kerascpp/backend.hpp"
+#include "kerascpp/backend/backend.hpp"
 
 namespace kerascpp::layers::cells {
 

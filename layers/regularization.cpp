@@ -1,13 +1,13 @@
 // GaussianNoise, GaussianDropout, AlphaDropout and SpatialDropout1D/2D/3D from the Backend's
 // random_normal and dropout_forward draws, seeded per step and replica as Dropout is.
 #include "kerascpp/layers/regularization.hpp"
-#include "kerascpp/layer_config.hpp"
+#include "kerascpp/core/layer_config.hpp"
 
 #include <cmath>
 
 #include "axis_blocks.hpp"
 #include "check.hpp"
-#include "kerascpp/random.hpp"
+#include "kerascpp/core/random.hpp"
 #include "layer_util.hpp"
 
 namespace kerascpp::layers {

@@ -1,5 +1,5 @@
 #include "kerascpp/layers/repeat_vector.hpp"
-#include "kerascpp/layer_config.hpp"
+#include "kerascpp/core/layer_config.hpp"
 
 #include "axis_blocks.hpp"
 #include "check.hpp"

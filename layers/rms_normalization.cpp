@@ -5,7 +5,7 @@
 // Keras' x / rms. The learned per-feature scale is a 1x1 depthwise convolution of the rows,
 // whose backward ops give dx and d(scale) directly.
 #include "kerascpp/layers/rms_normalization.hpp"
-#include "kerascpp/layer_config.hpp"
+#include "kerascpp/core/layer_config.hpp"
 
 #include <cmath>
 

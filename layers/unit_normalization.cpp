@@ -2,7 +2,7 @@
 // ε = 1e-12 here and 1e-7 in Dot(normalize=True); the op clamps at 1/1e-7, so the two differ only
 // for a row whose norm is below 1e-7 (scaled by 1e7 here rather than by up to 1e12).
 #include "kerascpp/layers/unit_normalization.hpp"
-#include "kerascpp/layer_config.hpp"
+#include "kerascpp/core/layer_config.hpp"
 
 #include "layer_util.hpp"
 

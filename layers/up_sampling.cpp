@@ -1,7 +1,7 @@
 // UpSampling1D/2D/3D: nearest upsampling repeats slices along each spatial axis (axis_blocks.hpp);
 // UpSampling2D's bilinear mode (linear_upsampling.hpp) runs the Backend's upsample_linear op
 // along each axis.
-#include "kerascpp/layer_config.hpp"
+#include "kerascpp/core/layer_config.hpp"
 #include "kerascpp/layers/resizing.hpp"
 
 #include <fmt/ranges.h>

@@ -1,6 +1,6 @@
 // ZeroPadding1D/2D/3D and Cropping1D/2D/3D: one class, as cropping is padding's inverse (each
 // one's backward is the other's forward), built from axis_blocks.hpp.
-#include "kerascpp/layer_config.hpp"
+#include "kerascpp/core/layer_config.hpp"
 #include "kerascpp/layers/resizing.hpp"
 
 #include "axis_blocks.hpp"

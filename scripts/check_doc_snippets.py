@@ -44,7 +44,7 @@ for page in pages:
                 source = "#define DOCTEST_CONFIG_IMPLEMENT_WITH_MAIN\n" + source
         else:
             source = (
-                "#include <kerascpp/kerascpp.hpp>\n#include <kerascpp/layer_config.hpp>\n#include <memory>\n"
+                "#include <kerascpp/kerascpp.hpp>\n#include <kerascpp/core/layer_config.hpp>\n#include <memory>\n"
                 "namespace K = kerascpp;\n" + "\n".join(scope) + "\nvoid snippet() {\n" + "\n".join(body) + "\n" + code
                 + "\n}\n"
             )

@@ -4,7 +4,7 @@
 #pragma once
 #include <cstring>
 
-#include "kerascpp/tensor.hpp"
+#include "kerascpp/tensor/tensor.hpp"
 
 namespace kerascpp_test {
 

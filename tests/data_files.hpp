@@ -10,7 +10,7 @@
 #include <vector>
 
 #include "kerascpp/data/bytes.hpp"
-#include "kerascpp/dataset.hpp"
+#include "kerascpp/data/dataset.hpp"
 
 namespace kerascpp_test {
 

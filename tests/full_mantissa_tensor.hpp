@@ -4,7 +4,7 @@
 #include <cstdint>
 #include <vector>
 
-#include "kerascpp/tensor.hpp"
+#include "kerascpp/tensor/tensor.hpp"
 
 namespace kerascpp_test {
 

@@ -7,7 +7,7 @@
 #include <vector>
 
 #include "backend/cpu/cpu_backend.hpp"
-#include "kerascpp/backend.hpp"
+#include "kerascpp/backend/backend.hpp"
 #include "kerascpp/error.hpp"
 
 namespace K = kerascpp;

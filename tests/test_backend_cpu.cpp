@@ -15,7 +15,7 @@
 
 #include "backend/cpu/cpu_backend.hpp"
 #include "bit_equal.hpp"
-#include "kerascpp/backend.hpp"
+#include "kerascpp/backend/backend.hpp"
 #include "kerascpp/error.hpp"
 
 namespace K = kerascpp;

@@ -12,7 +12,7 @@
 #include <vector>
 
 #include "bit_equal.hpp"
-#include "kerascpp/backend.hpp"
+#include "kerascpp/backend/backend.hpp"
 #include "kerascpp/kerascpp.hpp"
 
 namespace K = kerascpp;

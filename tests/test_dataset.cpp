@@ -10,8 +10,8 @@
 #include <string>
 #include <vector>
 
-#include "kerascpp/dataset.hpp"
-#include "kerascpp/random.hpp"
+#include "kerascpp/data/dataset.hpp"
+#include "kerascpp/core/random.hpp"
 
 namespace K = kerascpp;
 

@@ -19,7 +19,7 @@
 
 #include "core/task_pool.hpp"
 #include "data/autotune.hpp"
-#include "kerascpp/dataset.hpp"
+#include "kerascpp/data/dataset.hpp"
 #include "scoped_test_state.hpp"
 
 namespace K = kerascpp;

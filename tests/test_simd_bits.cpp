@@ -15,7 +15,7 @@
 
 #include "bit_equal.hpp"
 #include "data/dataset_node.hpp"
-#include "kerascpp/backend.hpp"
+#include "kerascpp/backend/backend.hpp"
 
 namespace K = kerascpp;
 using kerascpp_test::bit_equal;

@@ -3,7 +3,7 @@
 // the mistake. The multi-process TF_CONFIG runs are tests/cluster/test_tf_config_cluster.py.
 #include <doctest/doctest.h>
 
-#include "kerascpp/cluster_resolver.hpp"
+#include "kerascpp/distribute/cluster_resolver.hpp"
 #include "kerascpp/kerascpp.hpp"
 #include "scoped_test_state.hpp"
 

@@ -19,9 +19,9 @@
 #include <string>
 #include <vector>
 
-#include "kerascpp/dataset.hpp"
-#include "kerascpp/model.hpp"
-#include "kerascpp/tensor.hpp"
+#include "kerascpp/data/dataset.hpp"
+#include "kerascpp/training/model.hpp"
+#include "kerascpp/tensor/tensor.hpp"
 #include "kerascpp/testing/gradient_check.hpp"
 
 /// Helpers for unit tests of models and layers: tensor comparison, literals, toy data, sessions.

@@ -8,7 +8,7 @@
 #include <utility>
 
 #include "check.hpp"
-#include "kerascpp/activations.hpp"
+#include "kerascpp/backend/activations.hpp"
 #include "kerascpp/error.hpp"
 
 namespace kerascpp {

@@ -5,7 +5,7 @@
 #pragma once
 #include <math.h>
 
-#include "kerascpp/activations.hpp"
+#include "kerascpp/backend/activations.hpp"
 
 #if defined(__CUDACC__)
 #define KCPP_ACT_HD __host__ __device__ __forceinline__

@@ -2,7 +2,7 @@
 #include <fmt/format.h>
 
 #include "check.hpp"
-#include "kerascpp/backend.hpp"
+#include "kerascpp/backend/backend.hpp"
 
 namespace kerascpp {
 

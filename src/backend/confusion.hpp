@@ -11,7 +11,7 @@
 #include <cstdint>
 #include <vector>
 
-#include "kerascpp/tensor.hpp"
+#include "kerascpp/tensor/tensor.hpp"
 
 namespace kerascpp::confusion {
 

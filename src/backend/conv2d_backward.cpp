@@ -1,6 +1,6 @@
 // Backend::conv2d_backward's default: Conv2D's backward pass as three ops (the activation's
 // backward, then the weight and input gradients). Backends that can fuse part of it override it.
-#include "kerascpp/backend.hpp"
+#include "kerascpp/backend/backend.hpp"
 
 namespace kerascpp {
 

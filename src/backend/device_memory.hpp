@@ -5,7 +5,7 @@
 #include <cstddef>
 #include <string>
 
-#include "kerascpp/tensor.hpp"
+#include "kerascpp/tensor/tensor.hpp"
 
 namespace kerascpp::detail {
 

@@ -12,7 +12,7 @@
 
 #include "backend/device_memory.hpp"
 #include "distribute/collectives/device_collectives.hpp"
-#include "kerascpp/backend.hpp"
+#include "kerascpp/backend/backend.hpp"
 
 namespace kerascpp::detail {
 

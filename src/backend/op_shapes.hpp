@@ -8,8 +8,8 @@
 #include <initializer_list>
 #include <vector>
 
-#include "kerascpp/backend.hpp"
-#include "kerascpp/tensor.hpp"
+#include "kerascpp/backend/backend.hpp"
+#include "kerascpp/tensor/tensor.hpp"
 
 namespace kerascpp::op_shapes {
 

@@ -1,4 +1,4 @@
-// The elementwise rules of TrainingKernels::optimizer_update (kerascpp/optimizer_update.hpp),
+// The elementwise rules of TrainingKernels::optimizer_update (kerascpp/backend/optimizer_update.hpp),
 // shared by the CPU loop and the CUDA kernel so both compute the same formula. On the device every
 // operation is a round-to-nearest intrinsic, so nvcc cannot contract it into an FMA; the CPU file
 // is compiled with -ffp-contract=off: both round every operation alike.
@@ -6,7 +6,7 @@
 #include <cmath>
 #include <cstdint>
 
-#include "kerascpp/optimizer_update.hpp"
+#include "kerascpp/backend/optimizer_update.hpp"
 
 #include "backend/host_device.hpp"
 

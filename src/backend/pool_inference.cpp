@@ -1,5 +1,5 @@
 // The default of Backend::pool2d_forward_inference: the training op, its workspace dropped.
-#include "kerascpp/backend.hpp"
+#include "kerascpp/backend/backend.hpp"
 
 namespace kerascpp {
 

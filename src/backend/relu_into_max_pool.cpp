@@ -2,7 +2,7 @@
 // output_grad_past_relu): each runs the max pooling and the ReLU as two ops. The CPU backend
 // overrides both to apply the ReLU inside the pooling's loop.
 #include "backend/op_shapes.hpp"
-#include "kerascpp/backend.hpp"
+#include "kerascpp/backend/backend.hpp"
 
 namespace kerascpp {
 

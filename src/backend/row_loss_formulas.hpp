@@ -1,4 +1,4 @@
-// The row formulas of TrainingKernels::row_loss (kerascpp/row_loss.hpp), written once for the CPU
+// The row formulas of TrainingKernels::row_loss (kerascpp/backend/row_loss.hpp), written once for the CPU
 // and CUDA backends: both call row_loss_value on each row, so they agree formula for formula.
 // Everything is computed in double from the float32 inputs (Keras computes in float32; the
 // double keeps the sums order-independent enough for both backends to match the tests' float64
@@ -8,7 +8,7 @@
 #include <cmath>
 #include <cstdint>
 
-#include "kerascpp/row_loss.hpp"
+#include "kerascpp/backend/row_loss.hpp"
 
 #include "backend/host_device.hpp"
 

@@ -1,5 +1,5 @@
 // Backend::weight_penalties' default: each weight's penalty at once, in order.
-#include "kerascpp/backend.hpp"
+#include "kerascpp/backend/backend.hpp"
 
 namespace kerascpp {
 

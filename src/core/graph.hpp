@@ -6,7 +6,7 @@
 #include <unordered_map>
 #include <vector>
 
-#include "kerascpp/layer.hpp"
+#include "kerascpp/core/layer.hpp"
 
 namespace kerascpp::detail {
 

@@ -1,4 +1,4 @@
-#include "kerascpp/initializers.hpp"
+#include "kerascpp/core/initializers.hpp"
 
 #include <fmt/format.h>
 
@@ -8,7 +8,7 @@
 
 #include "check.hpp"
 #include "kerascpp/error.hpp"
-#include "kerascpp/random.hpp"
+#include "kerascpp/core/random.hpp"
 
 namespace kerascpp::initializers {
 namespace {

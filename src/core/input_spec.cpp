@@ -1,4 +1,4 @@
-#include "kerascpp/input_spec.hpp"
+#include "kerascpp/core/input_spec.hpp"
 
 #include <fmt/format.h>
 

@@ -1,4 +1,4 @@
-#include "kerascpp/layer.hpp"
+#include "kerascpp/core/layer.hpp"
 
 #include <fmt/format.h>
 #include <fmt/ranges.h>
@@ -9,7 +9,7 @@
 
 #include "check.hpp"
 #include "core/session_state.hpp"
-#include "kerascpp/initializers.hpp"
+#include "kerascpp/core/initializers.hpp"
 
 namespace kerascpp {
 

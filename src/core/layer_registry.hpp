@@ -1,10 +1,10 @@
-// The process-wide registry of layer classes (kerascpp/layer_config.hpp): rebuilding one layer
+// The process-wide registry of layer classes (kerascpp/core/layer_config.hpp): rebuilding one layer
 // from its Keras 3 config (the "config" of a layer entry in a model's config.json / to_json), for
 // model_from_json and load_model.
 #pragma once
 #include <string>
 
-#include "kerascpp/layer_config.hpp"
+#include "kerascpp/core/layer_config.hpp"
 
 namespace kerascpp::detail {
 

@@ -1,11 +1,11 @@
 // Dtype policies and the process-wide global policy.
-#include "kerascpp/mixed_precision.hpp"
+#include "kerascpp/core/mixed_precision.hpp"
 
 #include <fmt/format.h>
 
 #include <mutex>
 
-#include "kerascpp/backend.hpp"
+#include "kerascpp/backend/backend.hpp"
 #include "kerascpp/error.hpp"
 
 namespace kerascpp::mixed_precision {

@@ -1,4 +1,4 @@
-#include "kerascpp/random.hpp"
+#include "kerascpp/core/random.hpp"
 
 #include <atomic>
 #include <cmath>

@@ -1,11 +1,11 @@
 // Validation and Keras serialization of regularizers and constraints.
-#include "kerascpp/regularizers.hpp"
+#include "kerascpp/core/regularizers.hpp"
 
 #include <cmath>
 #include <nlohmann/json.hpp>
 
 #include "check.hpp"
-#include "kerascpp/constraints.hpp"
+#include "kerascpp/core/constraints.hpp"
 
 namespace kerascpp {
 namespace {

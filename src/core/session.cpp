@@ -1,4 +1,4 @@
-#include "kerascpp/session.hpp"
+#include "kerascpp/core/session.hpp"
 
 #include <fmt/format.h>
 

@@ -1,4 +1,4 @@
-#include "kerascpp/variable.hpp"
+#include "kerascpp/core/variable.hpp"
 #include "check.hpp"
 
 #include <fmt/format.h>

@@ -14,7 +14,7 @@
 #include <cstddef>
 #include <cstdint>
 
-#include "kerascpp/dataset.hpp"
+#include "kerascpp/data/dataset.hpp"
 
 namespace kerascpp::detail {
 

@@ -5,7 +5,7 @@
 #include <cstdint>
 #include <string>
 
-#include "kerascpp/tensor.hpp"
+#include "kerascpp/tensor/tensor.hpp"
 
 namespace kerascpp::data::image_detail {
 

@@ -11,7 +11,7 @@
 #include "kerascpp/data/image_dataset.hpp"
 #include "kerascpp/data/images.hpp"
 #include "kerascpp/error.hpp"
-#include "kerascpp/random.hpp"
+#include "kerascpp/core/random.hpp"
 
 namespace kerascpp::data {
 namespace {

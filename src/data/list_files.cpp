@@ -10,7 +10,7 @@
 
 #include "check.hpp"
 #include "kerascpp/error.hpp"
-#include "kerascpp/random.hpp"
+#include "kerascpp/core/random.hpp"
 
 namespace kerascpp::data {
 namespace {

@@ -7,7 +7,7 @@
 
 #include "check.hpp"
 #include "data/index_op.hpp"
-#include "kerascpp/random.hpp"
+#include "kerascpp/core/random.hpp"
 
 namespace kerascpp {
 namespace {

@@ -6,7 +6,7 @@
 
 #include "check.hpp"
 #include "data/dataset_node.hpp"
-#include "kerascpp/random.hpp"
+#include "kerascpp/core/random.hpp"
 
 namespace kerascpp {
 namespace {

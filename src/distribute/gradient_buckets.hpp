@@ -6,8 +6,8 @@
 #include <unordered_map>
 #include <vector>
 
-#include "kerascpp/context.hpp"
-#include "kerascpp/layer.hpp"
+#include "kerascpp/distribute/context.hpp"
+#include "kerascpp/core/layer.hpp"
 
 namespace kerascpp::detail {
 

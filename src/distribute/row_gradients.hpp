@@ -9,8 +9,8 @@
 #include <atomic>
 #include <cstdint>
 
-#include "kerascpp/context.hpp"
-#include "kerascpp/variable.hpp"
+#include "kerascpp/distribute/context.hpp"
+#include "kerascpp/core/variable.hpp"
 
 namespace kerascpp::detail {
 

@@ -4,7 +4,7 @@
 #include <string>
 #include <vector>
 
-#include "kerascpp/distribute.hpp"
+#include "kerascpp/distribute/strategy.hpp"
 
 namespace kerascpp::distribute {
 

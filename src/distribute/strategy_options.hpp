@@ -2,7 +2,7 @@
 // the replicas' thread budgets. Run before any backend or thread exists, so a bad value costs
 // nothing and is named (option or variable) instead of being silently replaced by a default.
 #pragma once
-#include "kerascpp/distribute.hpp"
+#include "kerascpp/distribute/strategy.hpp"
 
 namespace kerascpp::distribute {
 

@@ -9,7 +9,7 @@
 #include <vector>
 
 #include "backend/gpu_support.hpp"
-#include "kerascpp/cluster_resolver.hpp"
+#include "kerascpp/distribute/cluster_resolver.hpp"
 
 namespace kerascpp::distribute {
 

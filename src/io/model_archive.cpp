@@ -8,7 +8,7 @@
 #include "io/keras_archive.hpp"
 #include "io/weights_image.hpp"
 #include "kerascpp/error.hpp"
-#include "kerascpp/saving.hpp"
+#include "kerascpp/io/saving.hpp"
 #include "training/compile_config.hpp"
 #include "training/model_impl.hpp"
 

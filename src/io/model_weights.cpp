@@ -11,7 +11,7 @@
 
 #include "check.hpp"
 #include "io/h5_weights.hpp"
-#include "kerascpp/loss_scale_optimizer.hpp"
+#include "kerascpp/training/loss_scale_optimizer.hpp"
 
 namespace kerascpp::io {
 namespace {

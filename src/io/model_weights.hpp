@@ -6,7 +6,7 @@
 #include <string>
 
 #include "io/h5_weights.hpp"
-#include "kerascpp/model.hpp"
+#include "kerascpp/training/model.hpp"
 #include "training/training_position.hpp"
 
 namespace kerascpp::io {

@@ -4,7 +4,7 @@
 #pragma once
 #include <vector>
 
-#include "kerascpp/model.hpp"
+#include "kerascpp/training/model.hpp"
 
 namespace kerascpp::io {
 

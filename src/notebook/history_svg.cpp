@@ -8,7 +8,7 @@
 #include <string>
 #include <vector>
 
-#include "kerascpp/notebook.hpp"
+#include "kerascpp/notebook/display.hpp"
 
 namespace kerascpp::notebook {
 namespace {

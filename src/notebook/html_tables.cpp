@@ -10,7 +10,7 @@
 #include <vector>
 
 #include "check.hpp"
-#include "kerascpp/notebook.hpp"
+#include "kerascpp/notebook/display.hpp"
 
 namespace kerascpp::notebook {
 namespace {

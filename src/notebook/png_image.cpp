@@ -8,7 +8,7 @@
 #include <vector>
 
 #include "check.hpp"
-#include "kerascpp/notebook.hpp"
+#include "kerascpp/notebook/display.hpp"
 
 namespace kerascpp::notebook {
 namespace {

@@ -1,4 +1,4 @@
-#include "kerascpp/tensor.hpp"
+#include "kerascpp/tensor/tensor.hpp"
 
 #include <fmt/format.h>
 

@@ -3,7 +3,7 @@
 
 #include <ostream>
 
-#include "kerascpp/tensor.hpp"
+#include "kerascpp/tensor/tensor.hpp"
 #include "tensor/low_precision.hpp"
 
 namespace kerascpp {

@@ -12,11 +12,11 @@
 #include "backend/device_memory.hpp"
 #include "backend/gpu_support.hpp"
 #include "core/layer_registry.hpp"
-#include "kerascpp/backend.hpp"
+#include "kerascpp/backend/backend.hpp"
 #include "kerascpp/layers/input_layer.hpp"
-#include "kerascpp/model.hpp"
-#include "kerascpp/random.hpp"
-#include "kerascpp/saving.hpp"
+#include "kerascpp/training/model.hpp"
+#include "kerascpp/core/random.hpp"
+#include "kerascpp/io/saving.hpp"
 #include "kerascpp/testing.hpp"
 
 namespace kerascpp::testing {

@@ -3,8 +3,8 @@
 
 #include "check.hpp"
 #include "core/knobs.hpp"
-#include "kerascpp/random.hpp"
-#include "kerascpp/session.hpp"
+#include "kerascpp/core/random.hpp"
+#include "kerascpp/core/session.hpp"
 #include "kerascpp/testing.hpp"
 
 namespace kerascpp::testing {

@@ -6,7 +6,7 @@
 #include <set>
 
 #include "check.hpp"
-#include "kerascpp/random.hpp"
+#include "kerascpp/core/random.hpp"
 #include "kerascpp/testing.hpp"
 
 namespace kerascpp::testing {

@@ -8,8 +8,8 @@
 
 #include "check.hpp"
 #include "kerascpp/error.hpp"
-#include "kerascpp/loss_scale_optimizer.hpp"
-#include "kerascpp/session.hpp"
+#include "kerascpp/training/loss_scale_optimizer.hpp"
+#include "kerascpp/core/session.hpp"
 #include "training/model_impl.hpp"
 
 namespace kerascpp {
@@ -340,7 +340,7 @@ losses::LossRef loss_from(const Json& j) {
   return row_loss_from(cls, c, j);
 }
 
-// The losses of kerascpp/losses.hpp's row formulas and the overlap losses, from Keras' config.
+// The losses of kerascpp/training/losses.hpp's row formulas and the overlap losses, from Keras' config.
 losses::LossRef row_loss_from(const std::string& cls, const Json& c, const Json& j) {
   auto num = [&](const char* key, double fallback) {
     return c.contains(key) && c[key].is_number() ? c[key].get<double>() : fallback;

@@ -5,7 +5,7 @@
 #include <optional>
 #include <string>
 
-#include "kerascpp/model.hpp"
+#include "kerascpp/training/model.hpp"
 #include "training/compiled_state.hpp"
 
 namespace kerascpp::detail {

@@ -6,10 +6,10 @@
 #include <string>
 #include <vector>
 
-#include "kerascpp/distribute.hpp"
-#include "kerascpp/logs.hpp"
-#include "kerascpp/losses.hpp"
-#include "kerascpp/optimizers.hpp"
+#include "kerascpp/distribute/strategy.hpp"
+#include "kerascpp/training/logs.hpp"
+#include "kerascpp/training/losses.hpp"
+#include "kerascpp/training/optimizers.hpp"
 #include "training/loss_mask.hpp"
 #include "training/metrics.hpp"
 #include "training/sample_weights.hpp"

@@ -9,7 +9,7 @@
 #include <vector>
 
 #include "check.hpp"
-#include "kerascpp/losses.hpp"
+#include "kerascpp/training/losses.hpp"
 
 namespace kerascpp::losses {
 

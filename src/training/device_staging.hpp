@@ -8,8 +8,8 @@
 #include <vector>
 
 #include "backend/gpu_support.hpp"
-#include "kerascpp/dataset.hpp"
-#include "kerascpp/distribute.hpp"
+#include "kerascpp/data/dataset.hpp"
+#include "kerascpp/distribute/strategy.hpp"
 
 namespace kerascpp::detail {
 

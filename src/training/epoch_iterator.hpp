@@ -8,7 +8,7 @@
 #include <cstdint>
 #include <memory>
 
-#include "kerascpp/dataset.hpp"
+#include "kerascpp/data/dataset.hpp"
 #include "training/interrupt.hpp"
 #include "training/model_impl.hpp"
 

@@ -13,8 +13,8 @@
 #include <cstdint>
 #include <string>
 
-#include "kerascpp/context.hpp"
-#include "kerascpp/tensor.hpp"
+#include "kerascpp/distribute/context.hpp"
+#include "kerascpp/tensor/tensor.hpp"
 
 namespace kerascpp::detail {
 

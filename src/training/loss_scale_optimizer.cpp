@@ -1,4 +1,4 @@
-#include "kerascpp/loss_scale_optimizer.hpp"
+#include "kerascpp/training/loss_scale_optimizer.hpp"
 
 #include <cmath>
 #include <limits>

@@ -2,7 +2,7 @@
 // hinge losses' 0/1 → −1/1 labels. Each returns a new tensor on the target's device; the
 // dataset's targets stay untouched.
 #pragma once
-#include "kerascpp/backend.hpp"
+#include "kerascpp/backend/backend.hpp"
 
 namespace kerascpp::losses::detail {
 

@@ -1,4 +1,4 @@
-#include "kerascpp/losses.hpp"
+#include "kerascpp/training/losses.hpp"
 
 #include <fmt/format.h>
 

@@ -6,7 +6,7 @@
 #include <cmath>
 
 #include "check.hpp"
-#include "kerascpp/optimizers.hpp"
+#include "kerascpp/training/optimizers.hpp"
 
 namespace kerascpp::optimizers::schedules {
 

@@ -6,9 +6,9 @@
 #include <utility>
 #include <vector>
 
-#include "kerascpp/backend.hpp"
-#include "kerascpp/losses.hpp"
-#include "kerascpp/metrics.hpp"
+#include "kerascpp/backend/backend.hpp"
+#include "kerascpp/training/losses.hpp"
+#include "kerascpp/training/metrics.hpp"
 
 namespace kerascpp::detail {
 

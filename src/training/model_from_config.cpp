@@ -12,8 +12,8 @@
 #include "kerascpp/error.hpp"
 #include "kerascpp/layers/input_layer.hpp"
 #include "kerascpp/layers/multi_head_attention.hpp"
-#include "kerascpp/model.hpp"
-#include "kerascpp/saving.hpp"
+#include "kerascpp/training/model.hpp"
+#include "kerascpp/io/saving.hpp"
 
 namespace kerascpp {
 

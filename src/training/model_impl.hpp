@@ -15,7 +15,7 @@
 #include <vector>
 
 #include "core/graph.hpp"
-#include "kerascpp/model.hpp"
+#include "kerascpp/training/model.hpp"
 #include "training/compiled_state.hpp"
 #include "training/device_staging.hpp"
 #include "training/replica_binding.hpp"

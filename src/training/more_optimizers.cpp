@@ -5,7 +5,7 @@
 #include <cmath>
 
 #include "check.hpp"
-#include "kerascpp/optimizers.hpp"
+#include "kerascpp/training/optimizers.hpp"
 #include "training/optimizer_checks.hpp"
 
 namespace kerascpp::optimizers {

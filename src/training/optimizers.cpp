@@ -1,4 +1,4 @@
-#include "kerascpp/optimizers.hpp"
+#include "kerascpp/training/optimizers.hpp"
 
 #include <fmt/format.h>
 

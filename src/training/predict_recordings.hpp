@@ -20,9 +20,9 @@
 #include <memory>
 #include <vector>
 
-#include "kerascpp/backend.hpp"
-#include "kerascpp/context.hpp"
-#include "kerascpp/tensor.hpp"
+#include "kerascpp/backend/backend.hpp"
+#include "kerascpp/distribute/context.hpp"
+#include "kerascpp/tensor/tensor.hpp"
 
 namespace kerascpp::detail {
 

@@ -1,9 +1,9 @@
-// The losses added on TrainingKernels::row_loss (each one formula of kerascpp/row_loss.hpp) and
+// The losses added on TrainingKernels::row_loss (each one formula of kerascpp/backend/row_loss.hpp) and
 // the two overlap losses of whole shards (Tversky, Dice), composed of Backend sums.
 #include <cmath>
 
 #include "check.hpp"
-#include "kerascpp/losses.hpp"
+#include "kerascpp/training/losses.hpp"
 #include "training/loss_targets.hpp"
 
 namespace kerascpp::losses {

@@ -8,7 +8,7 @@
 #include <string>
 #include <vector>
 
-#include "kerascpp/tensor.hpp"
+#include "kerascpp/tensor/tensor.hpp"
 #include "training/metrics.hpp"
 
 namespace kerascpp::detail {

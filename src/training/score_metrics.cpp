@@ -12,7 +12,7 @@
 #include <cmath>
 
 #include "check.hpp"
-#include "kerascpp/metrics.hpp"
+#include "kerascpp/training/metrics.hpp"
 
 namespace kerascpp::metrics {
 

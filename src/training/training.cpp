@@ -4,7 +4,7 @@
 #include <cmath>
 
 #include "check.hpp"
-#include "kerascpp/session.hpp"
+#include "kerascpp/core/session.hpp"
 #include "training/callback_list.hpp"
 #include "training/epoch_iterator.hpp"
 #include "training/model_impl.hpp"

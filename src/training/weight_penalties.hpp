@@ -4,8 +4,8 @@
 #include <functional>
 #include <vector>
 
-#include "kerascpp/backend.hpp"
-#include "kerascpp/variable.hpp"
+#include "kerascpp/backend/backend.hpp"
+#include "kerascpp/core/variable.hpp"
 
 namespace kerascpp::detail {
 

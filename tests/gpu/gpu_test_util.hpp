@@ -23,8 +23,8 @@
 #include <vector>
 
 #include "backend/gpu_support.hpp"
-#include "kerascpp/backend.hpp"
-#include "kerascpp/tensor.hpp"
+#include "kerascpp/backend/backend.hpp"
+#include "kerascpp/tensor/tensor.hpp"
 
 namespace gputest {
 

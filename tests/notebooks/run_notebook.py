@@ -58,7 +58,7 @@ const std::string& record(const T& value) {
 """
 
 # Cling's own display hook, cling::printValue(const T*), of the same value: defined once
-# kerascpp/notebook.hpp (which declares the kerascpp overloads) has been included, before the
+# kerascpp/notebook/display.hpp (which declares the kerascpp overloads) has been included, before the
 # first display, since a qualified name is looked up where the template is defined. "" where no
 # overload applies; the text as a JSON string, so that it stays on one line.
 PRINT_VALUE = r"""

@@ -1,4 +1,4 @@
-// kerascpp/notebook.hpp compiled as a xeus kernel compiles it: <xcpp/xdisplay.hpp> is on the
+// kerascpp/notebook/display.hpp compiled as a xeus kernel compiles it: <xcpp/xdisplay.hpp> is on the
 // include path (a recording stand-in, tests/notebooks/xeus_stub/), so LiveProgress takes its
 // xeus branch. Checks what a kernel would publish, and the renderers' contents.
 #define DOCTEST_CONFIG_IMPLEMENT_WITH_MAIN
@@ -6,7 +6,7 @@
 #include <zlib.h>
 
 #include <kerascpp/kerascpp.hpp>
-#include <kerascpp/notebook.hpp>
+#include <kerascpp/notebook/display.hpp>
 #include <sstream>
 #include <string>
 #include <vector>

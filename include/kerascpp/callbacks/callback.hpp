@@ -8,8 +8,8 @@
 #include <type_traits>
 #include <vector>
 
-#include "kerascpp/logs.hpp"
-#include "kerascpp/session.hpp"
+#include "kerascpp/training/logs.hpp"
+#include "kerascpp/core/session.hpp"
 
 namespace kerascpp {
 class Model;

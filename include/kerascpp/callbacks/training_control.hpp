@@ -8,7 +8,7 @@
 
 #include "kerascpp/callbacks/callback.hpp"
 #include "kerascpp/callbacks/monitor.hpp"
-#include "kerascpp/tensor.hpp"
+#include "kerascpp/tensor/tensor.hpp"
 
 namespace kerascpp::callbacks {
 

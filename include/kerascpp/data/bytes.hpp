@@ -5,7 +5,7 @@
 #include <string>
 #include <string_view>
 
-#include "kerascpp/tensor.hpp"
+#include "kerascpp/tensor/tensor.hpp"
 
 /// Datasets over files (tf.data's TextLineDataset, TFRecordDataset, CsvDataset) and tf.train.Example records.
 namespace kerascpp::data {

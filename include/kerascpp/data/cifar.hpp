@@ -6,7 +6,7 @@
 #include <string>
 #include <vector>
 
-#include "kerascpp/dataset.hpp"
+#include "kerascpp/data/dataset.hpp"
 
 namespace kerascpp::data {
 

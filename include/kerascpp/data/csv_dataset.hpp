@@ -6,8 +6,8 @@
 #include <string>
 #include <vector>
 
-#include "kerascpp/dataset.hpp"
-#include "kerascpp/tensor.hpp"
+#include "kerascpp/data/dataset.hpp"
+#include "kerascpp/tensor/tensor.hpp"
 
 namespace kerascpp::data {
 

@@ -8,7 +8,7 @@
 #include <variant>
 #include <vector>
 
-#include "kerascpp/dataset.hpp"
+#include "kerascpp/data/dataset.hpp"
 
 namespace kerascpp::data {
 

@@ -13,7 +13,7 @@ struct ListFilesOptions {
   /// As tf.data: shuffled unless told otherwise. Not shuffled, the names come in byte order.
   bool shuffle = true;
   /// The shuffled order is a function of the seed alone; without one a seed is drawn from
-  /// next_random_seed() (kerascpp/random.hpp), so set_random_seed makes it reproducible.
+  /// next_random_seed() (kerascpp/core/random.hpp), so set_random_seed makes it reproducible.
   std::optional<std::uint64_t> seed{};
 };
 

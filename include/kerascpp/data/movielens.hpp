@@ -5,7 +5,7 @@
 #include <string>
 #include <vector>
 
-#include "kerascpp/tensor.hpp"
+#include "kerascpp/tensor/tensor.hpp"
 
 namespace kerascpp::data {
 

@@ -8,8 +8,8 @@
 #include <string_view>
 #include <vector>
 
-#include "kerascpp/dataset.hpp"
-#include "kerascpp/tensor.hpp"
+#include "kerascpp/data/dataset.hpp"
+#include "kerascpp/tensor/tensor.hpp"
 
 namespace kerascpp::data {
 

@@ -3,8 +3,8 @@
 #pragma once
 #include <string>
 
-#include "kerascpp/dataset.hpp"
-#include "kerascpp/tensor.hpp"
+#include "kerascpp/data/dataset.hpp"
+#include "kerascpp/tensor/tensor.hpp"
 
 /// Keras' keras.datasets.fashion_mnist, read from Debian's dataset-fashion-mnist.
 namespace kerascpp::datasets::fashion_mnist {

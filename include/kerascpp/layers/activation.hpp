@@ -2,7 +2,7 @@
 // ActivationFn with arguments (activations::leaky_relu(0.1f)). glu halves its axis; the rest keep
 // the shape.
 #pragma once
-#include "kerascpp/layer.hpp"
+#include "kerascpp/core/layer.hpp"
 
 namespace kerascpp::layers {
 

@@ -1,7 +1,7 @@
 // BatchNormalization over the last (channel) axis, Keras defaults (momentum 0.99, epsilon 1e-3).
 // Training normalises with batch statistics; `synchronized` all-reduces them across replicas.
 #pragma once
-#include "kerascpp/layer.hpp"
+#include "kerascpp/core/layer.hpp"
 
 namespace kerascpp::layers {
 

@@ -4,7 +4,7 @@
 #pragma once
 #include <optional>
 
-#include "kerascpp/layer.hpp"
+#include "kerascpp/core/layer.hpp"
 #include "kerascpp/layers/window_args.hpp"
 
 namespace kerascpp::layers {

@@ -3,7 +3,7 @@
 #pragma once
 #include <utility>
 
-#include "kerascpp/layer.hpp"
+#include "kerascpp/core/layer.hpp"
 
 namespace kerascpp::layers {
 

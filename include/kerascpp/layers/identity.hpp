@@ -1,6 +1,6 @@
 // Identity: Keras' layers.Identity, the input unchanged (a placeholder in a graph); its mask passes through.
 #pragma once
-#include "kerascpp/layer.hpp"
+#include "kerascpp/core/layer.hpp"
 
 namespace kerascpp::layers {
 

@@ -1,6 +1,6 @@
 // Input: the entry point of a functional model; Input({28, 28, 1}) is a (None, 28, 28, 1) tensor.
 #pragma once
-#include "kerascpp/layer.hpp"
+#include "kerascpp/core/layer.hpp"
 
 namespace kerascpp {
 

@@ -2,7 +2,7 @@
 // each example's features normalised by their own mean and variance, then y = x̂·gamma + beta.
 // No batch statistics, so training and inference compute the same thing.
 #pragma once
-#include "kerascpp/layer.hpp"
+#include "kerascpp/core/layer.hpp"
 
 namespace kerascpp::layers {
 

@@ -3,7 +3,7 @@
 // the loss) skip it, as in Keras. The mask has the input's shape without the feature axis.
 //   Masking({.mask_value = -1})  // (batch, steps, features) -> same, with a (batch, steps) mask
 #pragma once
-#include "kerascpp/layer.hpp"
+#include "kerascpp/core/layer.hpp"
 
 namespace kerascpp::layers {
 

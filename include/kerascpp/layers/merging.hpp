@@ -1,7 +1,7 @@
 // Elementwise merges of same-shaped inputs (Add, Subtract, Multiply, Average, Maximum, Minimum) and Concatenate
 // (along an axis) for branching graphs, with Keras' names.
 #pragma once
-#include "kerascpp/layer.hpp"
+#include "kerascpp/core/layer.hpp"
 
 namespace kerascpp::layers {
 

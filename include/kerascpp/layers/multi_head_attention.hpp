@@ -17,7 +17,7 @@
 #pragma once
 #include <optional>
 
-#include "kerascpp/layer.hpp"
+#include "kerascpp/core/layer.hpp"
 
 namespace kerascpp::layers {
 

@@ -3,7 +3,7 @@
 #pragma once
 #include <vector>
 
-#include "kerascpp/layer.hpp"
+#include "kerascpp/core/layer.hpp"
 
 namespace kerascpp::layers {
 

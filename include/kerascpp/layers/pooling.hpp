@@ -6,7 +6,7 @@
 #include <optional>
 #include <vector>
 
-#include "kerascpp/layer.hpp"
+#include "kerascpp/core/layer.hpp"
 #include "kerascpp/layers/window_args.hpp"
 
 namespace kerascpp::layers {

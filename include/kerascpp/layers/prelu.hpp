@@ -3,7 +3,7 @@
 // axis numbers, 1 = the first axis after the batch), e.g. {1, 2} for one slope per channel of
 // an image.
 #pragma once
-#include "kerascpp/layer.hpp"
+#include "kerascpp/core/layer.hpp"
 
 namespace kerascpp::layers {
 

@@ -6,7 +6,7 @@
 //                           that keeps the mean and variance (for SELU networks)
 //   SpatialDropout1D/2D/3D  Dropout of whole feature maps: one draw per (example, channel)
 #pragma once
-#include "kerascpp/layer.hpp"
+#include "kerascpp/core/layer.hpp"
 #include "kerascpp/layers/dropout.hpp"
 
 namespace kerascpp::layers {

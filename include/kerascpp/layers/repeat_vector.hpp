@@ -1,6 +1,6 @@
 // RepeatVector: Keras' layers.RepeatVector(n), (batch, features) -> (batch, n, features).
 #pragma once
-#include "kerascpp/layer.hpp"
+#include "kerascpp/core/layer.hpp"
 
 namespace kerascpp::layers {
 

@@ -1,6 +1,6 @@
 // Flatten and Reshape: change the per-example shape without touching the data (views, no copies).
 #pragma once
-#include "kerascpp/layer.hpp"
+#include "kerascpp/core/layer.hpp"
 
 namespace kerascpp::layers {
 

@@ -2,7 +2,7 @@
 // axis divided by its root mean square, y = x / √(mean(x²) + ε) · scale, with a learned `scale`
 // (ones at first). The last axis only; its mask passes through.
 #pragma once
-#include "kerascpp/layer.hpp"
+#include "kerascpp/core/layer.hpp"
 
 namespace kerascpp::layers {
 

@@ -2,7 +2,7 @@
 // axis counts, negative axes count from the end). Attention scores use it over the key axis.
 // No weights; Keras' optional `mask` argument is not taken (masks do not propagate yet).
 #pragma once
-#include "kerascpp/layer.hpp"
+#include "kerascpp/core/layer.hpp"
 
 namespace kerascpp::layers {
 

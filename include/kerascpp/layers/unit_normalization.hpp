@@ -1,7 +1,7 @@
 // UnitNormalization: Keras' layers.UnitNormalization(axis=-1), each feature vector scaled to unit
 // L2 norm (x·min(1/‖x‖, 1/ε)); the last axis only. Its mask passes through.
 #pragma once
-#include "kerascpp/layer.hpp"
+#include "kerascpp/core/layer.hpp"
 
 namespace kerascpp::layers {
 

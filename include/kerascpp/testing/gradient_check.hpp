@@ -25,10 +25,10 @@
 #include <string>
 #include <vector>
 
-#include "kerascpp/context.hpp"
-#include "kerascpp/layer.hpp"
-#include "kerascpp/losses.hpp"
-#include "kerascpp/tensor.hpp"
+#include "kerascpp/distribute/context.hpp"
+#include "kerascpp/core/layer.hpp"
+#include "kerascpp/training/losses.hpp"
+#include "kerascpp/tensor/tensor.hpp"
 
 namespace kerascpp::testing {
 

@@ -26,8 +26,8 @@
 #include <string>
 #include <vector>
 
-#include "kerascpp/layer.hpp"
-#include "kerascpp/tensor.hpp"
+#include "kerascpp/core/layer.hpp"
+#include "kerascpp/tensor/tensor.hpp"
 #include "kerascpp/testing/gradient_check.hpp"
 
 namespace kerascpp::testing {

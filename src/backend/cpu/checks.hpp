@@ -5,7 +5,7 @@
 #include <initializer_list>
 
 #include "backend/op_shapes.hpp"
-#include "kerascpp/tensor.hpp"
+#include "kerascpp/tensor/tensor.hpp"
 
 namespace kerascpp::cpu {
 

@@ -12,7 +12,7 @@
 
 #include "backend/cpu/primitive_cache.hpp"
 #include "backend/softmax_axis_view.hpp"
-#include "kerascpp/backend.hpp"
+#include "kerascpp/backend/backend.hpp"
 
 namespace kerascpp::cpu {
 

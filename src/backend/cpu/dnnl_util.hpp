@@ -6,7 +6,7 @@
 #include <string>
 
 #include "backend/activation_formulas.hpp"
-#include "kerascpp/backend.hpp"
+#include "kerascpp/backend/backend.hpp"
 
 namespace kerascpp::cpu {
 

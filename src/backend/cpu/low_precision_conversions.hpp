@@ -5,7 +5,7 @@
 #pragma once
 #include <cstdint>
 
-#include "kerascpp/tensor.hpp"
+#include "kerascpp/tensor/tensor.hpp"
 
 namespace kerascpp::cpu {
 

@@ -10,7 +10,7 @@
 #include <vector>
 
 #include "backend/op_shapes.hpp"
-#include "kerascpp/backend.hpp"
+#include "kerascpp/backend/backend.hpp"
 
 namespace kerascpp::cpu {
 

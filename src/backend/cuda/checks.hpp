@@ -3,7 +3,7 @@
 #pragma once
 #include <initializer_list>
 
-#include "kerascpp/tensor.hpp"
+#include "kerascpp/tensor/tensor.hpp"
 
 namespace kerascpp::cuda {
 

@@ -14,8 +14,8 @@
 #include <cstdint>
 #include <string>
 
-#include "kerascpp/backend.hpp"  // Conv2DGeometry
-#include "kerascpp/tensor.hpp"   // DType, dtype_name
+#include "kerascpp/backend/backend.hpp"  // Conv2DGeometry
+#include "kerascpp/tensor/tensor.hpp"   // DType, dtype_name
 
 namespace kerascpp::cuda {
 

@@ -15,7 +15,7 @@
 #include <vector>
 
 #include "backend/cuda/conv_algo_key.hpp"
-#include "kerascpp/backend.hpp"
+#include "kerascpp/backend/backend.hpp"
 
 namespace kerascpp::op_shapes {
 struct ConvShape;

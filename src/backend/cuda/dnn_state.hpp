@@ -24,7 +24,7 @@
 
 #include "backend/cuda/conv_algo_key.hpp"
 #include "backend/cuda/cuda_check.hpp"
-#include "kerascpp/backend.hpp"
+#include "kerascpp/backend/backend.hpp"
 
 namespace kerascpp::cuda {
 

@@ -1,7 +1,7 @@
 // TFConfigClusterResolver: TF_CONFIG's JSON parsed and checked once, so that every later question
 // (my rank, the chief's address, the worker count) is answered from a consistent cluster. Every
 // refusal is a ValueError naming TF_CONFIG, what is wrong in it, and how to write it instead.
-#include "kerascpp/cluster_resolver.hpp"
+#include "kerascpp/distribute/cluster_resolver.hpp"
 
 #include <fmt/format.h>
 #include <fmt/ranges.h>

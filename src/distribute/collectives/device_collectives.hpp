@@ -1,4 +1,4 @@
-// The one base class of cross-device ops inside the library. CrossReplica (kerascpp/context.hpp)
+// The one base class of cross-device ops inside the library. CrossReplica (kerascpp/distribute/context.hpp)
 // is what a layer sees: all-reduce between the replicas of one strategy. DeviceCollectives adds
 // what the strategy needs around a failing step (abort, reset). Its implementations live beside
 // each other in this folder: CPU shared memory, MPI across workers, and NCCL with the GPU peer
@@ -9,9 +9,9 @@
 #include <memory>
 #include <vector>
 
-#include "kerascpp/backend.hpp"
-#include "kerascpp/context.hpp"
-#include "kerascpp/distribute.hpp"
+#include "kerascpp/backend/backend.hpp"
+#include "kerascpp/distribute/context.hpp"
+#include "kerascpp/distribute/strategy.hpp"
 
 namespace kerascpp::detail {
 

@@ -11,7 +11,7 @@
 
 #include "distribute/abortable_barrier.hpp"
 #include "distribute/collectives/device_collectives.hpp"
-#include "kerascpp/distribute.hpp"
+#include "kerascpp/distribute/strategy.hpp"
 
 namespace kerascpp::distribute {
 

@@ -18,7 +18,7 @@
 
 #include "distribute/cluster/coordination_service.hpp"
 #include "distribute/worker_group.hpp"
-#include "kerascpp/cluster_resolver.hpp"
+#include "kerascpp/distribute/cluster_resolver.hpp"
 
 namespace gloo {
 class Context;

@@ -12,8 +12,8 @@
 #include <cstdint>
 
 #include "backend/cuda/kernels/im2col_index.hpp"
-#include "kerascpp/optimizer_update.hpp"
-#include "kerascpp/row_loss.hpp"
+#include "kerascpp/backend/optimizer_update.hpp"
+#include "kerascpp/backend/row_loss.hpp"
 
 namespace kerascpp::cuda::kern {
 

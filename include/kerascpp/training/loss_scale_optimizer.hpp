@@ -10,7 +10,7 @@
 #include <utility>
 #include <vector>
 
-#include "kerascpp/optimizers.hpp"
+#include "kerascpp/training/optimizers.hpp"
 
 /// Keras' optimizers (keras.optimizers) and learning rate schedules.
 namespace kerascpp::optimizers {

@@ -27,8 +27,8 @@
 #include <utility>
 #include <vector>
 
-#include "kerascpp/backend.hpp"
-#include "kerascpp/losses.hpp"
+#include "kerascpp/backend/backend.hpp"
+#include "kerascpp/training/losses.hpp"
 
 /// Keras' metrics (keras.metrics), and the Metric interface for your own.
 namespace kerascpp::metrics {

@@ -7,7 +7,7 @@
 #include <optional>
 #include <string>
 
-#include "kerascpp/tensor.hpp"
+#include "kerascpp/tensor/tensor.hpp"
 
 /// Keras' weight initializers (keras.initializers).
 namespace kerascpp::initializers {

@@ -1,16 +1,16 @@
 // TrainingKernels: the fused kernels of training that are not tensor or NN primitives: losses
 // with their gradients, the sums behind metrics, optimizer updates, and weight penalties and
 // constraints. Every Backend provides them (Backend derives from this interface); code that only
-// needs them can take a TrainingKernels&. Kept apart from the primitives (kerascpp/backend.hpp)
+// needs them can take a TrainingKernels&. Kept apart from the primitives (kerascpp/backend/backend.hpp)
 // so that a new backend, or a new op, is reviewed against a short list.
 #pragma once
 #include <cstdint>
 #include <functional>
 #include <vector>
 
-#include "kerascpp/optimizer_update.hpp"
-#include "kerascpp/row_loss.hpp"
-#include "kerascpp/tensor.hpp"
+#include "kerascpp/backend/optimizer_update.hpp"
+#include "kerascpp/backend/row_loss.hpp"
+#include "kerascpp/tensor/tensor.hpp"
 
 namespace kerascpp {
 
@@ -38,7 +38,7 @@ class TrainingKernels {
   /// q = min(|e|, delta); grad = clip(e, −delta, delta) / values · grad_scale. delta > 0.
   virtual void huber(const Tensor& pred, const Tensor& target, float delta, Tensor& loss, Tensor& grad,
                      float grad_scale) = 0;
-  /// The rest of Keras' losses, one formula per RowLoss (kerascpp/row_loss.hpp): loss[n] = mean
+  /// The rest of Keras' losses, one formula per RowLoss (kerascpp/backend/row_loss.hpp): loss[n] = mean
   /// over example n's rows of the last axis of the formula's row value. pred of rank >= 2 (rank 1:
   /// one value per example) for the elementwise formulas, of rank >= 2 for the whole-row ones;
   /// target of pred's shape (one-hot / dense), except categorical_generalized_cross_entropy's

@@ -10,7 +10,7 @@
 #include <string>
 #include <vector>
 
-#include "kerascpp/tensor.hpp"
+#include "kerascpp/tensor/tensor.hpp"
 
 namespace kerascpp {
 

@@ -26,7 +26,7 @@
 // (activation_backward: dx may be dy); otherwise pass distinct tensors.
 //
 // Writing a layer with Backend ops. A layer's forward and backward receive a ReplicaContext
-// (kerascpp/context.hpp) with the replica's backend; they allocate their outputs and call ops,
+// (kerascpp/distribute/context.hpp) with the replica's backend; they allocate their outputs and call ops,
 // never reading tensor data. A sketch of y = s·(x·W) with a fixed scale s:
 //
 //   std::vector<Tensor> forward(ReplicaContext& ctx, const std::vector<Tensor>& in, LayerState&) {
@@ -58,9 +58,9 @@
 #include <string>
 #include <vector>
 
-#include "kerascpp/activations.hpp"
-#include "kerascpp/tensor.hpp"
-#include "kerascpp/training_kernels.hpp"
+#include "kerascpp/backend/activations.hpp"
+#include "kerascpp/tensor/tensor.hpp"
+#include "kerascpp/backend/training_kernels.hpp"
 
 namespace kerascpp {
 
@@ -102,7 +102,7 @@ class RecordedWork {
 };
 
 /// The tensor and NN primitives of one device (the fused training kernels it also provides are
-/// TrainingKernels', kerascpp/training_kernels.hpp). scripts/check_structure.sh caps the number of
+/// TrainingKernels', kerascpp/backend/training_kernels.hpp). scripts/check_structure.sh caps the number of
 /// virtual functions of each interface: a new op raises the cap in the same commit.
 class Backend : public TrainingKernels {
  public:
@@ -125,7 +125,7 @@ class Backend : public TrainingKernels {
   /// after nullptr the caller runs it the usual way.
   virtual std::unique_ptr<RecordedWork> record(const std::function<void()>& /*body*/) { return nullptr; }
 
-  // ---- mixed precision (see kerascpp/mixed_precision.hpp) ----
+  // ---- mixed precision (see kerascpp/core/mixed_precision.hpp) ----
   /// The dtype dense_forward, matmul, batched_matmul and the conv2d_*/depthwise_conv2d_* ops
   /// compute in: float32 (the default), or bfloat16/float16, which rounds their float32 operands
   /// to 16 bits and accumulates in float32. Outputs and every other op stay float32 unless

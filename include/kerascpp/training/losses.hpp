@@ -22,8 +22,8 @@
 #include <type_traits>
 #include <utility>
 
-#include "kerascpp/backend.hpp"
-#include "kerascpp/row_loss.hpp"
+#include "kerascpp/backend/backend.hpp"
+#include "kerascpp/backend/row_loss.hpp"
 
 /// Keras' losses (keras.losses), and the Loss interface for your own.
 namespace kerascpp::losses {
@@ -130,7 +130,7 @@ class Huber : public Loss {
   double delta_;
 };
 
-// ---- the losses of one TrainingKernels::row_loss formula (kerascpp/row_loss.hpp) ----
+// ---- the losses of one TrainingKernels::row_loss formula (kerascpp/backend/row_loss.hpp) ----
 // Each is Keras' class of the same name with reduction "sum_over_batch_size" (the engine's mean
 // over the global batch); its string name in compile() is name() (and Keras' aliases, see LossRef).
 

@@ -25,10 +25,10 @@
 #include <vector>
 
 #include "kerascpp/callbacks/callback.hpp"
-#include "kerascpp/dataset.hpp"
-#include "kerascpp/logs.hpp"
-#include "kerascpp/model.hpp"
-#include "kerascpp/tensor.hpp"
+#include "kerascpp/data/dataset.hpp"
+#include "kerascpp/training/logs.hpp"
+#include "kerascpp/training/model.hpp"
+#include "kerascpp/tensor/tensor.hpp"
 
 #if __has_include(<xcpp/xdisplay.hpp>)
 #include <xcpp/xdisplay.hpp>

@@ -9,7 +9,7 @@
 #include <string>
 #include <vector>
 
-#include "kerascpp/context.hpp"
+#include "kerascpp/distribute/context.hpp"
 
 /// Distribution strategies (TensorFlow's tf.distribute): replicas on several devices or processes.
 namespace kerascpp::distribute {

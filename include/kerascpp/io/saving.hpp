@@ -6,8 +6,8 @@
 #pragma once
 #include <string>
 
-#include "kerascpp/layer_config.hpp"
-#include "kerascpp/model.hpp"
+#include "kerascpp/core/layer_config.hpp"
+#include "kerascpp/training/model.hpp"
 
 namespace kerascpp {
 
@@ -21,6 +21,6 @@ Model load_model(const std::string& path);
 Model model_from_json(const std::string& json);
 
 // A layer class of your own in saved models (Keras' custom_objects): register_layer_class in
-// kerascpp/layer_config.hpp.
+// kerascpp/core/layer_config.hpp.
 
 }  // namespace kerascpp

@@ -3,9 +3,9 @@
 #pragma once
 #include <vector>
 
-#include "kerascpp/backend.hpp"
+#include "kerascpp/backend/backend.hpp"
 #include "kerascpp/error.hpp"
-#include "kerascpp/random.hpp"
+#include "kerascpp/core/random.hpp"
 
 namespace kerascpp {
 

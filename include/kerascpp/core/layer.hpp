@@ -8,11 +8,11 @@
 #include <string>
 #include <vector>
 
-#include "kerascpp/context.hpp"
-#include "kerascpp/initializers.hpp"
-#include "kerascpp/input_spec.hpp"
-#include "kerascpp/mixed_precision.hpp"
-#include "kerascpp/variable.hpp"
+#include "kerascpp/distribute/context.hpp"
+#include "kerascpp/core/initializers.hpp"
+#include "kerascpp/core/input_spec.hpp"
+#include "kerascpp/core/mixed_precision.hpp"
+#include "kerascpp/core/variable.hpp"
 
 namespace kerascpp {
 
@@ -155,7 +155,7 @@ class Layer : public std::enable_shared_from_this<Layer> {
 
   /// Keras' get_config: the constructor arguments as a JSON object with Keras' keys, e.g.
   /// {"name": "d", "units": 10, "activation": "relu"}; the factory the layer registers
-  /// (kerascpp/layer_config.hpp) rebuilds it from this. The default is {"name": name()}.
+  /// (kerascpp/core/layer_config.hpp) rebuilds it from this. The default is {"name": name()}.
   virtual Json get_config() const;
   /// How one call is written in a functional model's config (Keras' inbound node args/kwargs):
   /// input i is positional where keywords[i] is "", else passed as that keyword; several

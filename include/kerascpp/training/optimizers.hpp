@@ -8,9 +8,9 @@
 #include <string>
 #include <vector>
 
-#include "kerascpp/backend.hpp"
-#include "kerascpp/context.hpp"
-#include "kerascpp/variable.hpp"
+#include "kerascpp/backend/backend.hpp"
+#include "kerascpp/distribute/context.hpp"
+#include "kerascpp/core/variable.hpp"
 
 namespace kerascpp::optimizers {
 

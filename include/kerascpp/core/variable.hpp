@@ -4,9 +4,9 @@
 #include <string>
 #include <vector>
 
-#include "kerascpp/constraints.hpp"
-#include "kerascpp/regularizers.hpp"
-#include "kerascpp/tensor.hpp"
+#include "kerascpp/core/constraints.hpp"
+#include "kerascpp/core/regularizers.hpp"
+#include "kerascpp/tensor/tensor.hpp"
 
 namespace kerascpp {
 

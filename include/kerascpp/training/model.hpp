@@ -10,13 +10,13 @@
 #include <vector>
 
 #include "kerascpp/callbacks/callback.hpp"
-#include "kerascpp/dataset.hpp"
-#include "kerascpp/distribute.hpp"
-#include "kerascpp/layer.hpp"
-#include "kerascpp/logs.hpp"
-#include "kerascpp/losses.hpp"
-#include "kerascpp/metrics.hpp"
-#include "kerascpp/optimizers.hpp"
+#include "kerascpp/data/dataset.hpp"
+#include "kerascpp/distribute/strategy.hpp"
+#include "kerascpp/core/layer.hpp"
+#include "kerascpp/training/logs.hpp"
+#include "kerascpp/training/losses.hpp"
+#include "kerascpp/training/metrics.hpp"
+#include "kerascpp/training/optimizers.hpp"
 
 namespace kerascpp {
 
@@ -202,7 +202,7 @@ class Model {
   /// vice versa. Writing is atomic; loading is all-or-nothing and restores every replica copy.
   void save_weights(const std::string& path) const;
   /// Keras' model.save: the whole model as a Keras 3 `.keras` archive (config.json, metadata.json,
-  /// model.weights.h5), written atomically; load it with kerascpp::load_model (kerascpp/saving.hpp)
+  /// model.weights.h5), written atomically; load it with kerascpp::load_model (kerascpp/io/saving.hpp)
   /// or Python Keras 3's keras.models.load_model. The path must end in ".keras".
   void save(const std::string& path) const;
   /// Reads a `.weights.h5` file (see save_weights); the layers must match.

@@ -13,11 +13,11 @@
 #include <string>
 #include <vector>
 
-#include "kerascpp/constraints.hpp"
+#include "kerascpp/core/constraints.hpp"
 #include "kerascpp/error.hpp"
-#include "kerascpp/layer.hpp"
+#include "kerascpp/core/layer.hpp"
 #include "kerascpp/layers/window_args.hpp"
-#include "kerascpp/regularizers.hpp"
+#include "kerascpp/core/regularizers.hpp"
 
 namespace kerascpp {
 

@@ -17,7 +17,7 @@
 #pragma once
 #include <string>
 
-#include "kerascpp/tensor.hpp"
+#include "kerascpp/tensor/tensor.hpp"
 
 namespace kerascpp {
 class Backend;
