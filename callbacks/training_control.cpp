@@ -7,8 +7,8 @@
 #include <ostream>
 
 #include "check.hpp"
-#include "kerascpp/training/model.hpp"
 #include "kerascpp/core/session.hpp"
+#include "kerascpp/training/model.hpp"
 
 namespace kerascpp::callbacks {
 namespace {

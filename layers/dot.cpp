@@ -52,18 +52,22 @@ Tensor axis_back(Backend& be, const Tensor& rows, const Tensor& like, int axis) 
   return rows.reshape(like.shape());
 }
 
-// Keras' ops.normalize(order=2) along `axis`: each row of x·min(1/√Σx², 1/ε) (Backend::l2_normalize_rows).
-Tensor normalized(Backend& be, const Tensor& x, int axis) {
-  Tensor rows, inv;
-  be.l2_normalize_rows(axis_last(be, x, axis), rows, inv);
-  return axis_back(be, rows, x, axis);
+// Keras' ops.normalize(order=2) along `axis`: each row of x·min(1/√Σx², 1/ε)
+// (Backend::l2_normalize_rows), with the rows and inverse norms its backward reads.
+struct Normalized {
+  Tensor rows, inv, value;
+};
+Normalized normalize(Backend& be, const Tensor& x, int axis) {
+  Normalized n;
+  be.l2_normalize_rows(axis_last(be, x, axis), n.rows, n.inv);
+  n.value = axis_back(be, n.rows, x, axis);
+  return n;
 }
 
-// d(x̂)/dx applied to dx̂ (Backend::l2_normalize_rows_backward, from the forward recomputed here).
-Tensor normalized_backward(Backend& be, const Tensor& x, const Tensor& dxn, int axis) {
-  Tensor xn, inv, drows;
-  be.l2_normalize_rows(axis_last(be, x, axis), xn, inv);
-  be.l2_normalize_rows_backward(xn, axis_last(be, dxn, axis), inv, drows);
+// d(x̂)/dx applied to dx̂ (Backend::l2_normalize_rows_backward).
+Tensor normalized_backward(Backend& be, const Normalized& n, const Tensor& x, const Tensor& dxn, int axis) {
+  Tensor drows;
+  be.l2_normalize_rows_backward(n.rows, axis_last(be, dxn, axis), n.inv, drows);
   return axis_back(be, drows, x, axis);
 }
 
@@ -115,8 +119,8 @@ std::vector<Shape> DotLayer::compute_output_shapes(const std::vector<Shape>& in)
 std::vector<Tensor> DotLayer::forward(ReplicaContext& ctx, const std::vector<Tensor>& in, LayerState&) {
   Backend& be = *ctx.backend;
   auto [a0, a1] = resolve_axes(static_cast<std::size_t>(in[0].rank()), static_cast<std::size_t>(in[1].rank()));
-  Tensor x = normalize_ ? normalized(be, in[0], a0) : in[0];
-  Tensor y = normalize_ ? normalized(be, in[1], a1) : in[1];
+  Tensor x = normalize_ ? normalize(be, in[0], a0).value : in[0];
+  Tensor y = normalize_ ? normalize(be, in[1], a1).value : in[1];
   Operand l = left(x, a0), r = right(y, a1);
   Tensor c;
   be.batched_matmul(l.t, l.transpose, r.t, r.transpose, c, false);
@@ -129,8 +133,15 @@ std::vector<Tensor> DotLayer::backward(ReplicaContext& ctx, const std::vector<Te
                                        const std::vector<Tensor>& grads, LayerState&) {
   Backend& be = *ctx.backend;
   auto [a0, a1] = resolve_axes(static_cast<std::size_t>(in[0].rank()), static_cast<std::size_t>(in[1].rank()));
-  Tensor x = normalize_ ? normalized(be, in[0], a0) : in[0];
-  Tensor y = normalize_ ? normalized(be, in[1], a1) : in[1];
+  // The normalized inputs are recomputed here (not kept from forward) and used twice: in the
+  // products and in the normalization's own backward.
+  Normalized nx, ny;
+  if (normalize_) {
+    nx = normalize(be, in[0], a0);
+    ny = normalize(be, in[1], a1);
+  }
+  Tensor x = normalize_ ? nx.value : in[0];
+  Tensor y = normalize_ ? ny.value : in[1];
   Operand l = left(x, a0), r = right(y, a1);
   const std::int64_t m = l.t.dim(l.transpose ? 2 : 1), n = r.t.dim(r.transpose ? 1 : 2);
   Tensor dc = grads[0].reshape({x.dim(0), m, n});
@@ -142,8 +153,8 @@ std::vector<Tensor> DotLayer::backward(ReplicaContext& ctx, const std::vector<Te
   else be.batched_matmul(l.t, !l.transpose, dc, false, db, false);
   Tensor dx = da.reshape(in[0].shape()), dy = db.reshape(in[1].shape());
   if (normalize_) {
-    dx = normalized_backward(be, in[0], dx, a0);
-    dy = normalized_backward(be, in[1], dy, a1);
+    dx = normalized_backward(be, nx, in[0], dx, a0);
+    dy = normalized_backward(be, ny, in[1], dy, a1);
   }
   return {dx, dy};
 }

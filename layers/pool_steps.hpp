@@ -2,8 +2,8 @@
 // kept in LayerState::saved (pooling.cpp, pooling_nd.cpp).
 #pragma once
 #include "kerascpp/backend/backend.hpp"
-#include "kerascpp/distribute/context.hpp"
 #include "kerascpp/core/layer.hpp"
+#include "kerascpp/distribute/context.hpp"
 
 namespace kerascpp::detail {
 

@@ -10,8 +10,8 @@
 #include <string>
 #include <vector>
 
-#include "kerascpp/data/dataset.hpp"
 #include "kerascpp/core/random.hpp"
+#include "kerascpp/data/dataset.hpp"
 
 namespace K = kerascpp;
 

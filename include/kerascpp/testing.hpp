@@ -20,9 +20,9 @@
 #include <vector>
 
 #include "kerascpp/data/dataset.hpp"
-#include "kerascpp/training/model.hpp"
 #include "kerascpp/tensor/tensor.hpp"
 #include "kerascpp/testing/gradient_check.hpp"
+#include "kerascpp/training/model.hpp"
 
 /// Helpers for unit tests of models and layers: tensor comparison, literals, toy data, sessions.
 namespace kerascpp::testing {

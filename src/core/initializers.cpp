@@ -7,8 +7,8 @@
 #include <vector>
 
 #include "check.hpp"
-#include "kerascpp/error.hpp"
 #include "kerascpp/core/random.hpp"
+#include "kerascpp/error.hpp"
 
 namespace kerascpp::initializers {
 namespace {

@@ -8,10 +8,10 @@
 
 #include "check.hpp"
 #include "data/image_resize.hpp"
+#include "kerascpp/core/random.hpp"
 #include "kerascpp/data/image_dataset.hpp"
 #include "kerascpp/data/images.hpp"
 #include "kerascpp/error.hpp"
-#include "kerascpp/core/random.hpp"
 
 namespace kerascpp::data {
 namespace {

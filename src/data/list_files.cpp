@@ -9,8 +9,8 @@
 #include <random>
 
 #include "check.hpp"
-#include "kerascpp/error.hpp"
 #include "kerascpp/core/random.hpp"
+#include "kerascpp/error.hpp"
 
 namespace kerascpp::data {
 namespace {

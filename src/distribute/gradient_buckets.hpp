@@ -6,8 +6,8 @@
 #include <unordered_map>
 #include <vector>
 
-#include "kerascpp/distribute/context.hpp"
 #include "kerascpp/core/layer.hpp"
+#include "kerascpp/distribute/context.hpp"
 
 namespace kerascpp::detail {
 

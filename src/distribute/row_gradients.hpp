@@ -9,8 +9,8 @@
 #include <atomic>
 #include <cstdint>
 
-#include "kerascpp/distribute/context.hpp"
 #include "kerascpp/core/variable.hpp"
+#include "kerascpp/distribute/context.hpp"
 
 namespace kerascpp::detail {
 

@@ -13,11 +13,11 @@
 #include "backend/gpu_support.hpp"
 #include "core/layer_registry.hpp"
 #include "kerascpp/backend/backend.hpp"
-#include "kerascpp/layers/input_layer.hpp"
-#include "kerascpp/training/model.hpp"
 #include "kerascpp/core/random.hpp"
 #include "kerascpp/io/saving.hpp"
+#include "kerascpp/layers/input_layer.hpp"
 #include "kerascpp/testing.hpp"
+#include "kerascpp/training/model.hpp"
 
 namespace kerascpp::testing {
 

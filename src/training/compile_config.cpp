@@ -7,9 +7,9 @@
 #include <fmt/format.h>
 
 #include "check.hpp"
+#include "kerascpp/core/session.hpp"
 #include "kerascpp/error.hpp"
 #include "kerascpp/training/loss_scale_optimizer.hpp"
-#include "kerascpp/core/session.hpp"
 #include "training/model_impl.hpp"
 
 namespace kerascpp {

@@ -5,9 +5,9 @@
 
 #include "check.hpp"
 #include "distribute/strategy_impl.hpp"
+#include "kerascpp/core/session.hpp"
 #include "kerascpp/layers/input_layer.hpp"
 #include "kerascpp/training/loss_scale_optimizer.hpp"
-#include "kerascpp/core/session.hpp"
 #include "training/interrupt.hpp"
 #include "training/model_impl.hpp"
 #include "training/weight_penalties.hpp"

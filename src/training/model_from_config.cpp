@@ -10,10 +10,10 @@
 
 #include "core/layer_registry.hpp"
 #include "kerascpp/error.hpp"
+#include "kerascpp/io/saving.hpp"
 #include "kerascpp/layers/input_layer.hpp"
 #include "kerascpp/layers/multi_head_attention.hpp"
 #include "kerascpp/training/model.hpp"
-#include "kerascpp/io/saving.hpp"
 
 namespace kerascpp {
 

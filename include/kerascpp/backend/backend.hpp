@@ -59,8 +59,8 @@
 #include <vector>
 
 #include "kerascpp/backend/activations.hpp"
-#include "kerascpp/tensor/tensor.hpp"
 #include "kerascpp/backend/training_kernels.hpp"
+#include "kerascpp/tensor/tensor.hpp"
 
 namespace kerascpp {
 

@@ -8,8 +8,8 @@
 #include <type_traits>
 #include <vector>
 
-#include "kerascpp/training/logs.hpp"
 #include "kerascpp/core/session.hpp"
+#include "kerascpp/training/logs.hpp"
 
 namespace kerascpp {
 class Model;

@@ -8,11 +8,11 @@
 #include <string>
 #include <vector>
 
-#include "kerascpp/distribute/context.hpp"
 #include "kerascpp/core/initializers.hpp"
 #include "kerascpp/core/input_spec.hpp"
 #include "kerascpp/core/mixed_precision.hpp"
 #include "kerascpp/core/variable.hpp"
+#include "kerascpp/distribute/context.hpp"
 
 namespace kerascpp {
 

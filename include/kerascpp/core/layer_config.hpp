@@ -14,10 +14,10 @@
 #include <vector>
 
 #include "kerascpp/core/constraints.hpp"
-#include "kerascpp/error.hpp"
 #include "kerascpp/core/layer.hpp"
-#include "kerascpp/layers/window_args.hpp"
 #include "kerascpp/core/regularizers.hpp"
+#include "kerascpp/error.hpp"
+#include "kerascpp/layers/window_args.hpp"
 
 namespace kerascpp {
 

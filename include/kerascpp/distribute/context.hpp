@@ -4,8 +4,8 @@
 #include <vector>
 
 #include "kerascpp/backend/backend.hpp"
-#include "kerascpp/error.hpp"
 #include "kerascpp/core/random.hpp"
+#include "kerascpp/error.hpp"
 
 namespace kerascpp {
 

@@ -26,9 +26,9 @@
 
 #include "kerascpp/callbacks/callback.hpp"
 #include "kerascpp/data/dataset.hpp"
+#include "kerascpp/tensor/tensor.hpp"
 #include "kerascpp/training/logs.hpp"
 #include "kerascpp/training/model.hpp"
-#include "kerascpp/tensor/tensor.hpp"
 
 #if __has_include(<xcpp/xdisplay.hpp>)
 #include <xcpp/xdisplay.hpp>

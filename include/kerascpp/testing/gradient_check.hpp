@@ -25,10 +25,10 @@
 #include <string>
 #include <vector>
 
-#include "kerascpp/distribute/context.hpp"
 #include "kerascpp/core/layer.hpp"
-#include "kerascpp/training/losses.hpp"
+#include "kerascpp/distribute/context.hpp"
 #include "kerascpp/tensor/tensor.hpp"
+#include "kerascpp/training/losses.hpp"
 
 namespace kerascpp::testing {
 

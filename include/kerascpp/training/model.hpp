@@ -10,9 +10,9 @@
 #include <vector>
 
 #include "kerascpp/callbacks/callback.hpp"
+#include "kerascpp/core/layer.hpp"
 #include "kerascpp/data/dataset.hpp"
 #include "kerascpp/distribute/strategy.hpp"
-#include "kerascpp/core/layer.hpp"
 #include "kerascpp/training/logs.hpp"
 #include "kerascpp/training/losses.hpp"
 #include "kerascpp/training/metrics.hpp"

@@ -9,8 +9,8 @@
 #include <vector>
 
 #include "kerascpp/backend/backend.hpp"
-#include "kerascpp/distribute/context.hpp"
 #include "kerascpp/core/variable.hpp"
+#include "kerascpp/distribute/context.hpp"
 
 namespace kerascpp::optimizers {
 

@@ -15,7 +15,7 @@
 #include <string>
 
 #include "kerascpp/backend/backend.hpp"  // Conv2DGeometry
-#include "kerascpp/tensor/tensor.hpp"   // DType, dtype_name
+#include "kerascpp/tensor/tensor.hpp"    // DType, dtype_name
 
 namespace kerascpp::cuda {
 
