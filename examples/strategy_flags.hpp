@@ -1,7 +1,8 @@
 // Strategy selection shared by the examples (the official models' flags):
-//   --distribution_strategy  off | one_device | mirrored (default) | multi_worker_mirrored
+//   --distribution_strategy  off | one_device | mirrored (default) | central_storage | multi_worker_mirrored
 //                      (multi_worker_mirrored: start the program with mpirun or srun; each worker
-//                      mirrors over its own --num_gpus GPUs or --cpu_replicas CPU replicas)
+//                      mirrors over its own --num_gpus GPUs or --cpu_replicas CPU replicas;
+//                      central_storage: --cpu_replicas CPU replicas, variables once on the host)
 //   --num_gpus N       N GPUs; -1: every local GPU, or the CPU (with a notice) when there is none;
 //                      0: the CPU
 //   --cpu_replicas R   CPU replicas when running on the CPU
@@ -27,8 +28,9 @@ struct StrategyFlags {
 
 inline void add_strategy_flags(CLI::App& app, StrategyFlags& f) {
   app.add_option("--distribution_strategy", f.distribution_strategy,
-                 "off, one_device, mirrored or multi_worker_mirrored (start that one with mpirun or srun)")
-      ->check(CLI::IsMember({"off", "one_device", "mirrored", "multi_worker_mirrored"}));
+                 "off, one_device, mirrored, central_storage or multi_worker_mirrored (start that one with mpirun "
+                 "or srun)")
+      ->check(CLI::IsMember({"off", "one_device", "mirrored", "central_storage", "multi_worker_mirrored"}));
   app.add_option("--num_gpus", f.num_gpus, "GPUs to mirror over (-1: every GPU, or the CPU without one; 0: CPU)")
       ->check(CLI::Range(-1, 1 << 16));
   app.add_option("--cpu_replicas", f.cpu_replicas, "CPU replicas when running on the CPU")->check(kPositiveInteger);
@@ -54,6 +56,7 @@ inline kerascpp::distribute::Strategy make_strategy(const StrategyFlags& f) {
   if (f.distribution_strategy == "one_device") return D::OneDeviceStrategy(devices.empty() ? "cpu:0" : devices[0]);
   if (devices.empty())
     for (int i = 0; i < cpu_replicas; ++i) devices.push_back("cpu:" + std::to_string(i));
+  if (f.distribution_strategy == "central_storage") return D::CentralStorageStrategy(devices);
   if (f.distribution_strategy == "multi_worker_mirrored") {
     if (alg == "auto") return D::MultiWorkerMirroredStrategy<>(devices);
     if (alg == "shared_memory") return D::MultiWorkerMirroredStrategy<D::SharedMemoryAllReduce>(devices);
