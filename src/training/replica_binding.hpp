@@ -59,9 +59,8 @@ class ReplicaBinding {
   std::vector<GraphState> states_;  // per replica
   void apply_once(ReplicaContext& ctx, optimizers::Optimizer& optimizer);
   std::vector<Variable*> trainable_;
-  bool central_ = false;
-  distribute::ParameterServerTask* ps_ = nullptr;  // ParameterServerStrategy: gradients go to the ps tasks  //
-                                                   // trainable variables kept once on the host (CentralStorageStrategy)
+  bool central_ = false;                           // trainable variables kept once on the host (CentralStorageStrategy)
+  distribute::ParameterServerTask* ps_ = nullptr;  // ParameterServerStrategy: gradients go to the ps tasks
   BucketPlan buckets_;
   PredictRecordings predict_recordings_;  // a single replica's
 };

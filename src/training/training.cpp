@@ -183,7 +183,8 @@ callbacks::History Model::fit(const Dataset& data, FitOptions options) {
     cbs.on_epoch_end(epoch, logs);
   }
   if (ps) {
-    ps->pull(m.bound_trainable());  // the chief's model holds the trained variables (saving, evaluate)
+    // The chief's model holds the trained variables and optimizer state (saving, checkpoints, evaluate).
+    ps->pull(m.bound_trainable(), &c.optimizer());
     ps->end_fit();
   }
   cbs.on_train_end(empty);

@@ -147,17 +147,19 @@ class PsService final : public pb::ParameterServer::Service {
     std::lock_guard lock(mu_);
     touch();
     if (!optimizer_) return {grpc::StatusCode::FAILED_PRECONDITION, me_ + " holds no variables yet"};
-    auto add = [&](const Variable& v) {
+    auto add = [&](std::size_t i) {
       pb::Shard* s = reply->add_shards();
-      s->set_name(v.name());
-      to_proto(v.value(0), s->mutable_value());
+      s->set_name(shards_[i]->name());
+      to_proto(shards_[i]->value(0), s->mutable_value());
+      if (request->with_state())
+        for (Tensor* t : variable_state(*optimizer_.get(), i, shards_.size())) to_proto(*t, s->add_state());
     };
     if (request->names().empty())
-      for (auto& v : shards_) add(*v);
+      for (std::size_t i = 0; i < shards_.size(); ++i) add(i);
     for (const std::string& name : request->names()) {
       auto it = index_.find(name);
       if (it == index_.end()) return malformed("pull", fmt::format("{} holds no shard '{}'", me_, name));
-      add(*shards_[it->second]);
+      add(it->second);
     }
     return grpc::Status::OK;
   }
@@ -515,12 +517,13 @@ class GrpcTask final : public ParameterServerTask {
     }
   }
 
-  void pull(const std::vector<Variable*>& trainable) override {
+  void pull(const std::vector<Variable*>& trainable, optimizers::Optimizer* state) override {
     if (coordinator_ && !created_) return;  // a fit that ran no step: the chief's values are current
     layout(trainable);
     for (std::size_t p = 0; p < ps_.size(); ++p) {
       pb::PullRequest request;
       request.set_token(token_);
+      request.set_with_state(state != nullptr);
       for (const ShardPlacement& s : placements_)
         if (s.ps == static_cast<int>(p)) request.add_names(s.name());
       if (request.names().empty()) continue;
@@ -539,6 +542,9 @@ class GrpcTask final : public ParameterServerTask {
                               "{} answered a pull of shard '{}' with a tensor that does not fit it{}{}", ps_names_[p],
                               s.name(), why.empty() ? "" : ": ", why);
         dst.copy_from(*value);
+        if (state)
+          pull_state(reply.shards(i), s, *trainable[static_cast<std::size_t>(s.variable)], trainable.size(), *state,
+                     ps_names_[p]);
       }
     }
   }
@@ -571,6 +577,29 @@ class GrpcTask final : public ParameterServerTask {
   // Shard s's rows of `t` (a view); a scalar variable is its one shard.
   static Tensor rows_of(const Tensor& t, const ShardPlacement& s) {
     return t.rank() == 0 ? t : t.slice(s.row_begin, s.row_end);
+  }
+
+  // The optimizer state of shard `s` into the rows of its variable's state in `optimizer`.
+  static void pull_state(const pb::Shard& shard, const ShardPlacement& s, const Variable& v, std::size_t variables,
+                         optimizers::Optimizer& optimizer, const std::string& who) {
+    const std::vector<Tensor*> mine = variable_state(optimizer, static_cast<std::size_t>(s.variable), variables);
+    KERASCPP_CHECK_DEVICE(static_cast<std::size_t>(shard.state_size()) == mine.size(),
+                          "{} holds {} optimizer state tensor(s) for shard '{}' where this task's optimizer has {}; "
+                          "every task must run the same program",
+                          who, shard.state_size(), s.name(), mine.size());
+    for (std::size_t j = 0; j < mine.size(); ++j) {
+      std::string why;
+      auto value = from_proto(shard.state(static_cast<int>(j)), why);
+      KERASCPP_CHECK_DEVICE(mine[j]->shape() == v.shape(),
+                            "the optimizer state {} of variable '{}' is not shaped like the variable, so its shards "
+                            "cannot be gathered",
+                            j, v.path());
+      Tensor dst = rows_of(*mine[j], s);
+      KERASCPP_CHECK_DEVICE(value && value->shape() == dst.shape() && value->dtype() == dst.dtype(),
+                            "{} answered a pull of shard '{}' with optimizer state that does not fit it{}{}", who,
+                            s.name(), why.empty() ? "" : ": ", why);
+      dst.copy_from(*value);
+    }
   }
 
   void layout(const std::vector<Variable*>& trainable) {

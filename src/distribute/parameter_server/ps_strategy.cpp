@@ -31,6 +31,18 @@ class ParameterServerPool : public ReplicaPool {
 
 }  // namespace
 
+std::vector<Tensor*> variable_state(optimizers::Optimizer& optimizer, std::size_t variable, std::size_t variables) {
+  const std::vector<Tensor*> all = optimizer.slot_tensors(0);
+  const auto& o = optimizer.common_options();
+  const std::size_t groups = (o.use_ema ? 1 : 0) + (o.gradient_accumulation_steps ? 1 : 0);
+  const auto k = static_cast<std::size_t>(optimizer.slots_per_variable());
+  std::vector<Tensor*> out;
+  if (optimizer.slot_replicas() == 0 || all.size() < (groups + k) * variables) return out;  // not built
+  for (std::size_t g = 0; g < groups; ++g) out.push_back(all[g * variables + variable]);
+  for (std::size_t j = 0; j < k; ++j) out.push_back(all[groups * variables + variable * k + j]);
+  return out;
+}
+
 std::shared_ptr<StrategyImpl> make_parameter_server_impl(const TFConfigClusterResolver& resolver,
                                                          VariablePartitioner partitioner, StrategyOptions options) {
   check_strategy_options(options, "ParameterServerStrategy");

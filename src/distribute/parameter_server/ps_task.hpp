@@ -11,6 +11,7 @@
 
 #include "kerascpp/core/variable.hpp"
 #include "kerascpp/distribute/parameter_server.hpp"
+#include "kerascpp/training/optimizers.hpp"
 
 namespace kerascpp::distribute {
 
@@ -27,6 +28,11 @@ struct ShardPlacement {
 // its shards placed round-robin too, continuing the same count (TensorFlow's placement).
 std::vector<ShardPlacement> place_variables(const std::vector<Variable*>& trainable,
                                             const VariablePartitioner& partitioner, int num_ps);
+
+// The optimizer state of trainable variable `variable` of the `variables` it was built over, in
+// slot_tensors(0)'s order: its EMA average, its gradient accumulator, then its slots (the entries
+// shaped like the variable; optimizer-wide state such as the step count is not included).
+std::vector<Tensor*> variable_state(optimizers::Optimizer& optimizer, std::size_t variable, std::size_t variables);
 
 // One batch the coordinator hands a worker.
 struct StepBatch {
@@ -47,8 +53,9 @@ class ParameterServerTask {
   // Coordinator: the end of a fit (the workers' fit returns).
   virtual void end_fit() = 0;
   // Both: copies every variable's current value from the ps tasks into copy 0 (a worker before
-  // each step, the coordinator after fit).
-  virtual void pull(const std::vector<Variable*>& trainable) = 0;
+  // each step, the coordinator after fit); with `state`, also each variable's optimizer state into
+  // that optimizer's slots (the coordinator, so that its checkpoints hold what the ps tasks hold).
+  virtual void pull(const std::vector<Variable*>& trainable, optimizers::Optimizer* state = nullptr) = 0;
   // Worker: serves the coordinator's steps, running `step` for each; returns when the coordinator's
   // fit ends; DeviceError naming the task when the job stops (a lost task, or the coordinator's abort).
   virtual void serve_steps(const std::function<std::vector<double>(const StepBatch&)>& step) = 0;
