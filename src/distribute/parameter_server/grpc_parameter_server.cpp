@@ -449,8 +449,10 @@ class GrpcTask final : public ParameterServerTask {
   bool is_coordinator() const override { return coordinator_; }
 
   std::string describe() const override {
-    return fmt::format("ParameterServerStrategy({} of {} worker(s) and {} ps; cpu:0)", coordinator_ ? "chief" : me_,
-                       coordinator_ ? workers_.size() : std::size_t{0}, ps_.size());
+    if (coordinator_)
+      return fmt::format("ParameterServerStrategy(chief of {} worker(s) and {} ps; cpu:0)", workers_.size(),
+                         ps_.size());
+    return fmt::format("ParameterServerStrategy({} with {} ps; cpu:0)", me_, ps_.size());
   }
 
   void create_variables(const std::vector<Variable*>& trainable, const std::string& optimizer_json) override {
