@@ -23,6 +23,8 @@
 #include "kerascpp/data/tfrecord.hpp"
 #include "kerascpp/data/dataset.hpp"
 #include "kerascpp/datasets/fashion_mnist.hpp"
+#include "kerascpp/distribute/central_storage.hpp"
+#include "kerascpp/distribute/parameter_server.hpp"
 #include "kerascpp/distribute/strategy.hpp"
 #include "kerascpp/error.hpp"
 #include "kerascpp/core/initializers.hpp"
