@@ -161,6 +161,9 @@ callbacks::History Model::fit(const Dataset& data, FitOptions options) {
       epochs.batch_done();
     }
     KERASCPP_CHECK_VALUE(epochs.step() != 0, "Model '{}': the training dataset produced no batches", m.name);
+    // ParameterServerStrategy: the chief's model catches up with the ps tasks (variables and
+    // optimizer state) before validation and the epoch-end callbacks (checkpoints) read it.
+    if (ps) ps->pull(m.bound_trainable(), &c.optimizer());
     Logs logs = c.logs_from(epoch_totals);
     // A stopped epoch skips validation: it would stop after one batch anyway, and the user asked to stop.
     bool validate = options.validation_data && (epoch + 1) % options.validation_freq == 0 && !epochs.interrupted();
@@ -182,11 +185,7 @@ callbacks::History Model::fit(const Dataset& data, FitOptions options) {
     if (epochs.stop_requested()) stop_training = true;  // also a request during validation
     cbs.on_epoch_end(epoch, logs);
   }
-  if (ps) {
-    // The chief's model holds the trained variables and optimizer state (saving, checkpoints, evaluate).
-    ps->pull(m.bound_trainable(), &c.optimizer());
-    ps->end_fit();
-  }
+  if (ps) ps->end_fit();  // the workers' fit returns
   cbs.on_train_end(empty);
   cbs.detach();
   return *history;
