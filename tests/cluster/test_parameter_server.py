@@ -4,8 +4,8 @@ Starts tests/cluster/ps_train_driver as chief, worker and ps tasks on 127.0.0.1 
 checks: one worker + two ps train to the weights of one process (1e-5), an embedding table split by
 FixedShardsPartitioner(2) lands on both ps tasks (each ps logs the shards it holds), requests
 without the job's token, with a wrong one or malformed are refused and change nothing, fit without
-steps_per_epoch is refused, and a killed ps makes every other task exit non-zero within the bound,
-naming the ps. Every process runs under the test's own timeout and is killed at the end.
+steps_per_epoch is refused, a killed ps makes every other task exit non-zero within the bound,
+naming the ps, and a killed chief makes the worker and the ps do so naming the chief. Every process runs under the test's own timeout and is killed at the end.
 """
 import json
 import os
@@ -179,3 +179,25 @@ def test_a_killed_ps_stops_every_task_naming_it(tmp_path):
     named = f"ps:1 ({cluster['ps'][1]})"
     for n, (_, err) in outs.items():
         assert named in err, (n, err)
+
+
+def test_a_killed_chief_stops_the_worker_and_ps_naming_it(tmp_path):
+    cluster, configs = make_cluster(1)
+    args = ["--weights", str(tmp_path / "w.h5"), "--steps_per_epoch", "1000000", "--epochs", "1"]
+    with Job() as job:
+        job.procs["ps0"] = start(configs[("ps", 0)], args)
+        job.procs["chief"] = start(configs[("chief", 0)], args)
+        job.procs["worker"] = start(configs[("worker", 0)], args)
+        for line in job.procs["ps0"].stderr:  # the variables exist: training is under way
+            if "holds" in line:
+                break
+        time.sleep(0.5)
+        os.killpg(job.procs["chief"].pid, signal.SIGKILL)
+        killed_at = time.monotonic()
+        outs = job.wait(["worker", "ps0"], BOUND_S + 20)
+        took = time.monotonic() - killed_at
+        codes = {n: job.procs[n].returncode for n in ("worker", "ps0")}
+    assert all(c != 0 for c in codes.values()), (codes, outs)
+    assert took <= BOUND_S + 10, took
+    for n, (_, err) in outs.items():
+        assert f"heard nothing from the coordinator chief:0 ({cluster['chief'][0]})" in err, (n, err)
