@@ -58,7 +58,8 @@ int main(int argc, char** argv) {
     model.compile({.optimizer = K::optimizers::Adam(0.05), .loss = "binary_crossentropy", .distribute = strategy});
     model.fit(make_data(24, 4), {.epochs = epochs, .steps_per_epoch = omit_steps ? -1 : steps, .verbose = 0});
     if (strategy.is_chief()) model.save_weights(weights);
-    std::cout << "done " << strategy.describe() << std::endl;
+    // A worker's own optimizer counts the steps it ran (the ps tasks apply the updates).
+    std::cout << "done " << strategy.describe() << " steps " << model.optimizer().iterations() << std::endl;
     return 0;
   } catch (const std::exception& e) {
     std::cerr << "error: " << e.what() << std::endl;

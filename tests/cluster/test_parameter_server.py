@@ -42,12 +42,12 @@ def free_ports(n):
             s.close()
 
 
-def make_cluster(num_ps):
-    ports = free_ports(2 + num_ps)
-    cluster = {"chief": [f"127.0.0.1:{ports[0]}"], "worker": [f"127.0.0.1:{ports[1]}"],
-               "ps": [f"127.0.0.1:{p}" for p in ports[2:]]}
-    return cluster, {(t, i): json.dumps({"cluster": cluster, "task": {"type": t, "index": i}})
-                     for t, i in [("chief", 0), ("worker", 0)] + [("ps", k) for k in range(num_ps)]}
+def make_cluster(num_ps, num_workers=1):
+    ports = free_ports(1 + num_workers + num_ps)
+    cluster = {"chief": [f"127.0.0.1:{ports[0]}"], "worker": [f"127.0.0.1:{p}" for p in ports[1:1 + num_workers]],
+               "ps": [f"127.0.0.1:{p}" for p in ports[1 + num_workers:]]}
+    tasks = [("chief", 0)] + [("worker", w) for w in range(num_workers)] + [("ps", k) for k in range(num_ps)]
+    return cluster, {(t, i): json.dumps({"cluster": cluster, "task": {"type": t, "index": i}}) for t, i in tasks}
 
 
 def start(config, args):
@@ -146,6 +146,25 @@ def test_one_worker_two_ps_equal_one_process_and_split_the_table(tmp_path):
     held = {n: re.search(r"holds \d+ shard\(s\) \(variable/shard shape\):(.*)", outs[n][1]).group(1).split()
             for n in ("ps0", "ps1")}
     assert held["ps0"][:2] == ["0/0", "(20,"] and held["ps1"][:2] == ["0/1", "(20,"], held
+
+
+def test_two_workers_taking_steps_in_turn_equal_one_process(tmp_path):
+    # Steps run one at a time and each worker pulls the current variables first, so two workers
+    # taking turns train to the weights of one process too.
+    single = subprocess.run([str(DRIVER), "--single", "--weights", str(tmp_path / "one.weights.h5")], env=ENV,
+                            capture_output=True, text=True, timeout=HARD_TIMEOUT_S)
+    assert single.returncode == 0, single.stderr
+    _, configs = make_cluster(1, num_workers=2)
+    args = ["--weights", str(tmp_path / "ps.weights.h5")]
+    with Job() as job:
+        for (t, i), config in configs.items():
+            job.procs[f"{t}{i}"] = start(config, args)
+        outs = job.wait(list(job.procs), HARD_TIMEOUT_S)
+        codes = {n: p.returncode for n, p in job.procs.items()}
+    assert all(c == 0 for c in codes.values()), (codes, outs)
+    assert max_diff(weights(tmp_path / "ps.weights.h5"), weights(tmp_path / "one.weights.h5")) <= 1e-5
+    steps = [int(re.search(r"steps (\d+)", outs[f"worker{w}"][0]).group(1)) for w in range(2)]
+    assert steps == [6, 6], steps  # 12 steps, taken in turn
 
 
 def test_fit_without_steps_per_epoch_is_refused(tmp_path):
