@@ -31,17 +31,21 @@ function(kerascpp_add_tf_config_cluster target)
   if(NOT KERASCPP_WITH_GLOO)
     return()
   endif()
-  set(proto ${CMAKE_CURRENT_SOURCE_DIR}/src/distribute/cluster/proto/coordination.proto)
+  # The chief's coordination service (MultiWorkerMirroredStrategy) and ParameterServerStrategy's
+  # ps and worker services.
+  set(protos ${CMAKE_CURRENT_SOURCE_DIR}/src/distribute/cluster/proto/coordination.proto
+      ${CMAKE_CURRENT_SOURCE_DIR}/src/distribute/cluster/proto/parameter_server.proto)
   set(out ${CMAKE_CURRENT_BINARY_DIR}/cluster_proto)
   file(MAKE_DIRECTORY ${out})
   add_library(kerascpp_cluster STATIC
     ${CMAKE_CURRENT_SOURCE_DIR}/src/distribute/cluster/coordination_service.cpp
-    ${CMAKE_CURRENT_SOURCE_DIR}/src/distribute/gloo/gloo_world.cpp ${proto})
+    ${CMAKE_CURRENT_SOURCE_DIR}/src/distribute/gloo/gloo_world.cpp
+    ${CMAKE_CURRENT_SOURCE_DIR}/src/distribute/parameter_server/grpc_parameter_server.cpp ${protos})
   set_target_properties(kerascpp_cluster PROPERTIES POSITION_INDEPENDENT_CODE ON)
-  protobuf_generate(TARGET kerascpp_cluster LANGUAGE cpp APPEND_PATH PROTOS ${proto}
+  protobuf_generate(TARGET kerascpp_cluster LANGUAGE cpp APPEND_PATH PROTOS ${protos}
                     IMPORT_DIRS ${CMAKE_CURRENT_SOURCE_DIR}/src/distribute/cluster/proto PROTOC_OUT_DIR ${out})
   protobuf_generate(TARGET kerascpp_cluster LANGUAGE grpc APPEND_PATH GENERATE_EXTENSIONS .grpc.pb.h .grpc.pb.cc
-                    PLUGIN "protoc-gen-grpc=$<TARGET_FILE:gRPC::grpc_cpp_plugin>" PROTOS ${proto}
+                    PLUGIN "protoc-gen-grpc=$<TARGET_FILE:gRPC::grpc_cpp_plugin>" PROTOS ${protos}
                     IMPORT_DIRS ${CMAKE_CURRENT_SOURCE_DIR}/src/distribute/cluster/proto PROTOC_OUT_DIR ${out})
   target_include_directories(kerascpp_cluster PRIVATE ${CMAKE_CURRENT_SOURCE_DIR}/src
                              ${CMAKE_CURRENT_SOURCE_DIR}/include ${out})

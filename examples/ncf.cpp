@@ -106,7 +106,7 @@ int main(int argc, char** argv) {
   app.add_option("--export_model", export_dir,
                  "Write the untrained model (model.json, model_info.json with its parameter count) here and exit")
       ->check(examples::kWritableDirectory);
-  examples::add_strategy_flags(app, devices);
+  examples::add_strategy_flags(app, devices, /*parameter_server=*/true);
   examples::PrecisionFlags precision;
   examples::add_precision_flags(app, precision);
   CLI11_PARSE(app, argc, argv);
@@ -138,6 +138,9 @@ int main(int argc, char** argv) {
     auto strategy = examples::make_strategy(devices);
     std::printf("Strategy: %s\n", strategy.describe().c_str());
     if (!strategy.is_chief()) K::set_default_verbose(0);
+    // A ParameterServerStrategy worker runs the chief's steps inside fit and has nothing to report.
+    const bool ps_job = devices.distribution_strategy == "parameter_server";
+    const bool reports = !ps_job || strategy.is_chief();
     auto t0 = std::chrono::steady_clock::now();
     examples::ImplicitData data = examples::make_implicit_data(data_options);
     std::printf("Synthetic data: %lld users, %lld items, %lld training interactions (%.1f s)\n",
@@ -167,15 +170,23 @@ int main(int argc, char** argv) {
       // Fresh negatives every epoch, as the official input pipeline.
       auto e = examples::make_training_epoch(data, num_neg, seed * 1000003 + static_cast<std::uint64_t>(epoch));
       auto t = std::chrono::steady_clock::now();
+      // ParameterServerStrategy needs steps_per_epoch (as Keras): the epoch's batches.
+      const std::int64_t steps = ps_job ? (e.labels.dim(0) + batch_size - 1) / batch_size : -1;
       auto history = model.fit(K::Dataset::from_tensor_slices({e.users, e.items, e.labels}).batch(batch_size),
-                               {.epochs = epoch + 1, .initial_epoch = epoch, .callbacks = callbacks, .verbose = 0});
+                               {.epochs = epoch + 1,
+                                .steps_per_epoch = steps,
+                                .initial_epoch = epoch,
+                                .callbacks = callbacks,
+                                .verbose = 0});
       const double train_s = seconds_since(t);
+      if (!reports) continue;
       m = examples::model_ranking(model, data, eval_batch_size);
       std::printf("Epoch %d/%d: loss %.4f - HR@10 %.4f - NDCG@10 %.4f (%lld examples, train %.1f s, %.0f examples/s)\n",
                   epoch + 1, train_epochs, history.history.at("loss").back(), m.hit_rate, m.ndcg,
                   static_cast<long long>(e.labels.dim(0)), train_s, double(e.labels.dim(0)) / train_s);
       std::fflush(stdout);
     }
+    if (!reports) return 0;
     std::printf(
         "Final: NeuMF HR@10 %.4f NDCG@10 %.4f vs popularity HR@10 %.4f NDCG@10 %.4f (%.1f s training + "
         "evaluation)\n",

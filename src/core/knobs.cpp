@@ -20,6 +20,8 @@ const std::vector<Knob>& knobs() {
        "the thread governor that lowers a replica's threads while other processes hold cores; verbose logs it"},
       {"KERASCPP_COLLECTIVE_TIMEOUT", "StrategyOptions::collective_timeout (300 s)", "a whole number of seconds",
        "how long a worker waits for its peers in one collective before failing with an error"},
+      {"KERASCPP_CLUSTER_TOKEN", "unset (ParameterServerStrategy refuses to start)", "any secret string",
+       "the job's token: every ParameterServerStrategy request carries it and a server refuses one without it"},
       {"KERASCPP_PROGRESS", "live on a terminal or in a Jupyter kernel, else lines", "live or lines",
        "how fit()'s progress bar (verbose=1) draws: redrawn in place, or one line per epoch"},
       {"KERASCPP_LOW_PRECISION_ACTIVATIONS", "1", "0 or 1",

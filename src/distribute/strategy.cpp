@@ -10,6 +10,7 @@
 #include "distribute/replica_pool.hpp"
 #include "distribute/strategy_options.hpp"
 #include "distribute/worker_group.hpp"
+#include "kerascpp/distribute/central_storage.hpp"
 
 namespace kerascpp::distribute {
 
@@ -118,6 +119,36 @@ std::shared_ptr<StrategyImpl> make_mirrored_impl(std::vector<std::string> names,
                                                  StrategyOptions options) {
   auto [devices, resolved] = checked_mirrored_devices(names, ops, options);
   return std::make_shared<ReplicaPool>("MirroredStrategy", std::move(devices), resolved, options);
+}
+
+namespace {
+
+// ReplicaPool with every trainable variable kept once on the host (see central_variables()).
+class CentralStoragePool : public ReplicaPool {
+ public:
+  using ReplicaPool::ReplicaPool;
+  bool central_variables() const override { return true; }
+  std::string name() const override { return ReplicaPool::name() + " [variables on the host]"; }
+};
+
+}  // namespace
+
+std::shared_ptr<StrategyImpl> make_central_storage_impl(std::vector<std::string> names, StrategyOptions options) {
+  KERASCPP_CHECK_VALUE(!names.empty(),
+                       "CentralStorageStrategy: the compute device list is empty; list at least one device (e.g. "
+                       "{{\"cpu:0\", \"cpu:1\"}}), or use CentralStorageStrategy() for one replica on cpu:0");
+  KERASCPP_CHECK_VALUE(names.size() != 1 || names[0] != "cpu:-1",
+                       "CentralStorageStrategy: the number of CPU replicas (cpu_replicas) must be at least 1");
+  for (auto& n : names)
+    KERASCPP_CHECK_VALUE(Device::parse(n).kind == Device::Kind::cpu,
+                         "CentralStorageStrategy: compute device '{}' is a GPU, and GPU compute devices are not "
+                         "supported yet (the variables would have to be copied to each GPU every step); use "
+                         "CPU replicas ({{\"cpu:0\", \"cpu:1\"}}) or MirroredStrategy for GPUs",
+                         n);
+  // The gradients are summed onto replica 0, which alone updates the variables: TensorFlow's
+  // ReductionToOneDevice, checked as MirroredStrategy checks its devices.
+  auto [devices, ops] = checked_mirrored_devices(names, CrossDeviceOpsKind::reduction_to_one_device, options);
+  return std::make_shared<CentralStoragePool>("CentralStorageStrategy", std::move(devices), ops, options);
 }
 
 std::shared_ptr<StrategyImpl> make_default_mirrored_impl(CrossDeviceOpsKind ops) {

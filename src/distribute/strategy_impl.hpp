@@ -8,6 +8,8 @@
 
 namespace kerascpp::distribute {
 
+class ParameterServerTask;  // distribute/parameter_server/ps_task.hpp
+
 class StrategyImpl {
  public:
   virtual ~StrategyImpl() = default;
@@ -16,6 +18,11 @@ class StrategyImpl {
   virtual std::vector<Device> devices() const = 0;
   virtual CrossDeviceOpsKind cross_device_ops() const = 0;
   virtual int worker_index() const { return 0; }
+  // CentralStorageStrategy: each trainable variable (and its optimizer slots) is kept once on the
+  // host, read by every replica, and updated once per step by replica 0 with the summed gradient.
+  virtual bool central_variables() const { return false; }
+  // ParameterServerStrategy: this task's role (the variables live on ps tasks); null otherwise.
+  virtual ParameterServerTask* parameter_server() { return nullptr; }
   virtual int num_workers() const { return 1; }
   // Multi-worker jobs: every worker's `mine` concatenated in worker order / `t` summed over the
   // workers in place (identity on a single worker). `what` names the data in stall reports.

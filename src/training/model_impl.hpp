@@ -87,6 +87,9 @@ class ModelImpl {
   // `recorded`: predict_on_batch's, which a single GPU replica replays from a recording
   // (predict_recordings.hpp); predict()'s batches, staged one ahead, run op by op.
   Tensor predict_step(const Inputs& x, bool recorded = false);
+  // The trainable variables the replicas are bound to, in the order the optimizer's slots and the
+  // ParameterServerStrategy's shard placement follow.
+  const std::vector<Variable*>& bound_trainable() { return bound("train").trainable(); }
 
  private:
   detail::ReplicaBinding& bound(const char* what);

@@ -1,5 +1,6 @@
 #include "training/replica_binding.hpp"
 
+#include "distribute/parameter_server/ps_task.hpp"
 #include "distribute/strategy_impl.hpp"
 #include "training/weight_penalties.hpp"
 
@@ -9,17 +10,27 @@ ReplicaBinding::ReplicaBinding(const Graph& graph, const distribute::Strategy& s
                                optimizers::Optimizer* optimizer)
     : graph_(graph) {
   int replicas = detail::strategy_impl(strategy)->num_replicas();  // this process's replicas hold the mirrors
+  central_ = detail::strategy_impl(strategy)->central_variables();
+  ps_ = detail::strategy_impl(strategy)->parameter_server();
   std::vector<Device> devices;
   for (int r = 0; r < replicas; ++r) devices.push_back(detail::strategy_impl(strategy)->context(r).backend->device());
   for (auto& layer : graph.layers()) {
     for (Variable* v : layer->variables()) v->mirror(devices);
     for (Variable* v : layer->trainable_variables()) {
       v->set_rows_gradient(v->sparse_capable());  // the reducer below takes its gradient as rows
+      // Non-trainable variables (BatchNormalization's moving statistics) stay mirrored even under
+      // central storage: each replica updates its own from its own batch in forward, concurrently.
+      // Central storage: every replica's value() becomes a handle on copy 0's storage (the host
+      // copy: CPU replicas all hold host memory), so the variable exists once; each replica keeps
+      // its own gradient buffer.
+      if (central_)
+        for (int r = 1; r < replicas; ++r) v->value(r) = v->value(0);
       trainable_.push_back(v);
     }
   }
   states_.assign(static_cast<std::size_t>(replicas), {});
-  if (optimizer) optimizer->build(trainable_, replicas);
+  // Central storage: one set of slots, beside the one copy of each variable.
+  if (optimizer) optimizer->build(trainable_, central_ ? 1 : replicas);
   std::vector<std::shared_ptr<Layer>> backward_order(graph.layers().rbegin(), graph.layers().rend());
   buckets_ = BucketPlan::make(backward_order, trainable_, detail::strategy_impl(strategy)->bucket_bytes());
 }
@@ -60,6 +71,35 @@ double ReplicaBinding::regularization_loss(ReplicaContext& ctx) const {
 }
 
 void ReplicaBinding::apply(ReplicaContext& ctx, optimizers::Optimizer& optimizer) {
+  if (ps_) {
+    ps_->push(trainable_, ctx.replica_id);  // the ps tasks apply the optimizer to them
+    return;
+  }
+  if (!central_) {
+    apply_once(ctx, optimizer);
+    return;
+  }
+  // Central storage: every replica still reads the shared copies until it has computed its
+  // gradients and penalties, so replica 0 updates them only once all have arrived here, and no
+  // replica leaves before the update is done (a custom loop may read the weights next). The
+  // replicas' collective is the barrier: a one-element all-reduce that every replica joins.
+  auto barrier = [&] {
+    if (!ctx.cross) return;
+    std::vector<Tensor> token{Tensor::zeros({1}, DType::float32, ctx.backend->device())};
+    ctx.cross->all_reduce_sum(ctx.replica_id, token);
+  };
+  barrier();
+  if (ctx.replica_id == 0) {
+    // Replica 0's gradients are the sum over every replica (the all-reduce left it on all), and
+    // it alone holds the optimizer's slots: it checks and clips them on its own (no collective).
+    ReplicaContext alone = ctx;
+    alone.cross = nullptr;
+    apply_once(alone, optimizer);
+  }
+  barrier();
+}
+
+void ReplicaBinding::apply_once(ReplicaContext& ctx, optimizers::Optimizer& optimizer) {
   if (!optimizer.prepare_gradients(ctx, trainable_)) return;
   for (std::size_t i = 0; i < trainable_.size(); ++i) optimizer.apply(*ctx.backend, ctx.replica_id, i, *trainable_[i]);
   apply_constraints(*ctx.backend, ctx.replica_id, trainable_);

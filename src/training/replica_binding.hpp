@@ -8,6 +8,7 @@
 
 #include "core/graph.hpp"
 #include "distribute/gradient_buckets.hpp"
+#include "distribute/strategy_impl.hpp"
 #include "training/compiled_state.hpp"
 #include "training/predict_recordings.hpp"
 
@@ -40,6 +41,8 @@ class ReplicaBinding {
   // The optimizer update of this replica's copy of every trainable variable, then the
   // variables' constraints (Keras applies them after the update). Neither when the optimizer
   // skips the step (LossScaleOptimizer on non-finite gradients: every replica skips it).
+  // Under central storage (StrategyImpl::central_variables) every replica calls it and waits for
+  // the others; replica 0 alone updates the one copy, and all return once it is updated.
   void apply(ReplicaContext& ctx, optimizers::Optimizer& optimizer);
 
   const std::vector<Variable*>& trainable() const { return trainable_; }
@@ -54,7 +57,10 @@ class ReplicaBinding {
   GraphState& state(const ReplicaContext& ctx) { return states_.at(static_cast<std::size_t>(ctx.replica_id)); }
   const Graph& graph_;
   std::vector<GraphState> states_;  // per replica
+  void apply_once(ReplicaContext& ctx, optimizers::Optimizer& optimizer);
   std::vector<Variable*> trainable_;
+  bool central_ = false;                           // trainable variables kept once on the host (CentralStorageStrategy)
+  distribute::ParameterServerTask* ps_ = nullptr;  // ParameterServerStrategy: gradients go to the ps tasks
   BucketPlan buckets_;
   PredictRecordings predict_recordings_;  // a single replica's
 };

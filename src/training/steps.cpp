@@ -4,6 +4,7 @@
 #include <fmt/format.h>
 
 #include "check.hpp"
+#include "distribute/parameter_server/ps_task.hpp"
 #include "distribute/strategy_impl.hpp"
 #include "training/model_impl.hpp"
 
@@ -140,6 +141,27 @@ detail::LossMask ModelImpl::loss_mask(ReplicaContext& ctx, bool may_mask, const 
 StepTotals ModelImpl::train_step(const Inputs& x, const Tensor& y, const Tensor& sample_weight) {
   const Tensor sw = check_global_batch(*this, x, y, sample_weight, "train");
   const detail::CompiledState& c = require_compiled("train");
+  if (distribute::ParameterServerTask* ps = detail::strategy_impl(c.strategy())->parameter_server()) {
+    if (ps->is_coordinator()) {
+      // The chief computes nothing: it hands the batch to a worker and takes back its totals.
+      const std::string optimizer = optimizers::serialize(c.optimizer());
+      KERASCPP_CHECK_VALUE(!optimizer.empty(),
+                           "Model '{}': ParameterServerStrategy sends the optimizer to the ps tasks as Keras' "
+                           "serialization, and {} has none (a learning rate schedule or an optimizer of your own); "
+                           "use a built-in optimizer with a constant learning rate",
+                           name, c.optimizer().class_name());
+      ps->create_variables(bound("train").trainable(), optimizer);
+      const std::vector<double> flat = ps->run_step({x, y, sw});
+      StepTotals total = c.zero_totals();
+      KERASCPP_CHECK_DEVICE(total.unflatten(flat.data(), flat.size()),
+                            "Model '{}': a worker answered a step with {} totals where this model has {}; every task "
+                            "must run the same program and model",
+                            name, flat.size(), total.flat_size());
+      c.optimizer().finish_step();  // the step count (callbacks, dropout streams) follows the ps's
+      return total;
+    }
+    ps->pull(bound("train").trainable());  // a worker: the variables' current values from the ps tasks
+  }
   float grad_scale = 1.0f / static_cast<float>(x[0].dim(0));  // the global batch, never the per-replica one
   // LossScaleOptimizer's scale (1 for the others), fixed for the step: it changes in finish_step.
   const float loss_scale = c.optimizer().loss_scale();

@@ -4,6 +4,8 @@
 #include <cmath>
 
 #include "check.hpp"
+#include "distribute/parameter_server/ps_task.hpp"
+#include "distribute/strategy_impl.hpp"
 #include "kerascpp/core/session.hpp"
 #include "training/callback_list.hpp"
 #include "training/epoch_iterator.hpp"
@@ -87,6 +89,21 @@ callbacks::History Model::fit(const Dataset& data, FitOptions options) {
   KERASCPP_CHECK_VALUE(options.validation_freq >= 1,
                        "Model '{}': fit() validation_freq must be at least 1 (validate every N epochs), got {}", m.name,
                        options.validation_freq);
+  distribute::ParameterServerTask* ps = detail::strategy_impl(c.strategy())->parameter_server();
+  if (ps) {
+    KERASCPP_CHECK_VALUE(options.steps_per_epoch > 0,
+                         "Model '{}': fit() under ParameterServerStrategy needs steps_per_epoch (as Keras does): the "
+                         "coordinator dispatches that many steps per epoch to the workers; pass .steps_per_epoch = N",
+                         m.name);
+    if (!ps->is_coordinator()) {
+      // A worker runs the coordinator's steps on the batches it sends, until the coordinator's fit ends.
+      ps->serve_steps([&](const distribute::StepBatch& b) {
+        m.prepare(b.inputs);
+        return m.train_step(b.inputs, b.targets, b.sample_weight).flatten();
+      });
+      return callbacks::History();
+    }
+  }
   std::int64_t card = data.cardinality();
   KERASCPP_CHECK_VALUE(card != 0, "Model '{}': fit() got an empty dataset", m.name);
   KERASCPP_CHECK_VALUE(card != Dataset::kInfinite || options.steps_per_epoch > 0,
@@ -144,6 +161,9 @@ callbacks::History Model::fit(const Dataset& data, FitOptions options) {
       epochs.batch_done();
     }
     KERASCPP_CHECK_VALUE(epochs.step() != 0, "Model '{}': the training dataset produced no batches", m.name);
+    // ParameterServerStrategy: the chief's model catches up with the ps tasks (variables and
+    // optimizer state) before validation and the epoch-end callbacks (checkpoints) read it.
+    if (ps) ps->pull(m.bound_trainable(), &c.optimizer());
     Logs logs = c.logs_from(epoch_totals);
     // A stopped epoch skips validation: it would stop after one batch anyway, and the user asked to stop.
     bool validate = options.validation_data && (epoch + 1) % options.validation_freq == 0 && !epochs.interrupted();
@@ -165,6 +185,7 @@ callbacks::History Model::fit(const Dataset& data, FitOptions options) {
     if (epochs.stop_requested()) stop_training = true;  // also a request during validation
     cbs.on_epoch_end(epoch, logs);
   }
+  if (ps) ps->end_fit();  // the workers' fit returns
   cbs.on_train_end(empty);
   cbs.detach();
   return *history;
