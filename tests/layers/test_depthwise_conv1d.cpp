@@ -6,7 +6,7 @@ TEST_CASE("layer test: DepthwiseConv1D strides 2, same, depth_multiplier 2") {
       {.make =
            [] {
              return K::LayerRef(K::layers::DepthwiseConv1D(
-                 3, {.strides = 2, .padding = K::Padding::same, .depth_multiplier = 2, .activation = "relu"}));
+                 3, {.strides = 2, .padding = K::Padding::same, .depth_multiplier = 2, .activation = "sigmoid"}));
            },
        .input_shapes = {{7, 2}},
        .expected_output_shape = K::Shape{4, 4},
