@@ -27,3 +27,10 @@ TEST_CASE("layer test: GroupNormalization, one group, no scale or shift") {
        .expected_trainable_weights = 0,
        .expected_non_trainable_weights = 0});
 }
+
+TEST_CASE("GroupNormalization: groups that do not divide the channels are a ValueError naming both") {
+  auto in = K::Input({3, 4});
+  CHECK_THROWS_WITH_AS(K::layers::GroupNormalization({.groups = 3})(in), doctest::Contains("groups (3)"),
+                       K::ValueError);
+  CHECK_THROWS_AS(K::layers::GroupNormalization({.groups = 0}), K::ValueError);
+}

@@ -26,3 +26,10 @@ TEST_CASE("layer test: SeparableConv1D valid, no bias, gelu (kept pre-activation
                        .expected_trainable_weights = 2,
                        .expected_non_trainable_weights = 0});
 }
+
+TEST_CASE("SeparableConv2D/1D: causal padding and a zero depth_multiplier are ValueErrors") {
+  CHECK_THROWS_WITH_AS(K::layers::SeparableConv1D(2, 3, {.padding = K::Padding::causal}), doctest::Contains("padding"),
+                       K::ValueError);
+  CHECK_THROWS_WITH_AS(K::layers::SeparableConv2D(2, 3, {.depth_multiplier = 0}), doctest::Contains("depth_multiplier"),
+                       K::ValueError);
+}
