@@ -7,15 +7,6 @@
 
 namespace kerascpp::layers {
 
-namespace {
-
-// (batch, steps, channels) as (batch, 1, steps, channels): the same bytes, so the Conv2D ops
-// run a 1-D convolution on views, and a (k, in, filters) kernel is a (1, k, in, filters) one.
-Tensor as_image(const Tensor& t) { return t.reshape({t.dim(0), 1, t.dim(1), t.dim(2)}); }
-Tensor as_kernel_2d(const Tensor& w) { return w.reshape({1, w.dim(0), w.dim(1), w.dim(2)}); }
-
-}  // namespace
-
 Conv1DLayer::Conv1DLayer(std::int64_t filters, std::int64_t kernel_size, Conv1DOptions options)
     : Layer(options.name), filters_(filters), kernel_size_(kernel_size), options_(std::move(options)) {
   KERASCPP_CHECK_VALUE(filters_ > 0, "Conv1D '{}': filters must be positive, got {}", name(), filters_);
@@ -25,11 +16,7 @@ Conv1DLayer::Conv1DLayer(std::int64_t filters, std::int64_t kernel_size, Conv1DO
   set_input_spec(sequence_spec());
 }
 
-InputSpec Conv1DLayer::sequence_spec() const {
-  return {.ndim = 3,
-          .layout = "(batch, steps, channels)",
-          .rank_hint = "add a channel axis with Reshape, e.g. Reshape({100, 1})"};
-}
+InputSpec Conv1DLayer::sequence_spec() const { return detail::sequence_conv_spec(); }
 
 std::int64_t Conv1DLayer::output_steps(std::int64_t steps) const {
   // Causal padding adds kernel_size - 1 steps in front: as many outputs as "same".
@@ -73,10 +60,11 @@ void Conv1DLayer::build(const std::vector<Shape>& in) {
 std::vector<Tensor> Conv1DLayer::forward(ReplicaContext& ctx, const std::vector<Tensor>& in, LayerState& st) {
   const Tensor& x = in[0];
   Tensor y({x.dim(0), output_steps(x.dim(1)), filters_});
-  Tensor y2 = as_image(y);
+  Tensor y2 = detail::sequence_as_image(y);
   int r = ctx.replica_id;
-  ctx.backend->conv2d_forward(as_image(x), as_kernel_2d(kernel_->value(r)), bias_ ? bias_->value(r) : Tensor(),
-                              geometry_for(x.dim(1)), detail::fusable_activation(activation_), y2);
+  ctx.backend->conv2d_forward(detail::sequence_as_image(x), detail::kernel_1d_as_2d(kernel_->value(r)),
+                              bias_ ? bias_->value(r) : Tensor(), geometry_for(x.dim(1)),
+                              detail::fusable_activation(activation_), y2);
   return {detail::finish_activation(ctx, activation_, y, st)};
 }
 
@@ -86,13 +74,14 @@ std::vector<Tensor> Conv1DLayer::backward(ReplicaContext& ctx, const std::vector
   int r = ctx.replica_id;
   auto [first, db] = detail::take_kernel_bias_grads(where(), *kernel_, bias_, r);
   const Conv2DGeometry g = geometry_for(in[0].dim(1));
-  Tensor dw = as_kernel_2d(kernel_->grad(r));  // a view: the op writes the kernel's gradient
+  Tensor dw = detail::kernel_1d_as_2d(kernel_->grad(r));  // a view: the op writes the kernel's gradient
   // dx and its image view share storage; both stay undefined without an input gradient.
   Tensor dx = st.need_input_grads ? Tensor(in[0].shape()) : Tensor();
-  Tensor dx2 = dx.defined() ? as_image(dx) : Tensor();
+  Tensor dx2 = dx.defined() ? detail::sequence_as_image(dx) : Tensor();
   const detail::ActivationGrad a = detail::op_activation_grad(ctx, activation_, out[0], grads[0], st);
-  ctx.backend->conv2d_backward(a.act, as_image(in[0]), as_image(a.y), as_image(a.dy), as_kernel_2d(kernel_->value(r)),
-                               g, dw, db, !first, dx2);
+  ctx.backend->conv2d_backward(a.act, detail::sequence_as_image(in[0]), detail::sequence_as_image(a.y),
+                               detail::sequence_as_image(a.dy), detail::kernel_1d_as_2d(kernel_->value(r)), g, dw, db,
+                               !first, dx2);
   return {dx};
 }
 

@@ -1,41 +1,11 @@
 #include "kerascpp/layers/conv2d_transpose.hpp"
 #include "kerascpp/core/layer_config.hpp"
 
-#include <algorithm>
-
 #include "check.hpp"
 #include "kerascpp/core/random.hpp"
 #include "layer_util.hpp"
 
 namespace kerascpp::layers {
-
-namespace {
-
-// Keras' output length without output_padding: in·stride ("same") or (in−1)·stride +
-// max(kernel, stride) ("valid").
-std::int64_t transpose_output(std::int64_t in, std::int64_t k, std::int64_t s, bool same) {
-  return same ? in * s : (in - 1) * s + std::max(k, s);
-}
-
-// Padding of the Conv2D from the output (length `out`) back to the input (length `in`).
-// Keras pads the stride-dilated input by `left` = k−1 ("valid") or min(⌈(s+k−2)/2⌉, k−1)
-// ("same") before a stride-1 convolution with the flipped kernel; output position o then
-// gathers input i through kernel tap t where o = i·s + t − (k−1−left), which is the Conv2D
-// with `before` = k−1−left. `after` is what makes that Conv2D give `in` outputs again (0 when
-// the last output rows get no contribution at all: "valid" with a kernel smaller than the
-// stride, whose extra rows stay zero, as in Keras).
-void transpose_padding(std::int64_t in, std::int64_t out, std::int64_t k, std::int64_t s, bool same,
-                       std::int64_t& before, std::int64_t& after) {
-  std::int64_t left = k - 1;
-  if (same) {
-    const std::int64_t total = s + k - 2;
-    left = std::min(total / 2 + total % 2, k - 1);
-  }
-  before = k - 1 - left;
-  after = std::max<std::int64_t>((in - 1) * s + k - out - before, 0);
-}
-
-}  // namespace
 
 Conv2DTransposeLayer::Conv2DTransposeLayer(std::int64_t filters, Size2D kernel_size, Conv2DTransposeOptions options)
     : Layer(options.name), filters_(filters), kernel_size_(kernel_size), options_(std::move(options)) {
@@ -55,8 +25,8 @@ Conv2DTransposeLayer::Conv2DTransposeLayer(std::int64_t filters, Size2D kernel_s
 std::vector<Shape> Conv2DTransposeLayer::compute_output_shapes(const std::vector<Shape>& in) {
   const Shape& s = in[0];
   const bool same = options_.padding == Padding::same;
-  return {{transpose_output(s[0], kernel_size_.height, options_.strides.height, same),
-           transpose_output(s[1], kernel_size_.width, options_.strides.width, same), filters_}};
+  return {{detail::transpose_output(s[0], kernel_size_.height, options_.strides.height, same),
+           detail::transpose_output(s[1], kernel_size_.width, options_.strides.width, same), filters_}};
 }
 
 Conv2DGeometry Conv2DTransposeLayer::geometry_for(std::int64_t h, std::int64_t w) const {
@@ -66,10 +36,10 @@ Conv2DGeometry Conv2DTransposeLayer::geometry_for(std::int64_t h, std::int64_t w
   g.kernel_w = kernel_size_.width;
   g.stride_h = options_.strides.height;
   g.stride_w = options_.strides.width;
-  transpose_padding(h, transpose_output(h, g.kernel_h, g.stride_h, same), g.kernel_h, g.stride_h, same, g.pad_top,
-                    g.pad_bottom);
-  transpose_padding(w, transpose_output(w, g.kernel_w, g.stride_w, same), g.kernel_w, g.stride_w, same, g.pad_left,
-                    g.pad_right);
+  detail::transpose_padding(h, detail::transpose_output(h, g.kernel_h, g.stride_h, same), g.kernel_h, g.stride_h, same,
+                            g.pad_top, g.pad_bottom);
+  detail::transpose_padding(w, detail::transpose_output(w, g.kernel_w, g.stride_w, same), g.kernel_w, g.stride_w, same,
+                            g.pad_left, g.pad_right);
   return g;
 }
 
@@ -92,8 +62,8 @@ std::vector<Tensor> Conv2DTransposeLayer::forward(ReplicaContext& ctx, const std
   const Tensor& x = in[0];
   const bool same = options_.padding == Padding::same;
   const Conv2DGeometry g = geometry_for(x.dim(1), x.dim(2));
-  Tensor z({x.dim(0), transpose_output(x.dim(1), g.kernel_h, g.stride_h, same),
-            transpose_output(x.dim(2), g.kernel_w, g.stride_w, same), filters_});
+  Tensor z({x.dim(0), detail::transpose_output(x.dim(1), g.kernel_h, g.stride_h, same),
+            detail::transpose_output(x.dim(2), g.kernel_w, g.stride_w, same), filters_});
   int r = ctx.replica_id;
   ctx.backend->conv2d_backward_data(x, kernel_->value(r), g, z);
   if (bias_) ctx.backend->bias_add(z, bias_->value(r));

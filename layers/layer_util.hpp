@@ -2,6 +2,7 @@
 #pragma once
 #include <fmt/format.h>
 
+#include <algorithm>
 #include <charconv>
 #include <nlohmann/json.hpp>
 #include <string>
@@ -27,6 +28,24 @@ inline InputSpec spatial_spec(std::size_t spatial) {
   return {.ndim = 5, .layout = "(batch, depth, height, width, channels)"};
 }
 
+// The input spec of the 1-D convolutions (Conv1D, DepthwiseConv1D, SeparableConv1D).
+inline InputSpec sequence_conv_spec() {
+  return {.ndim = 3,
+          .layout = "(batch, steps, channels)",
+          .rank_hint = "add a channel axis with Reshape, e.g. Reshape({100, 1})"};
+}
+
+// A (batch, steps, channels) sequence as the image (batch, 1, steps, channels): the same bytes,
+// so the 2-D convolution ops run the 1-D convolutions on views.
+inline Tensor sequence_as_image(const Tensor& t) { return t.reshape({t.dim(0), 1, t.dim(1), t.dim(2)}); }
+
+// A 1-D convolution's kernel (k, ...) as the 2-D one (1, k, ...) of sequence_as_image's views.
+inline Tensor kernel_1d_as_2d(const Tensor& w) {
+  Shape s = w.shape();
+  s.insert(s.begin(), 1);
+  return w.reshape(s);
+}
+
 // Full tensor shape for a batch of `batch` examples of per-example shape `s`.
 inline Shape with_batch(std::int64_t batch, const Shape& s) {
   Shape out{batch};
@@ -45,6 +64,31 @@ inline void same_padding(std::int64_t in, std::int64_t k, std::int64_t s, std::i
   std::int64_t total = std::max<std::int64_t>((out - 1) * s + k - in, 0);
   before = total / 2;
   after = total - before;
+}
+
+// The transposed convolutions (Conv1DTranspose, Conv2DTranspose), along one axis.
+// Keras' output length without output_padding: in·stride ("same") or (in−1)·stride +
+// max(kernel, stride) ("valid").
+inline std::int64_t transpose_output(std::int64_t in, std::int64_t k, std::int64_t s, bool same) {
+  return same ? in * s : (in - 1) * s + std::max(k, s);
+}
+
+// Padding of the Conv2D from the output (length `out`) back to the input (length `in`).
+// Keras pads the stride-dilated input by `left` = k−1 ("valid") or min(⌈(s+k−2)/2⌉, k−1)
+// ("same") before a stride-1 convolution with the flipped kernel; output position o then
+// gathers input i through kernel tap t where o = i·s + t − (k−1−left), which is the Conv2D
+// with `before` = k−1−left. `after` is what makes that Conv2D give `in` outputs again (0 when
+// the last output rows get no contribution at all: "valid" with a kernel smaller than the
+// stride, whose extra rows stay zero, as in Keras).
+inline void transpose_padding(std::int64_t in, std::int64_t out, std::int64_t k, std::int64_t s, bool same,
+                              std::int64_t& before, std::int64_t& after) {
+  std::int64_t left = k - 1;
+  if (same) {
+    const std::int64_t total = s + k - 2;
+    left = std::min(total / 2 + total % 2, k - 1);
+  }
+  before = k - 1 - left;
+  after = std::max<std::int64_t>((in - 1) * s + k - out - before, 0);
 }
 
 // Dense's and Conv2D's Layer::low_precision_io: their backends take 16-bit activations with

@@ -1,6 +1,7 @@
 // The layers of issue 50's first batch (Masking, Permute, RepeatVector, Maximum, padding,
-// cropping, upsampling, 1-D/3-D and global pooling, UnitNormalization, RMSNormalization) under MirroredStrategy:
-// 2 CPU replicas train a model of them to the weights one device gives.
+// cropping, upsampling, 1-D/3-D and global pooling, UnitNormalization, RMSNormalization) and its
+// convolutions (SeparableConv1D/2D, DepthwiseConv1D, Conv1DTranspose, GroupNormalization) under
+// MirroredStrategy: 2 CPU replicas train a model of them to the weights one device gives.
 #include <doctest/doctest.h>
 
 #include "kerascpp/kerascpp.hpp"
@@ -26,14 +27,32 @@ K::Model sequence_model() {
   return K::Model(in, out);
 }
 
-std::vector<K::Tensor> train(K::distribute::Strategy strategy) {
-  K::Model model = sequence_model();
+K::Model convolution_model() {
+  K::set_random_seed(12);
+  auto in = K::Input({6, 6, 3});
+  auto x = K::layers::SeparableConv2D(
+      4, 3, {.strides = 2, .padding = K::Padding::same, .depth_multiplier = 2, .activation = "tanh"})(in);
+  x = K::layers::GroupNormalization({.groups = 2})(x);  // (3, 3, 4)
+  x = K::layers::Reshape({9, 4})(x);
+  x = K::layers::DepthwiseConv1D(2, {.depth_multiplier = 2})(x);                  // (8, 8)
+  x = K::layers::SeparableConv1D(3, 3, {.strides = 2, .activation = "tanh"})(x);  // (3, 3)
+  x = K::layers::Conv1DTranspose(2, 2, {.strides = 2})(x);                        // (6, 2)
+  auto out = K::layers::Dense(3, {.activation = "softmax"})(K::layers::Flatten()(x));
+  return K::Model(in, out);
+}
+
+// x [32, example_shape...] normal with every fourth run of 3 values zero (a step of
+// sequence_model's 3 features: masked; a pixel of convolution_model's 3 channels).
+std::vector<K::Tensor> train(K::Model (*make)(), const K::Shape& example_shape, K::distribute::Strategy strategy) {
+  K::Model model = make();
   model.compile(
       {.optimizer = K::optimizers::SGD(0.1), .loss = "sparse_categorical_crossentropy", .distribute = strategy});
   K::Rng rng(5);
-  K::Tensor x({32, 8, 3}, K::DType::float32, K::Device{});
+  K::Shape shape{32};
+  shape.insert(shape.end(), example_shape.begin(), example_shape.end());
+  K::Tensor x(shape, K::DType::float32, K::Device{});
   K::Tensor y({32}, K::DType::int32, K::Device{});
-  for (std::int64_t i = 0; i < x.numel(); ++i)  // every fourth step all zeros: masked
+  for (std::int64_t i = 0; i < x.numel(); ++i)
     x.data<float>()[i] = (i / 3) % 4 == 3 ? 0.f : static_cast<float>(rng.normal());
   for (std::int64_t i = 0; i < 32; ++i) y.data<std::int32_t>()[i] = static_cast<std::int32_t>(rng.next_u64() % 3);
   model.fit(K::Dataset::from_tensor_slices(x, y).batch(8), {.epochs = 2, .verbose = 0});
@@ -43,8 +62,16 @@ std::vector<K::Tensor> train(K::distribute::Strategy strategy) {
 }  // namespace
 
 TEST_CASE("mirrored: 2 CPU replicas train a model of the new layers to one device's weights") {
-  const auto one = train(K::distribute::OneDeviceStrategy("cpu:0"));
-  const auto two = train(K::distribute::MirroredStrategy<>(2));
+  const auto one = train(sequence_model, {8, 3}, K::distribute::OneDeviceStrategy("cpu:0"));
+  const auto two = train(sequence_model, {8, 3}, K::distribute::MirroredStrategy<>(2));
+  const double diff = mirrored_fixture::max_abs_diff(one, two);
+  MESSAGE("max|dw| = " << diff);
+  CHECK(diff <= 1e-5);
+}
+
+TEST_CASE("mirrored: 2 CPU replicas train a model of the new convolutions to one device's weights") {
+  const auto one = train(convolution_model, {6, 6, 3}, K::distribute::OneDeviceStrategy("cpu:0"));
+  const auto two = train(convolution_model, {6, 6, 3}, K::distribute::MirroredStrategy<>(2));
   const double diff = mirrored_fixture::max_abs_diff(one, two);
   MESSAGE("max|dw| = " << diff);
   CHECK(diff <= 1e-5);

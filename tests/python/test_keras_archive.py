@@ -1,7 +1,8 @@
 """`.keras` archives both ways with Python Keras 3: what kerascpp's Model::save writes, Keras'
 load_model rebuilds and predicts the same; what Keras' model.save writes, kerascpp's load_model
 rebuilds and predicts the same. Models: an MLP (Sequential), a CNN with BatchNormalization, L2 and
-a frozen layer, a branching functional model with a shared layer, the Transformer example with its
+a frozen layer, a branching functional model with a shared layer, a model of the separable
+convolutions (SeparableConv2D/1D, DepthwiseConv1D, Conv1DTranspose, GroupNormalization), the Transformer example with its
 custom layer (custom_objects in Keras, register_layer_class in kerascpp) and the NCF example's
 NeuMF (two int32 id inputs, embeddings, Multiply and Concatenate)."""
 import json
@@ -15,7 +16,7 @@ import pytest  # noqa: E402
 
 from kerascpp_binaries import find_binary  # noqa: E402
 
-KINDS = ["mlp", "cnn_bn", "branching"]
+KINDS = ["mlp", "cnn_bn", "branching", "separable"]
 
 
 def _tool(*args):
@@ -89,6 +90,17 @@ def _keras_model(kind):
         a, b = keras.layers.Dense(3)(g), keras.layers.Dense(3, activation="tanh")(g)
         d = keras.layers.Dot(axes=1, normalize=True)([a, b])
         return keras.Model(inp, keras.layers.Dense(2)(keras.layers.Concatenate()([d, a])))
+    if kind == "separable":  # SeparableConv2D/1D, DepthwiseConv1D, Conv1DTranspose, GroupNormalization
+        inp = keras.Input((6, 6, 3))
+        x = keras.layers.SeparableConv2D(4, 3, strides=2, padding="same", depth_multiplier=2, activation="relu")(inp)
+        x = keras.layers.GroupNormalization(groups=2, epsilon=1e-4)(x)
+        x = keras.layers.SeparableConv2D(3, (2, 1), use_bias=False, activation="gelu")(x)
+        x = keras.layers.Reshape((6, 3))(x)
+        x = keras.layers.DepthwiseConv1D(3, padding="same", depth_multiplier=2, activation="tanh")(x)
+        x = keras.layers.SeparableConv1D(4, 3, strides=2, depth_multiplier=3)(x)
+        x = keras.layers.Conv1DTranspose(3, 3, strides=2, padding="same", activation="swish")(x)
+        x = keras.layers.Conv1DTranspose(2, 2, strides=3)(x)
+        return keras.Model(inp, keras.layers.Dense(2)(keras.layers.Flatten()(x)))
     if kind == "activations":  # Keras-saved only: every keras.activations name, Dense's and Activation's
         inp = keras.Input((10,))
         h = keras.layers.Dense(12, activation="gelu")(inp)

@@ -1,7 +1,7 @@
 // keras_archive_interop: drives tests/python/test_keras_archive.py (`.keras` archives both ways
 // with Python Keras 3).
 //   keras_archive_interop save <kind> <dir>
-//       builds model `kind` (mlp, cnn_bn, branching), sets every weight to fixed pseudo-random
+//       builds model `kind` (mlp, cnn_bn, branching, separable), sets every weight to fixed pseudo-random
 //       values, writes <dir>/model.keras (Model::save), a fixed input batch <dir>/x.f32, the
 //       prediction <dir>/y.f32 (raw float32) and the shapes in <dir>/shapes.json.
 //   keras_archive_interop load <model.keras> <x.f32> <out.f32> <d0> <d1> ...
@@ -70,11 +70,22 @@ K::Model build(const std::string& kind) {
     c = K::layers::LayerNormalization()(c);
     return K::Model(in, K::layers::Dense(2)(c), "branching");
   }
+  if (kind == "separable") {  // the separable convolutions, DepthwiseConv1D, Conv1DTranspose, GroupNormalization
+    auto in = K::Input({6, 6, 3});
+    auto x = K::layers::SeparableConv2D(
+        4, 3, {.strides = 2, .padding = K::Padding::same, .depth_multiplier = 2, .activation = "relu"})(in);
+    x = K::layers::GroupNormalization({.groups = 2, .epsilon = 1e-4f})(x);
+    x = K::layers::Reshape({9, 4})(x);
+    x = K::layers::DepthwiseConv1D(2, {.depth_multiplier = 2, .activation = "tanh"})(x);
+    x = K::layers::SeparableConv1D(3, 3, {.padding = K::Padding::same, .use_bias = false})(x);
+    x = K::layers::Conv1DTranspose(2, 3, {.strides = 2})(x);
+    return K::Model(in, K::layers::Dense(2)(K::layers::Flatten()(x)), "separable");
+  }
   throw K::Error("unknown model kind '" + kind + "'");
 }
 
 const std::map<std::string, K::Shape> kExampleShapes = {
-    {"mlp", {12}}, {"mlp_lso", {12}}, {"cnn_bn", {8, 8, 2}}, {"branching", {6, 6, 3}}};
+    {"mlp", {12}}, {"mlp_lso", {12}}, {"cnn_bn", {8, 8, 2}}, {"branching", {6, 6, 3}}, {"separable", {6, 6, 3}}};
 
 // The Transformer's ids: 2 sequences of 4 source ids, 4 decoder ids, positions 0..3.
 std::vector<K::Tensor> transformer_ids() {
