@@ -66,12 +66,16 @@ class ClassZeroAUC : public K::metrics::AUC {
   }
 };
 
+K::AutoShardPolicy policy_named(const std::string& policy) {
+  return policy == "FILE"   ? K::AutoShardPolicy::FILE
+         : policy == "DATA" ? K::AutoShardPolicy::DATA
+         : policy == "OFF"  ? K::AutoShardPolicy::OFF
+                            : K::AutoShardPolicy::AUTO;
+}
+
 // The lines of `files` this worker gets from experimental_distribute_dataset under `policy`.
 int print_shard(const D::Strategy& strategy, const std::vector<std::string>& files, const std::string& policy) {
-  const K::AutoShardPolicy p = policy == "FILE"   ? K::AutoShardPolicy::FILE
-                               : policy == "DATA" ? K::AutoShardPolicy::DATA
-                               : policy == "OFF"  ? K::AutoShardPolicy::OFF
-                                                  : K::AutoShardPolicy::AUTO;
+  const K::AutoShardPolicy p = policy_named(policy);
   const K::Dataset mine = D::experimental_distribute_dataset(
       strategy, K::data::TextLineDataset(files).with_options({.auto_shard_policy = p}));
   auto it = mine.make_iterator();
@@ -150,7 +154,10 @@ int main(int argc, char** argv) {
       };
       cbs.push_back(trace);
     }
-    K::Dataset data = make_data(model_kind, examples, batch, sample_weights);
+    // --shard_policy without --shard_files: the policy on the training data (fit keeps splitting
+    // global batches, and says so for FILE and OFF).
+    K::Dataset data = make_data(model_kind, examples, batch, sample_weights)
+                          .with_options({.auto_shard_policy = policy_named(shard_policy)});
     auto history = model.fit(data, {.epochs = epochs,
                                     .validation_data = make_data(model_kind, 60, batch, sample_weights),
                                     .callbacks = cbs,

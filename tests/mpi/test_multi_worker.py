@@ -213,3 +213,13 @@ def test_auto_shard_policies_split_the_input_between_workers(tmp_path, policy):
         assert all(int(line[1]) % 2 == rank for rank in (0, 1) for line in got[rank])
     else:
         assert got[0] == lines[0::2] and got[1] == lines[1::2]
+
+
+def test_fit_with_the_file_policy_splits_global_batches_and_says_so(tmp_path):
+    # fit does not FILE-shard: the same weights as one process, and one notice from the chief.
+    args = ["--model", "mlp", "--epochs", "1", "--shard_policy", "FILE"]
+    one, _ = run_one(tmp_path, args, 2)
+    prefix, r = mpirun(tmp_path, args, 1)
+    assert r.returncode == 0, r.stdout + r.stderr
+    assert max_diff(one, weights(prefix + ".rank0.weights.h5")) < 1e-5
+    assert r.stderr.count("applies to distribute::experimental_distribute_dataset only") == 1, r.stderr
