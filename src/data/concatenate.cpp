@@ -54,7 +54,7 @@ class ConcatenateIterator final : public Dataset::Iterator {
   std::unique_ptr<Dataset::Iterator> current_;
   Node second_;  // null once opened
   std::uint64_t epoch_;
-  std::shared_ptr<const Options> options_;
+  detail::PipelineSettings options_;
   std::vector<DType> first_;
   std::int64_t index_ = 0;
 };

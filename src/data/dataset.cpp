@@ -19,7 +19,9 @@ std::int64_t Dataset::cardinality() const { return node("cardinality").cardinali
 
 std::unique_ptr<Dataset::Iterator> Dataset::make_iterator(std::uint64_t epoch) const {
   const auto& root = node("make_iterator");
-  detail::OptionsScope scope(options_);
+  // Its own options; the FILE shard of an enclosing data::auto_shard, when there is one, carries
+  // on (interleave opens its inputs without it: they are pipelines of their own).
+  detail::OptionsScope scope({options_, detail::current_options_handle().file_shard});
   return root.make_iterator(epoch);
 }
 
@@ -50,22 +52,23 @@ bool Dataset::is_batched() const { return node("is_batched").is_batched(); }
 namespace detail {
 
 namespace {
-thread_local std::shared_ptr<const Options> t_current_options;
+thread_local PipelineSettings t_current;
 }
 
 const Options& current_options() {
   static const Options defaults;
-  return t_current_options ? *t_current_options : defaults;
+  return t_current.options ? *t_current.options : defaults;
 }
 
-std::shared_ptr<const Options> current_options_handle() { return t_current_options; }
+const FileShard* current_file_shard() { return t_current.file_shard.get(); }
 
-OptionsScope::OptionsScope(std::shared_ptr<const Options> options)
-    : held_(std::move(options)), previous_(t_current_options) {
-  t_current_options = held_;
+PipelineSettings current_options_handle() { return t_current; }
+
+OptionsScope::OptionsScope(PipelineSettings settings) : previous_(std::move(t_current)) {
+  t_current = std::move(settings);
 }
 
-OptionsScope::~OptionsScope() { t_current_options = previous_; }
+OptionsScope::~OptionsScope() { t_current = std::move(previous_); }
 
 Dataset make_dataset(std::shared_ptr<const DatasetNode> node) { return Dataset(std::move(node)); }
 

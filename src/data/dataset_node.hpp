@@ -1,6 +1,7 @@
 // Internal: the node graph behind kerascpp::Dataset. Each op is one immutable node that
 // makes iterators; nodes are shared between Datasets and never change after construction.
 #pragma once
+#include <atomic>
 #include <cstdint>
 #include <memory>
 #include <string>
@@ -53,22 +54,44 @@ std::unique_ptr<Dataset::Iterator> make_row_iterator(const RowSource& rows, std:
 // so the batches are bit-identical to a float32 source).
 void decode_uint8(const std::uint8_t* src, float* dst, std::size_t n, float divisor);
 
+// FILE auto-sharding (data::auto_shard) in force while a pipeline is opened: every file-based
+// source keeps the files i with i % num_shards == index and sets `found`, so that AUTO can fall
+// back to DATA when the pipeline has none. A source with fewer files than shards sets
+// `too_few` (AUTO then falls back to DATA) or, when `required` (the FILE policy), throws.
+struct FileShard {
+  std::int64_t num_shards = 1;
+  std::int64_t index = 0;
+  bool required = false;
+  std::shared_ptr<std::atomic<bool>> found = std::make_shared<std::atomic<bool>>(false);
+  std::shared_ptr<std::atomic<bool>> too_few = std::make_shared<std::atomic<bool>>(false);
+};
+
+// What a pipeline's ops read while its iterators are made: its Options and its FILE shard (null
+// when none).
+struct PipelineSettings {
+  std::shared_ptr<const Options> options;
+  std::shared_ptr<const FileShard> file_shard;
+};
+
 // The Options of the Dataset whose iterator is being made on this thread (Dataset::make_iterator
 // sets them; defaults otherwise). Nodes read them in make_iterator(), where tf.data applies a
 // pipeline's options to every op whatever its position; a node that opens an input later (repeat,
-// concatenate) captures them and reinstates them with an OptionsScope.
+// concatenate) captures the settings with current_options_handle() and reinstates them with an
+// OptionsScope.
 const Options& current_options();
+// The FILE shard of the pipeline being opened on this thread, or null.
+const FileShard* current_file_shard();
 class OptionsScope {
  public:
-  explicit OptionsScope(std::shared_ptr<const Options> options);
+  explicit OptionsScope(PipelineSettings settings);
   ~OptionsScope();
   OptionsScope(const OptionsScope&) = delete;
   OptionsScope& operator=(const OptionsScope&) = delete;
 
  private:
-  std::shared_ptr<const Options> held_, previous_;
+  PipelineSettings previous_;
 };
-std::shared_ptr<const Options> current_options_handle();
+PipelineSettings current_options_handle();
 
 // A deterministic argument resolved as tf.data does: the op's own when set, else the options'.
 inline bool resolve_deterministic(const std::optional<bool>& op_value) {

@@ -1,5 +1,9 @@
 #include "data/file_source.hpp"
 
+#include <fmt/format.h>
+
+#include "check.hpp"
+
 #include "data/dataset_node.hpp"
 
 namespace kerascpp::detail {
@@ -36,7 +40,26 @@ class FileSourceNode final : public DatasetNode {
   std::int64_t cardinality() const override { return Dataset::kUnknown; }
   bool is_batched() const override { return false; }
   std::unique_ptr<Dataset::Iterator> make_iterator(std::uint64_t /*epoch*/) const override {
-    return std::make_unique<FileSourceIterator>(files_, open_);
+    const FileShard* shard = current_file_shard();
+    if (!shard) return std::make_unique<FileSourceIterator>(files_, open_);
+    const auto files = static_cast<std::int64_t>(files_->size());
+    KERASCPP_CHECK_VALUE(!shard->required || files >= shard->num_shards,
+                         "auto-shard policy FILE: a file-based source has {} file(s) for {} workers, so some "
+                         "workers would get none; give it at least one file per worker, or use "
+                         "AutoShardPolicy::DATA",
+                         files, shard->num_shards);
+    if (files < shard->num_shards) {
+      shard->too_few->store(true);
+      return std::make_unique<FileSourceIterator>(files_, open_);  // AUTO reads DATA instead
+    }
+    // FILE auto-sharding: this worker reads files index, index + num_shards, ... (tf.data's
+    // order within the list, so a sorted list splits the same way on every worker).
+    auto mine = std::make_shared<std::vector<std::string>>();
+    for (std::size_t i = static_cast<std::size_t>(shard->index); i < files_->size();
+         i += static_cast<std::size_t>(shard->num_shards))
+      mine->push_back((*files_)[i]);
+    shard->found->store(true);
+    return std::make_unique<FileSourceIterator>(std::move(mine), open_);
   }
 
  private:

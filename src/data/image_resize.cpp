@@ -86,6 +86,26 @@ void resize_window(const T* image, std::int64_t width, std::int64_t channels, st
     }
 }
 
+std::vector<float> resize_matrix(std::int64_t in, std::int64_t begin, std::int64_t size, std::int64_t out,
+                                 Interpolation method) {
+  std::vector<float> m(static_cast<std::size_t>(out * in), 0.f);
+  const auto at = [&](std::int64_t o, std::int64_t i) -> float& {
+    return m[static_cast<std::size_t>(o * in + begin + i)];
+  };
+  if (method == Interpolation::nearest) {
+    const auto taps = nearest_taps(size, out);
+    for (std::int64_t o = 0; o < out; ++o) at(o, taps[static_cast<std::size_t>(o)]) = 1.f;
+    return m;
+  }
+  const auto taps = linear_taps(size, out);
+  for (std::int64_t o = 0; o < out; ++o) {
+    const Taps& t = taps[static_cast<std::size_t>(o)];
+    at(o, t.lo) += 1.f - t.frac;
+    at(o, t.hi) += t.frac;
+  }
+  return m;
+}
+
 template void resize_window<std::uint8_t>(const std::uint8_t*, std::int64_t, std::int64_t, std::array<std::int64_t, 4>,
                                           std::int64_t, std::int64_t, Interpolation, float*);
 template void resize_window<float>(const float*, std::int64_t, std::int64_t, std::array<std::int64_t, 4>, std::int64_t,

@@ -168,7 +168,12 @@ class InterleaveIterator final : public Dataset::Iterator {
                          "for input element {}; return a Dataset",
                          opened_);
     ++opened_;
-    auto it = ds.make_iterator(epoch_);
+    std::unique_ptr<Dataset::Iterator> it;
+    {
+      // An input is a pipeline of its own: an enclosing FILE auto-shard does not split its files.
+      detail::OptionsScope own({nullptr, nullptr});
+      it = ds.make_iterator(epoch_);
+    }
     if (config_->parallel)
       slot = std::make_unique<ReadAheadSource>(std::move(it), static_cast<std::size_t>(config_->block_length));
     else slot = std::make_unique<DirectSource>(std::move(it));

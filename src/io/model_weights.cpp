@@ -250,7 +250,10 @@ LoadPlan check_layout(Model& model, const std::string& path, const WeightsLayout
         corrupt(
             path, stored[k].entry,
             fmt::format("is extra: layer '{}' ({}) has {} variables", layer->name(), layer->class_name(), vars.size()));
-      KERASCPP_CHECK_SHAPE(stored[k].shape == vars[k]->shape() && stored[k].dtype == DType::float32,
+      // Keras keeps a few integer counters among a layer's weights (Normalization's "count"); a
+      // scalar integer entry is read into the float32 variable kerascpp keeps for it.
+      const bool counter = stored[k].shape.empty() && is_integer(stored[k].dtype);
+      KERASCPP_CHECK_SHAPE(stored[k].shape == vars[k]->shape() && (stored[k].dtype == DType::float32 || counter),
                            "load_weights('{}'): entry '{}' has shape {} {} but variable '{}' expects "
                            "{} float32; the file was saved from a different architecture: load a "
                            "file saved from this model",
@@ -411,7 +414,10 @@ std::optional<TrainingCheckpoint> load_model_weights(Model& model, const std::st
   }
 
   // 3. Everything fits: change the model.
-  for (auto& [var, where] : plan.weights) var->assign(file.layers[where.first].vars[where.second]);
+  for (auto& [var, where] : plan.weights) {
+    const Tensor& stored = file.layers[where.first].vars[where.second];
+    var->assign(stored.dtype() == DType::float32 ? stored : Tensor::from_vector({}, stored.to_vector()));
+  }
   if (plan.restore_optimizer) {
     auto& opt = model.optimizer();
     const auto own = optimizer_own_variables(opt);

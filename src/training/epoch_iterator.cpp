@@ -3,6 +3,7 @@
 #include <fmt/format.h>
 
 #include <iostream>
+#include <mutex>
 #include <string>
 
 #include "check.hpp"
@@ -81,12 +82,22 @@ class EpochIterator::StopScope {
 };
 
 EpochIterator::EpochIterator(ModelImpl& m, const Dataset& data, LoopKind kind, std::int64_t steps, bool steps_given)
-    : m_(m),
-      data_(data),
-      kind_(kind),
-      steps_(steps),
-      steps_given_(steps_given),
-      stop_(std::make_unique<StopScope>(m)) {}
+    : m_(m), data_(data), kind_(kind), steps_(steps), steps_given_(steps_given), stop_(std::make_unique<StopScope>(m)) {
+  // fit/evaluate/predict split every global batch between the workers whatever the dataset's
+  // auto-shard policy (TensorFlow's DATA result); FILE and OFF take effect through
+  // experimental_distribute_dataset only. Said once, by the chief, rather than silently.
+  const AutoShardPolicy policy = data_.defined() ? data_.options().auto_shard_policy : AutoShardPolicy::AUTO;
+  const distribute::Strategy& strategy = m_.strategy();
+  static std::once_flag noted;
+  if (strategy.num_workers() > 1 && strategy.is_chief() &&
+      (policy == AutoShardPolicy::FILE || policy == AutoShardPolicy::OFF))
+    std::call_once(noted, [&] {
+      std::cerr << "Model '" << m_.name << "': " << loop_name(kind_) << "() splits each global batch between the "
+                << strategy.num_workers() << " workers (the DATA policy's result); the dataset's auto_shard_policy "
+                << (policy == AutoShardPolicy::FILE ? "FILE" : "OFF")
+                << " applies to distribute::experimental_distribute_dataset only (docs/data.md)\n";
+    });
+}
 
 EpochIterator::~EpochIterator() = default;
 

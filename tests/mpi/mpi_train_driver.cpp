@@ -5,6 +5,7 @@
 // --weights_prefix.rank<R>.h5 (the test's files, not a user path); callbacks write under
 // --model_dir as a user's would (the chief only).
 #include <CLI/CLI.hpp>
+#include <kerascpp/distribute/distribute_dataset.hpp>
 #include <kerascpp/kerascpp.hpp>
 
 #include <unistd.h>
@@ -65,6 +66,25 @@ class ClassZeroAUC : public K::metrics::AUC {
   }
 };
 
+K::AutoShardPolicy policy_named(const std::string& policy) {
+  return policy == "FILE"   ? K::AutoShardPolicy::FILE
+         : policy == "DATA" ? K::AutoShardPolicy::DATA
+         : policy == "OFF"  ? K::AutoShardPolicy::OFF
+                            : K::AutoShardPolicy::AUTO;
+}
+
+// The lines of `files` this worker gets from experimental_distribute_dataset under `policy`.
+int print_shard(const D::Strategy& strategy, const std::vector<std::string>& files, const std::string& policy) {
+  const K::AutoShardPolicy p = policy_named(policy);
+  const K::Dataset mine = D::experimental_distribute_dataset(
+      strategy, K::data::TextLineDataset(files).with_options({.auto_shard_policy = p}));
+  auto it = mine.make_iterator();
+  for (K::Example e; it->next(e);)
+    std::printf("rank %d element %s\n", strategy.worker_index(), K::data::tensor_bytes(e.at(0)).c_str());
+  std::fflush(stdout);
+  return 0;
+}
+
 }  // namespace
 
 int main(int argc, char** argv) {
@@ -73,6 +93,8 @@ int main(int argc, char** argv) {
   int replicas = 1, epochs = 3, timeout_s = 300, step_delay_ms = 0;
   std::int64_t examples = 250, batch = 25;
   bool trace_steps = false, sample_weights = false;
+  std::vector<std::string> shard_files;
+  std::string shard_policy = "AUTO";
   app.add_option("--strategy", strategy_kind)->check(CLI::IsMember({"mirrored", "multi_worker"}));
   app.add_option("--model", model_kind)->check(CLI::IsMember({"mlp", "cnn_bn", "cnn_sync_bn"}));
   app.add_option("--optimizer", optimizer_kind)->check(CLI::IsMember({"sgdm", "adam", "nadam", "adam_loss_scale"}));
@@ -86,6 +108,10 @@ int main(int argc, char** argv) {
   app.add_option("--step_delay_ms", step_delay_ms, "sleep after each step (gives the fault tests time)");
   app.add_flag("--trace_steps", trace_steps, "print 'rank R step S' after each step");
   app.add_flag("--sample_weights", sample_weights, "(x, y, sample_weight) data and weighted_metrics");
+  app.add_option("--shard_files", shard_files,
+                 "instead of training: print 'rank R element LINE' for each line of these text files that "
+                 "experimental_distribute_dataset gives this worker under --shard_policy");
+  app.add_option("--shard_policy", shard_policy)->check(CLI::IsMember({"AUTO", "FILE", "DATA", "OFF"}));
   CLI11_PARSE(app, argc, argv);
 
   try {
@@ -97,6 +123,7 @@ int main(int argc, char** argv) {
     std::printf("rank %d pid %d workers %d replicas_in_sync %d: %s\n", rank, static_cast<int>(getpid()),
                 strategy.num_workers(), strategy.num_replicas_in_sync(), strategy.describe().c_str());
     std::fflush(stdout);
+    if (!shard_files.empty()) return print_shard(strategy, shard_files, shard_policy);
     K::Model model = make_model(model_kind);
     K::optimizers::OptimizerRef opt = optimizer_kind == "adam" ? K::optimizers::OptimizerRef(K::optimizers::Adam(0.01))
                                       : optimizer_kind == "nadam"
@@ -127,7 +154,10 @@ int main(int argc, char** argv) {
       };
       cbs.push_back(trace);
     }
-    K::Dataset data = make_data(model_kind, examples, batch, sample_weights);
+    // --shard_policy without --shard_files: the policy on the training data (fit keeps splitting
+    // global batches, and says so for FILE and OFF).
+    K::Dataset data = make_data(model_kind, examples, batch, sample_weights)
+                          .with_options({.auto_shard_policy = policy_named(shard_policy)});
     auto history = model.fit(data, {.epochs = epochs,
                                     .validation_data = make_data(model_kind, 60, batch, sample_weights),
                                     .callbacks = cbs,

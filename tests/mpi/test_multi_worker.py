@@ -185,3 +185,41 @@ def test_a_lost_worker_stops_the_job_with_a_clear_error_and_a_rerun_resumes(tmp_
     prefix, clean = mpirun(tmp_path, [*args, "--model_dir", str(tmp_path / "clean")], 1, name="clean")
     assert clean.returncode == 0, clean.stdout + clean.stderr
     assert max_diff(resumed, weights(f"{prefix}.rank0.weights.h5")) <= 1e-5
+
+
+@pytest.mark.parametrize("policy", ["FILE", "DATA", "AUTO", "OFF"])
+def test_auto_shard_policies_split_the_input_between_workers(tmp_path, policy):
+    # Five files of uneven length; experimental_distribute_dataset gives each worker its part.
+    files, lines = [], []
+    for i in range(5):
+        path = tmp_path / f"part{i}.txt"
+        rows = [f"f{i}-{j}" for j in range(i + 1)]
+        path.write_text("".join(r + "\n" for r in rows))
+        files.append(str(path))
+        lines += rows
+    cmd = [MPIEXEC, "-np", "2", *MPI_FLAGS, str(DRIVER), "--weights_prefix", str(tmp_path / "unused"),
+           "--shard_policy", policy, "--shard_files", *files]
+    r = subprocess.run(cmd, env=ENV, capture_output=True, text=True, timeout=120)
+    assert r.returncode == 0, r.stdout + r.stderr
+    got = {0: [], 1: []}
+    for rank, line in re.findall(r"^rank (\d) element (\S+)$", r.stdout, re.M):
+        got[int(rank)].append(line)
+    if policy == "OFF":  # every worker reads everything
+        assert got[0] == lines and got[1] == lines
+        return
+    # FILE, DATA and AUTO (files here, so FILE): every line once over the two workers.
+    assert sorted(got[0] + got[1]) == sorted(lines)
+    if policy in ("FILE", "AUTO"):
+        assert all(int(line[1]) % 2 == rank for rank in (0, 1) for line in got[rank])
+    else:
+        assert got[0] == lines[0::2] and got[1] == lines[1::2]
+
+
+def test_fit_with_the_file_policy_splits_global_batches_and_says_so(tmp_path):
+    # fit does not FILE-shard: the same weights as one process, and one notice from the chief.
+    args = ["--model", "mlp", "--epochs", "1", "--shard_policy", "FILE"]
+    one, _ = run_one(tmp_path, args, 2)
+    prefix, r = mpirun(tmp_path, args, 1)
+    assert r.returncode == 0, r.stdout + r.stderr
+    assert max_diff(one, weights(prefix + ".rank0.weights.h5")) < 1e-5
+    assert r.stderr.count("applies to distribute::experimental_distribute_dataset only") == 1, r.stderr

@@ -16,7 +16,7 @@ import pytest  # noqa: E402
 
 from kerascpp_binaries import find_binary  # noqa: E402
 
-KINDS = ["mlp", "cnn_bn", "branching", "separable"]
+KINDS = ["mlp", "cnn_bn", "branching", "separable", "preprocessing"]
 
 
 def _tool(*args):
@@ -115,6 +115,17 @@ def _keras_model(kind):
                      keras.layers.LeakyReLU(0.15)(h), keras.layers.ELU()(h), keras.layers.PReLU()(h)]
         x = keras.layers.Dense(4, activation="hard_swish")(keras.layers.Concatenate()(branches))
         return keras.Model(inp, keras.layers.Activation("glu")(x))
+    if kind == "preprocessing":  # Rescaling, Normalization (weights set below, count an integer),
+        inp = keras.Input((7, 6, 3))  # Resizing, CenterCrop, RandomFlip (identity in predict)
+        x = keras.layers.Rescaling(1 / 127.5, offset=-1)(inp)
+        x = keras.layers.Normalization()(x)
+        x = keras.layers.Normalization(mean=[0.1, -0.2, 0.3], variance=[2.0, 0.5, 1.0])(x)
+        x = keras.layers.Resizing(9, 8)(x)
+        x = keras.layers.Resizing(5, 7, interpolation="nearest", crop_to_aspect_ratio=True)(x)
+        x = keras.layers.CenterCrop(4, 5)(x)
+        x = keras.layers.RandomFlip("horizontal", seed=3)(x)
+        x = keras.layers.Conv2D(2, 3)(x)
+        return keras.Model(inp, keras.layers.Dense(2)(keras.layers.Flatten()(x)))
     if kind == "attention":  # Keras-saved only: causal self-attention, then cross-attention with a key
         inp = keras.Input((5, 6))
         a = keras.layers.MultiHeadAttention(2, 3)(inp, inp, use_causal_mask=True)
@@ -147,6 +158,8 @@ def test_kerascpp_loads_what_keras_saves(tmp_path, kind):
     model.save(tmp_path / "keras.keras")
     x.tofile(tmp_path / "x.f32")
     config = json.loads(_tool("load", tmp_path / "keras.keras", tmp_path / "x.f32", tmp_path / "y.f32", *x.shape))
+    if kind == "preprocessing":  # Normalization applies set_weights' statistics only once reloaded
+        model = keras.saving.load_model(tmp_path / "keras.keras")
     expected = model.predict(x, verbose=0)
     np.testing.assert_allclose(_read(tmp_path / "y.f32", expected.shape), expected, rtol=1e-5, atol=1e-6)
     if kind == "mlp":

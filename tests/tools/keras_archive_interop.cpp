@@ -81,11 +81,27 @@ K::Model build(const std::string& kind) {
     x = K::layers::Conv1DTranspose(2, 3, {.strides = 2})(x);
     return K::Model(in, K::layers::Dense(2)(K::layers::Flatten()(x)), "separable");
   }
+  if (kind == "preprocessing") {  // the preprocessing layers (RandomFlip: identity in predict)
+    auto in = K::Input({7, 6, 3});
+    auto x = K::layers::Rescaling(1.f / 127.5f, {.offset = -1.f})(in);
+    x = (*K::layers::Normalization())(x);
+    x = (*K::layers::Normalization({.mean = {{0.1f, -0.2f, 0.3f}}, .variance = {{2.f, 0.5f, 1.f}}}))(x);
+    x = K::layers::Resizing(9, 8)(x);
+    x = K::layers::Resizing(5, 7, {.interpolation = "nearest", .crop_to_aspect_ratio = true})(x);
+    x = K::layers::CenterCrop(4, 5)(x);
+    x = K::layers::RandomFlip("horizontal", {.seed = 3})(x);
+    x = K::layers::Conv2D(2, 3)(x);
+    return K::Model(in, K::layers::Dense(2)(K::layers::Flatten()(x)), "preprocessing");
+  }
   throw K::Error("unknown model kind '" + kind + "'");
 }
 
-const std::map<std::string, K::Shape> kExampleShapes = {
-    {"mlp", {12}}, {"mlp_lso", {12}}, {"cnn_bn", {8, 8, 2}}, {"branching", {6, 6, 3}}, {"separable", {6, 6, 3}}};
+const std::map<std::string, K::Shape> kExampleShapes = {{"mlp", {12}},
+                                                        {"mlp_lso", {12}},
+                                                        {"cnn_bn", {8, 8, 2}},
+                                                        {"branching", {6, 6, 3}},
+                                                        {"separable", {6, 6, 3}},
+                                                        {"preprocessing", {7, 6, 3}}};
 
 // The Transformer's ids: 2 sequences of 4 source ids, 4 decoder ids, positions 0..3.
 std::vector<K::Tensor> transformer_ids() {
@@ -149,7 +165,7 @@ int save_ids_model(const std::string& kind, const fs::path& dir) {
 int save(const std::string& kind, const fs::path& dir) {
   if (kind == "transformer" || kind == "ncf") return save_ids_model(kind, dir);
   K::Model model = build(kind);
-  set_pseudo_random_weights(model, kind == "cnn_bn");
+  set_pseudo_random_weights(model, kind == "cnn_bn" || kind == "preprocessing");
   K::Shape shape = kExampleShapes.at(kind);
   shape.insert(shape.begin(), 5);
   K::Tensor x = K::Tensor::from_vector(shape, uniform(static_cast<std::size_t>(K::shape_numel(shape)), 99, -1.f, 1.f));
