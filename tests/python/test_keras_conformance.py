@@ -13,6 +13,7 @@ import os
 import re
 import subprocess
 import sys
+import time
 
 import numpy as np
 import pytest
@@ -236,11 +237,16 @@ def _problems(d):
 def test_supported_entries_round_trip_with_keras(catalogue, tmp_path):
     ids, unbuilt = _case_ids(catalogue)
     assert not unbuilt, f"supported in docs/catalogue.md but no case in keras_conformance_cases.py: {unbuilt}"
+    started = time.monotonic()
     _run_workers("generate", tmp_path, ids)
+    generated = time.monotonic()
     _run_driver(tmp_path, ids)
+    driven = time.monotonic()
     checkable = [i for i in ids if (tmp_path / i / "result.json").exists() and
                  "error" not in json.loads((tmp_path / i / "result.json").read_text())]
     _run_workers("check", tmp_path, checkable)
+    print(f"\nconformance time: Keras builds and trains {generated - started:.0f} s, kerascpp {driven - generated:.0f} s, "
+          f"Keras reloads {time.monotonic() - driven:.0f} s")
 
     failures, known, fixed = {}, {}, []
     for i in ids:
