@@ -9,8 +9,8 @@ Run as a program, this module does one share of the Keras work in its own proces
 starts two, one per core; Keras on JAX is the slow half of the suite):
   python keras_conformance_cases.py generate <root> <case id>...
       for each case: <root>/<id>/model.keras (compiled, before training), the inputs and target
-      (raw little-endian float32/int32), the first train_on_batch call's logs and the weights
-      after `steps` of them; case.json says which file holds what.
+      (raw little-endian float32/int32), the first train_on_batch call's logs (test_on_batch's
+      for the metrics' cases) and the weights after `steps` calls; case.json says which file holds what.
   python keras_conformance_cases.py check <root> <case id>...
       Keras' predictions from model.keras (keras_pred.npy) and from what kerascpp saved,
       kerascpp.keras (reloaded.npy).
@@ -51,10 +51,12 @@ if keras.backend.backend() == "jax":
 
 
 class Case:
-    """A compiled model, its inputs, its target, how many training steps; `train` is True or why not."""
+    """A compiled model, its inputs, its target, how many training steps; `train` is True or why not.
+    `evaluate`: compare test_on_batch's logs instead of training (a metric does not change the step)."""
 
-    def __init__(self, model, x, y, steps=1, train=True):
+    def __init__(self, model, x, y, steps=1, train=True, evaluate=False):
         self.model, self.x, self.y, self.steps, self.train = model, x if isinstance(x, list) else [x], y, steps, train
+        self.evaluate = evaluate
 
 
 CASES = {}
@@ -268,13 +270,13 @@ _ACTIVATION_OF = {"binary": "sigmoid", "onehot": "softmax", "sparse": "softmax",
                   "distribution": "softmax"}
 
 
-def _head_case(rng, kind, units=3, loss="mse", metrics=None, activation=None, n=8):
+def _head_case(rng, kind, units=3, loss="mse", metrics=None, activation=None, n=8, evaluate=False):
     inp = keras.Input((4,))
     act = activation if activation is not None else _ACTIVATION_OF.get(kind)
     model = _compile(keras.Model(inp, L.Dense(units, activation=act)(L.Dense(5, activation="tanh")(inp))),
                      loss=loss, metrics=metrics)
     x = _uniform(rng, (n, 4), -2.0, 2.0)
-    return Case(model, [x], _targets(rng, kind, (n, units)))
+    return Case(model, [x], _targets(rng, kind, (n, units)), evaluate=evaluate)
 
 
 LOSSES = {
@@ -398,9 +400,9 @@ METRIC_NAMES = {"AUC": "auc", "BinaryAccuracy": "binary_accuracy", "BinaryCrosse
 for _name, (_kind, _make, _loss, _units) in METRICS.items():
     if _name in METRIC_NAMES:
         case("metrics", _name, "by_name")(lambda rng, _k=_kind, _n=METRIC_NAMES[_name], _l=_loss, _u=_units: _head_case(
-            rng, _k, units=_u, loss=_l, metrics=[_n]))
+            rng, _k, units=_u, loss=_l, metrics=[_n], evaluate=True))
     case("metrics", _name)(lambda rng, _k=_kind, _m=_make, _l=_loss, _u=_units: _head_case(
-        rng, _k, units=_u, loss=_l, metrics=[_m()]))
+        rng, _k, units=_u, loss=_l, metrics=[_m()], evaluate=True))
 
 
 # ---- optimizers: two steps (the second uses the state the first left) ----
@@ -470,9 +472,13 @@ def generate(root, case_id):
     c = build(_rng(case_id))
     c.model.save(os.path.join(d, "model.keras"))
     meta = {"inputs": [_write(os.path.join(d, f"x{i}.bin"), x) for i, x in enumerate(c.x)],
-            "y": _write(os.path.join(d, "y.bin"), c.y), "steps": c.steps if c.train is True else 0,
+            "y": _write(os.path.join(d, "y.bin"), c.y), "evaluate": c.evaluate,
+            "steps": c.steps if c.train is True and not c.evaluate else 0,
             "train_note": None if c.train is True else c.train}
     meta["keras_logs"] = None
+    if c.evaluate:
+        logs = c.model.test_on_batch(c.x if len(c.x) > 1 else c.x[0], c.y, return_dict=True)
+        meta["keras_logs"] = {k: float(v) for k, v in logs.items()}
     for step in range(meta["steps"]):  # the first step's logs are those of the weights before it
         logs = c.model.train_on_batch(c.x if len(c.x) > 1 else c.x[0], c.y, return_dict=True)
         if step == 0:

@@ -4,7 +4,8 @@
 // (compiled) and case.json naming the input and target files (raw little-endian float32/int32)
 // and the number of training steps. For each case, in one process so the suite stays fast:
 //   load_model(model.keras); predict -> pred.f32; `steps` train_on_batch calls on the same batch
-//   (the first one's logs, computed before its update as in Keras, -> result.json); the weights
+//   (the first one's logs, computed before its update as in Keras, -> result.json; for a case
+//   marked "evaluate", test_on_batch's logs instead); the weights
 //   after them -> w<i>.f32; predict again -> pred_trained.f32; save -> kerascpp.keras.
 // result.json also holds the weights' shapes, or {"error": "..."} when the case failed (the other
 // cases still run). Exit status 0 unless the arguments are wrong.
@@ -54,6 +55,7 @@ json run_case(const fs::path& dir) {
   K::Model model = K::load_model((dir / "model.keras").string());
   tool_io::write_f32(dir / "pred.f32", model.predict_on_batch(xs).to_vector());
   json result = {{"logs", nullptr}};
+  if (spec.value("evaluate", false)) result["logs"] = logs_json(model.test_on_batch(xs, y));
   for (int step = 0; step < spec.at("steps").get<int>(); ++step) {
     K::Logs logs = model.train_on_batch(xs, y);
     if (step == 0) result["logs"] = logs_json(logs);
