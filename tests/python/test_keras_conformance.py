@@ -54,13 +54,14 @@ KNOWN_FAILURES = {
     r"layers\.UnitNormalization\.axis": "kerascpp's UnitNormalization normalizes over the last axis only",
     r"metrics\.R2Score\.by_name": "R2Score by name has num_outputs=1 in kerascpp (Keras takes any number of "
                                   "outputs): the case's 3 outputs are refused",
-    r"layers\.Masking": "Keras 3.15 saves the mask's comparison as a NotEqual operation layer, which kerascpp "
-                        "cannot rebuild",
+    r"layers\.Masking": "Keras 3.15 saves Masking's mask computation in the graph as NotEqual and Any operation "
+                        "layers (keras.src.ops.numpy), which kerascpp cannot rebuild",
 }
 
 
 def known_failure(case_id):
     return next((reason for pattern, reason in KNOWN_FAILURES.items() if re.fullmatch(pattern, case_id)), None)
+
 
 # Section of docs/catalogue.md -> (category, column of the status, whether column 1 holds aliases).
 SECTIONS = {"Activations": ("activations", 1, False), "Layers": ("layers", 2, True), "Losses": ("losses", 2, False),
