@@ -18,6 +18,7 @@
 #include "kerascpp/kerascpp.hpp"
 #include "kerascpp/testing.hpp"
 #include "temp_dir.hpp"
+#include "training/compile_config.hpp"
 
 namespace K = kerascpp;
 namespace KT = kerascpp::testing;
@@ -357,4 +358,25 @@ TEST_CASE("keras archive: a compiled model's compile_config comes back compiled,
                      .loss = "sparse_categorical_crossentropy"});
   scheduled.save(path);
   CHECK_FALSE(K::load_model(path).compiled());
+}
+
+// Keras writes every loss object's reduction; kerascpp's losses take the mean over the batch
+// ("sum_over_batch_size"), so a file asking for another is not compiled (training with the mean
+// would be silently off by the batch size for "sum").
+TEST_CASE("keras archive: a compile_config loss with a reduction kerascpp lacks leaves the model uncompiled") {
+  auto compile_with_reduction = [](const char* reduction) {
+    auto in = K::Input({3});
+    K::Model model(in, K::layers::Dense(2)(in));
+    const nlohmann::ordered_json config = {
+        {"optimizer", nlohmann::ordered_json::parse(K::optimizers::serialize(K::optimizers::SGD(0.1)))},
+        {"loss",
+         {{"module", "keras.losses"},
+          {"class_name", "MeanSquaredError"},
+          {"config", {{"name", "mean_squared_error"}, {"reduction", reduction}}}}}};
+    K::detail::compile_from_config(model, config, "test.keras");
+    return model.compiled();
+  };
+  CHECK(compile_with_reduction("sum_over_batch_size"));
+  CHECK_FALSE(compile_with_reduction("sum"));
+  CHECK_FALSE(compile_with_reduction("none"));
 }

@@ -332,6 +332,11 @@ losses::LossRef loss_from(const Json& j) {
                                       .label_smoothing = c.value("label_smoothing", 0.0)};
   KERASCPP_CHECK_VALUE(!c.contains("ignore_class") || c["ignore_class"].is_null(),
                        "the loss sets ignore_class, which kerascpp does not have");
+  // Keras writes the reduction of every loss object; training with another one than kerascpp's would
+  // be silently wrong (a sum is batch-size times the mean), so such a loss is refused.
+  KERASCPP_CHECK_VALUE(!c.contains("reduction") || c["reduction"] == "sum_over_batch_size",
+                       "the {} loss sets reduction {}; kerascpp's losses reduce by \"sum_over_batch_size\" only", cls,
+                       c.contains("reduction") ? c["reduction"].dump() : std::string());
   if (cls == "SparseCategoricalCrossentropy") return losses::SparseCategoricalCrossentropy(x);
   if (cls == "CategoricalCrossentropy") return losses::CategoricalCrossentropy(x);
   if (cls == "BinaryCrossentropy") return losses::BinaryCrossentropy(x);
