@@ -15,6 +15,10 @@ namespace kerascpp::detail {
 // supports.
 LayerRef layer_from_config(const std::string& class_name, const Json& config);
 
+// {"module": "keras.layers", "class_name": ..., "config": {...}, "registered_name": null}: how
+// Keras refers to a layer, in a model's config and inside a wrapper's (Bidirectional's "layer").
+Json layer_entry(const Layer& layer);
+
 // Whether class_name is a class of the library (KERASCPP_REGISTER_LAYER), not one a user
 // registered: the library's are written with module "keras.layers".
 bool rebuilds_layer_class(const std::string& class_name);

@@ -80,6 +80,13 @@ def _keras_model(kind):
         x = keras.layers.LSTM(5, return_sequences=True)(x)
         x = keras.layers.GRU(3, go_backwards=True)(x)
         return keras.Model(inp, keras.layers.Dense(2)(x))
+    if kind == "recurrent_wrappers":  # Keras-saved only: SimpleRNN, Bidirectional, TimeDistributed
+        inp = keras.Input((6, 3))
+        x = keras.layers.TimeDistributed(keras.layers.Dense(4, activation="tanh"))(inp)
+        x = keras.layers.Bidirectional(keras.layers.LSTM(3, return_sequences=True))(x)
+        x = keras.layers.SimpleRNN(4, return_sequences=True, go_backwards=True)(x)
+        x = keras.layers.Bidirectional(keras.layers.GRU(2), merge_mode="mul")(x)
+        return keras.Model(inp, keras.layers.Dense(2)(x))
     if kind == "image_ops":  # Keras-saved only: DepthwiseConv2D, Conv2DTranspose, UpSampling2D, Dot
         inp = keras.Input((4, 4, 2))
         x = keras.layers.DepthwiseConv2D(3, padding="same", depth_multiplier=2)(inp)
@@ -121,7 +128,7 @@ def _keras_model(kind):
     return keras.Model(inp, keras.layers.Dense(2)(c))
 
 
-@pytest.mark.parametrize("kind", KINDS + ["sequence", "image_ops", "attention", "activations"])
+@pytest.mark.parametrize("kind", KINDS + ["sequence", "recurrent_wrappers", "image_ops", "attention", "activations"])
 def test_kerascpp_loads_what_keras_saves(tmp_path, kind):
     model = _keras_model(kind)
     rng = np.random.default_rng(5)
