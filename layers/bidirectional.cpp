@@ -7,6 +7,7 @@
 #include "kerascpp/layers/bidirectional.hpp"
 
 #include "core/layer_registry.hpp"
+#include "core/sublayers.hpp"
 #include "kerascpp/layers/recurrent.hpp"
 #include "layer_util.hpp"
 
@@ -28,7 +29,7 @@ std::string without_prefix(const std::string& name, const std::string& prefix) {
 
 // A fresh copy of an RNN layer from its config, as Keras' Bidirectional makes its two layers
 // (serialize, edit, deserialize): a new name, and zero_output_for_mask = return_sequences.
-LayerRef remade(const LayerRef& layer, const std::string& name, std::optional<bool> go_backwards) {
+LayerRef remade_rnn_layer(const LayerRef& layer, const std::string& name, std::optional<bool> go_backwards) {
   Json config = layer->get_config();
   config["name"] = name;
   config["zero_output_for_mask"] = config.value("return_sequences", false);
@@ -58,12 +59,12 @@ BidirectionalLayer::BidirectionalLayer(const LayerRef& layer, BidirectionalOptio
                            *merge_mode_ == "ave",
                        "{}: merge_mode '{}' is not one of concat, sum, mul, ave or None (std::nullopt)", where(),
                        merge_mode_.value_or(""));
-  forward_ = remade(layer, "forward_" + without_prefix(layer->name(), "forward_"), std::nullopt);
+  forward_ = remade_rnn_layer(layer, "forward_" + without_prefix(layer->name(), "forward_"), std::nullopt);
   if (options.backward_layer.get()) {
     (void)as_rnn(options.backward_layer, where(), "backward_layer");
-    backward_ = remade(options.backward_layer, options.backward_layer->name(), std::nullopt);
+    backward_ = remade_rnn_layer(options.backward_layer, options.backward_layer->name(), std::nullopt);
   } else {
-    backward_ = remade(layer, "backward_" + without_prefix(layer->name(), "backward_"), true);
+    backward_ = remade_rnn_layer(layer, "backward_" + without_prefix(layer->name(), "backward_"), true);
   }
   const RecurrentLayer& bwd = as_rnn(backward_, where(), "backward_layer");
   return_sequences_ = rnn.options().return_sequences;
@@ -77,8 +78,6 @@ BidirectionalLayer::BidirectionalLayer(const LayerRef& layer, BidirectionalOptio
                        "{}: merge_mode '{}' adds or multiplies the two directions elementwise, so both need the "
                        "same units (forward {}, backward {}); use merge_mode concat",
                        where(), merge_mode_.value_or(""), rnn.units(), bwd.units());
-  track_sublayer(forward_.get());
-  track_sublayer(backward_.get());
   set_input_spec({.ndim = 3,
                   .layout = "(batch, steps, features)",
                   .rank_hint = "an RNN reads sequences; add a steps axis, e.g. Reshape({steps, features})"});
@@ -109,6 +108,8 @@ void BidirectionalLayer::build(const std::vector<Shape>& in) {
   // The two layers are built here, not called: they are not nodes of the model's graph.
   forward_->build(in);
   backward_->build(in);
+  detail::track_sublayer(shared_from_this(), forward_.get());
+  detail::track_sublayer(shared_from_this(), backward_.get());
 }
 
 std::vector<Tensor> BidirectionalLayer::forward(ReplicaContext& ctx, const std::vector<Tensor>& in, LayerState& st) {
@@ -222,27 +223,14 @@ LayerRef Bidirectional(const LayerRef& layer, BidirectionalOptions options) {
   return std::make_shared<BidirectionalLayer>(layer, std::move(options));
 }
 
-namespace {
-
-LayerRef sublayer_from_entry(const LayerConfig& c, const char* key) {
-  const Json* entry = c.find(key);
-  if (!entry || entry->is_null()) return {};
-  if (!entry->is_object() || !entry->contains("class_name") || !entry->contains("config"))
-    c.fail(
-        fmt::format("'{}' is {}, not a layer entry {{\"class_name\": ..., \"config\": {{...}}}}", key, entry->dump()));
-  return detail::layer_from_config((*entry)["class_name"].get<std::string>(), (*entry)["config"]);
-}
-
-}  // namespace
-
 KERASCPP_REGISTER_LAYER("Bidirectional", [](const LayerConfig& c) {
-  LayerRef layer = sublayer_from_entry(c, "layer");
-  if (!layer.get()) c.fail("'layer' (the wrapped RNN layer) is missing");
+  const LayerRef layer = detail::layer_from_entry(c, "layer");
+  const Json* backward = c.find("backward_layer");
   const Json* mode = c.find("merge_mode");
   return Bidirectional(
       layer,
       {.merge_mode = mode && mode->is_null() ? std::nullopt : std::optional<std::string>(c.str("merge_mode", "concat")),
-       .backward_layer = sublayer_from_entry(c, "backward_layer"),
+       .backward_layer = backward && !backward->is_null() ? detail::layer_from_entry(c, "backward_layer") : LayerRef(),
        .name = c.name()});
 });
 

@@ -4,6 +4,7 @@
 #include "kerascpp/layers/time_distributed.hpp"
 
 #include "core/layer_registry.hpp"
+#include "core/sublayers.hpp"
 #include "layer_util.hpp"
 
 namespace kerascpp::layers {
@@ -27,7 +28,6 @@ Tensor unfold_steps(const Tensor& y, std::int64_t batch) {
 TimeDistributedLayer::TimeDistributedLayer(LayerRef layer, std::string name)
     : Layer(std::move(name)), layer_(std::move(layer)) {
   KERASCPP_CHECK_VALUE(layer_.get() != nullptr, "{}: the wrapped layer is null", where());
-  track_sublayer(layer_.get());
   set_input_spec({.min_ndim = 3,
                   .layout = "(batch, steps, ...)",
                   .rank_hint = "TimeDistributed applies its layer to each step: the input needs a steps axis after "
@@ -48,6 +48,7 @@ std::vector<Shape> TimeDistributedLayer::compute_output_shapes(const std::vector
 void TimeDistributedLayer::build(const std::vector<Shape>& in) {
   // Built here, not called: the wrapped layer is not a node of the model's graph.
   layer_->build({Shape(in[0].begin() + 1, in[0].end())});
+  detail::track_sublayer(shared_from_this(), layer_.get());
 }
 
 std::vector<Tensor> TimeDistributedLayer::forward(ReplicaContext& ctx, const std::vector<Tensor>& in, LayerState& st) {
@@ -84,11 +85,7 @@ LayerRef TimeDistributed(LayerRef layer, std::string name) {
 }
 
 KERASCPP_REGISTER_LAYER("TimeDistributed", [](const LayerConfig& c) {
-  const Json* entry = c.find("layer");
-  if (!entry || !entry->is_object() || !entry->contains("class_name") || !entry->contains("config"))
-    c.fail("'layer' must be a layer entry {\"class_name\": ..., \"config\": {...}} (the wrapped layer)");
-  return TimeDistributed(detail::layer_from_config((*entry)["class_name"].get<std::string>(), (*entry)["config"]),
-                         c.name());
+  return TimeDistributed(detail::layer_from_entry(c, "layer"), c.name());
 });
 
 }  // namespace kerascpp::layers

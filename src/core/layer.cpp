@@ -9,6 +9,7 @@
 
 #include "check.hpp"
 #include "core/session_state.hpp"
+#include "core/sublayers.hpp"
 #include "kerascpp/core/initializers.hpp"
 
 namespace kerascpp {
@@ -98,7 +99,7 @@ std::vector<Variable*> Layer::variables() {
     if (v->trainable()) out.push_back(v.get());
   for (auto& v : variables_)
     if (!v->trainable()) out.push_back(v.get());
-  for (auto& sub : sublayers_)
+  for (const auto& sub : detail::tracked_sublayers(*this))
     for (Variable* v : sub->variables()) out.push_back(v);
   return out;
 }
@@ -108,7 +109,7 @@ std::vector<Variable*> Layer::trainable_variables() {
   if (!trainable_) return out;
   for (auto& v : variables_)
     if (v->trainable()) out.push_back(v.get());
-  for (auto& sub : sublayers_)
+  for (const auto& sub : detail::tracked_sublayers(*this))
     for (Variable* v : sub->trainable_variables()) out.push_back(v);
   return out;
 }
@@ -116,7 +117,7 @@ std::vector<Variable*> Layer::trainable_variables() {
 std::int64_t Layer::count_params() const {
   std::int64_t n = 0;
   for (auto& v : variables_) n += shape_numel(v->shape());
-  for (auto& sub : sublayers_) n += sub->count_params();
+  for (const auto& sub : detail::tracked_sublayers(*this)) n += sub->count_params();
   return n;
 }
 

@@ -230,7 +230,7 @@ Case build(const std::string& kind) {
     auto both =
         K::layers::Bidirectional(K::layers::SimpleRNN(3, {.return_sequences = true}), {.merge_mode = std::nullopt})
             ->call_multi({x});
-    x = K::layers::Concatenate()({both[0], both[1]});
+    x = K::layers::Add()({both[0], both[1]});  // (two Concatenates here trip a naming quirk of Keras' model_from_json)
     auto states =
         K::layers::Bidirectional(K::layers::LSTM(2, {.return_state = true}), {.merge_mode = "ave"})->call_multi({x});
     auto out = K::layers::Concatenate()({states[0], states[1], states[2], states[3], states[4]});

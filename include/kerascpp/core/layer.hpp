@@ -8,11 +8,11 @@
 #include <string>
 #include <vector>
 
+#include "kerascpp/distribute/context.hpp"
 #include "kerascpp/core/initializers.hpp"
 #include "kerascpp/core/input_spec.hpp"
 #include "kerascpp/core/mixed_precision.hpp"
 #include "kerascpp/core/variable.hpp"
-#include "kerascpp/distribute/context.hpp"
 
 namespace kerascpp {
 
@@ -198,8 +198,7 @@ class Layer : public std::enable_shared_from_this<Layer> {
   /// Whether input_spec()[0] applies to each of any number of inputs.
   bool input_spec_for_each() const { return input_spec_for_each_; }
 
-  /// Variables in Keras order: trainable first, then non-trainable; then each tracked sublayer's
-  /// (track_sublayer), as Keras lists a wrapper's.
+  /// Variables in Keras order: trainable first, then non-trainable.
   std::vector<Variable*> variables();
   /// Where .weights.h5 keeps the variables, relative to the layer's own group: path "" is the
   /// layer's group itself (the default, every variable); a layer built from Keras sublayers
@@ -212,7 +211,7 @@ class Layer : public std::enable_shared_from_this<Layer> {
   };
   /// The variables by .weights.h5 group (see WeightGroup); by default one group with all.
   virtual std::vector<WeightGroup> weight_groups() { return {{"", variables()}}; }
-  /// None while the layer is frozen (set_trainable(false)); a tracked sublayer's count too.
+  /// None while the layer is frozen (set_trainable(false)).
   std::vector<Variable*> trainable_variables();
   /// Keras' layer.trainable: a frozen layer's variables are not updated (fine-tuning), its
   /// weight gradients are not computed, and BatchNormalization runs in inference mode (its moving
@@ -268,10 +267,6 @@ class Layer : public std::enable_shared_from_this<Layer> {
   void set_input_specs(std::vector<InputSpec> specs);
   void set_input_spec_for_each(InputSpec spec);
   /// @}
-  /// Makes `sublayer`'s variables this layer's too (variables(), trainable_variables(),
-  /// count_params()), for a layer that runs whole layers inside it (Bidirectional,
-  /// TimeDistributed); the sublayer is not in the model's graph, so nothing else sees them.
-  void track_sublayer(std::shared_ptr<Layer> sublayer) { sublayers_.push_back(std::move(sublayer)); }
 
  private:
   // Throws ShapeError (ValueError for a wrong number of inputs) naming the layer, the spec and
@@ -284,7 +279,6 @@ class Layer : public std::enable_shared_from_this<Layer> {
   std::vector<InputSpec> input_spec_{InputSpec{}};
   bool input_spec_for_each_ = true;
   std::vector<std::unique_ptr<Variable>> variables_;
-  std::vector<std::shared_ptr<Layer>> sublayers_;
 };
 
 /// Shared handle to a layer, callable like a Keras layer: `LayerRef d = layers::Dense(10); y = d(x);`
