@@ -259,9 +259,10 @@ LayerRef layer_from_entry(const LayerConfig& wrapper, const char* key) {
   const Json* entry = wrapper.find(key);
   if (!entry || !entry->is_object() || !entry->contains("class_name") || !(*entry)["class_name"].is_string() ||
       !entry->contains("config"))
-    wrapper.fail(fmt::format("'{}' must be a layer entry {{\"class_name\": ..., \"config\": {{...}}}} (the wrapped "
-                             "layer), got {}",
-                             key, entry ? entry->dump() : "nothing"));
+    wrapper.fail(
+        fmt::format("'{}' must be a layer entry {{\"class_name\": ..., \"config\": {{...}}}} (the wrapped "
+                    "layer), got {}",
+                    key, entry ? entry->dump() : "nothing"));
   return layer_from_config((*entry)["class_name"].get<std::string>(), (*entry)["config"]);
 }
 
