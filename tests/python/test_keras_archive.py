@@ -160,14 +160,15 @@ def test_kerascpp_loads_what_keras_saves(tmp_path, kind):
 
 
 def test_kerascpp_names_the_layer_it_cannot_rebuild(tmp_path):
-    inp = keras.Input((4, 3))
-    model = keras.Model(inp, keras.layers.Dense(2)(keras.layers.SimpleRNN(5, name="my_rnn")(inp)))
+    inp = keras.Input((4, 3, 2))  # (time, rows, channels): a class kerascpp has not got yet
+    x = keras.layers.Flatten()(keras.layers.ConvLSTM1D(2, 2, name="my_rnn")(inp))
+    model = keras.Model(inp, keras.layers.Dense(2)(x))
     model.save(tmp_path / "rnn.keras")
-    args = ["load", tmp_path / "rnn.keras", tmp_path / "x.f32", tmp_path / "y.f32", 1, 4, 3]
+    args = ["load", tmp_path / "rnn.keras", tmp_path / "x.f32", tmp_path / "y.f32", 1, 4, 3, 2]
     result = subprocess.run([find_binary("keras_archive_interop"), *map(str, args)], capture_output=True, text=True,
                             timeout=60, check=False)
     assert result.returncode == 1
-    assert "my_rnn" in result.stderr and "SimpleRNN" in result.stderr, result.stderr
+    assert "my_rnn" in result.stderr and "ConvLSTM1D" in result.stderr, result.stderr
 
 
 class EmbeddingSharedWeights(keras.layers.Layer):
