@@ -226,10 +226,11 @@ LayerRef Bidirectional(const LayerRef& layer, BidirectionalOptions options) {
 KERASCPP_REGISTER_LAYER("Bidirectional", [](const LayerConfig& c) {
   const LayerRef layer = detail::layer_from_entry(c, "layer");
   const Json* backward = c.find("backward_layer");
-  const Json* mode = c.find("merge_mode");
+  // merge_mode null is Keras' None (both outputs); absent, Keras' default "concat".
+  const bool none = c.json().contains("merge_mode") && c.json()["merge_mode"].is_null();
   return Bidirectional(
       layer,
-      {.merge_mode = mode && mode->is_null() ? std::nullopt : std::optional<std::string>(c.str("merge_mode", "concat")),
+      {.merge_mode = none ? std::nullopt : std::optional<std::string>(c.str("merge_mode", "concat")),
        .backward_layer = backward && !backward->is_null() ? detail::layer_from_entry(c, "backward_layer") : LayerRef(),
        .name = c.name()});
 });

@@ -342,21 +342,25 @@ RecurrentOptions recurrent_options_from_config(const LayerConfig& c) {
   c.expect("dropout", 0.0, "no dropout inside the recurrence yet");
   c.expect("recurrent_dropout", 0.0, "no recurrent dropout yet");
   c.expect("stateful", false, "no stateful layers");
-  return {.activation = c.str("activation", "tanh"),
-          .recurrent_activation = c.str("recurrent_activation", "sigmoid"),
-          .use_bias = c.get("use_bias", true),
-          .unit_forget_bias = c.get("unit_forget_bias", true),
-          .kernel_regularizer = c.regularizer("kernel_regularizer"),
-          .recurrent_regularizer = c.regularizer("recurrent_regularizer"),
-          .bias_regularizer = c.regularizer("bias_regularizer"),
-          .kernel_constraint = c.constraint("kernel_constraint"),
-          .recurrent_constraint = c.constraint("recurrent_constraint"),
-          .bias_constraint = c.constraint("bias_constraint"),
-          .return_sequences = c.get("return_sequences", false),
-          .return_state = c.get("return_state", false),
-          .go_backwards = c.get("go_backwards", false),
-          .zero_output_for_mask = c.get("zero_output_for_mask", false),
-          .name = c.name()};
+  // The seed, so that a copy made from the config (Bidirectional's two directions) starts alike.
+  const Json* seed = c.find("seed");
+  return {
+      .activation = c.str("activation", "tanh"),
+      .recurrent_activation = c.str("recurrent_activation", "sigmoid"),
+      .use_bias = c.get("use_bias", true),
+      .unit_forget_bias = c.get("unit_forget_bias", true),
+      .kernel_regularizer = c.regularizer("kernel_regularizer"),
+      .recurrent_regularizer = c.regularizer("recurrent_regularizer"),
+      .bias_regularizer = c.regularizer("bias_regularizer"),
+      .kernel_constraint = c.constraint("kernel_constraint"),
+      .recurrent_constraint = c.constraint("recurrent_constraint"),
+      .bias_constraint = c.constraint("bias_constraint"),
+      .return_sequences = c.get("return_sequences", false),
+      .return_state = c.get("return_state", false),
+      .go_backwards = c.get("go_backwards", false),
+      .zero_output_for_mask = c.get("zero_output_for_mask", false),
+      .seed = seed && !seed->is_null() ? std::optional<std::uint64_t>(c.get<std::uint64_t>("seed", 0)) : std::nullopt,
+      .name = c.name()};
 }
 
 namespace {

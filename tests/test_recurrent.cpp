@@ -426,3 +426,28 @@ TEST_CASE("Bidirectional: bad arguments name the layer and the fix") {
       K::layers::Bidirectional(K::layers::LSTM(2), {.merge_mode = "sum", .backward_layer = K::layers::LSTM(3)}),
       doctest::Contains("same units"), K::ValueError);
 }
+
+TEST_CASE("Bidirectional and TimeDistributed train under MirroredStrategy(2) to one replica's weights") {
+  // The wrapped layers' variables are the wrappers' (core/sublayers.hpp): mirrored per replica and
+  // all-reduced like any other, so 2 replicas end where 1 does.
+  std::vector<std::vector<K::Tensor>> trained;
+  for (int replicas : {1, 2}) {
+    auto in = K::Input({5, 3});
+    auto x = K::layers::TimeDistributed(K::layers::Dense(4, {.activation = "tanh", .seed = 1}))(in);
+    x = K::layers::Bidirectional(K::layers::SimpleRNN(3, {.return_sequences = true, .seed = 2}))(x);
+    x = K::layers::Bidirectional(K::layers::GRU(2, {.seed = 3}), {.merge_mode = "sum"})(x);
+    K::Model model(in, K::layers::Dense(1, {.seed = 4})(x));
+    REQUIRE(model.trainable_variables().size() == 2 + 6 + 6 + 2);
+    model.compile({.optimizer = K::optimizers::SGD(0.1),
+                   .loss = "mse",
+                   .distribute = K::distribute::MirroredStrategy<>(replicas)});
+    auto ds = K::Dataset::from_tensor_slices(T::uniform_tensor({8, 5, 3}, 16), T::uniform_tensor({8, 1}, 17)).batch(8);
+    model.fit(ds, {.epochs = 2, .verbose = 0});
+    trained.push_back(model.get_weights());
+  }
+  REQUIRE(trained[0].size() == trained[1].size());
+  for (std::size_t i = 0; i < trained[0].size(); ++i) {
+    auto a = trained[0][i].to_vector(), b = trained[1][i].to_vector();
+    for (std::size_t k = 0; k < a.size(); ++k) CHECK(b[k] == doctest::Approx(a[k]).epsilon(1e-5));
+  }
+}

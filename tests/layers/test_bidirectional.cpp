@@ -25,3 +25,15 @@ TEST_CASE("layer test: Bidirectional(GRU) multiplied, and SimpleRNN averaged") {
                        .expected_output_shape = K::Shape{3, 2},
                        .expected_trainable_weights = 6});
 }
+
+TEST_CASE("layer test: Bidirectional(LSTM) with merge_mode None (two outputs) and its states") {
+  expect_layer_passes({.make =
+                           [] {
+                             return K::layers::Bidirectional(
+                                 K::layers::LSTM(2, {.return_sequences = true, .return_state = true}),
+                                 {.merge_mode = std::nullopt});
+                           },
+                       .input_shapes = {{3, 2}},
+                       .expected_output_shape = K::Shape{3, 2},
+                       .expected_trainable_weights = 6});
+}

@@ -87,6 +87,12 @@ def _keras_model(kind):
         x = keras.layers.SimpleRNN(4, return_sequences=True, go_backwards=True)(x)
         x = keras.layers.Bidirectional(keras.layers.GRU(2), merge_mode="mul")(x)
         return keras.Model(inp, keras.layers.Dense(2)(x))
+    if kind == "recurrent_masked":  # Keras-saved only: masks (Keras writes them as call keywords), several outputs
+        inp = keras.Input((6, 3))
+        x = keras.layers.Masking()(inp)  # the all-zero steps the test puts in x
+        a, b = keras.layers.Bidirectional(keras.layers.SimpleRNN(3, return_sequences=True), merge_mode=None)(x)
+        y, h, c = keras.layers.LSTM(2, return_state=True)(keras.layers.Add()([a, b]))
+        return keras.Model(inp, keras.layers.Dense(2)(keras.layers.Concatenate()([y, h, c])))
     if kind == "image_ops":  # Keras-saved only: DepthwiseConv2D, Conv2DTranspose, UpSampling2D, Dot
         inp = keras.Input((4, 4, 2))
         x = keras.layers.DepthwiseConv2D(3, padding="same", depth_multiplier=2)(inp)
@@ -128,7 +134,8 @@ def _keras_model(kind):
     return keras.Model(inp, keras.layers.Dense(2)(c))
 
 
-@pytest.mark.parametrize("kind", KINDS + ["sequence", "recurrent_wrappers", "image_ops", "attention", "activations"])
+@pytest.mark.parametrize("kind", KINDS + ["sequence", "recurrent_wrappers", "recurrent_masked", "image_ops", "attention",
+                                           "activations"])
 def test_kerascpp_loads_what_keras_saves(tmp_path, kind):
     model = _keras_model(kind)
     rng = np.random.default_rng(5)
@@ -136,6 +143,8 @@ def test_kerascpp_loads_what_keras_saves(tmp_path, kind):
     model.set_weights([(np.abs(w) + 0.5 if "variance" in v.path else w).astype("float32")
                        for v, w in zip(model.weights, (rng.uniform(-0.5, 0.5, w.shape) for w in model.get_weights()))])
     x = rng.uniform(-1, 1, (5, *model.inputs[0].shape[1:])).astype("float32")
+    if kind == "recurrent_masked":  # padding: trailing, leading, inner and a whole row
+        x[0, 4:], x[1, :2], x[2, 3], x[3] = 0, 0, 0, 0
     if kind == "mlp":  # a compiled model: kerascpp compiles what load_model rebuilds alike
         model.compile(optimizer=keras.optimizers.Adam(0.004), loss="sparse_categorical_crossentropy",
                       metrics=["accuracy"])
