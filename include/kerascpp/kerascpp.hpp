@@ -29,6 +29,7 @@
 #include "kerascpp/core/layer.hpp"
 #include "kerascpp/core/layer_config.hpp"
 #include "kerascpp/layers/activation.hpp"
+#include "kerascpp/layers/attention.hpp"
 #include "kerascpp/layers/batch_normalization.hpp"
 #include "kerascpp/layers/bidirectional.hpp"
 #include "kerascpp/layers/conv1d.hpp"

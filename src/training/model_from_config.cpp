@@ -12,6 +12,7 @@
 #include "core/layer_registry.hpp"
 #include "kerascpp/error.hpp"
 #include "kerascpp/io/saving.hpp"
+#include "kerascpp/layers/attention.hpp"
 #include "kerascpp/layers/input_layer.hpp"
 #include "kerascpp/layers/multi_head_attention.hpp"
 #include "kerascpp/training/model.hpp"
@@ -190,15 +191,23 @@ class FunctionalBuilder {
     const LayerRef& layer = layers_.at(p.layer);
     if (auto* mha = dynamic_cast<layers::MultiHeadAttentionLayer*>(layer.get().get()))
       return try_attention_call(p, *mha, args, kwargs);
-    // Keras 3 writes the mask it propagated into a call as a "mask" keyword (a tensor of an op such
-    // as not_equal, which is not a layer of the config); kerascpp propagates the same masks along
-    // the graph itself, so that keyword is left to it.
-    for (const auto& [key, value] : kwargs.items())
+    // Attention's use_causal_mask is a call keyword. Keras 3 also writes the mask it propagated into
+    // a call as a "mask" keyword (a tensor of an op such as not_equal, which is not a layer of the
+    // config); kerascpp propagates the same masks along the graph itself, so that one is left to it.
+    auto* attention = dynamic_cast<layers::AttentionLayer*>(layer.get().get());
+    layers::AttentionCall attention_call;
+    for (const auto& [key, value] : kwargs.items()) {
+      if (attention && key == "use_causal_mask" && value.is_boolean()) {
+        attention_call.use_causal_mask = value.get<bool>();
+        continue;
+      }
+      if (attention && key == "return_attention_scores" && value.is_boolean() && !value.get<bool>()) continue;
       if (!value.is_null() && key != "training" && key != "mask")
         fail(
             fmt::format("layer '{}' is called with '{}'; kerascpp rebuilds calls on positional tensors only "
                         "for now",
                         p.layer, key));
+    }
     const bool as_list = args.size() == 1 && args[0].is_array();
     const Json& tensors = as_list ? args[0] : args;
     if (tensors.empty() || (!as_list && tensors.size() != 1))
@@ -211,7 +220,8 @@ class FunctionalBuilder {
       inputs.push_back(*t);
     }
     // Every output (an RNN's return_state, Bidirectional with merge_mode None): call_multi.
-    outputs_[p.layer][p.node] = layer->call_multi(inputs);
+    outputs_[p.layer][p.node] =
+        attention ? std::vector<KerasTensor>{attention->call(inputs, attention_call)} : layer->call_multi(inputs);
     return true;
   }
 

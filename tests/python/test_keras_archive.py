@@ -87,9 +87,11 @@ def _keras_model(kind):
         x = keras.layers.SimpleRNN(4, return_sequences=True, go_backwards=True)(x)
         x = keras.layers.Bidirectional(keras.layers.GRU(2), merge_mode="mul")(x)
         return keras.Model(inp, keras.layers.Dense(2)(x))
-    if kind == "recurrent_masked":  # Keras-saved only: masks (Keras writes them as call keywords), several outputs
+    if kind == "recurrent_masked":  # Keras-saved only: masks (Keras writes them as call keywords), several
+        # outputs, Attention's use_causal_mask
         inp = keras.Input((6, 3))
         x = keras.layers.Masking()(inp)  # the all-zero steps the test puts in x
+        x = keras.layers.Attention(use_scale=True)([x, x], use_causal_mask=True)
         a, b = keras.layers.Bidirectional(keras.layers.SimpleRNN(3, return_sequences=True), merge_mode=None)(x)
         y, h, c = keras.layers.LSTM(2, return_state=True)(keras.layers.Add()([a, b]))
         return keras.Model(inp, keras.layers.Dense(2)(keras.layers.Concatenate()([y, h, c])))

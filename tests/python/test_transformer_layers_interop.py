@@ -24,7 +24,8 @@ from kerascpp_binaries import find_binary  # noqa: E402
 KINDS = ["lnorm", "dense3d", "embedding", "merges", "global_max_pool", "pad_upsample", "upsample_bilinear", "conv1d",
          "depthwise", "conv_transpose", "mha_self", "mha_causal", "mha_masked", "mha_masked_dropout", "dot",
          "lstm", "gru", "lstm_masked", "gru_masked", "simple_rnn", "simple_rnn_masked", "bidirectional",
-         "bidirectional_masked", "time_distributed", "masked_loss"]
+         "bidirectional_masked", "time_distributed", "attention", "attention_masked", "attention_masked_dropout",
+         "masked_loss"]
 
 
 def _run(*args):
@@ -115,7 +116,7 @@ def test_kerascpp_predicts_like_keras_from_keras_weights(tmp_path, kind):
 TRAIN_KINDS = ["lnorm", "dense3d", "merges", "global_max_pool", "pad_upsample", "conv1d", "depthwise", "conv_transpose",
                "mha_causal", "mha_masked", "dot", "upsample_bilinear",
                "lstm", "gru", "lstm_masked", "gru_masked", "simple_rnn", "simple_rnn_masked", "bidirectional",
-         "bidirectional_masked", "time_distributed", "masked_loss"]
+               "bidirectional_masked", "time_distributed", "attention", "attention_masked", "masked_loss"]
 
 _JAX_STEP = """
 import sys

@@ -2,8 +2,8 @@
 // the Transformer-path layers (LayerNormalization, Dense on rank-3 inputs, Softmax with an axis,
 // Embedding), the elementwise merges (Subtract, Multiply, Average), GlobalMaxPooling2D,
 // ZeroPadding2D, UpSampling2D (nearest and bilinear) and the convolution variants (Conv1D, DepthwiseConv2D,
-// Conv2DTranspose), LSTM, GRU, SimpleRNN, Bidirectional and TimeDistributed against Python Keras 3 on the same weights
-// and inputs.
+// Conv2DTranspose), LSTM, GRU, SimpleRNN, Bidirectional, TimeDistributed and Attention against Python Keras 3 on the
+// same weights and inputs.
 //   transformer_layers_interop save <kind> <dir>
 //       builds the model of `kind` (set_random_seed(1)), sets every weight to fixed pseudo-random
 //       values (so gamma/beta are not ones/zeros), writes <dir>/model.weights.h5, <dir>/model.json
@@ -242,6 +242,27 @@ Case build(const std::string& kind) {
     auto x = K::layers::TimeDistributed(K::layers::Dense(3, {.activation = "tanh"}))(in);
     x = K::layers::TimeDistributed(K::layers::Conv1D(2, 2))(x);
     return {K::Model(in, K::layers::Dense(2)(K::layers::Flatten()(x))), {4, 3, 2}};
+  }
+  // Attention: [query, value] with use_scale beside a causal [query, value, key]; then with the
+  // masks of Embedding(mask_zero) on query and value (and dropout, inactive when predicting).
+  if (kind == "attention") {
+    auto in = K::Input({5, 4});
+    auto q = K::layers::Dense(3, {.activation = "tanh"})(in);
+    auto v = K::layers::Dense(2)(in);
+    // (No key bias: it adds the same to each query's every score, which the softmax ignores.)
+    auto k = K::layers::Dense(3, {.use_bias = false})(in);
+    auto scaled = K::layers::Attention({.use_scale = true})({q, K::layers::Dense(3)(in)});
+    auto causal = std::dynamic_pointer_cast<K::layers::AttentionLayer>(K::layers::Attention().get())
+                      ->call({q, v, k}, {.use_causal_mask = true});
+    auto out = K::layers::Concatenate()({K::layers::Flatten()(scaled), K::layers::Flatten()(causal)});
+    return {K::Model(in, K::layers::Dense(2)(out)), {5, 4}};
+  }
+  if (kind == "attention_masked" || kind == "attention_masked_dropout") {
+    auto in = K::Input({6}, K::DType::int32);
+    auto e = K::layers::Embedding(4, 5, {.mask_zero = true})(in);
+    auto x = K::layers::Dense(5, {.activation = "tanh"})(e);
+    auto a = K::layers::Attention({.dropout = kind == "attention_masked" ? 0.0 : 0.3})({x, e});
+    return {K::Model(in, K::layers::Dense(3)(K::layers::Flatten()(a))), {6}, true, 4};
   }
   // The loss weighted by the output's mask: the output keeps Embedding(mask_zero)'s [batch, steps]
   // mask, so the loss and its gradient count the unpadded steps only (Keras' apply_mask).
