@@ -109,3 +109,67 @@ TEST_CASE("Attention: bad arguments name the layer and the fix") {
   CHECK_THROWS_WITH_AS(K::layers::Attention()({K::Input({3, 4}), K::Input({5, 2})}),
                        doctest::Contains("same last dimension"), K::ValueError);
 }
+
+TEST_CASE("layer test: AdditiveAttention, with and without its scale") {
+  expect_layer_passes({.make = [] { return K::layers::AdditiveAttention(); },
+                       .input_shapes = {{3, 4}, {5, 2}, {5, 4}},
+                       .expected_output_shape = K::Shape{3, 2},
+                       .expected_trainable_weights = 1});
+  expect_layer_passes({.make = [] { return K::layers::AdditiveAttention({.use_scale = false}); },
+                       .input_shapes = {{3, 4}, {5, 4}},
+                       .expected_output_shape = K::Shape{3, 4},
+                       .expected_trainable_weights = 0});
+}
+
+TEST_CASE("AdditiveAttention: scores Σ_d scale_d·tanh(q_d + k_d) against a float64 loop, masks, gradients") {
+  layer_on_cpu::Replica rep;
+  auto layer = K::layers::AdditiveAttention();
+  (void)layer->call_multi({K::Input({3, 2}), K::Input({4, 3}), K::Input({4, 2})});
+  auto* scale = layer->trainable_variables().at(0);
+  CHECK(scale->shape() == K::Shape{2});
+  const K::Tensor q = T::uniform_tensor({2, 3, 2}, 31), v = T::uniform_tensor({2, 4, 3}, 32),
+                  k = T::uniform_tensor({2, 4, 2}, 33);
+  const std::vector<std::uint8_t> qm{1, 0, 1, 1, 1, 1}, vm{1, 1, 0, 1, 0, 1, 1, 1};
+  K::LayerState st;
+  st.input_masks = {K::Tensor::from_vector({2, 3}, qm), K::Tensor::from_vector({2, 4}, vm), K::Tensor()};
+  auto y = layer->forward(rep.ctx, {q, v, k}, st).at(0).to_vector();
+  auto qv = q.to_vector(), vv = v.to_vector(), kv = k.to_vector(), w = scale->value(0).to_vector();
+  for (int n = 0; n < 2; ++n)
+    for (int t = 0; t < 3; ++t) {
+      std::vector<double> s(4);
+      double top = -1e300, sum = 0;
+      for (int j = 0; j < 4; ++j) {
+        for (int d = 0; d < 2; ++d) s[j] += w[d] * std::tanh(double(qv[(n * 3 + t) * 2 + d]) + kv[(n * 4 + j) * 2 + d]);
+        if (vm[n * 4 + j] == 0) s[j] = double(static_cast<float>(s[j]) - 1.0e9f);
+        top = std::max(top, s[j]);
+      }
+      for (double& e : s) sum += (e = std::exp(e - top));
+      for (int c = 0; c < 3; ++c) {
+        double want = 0;
+        for (int j = 0; j < 4; ++j) want += s[j] / sum * vv[(n * 4 + j) * 3 + c];
+        if (qm[n * 3 + t] == 0) want = 0;
+        CHECK(y[(n * 3 + t) * 3 + c] == doctest::Approx(want).epsilon(1e-5));
+      }
+    }
+  const K::Tensor R = T::uniform_tensor({2, 3, 3}, 34);
+  auto forward = [&](K::LayerState& s) {
+    s.input_masks = st.input_masks;
+    return layer->forward(rep.ctx, {q, v, k}, s);
+  };
+  K::LayerState s0;
+  auto outs = forward(s0);
+  scale->reset_grads(0);
+  auto dx = layer->backward(rep.ctx, {q, v, k}, outs, {R}, s0);
+  T::Evaluation base{T::weighted_sum(outs, {R}), {}};
+  T::Objective objective = [&] {
+    K::LayerState s;
+    return T::Evaluation{T::weighted_sum(forward(s), {R}), {}};
+  };
+  T::GradientCheckResult r;
+  T::compare_gradient(r, "query", q, dx.at(0), objective, base);
+  T::compare_gradient(r, "value", v, dx.at(1), objective, base);
+  T::compare_gradient(r, "key", k, dx.at(2), objective, base);
+  T::compare_gradient(r, "scale", scale->value(0), scale->grad(0).clone(), objective, base);
+  CHECK_MESSAGE(r.passed(), r.summary());
+  CHECK(layer->get_config().contains("score_mode") == false);
+}

@@ -92,6 +92,7 @@ def _keras_model(kind):
         inp = keras.Input((6, 3))
         x = keras.layers.Masking()(inp)  # the all-zero steps the test puts in x
         x = keras.layers.Attention(use_scale=True)([x, x], use_causal_mask=True)
+        x = keras.layers.AdditiveAttention()([x, x])
         a, b = keras.layers.Bidirectional(keras.layers.SimpleRNN(3, return_sequences=True), merge_mode=None)(x)
         y, h, c = keras.layers.LSTM(2, return_state=True)(keras.layers.Add()([a, b]))
         return keras.Model(inp, keras.layers.Dense(2)(keras.layers.Concatenate()([y, h, c])))

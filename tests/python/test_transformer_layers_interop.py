@@ -25,7 +25,7 @@ KINDS = ["lnorm", "dense3d", "embedding", "merges", "global_max_pool", "pad_upsa
          "depthwise", "conv_transpose", "mha_self", "mha_causal", "mha_masked", "mha_masked_dropout", "dot",
          "lstm", "gru", "lstm_masked", "gru_masked", "simple_rnn", "simple_rnn_masked", "bidirectional",
          "bidirectional_masked", "time_distributed", "attention", "attention_masked", "attention_masked_dropout",
-         "masked_loss"]
+         "additive_attention", "additive_attention_masked", "masked_loss"]
 
 
 def _run(*args):
@@ -116,7 +116,8 @@ def test_kerascpp_predicts_like_keras_from_keras_weights(tmp_path, kind):
 TRAIN_KINDS = ["lnorm", "dense3d", "merges", "global_max_pool", "pad_upsample", "conv1d", "depthwise", "conv_transpose",
                "mha_causal", "mha_masked", "dot", "upsample_bilinear",
                "lstm", "gru", "lstm_masked", "gru_masked", "simple_rnn", "simple_rnn_masked", "bidirectional",
-               "bidirectional_masked", "time_distributed", "attention", "attention_masked", "masked_loss"]
+               "bidirectional_masked", "time_distributed", "attention", "attention_masked", "additive_attention",
+               "additive_attention_masked", "masked_loss"]
 
 _JAX_STEP = """
 import sys

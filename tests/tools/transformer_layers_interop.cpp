@@ -2,8 +2,8 @@
 // the Transformer-path layers (LayerNormalization, Dense on rank-3 inputs, Softmax with an axis,
 // Embedding), the elementwise merges (Subtract, Multiply, Average), GlobalMaxPooling2D,
 // ZeroPadding2D, UpSampling2D (nearest and bilinear) and the convolution variants (Conv1D, DepthwiseConv2D,
-// Conv2DTranspose), LSTM, GRU, SimpleRNN, Bidirectional, TimeDistributed and Attention against Python Keras 3 on the
-// same weights and inputs.
+// Conv2DTranspose), LSTM, GRU, SimpleRNN, Bidirectional, TimeDistributed, Attention and AdditiveAttention against
+// Python Keras 3 on the same weights and inputs.
 //   transformer_layers_interop save <kind> <dir>
 //       builds the model of `kind` (set_random_seed(1)), sets every weight to fixed pseudo-random
 //       values (so gamma/beta are not ones/zeros), writes <dir>/model.weights.h5, <dir>/model.json
@@ -256,6 +256,22 @@ Case build(const std::string& kind) {
                       ->call({q, v, k}, {.use_causal_mask = true});
     auto out = K::layers::Concatenate()({K::layers::Flatten()(scaled), K::layers::Flatten()(causal)});
     return {K::Model(in, K::layers::Dense(2)(out)), {5, 4}};
+  }
+  // AdditiveAttention with its scale on [query, value, key], and without on Embedding-masked inputs.
+  if (kind == "additive_attention") {
+    auto in = K::Input({5, 4});
+    auto q = K::layers::Dense(3, {.activation = "tanh"})(in);
+    auto v = K::layers::Dense(2)(in);
+    auto k = K::layers::Dense(3)(in);
+    auto a = K::layers::AdditiveAttention()({q, v, k});
+    return {K::Model(in, K::layers::Dense(2)(K::layers::Flatten()(a))), {5, 4}};
+  }
+  if (kind == "additive_attention_masked") {
+    auto in = K::Input({6}, K::DType::int32);
+    auto e = K::layers::Embedding(4, 5, {.mask_zero = true})(in);
+    auto x = K::layers::Dense(5, {.activation = "tanh"})(e);
+    auto a = K::layers::AdditiveAttention({.use_scale = false})({x, e});
+    return {K::Model(in, K::layers::Dense(3)(K::layers::Flatten()(a))), {6}, true, 4};
   }
   if (kind == "attention_masked" || kind == "attention_masked_dropout") {
     auto in = K::Input({6}, K::DType::int32);

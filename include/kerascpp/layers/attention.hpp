@@ -1,11 +1,13 @@
-// Attention: Keras 3's layers.Attention (Luong-style dot-product attention) on
+// Attention and AdditiveAttention: Keras 3's layers.Attention (Luong-style dot-product attention)
+// and layers.AdditiveAttention (Bahdanau-style: scores = Σ_d scale_d·tanh(query_d + key_d)) on
 // [query (batch, Tq, dim), value (batch, Tv, value_dim)] or [query, value, key (batch, Tv, dim)]:
 // scores = query·keyᵀ (times the learned scalar `scale` with use_scale), masked positions get
 // scores − 1e9 (the value's Keras mask, and s > t with use_causal_mask), softmax over Tv, dropout
 // on the weights in training, output = weights·value, and rows of a masked query are zeros. The
-// output carries the query's mask. Weights: `scale` (a scalar, ones) with use_scale.
+// output carries the query's mask. Weights: `scale` with use_scale (Attention: a scalar, ones;
+// AdditiveAttention: (dim,), glorot_uniform).
 //
-// Not supported yet: score_mode "concat" (a ValueError), return_attention_scores.
+// Not supported yet: Attention's score_mode "concat" (a ValueError), return_attention_scores.
 #pragma once
 #include <optional>
 #include <string>
@@ -14,9 +16,9 @@
 
 namespace kerascpp::layers {
 
-/// The settings of Attention, with Keras' names and defaults.
+/// The settings of Attention, with Keras' names and defaults (AdditiveAttention: use_scale true).
 struct AttentionOptions {
-  /// Learn a scalar that multiplies the scores (variable "scale", starting at 1).
+  /// Learn the scale of the scores (variable "scale").
   bool use_scale = false;
   /// How scores are computed: "dot" (only this one so far).
   std::string score_mode = "dot";
@@ -54,15 +56,43 @@ class AttentionLayer : public Layer {
   /// Whether calls use the causal mask.
   bool use_causal_mask() const { return causal_; }
 
- private:
+ protected:
+  /// scores [B, Tq, Tv] from query [B, Tq, D] and key [B, Tv, D]; `kept` holds what
+  /// scores_backward needs.
+  virtual void scores_forward(ReplicaContext& ctx, const Tensor& q, const Tensor& k, Tensor& scores,
+                              std::vector<Tensor>& kept);
+  /// dq and dk from dscores (and the scale's gradient).
+  virtual void scores_backward(ReplicaContext& ctx, const Tensor& q, const Tensor& k, const Tensor& dscores,
+                               const std::vector<Tensor>& kept, Tensor& dq, Tensor& dk);
   AttentionOptions options_;
   std::uint64_t seed_;
-  bool causal_ = false;
   Variable* scale_ = nullptr;
+
+ private:
+  bool causal_ = false;
+};
+
+/// Keras' AdditiveAttention layer: Attention with additive scores.
+class AdditiveAttentionLayer : public AttentionLayer {
+ public:
+  /// An AdditiveAttention layer (options.score_mode is not used).
+  explicit AdditiveAttentionLayer(AttentionOptions options);
+  std::string class_name() const override { return "AdditiveAttention"; }
+  void build(const std::vector<Shape>& in) override;
+  Json get_config() const override;
+
+ protected:
+  void scores_forward(ReplicaContext& ctx, const Tensor& q, const Tensor& k, Tensor& scores,
+                      std::vector<Tensor>& kept) override;
+  void scores_backward(ReplicaContext& ctx, const Tensor& q, const Tensor& k, const Tensor& dscores,
+                       const std::vector<Tensor>& kept, Tensor& dq, Tensor& dk) override;
 };
 
 // Attention()({query, value}); Attention({.use_scale = true}) then ->call({q, v, k}, {.use_causal_mask = true})
 /// Keras' Attention(use_scale, score_mode, dropout, seed).
 LayerRef Attention(AttentionOptions options = {});
+// AdditiveAttention()({query, value}); AdditiveAttention({.use_scale = false})
+/// Keras' AdditiveAttention(use_scale=True, dropout, seed).
+LayerRef AdditiveAttention(AttentionOptions options = {.use_scale = true});
 
 }  // namespace kerascpp::layers
