@@ -69,6 +69,10 @@ BidirectionalLayer::BidirectionalLayer(const LayerRef& layer, BidirectionalOptio
   const RecurrentLayer& bwd = as_rnn(backward_, where(), "backward_layer");
   return_sequences_ = rnn.options().return_sequences;
   return_state_ = rnn.options().return_state;
+  KERASCPP_CHECK_VALUE(bwd.options().go_backwards != rnn.options().go_backwards,
+                       "{}: the forward and backward layers must read in opposite directions (go_backwards: "
+                       "forward {}, backward {}); give the backward_layer go_backwards = {}",
+                       where(), rnn.options().go_backwards, bwd.options().go_backwards, !rnn.options().go_backwards);
   KERASCPP_CHECK_VALUE(
       bwd.options().return_sequences == return_sequences_ && bwd.options().return_state == return_state_,
       "{}: the forward and backward layers must agree on return_sequences and return_state "

@@ -419,12 +419,18 @@ TEST_CASE("Bidirectional: bad arguments name the layer and the fix") {
                        K::ValueError);
   CHECK_THROWS_WITH_AS(K::layers::Bidirectional(K::layers::LSTM(2), {.merge_mode = "max"}),
                        doctest::Contains("merge_mode 'max'"), K::ValueError);
+  const K::layers::RecurrentOptions backwards{.go_backwards = true};
   CHECK_THROWS_WITH_AS(K::layers::Bidirectional(K::layers::LSTM(2, {.return_sequences = true}),
-                                                {.merge_mode = "sum", .backward_layer = K::layers::LSTM(3)}),
+                                                {.merge_mode = "sum", .backward_layer = K::layers::LSTM(3, backwards)}),
                        doctest::Contains("return_sequences"), K::ValueError);
-  CHECK_THROWS_WITH_AS(
-      K::layers::Bidirectional(K::layers::LSTM(2), {.merge_mode = "sum", .backward_layer = K::layers::LSTM(3)}),
-      doctest::Contains("same units"), K::ValueError);
+  CHECK_THROWS_WITH_AS(K::layers::Bidirectional(K::layers::LSTM(2),
+                                                {.merge_mode = "sum", .backward_layer = K::layers::LSTM(3, backwards)}),
+                       doctest::Contains("same units"), K::ValueError);
+  // As Keras: the two directions must differ (a go_backwards layer wrapped alone is refused too).
+  CHECK_THROWS_WITH_AS(K::layers::Bidirectional(K::layers::LSTM(2), {.backward_layer = K::layers::LSTM(2)}),
+                       doctest::Contains("opposite directions"), K::ValueError);
+  CHECK_THROWS_WITH_AS(K::layers::Bidirectional(K::layers::GRU(2, backwards)), doctest::Contains("opposite directions"),
+                       K::ValueError);
 }
 
 TEST_CASE("Bidirectional and TimeDistributed train under MirroredStrategy(2) to one replica's weights") {
