@@ -10,6 +10,8 @@
 #include <vector>
 
 #include "kerascpp/backend/backend.hpp"
+#include "kerascpp/core/layer_config.hpp"
+#include "kerascpp/layers/recurrent.hpp"
 
 namespace kerascpp::layers::cells {
 
@@ -34,6 +36,11 @@ void gru_backward(Backend& be, const ActivationFn& act, const ActivationFn& ract
                   const Tensor& rec, const Tensor& h_prev, const Tensor& dh, Tensor& dxw, Tensor& drec,
                   Tensor& dh_prev);
 
+// SimpleRNN: h = act(z) with z = x·W + b + h_prev·U ([B, U], already summed); backward takes
+// dz from h and dh. (layers/simple_rnn.cpp)
+void simple_rnn_forward(Backend& be, const ActivationFn& act, const Tensor& z, Tensor& h);
+void simple_rnn_backward(Backend& be, const ActivationFn& act, const Tensor& h, const Tensor& dh, Tensor& dz);
+
 // n float32 tensors [B, U] on dev: one per gate, what the cells above split [B, nU] into.
 inline std::vector<Tensor> gate_parts(std::int64_t B, std::int64_t U, int n, Device dev) {
   std::vector<Tensor> p;
@@ -42,3 +49,11 @@ inline std::vector<Tensor> gate_parts(std::int64_t B, std::int64_t U, int n, Dev
 }
 
 }  // namespace kerascpp::layers::cells
+
+namespace kerascpp::layers {
+
+// The options Keras' LSTM, GRU and SimpleRNN configs share, checking the keys kerascpp has no
+// counterpart for at their Keras defaults (layers/recurrent.cpp).
+RecurrentOptions recurrent_options_from_config(const LayerConfig& c);
+
+}  // namespace kerascpp::layers

@@ -9,6 +9,7 @@
 
 #include "check.hpp"
 #include "core/session_state.hpp"
+#include "core/sublayers.hpp"
 #include "kerascpp/core/initializers.hpp"
 
 namespace kerascpp {
@@ -98,6 +99,8 @@ std::vector<Variable*> Layer::variables() {
     if (v->trainable()) out.push_back(v.get());
   for (auto& v : variables_)
     if (!v->trainable()) out.push_back(v.get());
+  for (const auto& sub : detail::tracked_sublayers(*this))
+    for (Variable* v : sub->variables()) out.push_back(v);
   return out;
 }
 
@@ -106,12 +109,15 @@ std::vector<Variable*> Layer::trainable_variables() {
   if (!trainable_) return out;
   for (auto& v : variables_)
     if (v->trainable()) out.push_back(v.get());
+  for (const auto& sub : detail::tracked_sublayers(*this))
+    for (Variable* v : sub->trainable_variables()) out.push_back(v);
   return out;
 }
 
 std::int64_t Layer::count_params() const {
   std::int64_t n = 0;
   for (auto& v : variables_) n += shape_numel(v->shape());
+  for (const auto& sub : detail::tracked_sublayers(*this)) n += sub->count_params();
   return n;
 }
 

@@ -222,4 +222,48 @@ LayerRef layer_from_config(const std::string& class_name, const Json& config) {
   return layer;
 }
 
+// {"module": "keras.layers", "class_name": "Dense", "config": {...}, "registered_name": null}:
+// how Keras refers to a built-in layer.
+Json layer_entry(const Layer& layer) {
+  Json config = layer.get_config();
+  KERASCPP_CHECK_VALUE(config.is_object(), "Layer '{}' ({}): get_config() must return a JSON object, got {}",
+                       layer.name(), layer.class_name(), config.dump(-1, ' ', false, Json::error_handler_t::replace));
+  if (!config.contains("name")) {  // Keras names the rebuilt layer from its config
+    Json named{{"name", layer.name()}};
+    named.update(config);
+    config = std::move(named);
+  }
+  // Keras' layer configs carry `trainable`; its InputLayer's does not, nor do its SpatialDropout1D/2D/3D's
+  // (their constructors take no **kwargs, so Keras' own from_config would refuse the key).
+  const bool input_layer = is_input_layer_class(layer.class_name());
+  const bool takes_trainable = !input_layer && layer.class_name().rfind("SpatialDropout", 0) != 0;
+  if (takes_trainable) config["trainable"] = layer.trainable();
+  // Keras 3 writes the policy object; a float32 layer leaves it out (Keras' default). An
+  // InputLayer's dtype is its tensor's, written above.
+  if (!input_layer && layer.dtype_policy().name() != "float32")
+    config["dtype"] = Json{{"module", "keras"},
+                           {"class_name", "DTypePolicy"},
+                           {"config", {{"name", layer.dtype_policy().name()}}},
+                           {"registered_name", nullptr}};
+  // A class of the user's own (register_layer_class) is written as Keras writes a registered
+  // custom object: no module, its name as the registered name, which Keras' load_model looks up in
+  // custom_objects.
+  const bool builtin = input_layer || rebuilds_layer_class(layer.class_name());
+  return Json{{"module", builtin ? Json("keras.layers") : Json()},
+              {"class_name", layer.class_name()},
+              {"config", std::move(config)},
+              {"registered_name", builtin ? Json() : Json(layer.class_name())}};
+}
+
+LayerRef layer_from_entry(const LayerConfig& wrapper, const char* key) {
+  const Json* entry = wrapper.find(key);
+  if (!entry || !entry->is_object() || !entry->contains("class_name") || !(*entry)["class_name"].is_string() ||
+      !entry->contains("config"))
+    wrapper.fail(
+        fmt::format("'{}' must be a layer entry {{\"class_name\": ..., \"config\": {{...}}}} (the wrapped "
+                    "layer), got {}",
+                    key, entry ? entry->dump() : "nothing"));
+  return layer_from_config((*entry)["class_name"].get<std::string>(), (*entry)["config"]);
+}
+
 }  // namespace kerascpp::detail

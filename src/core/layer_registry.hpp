@@ -15,6 +15,14 @@ namespace kerascpp::detail {
 // supports.
 LayerRef layer_from_config(const std::string& class_name, const Json& config);
 
+// {"module": "keras.layers", "class_name": ..., "config": {...}, "registered_name": null}: how
+// Keras refers to a layer, in a model's config and inside a wrapper's (Bidirectional's "layer").
+Json layer_entry(const Layer& layer);
+
+// The layer of such an entry (a wrapper's config key `key`, e.g. Bidirectional's "layer"); a
+// ValueError naming the wrapper's config and the key when it is not one.
+LayerRef layer_from_entry(const LayerConfig& wrapper, const char* key);
+
 // Whether class_name is a class of the library (KERASCPP_REGISTER_LAYER), not one a user
 // registered: the library's are written with module "keras.layers".
 bool rebuilds_layer_class(const std::string& class_name);

@@ -25,40 +25,6 @@ Json batch_shape(const Shape& per_example) {
   return shape;
 }
 
-// {"module": "keras.layers", "class_name": "Dense", "config": {...}, "registered_name": null}:
-// how Keras refers to a built-in layer.
-Json layer_entry(const Layer& layer) {
-  Json config = layer.get_config();
-  KERASCPP_CHECK_VALUE(config.is_object(), "Layer '{}' ({}): get_config() must return a JSON object, got {}",
-                       layer.name(), layer.class_name(), config.dump(-1, ' ', false, Json::error_handler_t::replace));
-  if (!config.contains("name")) {  // Keras names the rebuilt layer from its config
-    Json named{{"name", layer.name()}};
-    named.update(config);
-    config = std::move(named);
-  }
-  // Keras' layer configs carry `trainable`; its InputLayer's does not, nor do its SpatialDropout1D/2D/3D's
-  // (their constructors take no **kwargs, so Keras' own from_config would refuse the key).
-  const bool takes_trainable =
-      !dynamic_cast<const layers::InputLayerImpl*>(&layer) && layer.class_name().rfind("SpatialDropout", 0) != 0;
-  if (takes_trainable) config["trainable"] = layer.trainable();
-  // Keras 3 writes the policy object; a float32 layer leaves it out (Keras' default). An
-  // InputLayer's dtype is its tensor's, written above.
-  if (!dynamic_cast<const layers::InputLayerImpl*>(&layer) && layer.dtype_policy().name() != "float32")
-    config["dtype"] = Json{{"module", "keras"},
-                           {"class_name", "DTypePolicy"},
-                           {"config", {{"name", layer.dtype_policy().name()}}},
-                           {"registered_name", nullptr}};
-  // A class of the user's own (register_layer_class) is written as Keras writes a registered
-  // custom object: no module, its name as the registered name, which Keras' load_model looks up in
-  // custom_objects.
-  const bool builtin =
-      dynamic_cast<const layers::InputLayerImpl*>(&layer) || detail::rebuilds_layer_class(layer.class_name());
-  return Json{{"module", builtin ? Json("keras.layers") : Json()},
-              {"class_name", layer.class_name()},
-              {"config", std::move(config)},
-              {"registered_name", builtin ? Json() : Json(layer.class_name())}};
-}
-
 // The functional graph as Keras serialises it: for every layer, each call (node) lists the
 // tensors it was called on as [layer name, node index, tensor index] ("keras_history"), where the
 // node index counts that layer's calls in the order they are listed here.
@@ -76,7 +42,7 @@ Json functional_config(const detail::Graph& graph, const std::string& name) {
   };
   Json layers = Json::array();
   for (const auto& layer : graph.layers()) {
-    Json entry = layer_entry(*layer);
+    Json entry = detail::layer_entry(*layer);
     entry["name"] = layer->name();
     Json inbound = Json::array();
     for (const auto& node : graph.nodes()) {
@@ -113,7 +79,7 @@ Json functional_config(const detail::Graph& graph, const std::string& name) {
 // A Sequential model lists its layers in order, its InputLayer first.
 Json sequential_config(const detail::Graph& graph, const std::string& name) {
   Json layers = Json::array();
-  for (const auto& layer : graph.layers()) layers.push_back(layer_entry(*layer));
+  for (const auto& layer : graph.layers()) layers.push_back(detail::layer_entry(*layer));
   return Json{{"name", name},
               {"trainable", true},
               {"layers", std::move(layers)},

@@ -7,10 +7,12 @@
 #include <map>
 #include <nlohmann/json.hpp>
 #include <optional>
+#include <set>
 
 #include "core/layer_registry.hpp"
 #include "kerascpp/error.hpp"
 #include "kerascpp/io/saving.hpp"
+#include "kerascpp/layers/attention.hpp"
 #include "kerascpp/layers/input_layer.hpp"
 #include "kerascpp/layers/multi_head_attention.hpp"
 #include "kerascpp/training/model.hpp"
@@ -79,6 +81,46 @@ Model sequential_from_config(const Json& config) {
   return Sequential(std::move(layers), config.value("name", ""));
 }
 
+// Every layer name in a keras_history found anywhere in `j` (a call's arguments).
+void histories_in(const Json& j, std::set<std::string>& names) {
+  if (j.is_object()) {
+    if (j.contains("keras_history") && j["keras_history"].is_array() && !j["keras_history"].empty() &&
+        j["keras_history"][0].is_string())
+      names.insert(j["keras_history"][0].get<std::string>());
+    for (const auto& [key, value] : j.items()) histories_in(value, names);
+  } else if (j.is_array()) {
+    for (const Json& v : j) histories_in(v, names);
+  }
+}
+
+// The op entries (module keras.src.ops...: not_equal, any, ...) that only compute masks: Keras 3
+// writes the masks it propagated (Masking's, Embedding's) as "mask" keywords of the calls, with
+// the ops that made them as entries of the config. kerascpp propagates the same masks itself
+// (the "mask" keywords are left out in try_call), so those entries are skipped; an op whose
+// output is data still fails, naming its class.
+std::set<std::string> mask_only_ops(const Json& config) {
+  std::set<std::string> ops, data;
+  histories_in(config.value("output_layers", Json::array()), data);
+  for (const Json& layer : config.at("layers")) {
+    const std::string module = layer.is_object() && layer.contains("module") && layer["module"].is_string()
+                                   ? layer["module"].get<std::string>()
+                                   : "";
+    const bool op = module.rfind("keras.src.ops", 0) == 0;
+    if (op) ops.insert(layer.value("name", ""));
+    if (op || !layer.contains("inbound_nodes")) continue;
+    for (const Json& call : layer["inbound_nodes"]) {
+      histories_in(call.value("args", Json::array()), data);
+      const Json kwargs = call.value("kwargs", Json::object());
+      for (const auto& [key, value] : kwargs.items())
+        if (key != "mask") histories_in(value, data);
+    }
+  }
+  std::set<std::string> out;
+  for (const std::string& name : ops)
+    if (!data.count(name)) out.insert(name);
+  return out;
+}
+
 // One call of a layer from the config: the layer, which of its calls, and its arguments.
 struct PendingCall {
   std::string layer;
@@ -90,9 +132,11 @@ class FunctionalBuilder {
  public:
   Model build(const Json& config) {
     std::vector<PendingCall> pending;
+    const std::set<std::string> skipped = mask_only_ops(config);
     for (const Json& layer : config.at("layers")) {
       const Entry e = entry_of(layer);
       const std::string name = layer.value("name", e.config.value("name", ""));
+      if (skipped.count(name)) continue;
       if (detail::is_input_layer_class(e.class_name)) {
         outputs_[name] = {std::vector<KerasTensor>{Input(example_shape(e.config), dtype_of(e.config), name)}};
         continue;
@@ -147,12 +191,23 @@ class FunctionalBuilder {
     const LayerRef& layer = layers_.at(p.layer);
     if (auto* mha = dynamic_cast<layers::MultiHeadAttentionLayer*>(layer.get().get()))
       return try_attention_call(p, *mha, args, kwargs);
-    for (const auto& [key, value] : kwargs.items())
-      if (!value.is_null() && key != "training")
+    // Attention's use_causal_mask is a call keyword. Keras 3 also writes the mask it propagated into
+    // a call as a "mask" keyword (a tensor of an op such as not_equal, which is not a layer of the
+    // config); kerascpp propagates the same masks along the graph itself, so that one is left to it.
+    auto* attention = dynamic_cast<layers::AttentionLayer*>(layer.get().get());
+    layers::AttentionCall attention_call;
+    for (const auto& [key, value] : kwargs.items()) {
+      if (attention && key == "use_causal_mask" && value.is_boolean()) {
+        attention_call.use_causal_mask = value.get<bool>();
+        continue;
+      }
+      if (attention && key == "return_attention_scores" && value.is_boolean() && !value.get<bool>()) continue;
+      if (!value.is_null() && key != "training" && key != "mask")
         fail(
             fmt::format("layer '{}' is called with '{}'; kerascpp rebuilds calls on positional tensors only "
                         "for now",
                         p.layer, key));
+    }
     const bool as_list = args.size() == 1 && args[0].is_array();
     const Json& tensors = as_list ? args[0] : args;
     if (tensors.empty() || (!as_list && tensors.size() != 1))
@@ -164,7 +219,9 @@ class FunctionalBuilder {
       if (!t) return false;
       inputs.push_back(*t);
     }
-    outputs_[p.layer][p.node] = std::vector<KerasTensor>{as_list ? layer(inputs) : layer(inputs[0])};
+    // Every output (an RNN's return_state, Bidirectional with merge_mode None): call_multi.
+    outputs_[p.layer][p.node] =
+        attention ? std::vector<KerasTensor>{attention->call(inputs, attention_call)} : layer->call_multi(inputs);
     return true;
   }
 

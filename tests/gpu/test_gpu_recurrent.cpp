@@ -1,8 +1,8 @@
-// LSTM and GRU on the CUDA backend. The layers add no Backend ops of their own (they compose
-// matmul, split/concat, activations, multiply, scale_rows, masked_fill and transpose, each
-// compared with the CPU in test_gpu_backend_ops.cpp), so this checks the composition: the same
-// model trained a few steps on gpu:0 and on the CPU, with Embedding(mask_zero) padding,
-// return_sequences and go_backwards, ends with the same weights and predictions.
+// LSTM, GRU, SimpleRNN, Bidirectional and TimeDistributed on the CUDA backend. The layers add no Backend ops of their
+// own (they compose matmul, split/concat, activations, multiply, scale_rows, masked_fill and transpose, each compared
+// with the CPU in test_gpu_backend_ops.cpp), so this checks the composition: the same model trained a few steps on
+// gpu:0 and on the CPU, with Embedding(mask_zero) padding, return_sequences and go_backwards, ends with the same
+// weights and predictions.
 #include <doctest/doctest.h>
 
 #include <cstdint>
@@ -20,6 +20,8 @@ namespace {
 K::Model recurrent_model() {
   auto in = K::Input({7}, K::DType::int32);
   auto x = K::layers::Embedding(6, 5, {.mask_zero = true, .seed = 1})(in);
+  x = K::layers::Bidirectional(K::layers::SimpleRNN(3, {.return_sequences = true, .seed = 5}))(x);
+  x = K::layers::TimeDistributed(K::layers::Dense(4, {.activation = "tanh", .seed = 6}))(x);
   x = K::layers::LSTM(8, {.return_sequences = true, .seed = 2})(x);
   x = K::layers::GRU(4, {.go_backwards = true, .seed = 3})(x);
   return K::Model(in, K::layers::Dense(3, {.seed = 4})(x));
@@ -50,7 +52,9 @@ std::vector<K::Tensor> train(const D::Strategy& strategy, const std::vector<K::T
 
 }  // namespace
 
-TEST_CASE("gpu recurrent: LSTM and GRU (masked, go_backwards) train on gpu:0 as on the CPU (3 steps)") {
+TEST_CASE(
+    "gpu recurrent: LSTM, GRU, Bidirectional(SimpleRNN), TimeDistributed (masked, go_backwards) train on gpu:0 as on "
+    "the CPU (3 steps)") {
   const auto init = recurrent_model().get_weights();
   K::Tensor pc, pg;
   auto cpu = train(D::OneDeviceStrategy("cpu:0"), init, pc);

@@ -2,7 +2,8 @@
 // the Transformer-path layers (LayerNormalization, Dense on rank-3 inputs, Softmax with an axis,
 // Embedding), the elementwise merges (Subtract, Multiply, Average), GlobalMaxPooling2D,
 // ZeroPadding2D, UpSampling2D (nearest and bilinear) and the convolution variants (Conv1D, DepthwiseConv2D,
-// Conv2DTranspose), LSTM and GRU against Python Keras 3 on the same weights and inputs.
+// Conv2DTranspose), LSTM, GRU, SimpleRNN, Bidirectional, TimeDistributed, Attention and AdditiveAttention against
+// Python Keras 3 on the same weights and inputs.
 //   transformer_layers_interop save <kind> <dir>
 //       builds the model of `kind` (set_random_seed(1)), sets every weight to fixed pseudo-random
 //       values (so gamma/beta are not ones/zeros), writes <dir>/model.weights.h5, <dir>/model.json
@@ -196,6 +197,88 @@ Case build(const std::string& kind) {
     x = lstm ? K::layers::LSTM(4, first)(x) : K::layers::GRU(4, first)(x);
     x = lstm ? K::layers::GRU(3)(x) : K::layers::LSTM(3)(x);
     return {K::Model(in, K::layers::Dense(2)(x)), {6}, true, 4};
+  }
+  // SimpleRNN returning sequences backwards, and one returning its state (return_state's outputs
+  // feed the model like any other).
+  if (kind == "simple_rnn") {
+    auto in = K::Input({5, 4});
+    auto seq = K::layers::Flatten()(K::layers::SimpleRNN(4, {.return_sequences = true, .go_backwards = true})(in));
+    auto with_state = K::layers::SimpleRNN(3, {.activation = "relu", .return_state = true})->call_multi({in});
+    auto out = K::layers::Concatenate()({seq, with_state[0], with_state[1]});
+    return {K::Model(in, K::layers::Dense(2)(out)), {5, 4}};
+  }
+  // Masked: zero_output_for_mask on a SimpleRNN, then an LSTM's output and both its states.
+  if (kind == "simple_rnn_masked") {
+    auto in = K::Input({6}, K::DType::int32);
+    auto x = K::layers::Embedding(4, 5, {.mask_zero = true})(in);
+    x = K::layers::SimpleRNN(4, {.return_sequences = true, .zero_output_for_mask = true})(x);
+    auto outs = K::layers::LSTM(3, {.return_state = true})->call_multi({x});
+    return {K::Model(in, K::layers::Dense(2)(K::layers::Concatenate()({outs[0], outs[1], outs[2]}))), {6}, true, 4};
+  }
+  // Bidirectional: LSTM concatenated (sequences) beside GRU summed (last output); then with a mask,
+  // SimpleRNN with merge_mode None and an LSTM returning its states.
+  if (kind == "bidirectional") {
+    auto in = K::Input({5, 4});
+    auto seq = K::layers::Bidirectional(K::layers::LSTM(3, {.return_sequences = true}))(in);
+    auto last = K::layers::Bidirectional(K::layers::GRU(2), {.merge_mode = "sum"})(in);
+    auto out = K::layers::Concatenate()({K::layers::Flatten()(seq), last});
+    return {K::Model(in, K::layers::Dense(2)(out)), {5, 4}};
+  }
+  if (kind == "bidirectional_masked") {
+    auto in = K::Input({6}, K::DType::int32);
+    auto x = K::layers::Embedding(4, 5, {.mask_zero = true})(in);
+    auto both =
+        K::layers::Bidirectional(K::layers::SimpleRNN(3, {.return_sequences = true}), {.merge_mode = std::nullopt})
+            ->call_multi({x});
+    x = K::layers::Add()({both[0], both[1]});  // (two Concatenates here trip a naming quirk of Keras' model_from_json)
+    auto states =
+        K::layers::Bidirectional(K::layers::LSTM(2, {.return_state = true}), {.merge_mode = "ave"})->call_multi({x});
+    auto out = K::layers::Concatenate()({states[0], states[1], states[2], states[3], states[4]});
+    return {K::Model(in, K::layers::Dense(2)(out)), {6}, true, 4};
+  }
+  // TimeDistributed(Dense) and TimeDistributed(Conv1D) over 4 steps of (3, 2) frames.
+  if (kind == "time_distributed") {
+    auto in = K::Input({4, 3, 2});
+    auto x = K::layers::TimeDistributed(K::layers::Dense(3, {.activation = "tanh"}))(in);
+    x = K::layers::TimeDistributed(K::layers::Conv1D(2, 2))(x);
+    return {K::Model(in, K::layers::Dense(2)(K::layers::Flatten()(x))), {4, 3, 2}};
+  }
+  // Attention: [query, value] with use_scale beside a causal [query, value, key]; then with the
+  // masks of Embedding(mask_zero) on query and value (and dropout, inactive when predicting).
+  if (kind == "attention") {
+    auto in = K::Input({5, 4});
+    auto q = K::layers::Dense(3, {.activation = "tanh"})(in);
+    auto v = K::layers::Dense(2)(in);
+    // (No key bias: it adds the same to each query's every score, which the softmax ignores.)
+    auto k = K::layers::Dense(3, {.use_bias = false})(in);
+    auto scaled = K::layers::Attention({.use_scale = true})({q, K::layers::Dense(3)(in)});
+    auto causal = std::dynamic_pointer_cast<K::layers::AttentionLayer>(K::layers::Attention().get())
+                      ->call({q, v, k}, {.use_causal_mask = true});
+    auto out = K::layers::Concatenate()({K::layers::Flatten()(scaled), K::layers::Flatten()(causal)});
+    return {K::Model(in, K::layers::Dense(2)(out)), {5, 4}};
+  }
+  // AdditiveAttention with its scale on [query, value, key], and without on Embedding-masked inputs.
+  if (kind == "additive_attention") {
+    auto in = K::Input({5, 4});
+    auto q = K::layers::Dense(3, {.activation = "tanh"})(in);
+    auto v = K::layers::Dense(2)(in);
+    auto k = K::layers::Dense(3)(in);
+    auto a = K::layers::AdditiveAttention()({q, v, k});
+    return {K::Model(in, K::layers::Dense(2)(K::layers::Flatten()(a))), {5, 4}};
+  }
+  if (kind == "additive_attention_masked") {
+    auto in = K::Input({6}, K::DType::int32);
+    auto e = K::layers::Embedding(4, 5, {.mask_zero = true})(in);
+    auto x = K::layers::Dense(5, {.activation = "tanh"})(e);
+    auto a = K::layers::AdditiveAttention({.use_scale = false})({x, e});
+    return {K::Model(in, K::layers::Dense(3)(K::layers::Flatten()(a))), {6}, true, 4};
+  }
+  if (kind == "attention_masked" || kind == "attention_masked_dropout") {
+    auto in = K::Input({6}, K::DType::int32);
+    auto e = K::layers::Embedding(4, 5, {.mask_zero = true})(in);
+    auto x = K::layers::Dense(5, {.activation = "tanh"})(e);
+    auto a = K::layers::Attention({.dropout = kind == "attention_masked" ? 0.0 : 0.3})({x, e});
+    return {K::Model(in, K::layers::Dense(3)(K::layers::Flatten()(a))), {6}, true, 4};
   }
   // The loss weighted by the output's mask: the output keeps Embedding(mask_zero)'s [batch, steps]
   // mask, so the loss and its gradient count the unpadded steps only (Keras' apply_mask).
