@@ -380,3 +380,51 @@ TEST_CASE("keras archive: a compile_config loss with a reduction kerascpp lacks 
   CHECK_FALSE(compile_with_reduction("sum"));
   CHECK_FALSE(compile_with_reduction("none"));
 }
+
+// Keras saves a metric made with arguments as an object; load_model rebuilds the ones kerascpp
+// has, with their arguments, and refuses (uncompiled, with a warning) an argument it lacks.
+TEST_CASE("keras archive: compile_config metric objects are rebuilt; arguments kerascpp lacks are refused") {
+  using Json = nlohmann::ordered_json;
+  auto compile_with_metric = [](K::Model& model, Json metric) {
+    const Json config = {{"optimizer", Json::parse(K::optimizers::serialize(K::optimizers::SGD(0.1)))},
+                         {"loss", "mse"},
+                         {"metrics", Json::array({std::move(metric)})}};
+    K::detail::compile_from_config(model, config, "test.keras");
+    return model.compiled();
+  };
+  auto metric = [](const char* cls, Json config) {
+    return Json{{"module", "keras.metrics"}, {"class_name", cls}, {"config", std::move(config)}};
+  };
+  auto in = K::Input({2});
+  K::Model model(in, K::layers::Dense(3)(in));
+  // R2Score sized by the model's 3 outputs (Keras builds it on the first batch), checked against
+  // the uniform average of the per-output R² computed here in float64.
+  REQUIRE(compile_with_metric(model, metric("R2Score", {{"name", "r2"}, {"class_aggregation", "uniform_average"}})));
+  const std::vector<float> xv{0.1f, -0.4f, 0.7f, 0.2f, -0.3f, 0.9f, 0.5f, -0.8f};
+  const std::vector<float> yv{0.3f, -1.f, 0.5f, 1.2f, 0.1f, -0.2f, -0.7f, 0.4f, 0.9f, 0.2f, 0.6f, -0.5f};
+  const K::Tensor x = K::Tensor::from_vector({4, 2}, xv), y = K::Tensor::from_vector({4, 3}, yv);
+  const std::vector<float> p = model.predict_on_batch(x).to_vector();
+  double expected = 0;
+  for (int c = 0; c < 3; ++c) {
+    double mean = 0, residual = 0, total = 0;
+    for (int r = 0; r < 4; ++r) mean += yv[r * 3 + c] / 4.0;
+    for (int r = 0; r < 4; ++r) {
+      residual += (yv[r * 3 + c] - p[r * 3 + c]) * double(yv[r * 3 + c] - p[r * 3 + c]);
+      total += (yv[r * 3 + c] - mean) * (yv[r * 3 + c] - mean);
+    }
+    expected += (1 - residual / total) / 3;
+  }
+  CHECK(model.test_on_batch(x, y)["r2"] == doctest::Approx(expected).epsilon(1e-5));
+  auto compiles = [&](Json m) {
+    auto fresh_in = K::Input({2});
+    K::Model fresh(fresh_in, K::layers::Dense(3)(fresh_in));
+    return compile_with_metric(fresh, std::move(m));
+  };
+  CHECK(compiles(metric("F1Score", {{"average", "macro"}, {"threshold", 0.5}})));
+  CHECK(compiles(metric("Precision", {{"thresholds", 0.4}, {"top_k", nullptr}})));
+  // Arguments kerascpp has no option for: not swapped for a default, refused.
+  CHECK_FALSE(compiles(metric("Precision", {{"thresholds", {0.3, 0.6}}})));
+  CHECK_FALSE(compiles(metric("AUC", {{"multi_label", true}})));
+  CHECK_FALSE(compiles(metric("CosineSimilarity", {{"axis", 0}})));
+  CHECK_FALSE(compiles(metric("NoSuchMetric", Json::object())));
+}

@@ -384,8 +384,10 @@ std::vector<metrics::MetricRef> metrics_from(const Json& j) {
   std::vector<metrics::MetricRef> out;
   if (j.is_null()) return out;
   for (const Json& m : j) {
-    KERASCPP_CHECK_VALUE(m.is_string(), "{}", "metric " + m.dump().substr(0, 120) + " is not given by name");
-    out.emplace_back(m.get<std::string>());
+    KERASCPP_CHECK_VALUE(m.is_string() || m.is_object(), "metric {} is neither a name nor a Keras metric object",
+                         m.dump().substr(0, 120));
+    if (m.is_string()) out.emplace_back(m.get<std::string>());
+    else out.emplace_back(metric_from_object(m));
   }
   return out;
 }

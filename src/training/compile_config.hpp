@@ -1,6 +1,7 @@
 // Keras' compile_config (the optimizer, loss and metrics of a compiled model) in a `.keras`
 // archive's config.json: written by Model::save, read back by load_model.
 #pragma once
+#include <memory>
 #include <nlohmann/json.hpp>
 #include <optional>
 #include <string>
@@ -18,5 +19,9 @@ std::optional<nlohmann::ordered_json> compile_config(const CompiledState& compil
 // it does not have) leaves the model uncompiled with a warning naming `path` and the reason, as
 // Keras does.
 void compile_from_config(Model& model, const nlohmann::ordered_json& config, const std::string& path);
+
+// The kerascpp metric for one of Keras' metric objects ({"module": "keras.metrics", "class_name",
+// "config"}); ValueError for a class or an argument kerascpp does not have.
+std::shared_ptr<const metrics::Metric> metric_from_object(const nlohmann::ordered_json& object);
 
 }  // namespace kerascpp::detail

@@ -2,6 +2,8 @@
 
 #include <fmt/format.h>
 
+#include <algorithm>
+
 #include "check.hpp"
 
 namespace kerascpp {
@@ -44,7 +46,8 @@ MetricSums MeanAbsoluteError::shard_sums(Backend& backend, const Tensor& pred, c
 namespace detail {
 namespace {
 
-std::shared_ptr<const metrics::Metric> metric_for_name(const std::string& name, const losses::Loss* loss) {
+std::shared_ptr<const metrics::Metric> metric_for_name(const std::string& name, const losses::Loss* loss,
+                                                       int output_width) {
   if (name == "accuracy" || name == "acc") {
     auto kind = loss ? loss->accuracy_kind() : losses::Loss::AccuracyKind::categorical;
     switch (kind) {
@@ -73,7 +76,8 @@ std::shared_ptr<const metrics::Metric> metric_for_name(const std::string& name, 
     return std::make_shared<MeanSquaredLogarithmicError>(name);
   if (name == "logcosh" || name == "log_cosh_error") return std::make_shared<LogCoshError>(name);
   if (name == "cosine_similarity") return std::make_shared<CosineSimilarity>(name);
-  if (name == "r2_score") return std::make_shared<R2Score>(R2ScoreOptions{}, name);
+  // Keras' R2Score takes any number of outputs (it builds on the first batch).
+  if (name == "r2_score") return std::make_shared<R2Score>(R2ScoreOptions{.num_outputs = output_width}, name);
   if (name == "poisson") return std::make_shared<Poisson>(name);
   if (name == "kld" || name == "kl_divergence") return std::make_shared<KLDivergence>(name);
   if (name == "hinge") return std::make_shared<Hinge>(name);
@@ -103,7 +107,13 @@ std::shared_ptr<const metrics::Metric> metric_for_name(const std::string& name, 
 
 }  // namespace
 
-MetricSpec resolve_metric(const metrics::MetricRef& ref, const losses::Loss* loss) {
+metrics::MetricSums OutputSizedMetric::shard_sums(Backend&, const Tensor&, const Tensor&) const {
+  throw StateError(fmt::format("metric '{}' is sized by compile(), which replaces it; it cannot run itself", name_));
+}
+
+MetricSpec resolve_metric(const metrics::MetricRef& ref, const losses::Loss* loss, int output_width) {
+  if (const auto* sized = dynamic_cast<const OutputSizedMetric*>(ref.metric().get()))
+    return {sized->name(), sized->make(std::max(output_width, 1))};
   if (ref.metric()) {
     std::string name = ref.metric()->name();
     KERASCPP_CHECK_VALUE(!name.empty(),
@@ -113,7 +123,7 @@ MetricSpec resolve_metric(const metrics::MetricRef& ref, const losses::Loss* los
   KERASCPP_CHECK_VALUE(!ref.name().empty(),
                        "compile(): an empty metric in CompileOptions::metrics; give a Keras name (\"accuracy\") or a "
                        "kerascpp::metrics::Metric object");
-  return {ref.name(), metric_for_name(ref.name(), loss)};
+  return {ref.name(), metric_for_name(ref.name(), loss, std::max(output_width, 1))};
 }
 
 std::vector<double> metric_totals(Backend& backend, const MetricSpec& spec, const Tensor& pred, const Tensor& target) {

@@ -196,10 +196,17 @@ void Model::compile(CompileOptions options) {
   KERASCPP_CHECK_VALUE(options.loss,
                        "Model '{}': compile() needs a loss, e.g. .loss = losses::SparseCategoricalCrossentropy()",
                        impl_->name);
+  // The width of the (single) output's last axis sizes R2Score's and FBetaScore's totals where
+  // Keras builds them on the first batch; 1 where it is not known yet (a Sequential model).
+  int output_width = 1;
+  if (impl_->graph && impl_->graph->outputs().size() == 1) {
+    const Shape& shape = impl_->graph->outputs()[0].shape();
+    if (!shape.empty() && shape.back() > 0) output_width = static_cast<int>(shape.back());
+  }
   std::vector<detail::MetricSpec> metrics;
-  for (auto& m : options.metrics) metrics.push_back(detail::resolve_metric(m, options.loss.get()));
+  for (auto& m : options.metrics) metrics.push_back(detail::resolve_metric(m, options.loss.get(), output_width));
   for (auto& m : options.weighted_metrics) {
-    detail::MetricSpec spec = detail::resolve_metric(m, options.loss.get());
+    detail::MetricSpec spec = detail::resolve_metric(m, options.loss.get(), output_width);
     spec.weighted = true;
     // Keras' CompileMetrics.result(): a weighted metric whose name is taken becomes weighted_<name>.
     auto taken = [&](const std::string& n) {
