@@ -31,7 +31,8 @@ K::Model compiled_model() {
   auto x = K::layers::Dense(4, {.activation = "relu"})(in);
   auto out = K::layers::Dense(2, {.activation = "softmax"})(x);
   K::Model m(in, out);
-  m.compile({.optimizer = K::optimizers::Adam(1e-2), .loss = "sparse_categorical_crossentropy", .metrics = {"accuracy"}});
+  m.compile(
+      {.optimizer = K::optimizers::Adam(1e-2), .loss = "sparse_categorical_crossentropy", .metrics = {"accuracy"}});
   return m;
 }
 
@@ -190,8 +191,8 @@ TEST_CASE("SidecarEvaluator: bad arguments and a checkpoint of another model are
 TEST_CASE("SidecarEvaluator: a BackupAndRestore backup gives its epoch and step") {
   kerascpp_test::TempDir tmp;
   K::Model chief = compiled_model();
-  auto backup = std::make_shared<K::callbacks::BackupAndRestore>(tmp.path.string(),
-                                                                 K::callbacks::BackupAndRestoreOptions{.delete_checkpoint = false});
+  auto backup = std::make_shared<K::callbacks::BackupAndRestore>(
+      tmp.path.string(), K::callbacks::BackupAndRestoreOptions{.delete_checkpoint = false});
   chief.fit(examples(kTrainExamples, 1).batch(kBatch), {.epochs = 2, .callbacks = {backup}, .verbose = 0});
   const K::Dataset eval_data = examples(8, 2).batch(4);
   K::SidecarEvaluator evaluator(compiled_model(), eval_data, tmp.path.string(),

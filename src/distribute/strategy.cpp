@@ -176,8 +176,7 @@ std::shared_ptr<StrategyImpl> make_multi_worker_impl(std::vector<std::string> na
       std::cerr << "MultiWorkerMirroredStrategy: this TF_CONFIG task is the evaluator, which does not train with "
                    "the workers; running as a single worker over "
                 << fmt::format("{}", fmt::join(names, ", ")) << " (run SidecarEvaluator here)\n";
-    else
-      workers = join_tf_config_group(resolver, timeout);
+    else workers = join_tf_config_group(resolver, timeout);
   } else
     std::cerr << "MultiWorkerMirroredStrategy: not started by mpirun or srun and no TF_CONFIG; running as a single "
                  "worker over "

@@ -40,13 +40,13 @@ struct Stamped {
 };
 
 std::optional<Stamped> stamp_of(const fs::path& path) {
-  struct stat st {};
+  struct stat st{};
   if (::stat(path.c_str(), &st) != 0 || !S_ISREG(st.st_mode)) return std::nullopt;
   const std::int64_t mtime_ns = static_cast<std::int64_t>(st.st_mtim.tv_sec) * 1000000000 + st.st_mtim.tv_nsec;
-  return Stamped{path.filename().string(),
-                 fmt::format("{}:{}:{}", mtime_ns, static_cast<long long>(st.st_size),
-                             static_cast<unsigned long long>(st.st_ino)),
-                 mtime_ns};
+  return Stamped{
+      path.filename().string(),
+      fmt::format("{}:{}:{}", mtime_ns, static_cast<long long>(st.st_size), static_cast<unsigned long long>(st.st_ino)),
+      mtime_ns};
 }
 
 }  // namespace
@@ -54,19 +54,22 @@ std::optional<Stamped> stamp_of(const fs::path& path) {
 SidecarEvaluator::SidecarEvaluator(Model model, Dataset data, std::string checkpoint_dir,
                                    SidecarEvaluatorOptions options)
     : model_(std::move(model)), data_(std::move(data)), dir_(std::move(checkpoint_dir)), o_(std::move(options)) {
-  KERASCPP_CHECK_VALUE(!dir_.empty(), "SidecarEvaluator: checkpoint_dir must not be empty; pass the folder the "
-                                      "chief's ModelCheckpoint or BackupAndRestore writes to");
+  KERASCPP_CHECK_VALUE(!dir_.empty(),
+                       "SidecarEvaluator: checkpoint_dir must not be empty; pass the folder the "
+                       "chief's ModelCheckpoint or BackupAndRestore writes to");
   KERASCPP_CHECK_STATE(model_.compiled(),
                        "SidecarEvaluator: the model is not compiled; compile() it with the loss and metrics to "
                        "report (as the chief's model) before building the evaluator");
-  KERASCPP_CHECK_VALUE(o_.steps == -1 || o_.steps > 0, "SidecarEvaluator: steps must be -1 (the whole dataset) or > 0, "
-                                                       "got {}",
+  KERASCPP_CHECK_VALUE(o_.steps == -1 || o_.steps > 0,
+                       "SidecarEvaluator: steps must be -1 (the whole dataset) or > 0, "
+                       "got {}",
                        o_.steps);
   KERASCPP_CHECK_VALUE(!o_.max_evaluations || *o_.max_evaluations > 0,
                        "SidecarEvaluator: max_evaluations must be > 0 (leave it unset for no limit), got {}",
                        o_.max_evaluations.value_or(0));
   KERASCPP_CHECK_VALUE(std::isfinite(o_.poll_interval) && o_.poll_interval > 0,
-                       "SidecarEvaluator: poll_interval must be a positive number of seconds, got {}", o_.poll_interval);
+                       "SidecarEvaluator: poll_interval must be a positive number of seconds, got {}",
+                       o_.poll_interval);
   KERASCPP_CHECK_VALUE(!o_.idle_timeout || (std::isfinite(*o_.idle_timeout) && *o_.idle_timeout >= 0),
                        "SidecarEvaluator: idle_timeout must be >= 0 seconds (leave it unset to wait forever), got {}",
                        o_.idle_timeout.value_or(0));
@@ -87,8 +90,9 @@ std::vector<std::pair<std::string, std::string>> SidecarEvaluator::new_checkpoin
     if (seen == seen_.end() || seen->second != s->stamp) found.push_back(*s);
   }
   // Oldest first: the order the chief wrote them in (names break ties of coarse clocks).
-  std::sort(found.begin(), found.end(),
-            [](const Stamped& a, const Stamped& b) { return std::tie(a.mtime_ns, a.name) < std::tie(b.mtime_ns, b.name); });
+  std::sort(found.begin(), found.end(), [](const Stamped& a, const Stamped& b) {
+    return std::tie(a.mtime_ns, a.name) < std::tie(b.mtime_ns, b.name);
+  });
   std::vector<std::pair<std::string, std::string>> out;
   for (auto& s : found) out.emplace_back(s.name, s.stamp);
   return out;
@@ -176,8 +180,9 @@ void SidecarEvaluator::start() {
     }
     if (o_.idle_timeout && clock::now() - last_new >= std::chrono::duration<double>(*o_.idle_timeout)) {
       if (o_.verbose > 0)
-        output() << fmt::format("SidecarEvaluator: no new checkpoint in '{}' for {} s; stopping after {} evaluation(s)\n",
-                                dir_, *o_.idle_timeout, evaluations_.size())
+        output() << fmt::format(
+                        "SidecarEvaluator: no new checkpoint in '{}' for {} s; stopping after {} evaluation(s)\n", dir_,
+                        *o_.idle_timeout, evaluations_.size())
                  << std::flush;
       return;
     }

@@ -47,10 +47,10 @@ struct SidecarEvaluatorOptions {
 
 /// What one checkpoint evaluation gave.
 struct CheckpointEvaluation {
-  std::string path;                     ///< the checkpoint file
-  std::optional<std::int64_t> step{};   ///< the optimizer's iteration count stored in the file
-  std::optional<int> epoch{};           ///< BackupAndRestore files: the epochs fit() had completed
-  Logs logs;                            ///< evaluate()'s logs ("loss", then the metrics)
+  std::string path;                    ///< the checkpoint file
+  std::optional<std::int64_t> step{};  ///< the optimizer's iteration count stored in the file
+  std::optional<int> epoch{};          ///< BackupAndRestore files: the epochs fit() had completed
+  Logs logs;                           ///< evaluate()'s logs ("loss", then the metrics)
 };
 
 /// Keras' SidecarEvaluator: evaluates each checkpoint that appears in `checkpoint_dir` exactly once.
