@@ -15,6 +15,7 @@
 
 #include "io/event_file_reader.hpp"
 #include "kerascpp/kerascpp.hpp"
+#include "kerascpp/training/sidecar_evaluator.hpp"
 #include "temp_dir.hpp"
 
 namespace K = kerascpp;
