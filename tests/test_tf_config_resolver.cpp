@@ -125,3 +125,18 @@ TEST_CASE("TF_CONFIG: read from the environment, and a strategy built without ar
                        doctest::Contains("MultiWorkerMirroredStrategy: TF_CONFIG's cluster has a 'ps' job"),
                        K::ValueError);
 }
+
+TEST_CASE("TF_CONFIG: the evaluator task is not a training worker, and its strategy runs alone") {
+  const char* cfg = R"({"cluster": {"chief": ["127.0.0.1:1"], "worker": ["127.0.0.1:2"], "evaluator": ["127.0.0.1:3"]},
+                        "task": {"type": "evaluator", "index": 0}})";
+  D::TFConfigClusterResolver r(cfg);
+  CHECK(r.num_workers() == 2);  // chief + worker; the evaluator is not counted
+  CHECK_FALSE(r.is_chief());
+  CHECK_THROWS_AS(r.worker_rank(), K::ValueError);
+  // As TensorFlow: the same program run on the evaluator gets a one-worker strategy and does not
+  // try to meet the chief (nothing listens at these addresses: joining would time out).
+  test_scopes::ScopedEnv env("TF_CONFIG", cfg);
+  D::MultiWorkerMirroredStrategy<> s(1);
+  CHECK(s.num_workers() == 1);
+  CHECK(s.num_replicas_in_sync() == 1);
+}

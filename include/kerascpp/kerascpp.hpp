@@ -86,3 +86,4 @@
 #include "kerascpp/training/metrics.hpp"
 #include "kerascpp/training/model.hpp"
 #include "kerascpp/training/optimizers.hpp"
+#include "kerascpp/training/sidecar_evaluator.hpp"

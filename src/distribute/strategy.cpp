@@ -167,9 +167,17 @@ std::shared_ptr<StrategyImpl> make_multi_worker_impl(std::vector<std::string> na
   // The cluster comes from the launcher that started the process (mpirun, srun), else from TF_CONFIG.
   std::shared_ptr<WorkerGroup> workers;
   if (launched_by_mpi_launcher()) workers = join_worker_group(timeout);
-  else if (TFConfigClusterResolver::environment_has_tf_config())
-    workers = join_tf_config_group(TFConfigClusterResolver(), timeout);
-  else
+  else if (TFConfigClusterResolver::environment_has_tf_config()) {
+    TFConfigClusterResolver resolver;
+    // As TensorFlow: the evaluator task stands apart from the training workers (they do not count
+    // it nor wait for it), so the same program run there gets a strategy over its local devices
+    // alone, for the SidecarEvaluator that watches the chief's checkpoints.
+    if (resolver.task_type() == "evaluator")
+      std::cerr << "MultiWorkerMirroredStrategy: this TF_CONFIG task is the evaluator, which does not train with "
+                   "the workers; running as a single worker over "
+                << fmt::format("{}", fmt::join(names, ", ")) << " (run SidecarEvaluator here)\n";
+    else workers = join_tf_config_group(resolver, timeout);
+  } else
     std::cerr << "MultiWorkerMirroredStrategy: not started by mpirun or srun and no TF_CONFIG; running as a single "
                  "worker over "
               << fmt::format("{}", fmt::join(names, ", ")) << '\n';

@@ -347,6 +347,15 @@ const Tensor& extra_entry(const WeightsFile& file, const std::string& key) {
 
 }  // namespace
 
+std::optional<std::int64_t> stored_iterations(Model& model, const WeightsFile& file) {
+  if (!model.compiled() || !file.has_optimizer) return std::nullopt;
+  const std::size_t at = optimizer_own_variables(model.optimizer()).size();
+  if (at >= file.optimizer_vars.size()) return std::nullopt;
+  const Tensor& t = file.optimizer_vars[at];
+  if (!t.defined() || t.numel() != 1 || !is_integer(t.dtype())) return std::nullopt;
+  return scalar_int(t);
+}
+
 std::optional<TrainingCheckpoint> load_model_weights(Model& model, const std::string& path) {
   return load_model_weights(model, path, [&](const LayoutCheck& check) { return read_weights_file(path, check); });
 }

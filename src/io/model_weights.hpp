@@ -32,6 +32,11 @@ inline constexpr const char* kNonFiniteAdvice =
 // copy; all-or-nothing. Returns the training checkpoint when the file holds one.
 std::optional<TrainingCheckpoint> load_model_weights(Model& model, const std::string& path);
 
+// The optimizer's iteration count `file` stores (the training step it was saved at), found with
+// `model`'s optimizer layout (a LossScaleOptimizer's own variables come first); nullopt when the
+// model is not compiled or the file holds no integer count there.
+std::optional<std::int64_t> stored_iterations(Model& model, const WeightsFile& file);
+
 // The two halves without the file, for the in-memory weights of io/weights_image.hpp.
 // What save_model_weights writes (refusing non-finite values the same way); `path` names the
 // destination in messages.

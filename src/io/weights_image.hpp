@@ -4,6 +4,7 @@
 #pragma once
 #include <vector>
 
+#include "io/model_weights.hpp"
 #include "kerascpp/training/model.hpp"
 
 namespace kerascpp::io {
@@ -13,5 +14,8 @@ std::vector<char> save_model_weights_image(const Model& model);
 // Loads bytes written by save_model_weights_image, or a `.weights.h5` file's contents, into every
 // replica copy; the model is unchanged when anything does not fit.
 void load_model_weights_image(Model& model, const std::vector<char>& image);
+// The reader load_model_weights takes, over an image in memory (named `name` in messages); the
+// image must outlive it. SidecarEvaluator wraps it to see the file's optimizer state.
+WeightsReader weights_image_reader(const std::vector<char>& image, const std::string& name);
 
 }  // namespace kerascpp::io

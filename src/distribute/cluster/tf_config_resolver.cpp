@@ -214,8 +214,8 @@ void TFConfigClusterResolver::check_for_collective_strategy(const std::string& s
                        "{{\"type\": \"worker\", \"index\": 0}}",
                        strategy);
   KERASCPP_CHECK_VALUE(task_type_ != "evaluator",
-                       "{}: this task is the evaluator, which does not train; the evaluator task is not supported "
-                       "yet (run evaluation in a separate program without TF_CONFIG)",
+                       "{}: this task is the evaluator, which does not train and is not one of the workers; run "
+                       "SidecarEvaluator on the chief's checkpoint directory there (docs/distributed_training.md)",
                        strategy);
   KERASCPP_CHECK_VALUE(num_workers() >= 1, "{}: TF_CONFIG's cluster has no 'chief' or 'worker' job; {}", strategy,
                        kExample);

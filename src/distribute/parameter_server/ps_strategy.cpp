@@ -60,7 +60,8 @@ std::shared_ptr<StrategyImpl> make_parameter_server_impl(const TFConfigClusterRe
   const std::string& type = resolver.task_type();
   KERASCPP_CHECK_VALUE(type == "chief" || type == "worker" || type == "ps",
                        "ParameterServerStrategy: this task is '{}', but only chief, worker and ps tasks take part "
-                       "(the evaluator task, SidecarEvaluator, is not supported yet); set TF_CONFIG's task type",
+                       "(the evaluator task runs SidecarEvaluator on the chief's checkpoint directory, without this "
+                       "strategy); set TF_CONFIG's task type",
                        type.empty() ? "(no task)" : type);
   const char* token = ::kerascpp::detail::knob("KERASCPP_CLUSTER_TOKEN");
   KERASCPP_CHECK_VALUE(token && *token,
