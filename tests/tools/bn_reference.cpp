@@ -1,6 +1,6 @@
 // bn_reference: the kerascpp side of tests/python/test_bn_reference.py (small networks trained
 // against a float64 Keras reference).
-//   bn_reference <dir> <steps> <batch> <learning_rate> <threads> [model]
+//   bn_reference <dir> <steps> <batch> <learning_rate> <threads> [model [dump]]
 // builds `model` on Input(28, 28, 1) (Keras' automatic layer names):
 //   bn        Conv2D(8, 3) → BatchNormalization → ReLU → Flatten → Dense(10, softmax), SGD (default)
 //   cnn_bn    [Conv2D(8|16, 3) → BatchNormalization → ReLU → MaxPooling2D] x 2 → Flatten → Dense, SGD
@@ -9,6 +9,10 @@
 // order from <dir>/x.f32 (float32 images) and <dir>/y.i32 (int32 labels), on one CPU replica
 // with `threads` threads, and writes <dir>/final_t<threads>.weights.h5. Errors: stderr, exit
 // status 1.
+// With `dump`, also writes <dir>/dump/step_<s>.f32 for every step s: each trainable variable's
+// value before the step, then the gradient the step applied, in trainable_variables() order
+// (names in <dir>/dump/variables.txt), for comparing each step's gradients with a float64
+// computation from the same weights.
 #include <kerascpp/kerascpp.hpp>
 
 #include <bit>
@@ -78,8 +82,13 @@ std::int64_t positive(const char* arg, const char* what) {
   return v;
 }
 
+void append(std::ofstream& out, const K::Tensor& t) {
+  const std::vector<float> values = t.to_vector();
+  out.write(reinterpret_cast<const char*>(values.data()), static_cast<std::streamsize>(values.size() * sizeof(float)));
+}
+
 int run(const fs::path& dir, std::int64_t steps, std::int64_t batch, double learning_rate, int threads,
-        const std::string& name) {
+        const std::string& name, bool dump) {
   K::set_random_seed(1);
   K::Model model = build_model(name);
   K::optimizers::OptimizerRef optimizer = K::optimizers::SGD(learning_rate);
@@ -91,10 +100,25 @@ int run(const fs::path& dir, std::int64_t steps, std::int64_t batch, double lear
   const std::int64_t pixels = kSide * kSide;
   std::vector<float> images = read_raw<float>(dir / "x.f32", steps * batch * pixels);
   std::vector<std::int32_t> labels = read_raw<std::int32_t>(dir / "y.i32", steps * batch);
+  const std::vector<K::Variable*> variables = model.trainable_variables();
+  if (dump) {
+    fs::create_directories(dir / "dump");
+    std::ofstream names(dir / "dump" / "variables.txt");
+    for (const K::Variable* v : variables) names << v->path() << '\n';
+  }
   for (std::int64_t s = 0; s < steps; ++s) {
+    std::vector<K::Tensor> before;
+    if (dump)
+      for (K::Variable* v : variables) before.push_back(v->value().clone());
     std::vector<float> xs(images.begin() + s * batch * pixels, images.begin() + (s + 1) * batch * pixels);
     std::vector<std::int32_t> ys(labels.begin() + s * batch, labels.begin() + (s + 1) * batch);
     model.train_on_batch(K::Tensor::from_vector({batch, kSide, kSide, 1}, xs), K::Tensor::from_vector({batch}, ys));
+    if (!dump) continue;
+    // The gradient buffers keep the step's gradients until the next step resets them.
+    std::ofstream out(dir / "dump" / ("step_" + std::to_string(s) + ".f32"), std::ios::binary);
+    for (const K::Tensor& t : before) append(out, t);
+    for (K::Variable* v : variables) append(out, v->grad(0));
+    if (!out) throw K::IOError("cannot write the dump of step " + std::to_string(s) + " under '" + dir.string() + "'");
   }
   model.save_weights((dir / ("final_t" + std::to_string(threads) + ".weights.h5")).string());
   return 0;
@@ -103,8 +127,9 @@ int run(const fs::path& dir, std::int64_t steps, std::int64_t batch, double lear
 }  // namespace
 
 int main(int argc, char** argv) {
-  if (argc != 6 && argc != 7) {
-    std::fprintf(stderr, "usage: bn_reference <dir> <steps> <batch> <learning_rate> <threads> [bn|cnn_bn|cnn_adam]\n");
+  if (argc < 6 || argc > 8 || (argc == 8 && std::strcmp(argv[7], "dump") != 0)) {
+    std::fprintf(stderr,
+                 "usage: bn_reference <dir> <steps> <batch> <learning_rate> <threads> [bn|cnn_bn|cnn_adam [dump]]\n");
     return 2;
   }
   try {
@@ -112,7 +137,7 @@ int main(int argc, char** argv) {
     double lr = std::strtod(argv[4], &end);
     if (*end != '\0' || !(lr > 0)) throw K::ValueError(std::string("learning_rate must be > 0, got '") + argv[4] + "'");
     return run(argv[1], positive(argv[2], "steps"), positive(argv[3], "batch"), lr,
-               static_cast<int>(positive(argv[5], "threads")), argc == 7 ? argv[6] : "bn");
+               static_cast<int>(positive(argv[5], "threads")), argc >= 7 ? argv[6] : "bn", argc == 8);
   } catch (const K::Error& e) {
     std::fprintf(stderr, "error: %s\n", e.what());
     return 1;
