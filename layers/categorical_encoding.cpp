@@ -1,29 +1,11 @@
 #include "categorical_encoding.hpp"
 
-#include "check.hpp"
-
 namespace kerascpp::detail {
 
 std::vector<std::int64_t> host_int64(const Tensor& x) {
-  const Tensor h = x.to(Device{});
-  const auto n = static_cast<std::size_t>(h.numel());
-  std::vector<std::int64_t> out(n);
-  switch (h.dtype()) {
-    case DType::int32:
-      for (std::size_t i = 0; i < n; ++i) out[i] = h.data<std::int32_t>()[i];
-      break;
-    case DType::int64:
-      for (std::size_t i = 0; i < n; ++i) out[i] = h.data<std::int64_t>()[i];
-      break;
-    case DType::uint8:
-      for (std::size_t i = 0; i < n; ++i) out[i] = h.data<std::uint8_t>()[i];
-      break;
-    default: {
-      const std::vector<float> v = h.to_vector();
-      for (std::size_t i = 0; i < n; ++i) out[i] = static_cast<std::int64_t>(v[i]);
-    }
-  }
-  return out;
+  // to_vector reads any dtype as float: exact for ids below 2^24, far above any dense encoding's width.
+  const std::vector<float> v = x.to_vector();
+  return std::vector<std::int64_t>(v.begin(), v.end());
 }
 
 bool is_encoding_mode(const std::string& mode) { return mode == "one_hot" || mode == "multi_hot" || mode == "count"; }

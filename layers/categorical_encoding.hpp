@@ -1,7 +1,9 @@
-// Shared by the integer preprocessing layers (CategoryEncoding, Discretization, IntegerLookup):
-// reading integer ids on the host and Keras' encode_categorical_inputs (one_hot, multi_hot,
-// count). These layers map a handful of ids per example to a short vector: host work between
-// two copies is simpler than a chain of Backend ops and needs no new Backend virtual.
+// Shared by the integer preprocessing layers (CategoryEncoding, Discretization): reading ids on
+// the host and Keras' encode_categorical_inputs (one_hot, multi_hot, count).
+// These layers' forward is a host round trip (to_vector, compute, from_vector(...).to(device)),
+// against the house rule that layers compute through Backend ops: the Backend has no comparison,
+// bucketize or scatter-count op to compose them from, and this change may not add Backend
+// virtuals. They see a handful of values per example, once per step, at the input of a model.
 #pragma once
 #include <cstdint>
 #include <string>
@@ -11,8 +13,8 @@
 
 namespace kerascpp::detail {
 
-// The values of x (int32, int64, uint8 or a float dtype, on any device) as int64 on the host;
-// float values are truncated toward zero, as a cast to int is.
+// The values of x (any dtype, on any device) as int64 on the host, truncated toward zero as a
+// cast to int is.
 std::vector<std::int64_t> host_int64(const Tensor& x);
 
 // Whether `mode` is one of Keras' encodings: "one_hot", "multi_hot", "count".

@@ -1,8 +1,10 @@
 // RandomRotation, RandomZoom and RandomTranslation's shared part: the draws and the resampling.
 // The resampling is Keras' affine_transform (each output pixel reads the input at its mapped
 // point, bilinear or nearest, with the fill mode deciding what lies outside the image). It runs
-// on the host between two copies: no Backend op gathers at per-image, per-pixel coordinates, and
-// these layers run only in training on small augmentation batches. Its backward scatters each
+// on the host between two copies, against the house rule that layers compute through Backend
+// ops: no Backend op gathers at per-image, per-pixel coordinates (a rotation is not separable
+// into Resizing's two matmuls), and this change may not add Backend virtuals. It runs only in
+// training; predict and evaluate pass the batch through untouched. Its backward scatters each
 // output gradient back through the same taps (the adjoint of the sampling).
 #include "kerascpp/layers/random_affine.hpp"
 
@@ -94,14 +96,17 @@ Json factor_json(const AffineFactor& factor) {
 
 RandomAffineLayer::RandomAffineLayer(RandomAffineOptions options)
     : Layer(options.name), options_(std::move(options)), seed_(options_.seed ? *options_.seed : next_random_seed()) {
+  set_input_spec(detail::nhwc_image_spec());
+}
+
+void RandomAffineLayer::check_options() const {
   const std::string& f = options_.fill_mode;
   KERASCPP_CHECK_VALUE(f == "reflect" || f == "wrap" || f == "constant" || f == "nearest",
-                       "Layer '{}': fill_mode must be \"reflect\", \"wrap\", \"constant\" or \"nearest\", got \"{}\"",
-                       name(), f);
+                       "{} '{}': fill_mode must be \"reflect\", \"wrap\", \"constant\" or \"nearest\", got \"{}\"",
+                       class_name(), name(), f);
   KERASCPP_CHECK_VALUE(options_.interpolation == "bilinear" || options_.interpolation == "nearest",
-                       "Layer '{}': interpolation must be \"bilinear\" or \"nearest\", got \"{}\"", name(),
+                       "{} '{}': interpolation must be \"bilinear\" or \"nearest\", got \"{}\"", class_name(), name(),
                        options_.interpolation);
-  set_input_spec(detail::nhwc_image_spec());
 }
 
 std::vector<Tensor> RandomAffineLayer::forward(ReplicaContext& ctx, const std::vector<Tensor>& in, LayerState& st) {

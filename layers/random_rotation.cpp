@@ -12,6 +12,7 @@ namespace kerascpp::layers {
 
 RandomRotationLayer::RandomRotationLayer(AffineFactor factor, RandomAffineOptions options)
     : RandomAffineLayer(std::move(options)) {
+  check_options();
   factor = checked_factor(factor, -1.0, true, 1.0, "RandomRotation '" + name() + "'", "factor");
   // Keras keeps (and saves) the sorted range.
   factor_ = {std::min(factor.range[0], factor.range[1]), std::max(factor.range[0], factor.range[1])};

@@ -11,7 +11,9 @@ RandomTranslationLayer::RandomTranslationLayer(AffineFactor height_factor, Affin
                                                RandomAffineOptions options)
     : RandomAffineLayer(std::move(options)),
       height_(checked_factor(height_factor, -1.0, true, 1.0, "RandomTranslation '" + name() + "'", "height_factor")),
-      width_(checked_factor(width_factor, -1.0, true, 1.0, "RandomTranslation '" + name() + "'", "width_factor")) {}
+      width_(checked_factor(width_factor, -1.0, true, 1.0, "RandomTranslation '" + name() + "'", "width_factor")) {
+  check_options();
+}
 
 AffineTransform RandomTranslationLayer::draw_transform(Rng& rng, std::int64_t height, std::int64_t width) const {
   const double dy = draw_in(height_, rng) * static_cast<double>(height);

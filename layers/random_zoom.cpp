@@ -11,6 +11,7 @@ RandomZoomLayer::RandomZoomLayer(AffineFactor height_factor, std::optional<Affin
                                  RandomAffineOptions options)
     : RandomAffineLayer(std::move(options)),
       height_(checked_factor(height_factor, -1.0, false, 1.0, "RandomZoom '" + name() + "'", "height_factor")) {
+  check_options();
   if (width_factor)
     width_ = checked_factor(*width_factor, -1.0, false, 1.0, "RandomZoom '" + name() + "'", "width_factor");
 }

@@ -58,6 +58,9 @@ class RandomAffineLayer : public Layer {
  protected:
   /// One image's map, for an image of height x width, from `rng`.
   virtual AffineTransform draw_transform(Rng& rng, std::int64_t height, std::int64_t width) const = 0;
+  /// ValueError naming the layer for an unknown fill_mode or interpolation; each subclass calls
+  /// it from its constructor (the base's cannot name the layer: its class is not set yet).
+  void check_options() const;
   /// The shared config keys (name, data_format, fill_mode, fill_value, interpolation, seed) around
   /// the layer's own (`own`: a JSON object).
   Json config_with(const Json& own) const;
