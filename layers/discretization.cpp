@@ -126,7 +126,9 @@ std::vector<Tensor> DiscretizationLayer::forward(ReplicaContext&, const std::vec
   if (options_.output_mode != "int") {
     return {detail::encode_categorical(bins, in[0].shape(), options_.output_mode, depth(), in[0].device())};
   }
-  std::vector<std::int32_t> ids(bins.begin(), bins.end());  // Keras' output dtype in "int" mode
+  // The ids as float32: kerascpp's graph types every layer output float32 (Keras: int32). The
+  // values are exact, and CategoryEncoding reads them as ids.
+  std::vector<float> ids(bins.begin(), bins.end());
   return {Tensor::from_vector(in[0].shape(), ids).to(in[0].device())};
 }
 

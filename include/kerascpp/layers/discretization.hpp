@@ -19,7 +19,8 @@ struct DiscretizationOptions {
   std::optional<std::int64_t> num_bins{};
   /// adapt()'s quantile error: the summaries keep about 1 / epsilon points.
   double epsilon = 0.01;
-  /// "int" (bin ids, int32, the input's shape), "one_hot", "multi_hot" or "count" (float32).
+  /// "int" (bin ids in the input's shape; float32 holding whole numbers, where Keras gives int32:
+  /// kerascpp's layer outputs are float32), "one_hot", "multi_hot" or "count" (float32).
   std::string output_mode = "int";
   /// The layer's name; "" gives it an automatic one ("discretization", ...).
   std::string name{};
