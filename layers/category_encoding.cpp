@@ -49,7 +49,7 @@ std::vector<Tensor> CategoryEncodingLayer::backward(ReplicaContext&, const std::
 }
 
 Json CategoryEncodingLayer::get_config() const {
-  // Keras 3 writes neither "sparse" nor a default it could read back differently.
+  // Keras 3.15's CategoryEncoding config has no "sparse" key.
   return detail::Json({{"name", name()}, {"num_tokens", num_tokens_}, {"output_mode", output_mode_}});
 }
 

@@ -3,8 +3,11 @@ load_model rebuilds and predicts the same; what Keras' model.save writes, kerasc
 rebuilds and predicts the same. Models: an MLP (Sequential), a CNN with BatchNormalization, L2 and
 a frozen layer, a branching functional model with a shared layer, a model of the separable
 convolutions (SeparableConv2D/1D, DepthwiseConv1D, Conv1DTranspose, GroupNormalization), the Transformer example with its
-custom layer (custom_objects in Keras, register_layer_class in kerascpp) and the NCF example's
-NeuMF (two int32 id inputs, embeddings, Multiply and Concatenate)."""
+custom layer (custom_objects in Keras, register_layer_class in kerascpp), the NCF example's
+NeuMF (two int32 id inputs, embeddings, Multiply and Concatenate), the preprocessing layers,
+Discretization (given and adapted boundaries, the adapted ones equal to Keras' adapt on the same
+values) with CategoryEncoding, and the augmentation layers RandomRotation, RandomZoom and
+RandomTranslation (identity in predict)."""
 import json
 import os
 import subprocess
