@@ -234,9 +234,11 @@ Json layer_entry(const Layer& layer) {
     config = std::move(named);
   }
   // Keras' layer configs carry `trainable`; its InputLayer's does not, nor do its SpatialDropout1D/2D/3D's
-  // (their constructors take no **kwargs, so Keras' own from_config would refuse the key).
+  // or Discretization's (their constructors take no **kwargs, so Keras' own from_config would refuse
+  // the key).
   const bool input_layer = is_input_layer_class(layer.class_name());
-  const bool takes_trainable = !input_layer && layer.class_name().rfind("SpatialDropout", 0) != 0;
+  const bool takes_trainable =
+      !input_layer && layer.class_name().rfind("SpatialDropout", 0) != 0 && layer.class_name() != "Discretization";
   if (takes_trainable) config["trainable"] = layer.trainable();
   // Keras 3 writes the policy object; a float32 layer leaves it out (Keras' default). An
   // InputLayer's dtype is its tensor's, written above.

@@ -214,6 +214,15 @@ _layer("Normalization", (3,), lambda: L.Normalization(mean=[0.1, -0.2, 0.3], var
 _layer("Resizing", (3, 3, 2), lambda: L.Resizing(4, 6), pre=False)
 _layer("CenterCrop", (5, 4, 2), lambda: L.CenterCrop(3, 2), pre=False)
 _layer("RandomFlip", (3, 3, 2), lambda: L.RandomFlip("horizontal"), pre=False, train=RANDOM_IN_TRAINING)
+_layer("RandomRotation", (4, 5, 2), lambda: L.RandomRotation(0.1, fill_mode="constant"), pre=False,
+       train=RANDOM_IN_TRAINING)
+_layer("RandomZoom", (4, 5, 2), lambda: L.RandomZoom(0.2, 0.1), pre=False, train=RANDOM_IN_TRAINING)
+_layer("RandomTranslation", (4, 5, 2), lambda: L.RandomTranslation(0.1, 0.2, fill_mode="wrap"), pre=False,
+       train=RANDOM_IN_TRAINING)
+_layer("CategoryEncoding", (4,), lambda: L.CategoryEncoding(num_tokens=10, output_mode="count"), pre=False,
+       dtype="int32")
+_layer("Discretization", (4,), lambda: L.Discretization(bin_boundaries=[0.2, 0.5, 0.8], output_mode="one_hot"),
+       pre=False)
 
 
 @case("layers", "Masking")

@@ -3,8 +3,11 @@ load_model rebuilds and predicts the same; what Keras' model.save writes, kerasc
 rebuilds and predicts the same. Models: an MLP (Sequential), a CNN with BatchNormalization, L2 and
 a frozen layer, a branching functional model with a shared layer, a model of the separable
 convolutions (SeparableConv2D/1D, DepthwiseConv1D, Conv1DTranspose, GroupNormalization), the Transformer example with its
-custom layer (custom_objects in Keras, register_layer_class in kerascpp) and the NCF example's
-NeuMF (two int32 id inputs, embeddings, Multiply and Concatenate)."""
+custom layer (custom_objects in Keras, register_layer_class in kerascpp), the NCF example's
+NeuMF (two int32 id inputs, embeddings, Multiply and Concatenate), the preprocessing layers,
+Discretization (given and adapted boundaries, the adapted ones equal to Keras' adapt on the same
+values) with CategoryEncoding, and the augmentation layers RandomRotation, RandomZoom and
+RandomTranslation (identity in predict)."""
 import json
 import os
 import subprocess
@@ -16,7 +19,7 @@ import pytest  # noqa: E402
 
 from kerascpp_binaries import find_binary  # noqa: E402
 
-KINDS = ["mlp", "cnn_bn", "branching", "separable", "preprocessing"]
+KINDS = ["mlp", "cnn_bn", "branching", "separable", "preprocessing", "encoding", "augmentation"]
 
 
 def _tool(*args):
@@ -47,6 +50,17 @@ def test_keras_loads_what_kerascpp_saves(tmp_path, kind):
         assert model.optimizer.beta_1 == pytest.approx(0.85)
         assert int(model.optimizer.iterations) == 1
         assert isinstance(model.loss, keras.losses.SparseCategoricalCrossentropy)
+    if kind == "augmentation":  # the augmentation settings survive the trip
+        config = {type(layer).__name__: layer.get_config() for layer in model.layers}
+        assert config["RandomRotation"]["factor"] == [-0.1, 0.1] or tuple(config["RandomRotation"]["factor"]) == (-0.1, 0.1)
+        assert config["RandomRotation"]["fill_mode"] == "constant" and config["RandomRotation"]["fill_value"] == 0.5
+        assert list(config["RandomZoom"]["height_factor"]) == [-0.2, 0.3] and config["RandomZoom"]["width_factor"] == 0.1
+        assert config["RandomTranslation"]["interpolation"] == "nearest" and config["RandomTranslation"]["seed"] == 4
+    if kind == "encoding":  # kerascpp's adapt found Keras' boundaries for the same values
+        adapted = next(layer for layer in model.layers if getattr(layer, "num_bins", None) == 3)
+        np.testing.assert_array_equal(np.float32(adapted.bin_boundaries),
+                                      np.float32(_adapted_discretization(np.fromfile(tmp_path / "adapt.f32", "<f4"))
+                                                 .bin_boundaries))
 
 
 def test_keras_loads_kerascpps_loss_scale_optimizer_and_its_state(tmp_path):
@@ -58,6 +72,16 @@ def test_keras_loads_kerascpps_loss_scale_optimizer_and_its_state(tmp_path):
     assert optimizer.dynamic_growth_steps == 2
     assert float(optimizer.dynamic_scale) == 2048  # 1024, doubled after 2 finite steps
     assert int(optimizer.iterations) == 3
+
+
+def _adapted_discretization(values, **kwargs):
+    """Keras' Discretization(num_bins=3) adapted on `values` as its adapt() does on an array
+    (adapt itself needs TensorFlow, which the peers do not install)."""
+    layer = keras.layers.Discretization(num_bins=3, **kwargs)
+    layer.reset_state()
+    layer.update_state(values)
+    layer.finalize_state()
+    return layer
 
 
 def _keras_model(kind):
@@ -140,6 +164,20 @@ def _keras_model(kind):
         x = keras.layers.Resizing(5, 7, interpolation="nearest", crop_to_aspect_ratio=True)(x)
         x = keras.layers.CenterCrop(4, 5)(x)
         x = keras.layers.RandomFlip("horizontal", seed=3)(x)
+        x = keras.layers.Conv2D(2, 3)(x)
+        return keras.Model(inp, keras.layers.Dense(2)(keras.layers.Flatten()(x)))
+    if kind == "encoding":  # Discretization (given and adapted boundaries) and CategoryEncoding
+        inp = keras.Input((4,))
+        counts = keras.layers.CategoryEncoding(4, output_mode="count")(
+            keras.layers.Discretization(bin_boundaries=[-0.5, 0.0, 0.5])(inp))
+        values = np.random.default_rng(2).uniform(-1, 1, 40).astype("float32")
+        adapted = _adapted_discretization(values, output_mode="multi_hot")(inp)
+        return keras.Model(inp, keras.layers.Dense(2)(keras.layers.Concatenate()([counts, adapted])))
+    if kind == "augmentation":  # RandomRotation, RandomZoom, RandomTranslation (identity in predict)
+        inp = keras.Input((6, 5, 2))
+        x = keras.layers.RandomRotation(0.1, fill_mode="constant", fill_value=0.5, seed=1)(inp)
+        x = keras.layers.RandomZoom((-0.2, 0.3), 0.1)(x)
+        x = keras.layers.RandomTranslation(0.1, (-0.2, 0.3), fill_mode="wrap", interpolation="nearest", seed=4)(x)
         x = keras.layers.Conv2D(2, 3)(x)
         return keras.Model(inp, keras.layers.Dense(2)(keras.layers.Flatten()(x)))
     if kind == "attention":  # Keras-saved only: causal self-attention, then cross-attention with a key

@@ -1,7 +1,8 @@
 // keras_archive_interop: drives tests/python/test_keras_archive.py (`.keras` archives both ways
 // with Python Keras 3).
 //   keras_archive_interop save <kind> <dir>
-//       builds model `kind` (mlp, cnn_bn, branching, separable), sets every weight to fixed pseudo-random
+//       builds model `kind` (mlp, cnn_bn, branching, separable, preprocessing, encoding,
+//       augmentation), sets every weight to fixed pseudo-random
 //       values, writes <dir>/model.keras (Model::save), a fixed input batch <dir>/x.f32, the
 //       prediction <dir>/y.f32 (raw float32) and the shapes in <dir>/shapes.json.
 //   keras_archive_interop load <model.keras> <x.f32> <out.f32> <d0> <d1> ...
@@ -15,6 +16,7 @@
 //       and <dir>/y.f32, the shapes and the number of inputs in <dir>/shapes.json.
 //   keras_archive_interop load_ids <model.keras> <out.f32> <rows> <cols> <ids.i32> ...
 //       load_model (the Transformer's layer registered) and predicts on int32 inputs [rows, cols].
+//   The encoding kind also writes <dir>/adapt.f32, the 40 values its Discretization adapted on.
 //   The mlp kind is compiled (Adam(0.003, beta_1 = 0.85)) and trained one step before saving;
 //   mlp_lso with a LossScaleOptimizer around Adam(0.01) (initial scale 1024, growth every 2 steps)
 //   and trained 3 steps.
@@ -39,6 +41,9 @@ namespace fs = std::filesystem;
 using namespace tool_io;
 
 namespace {
+
+// What the "encoding" kind's Discretization adapts on (written to adapt.f32 for Keras to adapt on too).
+std::vector<float> adapt_values() { return uniform(40, 11, -1.f, 1.f); }
 
 K::Model build(const std::string& kind) {
   K::set_random_seed(1);
@@ -93,6 +98,24 @@ K::Model build(const std::string& kind) {
     x = K::layers::Conv2D(2, 3)(x);
     return K::Model(in, K::layers::Dense(2)(K::layers::Flatten()(x)), "preprocessing");
   }
+  if (kind == "encoding") {  // Discretization (given and adapted boundaries) and CategoryEncoding
+    auto in = K::Input({4});
+    auto ids = (*K::layers::Discretization({.bin_boundaries = {{-0.5f, 0.f, 0.5f}}}))(in);
+    auto counts = K::layers::CategoryEncoding(4, "count")(ids);
+    auto adapted = K::layers::Discretization({.num_bins = 3, .output_mode = "multi_hot"});
+    adapted->adapt(K::Dataset::from_tensor_slices(K::Tensor::from_vector({40}, adapt_values())).batch(40));
+    auto x = K::layers::Concatenate()({counts, (*adapted)(in)});
+    return K::Model(in, K::layers::Dense(2)(x), "encoding");
+  }
+  if (kind == "augmentation") {  // RandomRotation, RandomZoom, RandomTranslation (identity in predict)
+    auto in = K::Input({6, 5, 2});
+    auto x = K::layers::RandomRotation(0.1, {.fill_mode = "constant", .fill_value = 0.5f, .seed = 1})(in);
+    x = K::layers::RandomZoom(K::layers::AffineFactor::pair(-0.2, 0.3), K::layers::AffineFactor::symmetric(0.1))(x);
+    x = K::layers::RandomTranslation(K::layers::AffineFactor::symmetric(0.1), K::layers::AffineFactor::pair(-0.2, 0.3),
+                                     {.fill_mode = "wrap", .interpolation = "nearest", .seed = 4})(x);
+    x = K::layers::Conv2D(2, 3)(x);
+    return K::Model(in, K::layers::Dense(2)(K::layers::Flatten()(x)), "augmentation");
+  }
   throw K::Error("unknown model kind '" + kind + "'");
 }
 
@@ -101,7 +124,9 @@ const std::map<std::string, K::Shape> kExampleShapes = {{"mlp", {12}},
                                                         {"cnn_bn", {8, 8, 2}},
                                                         {"branching", {6, 6, 3}},
                                                         {"separable", {6, 6, 3}},
-                                                        {"preprocessing", {7, 6, 3}}};
+                                                        {"preprocessing", {7, 6, 3}},
+                                                        {"encoding", {4}},
+                                                        {"augmentation", {6, 5, 2}}};
 
 // The Transformer's ids: 2 sequences of 4 source ids, 4 decoder ids, positions 0..3.
 std::vector<K::Tensor> transformer_ids() {
@@ -186,6 +211,7 @@ int save(const std::string& kind, const fs::path& dir) {
   model.save((dir / "model.keras").string());
   write_f32(dir / "x.f32", x.to_vector());
   write_f32(dir / "y.f32", y.to_vector());
+  if (kind == "encoding") write_f32(dir / "adapt.f32", adapt_values());
   std::ofstream(dir / "shapes.json") << "{\"x\": " << json_list({x.shape().begin(), x.shape().end()})
                                      << ", \"y\": " << json_list({y.shape().begin(), y.shape().end()}) << "}\n";
   return 0;
