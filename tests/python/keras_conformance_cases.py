@@ -126,7 +126,7 @@ for _merge, _make in [("Add", L.Add), ("Average", L.Average), ("Maximum", L.Maxi
                       ("Concatenate", lambda: L.Concatenate(axis=1))]:
     _layer(_merge, [(3, 4), (3, 4)], _make, n_inputs=2)
 _layer("Dot", [(3, 4), (3, 4)], lambda: L.Dot(axes=1, normalize=True), n_inputs=2)
-_layer("Attention", [(4, 5), (3, 5)], lambda: L.Attention(use_scale=True, score_mode="concat"), n_inputs=2)
+_layer("Attention", [(4, 5), (3, 5)], lambda: L.Attention(use_scale=True), n_inputs=2)
 _layer("AdditiveAttention", [(4, 5), (3, 5)], lambda: L.AdditiveAttention(use_scale=False), n_inputs=2)
 _layer("AlphaDropout", (4,), lambda: L.AlphaDropout(0.2), train=RANDOM_IN_TRAINING)
 _layer("AveragePooling1D", (7, 3), lambda: L.AveragePooling1D(3, strides=2, padding="same"))

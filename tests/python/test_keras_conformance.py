@@ -52,8 +52,6 @@ KNOWN_FAILURES = {
     r"layers\.Conv1D\.dilation": "kerascpp's convolutions have no dilation_rate yet",
     r"layers\.BatchNormalization\.center": "kerascpp's BatchNormalization always learns beta (center=True)",
     r"layers\.UnitNormalization\.axis": "kerascpp's UnitNormalization normalizes over the last axis only",
-    r"layers\.Masking": "Keras 3.15 saves Masking's mask computation in the graph as NotEqual and Any operation "
-                        "layers (keras.src.ops.numpy), which kerascpp cannot rebuild",
 }
 
 

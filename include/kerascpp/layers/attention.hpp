@@ -64,9 +64,9 @@ class AttentionLayer : public Layer {
   /// dq and dk from dscores (and the scale's gradient).
   virtual void scores_backward(ReplicaContext& ctx, const Tensor& q, const Tensor& k, const Tensor& dscores,
                                const std::vector<Tensor>& kept, Tensor& dq, Tensor& dk);
-  AttentionOptions options_;
-  std::uint64_t seed_;
-  Variable* scale_ = nullptr;
+  AttentionOptions options_;   ///< as constructed (get_config writes them back)
+  std::uint64_t seed_;         ///< the dropout stream's seed
+  Variable* scale_ = nullptr;  ///< the learned score scale (use_scale), else null
 
  private:
   bool causal_ = false;

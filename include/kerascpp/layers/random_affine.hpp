@@ -32,8 +32,8 @@ struct RandomAffineOptions {
 /// A Keras factor argument: the range (lower, upper) and whether the user gave it as one number
 /// f (the range {-|f|, |f|}), which get_config writes back as that number.
 struct AffineFactor {
-  std::array<double, 2> range{};
-  bool single = false;
+  std::array<double, 2> range{};  ///< (lower, upper)
+  bool single = false;            ///< given as one number f
   /// f: the range {-|f|, |f|}.
   static AffineFactor symmetric(double f) { return {{-std::abs(f), std::abs(f)}, true}; }
   /// (lower, upper) as given.
@@ -48,11 +48,13 @@ using AffineTransform = std::array<double, 8>;
 /// an image's map (draw_transform) and what its config holds beside the shared keys.
 class RandomAffineLayer : public Layer {
  public:
+  /// The shared options (fill mode, interpolation, seed, ...).
   explicit RandomAffineLayer(RandomAffineOptions options);
   std::vector<Shape> compute_output_shapes(const std::vector<Shape>& in) override { return {in[0]}; }
   std::vector<Tensor> forward(ReplicaContext& ctx, const std::vector<Tensor>& in, LayerState& st) override;
   std::vector<Tensor> backward(ReplicaContext& ctx, const std::vector<Tensor>& in, const std::vector<Tensor>& out,
                                const std::vector<Tensor>& grads, LayerState& st) override;
+  /// The options as constructed.
   const RandomAffineOptions& options() const { return options_; }
 
  protected:
