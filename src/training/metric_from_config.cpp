@@ -169,7 +169,9 @@ MetricPtr output_sized_metric_from(const MetricConfig& m, const std::string& nam
   if (m.cls != "F1Score" && m.cls != "FBetaScore") return nullptr;
   m.require(m.c.contains("average") && m.c["average"].is_string(), "average",
             "\"micro\", \"macro\" or \"weighted\" (None gives one value per class, which logs cannot hold)");
-  FBetaOptions o{.average = m.c["average"].get<std::string>(), .beta = m.num("beta", 1.0)};
+  FBetaOptions o;
+  o.average = m.c["average"].get<std::string>();
+  o.beta = m.num("beta", 1.0);
   if (m.c.contains("threshold") && m.c["threshold"].is_number()) o.threshold = m.c["threshold"].get<double>();
   const bool f1 = m.cls == "F1Score";
   return std::make_shared<OutputSizedMetric>(name, [o, name, f1](int width) mutable -> MetricPtr {
