@@ -102,11 +102,34 @@ struct Outcome {
   std::string error;  // empty: finished normally
 };
 
+// What a ps task's and a worker task's services share: the job token, the coordinator's last
+// contact, and how the coordinator's Finish / Abort end the task's wait.
+class CoordinatedTask {
+ protected:
+  CoordinatedTask(std::string token, std::string me) : token_(std::move(token)), me_(std::move(me)) {}
+  void touch() { last_contact_ = Clock::now(); }
+  grpc::Status end(const pb::ControlRequest* request, bool abort) {
+    if (!token_matches(request->token(), token_)) return refused();
+    {
+      std::lock_guard lock(mu_);
+      outcome_ = {true, abort ? (request->reason().empty() ? std::string("aborted") : request->reason()) : ""};
+    }
+    cv_.notify_all();
+    return grpc::Status::OK;
+  }
+
+  const std::string token_, me_;
+  std::mutex mu_;
+  std::condition_variable cv_;
+  Clock::time_point last_contact_ = Clock::now();  // startup counts as contact: the chief has `timeout` to come
+  Outcome outcome_;
+};
+
 // ---------------------------------------------------------------- ps task
 
-class PsService final : public pb::ParameterServer::Service {
+class PsService final : public pb::ParameterServer::Service, CoordinatedTask {
  public:
-  PsService(std::string token, std::string me) : token_(std::move(token)), me_(std::move(me)) {}
+  PsService(std::string token, std::string me) : CoordinatedTask(std::move(token), std::move(me)) {}
 
   grpc::Status Create(grpc::ServerContext*, const pb::CreateRequest* request, pb::Empty*) override {
     if (!token_matches(request->token(), token_)) return refused();
@@ -225,22 +248,6 @@ class PsService final : public pb::ParameterServer::Service {
   }
 
  private:
-  void touch() { last_contact_ = Clock::now(); }
-  grpc::Status end(const pb::ControlRequest* request, bool abort) {
-    if (!token_matches(request->token(), token_)) return refused();
-    {
-      std::lock_guard lock(mu_);
-      outcome_ = {true, abort ? (request->reason().empty() ? std::string("aborted") : request->reason()) : ""};
-    }
-    cv_.notify_all();
-    return grpc::Status::OK;
-  }
-
-  const std::string token_, me_;
-  std::mutex mu_;
-  std::condition_variable cv_;
-  Clock::time_point last_contact_ = Clock::now();  // startup counts as contact: the chief has `timeout` to come
-  Outcome outcome_;
   optimizers::OptimizerRef optimizer_;
   std::unique_ptr<Backend> backend_;
   std::vector<std::unique_ptr<Variable>> shards_;
@@ -279,9 +286,9 @@ std::unique_ptr<grpc::Server> serve(const std::string& address, grpc::Service* s
 
 // ---------------------------------------------------------------- worker task
 
-class StepService final : public pb::StepRunner::Service {
+class StepService final : public pb::StepRunner::Service, CoordinatedTask {
  public:
-  StepService(std::string token, std::string me) : token_(std::move(token)), me_(std::move(me)) {}
+  StepService(std::string token, std::string me) : CoordinatedTask(std::move(token), std::move(me)) {}
 
   grpc::Status RunStep(grpc::ServerContext* context, const pb::StepRequest* request, pb::StepReply* reply) override {
     if (!token_matches(request->token(), token_)) return refused();
@@ -369,22 +376,6 @@ class StepService final : public pb::StepRunner::Service {
   }
 
  private:
-  void touch() { last_contact_ = Clock::now(); }
-  grpc::Status end(const pb::ControlRequest* request, bool abort) {
-    if (!token_matches(request->token(), token_)) return refused();
-    {
-      std::lock_guard lock(mu_);
-      outcome_ = {true, abort ? (request->reason().empty() ? std::string("aborted") : request->reason()) : ""};
-    }
-    cv_.notify_all();
-    return grpc::Status::OK;
-  }
-
-  const std::string token_, me_;
-  std::mutex mu_;
-  std::condition_variable cv_;
-  Clock::time_point last_contact_ = Clock::now();
-  Outcome outcome_;
   std::optional<StepBatch> job_;
   std::optional<std::pair<std::vector<double>, std::string>> result_;
 };
